@@ -1,0 +1,437 @@
+"""Whole-launch analysis: a pure function from a Scenario to per-instruction figures.
+
+For every warp instruction (an access at one loop point, one part of its element) the
+engine evaluates the addresses of every thread of the launch, checks them (bounds,
+alignment, division by zero) and counts, per warp, what MEMORY_MODEL.md says the
+hardware does: wavefronts and phases for shared memory, sectors, lines and requests for
+global memory. Totals carry Nsight Compute's metric names.
+
+Speed: index arithmetic is evaluated in the separable form ``block_part + thread_part``
+(``viz.lanes``). When an instruction's address is separable and its active mask does not
+mix blocks and threads, a warp's figures depend on its block only through
+``block_part mod 128`` (a 128-byte shift moves every word by whole rows of banks and
+every sector by whole lines), so each distinct residue is counted once and the result is
+scattered to all blocks. Otherwise the full address grid is built chunk by chunk.
+Both paths run the same compiled counting functions (``viz.kernels_numba``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .expr import Name, Node, to_text
+from .kernels_numba import global_counts, shared_counts
+from .lanes import Evaluator, Fault, Lanes, Space
+from .scenario import Access, Array, Instruction, Scenario, ScenarioError
+
+CHUNK_THREADS = 1 << 21  # threads materialised at once on the full path
+CLASS_MODULUS = 128      # 32 banks x 4 bytes = one 128-byte line = 4 sectors
+
+SHARED_METRICS = {
+    "load": ("smsp__inst_executed_op_shared_ld.sum",
+             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
+    "store": ("smsp__inst_executed_op_shared_st.sum",
+              "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+              "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+}
+GLOBAL_METRICS = {
+    "load": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+    "store": ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+              "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+}
+METRIC_NAMES = (
+    "smsp__inst_executed_op_shared_ld.sum",
+    "smsp__inst_executed_op_shared_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+)
+
+
+class Cancelled(Exception):
+    """The caller asked the analysis to stop."""
+
+
+@dataclass
+class InstrStats:
+    """One warp instruction over the whole launch."""
+
+    instruction: Instruction
+    space: str
+    op: str
+    size: int
+    warp_instructions: int = 0   # warps with an active lane
+    active_lanes: int = 0
+    wavefronts: int = 0          # shared
+    phases: int = 0              # shared: phases with an active lane
+    sectors: int = 0             # global
+    lines: int = 0               # global
+    per_warp: np.ndarray = field(default=None, repr=False)  # (blocks, warps): wavefronts or sectors
+    per_warp_active: np.ndarray = field(default=None, repr=False)  # (blocks, warps): active lanes
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.phases
+
+    @property
+    def requests(self) -> int:
+        return self.warp_instructions if self.space == "global" else 0
+
+    @property
+    def bytes_requested(self) -> int:
+        return self.active_lanes * self.size
+
+    @property
+    def bytes_moved(self) -> int:
+        return self.sectors * 32
+
+
+@dataclass
+class Analysis:
+    scenario: Scenario
+    stats: list[InstrStats]
+
+    @property
+    def metrics(self) -> dict[str, int]:
+        m = dict.fromkeys(METRIC_NAMES, 0)
+        for s in self.stats:
+            if s.space == "shared":
+                inst, wf, conf = SHARED_METRICS[s.op]
+                m[inst] += s.warp_instructions
+                m[wf] += s.wavefronts
+                m[conf] += s.conflicts
+            else:
+                req, sec = GLOBAL_METRICS[s.op]
+                m[req] += s.requests
+                m[sec] += s.sectors
+        return m
+
+    def per_access(self) -> list[dict]:
+        """Figures per [[access]] of the file, summed over its loop points and parts."""
+        sc = self.scenario
+        out = []
+        for a in sc.accesses:
+            arr = sc.array(a.array)
+            rows = [s for s in self.stats if s.instruction.access == a.index]
+            inst = sum(s.warp_instructions for s in rows)
+            d = {
+                "index": a.index, "op": a.op, "array": a.array, "at": a.text, "space": arr.space,
+                "type": arr.type.name, "access_bytes": a.size, "instructions_per_warp": len(rows),
+                "warp_instructions": inst,
+                "active_lanes": sum(s.active_lanes for s in rows),
+                "bytes_requested": sum(s.bytes_requested for s in rows),
+            }
+            if arr.space == "shared":
+                wf = sum(s.wavefronts for s in rows)
+                ph = sum(s.phases for s in rows)
+                d.update(wavefronts=wf, phases=ph, bank_conflicts=wf - ph,
+                         wavefronts_per_instruction=_ratio(wf, inst),
+                         ideal_wavefronts_per_instruction=_ratio(ph, inst))
+            else:
+                sec = sum(s.sectors for s in rows)
+                lines = sum(s.lines for s in rows)
+                d.update(requests=inst, sectors=sec, lines=lines, bytes_moved=sec * 32,
+                         sectors_per_request=_ratio(sec, inst), lines_per_request=_ratio(lines, inst),
+                         sector_efficiency=_ratio(d["bytes_requested"], sec * 32))
+            out.append(d)
+        return out
+
+    def per_warp(self, instr: int | None = None) -> np.ndarray:
+        """Wavefronts (shared) or sectors (global) per (block, warp), one instruction or summed."""
+        if instr is not None:
+            return self.stats[instr].per_warp
+        return np.sum([s.per_warp.astype(np.int64) for s in self.stats], axis=0)
+
+
+def _ratio(a: int, b: int) -> float:
+    return round(a / b, 4) if b else 0.0
+
+
+# ---------------------------------------------------------------------------- spaces
+
+
+def block_coords(scenario: Scenario, linear: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    gx, gy, _ = scenario.launch.grid
+    return linear % gx, (linear // gx) % gy, linear // (gx * gy)
+
+
+def thread_coords(scenario: Scenario, tid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    bx, by, _ = scenario.launch.block
+    return tid % bx, (tid // bx) % by, tid // (bx * by)
+
+
+def make_space(scenario: Scenario, blocks: np.ndarray, threads: np.ndarray,
+               loop: dict[str, int]) -> Space:
+    """Names for blocks × threads (any subsets): builtins, params and loop variables."""
+    b = np.asarray(blocks, np.int64).reshape(-1, 1)
+    t = np.asarray(threads, np.int64).reshape(1, -1)
+    bxs = block_coords(scenario, b)
+    txs = thread_coords(scenario, t)
+    names: dict[str, Lanes] = {}
+    for axis, v in zip("xyz", bxs):
+        names[f"blockIdx.{axis}"] = Lanes(b=v)
+    for axis, v in zip("xyz", txs):
+        names[f"threadIdx.{axis}"] = Lanes(t=v)
+    for axis, n in zip("xyz", scenario.launch.block):
+        names[f"blockDim.{axis}"] = Lanes.const(n)
+    for axis, n in zip("xyz", scenario.launch.grid):
+        names[f"gridDim.{axis}"] = Lanes.const(n)
+    names["tid"] = Lanes(t=t)
+    names["lane"] = Lanes(t=t % 32)
+    names["warp"] = Lanes(t=t // 32)
+    for k, v in scenario.params.items():
+        names[k] = Lanes.const(v)
+    for k, v in loop.items():
+        names[k] = Lanes.const(v)
+    return Space(names, (b.shape[0], t.shape[1]))
+
+
+@dataclass
+class LaneValues:
+    """One instruction evaluated over blocks × threads (kept in separable form)."""
+
+    addr: Lanes                 # byte address
+    mask: np.ndarray            # bool, broadcastable to the grid
+    indices: list[Lanes]
+    elem: Lanes                 # element offset after pad/swizzle
+    shape: tuple[int, int]
+
+
+def evaluate_instruction(scenario: Scenario, instr: Instruction, blocks: np.ndarray,
+                         threads: np.ndarray) -> LaneValues:
+    """Addresses and active lanes of one instruction; raises ScenarioError naming the lane."""
+    access = scenario.accesses[instr.access]
+    arr = scenario.array(access.array)
+    loop = dict(instr.loop)
+    space = make_space(scenario, blocks, threads, loop)
+    ev = Evaluator(space)
+    shape = space.shape
+    exists = np.ones((1, 1), bool)
+    if access.when is not None:
+        wv, faults = ev.evaluate(access.when)
+        _raise_faults(scenario, access, instr, faults, exists, blocks, threads, "when")
+        mask = wv.natural() != 0
+    else:
+        mask = np.ones((1, 1), bool)
+    mask = np.asarray(mask).reshape(_mask_shape(mask))
+    indices = []
+    for k, node in enumerate(access.indices):
+        v, faults = ev.evaluate(node)
+        _raise_faults(scenario, access, instr, faults, mask, blocks, threads, "at")
+        indices.append(v)
+    for k, (v, extent) in enumerate(zip(indices, arr.shape)):
+        _check_bounds(scenario, access, instr, arr, k, v, extent, mask, blocks, threads)
+    coords = {"col": indices[-1]}
+    if len(indices) == 2:
+        coords["row"] = indices[0]
+    lay = Space({**{k: Lanes.const(v) for k, v in scenario.params.items()}, **coords}, shape)
+    elem, faults = Evaluator(lay).evaluate(arr.layout)
+    _raise_faults(scenario, access, instr, faults, mask, blocks, threads, "layout")
+    esize = arr.type.size
+    offset = arr.base + instr.byte_offset
+    if elem.is_full:
+        addr = Lanes(f=elem.f * esize + offset)
+    else:
+        addr = Lanes(b=elem.b * esize + offset, t=None if elem.t is None else elem.t * esize)
+    _check_alignment(scenario, access, instr, arr, addr, mask, blocks, threads)
+    return LaneValues(addr, mask, indices, elem, shape)
+
+
+def _mask_shape(mask: np.ndarray) -> tuple[int, int]:
+    m = np.asarray(mask)
+    return (1, 1) if m.ndim == 0 else m.shape
+
+
+def _active_extremes(v: Lanes, mask: np.ndarray, shape) -> tuple[int, int] | None:
+    """Min and max of v over the active lanes, without building the grid when separable."""
+    m = np.asarray(mask)
+    if not v.is_full and (m.shape[0] == 1 or m.shape[1] == 1):
+        b = v.b.reshape(-1)
+        t = v.t.reshape(-1) if v.t is not None else np.zeros(1, np.int64)
+        if m.shape[0] == 1 and m.shape[1] == 1:
+            if not m[0, 0]:
+                return None
+        elif m.shape[0] == 1:
+            sel = m.reshape(-1)
+            if not sel.any():
+                return None
+            t = t[sel] if t.size == sel.size else t
+        else:
+            sel = m.reshape(-1)
+            if not sel.any():
+                return None
+            b = b[sel] if b.size == sel.size else b
+        return int(b.min() + t.min()), int(b.max() + t.max())
+    full = np.broadcast_to(v.natural(), shape)
+    mm = np.broadcast_to(m, shape)
+    if not mm.any():
+        return None
+    sel = full[mm]
+    return int(sel.min()), int(sel.max())
+
+
+def _first_lane(cond: np.ndarray, shape) -> tuple[int, int]:
+    c = np.broadcast_to(cond, shape)
+    flat = int(np.argmax(c.reshape(-1)))
+    return divmod(flat, shape[1])
+
+
+def describe_lane(scenario: Scenario, block: int, tid: int, instr: Instruction) -> str:
+    bx, by, bz = (int(x) for x in block_coords(scenario, np.int64(block)))
+    tx, ty, tz = (int(x) for x in thread_coords(scenario, np.int64(tid)))
+    loop = f", {instr.loop_text()}" if instr.loop else ""
+    return (f"block ({bx},{by},{bz}) thread ({tx},{ty},{tz}) [warp {tid // 32}, lane {tid % 32}]{loop}")
+
+
+def _raise_faults(scenario, access, instr, faults: list[Fault], mask, blocks, threads, what):
+    shape = (len(blocks), len(threads))
+    for f in faults:
+        hit = np.broadcast_to(f.mask, shape) & np.broadcast_to(mask, shape)
+        if hit.any():
+            bi, ti = _first_lane(hit, shape)
+            lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
+            fix = "guard it with `when`, or change the expression" if what != "when" else "change the condition"
+            raise ScenarioError(scenario.source, access.label(), f"{f.problem} at {lane}", fix, access.line)
+
+
+def _check_bounds(scenario, access: Access, instr, arr: Array, k: int, v: Lanes, extent: int,
+                  mask, blocks, threads):
+    shape = (len(blocks), len(threads))
+    ext = _active_extremes(v, mask, shape)
+    if ext is None or (ext[0] >= 0 and ext[1] < extent):
+        return
+    full = np.broadcast_to(v.natural(), shape)
+    bad = ((full < 0) | (full >= extent)) & np.broadcast_to(mask, shape)
+    bi, ti = _first_lane(bad, shape)
+    value = int(full[bi, ti])
+    lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
+    dim = ("row" if k == 0 else "column") if len(arr.shape) == 2 else "index"
+    kind = "negative" if value < 0 else "out of bounds"
+    raise ScenarioError(
+        scenario.source, access.label(),
+        f"{dim} {value} of {arr.name} is {kind} (valid: 0..{extent - 1}) at {lane}",
+        "guard the access with `when`, or make the array larger", access.line)
+
+
+def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blocks, threads):
+    size = instr.size
+    if size == 1:
+        return
+    shape = (len(blocks), len(threads))
+    if not addr.is_full:
+        bad_b = (addr.b % size) != 0
+        bad_t = (addr.t % size) != 0 if addr.t is not None else np.zeros((), bool)
+        if not bad_b.any() and not bad_t.any():
+            return
+    nat = addr.natural()
+    bad = ((np.broadcast_to(nat, shape) % size) != 0) & np.broadcast_to(mask, shape)
+    if not bad.any():
+        return
+    bi, ti = _first_lane(bad, shape)
+    a = int(np.broadcast_to(nat, shape)[bi, ti])
+    lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
+    raise ScenarioError(
+        scenario.source, access.label(),
+        f"misaligned {size}-byte access: byte address {a} (offset {a - arr.start} in {arr.name}) is not a "
+        f"multiple of {size} at {lane}; the GPU faults on this (misaligned address)",
+        f"a {size}-byte access must be aligned to {size} bytes: fix the array's offset or the index",
+        access.line)
+
+
+# ---------------------------------------------------------------------------- counting
+
+
+def _count(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int):
+    n = addr.shape[0]
+    primary = np.zeros((n, nw), np.int32)
+    secondary = np.zeros((n, nw), np.int32)
+    active = np.zeros((n, nw), np.int32)
+    addr = np.ascontiguousarray(addr, np.int64)
+    mask = np.ascontiguousarray(mask, np.bool_)
+    if space == "shared":
+        shared_counts(addr, mask, size, primary, secondary, active)
+    else:
+        global_counts(addr, mask, primary, secondary, active)
+    return primary, secondary, active
+
+
+def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool = True):
+    """Per (block, warp) figures for one chunk: (primary, secondary, active) arrays."""
+    nb, nt = lv.shape
+    m = np.asarray(lv.mask)
+    addr = lv.addr
+    separable = not addr.is_full and (m.shape[0] == 1 or m.shape[1] == 1)
+    if shortcuts and separable and nb > 1:
+        b = np.broadcast_to(addr.b.reshape(-1, 1), (nb, 1))
+        key = b % CLASS_MODULUS
+        if m.shape[0] == nb and m.shape[1] == 1 and nb > 1:
+            key = key + CLASS_MODULUS * m.astype(np.int64)
+        _, first, inverse = np.unique(key.reshape(-1), return_index=True, return_inverse=True)
+        t = addr.t if addr.t is not None else np.zeros((1, nt), np.int64)
+        rep_addr = b[first] + np.broadcast_to(t, (1, nt))
+        rep_mask = np.broadcast_to(m[first] if m.shape[0] == nb and nb > 1 else m, (len(first), nt))
+        p, s, a = _count(space, size, rep_addr, rep_mask, nw)
+        inv = inverse.reshape(-1)
+        return p[inv], s[inv], a[inv]
+    full_addr = np.broadcast_to(addr.natural(), (nb, nt))
+    full_mask = np.broadcast_to(m, (nb, nt))
+    return _count(space, size, full_addr, full_mask, nw)
+
+
+def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = None,
+            cancel: Callable[[], bool] | None = None, shortcuts: bool = True) -> Analysis:
+    """Analyse every warp instruction of the launch (see module docstring)."""
+    launch = scenario.launch
+    nt = launch.threads_per_block
+    nw = launch.warps_per_block
+    nblocks = launch.blocks
+    per_chunk = max(1, CHUNK_THREADS // nt)
+    threads = np.arange(nt, dtype=np.int64)
+    instrs = scenario.instructions()
+    stats: list[InstrStats] = []
+    total_steps = max(1, len(instrs) * (-(-nblocks // per_chunk)))
+    step = 0
+    for instr in instrs:
+        access = scenario.accesses[instr.access]
+        arr = scenario.array(access.array)
+        st = InstrStats(instr, arr.space, access.op, instr.size)
+        per_warp = np.zeros((nblocks, nw), np.uint8)
+        per_active = np.zeros((nblocks, nw), np.uint8)
+        for b0 in range(0, nblocks, per_chunk):
+            if cancel is not None and cancel():
+                raise Cancelled()
+            blocks = np.arange(b0, min(nblocks, b0 + per_chunk), dtype=np.int64)
+            lv = evaluate_instruction(scenario, instr, blocks, threads)
+            p, s, a = count_chunk(arr.space, instr.size, lv, nw, shortcuts)
+            per_warp[b0:b0 + len(blocks)] = p
+            per_active[b0:b0 + len(blocks)] = a
+            issued = a > 0
+            st.warp_instructions += int(issued.sum())
+            st.active_lanes += int(a.sum())
+            if arr.space == "shared":
+                st.wavefronts += int(p.sum())
+                st.phases += int(s.sum())
+            else:
+                st.sectors += int(p.sum())
+                st.lines += int(s.sum())
+            step += 1
+            if progress is not None:
+                progress(step / total_steps, f"instruction {instr.number + 1} of {len(instrs)}")
+        st.per_warp = per_warp
+        st.per_warp_active = per_active
+        stats.append(st)
+    return Analysis(scenario, stats)
+
+
+def index_text(node: Node) -> str:
+    return node.name if isinstance(node, Name) else to_text(node)

@@ -1,0 +1,91 @@
+"""The CLI's readable table and JSON document, built from an Analysis (no computing here)."""
+
+from __future__ import annotations
+
+from . import __version__
+from .engine import Analysis
+
+
+def to_json(an: Analysis) -> dict:
+    sc = an.scenario
+    lw = sc.launch
+    return {
+        "scenario": sc.title,
+        "name": sc.name,
+        "warpviz": __version__,
+        "launch": {"block": list(lw.block), "grid": list(lw.grid), "threads": lw.threads,
+                   "warps": lw.blocks * lw.warps_per_block},
+        "params": dict(sc.params),
+        "metrics": an.metrics,
+        "accesses": an.per_access(),
+    }
+
+
+def _n(x) -> str:
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.2f}"
+
+
+def explain_access(d: dict) -> list[tuple[str, str, str]]:
+    """(figure, value, one-line why) rows for one access."""
+    inst = d["warp_instructions"]
+    rows = [("warp instructions", _n(inst),
+             f"{d['instructions_per_warp']} per warp (loop points x parts), counted only where a lane is active")]
+    if inst == 0:
+        rows.append(("", "", "no lane is active: the warp issues nothing"))
+        return rows
+    lanes = d["active_lanes"] / inst
+    rows.append(("active lanes", f"{lanes:.2f}/warp", "lanes whose `when` holds (inactive lanes make no access)"))
+    size = d["access_bytes"]
+    if d["space"] == "shared":
+        wf, ph = d["wavefronts"], d["phases"]
+        per, ideal = wf / inst, ph / inst
+        phase_rule = {8: "8-byte access: two half-warp phases", 16: "16-byte access: four quarter-warp phases"}
+        rows.append(("wavefronts", _n(wf),
+                     f"{per:.2f} per instruction: each phase costs the most distinct 32-bit words any one bank "
+                     f"must deliver"))
+        rows.append(("phases", _n(ph), f"{ideal:.2f} per instruction ({phase_rule.get(size, 'one phase for 1-4 byte accesses')})"))
+        if wf > ph:
+            rows.append(("bank conflicts", _n(wf - ph),
+                         f"wavefronts - phases: on average the busiest bank delivers {per / ideal:.1f} distinct "
+                         f"words per phase ({per / ideal:.0f}-way conflict)"))
+        else:
+            rows.append(("bank conflicts", "0", "every phase is one wavefront: no bank holds two distinct words "
+                         "(shared words are broadcast)"))
+    else:
+        sec, lines = d["sectors"], d["lines"]
+        rows.append(("requests", _n(inst), "one per warp instruction with an active lane, whatever the width"))
+        rows.append(("sectors", _n(sec),
+                     f"{sec / inst:.2f} per request: the distinct 32-byte sectors the active lanes' bytes touch"))
+        rows.append(("lines", _n(lines), f"{lines / inst:.2f} per request: distinct 128-byte lines (4 sectors each)"))
+        rows.append(("bytes requested", _n(d["bytes_requested"]), f"{lanes:.1f} lanes x {size} B per request"))
+        rows.append(("bytes moved", _n(d["bytes_moved"]), "sectors x 32 B"))
+        eff = d["sector_efficiency"] * 100
+        why = "every byte moved is used" if eff >= 99.99 else \
+            f"{100 - eff:.0f}% of the moved bytes are not used by the warp"
+        rows.append(("sector efficiency", f"{eff:.1f}%", f"bytes requested / bytes moved: {why}"))
+    return rows
+
+
+def to_table(an: Analysis) -> str:
+    sc = an.scenario
+    lw = sc.launch
+    dims = lambda t: "x".join(str(x) for x in t)  # noqa: E731
+    out = [sc.title + (f"  [{sc.name}]" if sc.name else ""),
+           f"launch: grid {dims(lw.grid)}, block {dims(lw.block)} = {lw.threads:,} threads, "
+           f"{lw.blocks * lw.warps_per_block:,} warps ({lw.warps_per_block} per block)"]
+    if sc.params:
+        out.append("params: " + ", ".join(f"{k} = {v}" for k, v in sc.params.items()))
+    for d in an.per_access():
+        arr = sc.array(d["array"])
+        a = sc.accesses[d["index"]]
+        loops = "".join(f"  for {lp.var} = {lp.text}" for lp in a.loops)
+        when = f"  when {a.when_text}" if a.when_text else ""
+        out.append("")
+        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {d['access_bytes']} B){loops}{when}")
+        for name, value, why in explain_access(d):
+            out.append(f"  {name:<18} {value:>14}   {why}" if name else f"  {'':<18} {'':>14}   {why}")
+    out.append("")
+    out.append("totals (Nsight Compute metric names):")
+    for k, v in an.metrics.items():
+        out.append(f"  {k:<58} {v:>14,}")
+    return "\n".join(out)
