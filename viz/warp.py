@@ -1,0 +1,198 @@
+"""One warp instruction in full detail: every lane, word, bank, wavefront, sector and line.
+
+This is what the animation shows. It is computed with the same evaluator and checks as
+the whole-launch engine, for one block, then laid out lane by lane. The wavefront a word
+is served in follows MEMORY_MODEL.md: within a phase, the k-th distinct word that a bank
+must deliver goes out in the phase's k-th wavefront (words in order of the first lane that
+asks for them); a lane is complete when the last of its words has been delivered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import block_coords, evaluate_instruction, thread_coords
+from .scenario import Access, Array, Instruction, Scenario
+
+SECTOR = 32
+LINE = 128
+
+
+@dataclass(frozen=True)
+class Lane:
+    lane: int
+    tid: int                      # thread index in the block (-1: no such thread)
+    thread: tuple[int, int, int]
+    exists: bool                  # False past the end of a partial warp
+    active: bool                  # exists and `when` holds
+    indices: tuple[int, ...]      # the index expression values ([i] or [row][col])
+    elem: int                     # element offset after pad and swizzle
+    byte_addr: int
+    size: int
+    phase: int                    # shared phase (or 0); -1 when inactive
+    words: tuple[int, ...]        # 32-bit words covered (shared)
+    banks: tuple[int, ...]        # their banks
+    word_wavefronts: tuple[int, ...]  # wavefront (0-based, whole instruction) delivering each word
+    wavefront: int                # wavefront that completes this lane; -1 when inactive (shared)
+    sector: int                   # sector id = byte_addr // 32 (global); -1 when inactive
+    line: int                     # line id = byte_addr // 128 (global)
+
+
+@dataclass(frozen=True)
+class BankWord:
+    """One distinct word a bank delivers in one phase: served in ``wavefront``, to ``lanes``."""
+
+    bank: int
+    word: int
+    phase: int
+    wavefront: int
+    lanes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SectorUse:
+    sector: int
+    line: int
+    used: tuple[bool, ...]        # 32 flags: which bytes of the sector the warp asked for
+    lanes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WarpDetail:
+    scenario: Scenario
+    instruction: Instruction
+    access: Access
+    array: Array
+    block: int
+    block_xyz: tuple[int, int, int]
+    warp: int
+    lanes: tuple[Lane, ...]
+    space: str
+    op: str
+    size: int
+    phases: tuple[tuple[int, ...], ...]   # lanes of each phase
+    # shared
+    bank_words: tuple[BankWord, ...]
+    wavefronts: int
+    wavefront_phase: tuple[int, ...]      # phase of each wavefront
+    active_phases: int
+    # global
+    sectors: tuple[SectorUse, ...]
+    lines: tuple[int, ...]
+
+    @property
+    def active_lanes(self) -> int:
+        return sum(1 for ln in self.lanes if ln.active)
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.active_phases
+
+    @property
+    def bytes_requested(self) -> int:
+        return self.active_lanes * self.size
+
+    @property
+    def sector_efficiency(self) -> float:
+        return self.bytes_requested / (len(self.sectors) * SECTOR) if self.sectors else 0.0
+
+    @property
+    def issued(self) -> bool:
+        return self.active_lanes > 0
+
+
+def phase_lanes(size: int) -> tuple[tuple[int, ...], ...]:
+    """One phase for 1/2/4-byte accesses, half-warps for 8 bytes, quarter-warps for 16."""
+    per = 32 if size <= 4 else (16 if size == 8 else 8)
+    return tuple(tuple(range(p, p + per)) for p in range(0, 32, per))
+
+
+def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, warp: int = 0) -> WarpDetail:
+    """Everything about one warp instruction of one block (raises ScenarioError like analyze)."""
+    if isinstance(instr, int):
+        instr = scenario.instructions()[instr]
+    launch = scenario.launch
+    if not 0 <= block < launch.blocks:
+        raise IndexError(f"block {block} is outside the grid (0..{launch.blocks - 1})")
+    if not 0 <= warp < launch.warps_per_block:
+        raise IndexError(f"warp {warp} is outside the block (0..{launch.warps_per_block - 1})")
+    access = scenario.accesses[instr.access]
+    arr = scenario.array(access.array)
+    nt = launch.threads_per_block
+    tids = np.arange(warp * 32, min(nt, warp * 32 + 32), dtype=np.int64)
+    lv = evaluate_instruction(scenario, instr, np.array([block], np.int64), tids)
+    shape = (1, len(tids))
+    addr = np.broadcast_to(lv.addr.natural(), shape)[0]
+    mask = np.broadcast_to(lv.mask, shape)[0]
+    idx = [np.broadcast_to(v.natural(), shape)[0] for v in lv.indices]
+    elem = np.broadcast_to(lv.elem.natural(), shape)[0]
+    size = instr.size
+    phases = phase_lanes(size)
+    words_per_lane = 1 if size <= 4 else size // 4
+
+    # Shared: distinct words per bank per phase, in order of first request.
+    bank_words: list[BankWord] = []
+    word_wf: dict[tuple[int, int], int] = {}
+    wf_phase: list[int] = []
+    active_phases = 0
+    if arr.space == "shared":
+        for p, lanes_in in enumerate(phases):
+            order: dict[int, dict[int, list[int]]] = {}
+            for ln in lanes_in:
+                if ln >= len(tids) or not mask[ln]:
+                    continue
+                w0 = int(addr[ln]) >> 2
+                for q in range(words_per_lane):
+                    w = w0 + q
+                    order.setdefault(w & 31, {}).setdefault(w, []).append(ln)
+            if not order:
+                continue
+            active_phases += 1
+            base = len(wf_phase)
+            depth = max(len(ws) for ws in order.values())
+            wf_phase.extend([p] * depth)
+            for bank in sorted(order):
+                for k, (w, lanes_) in enumerate(order[bank].items()):
+                    bank_words.append(BankWord(bank, w, p, base + k, tuple(lanes_)))
+                    word_wf[(p, w)] = base + k
+
+    sector_lanes: dict[int, list[int]] = {}
+    sector_bytes: dict[int, list[bool]] = {}
+    lanes: list[Lane] = []
+    bx, by, bz = (int(x) for x in block_coords(scenario, np.int64(block)))
+    for ln in range(32):
+        tid = warp * 32 + ln
+        if ln >= len(tids):
+            lanes.append(Lane(ln, -1, (-1, -1, -1), False, False, (), 0, 0, size, -1, (), (), (), -1, -1, -1))
+            continue
+        thread = tuple(int(x) for x in thread_coords(scenario, np.int64(tid)))
+        active = bool(mask[ln])
+        a = int(addr[ln])
+        phase = next(p for p, ls in enumerate(phases) if ln in ls)
+        words: tuple[int, ...] = ()
+        wfs: tuple[int, ...] = ()
+        sector = line = -1
+        if active and arr.space == "shared":
+            words = tuple((a >> 2) + q for q in range(words_per_lane))
+            wfs = tuple(word_wf[(phase, w)] for w in words)
+        if active and arr.space == "global":
+            sector, line = a // SECTOR, a // LINE
+            sector_lanes.setdefault(sector, []).append(ln)
+            used = sector_bytes.setdefault(sector, [False] * SECTOR)
+            for k in range(a % SECTOR, a % SECTOR + size):
+                used[k] = True
+        lanes.append(Lane(
+            lane=ln, tid=tid, thread=thread, exists=True, active=active,
+            indices=tuple(int(v[ln]) for v in idx), elem=int(elem[ln]), byte_addr=a, size=size,
+            phase=phase if active else -1, words=words, banks=tuple(w & 31 for w in words),
+            word_wavefronts=wfs, wavefront=max(wfs) if wfs else -1, sector=sector, line=line))
+    sectors = tuple(SectorUse(s, s * SECTOR // LINE, tuple(sector_bytes[s]), tuple(sector_lanes[s]))
+                    for s in sorted(sector_lanes))
+    return WarpDetail(
+        scenario=scenario, instruction=instr, access=access, array=arr, block=block,
+        block_xyz=(bx, by, bz), warp=warp, lanes=tuple(lanes), space=arr.space, op=access.op,
+        size=size, phases=phases, bank_words=tuple(bank_words), wavefronts=len(wf_phase),
+        wavefront_phase=tuple(wf_phase), active_phases=active_phases, sectors=sectors,
+        lines=tuple(sorted({s.line for s in sectors})))
