@@ -327,7 +327,7 @@ class _Builder:
         raw_access = d.get("access")
         if not isinstance(raw_access, list) or not raw_access:
             self.fail("access", "a scenario needs at least one [[access]] table",
-                      'add e.g.\n[[access]]\nop = "load"\nat = "src[threadIdx.x]"')
+                      'add one: [[access]] with op = "load" and at = "src[threadIdx.x]"')
         accesses = tuple(self.build_access(k, a) for k, a in enumerate(raw_access))
         expected = d.get("expected", {})
         if not isinstance(expected, dict) or not all(isinstance(v, int) for v in expected.values()):
@@ -562,8 +562,8 @@ class _Builder:
         try:
             ax = parse_access(at)
         except ExprError as err:
-            self.fail(where, f"at = \"{at}\": {err.describe()}", key="at")
-        where = f"access {k} ({op} {at})"
+            self.fail(where, f"at = \"{_short(at)}\": {err.describe()}", key="at")
+        where = f"access {k} ({op} {_short(at)})"
         arr = self.arrays.get(ax.array)
         if arr is None:
             close = difflib.get_close_matches(ax.array, list(self.arrays), n=1)
@@ -664,6 +664,10 @@ class _Builder:
 
     def iterations(self, a: Access) -> int:
         return len(self.loop_points(a.loops, a.label())) if a.loops else 1
+
+
+def _short(text: str, width: int = 100) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _split_range(spec: str) -> list[str] | None:

@@ -1,0 +1,13 @@
+"""Shared test setup: Qt offscreen, and user folders redirected to a temporary place."""
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_tmp = Path(tempfile.mkdtemp(prefix="warpviz-tests-"))
+# Keep tests away from the real user's settings, scenarios and autosaves.
+os.environ.setdefault("XDG_CONFIG_HOME", str(_tmp / "config"))
+os.environ.setdefault("XDG_DATA_HOME", str(_tmp / "data"))
+sys.path.insert(0, str(Path(__file__).parent))
