@@ -344,7 +344,8 @@ def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blo
         scenario.source, access.label(),
         f"misaligned {size}-byte access: byte address {a} (offset {a - arr.start} in {arr.name}) is not a "
         f"multiple of {size} at {lane}; the GPU faults on this (misaligned address)",
-        f"a {size}-byte access must be aligned to {size} bytes: fix the array's offset or the index",
+        f"{'an' if size == 8 else 'a'} {size}-byte access must be aligned to {size} bytes: fix the array's "
+        "offset or the index",
         access.line)
 
 
