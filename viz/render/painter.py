@@ -1,0 +1,854 @@
+"""The one painter: a whole frame of a warp instruction, drawn on any QPainter.
+
+API (stable; the app's widget, the PNG/GIF/MP4 exporter and the SVG exporter all call it)::
+
+    from viz.render import paint_frame, PaintOptions, theme
+    paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
+                theme: Theme = theme("light"), options: PaintOptions | None = None) -> None
+
+- ``detail`` is ``viz.warp.warp_detail(...)``; ``frame`` one of ``viz.frames.frames(detail)``.
+- ``rect`` is where to draw, in the painter's coordinates; the picture fills it (type and
+  strokes follow its size, times ``theme.scale`` for presentation mode). Anything from
+  640x360 up to 4K works; a narrow rect (a comparison half) drops row labels first.
+- Text is drawn as text (``drawText``), so a ``QSvgGenerator`` keeps it searchable.
+- The painter saves and restores the QPainter's state; it never reads the screen and
+  needs only a ``QGuiApplication`` (for fonts), so it runs with ``QT_QPA_PLATFORM=offscreen``.
+- ``layout(rect, detail, theme, options)`` returns the rectangles used (lane cells, bank
+  columns, ...) so a widget can hit-test the mouse against exactly what was drawn.
+
+The picture, top to bottom: optional title; the instruction (access as written, array,
+access width, phases, the element's fields with the accessed bytes marked); the 32 lane
+cells (lane, thread coordinates, index value, byte address; inactive lanes greyed, phases
+of 8/16-byte accesses bracketed); links from lanes to what they touch; then either the 32
+shared-memory bank columns, one row per wavefront, each distinct word a bank must deliver
+stacked in its column (a broadcast word fans out to several lanes), or the global address
+ruler of 128-byte lines in 32-byte sectors with the bytes asked for marked inside; the
+figures ("Wavefront k of n", conflicts, sectors, efficiency bar); the caption bar.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText
+
+from ..frames import Frame, access_text, conflict_ways
+from ..i18n import tr
+from ..warp import LINE, SECTOR, WarpDetail
+from .theme import Theme, theme as _theme
+
+BASE_W, BASE_H = 1920.0, 1080.0
+
+
+@dataclass(frozen=True)
+class PaintOptions:
+    """What to draw besides the frame itself."""
+
+    captions: bool = True          # the caption bar at the bottom
+    title: str | None = None       # a title bar at the top
+    header: bool = True            # the instruction line and element diagram
+    figures: bool = True           # the counter and figures row
+    label_column: bool | None = None  # row labels at the left; None: when there is room
+
+
+# ---------------------------------------------------------------------------- fonts
+
+
+@lru_cache(maxsize=512)
+def _font(families: tuple[str, ...], px: int, bold: bool = False) -> QFont:
+    f = QFont()
+    f.setFamilies(list(families))
+    f.setPixelSize(max(1, px))
+    f.setBold(bold)
+    f.setStyleHint(QFont.StyleHint.Monospace if "Mono" in families[0] else QFont.StyleHint.SansSerif)
+    return f
+
+
+@lru_cache(maxsize=512)
+def _metrics(families: tuple[str, ...], px: int, bold: bool = False) -> QFontMetricsF:
+    return QFontMetricsF(_font(families, px, bold))
+
+
+@lru_cache(maxsize=4096)
+def _advance(families: tuple[str, ...], px: int, bold: bool, text: str) -> float:
+    return _metrics(families, px, bold).horizontalAdvance(text)
+
+
+def _fit_px(families: tuple[str, ...], texts, width: float, max_px: float, min_px: float = 6,
+            bold: bool = False) -> int:
+    """The largest pixel size <= max_px at which every text fits ``width`` (0 if none does)."""
+    px = int(max_px)
+    widest = max(texts, key=len, default="")
+    if not widest:
+        return px
+    # Advance is close to linear in size: one measurement, then a check.
+    w = _advance(families, 100, bold, widest)
+    for t in texts:
+        if len(t) >= len(widest) - 2:
+            w = max(w, _advance(families, 100, bold, t))
+    if w > 0:
+        px = min(px, int(width * 100 / w))
+    return px if px >= min_px else 0
+
+
+# ---------------------------------------------------------------------------- layout
+
+
+@dataclass
+class Layout:
+    """Rectangles of one painted frame (for hit-testing in the app)."""
+
+    rect: QRectF
+    s: float                                # type scale: 1.0 at 1920x1080
+    title: QRectF | None = None
+    header: QRectF | None = None
+    lanes: list[QRectF] = field(default_factory=list)
+    lane_area: QRectF | None = None
+    phase_area: QRectF | None = None
+    label_x: float = 0.0                    # left edge of the row labels (0 width when none)
+    label_w: float = 0.0
+    memory: QRectF | None = None
+    figures: QRectF | None = None
+    caption: QRectF | None = None
+    columns: list[float] = field(default_factory=list)  # x centre of each lane / bank column
+    col_w: float = 0.0
+
+
+def layout(rect: QRectF, detail: WarpDetail, theme: Theme, options: PaintOptions | None = None) -> Layout:
+    """Where everything goes in ``rect``."""
+    o = options or PaintOptions()
+    W, H = rect.width(), rect.height()
+    rw, rh = W / BASE_W, H / BASE_H
+    s = min(math.sqrt(rw * rh), 1.5 * min(rw, rh)) * theme.scale
+    L = Layout(rect=QRectF(rect), s=s)
+    m = 22 * s
+    x0, x1 = rect.left() + m, rect.right() - m
+    y = rect.top()
+    if o.title:
+        L.title = QRectF(rect.left(), y, W, 64 * s)
+        y += 64 * s
+    y += m * 0.6
+    if o.header:
+        L.header = QRectF(x0, y, x1 - x0, 76 * s)
+        y += 76 * s + 10 * s
+    bottom = rect.bottom()
+    if o.captions:
+        L.caption = QRectF(rect.left(), bottom - 92 * s, W, 92 * s)
+        bottom -= 92 * s
+    bottom -= m * 0.6
+    if o.figures:
+        L.figures = QRectF(x0, bottom - 64 * s, x1 - x0, 64 * s)
+        bottom -= 64 * s + 12 * s
+    label_w = 104 * s
+    show_labels = o.label_column
+    if show_labels is None:
+        show_labels = (x1 - x0 - label_w) / 32 >= 40 * s
+    L.label_x, L.label_w = x0, (label_w if show_labels else 0.0)
+    gx0 = x0 + L.label_w
+    cw = (x1 - gx0) / 32
+    L.col_w = cw
+    L.columns = [gx0 + cw * (k + 0.5) for k in range(32)]
+    lane_h = 118 * s
+    L.lane_area = QRectF(gx0, y, x1 - gx0, lane_h)
+    pad = max(1.5, cw * 0.06)
+    L.lanes = [QRectF(gx0 + cw * k + pad, y, cw - 2 * pad, lane_h) for k in range(32)]
+    y += lane_h
+    if detail.space == "shared" and len(detail.phases) > 1:
+        L.phase_area = QRectF(gx0, y + 4 * s, x1 - gx0, 30 * s)
+        y += 36 * s
+    L.memory = QRectF(x0, y, x1 - x0, max(10.0, bottom - y))
+    return L
+
+
+# ---------------------------------------------------------------------------- entry point
+
+
+def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
+                theme: Theme | None = None, options: PaintOptions | None = None) -> Layout:
+    """Draw ``frame`` of ``detail`` filling ``rect`` (see the module docstring)."""
+    th = theme or _theme()
+    o = options or PaintOptions()
+    L = layout(rect, detail, th, o)
+    p.save()
+    try:
+        # Rectangles are snapped to whole pixels and drawn without antialiasing (crisp, and
+        # several times faster in the raster engine); links and badges switch it on.
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        p.setClipRect(rect)
+        p.fillRect(rect, th.q("background"))
+        st = _State(detail, frame)
+        if L.title is not None:
+            _paint_title(p, L, th, o.title or "")
+        if L.header is not None:
+            _paint_header(p, L, th, detail)
+        if detail.space == "shared":
+            _paint_shared(p, L, th, detail, st)
+        else:
+            _paint_global(p, L, th, detail, st)
+        _paint_lanes(p, L, th, detail, st)
+        if L.phase_area is not None:
+            _paint_phases(p, L, th, detail, st)
+        if L.figures is not None:
+            _paint_figures(p, L, th, detail, frame, st)
+        if L.caption is not None:
+            _paint_caption(p, L, th, frame.caption)
+    finally:
+        p.restore()
+    return L
+
+
+# ---------------------------------------------------------------------------- state
+
+
+class _State:
+    """What each lane, word and line looks like in this frame."""
+
+    def __init__(self, d: WarpDetail, f: Frame):
+        self.kind = f.kind
+        self.wf = f.wavefront
+        self.line_k = f.step if f.kind == "line" else None
+        self.links = f.kind in ("request", "wavefront", "line", "summary")
+        self.phase = f.phase
+        n_lines = len(d.lines)
+        if f.kind == "summary":
+            self.progress = math.inf      # everything delivered
+        elif f.kind in ("wavefront", "line"):
+            self.progress = f.step
+        else:
+            self.progress = -1            # nothing delivered yet
+        self.line_order = {ln: k for k, ln in enumerate(d.lines)}
+        self.now_lanes: set[int] = set()
+        if f.kind == "wavefront":
+            self.now_lanes = {ln for bw in d.bank_words if bw.wavefront == f.wavefront for ln in bw.lanes}
+        elif f.kind == "line":
+            self.now_lanes = {ln.lane for ln in d.lanes if ln.active and ln.line == f.line}
+        self.n_lines = n_lines
+
+    def lane_done_step(self, d: WarpDetail, lane) -> int:
+        """The step (wavefront or line number) after which this lane has all it asked for."""
+        if d.space == "shared":
+            return lane.wavefront
+        return self.line_order.get(lane.line, -1)
+
+    def step_state(self, step: int) -> str:
+        """``done``, ``now`` or ``todo`` for a wavefront/line number."""
+        if step < self.progress:
+            return "done"
+        if step == self.progress:
+            return "now"
+        return "todo"
+
+
+# ---------------------------------------------------------------------------- pieces
+
+
+def _pen(c: QColor, w: float, alpha: float = 1.0, style=Qt.PenStyle.SolidLine, crisp: bool = True) -> QPen:
+    """A pen; ``crisp`` (outlines of snapped rectangles) rounds the width to whole pixels,
+    which keeps Qt on its fast path for unantialiased strokes."""
+    if alpha < 1.0:
+        c = QColor(c)
+        c.setAlphaF(alpha)
+    pen = QPen(c, max(1, round(w)) if crisp else w, style)
+    # Flat caps: Qt's raster engine strokes round caps of wide lines about 10x slower.
+    pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+    return pen
+
+
+def _snap(r: QRectF) -> QRectF:
+    """``r`` with whole-pixel edges (drawn without antialiasing it stays sharp)."""
+    x0, y0 = round(r.left()), round(r.top())
+    return QRectF(x0, y0, max(1, round(r.right()) - x0), max(1, round(r.bottom()) - y0))
+
+
+def _mix(a: QColor, b: QColor, t: float) -> QColor:
+    """``a`` blended over ``b`` at opacity ``t``, as an opaque colour (opaque strokes are fast)."""
+    return QColor.fromRgbF(a.redF() * t + b.redF() * (1 - t), a.greenF() * t + b.greenF() * (1 - t),
+                           a.blueF() * t + b.blueF() * (1 - t))
+
+
+def _draw_links(p: QPainter, th: Theme, s: float, done, todo, now) -> None:
+    """Lane-to-memory links: delivered ones faint, pending ones plain, the current ones bold."""
+    lw = max(1.0, 1.6 * s * th.stroke)
+    bg = th.q("background")
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    for segs, color, width in ((done, _mix(th.q("link"), bg, 0.3), lw), (todo, _mix(th.q("link"), bg, 0.8), lw),
+                               (now, th.q("now"), lw * 2.2)):
+        if segs:
+            p.setPen(_pen(color, width, crisp=False))
+            for seg in segs:
+                p.drawLine(seg)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+
+
+def _alpha(c: QColor, a: float) -> QColor:
+    c = QColor(c)
+    c.setAlphaF(a)
+    return c
+
+
+@lru_cache(maxsize=8192)
+def _static(families: tuple[str, ...], px: int, bold: bool, text: str) -> QStaticText:
+    st = QStaticText(text)
+    st.setTextFormat(Qt.TextFormat.PlainText)
+    st.prepare(font=_font(families, px, bold))
+    return st
+
+
+def _text(p: QPainter, r: QRectF, text: str, th: Theme, px: float, color: QColor, bold: bool = False,
+          align="c", mono: bool = False) -> None:
+    """One line of text aligned in ``r``. QStaticText: laid out once, drawn ~3x faster than
+    ``drawText(rect, flags)``; QSvgGenerator still writes it as an SVG <text> element."""
+    if px < 1 or not text:
+        return
+    fam = th.mono if mono else th.sans
+    px = int(px)
+    st = _static(fam, px, bold, text)
+    size = st.size()
+    if align == "l":
+        x = r.left()
+    elif align == "r":
+        x = r.right() - size.width()
+    else:
+        x = r.left() + (r.width() - size.width()) / 2
+    y = r.top() + (r.height() - size.height()) / 2
+    p.setFont(_font(fam, px, bold))
+    p.setPen(color)
+    p.drawStaticText(QPointF(x, y), st)
+
+
+def _fit_text(p: QPainter, r: QRectF, text: str, th: Theme, max_px: float, color: QColor,
+              bold: bool = False, align="c", mono: bool = False,
+              min_px: float = 6) -> int:
+    px = _fit_px(th.mono if mono else th.sans, (text,), r.width(), max_px, min_px, bold)
+    _text(p, r, text, th, px, color, bold, align, mono)
+    return px
+
+
+def _paint_title(p: QPainter, L: Layout, th: Theme, title: str) -> None:
+    r = L.title
+    p.fillRect(r, th.q("title_bg"))
+    inner = r.adjusted(22 * L.s, 0, -22 * L.s, 0)
+    _fit_text(p, inner, title, th, 38 * L.s, th.q("title_text"), bold=True,
+              align="l")
+    p.setPen(_pen(th.q("grid"), max(1.0, 1.5 * L.s)))
+    p.drawLine(QLineF(r.left(), r.bottom(), r.right(), r.bottom()))
+
+
+_COUNTS: dict[int, tuple[object, int]] = {}
+
+
+def _instruction_count(scenario) -> int:
+    """Warp instructions per thread (cached per scenario object: expanding loops is not free)."""
+    hit = _COUNTS.get(id(scenario))
+    if hit is None or hit[0] is not scenario:
+        if len(_COUNTS) > 16:
+            _COUNTS.clear()
+        hit = _COUNTS[id(scenario)] = (scenario, len(scenario.instructions()))
+    return hit[1]
+
+
+def _phase_text(d: WarpDetail) -> str:
+    if d.size <= 4:
+        return tr("{size}-byte access: 1 phase of 32 lanes", size=d.size)
+    return tr("{size}-byte access: {n} phases of {per} lanes", size=d.size, n=len(d.phases),
+              per=len(d.phases[0]))
+
+
+def _paint_header(p: QPainter, L: Layout, th: Theme, d: WarpDetail) -> None:
+    r = L.header
+    s = L.s
+    n_instr = _instruction_count(d.scenario)
+    where = tr("block ({x},{y},{z}) · warp {w}", x=d.block_xyz[0], y=d.block_xyz[1], z=d.block_xyz[2],
+               w=d.warp)
+    instr = (tr("instruction {k} of {n}", k=d.instruction.number + 1, n=n_instr) if n_instr
+             else tr("instruction {k}", k=d.instruction.number + 1))
+    elem_w = min(r.width() * 0.28, 420 * s)
+    left = QRectF(r.left(), r.top(), r.width() - elem_w - 16 * s, r.height() * 0.55)
+    op = tr("store") if d.op == "store" else tr("load")
+    line1 = f"{op}  {access_text(d)}"
+    px = _fit_px(th.mono, (line1,), left.width(), 30 * s, 8)
+    _text(p, left, line1, th, px, th.q("text"), bold=True,
+          align="l", mono=True)
+    line2 = " · ".join((d.array.describe(), _phase_text(d), where, instr))
+    r2 = QRectF(r.left(), r.top() + r.height() * 0.55, left.width(), r.height() * 0.45)
+    _fit_text(p, r2, line2, th, 20 * s, th.q("muted"),
+              align="l")
+    _paint_element(p, QRectF(r.right() - elem_w, r.top() + 2 * s, elem_w, r.height() - 4 * s), th, d, s)
+
+
+def _paint_element(p: QPainter, r: QRectF, th: Theme, d: WarpDetail, s: float) -> None:
+    """The element's bytes, split into its fields / vector components, the accessed ones lit."""
+    t = d.array.type
+    parts = [(f.name, f.offset, f.type.size) for f in t.fields] or [(t.name, 0, t.size)]
+    lo, hi = d.instruction.byte_offset, d.instruction.byte_offset + d.size
+    label_h = r.height() * 0.38
+    _fit_text(p, QRectF(r.left(), r.top(), r.width(), label_h),
+              tr("element: {t}, {n} bytes", t=t.name if not t.is_struct else tr("struct"), n=t.size),
+              th, 17 * s, th.q("muted"), align="r")
+    box = QRectF(r.left(), r.top() + label_h + 2 * s, r.width(), r.height() - label_h - 4 * s)
+    unit = box.width() / max(1, t.size)
+    names = [n for n, _, _ in parts]
+    px = _fit_px(th.mono, names, max(4.0, min(sz for _, _, sz in parts) * unit - 4 * s), 18 * s, 6)
+    for name, off, size in parts:
+        cell = QRectF(box.left() + off * unit, box.top(), size * unit, box.height())
+        lit = off < hi and lo < off + size
+        p.setPen(_pen(th.q("grid"), max(1.0, 1.2 * s * th.stroke)))
+        p.setBrush(th.q("now") if lit else th.q("panel"))
+        p.drawRect(cell)
+        _text(p, cell, name, th, px, th.q("now_text") if lit else th.q("muted"), bold=lit, mono=True)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
+    """Row label and per-lane text for the lane cells."""
+    dims = 3 if d.scenario.launch.block[2] > 1 else (2 if d.scenario.launch.block[1] > 1 else 1)
+    lane_txt, thr, idx, addr = [], [], [], []
+    for ln in d.lanes:
+        lane_txt.append(str(ln.lane))
+        if not ln.exists:
+            thr.append(""), idx.append(""), addr.append("")
+            continue
+        thr.append(str(ln.thread[0]) if dims == 1 else ",".join(str(v) for v in ln.thread[:dims]))
+        if not ln.active:
+            idx.append(tr("off")), addr.append("")
+            continue
+        idx.append("".join(f"[{v}]" for v in ln.indices))
+        addr.append(str(ln.byte_addr))
+    thread_label = {1: tr("threadIdx.x"), 2: tr("thread x,y"), 3: tr("thread x,y,z")}[dims]
+    return [(tr("lane"), lane_txt), (thread_label, thr), (tr("index"), idx), (tr("byte addr"), addr)]
+
+
+def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    s = L.s
+    rows = _lane_rows(d)
+    area = L.lane_area
+    row_h = [0.25, 0.25, 0.25, 0.25]
+    inner_w = L.lanes[0].width() - 4 * s
+    sizes = []
+    for k, (_, texts) in enumerate(rows):
+        max_px = (22 if k == 0 else 19) * s
+        sizes.append(_fit_px(th.sans if k < 2 else th.mono, texts, inner_w, max_px, 7, bold=(k == 0)))
+    # Row labels at the left.
+    if L.label_w:
+        lab_px = _fit_px(th.sans, [r[0] for r in rows], L.label_w - 10 * s, 17 * s, 6)
+        y = area.top()
+        for k, (label, _) in enumerate(rows):
+            rr = QRectF(L.label_x, y, L.label_w - 10 * s, area.height() * row_h[k])
+            _text(p, rr, label, th, lab_px, th.q("muted"),
+                  align="r")
+            y += rr.height()
+    radius = 6 * s
+    border = max(1.0, 1.3 * s * th.stroke)
+    for ln, cell in zip(d.lanes, L.lanes):
+        if not ln.exists:
+            fill, text_c, edge, alpha = th.q("background"), th.q("grid"), th.q("grid"), 1.0
+            p.setPen(_pen(edge, border, style=Qt.PenStyle.DotLine))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(_snap(cell))
+            _text(p, QRectF(cell.left(), cell.top(), cell.width(), cell.height() * 0.25),
+                  str(ln.lane), th, sizes[0], th.q("grid"), bold=True)
+            continue
+        edge = th.q("grid")
+        text_c = th.q("lane_text")
+        mark = None
+        if not ln.active:
+            fill, text_c = th.q("lane_off"), th.q("muted")
+        else:
+            fill = th.q("lane")
+            if st.kind in ("wavefront", "line", "summary"):
+                done = st.lane_done_step(d, ln)
+                if ln.lane in st.now_lanes:
+                    fill, text_c, edge = th.q("now"), th.q("now_text"), th.q("now")
+                    if st.step_state(done) == "now":
+                        mark = "served"
+                elif st.step_state(done) == "done":
+                    mark = "served"
+                else:
+                    fill, text_c = th.q("lane_wait"), th.q("muted")
+        p.setPen(_pen(edge, border * (1.8 if edge is th.q("now") else 1.0)))
+        p.setBrush(fill)
+        p.drawRect(_snap(cell))
+        if not ln.active:
+            # Hatched: visibly switched off, also in greyscale print.
+            p.setBrush(QBrush(_alpha(th.q("grid"), 0.6), Qt.BrushStyle.BDiagPattern))
+            p.setPen(Qt.PenStyle.NoPen)
+            p.drawRect(_snap(cell))
+        y = cell.top()
+        for k, (_, texts) in enumerate(rows):
+            rr = QRectF(cell.left(), y, cell.width(), cell.height() * row_h[k])
+            c = text_c if k != 3 or st.kind != "compute" or not ln.active else th.q("byte_used")
+            _text(p, rr, texts[ln.lane], th, sizes[k], c, bold=(k == 0 or (k == 3 and st.kind == "compute")),
+                  mono=(k >= 2))
+            y += rr.height()
+        if mark == "served":
+            _served_mark(p, cell, th, s)
+
+
+def _served_mark(p: QPainter, cell: QRectF, th: Theme, s: float) -> None:
+    """A bar along the cell's foot: this lane has everything it asked for."""
+    h = max(3.0, 7 * s)
+    r = QRectF(cell.left() + 2, cell.bottom() - h, cell.width() - 4, h)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(th.q("served"))
+    p.drawRect(r)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _paint_phases(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    s = L.s
+    r = L.phase_area
+    texts = [tr("phase {k}: lanes {a}-{b}", k=k, a=ls[0], b=ls[-1]) for k, ls in enumerate(d.phases)]
+    width = L.col_w * len(d.phases[0]) - 8 * s
+    px = _fit_px(th.sans, texts, width, 17 * s, 6)
+    if px == 0:
+        texts = [tr("phase {k}", k=k) for k in range(len(d.phases))]
+        px = _fit_px(th.sans, texts, width, 17 * s, 6)
+    for k, ls in enumerate(d.phases):
+        x0 = L.columns[ls[0]] - L.col_w / 2 + 2 * s
+        x1 = L.columns[ls[-1]] + L.col_w / 2 - 2 * s
+        lit = st.kind == "wavefront" and st.phase == k
+        box = QRectF(x0, r.top(), x1 - x0, r.height())
+        p.setPen(_pen(th.q("now") if lit else th.q("grid"), max(1.0, (2.4 if lit else 1.4) * s * th.stroke)))
+        p.setBrush(th.q("now") if lit else th.q("phase_a" if k % 2 == 0 else "phase_b"))
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        p.drawRoundedRect(box, 5 * s, 5 * s)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        _text(p, box, texts[k], th, px, th.q("now_text") if lit else th.q("text"), bold=lit)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+# ---------------------------------------------------------------------------- shared
+
+
+def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    s = L.s
+    mem = L.memory
+    n = max(1, d.wavefronts)
+    head_h = 30 * s
+    gap_min = 70 * s
+    avail = mem.height() - head_h - gap_min
+    row_h = min(58 * s, avail / n)
+    grid_h = row_h * n
+    top = mem.bottom() - grid_h - head_h         # banks sit low; the links use the room above
+    grid_top = top + head_h
+    cw = L.col_w
+    # Bank headers and column backgrounds.
+    bank_px = _fit_px(th.sans, ["31"], cw - 6 * s, 18 * s, 6, bold=True)
+    for b in range(32):
+        x = L.columns[b]
+        col = QRectF(x - cw / 2 + 1.5, grid_top, cw - 3, grid_h)
+        p.fillRect(_snap(col), th.q("panel"))
+        _text(p, QRectF(x - cw / 2, top, cw, head_h), str(b), th, bank_px, th.q("muted"), bold=True)
+    if L.label_w:
+        lab = QRectF(L.label_x, top, L.label_w - 10 * s, head_h)
+        _fit_text(p, lab, tr("bank"), th, 17 * s, th.q("muted"),
+                  align="r")
+        # Wavefront numbers, and where a new phase starts.
+        wf_px = _fit_px(th.sans, [tr("wf {k}", k=n)], L.label_w - 10 * s, min(17 * s, row_h * 0.8), 6)
+        for k in range(d.wavefronts):
+            rr = QRectF(L.label_x, grid_top + k * row_h, L.label_w - 10 * s, row_h)
+            state = st.step_state(k) if st.kind in ("wavefront", "summary") else "todo"
+            if state == "now":
+                p.fillRect(rr.adjusted(0, 1, 0, -1), th.q("now"))
+            _text(p, rr, tr("wf {k}", k=k + 1), th, wf_px, th.q("now_text") if state == "now" else th.q("muted"),
+                  bold=state == "now", align="r")
+    # Phase boundaries (8/16-byte accesses): a rule across the banks.
+    for k in range(1, d.wavefronts):
+        if d.wavefront_phase[k] != d.wavefront_phase[k - 1]:
+            y = grid_top + k * row_h
+            p.setPen(_pen(th.q("grid"), max(1.0, 1.5 * s), style=Qt.PenStyle.DashLine))
+            p.drawLine(QLineF(L.columns[0] - cw / 2, y, L.columns[31] + cw / 2, y))
+    # The row being served right now.
+    if st.kind == "wavefront" and st.wf is not None:
+        band = QRectF(L.columns[0] - cw / 2, grid_top + st.wf * row_h, 32 * cw, row_h)
+        p.fillRect(band, _alpha(th.q("now"), 0.18))
+    # Links: lane cell foot -> word cell top.
+    word_rect = {}
+    for bw in d.bank_words:
+        x = L.columns[bw.bank]
+        word_rect[(bw.phase, bw.word)] = QRectF(x - cw / 2 + 3 * s, grid_top + bw.wavefront * row_h + 1.5 * s,
+                                                cw - 6 * s, row_h - 3 * s)
+    if st.links:
+        lane_foot = L.lanes[0].bottom() + (L.phase_area.height() + 8 * s if L.phase_area is not None else 0)
+        now, todo, done = [], [], []
+        for ln in d.lanes:
+            if not ln.active:
+                continue
+            # One link per lane and wavefront: a vector lane's words in one wavefront are
+            # neighbouring banks, so the link ends at the middle of their span.
+            by_wf: dict[int, list[float]] = {}
+            top_y: dict[int, float] = {}
+            for w, wf in zip(ln.words, ln.word_wavefronts):
+                wr = word_rect[(ln.phase, w)]
+                by_wf.setdefault(wf, []).append(wr.center().x())
+                top_y[wf] = wr.top()
+            for wf, xs in by_wf.items():
+                seg = QLineF(L.columns[ln.lane], lane_foot, sum(xs) / len(xs), top_y[wf])
+                state = st.step_state(wf) if st.kind != "request" else "todo"
+                (now if state == "now" else done if state == "done" else todo).append(seg)
+        _draw_links(p, th, s, done, todo, now)
+    # Words.
+    label_px = 0
+    if row_h >= 13 * s:
+        texts = [str(bw.word) for bw in d.bank_words]
+        label_px = _fit_px(th.mono, texts, cw - 10 * s, min(17 * s, row_h * 0.62), 7)
+    border = max(1.0, 1.2 * s * th.stroke)
+    for bw in d.bank_words:
+        r = word_rect[(bw.phase, bw.word)]
+        state = "todo" if st.kind in ("compute", "request") else st.step_state(bw.wavefront)
+        if st.kind == "compute":
+            p.setPen(_pen(th.q("grid"), border, 0.6, Qt.PenStyle.DashLine))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            text_c = th.q("muted")
+        elif state == "now":
+            p.setPen(_pen(th.q("text"), border * 1.5))
+            p.setBrush(th.q("now"))
+            text_c = th.q("now_text")
+        elif state == "done":
+            p.setPen(_pen(th.q("served"), border))
+            p.setBrush(_alpha(th.q("served"), 0.22))
+            text_c = th.q("text")
+        else:
+            p.setPen(_pen(th.q("link"), border))
+            p.setBrush(th.q("word"))
+            text_c = th.q("word_text")
+        p.drawRect(_snap(r))
+        if label_px:
+            _text(p, r, str(bw.word), th, label_px, text_c, bold=(state == "now"), mono=True)
+        if len(bw.lanes) > 1 and st.kind != "compute":
+            _broadcast_badge(p, r, th, s, len(bw.lanes), state)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _broadcast_badge(p: QPainter, r: QRectF, th: Theme, s: float, n: int, state: str) -> None:
+    """``xN`` in a corner: one word, N lanes (a broadcast on load, one write on store)."""
+    txt = f"×{n}"
+    px = max(7, int(min(15 * s, r.height() * 0.5)))
+    w = _advance(th.sans, px, True, txt) + 6 * s
+    box = QRectF(r.right() - w, r.top() - px * 0.55, w, px * 1.25)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(th.q("bad") if state != "done" else th.q("served"))
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    p.drawRoundedRect(box, 3 * s, 3 * s)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+    _text(p, box, txt, th, px, QColor("#ffffff"), bold=True)
+
+
+# ---------------------------------------------------------------------------- global
+
+
+def _line_grid(d: WarpDetail, mem: QRectF, s: float) -> tuple[int, int]:
+    n = max(1, len(d.lines))
+    per_row = n if n <= 4 else (8 if n > 8 else n)
+    rows = -(-n // per_row)
+    return per_row, rows
+
+
+def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    s = L.s
+    mem = L.memory
+    lines = list(d.lines) or [0]
+    per_row, rows = _line_grid(d, mem, s)
+    gap = 34 * s                         # room between lines for the "..." of a skipped range
+    label_h = 28 * s
+    x0 = L.columns[0] - L.col_w / 2
+    x1 = L.columns[31] + L.col_w / 2
+    line_w = (x1 - x0 - gap * (per_row - 1)) / per_row
+    gap_min = 70 * s
+    row_h = min(150 * s, (mem.height() - gap_min) / rows - label_h)
+    row_h = max(row_h, 12 * s)
+    grid_h = rows * (row_h + label_h)
+    top = mem.bottom() - grid_h
+    sec_w = line_w / 4
+    byte_w = sec_w / SECTOR
+    sectors = {su.sector: su for su in d.sectors}
+    boxes: dict[int, QRectF] = {}
+    addr_px = _fit_px(th.mono, [f"{ln * LINE}" for ln in lines] + [tr("line at byte {a}", a=lines[-1] * LINE)],
+                      line_w - 8 * s, 18 * s, 6)
+    long_labels = _fit_px(th.sans, [tr("line at byte {a}", a=lines[-1] * LINE)], line_w - 8 * s, 18 * s, 9) > 0
+    sec_px = _fit_px(th.sans, [tr("sector {k}", k=3)], sec_w - 6 * s, 14 * s, 8)
+    border = max(1.0, 1.3 * s * th.stroke)
+    for k, ln in enumerate(lines):
+        r_, c_ = divmod(k, per_row)
+        bx = x0 + c_ * (line_w + gap)
+        by = top + r_ * (row_h + label_h) + label_h
+        box = QRectF(bx, by, line_w, row_h)
+        boxes[ln] = box
+        state = "todo" if st.kind in ("compute", "request") else st.step_state(k)
+        label = tr("line at byte {a}", a=ln * LINE) if long_labels else str(ln * LINE)
+        _text(p, QRectF(bx, by - label_h, line_w, label_h), label, th,
+              _fit_px(th.sans, [label], line_w - 4 * s, 18 * s, 6) if long_labels else addr_px,
+              th.q("text") if state == "now" else th.q("muted"), bold=state == "now",
+              align="l", mono=not long_labels)
+        if k > 0 and lines[k - 1] != ln - 1 and c_ > 0:
+            _text(p, QRectF(bx - gap, by, gap, row_h), "⋯", th, 24 * s, th.q("muted"), bold=True)
+        for q in range(4):
+            sid = ln * 4 + q
+            sr = QRectF(bx + q * sec_w, by, sec_w, row_h)
+            su = sectors.get(sid)
+            if su is None:
+                p.setPen(_pen(th.q("grid"), border, 0.7))
+                p.setBrush(th.q("background"))
+                p.drawRect(_snap(sr))
+                continue
+            if st.kind == "compute":
+                fill = _alpha(th.q("sector"), 0.25)
+            elif state == "now":
+                fill = th.q("now")
+            elif state == "done":
+                fill = th.q("sector")
+            else:
+                fill = _alpha(th.q("sector"), 0.45)
+            p.setPen(_pen(th.q("text") if state == "now" else th.q("grid"), border * (1.6 if state == "now" else 1)))
+            p.setBrush(fill)
+            p.drawRect(_snap(sr))
+            if st.kind != "compute":
+                _used_bytes(p, sr, su.used, byte_w, row_h, th, state, s)
+            if sec_px and row_h > 40 * s:
+                _text(p, QRectF(sr.left(), sr.bottom() - 20 * s, sr.width(), 18 * s),
+                      tr("sector {k}", k=q), th, sec_px, th.q("now_text") if state == "now" else th.q("muted"))
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    if st.links:
+        lane_foot = L.lanes[0].bottom()
+        now, todo, done = [], [], []
+        for ln in d.lanes:
+            if not ln.active:
+                continue
+            box = boxes.get(ln.line)
+            if box is None:
+                continue
+            x = box.left() + (ln.byte_addr % LINE + ln.size / 2) * (line_w / LINE)
+            seg = QLineF(L.columns[ln.lane], lane_foot, x, box.top())
+            state = "todo" if st.kind == "request" else st.step_state(st.line_order[ln.line])
+            (now if state == "now" else done if state == "done" else todo).append(seg)
+        _draw_links(p, th, s, done, todo, now)
+
+
+def _used_bytes(p: QPainter, sr: QRectF, used: tuple[bool, ...], byte_w: float, row_h: float, th: Theme,
+                state: str, s: float) -> None:
+    """The bytes the warp asked for, as runs inside the sector (the rest was moved for nothing)."""
+    top = sr.top() + row_h * 0.18
+    h = row_h * 0.5 if row_h > 40 * s else row_h * 0.64
+    c = th.q("text") if state == "now" else th.q("byte_used")
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(c)
+    k = 0
+    n = len(used)
+    while k < n:
+        if not used[k]:
+            k += 1
+            continue
+        j = k
+        while j < n and used[j]:
+            j += 1
+        run = QRectF(sr.left() + k * byte_w, top, (j - k) * byte_w, h)
+        # Keep single bytes visible at small sizes.
+        if run.width() < 1.5:
+            run.setWidth(1.5)
+        p.fillRect(_snap(run.adjusted(1 if run.width() > 4 else 0, 0, -1 if run.width() > 4 else 0, 0)), c)
+        k = j
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+# ---------------------------------------------------------------------------- figures, caption
+
+
+def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, st: _State) -> None:
+    s = L.s
+    r = L.figures
+    p.fillRect(r, th.q("panel"))
+    pad = 14 * s
+    if f.kind == "idle":
+        _fit_text(p, r.adjusted(pad, 0, -pad, 0), tr("no active lane: nothing issued"), th, 26 * s,
+                  th.q("muted"), bold=True, align="l")
+        return
+    if d.space == "shared":
+        if f.kind == "wavefront":
+            counter = tr("Wavefront {k} of {n}", k=f.step + 1, n=d.wavefronts)
+        else:
+            counter = tr("{n} wavefronts", n=d.wavefronts) if d.wavefronts != 1 else tr("1 wavefront")
+        conf = d.conflicts
+        ways = conflict_ways(d)
+        figs = [(tr("phases"), str(d.active_phases), None),
+                (tr("bank conflicts"), str(conf) + (f" ({ways}-way)" if conf else ""),
+                 th.q("bad") if conf else th.q("good")),
+                (tr("active lanes"), str(d.active_lanes), None)]
+        bar = None
+    else:
+        if f.kind == "line":
+            counter = tr("Line {k} of {n}", k=f.step + 1, n=len(d.lines))
+        else:
+            counter = tr("1 request")
+        moved = len(d.sectors) * SECTOR
+        figs = [(tr("sectors"), str(len(d.sectors)), None), (tr("lines"), str(len(d.lines)), None),
+                (tr("bytes asked"), str(d.bytes_requested), None), (tr("bytes moved"), str(moved), None)]
+        bar = d.sector_efficiency
+    inner = r.adjusted(pad, 0, -pad, 0)
+    counter_w = min(inner.width() * 0.34, 470 * s)
+    _fit_text(p, QRectF(inner.left(), inner.top(), counter_w, inner.height()), counter, th, 34 * s,
+              th.q("text"), bold=True, align="l")
+    x = inner.left() + counter_w + 10 * s
+    bar_w = min(inner.width() * 0.26, 380 * s) if bar is not None else 0
+    avail = inner.right() - x - bar_w
+    slot = avail / len(figs)
+    lab_px = _fit_px(th.sans, [f"{a}: {b}" for a, b, _ in figs], slot - 10 * s, 24 * s, 7)
+    for label, value, color in figs:
+        rr = QRectF(x, inner.top(), slot - 10 * s, inner.height())
+        p.setFont(_font(th.sans, lab_px))
+        p.setPen(th.q("muted"))
+        lw = _advance(th.sans, lab_px, False, label + ": ")
+        p.drawText(QRectF(rr.left(), rr.top(), lw + 2, rr.height()),
+                   int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), label + ": ")
+        _text(p, QRectF(rr.left() + lw, rr.top(), rr.width() - lw, rr.height()), value, th, lab_px,
+              color or th.q("text"), bold=True, align="l")
+        x += slot
+    if bar is not None:
+        _efficiency_bar(p, QRectF(inner.right() - bar_w, inner.top() + inner.height() * 0.18, bar_w,
+                                  inner.height() * 0.64), bar, th, s)
+
+
+def _efficiency_bar(p: QPainter, r: QRectF, eff: float, th: Theme, s: float) -> None:
+    label = tr("efficiency {pct}%", pct=f"{100 * eff:.1f}".rstrip("0").rstrip("."))
+    p.setPen(_pen(th.q("grid"), max(1.0, 1.3 * s)))
+    p.setBrush(th.q("background"))
+    p.drawRect(r)
+    fill = QRectF(r.left(), r.top(), r.width() * max(0.0, min(1.0, eff)), r.height())
+    color = th.q("good") if eff >= 0.999 else (th.q("now") if eff >= 0.5 else th.q("bad"))
+    p.fillRect(fill, color)
+    # The label sits on a plate so it reads on any fill.
+    px = _fit_px(th.sans, [label], r.width() - 12 * s, r.height() * 0.62, 6, bold=True)
+    tw = _advance(th.sans, px, True, label) + 12 * s
+    plate = QRectF(r.center().x() - tw / 2, r.top() + r.height() * 0.12, tw, r.height() * 0.76)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(_alpha(th.q("background"), 0.85))
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    p.drawRoundedRect(plate, 3 * s, 3 * s)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+    _text(p, plate, label, th, px, th.q("text"), bold=True)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def _paint_caption(p: QPainter, L: Layout, th: Theme, caption: str) -> None:
+    s = L.s
+    r = L.caption
+    p.fillRect(r, th.q("caption_bg"))
+    inner = r.adjusted(24 * s, 8 * s, -24 * s, -8 * s)
+    fam = th.sans
+    px = int(32 * s)
+    flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextWordWrap)
+    # The largest size at which the sentence fits the bar in at most two lines.
+    while px > 8:
+        br = _metrics(fam, px).boundingRect(inner, flags, caption)
+        if br.height() <= inner.height() + 0.5 and br.width() <= inner.width() + 0.5:
+            break
+        px -= 1
+    p.setFont(_font(fam, px))
+    p.setPen(th.q("caption_text"))
+    p.drawText(inner, flags, caption)
+
+
+__all__ = ["paint_frame", "layout", "Layout", "PaintOptions"]
