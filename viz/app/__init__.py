@@ -1,0 +1,6 @@
+"""The Qt application. Everything that imports Qt for the app lives in this folder.
+
+The widgets subscribe to one ``Session`` (``viz.app.state``), which holds the current
+scenario, its analysis and the position in the animation, and push the user's actions
+back to it as plain calls. The model in ``viz/`` never imports Qt.
+"""

@@ -1,0 +1,119 @@
+"""The figures panel: the same numbers as `warpviz analyze`, each with its one-line why."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from ..i18n import tr
+from ..report import explain_access
+from .state import Session
+
+# Figure names as report.explain_access writes them, for the catalog.
+FIGURE_NAMES = ("warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts", "requests",
+                "sectors", "lines", "bytes requested", "bytes moved", "sector efficiency")
+
+
+class FiguresPanel(QWidget):
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("figures")
+        self.tree.setColumnCount(3)
+        self.tree.setRootIsDecorated(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setWordWrap(True)
+        self.tree.header().setStretchLastSection(True)
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.status)
+        lay.addWidget(self.tree, 1)
+        session.analysisChanged.connect(self.refresh)
+        session.changed.connect(self.refresh)
+        session.progress.connect(self._progress)
+        session.positionChanged.connect(self._highlight)
+        self.refresh()
+
+    def _progress(self, fraction: float, text: str) -> None:
+        if self.session.busy:
+            self.status.setText(tr("Analysing the whole launch: {pct}% ({what})", pct=int(fraction * 100),
+                                   what=text))
+
+    def refresh(self) -> None:
+        self.tree.setHeaderLabels([tr("Figure"), tr("Value"), tr("Why")])
+        self.tree.clear()
+        an = self.session.analysis
+        sc = self.session.scenario
+        if sc is None:
+            self.status.setText("")
+            return
+        if an is None or an.scenario is not sc:
+            self.status.setText(tr("Analysing the whole launch…"))
+            return
+        lw = sc.launch
+        self.status.setText(tr("Whole launch: {threads} threads, {warps} warps ({wpb} per block)",
+                               threads=f"{lw.threads:,}", warps=f"{lw.blocks * lw.warps_per_block:,}",
+                               wpb=lw.warps_per_block))
+        bold = QFont()
+        bold.setBold(True)
+        for d in an.per_access():
+            a = sc.accesses[d["index"]]
+            arr = sc.array(d["array"])
+            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), f"{d['op']} {a.text}",
+                                   f"{arr.describe()}, {d['access_bytes']} B"])
+            top.setFont(0, bold)
+            top.setFont(1, bold)
+            top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
+            for name, value, why in explain_access(d):
+                item = QTreeWidgetItem([tr(name) if name else "", value, why])
+                item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setData(0, Qt.ItemDataRole.UserRole, ("figure", d["index"], name))
+                top.addChild(item)
+            self.tree.addTopLevelItem(top)
+            top.setExpanded(True)
+        tot = QTreeWidgetItem([tr("Totals"), "", tr("Nsight Compute metric names, whole launch")])
+        tot.setFont(0, bold)
+        tot.setData(0, Qt.ItemDataRole.UserRole, ("totals",))
+        for k, v in an.metrics.items():
+            item = QTreeWidgetItem([k, f"{v:,}", ""])
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setData(0, Qt.ItemDataRole.UserRole, ("metric", k))
+            tot.addChild(item)
+        self.tree.addTopLevelItem(tot)
+        tot.setExpanded(True)
+        self._highlight()
+
+    def _highlight(self) -> None:
+        d = self.session.detail
+        if d is None:
+            return
+        for i in range(self.tree.topLevelItemCount()):
+            it = self.tree.topLevelItem(i)
+            data = it.data(0, Qt.ItemDataRole.UserRole)
+            current = data is not None and data[0] == "access" and data[1] == d.access.index
+            f = it.font(0)
+            f.setUnderline(current)
+            it.setFont(0, f)
+
+    def values(self) -> dict:
+        """What the panel shows: {(access, figure): value text} and {metric: value text} (tests)."""
+        out = {}
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            for j in range(top.childCount()):
+                it = top.child(j)
+                data = it.data(0, Qt.ItemDataRole.UserRole)
+                if data and data[0] == "figure" and data[2]:
+                    out[(data[1], data[2])] = it.text(1)
+                elif data and data[0] == "metric":
+                    out[data[1]] = it.text(1)
+        return out
+
+    def retranslate(self) -> None:
+        self.refresh()

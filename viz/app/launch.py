@@ -1,0 +1,184 @@
+"""The whole-launch panel: a heat map of wavefronts or sectors per warp over the grid, and
+their histogram. Clicking a cell shows that warp in the warp view."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QPen, QColor
+from PySide6.QtWidgets import QComboBox, QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from ..i18n import tr
+from .state import Session
+
+
+def grid_shape(grid: tuple[int, int, int], wpb: int) -> tuple[int, int]:
+    """(block columns, rows) of the picture: the grid's x by y·z, or a 1-D grid wrapped to a square."""
+    gx, gy, gz = grid
+    if gy * gz > 1:
+        return gx, gy * gz
+    cols = max(1, min(gx, math.ceil(math.sqrt(gx / wpb))))
+    return cols, math.ceil(gx / cols)
+
+
+class LaunchPanel(QWidget):
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.mode = QComboBox()
+        self.mode.setObjectName("heatMode")
+        self.mode.currentIndexChanged.connect(self.refresh)
+        self.info = QLabel()
+        self.info.setWordWrap(True)
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.setObjectName("heatmap")
+        self.plot = self.glw.addPlot(row=0, col=0)
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(False)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.image = pg.ImageItem()
+        self.plot.addItem(self.image)
+        self.marker = QGraphicsRectItem()
+        pen = QPen(QColor("#ff3d00"))
+        pen.setWidthF(0)
+        pen.setCosmetic(True)
+        pen.setWidth(3)
+        self.marker.setPen(pen)
+        self.marker.setZValue(10)
+        self.plot.addItem(self.marker)
+        self.bar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=12)
+        self.bar.setImageItem(self.image, insert_in=self.plot)
+        self.hist = self.glw.addPlot(row=1, col=0)
+        self.hist.setMenuEnabled(False)
+        self.hist.hideButtons()
+        self.hist.setMaximumHeight(170)
+        self.bars: pg.BarGraphItem | None = None
+        self.glw.scene().sigMouseClicked.connect(self._clicked)
+        top = QHBoxLayout()
+        top.addWidget(self.mode)
+        top.addWidget(self.info, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(top)
+        lay.addWidget(self.glw, 1)
+        self.values: np.ndarray | None = None
+        self.cols = 1
+        self._key = None
+        session.analysisChanged.connect(self.refresh)
+        session.changed.connect(self.refresh)
+        session.positionChanged.connect(self._position)
+        self.retranslate()
+
+    # -- data ----------------------------------------------------------------
+
+    def per_warp(self) -> tuple[np.ndarray, str] | None:
+        """(blocks × warps values, unit) for the chosen mode, or None before the analysis."""
+        an, d = self.session.analysis, self.session.detail
+        if an is None or d is None or an.scenario is not self.session.scenario:
+            return None
+        i = self.session.cursor.instruction
+        st = an.stats[i]
+        unit = tr("wavefronts") if st.space == "shared" else tr("sectors")
+        if self.mode.currentIndex() == 1:
+            rows = [s.per_warp.astype(np.int64) for s in an.stats if s.instruction.access == st.instruction.access]
+            return np.sum(rows, axis=0), unit
+        return st.per_warp.astype(np.int64), unit
+
+    def refresh(self) -> None:
+        got = self.per_warp()
+        sc = self.session.scenario
+        if got is None or sc is None:
+            self.image.clear()
+            self.values = None
+            self.info.setText(tr("Analysing the whole launch…") if sc is not None else "")
+            return
+        vals, unit = got
+        lw = sc.launch
+        wpb = lw.warps_per_block
+        cols, rows = grid_shape(lw.grid, wpb)
+        self.cols = cols
+        img = np.full((rows, cols * wpb), np.nan)
+        n = lw.blocks
+        flat = np.full(rows * cols, -1, np.int64)
+        flat[:n] = np.arange(n)
+        blocks = flat.reshape(rows, cols)
+        have = blocks >= 0
+        for w in range(wpb):
+            col = img[:, w::wpb]
+            col[have] = vals[blocks[have], w]
+        self.values = vals
+        key = (id(self.session.analysis), self.mode.currentIndex(), self.session.cursor.instruction)
+        self.image.setImage(img.T, autoLevels=False)
+        lo, hi = float(np.nanmin(img)), float(np.nanmax(img))
+        self.bar.setLevels((lo, hi if hi > lo else lo + 1))
+        self.image.setRect(QRectF(0, 0, cols * wpb, rows))
+        if key != self._key:
+            self.plot.autoRange()
+            self._key = key
+        self.plot.setLabel("bottom", tr("block x · warp ({wpb} warps per block)", wpb=wpb))
+        self.plot.setLabel("left", tr("block y") if lw.grid[1] * lw.grid[2] > 1 else tr("block (row of {c})", c=cols))
+        counts = np.bincount(vals.reshape(-1).clip(0)) if vals.size else np.zeros(1)
+        xs = np.arange(len(counts))
+        nz = counts > 0
+        if self.bars is not None:
+            self.hist.removeItem(self.bars)
+        self.bars = pg.BarGraphItem(x=xs[nz], height=counts[nz], width=0.8, brush="#3b82f6")
+        self.hist.addItem(self.bars)
+        self.hist.setLabel("bottom", tr("{unit} per warp", unit=unit))
+        self.hist.setLabel("left", tr("warps"))
+        self.hist.autoRange()
+        self.info.setText(tr("{unit} per warp over the grid: min {lo}, max {hi}, mean {mean}. Click a cell to see "
+                             "that warp.", unit=unit, lo=int(lo), hi=int(hi), mean=f"{np.mean(vals):.2f}"))
+        self._position()
+
+    def _position(self) -> None:
+        sc = self.session.scenario
+        if sc is None or self.values is None:
+            return
+        c = self.session.cursor
+        key = (id(self.session.analysis), self.mode.currentIndex(), c.instruction)
+        if self.mode.currentIndex() == 0 and key != self._key:
+            self.refresh()
+            return
+        x, y = self.cell_of(c.block, c.warp)
+        self.marker.setRect(QRectF(x, y, 1, 1))
+
+    def cell_of(self, block: int, warp: int) -> tuple[int, int]:
+        wpb = self.session.scenario.launch.warps_per_block
+        return (block % self.cols) * wpb + warp, block // self.cols
+
+    def warp_at(self, x: float, y: float) -> tuple[int, int] | None:
+        """(block, warp) of the picture cell at image coordinates (x, y), or None."""
+        sc = self.session.scenario
+        if sc is None:
+            return None
+        wpb = sc.launch.warps_per_block
+        xi, yi = int(math.floor(x)), int(math.floor(y))
+        if xi < 0 or yi < 0 or xi >= self.cols * wpb:
+            return None
+        block = yi * self.cols + xi // wpb
+        if block >= sc.launch.blocks:
+            return None
+        return block, xi % wpb
+
+    def _clicked(self, ev) -> None:
+        if ev.button() != Qt.MouseButton.LeftButton:
+            return
+        pt = self.image.mapFromScene(ev.scenePos())
+        hit = self.warp_at(pt.x(), pt.y())
+        if hit is not None:
+            self.session.go(block=hit[0], warp=hit[1])
+
+    def retranslate(self) -> None:
+        i = max(0, self.mode.currentIndex())
+        self.mode.blockSignals(True)
+        self.mode.clear()
+        self.mode.addItems([tr("This instruction"), tr("All instructions of this access")])
+        self.mode.setCurrentIndex(i)
+        self.mode.blockSignals(False)
+        self._key = None
+        self.refresh()

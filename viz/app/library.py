@@ -1,0 +1,179 @@
+"""The scenario library: the built-ins and the user's own, with search and tags."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLineEdit, QPushButton, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from .. import assets
+from ..i18n import tr
+from . import settings
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    title: str
+    tags: tuple[str, ...]
+    notes: str
+    builtin: bool
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def matches(self, words: list[str], tag: str | None) -> bool:
+        if tag and tag not in self.tags:
+            return False
+        hay = " ".join((self.name, self.title, " ".join(self.tags), self.notes)).lower()
+        return all(w in hay for w in words)
+
+
+def read_entry(path: Path, builtin: bool) -> Entry:
+    """Title, tags and notes straight from the TOML (cheap: no validation)."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raw = {}
+    tags = raw.get("tags", [])
+    tags = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+    title = raw.get("title") if isinstance(raw.get("title"), str) else path.stem
+    notes = raw.get("notes") if isinstance(raw.get("notes"), str) else ""
+    return Entry(path, title, tags, notes.strip(), builtin)
+
+
+def entries() -> list[Entry]:
+    out = [read_entry(p, True) for p in sorted(assets.scenario_dir().glob("*.toml"))]
+    out += [read_entry(p, False) for p in sorted(settings.user_scenario_dir().glob("*.toml"))]
+    return out
+
+
+def unique_user_path(stem: str) -> Path:
+    d = settings.user_scenario_dir()
+    path = d / f"{stem}.toml"
+    k = 2
+    while path.exists():
+        path = d / f"{stem}-{k}.toml"
+        k += 1
+    return path
+
+
+class LibraryPanel(QWidget):
+    openRequested = Signal(object)     # Path
+    newRequested = Signal()
+    deleteRequested = Signal(object)   # Path
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.search = QLineEdit()
+        self.search.setObjectName("librarySearch")
+        self.search.setClearButtonEnabled(True)
+        self.tag = QComboBox()
+        self.tag.setObjectName("libraryTag")
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("library")
+        self.tree.setHeaderHidden(True)
+        self.tree.setRootIsDecorated(True)
+        self.b_new = QPushButton()
+        self.b_new.setObjectName("newScenario")
+        self.b_delete = QPushButton()
+        self.b_delete.setObjectName("deleteScenario")
+        row = QHBoxLayout()
+        row.addWidget(self.search, 2)
+        row.addWidget(self.tag, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.b_new)
+        buttons.addWidget(self.b_delete)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(row)
+        lay.addWidget(self.tree, 1)
+        lay.addLayout(buttons)
+        self.search.textChanged.connect(self.filter)
+        self.tag.currentIndexChanged.connect(self.filter)
+        self.tree.itemClicked.connect(self._clicked)
+        self.tree.itemActivated.connect(self._clicked)
+        self.b_new.clicked.connect(self.newRequested)
+        self.b_delete.clicked.connect(self._delete)
+        self.entries: list[Entry] = []
+        self.current: Path | None = None
+        self.reload()
+
+    def reload(self) -> None:
+        self.entries = entries()
+        tags = sorted({t for e in self.entries for t in e.tags})
+        keep = self.tag.currentData()
+        self.tag.blockSignals(True)
+        self.tag.clear()
+        self.tag.addItem(tr("all tags"), None)
+        for t in tags:
+            self.tag.addItem(t, t)
+        i = self.tag.findData(keep)
+        self.tag.setCurrentIndex(max(0, i))
+        self.tag.blockSignals(False)
+        self.filter()
+
+    def filter(self) -> None:
+        words = self.search.text().lower().split()
+        tag = self.tag.currentData()
+        self.tree.clear()
+        groups = {True: QTreeWidgetItem([tr("Built-in scenarios")]),
+                  False: QTreeWidgetItem([tr("My scenarios ({folder})", folder=settings.user_scenario_dir())])}
+        for g in groups.values():
+            g.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.tree.addTopLevelItem(g)
+        for e in self.entries:
+            if not e.matches(words, tag):
+                continue
+            item = QTreeWidgetItem([f"{e.title}"])
+            item.setToolTip(0, f"{e.name}\n{', '.join(e.tags)}\n\n{e.notes}")
+            item.setData(0, Qt.ItemDataRole.UserRole, str(e.path))
+            groups[e.builtin].addChild(item)
+            if self.current is not None and e.path == self.current:
+                self.tree.setCurrentItem(item)
+        for g in groups.values():
+            g.setExpanded(True)
+            g.setText(0, g.text(0) + f"  ({g.childCount()})" if "  (" not in g.text(0) else g.text(0))
+
+    def visible_names(self) -> list[str]:
+        out = []
+        for i in range(self.tree.topLevelItemCount()):
+            g = self.tree.topLevelItem(i)
+            out += [Path(g.child(j).data(0, Qt.ItemDataRole.UserRole)).stem for j in range(g.childCount())]
+        return out
+
+    def item_for(self, name: str) -> QTreeWidgetItem | None:
+        for i in range(self.tree.topLevelItemCount()):
+            g = self.tree.topLevelItem(i)
+            for j in range(g.childCount()):
+                if Path(g.child(j).data(0, Qt.ItemDataRole.UserRole)).stem == name:
+                    return g.child(j)
+        return None
+
+    def _clicked(self, item: QTreeWidgetItem, column: int = 0) -> None:
+        path = item.data(0, Qt.ItemDataRole.UserRole)
+        if path:
+            self.openRequested.emit(Path(path))
+
+    def _delete(self) -> None:
+        item = self.tree.currentItem()
+        path = item.data(0, Qt.ItemDataRole.UserRole) if item else None
+        if path and Path(path).parent.resolve() == settings.user_scenario_dir().resolve():
+            self.deleteRequested.emit(Path(path))
+
+    def set_current(self, path: Path | None) -> None:
+        self.current = path
+        self.filter()
+
+    def retranslate(self) -> None:
+        self.search.setPlaceholderText(tr("Search scenarios (name, title, tag, notes)"))
+        self.b_new.setText(tr("New from current"))
+        self.b_new.setToolTip(tr("Copy the scenario on screen into your own scenarios, where it is autosaved"))
+        self.b_delete.setText(tr("Delete"))
+        self.b_delete.setToolTip(tr("Delete the selected scenario of your own"))
+        self.reload()

@@ -1,0 +1,61 @@
+"""The current access as written, with one lane's values filled in (no Qt).
+
+``tile[threadIdx.x][threadIdx.y + j]`` for lane 5 of warp 1, j = 8 reads
+``tile[5][1 + 8]  ->  tile[5][9]  ->  element 174, byte 696, bank 14``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..i18n import tr
+from ..warp import WarpDetail
+
+
+def lane_values(detail: WarpDetail, lane: int) -> dict[str, int]:
+    """Every name an expression may use, with its value for ``lane``."""
+    ln = detail.lanes[lane]
+    sc = detail.scenario
+    tx, ty, tz = ln.thread
+    values = {f"threadIdx.{a}": v for a, v in zip("xyz", (tx, ty, tz))}
+    values.update({f"blockIdx.{a}": v for a, v in zip("xyz", detail.block_xyz)})
+    values.update({f"blockDim.{a}": v for a, v in zip("xyz", sc.launch.block)})
+    values.update({f"gridDim.{a}": v for a, v in zip("xyz", sc.launch.grid)})
+    values.update(tid=ln.tid, lane=ln.lane, warp=detail.warp)
+    values.update(dict(sc.params))
+    values.update(dict(detail.instruction.loop))
+    return values
+
+
+def filled(text: str, values: dict[str, int]) -> str:
+    """``text`` with each name replaced by its value (longest names first, whole words only)."""
+    names = sorted(values, key=len, reverse=True)
+    rx = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in names) + r")(?![\w])")
+    return rx.sub(lambda m: str(values[m.group(1)]), text)
+
+
+def source_line(detail: WarpDetail, lane: int) -> str:
+    """One line: the access, its values for ``lane``, the result and where it lands."""
+    a = detail.access
+    ln = detail.lanes[lane]
+    head = f"{a.op} {a.text}"
+    if detail.instruction.loop:
+        head += f"   ({detail.instruction.loop_text()})"
+    if not ln.exists:
+        return head + "   " + tr("lane {lane}: no such thread (partial warp)", lane=lane)
+    tx, ty, tz = ln.thread
+    who = tr("lane {lane}, thread ({x},{y},{z})", lane=lane, x=tx, y=ty, z=tz)
+    m = re.fullmatch(r"\s*(\w+)\s*(\[.*\])\s*(\.\w+)?\s*", a.text)
+    body = filled(m.group(2), lane_values(detail, lane)) if m else filled(a.text, lane_values(detail, lane))
+    field = m.group(3) or "" if m else ""
+    result = a.array + "".join(f"[{v}]" for v in ln.indices) + field
+    shown = f"{a.array}{body}{field}"
+    if not ln.active:
+        return f"{head}   |   {who}: {shown}  ->  " + tr("inactive (when is false)")
+    where = tr("element {e}, byte {b}", e=ln.elem, b=ln.byte_addr)
+    if detail.space == "shared":
+        where += ", " + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
+    else:
+        where += ", " + tr("sector {s}, line {l}", s=ln.sector, l=ln.line)
+    steps = [shown] + ([result] if result != shown else [])
+    return f"{head}   |   {who}: " + "  ->  ".join(steps + [where])

@@ -1,0 +1,232 @@
+"""The app's one current state: the scenario text, the last valid scenario and its
+analysis, the error of the newest edit, and where the animation stands.
+
+Every edit is parsed at once (milliseconds) and the current warp's detail recomputed, so
+the views redraw without waiting for the whole-launch analysis, which runs on a worker
+thread and is cancelled by the next edit. An edit that fails (while parsing, for the
+current warp, or anywhere in the launch) leaves the last valid state on screen and puts
+the message in ``error``; the text itself is always kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from .. import assets
+from ..engine import Analysis, analyze
+from ..frames import Cursor, Frame, Timeline
+from ..scenario import Scenario, ScenarioError, loads
+from ..warp import WarpDetail
+from .worker import Runner
+
+
+class Session(QObject):
+    changed = Signal()            # a new valid scenario (views redraw, panels rebuild)
+    positionChanged = Signal()    # instruction / block / warp / frame moved
+    analysisChanged = Signal()    # the whole-launch analysis of ``scenario`` is ready
+    errorChanged = Signal()       # ``error`` set or cleared
+    textChanged = Signal()        # ``text`` replaced from outside the editor (open, recovery)
+    progress = Signal(float, str)
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.text = ""
+        self.path: Path | None = None
+        self.name = ""
+        self.scenario: Scenario | None = None
+        self.analysis: Analysis | None = None
+        self.error: ScenarioError | None = None
+        self.cursor = Cursor()
+        self.timeline: Timeline | None = None
+        self._valid: tuple[Scenario, Analysis] | None = None  # last scenario whose analysis succeeded
+        self.runner = Runner(self)
+        self.runner.done.connect(self._analysis_done)
+        self.runner.failed.connect(self._analysis_failed)
+        self.runner.progress.connect(self.progress)
+        self.runner.busyChanged.connect(self.busyChanged)
+
+    # -- what is open --------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.runner.busy
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.path is not None and self.path.parent.resolve() == assets.scenario_dir().resolve()
+
+    @property
+    def source(self) -> str:
+        return str(self.path) if self.path else (self.name or "<scenario>")
+
+    def open(self, path: Path | str, text: str | None = None) -> None:
+        """Open a scenario file (or a built-in's path); ``text`` overrides the file's (recovery)."""
+        path = Path(path)
+        self.path = path
+        self.name = path.stem
+        self._valid = None
+        self.scenario = None
+        self.analysis = None
+        self.cursor = Cursor()
+        self.set_text(path.read_text(encoding="utf-8") if text is None else text)
+        self.textChanged.emit()
+
+    def open_text(self, text: str, name: str = "untitled") -> None:
+        self.path, self.name, self._valid = None, name, None
+        self.scenario = self.analysis = None
+        self.cursor = Cursor()
+        self.set_text(text)
+        self.textChanged.emit()
+
+    def clear(self) -> None:
+        """Show nothing (the comparison's right side before it has a partner)."""
+        self.runner.cancel()
+        self.path, self.name, self.text = None, "", ""
+        self.scenario = self.analysis = self.timeline = self._valid = None
+        self._set_error(None)
+        self.changed.emit()
+        self.positionChanged.emit()
+
+    # -- editing -------------------------------------------------------------
+
+    def set_text(self, text: str) -> bool:
+        """Take the editor's text; True when it is valid (the views then show it)."""
+        self.text = text
+        self.runner.cancel()
+        try:
+            sc = loads(text, source=self.source, name=self.name)
+            timeline = Timeline(sc)
+            cursor = self.cursor.clamped(timeline.bounds, timeline.frame_count)
+        except ScenarioError as err:
+            self._set_error(err)
+            return False
+        except (RecursionError, MemoryError, OverflowError) as err:
+            self._set_error(ScenarioError(self.source, "", f"cannot be analysed ({type(err).__name__})",
+                                          "simplify the expressions"))
+            return False
+        self.scenario = sc
+        self.timeline = timeline
+        self.analysis = None
+        self.cursor = cursor
+        self._set_error(None)
+        self.changed.emit()
+        self.positionChanged.emit()
+        self.runner.submit(lambda progress, cancel: analyze(sc, progress, cancel))
+        return True
+
+    def _set_error(self, err: ScenarioError | None) -> None:
+        if err is not self.error:
+            self.error = err
+            self.errorChanged.emit()
+
+    def _analysis_done(self, an: Analysis) -> None:
+        if an.scenario is not self.scenario:
+            return
+        self.analysis = an
+        self._valid = (an.scenario, an)
+        self.analysisChanged.emit()
+
+    def _analysis_failed(self, err) -> None:
+        if not isinstance(err, ScenarioError):
+            err = ScenarioError(self.source, "", f"the analysis failed: {err}", "")
+        self._set_error(err)
+        if self._valid is not None:  # go back to the last state that analysed cleanly
+            sc, an = self._valid
+            self.scenario, self.analysis = sc, an
+            self.timeline = Timeline(sc)
+            self.cursor = self.cursor.clamped(self.timeline.bounds, self.timeline.frame_count)
+            self.changed.emit()
+            self.positionChanged.emit()
+            self.analysisChanged.emit()
+
+    def wait(self, msecs: int = 30000) -> None:
+        """Block until the analysis is done (tests, benchmarks, scripts)."""
+        from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop
+
+        deadline = QDeadlineTimer(msecs)
+        while self.runner.busy and not deadline.hasExpired():
+            QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+
+    # -- position ------------------------------------------------------------
+
+    @property
+    def detail(self) -> WarpDetail | None:
+        return self.timeline.detail(self.cursor) if self.timeline else None
+
+    @property
+    def frames(self) -> tuple[Frame, ...]:
+        return self.timeline.frames(self.cursor) if self.timeline else ()
+
+    @property
+    def frame(self) -> Frame | None:
+        return self.timeline.frame(self.cursor) if self.timeline else None
+
+    @property
+    def instruction_count(self) -> int:
+        return self.timeline.bounds.instructions if self.timeline else 0
+
+    def retranslate(self) -> None:
+        """Frame captions follow the interface language: rebuild the frames."""
+        if self.scenario is not None:
+            self.timeline = Timeline(self.scenario)
+            self.positionChanged.emit()
+
+    def move_to(self, cursor: Cursor) -> bool:
+        """Show another position; False (and ``error`` set) if that warp cannot be evaluated."""
+        if self.timeline is None:
+            return False
+        try:
+            cursor = cursor.clamped(self.timeline.bounds, self.timeline.frame_count)
+        except ScenarioError as err:
+            self._set_error(err)
+            return False
+        if cursor != self.cursor:
+            self.cursor = cursor
+            self.positionChanged.emit()
+        return True
+
+    def go(self, instr: int | None = None, block: int | None = None, warp: int | None = None,
+           frame: int | None = None) -> bool:
+        c = self.cursor
+        return self.move_to(Cursor(c.instruction if instr is None else instr,
+                                   c.block if block is None else block,
+                                   c.warp if warp is None else warp,
+                                   c.frame if frame is None else frame))
+
+    def step(self, unit: str, delta: int) -> bool:
+        """Step by "frame", "instruction", "warp" or "block"; False when already at that end.
+
+        Warps run on into the next/previous block, so PgDn walks the whole grid.
+        """
+        if self.timeline is None:
+            return False
+        tl, c = self.timeline, self.cursor
+        try:
+            if unit == "warp" and not 0 <= c.warp + delta < tl.bounds.warps:
+                flat = c.block * tl.bounds.warps + c.warp + delta
+                if not 0 <= flat < tl.bounds.blocks * tl.bounds.warps:
+                    return False
+                new = tl.step(replace(c, block=flat // tl.bounds.warps, warp=flat % tl.bounds.warps,
+                                      frame=0), "frame", 0)
+                new = c._keep_frame(new, tl.frame_count)
+            else:
+                new = tl.step(c, unit, delta)
+        except ScenarioError as err:
+            self._set_error(err)
+            return False
+        if new == c:
+            return False
+        return self.move_to(new)
+
+    def home(self, whole: bool = False) -> bool:
+        return self.timeline is not None and self.move_to(self.timeline.home(self.cursor, whole))
+
+    def end(self, whole: bool = False) -> bool:
+        return self.timeline is not None and self.move_to(self.timeline.end(self.cursor, whole))
+
+    def at_end(self) -> bool:
+        return self.timeline is None or self.cursor.at_end(self.timeline.bounds, self.timeline.frame_count)

@@ -1,0 +1,165 @@
+"""The timeline: play/pause with speed, frame scrub bar, instruction / block / warp pickers."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QSlider, QSpinBox, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from ..i18n import tr
+from .state import Session
+
+SPEEDS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+BASE_MS = 1000  # one frame per second at 1x: time to say what a frame shows
+
+
+class Timeline(QWidget):
+    playingChanged = Signal(bool)
+
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.speed_index = SPEEDS.index(1.0)
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self._tick)
+
+        def button(name: str, slot) -> QToolButton:
+            b = QToolButton()
+            b.setObjectName(name)
+            b.setAutoRaise(True)
+            b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            b.clicked.connect(slot)
+            return b
+
+        self.b_home = button("home", lambda: session.home())
+        self.b_prev = button("prevFrame", lambda: session.step("frame", -1))
+        self.b_play = button("play", self.toggle)
+        self.b_next = button("nextFrame", lambda: session.step("frame", 1))
+        self.b_end = button("end", lambda: session.end())
+        self.b_slower = button("slower", lambda: self.change_speed(-1))
+        self.b_faster = button("faster", lambda: self.change_speed(1))
+        self.speed_label = QLabel()
+        self.scrub = QSlider(Qt.Orientation.Horizontal)
+        self.scrub.setObjectName("scrub")
+        self.scrub.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.scrub.valueChanged.connect(lambda v: session.go(frame=v))
+        self.frame_label = QLabel()
+        self.instr = QSpinBox()
+        self.instr.setObjectName("instruction")
+        self.block = QSpinBox()
+        self.block.setObjectName("block")
+        self.warp = QSpinBox()
+        self.warp.setObjectName("warp")
+        for sb in (self.instr, self.block, self.warp):
+            sb.setKeyboardTracking(False)
+        self.instr.valueChanged.connect(lambda v: session.go(instr=v, frame=0))
+        self.block.valueChanged.connect(lambda v: session.go(block=v))
+        self.warp.valueChanged.connect(lambda v: session.go(warp=v))
+        self.l_instr, self.l_block, self.l_warp = QLabel(), QLabel(), QLabel()
+        self.where = QLabel()
+        self.where.setObjectName("where")
+
+        top = QHBoxLayout()
+        for w in (self.b_home, self.b_prev, self.b_play, self.b_next, self.b_end):
+            top.addWidget(w)
+        top.addWidget(self.scrub, 1)
+        top.addWidget(self.frame_label)
+        top.addSpacing(12)
+        top.addWidget(self.b_slower)
+        top.addWidget(self.speed_label)
+        top.addWidget(self.b_faster)
+        bottom = QHBoxLayout()
+        for lab, sb in ((self.l_instr, self.instr), (self.l_block, self.block), (self.l_warp, self.warp)):
+            bottom.addWidget(lab)
+            bottom.addWidget(sb)
+            bottom.addSpacing(10)
+        bottom.addWidget(self.where, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 2, 6, 4)
+        lay.setSpacing(2)
+        lay.addLayout(top)
+        lay.addLayout(bottom)
+        session.positionChanged.connect(self.sync)
+        session.changed.connect(self.sync)
+        self.retranslate()
+
+    @property
+    def playing(self) -> bool:
+        return self.timer.isActive()
+
+    @property
+    def speed(self) -> float:
+        return SPEEDS[self.speed_index]
+
+    def set_speed(self, speed: float) -> None:
+        self.speed_index = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - speed))
+        self.timer.setInterval(int(BASE_MS / self.speed))
+        self.retranslate()
+
+    def change_speed(self, delta: int) -> None:
+        self.speed_index = max(0, min(len(SPEEDS) - 1, self.speed_index + delta))
+        self.set_speed(SPEEDS[self.speed_index])
+
+    def toggle(self) -> None:
+        self.play(not self.playing)
+
+    def play(self, on: bool = True) -> None:
+        if on and self.session.at_end():
+            self.session.home(whole=True)
+        if on:
+            self.timer.start(int(BASE_MS / self.speed))
+        else:
+            self.timer.stop()
+        self.retranslate()
+        self.playingChanged.emit(on)
+
+    def _tick(self) -> None:
+        if not self.session.step("frame", 1):
+            self.play(False)
+
+    def sync(self) -> None:
+        s = self.session
+        sc = s.scenario
+        if sc is None:
+            return
+        c = s.cursor
+        for sb, top, v in ((self.instr, s.instruction_count - 1, c.instruction),
+                           (self.block, sc.launch.blocks - 1, c.block),
+                           (self.warp, sc.launch.warps_per_block - 1, c.warp)):
+            sb.blockSignals(True)
+            sb.setRange(0, max(0, top))
+            sb.setValue(v)
+            sb.blockSignals(False)
+        self.scrub.blockSignals(True)
+        self.scrub.setRange(0, max(0, len(s.frames) - 1))
+        self.scrub.setValue(c.frame)
+        self.scrub.blockSignals(False)
+        self.frame_label.setText(tr("frame {k} / {n}", k=c.frame + 1, n=len(s.frames)))
+        d = s.detail
+        if d is not None:
+            bx, by, bz = d.block_xyz
+            self.where.setText(tr("block ({x},{y},{z}), warp {w}: threads {a}-{b}", x=bx, y=by, z=bz, w=c.warp,
+                                  a=c.warp * 32, b=min(sc.launch.threads_per_block, c.warp * 32 + 32) - 1))
+
+    def retranslate(self) -> None:
+        self.b_home.setText("⏮")
+        self.b_home.setToolTip(tr("First frame of this instruction (Home)"))
+        self.b_prev.setText("◀")
+        self.b_prev.setToolTip(tr("Previous frame (Left)"))
+        self.b_play.setText("⏸" if self.playing else "▶")
+        self.b_play.setToolTip(tr("Pause (Space)") if self.playing else tr("Play (Space)"))
+        self.b_next.setText("▶|")
+        self.b_next.setToolTip(tr("Next frame (Right)"))
+        self.b_end.setText("⏭")
+        self.b_end.setToolTip(tr("Last frame of this instruction (End)"))
+        self.b_slower.setText("−")
+        self.b_slower.setToolTip(tr("Slower (-)"))
+        self.b_faster.setText("+")
+        self.b_faster.setToolTip(tr("Faster (+)"))
+        self.speed_label.setText(tr("speed {x}x", x=f"{self.speed:g}"))
+        self.l_instr.setText(tr("Instruction"))
+        self.l_instr.setToolTip(tr("Up/Down: previous/next warp instruction"))
+        self.l_block.setText(tr("Block"))
+        self.l_warp.setText(tr("Warp"))
+        self.l_warp.setToolTip(tr("PageUp/PageDown: previous/next warp"))
+        self.sync()

@@ -1,0 +1,636 @@
+"""The main window: docks around the warp/memory view, actions and keys, themes, languages,
+presentation mode, open / drop / save, autosave and crash recovery, settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QFontDatabase, QKeySequence, QPalette
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QStackedWidget, QVBoxLayout, QWidget)
+
+from .. import i18n
+from ..frames import Cursor
+from ..i18n import tr
+from ..render.theme import THEMES, theme
+from ..scenario import resolve
+from . import settings
+from .compare import ComparePage
+from .editor import EditorPanel
+from .figures import FiguresPanel
+from .launch import LaunchPanel
+from .library import LibraryPanel, unique_user_path
+from .source import source_line
+from .state import Session
+from .sweep import SweepPanel
+from .timeline import Timeline
+from .view import FrameView, ZoomArea
+
+THEME_LABELS = {"light": "Light", "dark": "Dark", "high-contrast": "High contrast",
+                "colorblind": "Colour-blind safe (Okabe-Ito)"}
+PRESENTATION_THEME = "high-contrast"
+PRESENTATION_SCALE = 1.35
+RECOVERY_TEXT = "unsaved.toml"
+RECOVERY_META = "unsaved.json"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, open_arg: str | None = None):
+        super().__init__()
+        self.setObjectName("warpviz")
+        self.setAcceptDrops(True)
+        self.session = Session(self)
+        self.theme_name = settings.get("theme", "light", str)
+        if self.theme_name not in THEMES:
+            self.theme_name = "light"
+        self.presenting = False
+        self._pre_presentation: tuple | None = None
+        self._base_font = QApplication.font()
+
+        # -- centre: source line, the view (or the comparison), the timeline
+        self.source = QLabel()
+        self.source.setObjectName("sourceLine")
+        self.source.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.source.setContentsMargins(8, 4, 8, 4)
+        self.view = FrameView(self.session)
+        self.view.setObjectName("frameView")
+        self.zoom = ZoomArea(self.view)
+        self.compare = ComparePage(self.session)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.zoom)
+        self.stack.addWidget(self.compare)
+        self.timeline = Timeline(self.session)
+        centre = QWidget()
+        lay = QVBoxLayout(centre)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.source)
+        lay.addWidget(self.stack, 1)
+        lay.addWidget(self.timeline)
+        self.setCentralWidget(centre)
+
+        # -- docks
+        self.library = LibraryPanel()
+        self.editor = EditorPanel(self.session)
+        self.figures = FiguresPanel(self.session)
+        self.launch = LaunchPanel(self.session)
+        self.sweep = SweepPanel(self.session)
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("library", self.library, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("editor", self.editor, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("figures", self.figures, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("launch", self.launch, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("sweep", self.sweep, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["launch"], self.docks["sweep"])
+        self.docks["launch"].raise_()
+        self.gpu_panel = self._gpu_panel()
+
+        # -- status bar
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setRange(0, 100)
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+
+        self._actions()
+        self._menus()
+
+        # -- wiring
+        self.library.openRequested.connect(self.open_path)
+        self.library.newRequested.connect(self.save_copy)
+        self.library.deleteRequested.connect(self.delete_user_scenario)
+        self.session.positionChanged.connect(self._update_source)
+        self.session.changed.connect(self._scenario_shown)
+        self.session.errorChanged.connect(self._error_changed)
+        self.session.progress.connect(self._progress)
+        self.session.busyChanged.connect(self._busy)
+        self.view.hoveredLane.connect(self._update_source)
+        self.editor.edited.connect(self._edited)
+        self.timeline.playingChanged.connect(lambda on: self.a_play.setChecked(on))
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(800)
+        self.autosave_timer.timeout.connect(self.autosave)
+        i18n.on_change(lambda _code: self.retranslate())
+
+        self.resize(1600, 980)
+        self._restore_settings()
+        self.apply_theme(self.theme_name)
+        self.retranslate()
+        self._open_initial(open_arg)
+
+    # ------------------------------------------------------------------ building
+
+    def _dock(self, key: str, widget: QWidget, area) -> QDockWidget:
+        d = QDockWidget(self)
+        d.setObjectName(f"dock_{key}")
+        d.setWidget(widget)
+        d.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                      | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(area, d)
+        self.docks[key] = d
+        return d
+
+    def _gpu_panel(self):
+        """The GPU panel, when its module is there (another issue builds it)."""
+        try:
+            from .gpu_panel import GpuPanel
+        except ImportError:
+            return None
+        try:
+            panel = GpuPanel(self)
+        except Exception as err:  # noqa: BLE001 - the app must start without it
+            self.statusBar().showMessage(f"GPU panel unavailable: {err}", 10000)
+            return None
+        if isinstance(panel, QDockWidget):
+            if not panel.objectName():
+                panel.setObjectName("dock_gpu")
+            if self.dockWidgetArea(panel) == Qt.DockWidgetArea.NoDockWidgetArea:
+                self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, panel)
+            self.docks["gpu"] = panel
+        elif isinstance(panel, QWidget):
+            self._dock("gpu", panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+            self.tabifyDockWidget(self.docks["sweep"], self.docks["gpu"])
+        return panel
+
+    def _action(self, name: str, slot, keys=(), checkable: bool = False) -> QAction:
+        a = QAction(self)
+        a.setObjectName(name)
+        a.setShortcuts([QKeySequence(k) for k in keys])
+        a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        a.setCheckable(checkable)
+        (a.toggled if checkable else a.triggered).connect(slot)
+        self.addAction(a)  # keys work even when the menu bar is hidden (presentation)
+        return a
+
+    def _actions(self) -> None:
+        s = self.session
+        K = Qt.Key
+        self.a_open = self._action("open", lambda: self.open_dialog(), [QKeySequence.StandardKey.Open])
+        self.a_save = self._action("save", lambda: self.save(), [QKeySequence.StandardKey.Save])
+        self.a_copy = self._action("saveCopy", lambda: self.save_copy())
+        self.a_quit = self._action("quit", self.close, [QKeySequence.StandardKey.Quit])
+        self.a_play = self._action("play", lambda on: self.timeline.play(on), [K.Key_Space], checkable=True)
+        self.a_next = self._action("nextFrame", lambda: s.step("frame", 1), [K.Key_Right])
+        self.a_prev = self._action("prevFrame", lambda: s.step("frame", -1), [K.Key_Left])
+        self.a_next_i = self._action("nextInstruction", lambda: s.step("instruction", 1), [K.Key_Down])
+        self.a_prev_i = self._action("prevInstruction", lambda: s.step("instruction", -1), [K.Key_Up])
+        self.a_next_w = self._action("nextWarp", lambda: s.step("warp", 1), [K.Key_PageDown])
+        self.a_prev_w = self._action("prevWarp", lambda: s.step("warp", -1), [K.Key_PageUp])
+        self.a_next_b = self._action("nextBlock", lambda: s.step("block", 1), ["Ctrl+PgDown"])
+        self.a_prev_b = self._action("prevBlock", lambda: s.step("block", -1), ["Ctrl+PgUp"])
+        self.a_home = self._action("home", lambda: s.home(), [K.Key_Home])
+        self.a_end = self._action("end", lambda: s.end(), [K.Key_End])
+        self.a_first = self._action("first", lambda: s.home(whole=True), ["Ctrl+Home"])
+        self.a_last = self._action("last", lambda: s.end(whole=True), ["Ctrl+End"])
+        self.a_faster = self._action("faster", lambda: self.timeline.change_speed(1), [K.Key_Plus, K.Key_Equal])
+        self.a_slower = self._action("slower", lambda: self.timeline.change_speed(-1), [K.Key_Minus])
+        self.a_present = self._action("presentation", self.set_presentation, [K.Key_F11], checkable=True)
+        self.a_escape = self._action("leavePresentation", lambda: self.a_present.setChecked(False), [K.Key_Escape])
+        self.a_compare = self._action("compare", self.set_compare, ["Ctrl+M"], checkable=True)
+        self.a_zoom_in = self._action("zoomIn", lambda: self.zoom.set_zoom(self.zoom.zoom * 1.25), ["Ctrl++", "Ctrl+="])
+        self.a_zoom_out = self._action("zoomOut", lambda: self.zoom.set_zoom(self.zoom.zoom / 1.25), ["Ctrl+-"])
+        self.a_zoom_reset = self._action("zoomReset", lambda: self.zoom.set_zoom(1.0), ["Ctrl+0"])
+        self.theme_group = QActionGroup(self)
+        self.a_themes = {}
+        for name in THEMES:
+            a = QAction(self)
+            a.setObjectName(f"theme_{name}")
+            a.setCheckable(True)
+            a.setChecked(name == self.theme_name)
+            a.triggered.connect(lambda _=False, n=name: self.apply_theme(n))
+            self.theme_group.addAction(a)
+            self.a_themes[name] = a
+        self.lang_group = QActionGroup(self)
+        self.a_langs = {}
+        for code, label in i18n.LANGUAGES.items():
+            a = QAction(label, self)
+            a.setObjectName(f"lang_{code}")
+            a.setCheckable(True)
+            a.triggered.connect(lambda _=False, c=code: self.set_language(c))
+            self.lang_group.addAction(a)
+            self.a_langs[code] = a
+        self.a_keys = self._action("keys", self.show_keys, [QKeySequence.StandardKey.HelpContents])
+
+    def _menus(self) -> None:
+        mb = self.menuBar()
+        self.m_file = mb.addMenu("")
+        for a in (self.a_open, self.a_save, self.a_copy):
+            self.m_file.addAction(a)
+        self.m_file.addSeparator()
+        self.m_file.addAction(self.a_quit)
+        self.m_play = mb.addMenu("")
+        for a in (self.a_play, self.a_prev, self.a_next, self.a_prev_i, self.a_next_i, self.a_prev_w,
+                  self.a_next_w, self.a_prev_b, self.a_next_b, self.a_home, self.a_end, self.a_first,
+                  self.a_last, self.a_slower, self.a_faster):
+            self.m_play.addAction(a)
+        self.m_view = mb.addMenu("")
+        self.m_theme = self.m_view.addMenu("")
+        for a in self.a_themes.values():
+            self.m_theme.addAction(a)
+        self.m_lang = self.m_view.addMenu("")
+        for a in self.a_langs.values():
+            self.m_lang.addAction(a)
+        self.m_view.addSeparator()
+        for a in (self.a_zoom_in, self.a_zoom_out, self.a_zoom_reset):
+            self.m_view.addAction(a)
+        self.m_view.addSeparator()
+        self.m_view.addAction(self.a_compare)
+        self.m_view.addAction(self.a_present)
+        self.m_view.addSeparator()
+        self.m_panels = self.m_view.addMenu("")
+        for d in self.docks.values():
+            self.m_panels.addAction(d.toggleViewAction())
+        self.m_help = mb.addMenu("")
+        self.m_help.addAction(self.a_keys)
+
+    # ------------------------------------------------------------------ opening and saving
+
+    def _open_initial(self, arg: str | None) -> None:
+        rec = self._recovery()
+        if arg:
+            try:
+                path = resolve(arg)
+            except Exception as err:  # noqa: BLE001 - ScenarioError: show it, open nothing
+                self.statusBar().showMessage(str(err), 15000)
+                path = None
+            if path is not None:
+                if rec and rec[0] is not None and Path(rec[0]).resolve() == path.resolve():
+                    self.open_path(path, text=rec[1], recovered=True)
+                else:
+                    self.open_path(path)
+                return
+        if rec:
+            path, text = rec
+            if path is not None and Path(path).exists():
+                self.open_path(Path(path), text=text, recovered=True)
+            else:
+                self.session.open_text(text, "recovered")
+                self.editor.show_info(tr("Restored your unsaved edits from the last session."))
+            return
+        last = settings.get("last_scenario", "", str)
+        cursor = settings.get("cursor", "", str)
+        path = Path(last) if last and Path(last).exists() else resolve("transpose-tile")
+        self.open_path(path)
+        if cursor and last and Path(last) == path:
+            try:
+                i, b, w, f = (int(x) for x in cursor.split(","))
+                self.session.move_to(Cursor(i, b, w, f))
+            except ValueError:
+                pass
+
+    def open_path(self, path: Path, text: str | None = None, recovered: bool = False) -> bool:
+        path = Path(path)
+        self.editor.flush()
+        self.autosave()
+        try:
+            self.session.cursor = Cursor()
+            self.session.open(path, text=text)
+        except (OSError, UnicodeDecodeError) as err:
+            QMessageBox.warning(self, "warpviz", tr("Cannot open {path}: {err}", path=path, err=err))
+            return False
+        self.library.set_current(path)
+        self.editor.show_info(tr("Restored your unsaved edits from the last session.") if recovered else "")
+        settings.put("last_scenario", str(path))
+        if self.a_compare.isChecked():
+            self.compare.right.clear()  # a new left side picks a new partner
+            self.compare.ensure_partner()
+        self._update_title()
+        return True
+
+    def open_dialog(self) -> None:
+        start = str(settings.user_scenario_dir())
+        path, _ = QFileDialog.getOpenFileName(self, tr("Open a scenario"), start, tr("Scenarios (*.toml)"))
+        if path:
+            self.open_path(Path(path))
+
+    def is_user_file(self, path: Path | None) -> bool:
+        return path is not None and path.parent.resolve() == settings.user_scenario_dir().resolve()
+
+    def save(self) -> Path | None:
+        """Save: your own scenario or an opened file in place; a built-in as a copy in your scenarios."""
+        self.editor.flush()
+        path = self.session.path
+        if path is None or self.session.is_builtin:
+            return self.save_copy()
+        path.write_text(self.session.text, encoding="utf-8")
+        self._clear_recovery()
+        self.statusBar().showMessage(tr("Saved {path}", path=path), 5000)
+        self._update_title()
+        return path
+
+    def save_copy(self) -> Path:
+        self.editor.flush()
+        stem = (self.session.path.stem if self.session.path else "scenario") + "-mine"
+        path = unique_user_path(stem.replace("-mine-mine", "-mine"))
+        path.write_text(self.session.text, encoding="utf-8")
+        self._clear_recovery()
+        self.session.path = path
+        self.session.name = path.stem
+        self.library.reload()
+        self.library.set_current(path)
+        settings.put("last_scenario", str(path))
+        self.statusBar().showMessage(tr("Saved as {path}; it is autosaved from now on", path=path), 8000)
+        self._update_title()
+        return path
+
+    def delete_user_scenario(self, path: Path) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            return
+        if self.session.path == path:
+            self.session.path = None
+        self.library.reload()
+
+    # ------------------------------------------------------------------ autosave / recovery
+
+    def _edited(self) -> None:
+        self.autosave_timer.start()
+        self._update_title()
+
+    def modified(self) -> bool:
+        p = self.session.path
+        try:
+            return p is None or p.read_text(encoding="utf-8") != self.session.text
+        except OSError:
+            return True
+
+    def autosave(self) -> None:
+        """Your own scenarios are written in place; any other unsaved text goes to the recovery file."""
+        self.autosave_timer.stop()
+        p = self.session.path
+        if not self.session.text:
+            return
+        if self.is_user_file(p):
+            if self.modified():
+                p.write_text(self.session.text, encoding="utf-8")
+            self._clear_recovery()
+        elif self.modified():
+            d = settings.recovery_dir()
+            (d / RECOVERY_TEXT).write_text(self.session.text, encoding="utf-8")
+            (d / RECOVERY_META).write_text(json.dumps({"path": str(p) if p else None}), encoding="utf-8")
+        else:
+            self._clear_recovery()
+
+    def _recovery(self) -> tuple[str | None, str] | None:
+        d = settings.recovery_dir()
+        try:
+            text = (d / RECOVERY_TEXT).read_text(encoding="utf-8")
+            meta = json.loads((d / RECOVERY_META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return meta.get("path"), text
+
+    def _clear_recovery(self) -> None:
+        for name in (RECOVERY_TEXT, RECOVERY_META):
+            (settings.recovery_dir() / name).unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ modes
+
+    def set_compare(self, on: bool) -> None:
+        self.stack.setCurrentIndex(1 if on else 0)
+        if on:
+            self.compare.ensure_partner()
+            self.compare.set_theme(self.view.theme)
+        settings.put("compare", on)
+
+    def set_presentation(self, on: bool) -> None:
+        if on == self.presenting:
+            return
+        self.presenting = on
+        if on:
+            self._pre_presentation = (self.saveState(), self.theme_name, self.isMaximized())
+            for key in ("editor", "library", "sweep", "launch"):
+                self.docks[key].hide()
+            if "gpu" in self.docks:
+                self.docks["gpu"].hide()
+            self.menuBar().hide()
+            self.statusBar().hide()
+            f = QFont(self._base_font)
+            f.setPointSizeF(self._base_font.pointSizeF() * 1.5)
+            QApplication.setFont(f)
+            self.apply_theme(PRESENTATION_THEME, remember=False)
+            self.showFullScreen()
+        else:
+            state, theme_name, maximized = self._pre_presentation
+            QApplication.setFont(self._base_font)
+            self.menuBar().show()
+            self.statusBar().show()
+            self.showMaximized() if maximized else self.showNormal()
+            self.restoreState(state)
+            self.apply_theme(theme_name)
+        self.view.setFocus()
+
+    def apply_theme(self, name: str, remember: bool = True) -> None:
+        scale = PRESENTATION_SCALE if self.presenting else 1.0
+        th = theme(name, scale)
+        if remember:
+            self.theme_name = name
+            settings.put("theme", name)
+        self.a_themes[name].setChecked(True)
+        self.view.set_theme(th)
+        self.compare.set_theme(th)
+        dark = name in ("dark", "high-contrast")
+        app = QApplication.instance()
+        pal = QPalette()
+        if dark:
+            bg, base, text = QColor(th.colors["panel"]), QColor(th.colors["background"]), QColor(th.colors["text"])
+            pal.setColor(QPalette.ColorRole.Window, bg)
+            pal.setColor(QPalette.ColorRole.WindowText, text)
+            pal.setColor(QPalette.ColorRole.Base, base)
+            pal.setColor(QPalette.ColorRole.AlternateBase, bg)
+            pal.setColor(QPalette.ColorRole.Text, text)
+            pal.setColor(QPalette.ColorRole.Button, bg)
+            pal.setColor(QPalette.ColorRole.ButtonText, text)
+            pal.setColor(QPalette.ColorRole.ToolTipBase, base)
+            pal.setColor(QPalette.ColorRole.ToolTipText, text)
+            pal.setColor(QPalette.ColorRole.Highlight, QColor(th.colors["now"]))
+            pal.setColor(QPalette.ColorRole.HighlightedText, QColor(th.colors["now_text"]))
+            pal.setColor(QPalette.ColorRole.PlaceholderText, QColor(th.colors["muted"]))
+        else:
+            pal = app.style().standardPalette()
+        app.setPalette(pal)
+        self.editor.set_dark(dark)
+        plot_bg, plot_fg = th.colors["background"], th.colors["text"]
+        for w in (self.launch.glw, self.sweep.plot):
+            w.setBackground(plot_bg)
+        for item in (self.launch.plot, self.launch.hist, self.sweep.plot.getPlotItem()):
+            for ax in ("left", "bottom"):
+                item.getAxis(ax).setPen(plot_fg)
+                item.getAxis(ax).setTextPen(plot_fg)
+        self.source.setStyleSheet(f"background: {th.colors['panel']}; color: {th.colors['text']};")
+
+    def set_language(self, code: str) -> None:
+        i18n.set_language(code)  # listeners call retranslate
+        settings.put("language", code)
+
+    # ------------------------------------------------------------------ reacting
+
+    def _scenario_shown(self) -> None:
+        self._update_title()
+        self._update_source()
+
+    def _update_source(self, *_args) -> None:
+        d = self.session.detail
+        if d is None:
+            self.source.setText("")
+            return
+        lane = self.view.hover
+        if lane < 0 or lane >= 32:
+            lane = next((ln.lane for ln in d.lanes if ln.active), 0)
+        self.source.setText(source_line(d, lane))
+
+    def _error_changed(self) -> None:
+        err = self.session.error
+        if err is not None:
+            self.statusBar().showMessage(tr("Not applied: {problem}", problem=err.problem), 10000)
+        else:
+            self.statusBar().clearMessage()
+
+    def _progress(self, fraction: float, text: str) -> None:
+        self.progress.setValue(int(fraction * 100))
+        self.progress.setFormat(tr("analysing {pct}%", pct=int(fraction * 100)))
+
+    def _busy(self, busy: bool) -> None:
+        # Only long analyses show the bar; short ones would flicker.
+        if busy:
+            QTimer.singleShot(250, lambda: self.progress.setVisible(self.session.busy))
+        else:
+            self.progress.hide()
+
+    def _update_title(self) -> None:
+        sc = self.session.scenario
+        name = self.session.path.name if self.session.path else tr("untitled")
+        mark = " *" if self.session.path is not None and not self.is_user_file(self.session.path) and self.modified() else ""
+        self.setWindowTitle(f"{sc.title if sc else ''} — {name}{mark} — warpviz")
+
+    def show_keys(self) -> None:
+        QMessageBox.information(self, tr("Keys"), KEYS_HELP())
+
+    # ------------------------------------------------------------------ drag and drop
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if self._dropped_file(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        path = self._dropped_file(event.mimeData())
+        if path is not None:
+            event.acceptProposedAction()
+            self.open_path(path)
+
+    @staticmethod
+    def _dropped_file(mime) -> Path | None:
+        for url in mime.urls() if mime.hasUrls() else []:
+            if url.isLocalFile() and url.toLocalFile().lower().endswith(".toml"):
+                return Path(url.toLocalFile())
+        return None
+
+    # ------------------------------------------------------------------ settings
+
+    def _restore_settings(self) -> None:
+        s = settings.settings()
+        geo = s.value("geometry")
+        if isinstance(geo, QByteArray):
+            self.restoreGeometry(geo)
+        state = s.value("windowState")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+        self.timeline.set_speed(settings.get("speed", 1.0, float))
+        self.zoom.set_zoom(settings.get("zoom", 1.0, float))
+        lang = settings.get("language", "en", str)
+        if lang in i18n.LANGUAGES:
+            i18n.set_language(lang)
+        self.a_langs[i18n.language()].setChecked(True)
+        self.launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int))
+        self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int))
+        if settings.get("compare", False, bool):
+            QTimer.singleShot(0, lambda: self.a_compare.setChecked(True))
+
+    def save_settings(self) -> None:
+        s = settings.settings()
+        if self.presenting:
+            self.set_presentation(False)
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("windowState", self.saveState())
+        s.setValue("speed", self.timeline.speed)
+        s.setValue("zoom", self.zoom.zoom)
+        s.setValue("theme", self.theme_name)
+        s.setValue("language", i18n.language())
+        s.setValue("heat_mode", self.launch.mode.currentIndex())
+        s.setValue("editor_tab", self.editor.tabs.currentIndex())
+        s.setValue("compare", self.a_compare.isChecked())
+        c = self.session.cursor
+        s.setValue("cursor", f"{c.instruction},{c.block},{c.warp},{c.frame}")
+        if self.session.path is not None:
+            s.setValue("last_scenario", str(self.session.path))
+        s.sync()
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.timeline.play(False)
+        self.editor.flush()
+        self.autosave()
+        self.save_settings()
+        self.session.runner.cancel()
+        self.sweep.runner.cancel()
+        self.compare.right.runner.cancel()
+        super().closeEvent(event)
+
+    # ------------------------------------------------------------------ language
+
+    def retranslate(self) -> None:
+        titles = {"library": tr("Scenarios"), "editor": tr("Editor"), "figures": tr("Figures"),
+                  "launch": tr("Whole launch"), "sweep": tr("Sweep")}
+        for key, d in self.docks.items():
+            if key in titles:
+                d.setWindowTitle(titles[key])
+        names = {
+            self.a_open: tr("&Open scenario…"), self.a_save: tr("&Save"), self.a_copy: tr("Save a copy to my scenarios"),
+            self.a_quit: tr("&Quit"), self.a_play: tr("Play / pause"), self.a_next: tr("Next frame"),
+            self.a_prev: tr("Previous frame"), self.a_next_i: tr("Next instruction"),
+            self.a_prev_i: tr("Previous instruction"), self.a_next_w: tr("Next warp"),
+            self.a_prev_w: tr("Previous warp"), self.a_next_b: tr("Next block"), self.a_prev_b: tr("Previous block"),
+            self.a_home: tr("First frame of the instruction"), self.a_end: tr("Last frame of the instruction"),
+            self.a_first: tr("First instruction"), self.a_last: tr("Last frame of the last instruction"),
+            self.a_faster: tr("Faster"), self.a_slower: tr("Slower"), self.a_present: tr("Presentation mode"),
+            self.a_escape: tr("Leave presentation mode"), self.a_compare: tr("Compare two scenarios"),
+            self.a_zoom_in: tr("Zoom in"), self.a_zoom_out: tr("Zoom out"), self.a_zoom_reset: tr("Fit to window"),
+            self.a_keys: tr("Keys"),
+        }
+        for a, text in names.items():
+            a.setText(text)
+        for name, a in self.a_themes.items():
+            a.setText(tr(THEME_LABELS[name]))
+        self.m_file.setTitle(tr("&File"))
+        self.m_play.setTitle(tr("&Playback"))
+        self.m_view.setTitle(tr("&View"))
+        self.m_theme.setTitle(tr("Theme"))
+        self.m_lang.setTitle(tr("Language"))
+        self.m_panels.setTitle(tr("Panels"))
+        self.m_help.setTitle(tr("&Help"))
+        self.a_langs[i18n.language()].setChecked(True)
+        self.session.retranslate()
+        for panel in (self.library, self.editor, self.figures, self.launch, self.sweep, self.timeline, self.compare):
+            panel.retranslate()
+        if self.gpu_panel is not None and hasattr(self.gpu_panel, "retranslate"):
+            self.gpu_panel.retranslate()
+        self._update_source()
+        self._update_title()
+
+
+def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
+    rows = [("Space", tr("play / pause")), ("← →", tr("previous / next frame")),
+            ("↑ ↓", tr("previous / next warp instruction")), ("PgUp PgDn", tr("previous / next warp")),
+            ("Ctrl+PgUp Ctrl+PgDn", tr("previous / next block")),
+            ("Home End", tr("first / last frame of the instruction")),
+            ("Ctrl+Home Ctrl+End", tr("first instruction / last frame of all")),
+            ("+ −", tr("faster / slower")), ("F11, Esc", tr("presentation mode on / off")),
+            ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),
+            ("Ctrl+O Ctrl+S", tr("open / save"))]
+    return "\n".join(f"{k:<22} {v}" for k, v in rows)

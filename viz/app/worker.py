@@ -1,0 +1,137 @@
+"""Background jobs: analysis and sweeps run off the GUI thread, newest wins.
+
+A ``Runner`` runs one job at a time on ``QThreadPool``; submitting a new job asks the
+running one to stop (the engine polls ``cancel`` between chunks) and drops its result.
+Results come back on the GUI thread through queued signals.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from ..engine import Cancelled
+
+JobFn = Callable[[Callable[[float, str], None], Callable[[], bool]], Any]
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Load the compiled counting kernels on the GUI thread, once.
+
+    numba's first dispatch (loading its cache, registering its typing) is not safe to run
+    for the first time on a worker thread while the GUI thread runs Python: it crashed
+    the interpreter here. After one call on this thread, workers only run machine code.
+    """
+    global _warm
+    if _warm:
+        return
+    import numpy as np
+
+    from ..engine import _count
+
+    addr = np.arange(32, dtype=np.int64).reshape(1, 32) * 4
+    mask = np.ones((1, 32), np.bool_)
+    _count("shared", 4, addr, mask, 1)
+    _count("global", 4, addr, mask, 1)
+    _warm = True
+
+
+class _Signals(QObject):
+    done = Signal(int, object)
+    failed = Signal(int, object)
+    progress = Signal(int, float, str)
+
+
+class _Job(QRunnable):
+    def __init__(self, gen: int, fn: JobFn, signals: _Signals, stop: threading.Event):
+        super().__init__()
+        self.gen, self.fn, self.signals, self.stop = gen, fn, signals, stop
+        self._last = 0.0
+        self.setAutoDelete(True)
+
+    def _progress(self, fraction: float, text: str) -> None:
+        now = time.monotonic()
+        if now - self._last > 0.05 or fraction >= 1.0:
+            self._last = now
+            self.signals.progress.emit(self.gen, fraction, text)
+
+    def run(self) -> None:
+        try:
+            result = self.fn(self._progress, self.stop.is_set)
+        except Cancelled:
+            return
+        except Exception as err:  # noqa: BLE001 - handed to the GUI thread, which shows it
+            if not self.stop.is_set():
+                self.signals.failed.emit(self.gen, err)
+            return
+        if not self.stop.is_set():
+            self.signals.done.emit(self.gen, result)
+
+
+class Runner(QObject):
+    """Runs the newest submitted job; older ones are cancelled and their results dropped."""
+
+    done = Signal(object)
+    failed = Signal(object)
+    progress = Signal(float, str)
+    busyChanged = Signal(bool)
+
+    _pool: QThreadPool | None = None
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._signals = _Signals(self)
+        self._signals.done.connect(self._on_done)
+        self._signals.failed.connect(self._on_failed)
+        self._signals.progress.connect(self._on_progress)
+        self._gen = 0
+        self._stop: threading.Event | None = None
+        self.busy = False
+        if Runner._pool is None:
+            Runner._pool = QThreadPool.globalInstance()
+
+    def submit(self, fn: JobFn) -> int:
+        warm_up()
+        self.cancel()
+        self._gen += 1
+        self._stop = threading.Event()
+        self._set_busy(True)
+        Runner._pool.start(_Job(self._gen, fn, self._signals, self._stop))
+        return self._gen
+
+    def cancel(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+        self._set_busy(False)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            self.busy = busy
+            self.busyChanged.emit(busy)
+
+    def _on_done(self, gen: int, result) -> None:
+        if gen == self._gen and self._stop is not None:
+            self._stop = None
+            self._set_busy(False)
+            self.done.emit(result)
+
+    def _on_failed(self, gen: int, err) -> None:
+        if gen == self._gen and self._stop is not None:
+            self._stop = None
+            self._set_busy(False)
+            self.failed.emit(err)
+
+    def _on_progress(self, gen: int, fraction: float, text: str) -> None:
+        if gen == self._gen:
+            self.progress.emit(fraction, text)
+
+    @staticmethod
+    def wait_all(msecs: int = 30000) -> bool:
+        return Runner._pool.waitForDone(msecs) if Runner._pool else True
