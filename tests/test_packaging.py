@@ -1,0 +1,106 @@
+"""The wheel carries assets/ and kernels/ as viz/_data/, and the installed copy finds them.
+
+The wheel is built the way `python -m build` builds it (sdist first, then the wheel from
+the unpacked sdist, so MANIFEST.in is exercised too), without build isolation, from a copy
+of the checkout in a temporary folder: a few seconds, no network, and nothing written into
+the working tree. PyInstaller is never run here (packaging/build_frozen.sh does that).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import viz
+from viz import assets
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIRS = ("assets", "kernels")
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "viz", *DATA_DIRS)
+JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+
+
+def shipped_files(folder: str) -> set[str]:
+    """Files under a top-level data folder, as paths relative to the checkout."""
+    base = ROOT / folder
+    return {p.relative_to(ROOT).as_posix() for p in base.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=JUNK)
+        elif path.exists():
+            shutil.copy2(path, src / name)
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out
+
+
+def one(folder: Path, pattern: str) -> Path:
+    found = sorted(folder.glob(pattern))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_root_resolves_in_the_checkout():
+    assert assets.root() == ROOT / "assets"
+    assert (assets.scenario_dir() / "transpose-tile.toml").is_file()
+    assert assets.kernels_dir() == ROOT / "kernels"
+
+
+def test_wheel_carries_assets_and_kernels(dist):
+    wheel = one(dist, f"warpviz-{viz.__version__}-py3-none-any.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for folder in DATA_DIRS:
+        missing = {f for f in shipped_files(folder) if f"viz/_data/{f}" not in names}
+        assert not missing, f"not in the wheel: {sorted(missing)[:10]}"
+    assert "viz/_data/assets/scenarios/transpose-tile.toml" in names
+    assert not [n for n in names if n.startswith(("assets/", "kernels/", "tests/", "tools/"))]
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "warpviz = viz.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_sdist_carries_assets_and_kernels(dist):
+    sdist = one(dist, f"warpviz-{viz.__version__}.tar.gz")
+    prefix = f"warpviz-{viz.__version__}/"
+    names = {n.removeprefix(prefix) for n in tarfile.open(sdist).getnames()}
+    for folder in DATA_DIRS:
+        assert shipped_files(folder) <= names
+    assert "setup.py" in names
+
+
+def test_unpacked_wheel_finds_its_own_assets(dist, tmp_path):
+    """What an installed copy does: viz/_data is found, not the checkout's folders."""
+    wheel = one(dist, "*.whl")
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    probe = "import viz.assets as a; print(a.root()); print(a.scenario_dir())"
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    root, scenarios = proc.stdout.split()
+    assert Path(root) == site / "viz" / "_data" / "assets"
+    listing = subprocess.run([sys.executable, "-m", "viz.cli", "list"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert listing.returncode == 0, listing.stderr
+    names = {line.split("\t")[0] for line in listing.stdout.splitlines()}
+    assert {p.stem for p in Path(scenarios).glob("*.toml")} == names
+    assert "transpose-tile" in names
+    version = subprocess.run([sys.executable, "-m", "viz.cli", "--version"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert version.stdout.strip() == f"warpviz {viz.__version__}"
