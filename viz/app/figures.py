@@ -30,6 +30,7 @@ class FiguresPanel(QWidget):
         self.tree.header().setStretchLastSection(True)
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.status)
@@ -65,13 +66,14 @@ class FiguresPanel(QWidget):
         for d in an.per_access():
             a = sc.accesses[d["index"]]
             arr = sc.array(d["array"])
-            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), f"{d['op']} {a.text}",
-                                   f"{arr.describe()}, {d['access_bytes']} B"])
+            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), "",
+                                   f"{d['op']} {a.text}   ({arr.describe()}, {d['access_bytes']} B)"])
             top.setFont(0, bold)
-            top.setFont(1, bold)
+            top.setFont(2, bold)
             top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
             for name, value, why in explain_access(d):
                 item = QTreeWidgetItem([tr(name) if name else "", value, why])
+                item.setToolTip(2, why)
                 item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 item.setData(0, Qt.ItemDataRole.UserRole, ("figure", d["index"], name))
                 top.addChild(item)

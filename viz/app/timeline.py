@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QSlider, QSpinBox, QToolButton, QVBoxLayout,
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QSlider, QSpinBox, QStyle, QToolButton, QVBoxLayout,
                                QWidget)
 
 from ..i18n import tr
@@ -23,19 +23,22 @@ class Timeline(QWidget):
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._tick)
 
-        def button(name: str, slot) -> QToolButton:
+        def button(name: str, slot, icon=None) -> QToolButton:
             b = QToolButton()
+            if icon is not None:
+                b.setIcon(self.style().standardIcon(icon))
             b.setObjectName(name)
             b.setAutoRaise(True)
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.clicked.connect(slot)
             return b
 
-        self.b_home = button("home", lambda: session.home())
-        self.b_prev = button("prevFrame", lambda: session.step("frame", -1))
-        self.b_play = button("play", self.toggle)
-        self.b_next = button("nextFrame", lambda: session.step("frame", 1))
-        self.b_end = button("end", lambda: session.end())
+        SP = QStyle.StandardPixmap
+        self.b_home = button("home", lambda: session.home(), SP.SP_MediaSkipBackward)
+        self.b_prev = button("prevFrame", lambda: session.step("frame", -1), SP.SP_MediaSeekBackward)
+        self.b_play = button("play", self.toggle, SP.SP_MediaPlay)
+        self.b_next = button("nextFrame", lambda: session.step("frame", 1), SP.SP_MediaSeekForward)
+        self.b_end = button("end", lambda: session.end(), SP.SP_MediaSkipForward)
         self.b_slower = button("slower", lambda: self.change_speed(-1))
         self.b_faster = button("faster", lambda: self.change_speed(1))
         self.speed_label = QLabel()
@@ -142,15 +145,12 @@ class Timeline(QWidget):
                                   a=c.warp * 32, b=min(sc.launch.threads_per_block, c.warp * 32 + 32) - 1))
 
     def retranslate(self) -> None:
-        self.b_home.setText("⏮")
+        self.b_play.setIcon(self.style().standardIcon(
+            QStyle.StandardPixmap.SP_MediaPause if self.playing else QStyle.StandardPixmap.SP_MediaPlay))
         self.b_home.setToolTip(tr("First frame of this instruction (Home)"))
-        self.b_prev.setText("◀")
         self.b_prev.setToolTip(tr("Previous frame (Left)"))
-        self.b_play.setText("⏸" if self.playing else "▶")
         self.b_play.setToolTip(tr("Pause (Space)") if self.playing else tr("Play (Space)"))
-        self.b_next.setText("▶|")
         self.b_next.setToolTip(tr("Next frame (Right)"))
-        self.b_end.setText("⏭")
         self.b_end.setToolTip(tr("Last frame of this instruction (End)"))
         self.b_slower.setText("−")
         self.b_slower.setToolTip(tr("Slower (-)"))

@@ -4,13 +4,14 @@ presentation mode, open / drop / save, autosave and crash recovery, settings."""
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QFontDatabase, QKeySequence, QPalette
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QStackedWidget, QVBoxLayout, QWidget)
+                               QProgressBar, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget)
 
 from .. import i18n
 from ..frames import Cursor
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
         self.source.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.source.setContentsMargins(8, 4, 8, 4)
+        self.source.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = FrameView(self.session)
         self.view.setObjectName("frameView")
         self.zoom = ZoomArea(self.view)
@@ -115,7 +117,8 @@ class MainWindow(QMainWindow):
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(800)
         self.autosave_timer.timeout.connect(self.autosave)
-        i18n.on_change(lambda _code: self.retranslate())
+        me = weakref.ref(self)
+        i18n.on_change(lambda _code: _retranslate(me))
 
         self.resize(1600, 980)
         self._restore_settings()
@@ -542,6 +545,8 @@ class MainWindow(QMainWindow):
         state = s.value("windowState")
         if isinstance(state, QByteArray):
             self.restoreState(state)
+        else:
+            QTimer.singleShot(0, self.default_layout)
         self.timeline.set_speed(settings.get("speed", 1.0, float))
         self.zoom.set_zoom(settings.get("zoom", 1.0, float))
         lang = settings.get("language", "en", str)
@@ -552,6 +557,12 @@ class MainWindow(QMainWindow):
         self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int))
         if settings.get("compare", False, bool):
             QTimer.singleShot(0, lambda: self.a_compare.setChecked(True))
+
+    def default_layout(self) -> None:
+        """Panel sizes for a first start: the picture gets most of the window."""
+        self.resizeDocks([self.docks["library"], self.docks["figures"]], [330, 480], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["library"], self.docks["editor"]], [280, 600], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["figures"], self.docks["launch"]], [430, 470], Qt.Orientation.Vertical)
 
     def save_settings(self) -> None:
         s = settings.settings()
@@ -622,6 +633,17 @@ class MainWindow(QMainWindow):
             self.gpu_panel.retranslate()
         self._update_source()
         self._update_title()
+
+
+def _retranslate(ref) -> None:
+    """Language listener that outlives nothing: a closed window is skipped."""
+    w = ref()
+    if w is None:
+        return
+    try:
+        w.retranslate()
+    except RuntimeError:  # its Qt side is already deleted
+        pass
 
 
 def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
