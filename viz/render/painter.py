@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText
 
 from ..frames import Frame, access_text, conflict_ways
@@ -41,6 +41,7 @@ from ..warp import LINE, SECTOR, WarpDetail
 from .theme import Theme, theme as _theme
 
 BASE_W, BASE_H = 1920.0, 1080.0
+LINK_GAP, LINK_EXTRA = 84.0, 150.0   # room for the lane-to-memory links (at scale 1)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,11 @@ def _font(families: tuple[str, ...], px: int, bold: bool = False) -> QFont:
     f.setBold(bold)
     f.setStyleHint(QFont.StyleHint.Monospace if "Mono" in families[0] else QFont.StyleHint.SansSerif)
     return f
+
+
+def _condensed(th: Theme) -> tuple[str, ...]:
+    """Narrow figures for the lane cells (32 across): DejaVu Sans Condensed where installed."""
+    return ("DejaVu Sans Condensed", "Noto Sans Display Condensed", "Arial Narrow") + th.sans
 
 
 @lru_cache(maxsize=512)
@@ -151,7 +157,7 @@ def layout(rect: QRectF, detail: WarpDetail, theme: Theme, options: PaintOptions
     cw = (x1 - gx0) / 32
     L.col_w = cw
     L.columns = [gx0 + cw * (k + 0.5) for k in range(32)]
-    lane_h = 118 * s
+    lane_h = (28 + 24 * (len(_lane_rows(detail)) - 1) + 10) * s
     L.lane_area = QRectF(gx0, y, x1 - gx0, lane_h)
     pad = max(1.5, cw * 0.06)
     L.lanes = [QRectF(gx0 + cw * k + pad, y, cw - 2 * pad, lane_h) for k in range(32)]
@@ -249,19 +255,35 @@ class _State:
 def _pen(c: QColor, w: float, alpha: float = 1.0, style=Qt.PenStyle.SolidLine, crisp: bool = True) -> QPen:
     """A pen; ``crisp`` (outlines of snapped rectangles) rounds the width to whole pixels,
     which keeps Qt on its fast path for unantialiased strokes."""
+    return _pen_cached(c.rgba(), max(1, round(w)) if crisp else round(w, 2), round(alpha, 3), style)
+
+
+@lru_cache(maxsize=1024)
+def _pen_cached(rgba: int, w: float, alpha: float, style) -> QPen:
+    c = QColor.fromRgba(rgba)
     if alpha < 1.0:
-        c = QColor(c)
         c.setAlphaF(alpha)
-    pen = QPen(c, max(1, round(w)) if crisp else w, style)
+    pen = QPen(c, w, style)
     # Flat caps: Qt's raster engine strokes round caps of wide lines about 10x slower.
     pen.setCapStyle(Qt.PenCapStyle.FlatCap)
+    pen.setJoinStyle(Qt.PenJoinStyle.MiterJoin)
     return pen
 
 
-def _snap(r: QRectF) -> QRectF:
+def _box(p: QPainter, r: QRectF, fill: QColor | None, edge: QColor | None, w: float = 1.0) -> None:
+    """A snapped rectangle with a ``w``-pixel border, as two fills (the raster engine's
+    fastest primitive; an SVG gets two plain rects)."""
+    r = r.toRect()
+    w = max(1, round(w)) if edge is not None else 0
+    if edge is not None:
+        p.fillRect(r, edge)
+    if fill is not None and r.width() > 2 * w and r.height() > 2 * w:
+        p.fillRect(r.adjusted(w, w, -w, -w), fill)
+
+
+def _snap(r: QRectF) -> QRect:
     """``r`` with whole-pixel edges (drawn without antialiasing it stays sharp)."""
-    x0, y0 = round(r.left()), round(r.top())
-    return QRectF(x0, y0, max(1, round(r.right()) - x0), max(1, round(r.bottom()) - y0))
+    return r.toRect()
 
 
 def _mix(a: QColor, b: QColor, t: float) -> QColor:
@@ -270,12 +292,15 @@ def _mix(a: QColor, b: QColor, t: float) -> QColor:
                            a.blueF() * t + b.blueF() * (1 - t))
 
 
-def _draw_links(p: QPainter, th: Theme, s: float, done, todo, now) -> None:
-    """Lane-to-memory links: delivered ones faint, pending ones plain, the current ones bold."""
+def _draw_links(p: QPainter, th: Theme, s: float, done, todo, now, kind: str) -> None:
+    """Lane-to-memory links: pending ones plain, the current ones bold; delivered ones are
+    gone while the story runs (the word and the lane show it) and faint in the summary."""
     lw = max(1.0, 1.6 * s * th.stroke)
     bg = th.q("background")
+    if kind != "summary":
+        done = ()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    for segs, color, width in ((done, _mix(th.q("link"), bg, 0.3), lw), (todo, _mix(th.q("link"), bg, 0.8), lw),
+    for segs, color, width in ((done, _mix(th.q("link"), bg, 0.45), lw), (todo, _mix(th.q("link"), bg, 0.8), lw),
                                (now, th.q("now"), lw * 2.2)):
         if segs:
             p.setPen(_pen(color, width, crisp=False))
@@ -299,12 +324,12 @@ def _static(families: tuple[str, ...], px: int, bold: bool, text: str) -> QStati
 
 
 def _text(p: QPainter, r: QRectF, text: str, th: Theme, px: float, color: QColor, bold: bool = False,
-          align="c", mono: bool = False) -> None:
+          align="c", mono: bool = False, cond: bool = False) -> None:
     """One line of text aligned in ``r``. QStaticText: laid out once, drawn ~3x faster than
     ``drawText(rect, flags)``; QSvgGenerator still writes it as an SVG <text> element."""
     if px < 1 or not text:
         return
-    fam = th.mono if mono else th.sans
+    fam = th.mono if mono else (_condensed(th) if cond else th.sans)
     px = int(px)
     st = _static(fam, px, bold, text)
     size = st.size()
@@ -389,8 +414,9 @@ def _paint_element(p: QPainter, r: QRectF, th: Theme, d: WarpDetail, s: float) -
     _fit_text(p, QRectF(r.left(), r.top(), r.width(), label_h),
               tr("element: {t}, {n} bytes", t=t.name if not t.is_struct else tr("struct"), n=t.size),
               th, 17 * s, th.q("muted"), align="r")
-    box = QRectF(r.left(), r.top() + label_h + 2 * s, r.width(), r.height() - label_h - 4 * s)
-    unit = box.width() / max(1, t.size)
+    unit = min(r.width() / max(1, t.size), 30 * s)
+    w = unit * t.size
+    box = QRectF(r.right() - w, r.top() + label_h + 2 * s, w, r.height() - label_h - 4 * s)
     names = [n for n, _, _ in parts]
     px = _fit_px(th.mono, names, max(4.0, min(sz for _, _, sz in parts) * unit - 4 * s), 18 * s, 6)
     for name, off, size in parts:
@@ -404,98 +430,123 @@ def _paint_element(p: QPainter, r: QRectF, th: Theme, d: WarpDetail, s: float) -
 
 
 def _lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
-    """Row label and per-lane text for the lane cells."""
-    dims = 3 if d.scenario.launch.block[2] > 1 else (2 if d.scenario.launch.block[1] > 1 else 1)
-    lane_txt, thr, idx, addr = [], [], [], []
+    """Row label and per-lane text for the lane cells: lane, thread, index (a row per
+    subscript: "[10][31]" would not fit a cell 32 across), byte address."""
+    block = d.scenario.launch.block
+    dims = 3 if block[2] > 1 else (2 if block[1] > 1 else 1)
+    n_idx = max(1, len(d.access.indices))
+    off = tr("off")
+    lane_txt, thr, addr = [], [], []
+    idx: list[list[str]] = [[] for _ in range(n_idx)]
     for ln in d.lanes:
         lane_txt.append(str(ln.lane))
         if not ln.exists:
-            thr.append(""), idx.append(""), addr.append("")
+            thr.append("")
+            addr.append("")
+            for col in idx:
+                col.append("")
             continue
         thr.append(str(ln.thread[0]) if dims == 1 else ",".join(str(v) for v in ln.thread[:dims]))
-        if not ln.active:
-            idx.append(tr("off")), addr.append("")
-            continue
-        idx.append("".join(f"[{v}]" for v in ln.indices))
-        addr.append(str(ln.byte_addr))
+        addr.append(str(ln.byte_addr) if ln.active else "")
+        for k, col in enumerate(idx):
+            if not ln.active:
+                col.append(off if k == 0 else "")
+            else:
+                col.append(f"[{ln.indices[k]}]" if k < len(ln.indices) else "")
     thread_label = {1: tr("threadIdx.x"), 2: tr("thread x,y"), 3: tr("thread x,y,z")}[dims]
-    return [(tr("lane"), lane_txt), (thread_label, thr), (tr("index"), idx), (tr("byte addr"), addr)]
+    labels = [tr("row"), tr("column")] if n_idx == 2 else [tr("index")]
+    return ([(tr("lane"), lane_txt), (thread_label, thr)] + list(zip(labels, idx))
+            + [(tr("byte addr"), addr)])
 
 
 def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
     s = L.s
     rows = _lane_rows(d)
     area = L.lane_area
-    row_h = [0.25, 0.25, 0.25, 0.25]
+    heights = [28 * s] + [24 * s] * (len(rows) - 1)
     inner_w = L.lanes[0].width() - 4 * s
-    sizes = []
-    for k, (_, texts) in enumerate(rows):
-        max_px = (22 if k == 0 else 19) * s
-        sizes.append(_fit_px(th.sans if k < 2 else th.mono, texts, inner_w, max_px, 7, bold=(k == 0)))
-    # Row labels at the left.
+    cond = _condensed(th)
+    addr_row = len(rows) - 1
+    fams = [th.sans] + [cond] * (len(rows) - 1)
+    sizes = [_fit_px(fams[k], texts, inner_w, (24 if k == 0 else 20) * s, 7, bold=(k == 0))
+             for k, (_, texts) in enumerate(rows)]
     if L.label_w:
         lab_px = _fit_px(th.sans, [r[0] for r in rows], L.label_w - 10 * s, 17 * s, 6)
-        y = area.top()
+        y = area.top() + 4 * s
         for k, (label, _) in enumerate(rows):
-            rr = QRectF(L.label_x, y, L.label_w - 10 * s, area.height() * row_h[k])
-            _text(p, rr, label, th, lab_px, th.q("muted"),
+            _text(p, QRectF(L.label_x, y, L.label_w - 10 * s, heights[k]), label, th, lab_px, th.q("muted"),
                   align="r")
-            y += rr.height()
-    radius = 6 * s
+            y += heights[k]
     border = max(1.0, 1.3 * s * th.stroke)
+    now_c, text_strong = th.q("now"), th.q("text")
+    # Cells first (state colours), then the text row by row: one font switch per row.
+    colors: list[QColor | None] = []
+    served_cells = []
     for ln, cell in zip(d.lanes, L.lanes):
         if not ln.exists:
-            fill, text_c, edge, alpha = th.q("background"), th.q("grid"), th.q("grid"), 1.0
-            p.setPen(_pen(edge, border, style=Qt.PenStyle.DotLine))
+            p.setPen(_pen(th.q("grid"), border, style=Qt.PenStyle.DotLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawRect(_snap(cell))
-            _text(p, QRectF(cell.left(), cell.top(), cell.width(), cell.height() * 0.25),
-                  str(ln.lane), th, sizes[0], th.q("grid"), bold=True)
+            colors.append(None)
             continue
-        edge = th.q("grid")
-        text_c = th.q("lane_text")
-        mark = None
+        edge, text_c = th.q("grid"), th.q("lane_text")
         if not ln.active:
             fill, text_c = th.q("lane_off"), th.q("muted")
         else:
             fill = th.q("lane")
             if st.kind in ("wavefront", "line", "summary"):
-                done = st.lane_done_step(d, ln)
+                state = st.step_state(st.lane_done_step(d, ln))
                 if ln.lane in st.now_lanes:
-                    fill, text_c, edge = th.q("now"), th.q("now_text"), th.q("now")
-                    if st.step_state(done) == "now":
-                        mark = "served"
-                elif st.step_state(done) == "done":
-                    mark = "served"
+                    fill, text_c, edge = now_c, th.q("now_text"), text_strong
+                    if state == "now":
+                        served_cells.append(cell)
+                elif state == "done":
+                    served_cells.append(cell)
                 else:
                     fill, text_c = th.q("lane_wait"), th.q("muted")
-        p.setPen(_pen(edge, border * (1.8 if edge is th.q("now") else 1.0)))
-        p.setBrush(fill)
-        p.drawRect(_snap(cell))
+        _box(p, cell, fill, edge, border * (2 if edge is text_strong else 1))
         if not ln.active:
             # Hatched: visibly switched off, also in greyscale print.
-            p.setBrush(QBrush(_alpha(th.q("grid"), 0.6), Qt.BrushStyle.BDiagPattern))
+            p.setBrush(QBrush(_alpha(th.q("grid"), 0.55), Qt.BrushStyle.BDiagPattern))
             p.setPen(Qt.PenStyle.NoPen)
             p.drawRect(_snap(cell))
-        y = cell.top()
-        for k, (_, texts) in enumerate(rows):
-            rr = QRectF(cell.left(), y, cell.width(), cell.height() * row_h[k])
-            c = text_c if k != 3 or st.kind != "compute" or not ln.active else th.q("byte_used")
-            _text(p, rr, texts[ln.lane], th, sizes[k], c, bold=(k == 0 or (k == 3 and st.kind == "compute")),
-                  mono=(k >= 2))
-            y += rr.height()
-        if mark == "served":
-            _served_mark(p, cell, th, s)
+        colors.append(text_c)
+    for cell in served_cells:
+        _served_mark(p, cell, th, s)
+    y = area.top() + 4 * s
+    for k, (_, texts) in enumerate(rows):
+        px = sizes[k]
+        if px:
+            bold = k == 0
+            emph_row = k == addr_row and st.kind == "compute"
+            font = _font(fams[k], px, bold or emph_row)
+            p.setFont(font)
+            h = heights[k]
+            current = None
+            for ln, cell, color in zip(d.lanes, L.lanes, colors):
+                text = texts[ln.lane]
+                if not text:
+                    continue
+                if color is None:       # past the end of a partial warp: the lane number only
+                    if k:
+                        continue
+                    color = th.q("grid")
+                if emph_row and ln.active:
+                    color = th.q("byte_used")
+                if color is not current:
+                    p.setPen(color)
+                    current = color
+                stt = _static(fams[k], px, bold or emph_row, text)
+                sz = stt.size()
+                p.drawStaticText(QPointF(cell.left() + (cell.width() - sz.width()) / 2,
+                                         y + (h - sz.height()) / 2), stt)
+        y += heights[k]
 
 
 def _served_mark(p: QPainter, cell: QRectF, th: Theme, s: float) -> None:
     """A bar along the cell's foot: this lane has everything it asked for."""
     h = max(3.0, 7 * s)
-    r = QRectF(cell.left() + 2, cell.bottom() - h, cell.width() - 4, h)
-    p.setPen(Qt.PenStyle.NoPen)
-    p.setBrush(th.q("served"))
-    p.drawRect(r)
-    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.fillRect(_snap(QRectF(cell.left() + 2, cell.bottom() - h - 1, cell.width() - 4, h)), th.q("served"))
 
 
 def _paint_phases(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
@@ -529,19 +580,20 @@ def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
     mem = L.memory
     n = max(1, d.wavefronts)
     head_h = 30 * s
-    gap_min = 70 * s
-    avail = mem.height() - head_h - gap_min
-    row_h = min(58 * s, avail / n)
+    avail = mem.height() - head_h - LINK_GAP * s
+    row_h = min(72 * s, avail / n)
     grid_h = row_h * n
-    top = mem.bottom() - grid_h - head_h         # banks sit low; the links use the room above
+    # Links end at the bank's head, so they stay short (an antialiased line costs in
+    # proportion to its length); spare room goes partly to them, the rest below.
+    top = mem.top() + LINK_GAP * s + min(avail - grid_h, LINK_EXTRA * s)
     grid_top = top + head_h
     cw = L.col_w
     # Bank headers and column backgrounds.
     bank_px = _fit_px(th.sans, ["31"], cw - 6 * s, 18 * s, 6, bold=True)
     for b in range(32):
         x = L.columns[b]
-        col = QRectF(x - cw / 2 + 1.5, grid_top, cw - 3, grid_h)
-        p.fillRect(_snap(col), th.q("panel"))
+        if b % 2 == 0:   # zebra: every other bank column shaded, so columns read as columns
+            p.fillRect(_snap(QRectF(x - cw / 2, grid_top, cw, grid_h)), th.q("panel"))
         _text(p, QRectF(x - cw / 2, top, cw, head_h), str(b), th, bank_px, th.q("muted"), bold=True)
     if L.label_w:
         lab = QRectF(L.label_x, top, L.label_w - 10 * s, head_h)
@@ -549,9 +601,12 @@ def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
                   align="r")
         # Wavefront numbers, and where a new phase starts.
         wf_px = _fit_px(th.sans, [tr("wf {k}", k=n)], L.label_w - 10 * s, min(17 * s, row_h * 0.8), 6)
+        every = 1 if row_h >= 15 * s else 4       # a 32-deep stack: label 1, 4, 8, ... and the current
         for k in range(d.wavefronts):
             rr = QRectF(L.label_x, grid_top + k * row_h, L.label_w - 10 * s, row_h)
             state = st.step_state(k) if st.kind in ("wavefront", "summary") else "todo"
+            if state != "now" and every > 1 and k != 0 and (k + 1) % every and k != d.wavefronts - 1:
+                continue
             if state == "now":
                 p.fillRect(rr.adjusted(0, 1, 0, -1), th.q("now"))
             _text(p, rr, tr("wf {k}", k=k + 1), th, wf_px, th.q("now_text") if state == "now" else th.q("muted"),
@@ -566,57 +621,56 @@ def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
     if st.kind == "wavefront" and st.wf is not None:
         band = QRectF(L.columns[0] - cw / 2, grid_top + st.wf * row_h, 32 * cw, row_h)
         p.fillRect(band, _alpha(th.q("now"), 0.18))
-    # Links: lane cell foot -> word cell top.
     word_rect = {}
     for bw in d.bank_words:
         x = L.columns[bw.bank]
         word_rect[(bw.phase, bw.word)] = QRectF(x - cw / 2 + 3 * s, grid_top + bw.wavefront * row_h + 1.5 * s,
                                                 cw - 6 * s, row_h - 3 * s)
+    # Links: lane cell foot -> head of the bank column (middle of a vector's banks), one per
+    # lane and wavefront; the word being served is lit in its row.
     if st.links:
         lane_foot = L.lanes[0].bottom() + (L.phase_area.height() + 8 * s if L.phase_area is not None else 0)
         now, todo, done = [], [], []
+        end_y = top + 2 * s
         for ln in d.lanes:
             if not ln.active:
                 continue
-            # One link per lane and wavefront: a vector lane's words in one wavefront are
-            # neighbouring banks, so the link ends at the middle of their span.
-            by_wf: dict[int, list[float]] = {}
-            top_y: dict[int, float] = {}
-            for w, wf in zip(ln.words, ln.word_wavefronts):
-                wr = word_rect[(ln.phase, w)]
-                by_wf.setdefault(wf, []).append(wr.center().x())
-                top_y[wf] = wr.top()
-            for wf, xs in by_wf.items():
-                seg = QLineF(L.columns[ln.lane], lane_foot, sum(xs) / len(xs), top_y[wf])
+            by_wf: dict[int, list[int]] = {}
+            for b, wf in zip(ln.banks, ln.word_wavefronts):
+                by_wf.setdefault(wf, []).append(b)
+            seen = set()
+            for wf, banks in sorted(by_wf.items()):
+                x = sum(L.columns[b] for b in banks) / len(banks)
                 state = st.step_state(wf) if st.kind != "request" else "todo"
+                if (x, state) in seen:
+                    continue
+                seen.add((x, state))
+                seg = QLineF(L.columns[ln.lane], lane_foot, x, end_y)
                 (now if state == "now" else done if state == "done" else todo).append(seg)
-        _draw_links(p, th, s, done, todo, now)
+        _draw_links(p, th, s, done, todo, now, st.kind)
     # Words.
     label_px = 0
-    if row_h >= 13 * s:
+    if row_h >= 15 * s:
         texts = [str(bw.word) for bw in d.bank_words]
-        label_px = _fit_px(th.mono, texts, cw - 10 * s, min(17 * s, row_h * 0.62), 7)
+        label_px = _fit_px(th.mono, texts, cw - 10 * s, min(17 * s, row_h * 0.62), 11 * s)
     border = max(1.0, 1.2 * s * th.stroke)
     for bw in d.bank_words:
         r = word_rect[(bw.phase, bw.word)]
         state = "todo" if st.kind in ("compute", "request") else st.step_state(bw.wavefront)
         if st.kind == "compute":
-            p.setPen(_pen(th.q("grid"), border, 0.6, Qt.PenStyle.DashLine))
+            p.setPen(_pen(th.q("grid"), border, 1.0, Qt.PenStyle.DashLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(_snap(r))
             text_c = th.q("muted")
         elif state == "now":
-            p.setPen(_pen(th.q("text"), border * 1.5))
-            p.setBrush(th.q("now"))
+            _box(p, r, th.q("now"), th.q("text"), border * 2)
             text_c = th.q("now_text")
         elif state == "done":
-            p.setPen(_pen(th.q("served"), border))
-            p.setBrush(_alpha(th.q("served"), 0.22))
+            _box(p, r, _mix(th.q("served"), th.q("background"), 0.25), th.q("served"), border)
             text_c = th.q("text")
         else:
-            p.setPen(_pen(th.q("link"), border))
-            p.setBrush(th.q("word"))
+            _box(p, r, th.q("word"), th.q("link"), border)
             text_c = th.q("word_text")
-        p.drawRect(_snap(r))
         if label_px:
             _text(p, r, str(bw.word), th, label_px, text_c, bold=(state == "now"), mono=True)
         if len(bw.lanes) > 1 and st.kind != "compute":
@@ -641,117 +695,143 @@ def _broadcast_badge(p: QPainter, r: QRectF, th: Theme, s: float, n: int, state:
 # ---------------------------------------------------------------------------- global
 
 
-def _line_grid(d: WarpDetail, mem: QRectF, s: float) -> tuple[int, int]:
-    n = max(1, len(d.lines))
-    per_row = n if n <= 4 else (8 if n > 8 else n)
-    rows = -(-n // per_row)
-    return per_row, rows
+def _line_rows(lines: list[int]) -> list[list[int]]:
+    """The lines touched, in address order, in one row: a warp touches at most 32 lines, and
+    one row keeps lane k's link short and uncrossed where lane k has a line of its own."""
+    return [lines]
 
 
 def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    """The address ruler: each touched 128-byte line as 4 sectors of 32 bytes, the sectors
+    the warp touches filled, the bytes it asked for marked inside them; lines that are
+    not next to each other in memory are separated by a gap with an ellipsis."""
     s = L.s
     mem = L.memory
     lines = list(d.lines) or [0]
-    per_row, rows = _line_grid(d, mem, s)
-    gap = 34 * s                         # room between lines for the "..." of a skipped range
+    rows = _line_rows(lines)
     label_h = 28 * s
     x0 = L.columns[0] - L.col_w / 2
     x1 = L.columns[31] + L.col_w / 2
-    line_w = (x1 - x0 - gap * (per_row - 1)) / per_row
-    gap_min = 70 * s
-    row_h = min(150 * s, (mem.height() - gap_min) / rows - label_h)
-    row_h = max(row_h, 12 * s)
-    grid_h = rows * (row_h + label_h)
-    top = mem.bottom() - grid_h
+    n_max = max(len(r) for r in rows)
+    near = min(8 * s, (x1 - x0) / n_max * 0.12)
+    far = min(40 * s, (x1 - x0) / n_max * 0.4)    # a gap in the addresses: room for an ellipsis
+    gaps = [[0.0] + [near if r[k] == r[k - 1] + 1 else far for k in range(1, len(r))] for r in rows]
+    per_row = max(len(r) for r in rows)
+    line_w = (x1 - x0 - max(sum(g) for g in gaps)) / per_row
+    avail = mem.height() - LINK_GAP * s
+    row_h = max(12 * s, min(150 * s, avail / len(rows) - label_h))
+    grid_h = len(rows) * (row_h + label_h)
+    top = mem.top() + LINK_GAP * s + max(0.0, min(avail - grid_h, LINK_EXTRA * s))
     sec_w = line_w / 4
     byte_w = sec_w / SECTOR
     sectors = {su.sector: su for su in d.sectors}
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for ln in d.lanes:
+        if ln.active:
+            spans.setdefault(ln.sector, []).append((ln.byte_addr % SECTOR, ln.size))
+    spans = {k: sorted(set(v)) for k, v in spans.items()}
     boxes: dict[int, QRectF] = {}
-    addr_px = _fit_px(th.mono, [f"{ln * LINE}" for ln in lines] + [tr("line at byte {a}", a=lines[-1] * LINE)],
-                      line_w - 8 * s, 18 * s, 6)
-    long_labels = _fit_px(th.sans, [tr("line at byte {a}", a=lines[-1] * LINE)], line_w - 8 * s, 18 * s, 9) > 0
-    sec_px = _fit_px(th.sans, [tr("sector {k}", k=3)], sec_w - 6 * s, 14 * s, 8)
+    long_label = tr("line at byte {a}", a=lines[-1] * LINE)
+    long_px = _fit_px(th.sans, [long_label], line_w - 4 * s, 19 * s, 16 * s)
+    short_px = _fit_px(_condensed(th), [str(lines[-1] * LINE)], line_w - 2 * s, 19 * s, 9)
+    sec_px = _fit_px(th.sans, [tr("sector {k}", k=3)], sec_w - 6 * s, 15 * s, 10 * s) if row_h > 50 * s else 0
     border = max(1.0, 1.3 * s * th.stroke)
-    for k, ln in enumerate(lines):
-        r_, c_ = divmod(k, per_row)
-        bx = x0 + c_ * (line_w + gap)
+    empty_edge = _mix(th.q("grid"), th.q("background"), 0.7)
+    bg = th.q("background")
+    order = st.line_order
+    for r_, row in enumerate(rows):
+        bx = x0
         by = top + r_ * (row_h + label_h) + label_h
-        box = QRectF(bx, by, line_w, row_h)
-        boxes[ln] = box
-        state = "todo" if st.kind in ("compute", "request") else st.step_state(k)
-        label = tr("line at byte {a}", a=ln * LINE) if long_labels else str(ln * LINE)
-        _text(p, QRectF(bx, by - label_h, line_w, label_h), label, th,
-              _fit_px(th.sans, [label], line_w - 4 * s, 18 * s, 6) if long_labels else addr_px,
-              th.q("text") if state == "now" else th.q("muted"), bold=state == "now",
-              align="l", mono=not long_labels)
-        if k > 0 and lines[k - 1] != ln - 1 and c_ > 0:
-            _text(p, QRectF(bx - gap, by, gap, row_h), "⋯", th, 24 * s, th.q("muted"), bold=True)
-        for q in range(4):
-            sid = ln * 4 + q
-            sr = QRectF(bx + q * sec_w, by, sec_w, row_h)
-            su = sectors.get(sid)
-            if su is None:
-                p.setPen(_pen(th.q("grid"), border, 0.7))
-                p.setBrush(th.q("background"))
-                p.drawRect(_snap(sr))
-                continue
-            if st.kind == "compute":
-                fill = _alpha(th.q("sector"), 0.25)
-            elif state == "now":
-                fill = th.q("now")
-            elif state == "done":
-                fill = th.q("sector")
-            else:
-                fill = _alpha(th.q("sector"), 0.45)
-            p.setPen(_pen(th.q("text") if state == "now" else th.q("grid"), border * (1.6 if state == "now" else 1)))
-            p.setBrush(fill)
-            p.drawRect(_snap(sr))
-            if st.kind != "compute":
-                _used_bytes(p, sr, su.used, byte_w, row_h, th, state, s)
-            if sec_px and row_h > 40 * s:
-                _text(p, QRectF(sr.left(), sr.bottom() - 20 * s, sr.width(), 18 * s),
-                      tr("sector {k}", k=q), th, sec_px, th.q("now_text") if state == "now" else th.q("muted"))
-    p.setBrush(Qt.BrushStyle.NoBrush)
+        for c_, ln in enumerate(row):
+            bx += gaps[r_][c_]
+            boxes[ln] = QRectF(bx, by, line_w, row_h)
+            bx += line_w
+    # Links first, so the sectors they point into stay readable on top.
     if st.links:
         lane_foot = L.lanes[0].bottom()
         now, todo, done = [], [], []
         for ln in d.lanes:
-            if not ln.active:
+            if not ln.active or ln.line not in boxes:
                 continue
-            box = boxes.get(ln.line)
-            if box is None:
-                continue
+            box = boxes[ln.line]
             x = box.left() + (ln.byte_addr % LINE + ln.size / 2) * (line_w / LINE)
-            seg = QLineF(L.columns[ln.lane], lane_foot, x, box.top())
-            state = "todo" if st.kind == "request" else st.step_state(st.line_order[ln.line])
+            seg = QLineF(L.columns[ln.lane], lane_foot, x, box.top() - label_h * 0.15)
+            state = "todo" if st.kind == "request" else st.step_state(order[ln.line])
             (now if state == "now" else done if state == "done" else todo).append(seg)
-        _draw_links(p, th, s, done, todo, now)
+        _draw_links(p, th, s, done, todo, now, st.kind)
+    for r_, row in enumerate(rows):
+        bx = x0
+        by = top + r_ * (row_h + label_h) + label_h
+        for c_, ln in enumerate(row):
+            bx += gaps[r_][c_]
+            if gaps[r_][c_] == far and far > near:
+                _fit_text(p, QRectF(bx - far, by, far, row_h), "⋯", th, 26 * s, th.q("muted"), bold=True)
+            box = QRectF(bx, by, line_w, row_h)
+            boxes[ln] = box
+            k = order.get(ln, 0)
+            state = "todo" if st.kind in ("compute", "request") else st.step_state(k)
+            label_c = th.q("text") if state == "now" else th.q("muted")
+            lab_r = QRectF(bx, by - label_h, line_w, label_h)
+            if long_px:
+                _text(p, lab_r, tr("line at byte {a}", a=ln * LINE), th, long_px, label_c, bold=state == "now",
+                      align="l")
+            else:
+                _text(p, lab_r, str(ln * LINE), th, short_px, label_c, bold=state == "now", align="l", cond=True)
+            # The line as one empty box with sector dividers; touched sectors drawn over it.
+            _box(p, box, bg, empty_edge, border)
+            bw_ = max(1, round(border))
+            for q in range(1, 4):
+                p.fillRect(QRectF(bx + q * sec_w - bw_ / 2, by, bw_, row_h).toRect(), empty_edge)
+            for q in range(4):
+                sr = QRectF(bx + q * sec_w, by, sec_w, row_h)
+                su = sectors.get(ln * 4 + q)
+                if su is None:
+                    continue
+                if st.kind == "compute":
+                    fill = _mix(th.q("sector"), bg, 0.3)
+                elif state == "now":
+                    fill = _mix(th.q("now"), bg, 0.6)
+                elif state == "done":
+                    fill = th.q("sector")
+                else:
+                    fill = _mix(th.q("sector"), bg, 0.5)
+                _box(p, sr, fill, th.q("text") if state == "now" else th.q("grid"),
+                     border * (2 if state == "now" else 1))
+                if st.kind != "compute":
+                    _used_bytes(p, sr, spans.get(su.sector, []), byte_w, row_h, th, s)
+                if sec_px:
+                    _text(p, QRectF(sr.left(), sr.bottom() - 22 * s, sr.width(), 20 * s), tr("sector {k}", k=q),
+                          th, sec_px, th.q("now_text") if state == "now" else th.q("muted"))
+            bx += line_w
 
 
-def _used_bytes(p: QPainter, sr: QRectF, used: tuple[bool, ...], byte_w: float, row_h: float, th: Theme,
-                state: str, s: float) -> None:
-    """The bytes the warp asked for, as runs inside the sector (the rest was moved for nothing)."""
-    top = sr.top() + row_h * 0.18
-    h = row_h * 0.5 if row_h > 40 * s else row_h * 0.64
-    c = th.q("text") if state == "now" else th.q("byte_used")
-    p.setPen(Qt.PenStyle.NoPen)
-    p.setBrush(c)
-    k = 0
-    n = len(used)
-    while k < n:
-        if not used[k]:
-            k += 1
-            continue
-        j = k
-        while j < n and used[j]:
-            j += 1
-        run = QRectF(sr.left() + k * byte_w, top, (j - k) * byte_w, h)
-        # Keep single bytes visible at small sizes.
-        if run.width() < 1.5:
-            run.setWidth(1.5)
-        p.fillRect(_snap(run.adjusted(1 if run.width() > 4 else 0, 0, -1 if run.width() > 4 else 0, 0)), c)
-        k = j
-    p.setBrush(Qt.BrushStyle.NoBrush)
+def _used_bytes(p: QPainter, sr: QRectF, spans: list[tuple[int, int]], byte_w: float, row_h: float,
+                th: Theme, s: float) -> None:
+    """The bytes the warp asked for inside one sector (the rest moved for nothing): one mark
+    per distinct lane access where it is wide enough to tell them apart (this shows the
+    access width), else merged runs."""
+    top = sr.top() + row_h * 0.2
+    h = row_h * 0.45 if row_h > 40 * s else row_h * 0.6
+    c = th.q("byte_used")
+    inner_l, inner_r = sr.left() + 2, sr.right() - 2      # keep marks clear of the border
+    size = spans[0][1] if spans else 1
+    if size * byte_w < 6:                                 # merge touching spans into runs
+        runs: list[list[int]] = []
+        for off, n in spans:
+            if runs and off <= runs[-1][1]:
+                runs[-1][1] = max(runs[-1][1], off + n)
+            else:
+                runs.append([off, off + n])
+        spans = [(a, b - a) for a, b in runs]
+        gap = 0
+    else:
+        gap = 1 if size * byte_w < 14 else 2
+    for off, n in spans:
+        a = max(inner_l, sr.left() + off * byte_w)
+        b = min(inner_r, sr.left() + (off + n) * byte_w - gap)
+        if b - a < 3:                                     # a 1-byte access stays visible
+            a, b = (a, a + 3) if a + 3 <= inner_r else (b - 3, b)
+        p.fillRect(QRectF(a, top, b - a, h).toRect(), c)
 
 
 # ---------------------------------------------------------------------------- figures, caption
