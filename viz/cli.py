@@ -24,6 +24,10 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     an.add_argument("--json", action="store_true", help="print the contract's JSON document")
 
+    from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)
+
+    add_gpu_parsers(sub)
+
     gui = sub.add_parser("gui", help="open the app (the default when no command is given)")
     gui.add_argument("scenario", nargs="?", metavar="FILE_OR_NAME")
     return p
@@ -81,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
     args = _parser().parse_args(argv)
-    handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui}[args.command]
+    from .gpu.cli import cmd_bench, cmd_validate
+
+    handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui,
+               "validate": cmd_validate, "bench": cmd_bench}.get(args.command)
+    if handler is None:
+        return _fail(f"`{args.command}` is not available in this build")
     try:
         return handler(args)
     except KeyboardInterrupt:

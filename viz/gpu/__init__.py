@@ -1,0 +1,18 @@
+"""The GPU companion: generate a scenario's CUDA kernel, run it, time it, read its counters.
+
+Only this package touches the GPU, and only lazily: ``codegen``, ``costmodel``, ``results``
+and ``ncu`` (parsing) import nothing beyond the standard library and numpy, so the app and
+the tests work on a machine without CUDA. ``runner`` imports PyCUDA inside its functions.
+Nothing here imports Qt.
+"""
+
+from __future__ import annotations
+
+
+class GpuUnavailable(RuntimeError):
+    """No GPU run is possible here; ``reason`` says exactly why (shown to the user as is)."""
+
+    def __init__(self, reason: str, kind: str = "unavailable"):
+        self.reason = reason
+        self.kind = kind  # "pycuda" | "driver" | "device" | "ncu" | "counters" | "nvcc" | "unavailable"
+        super().__init__(reason)

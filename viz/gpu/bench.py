@@ -1,0 +1,384 @@
+"""Validate and bench: the model against the counters, the kernels against the clock.
+
+``validate`` compiles every scenario's generated kernel, runs them all in one Nsight
+Compute session and compares the ten metrics. ``bench`` adds, per scenario, a result
+check (one launch at the model's size, compared with ``viz.gpu.simulate``), a timed run
+scaled to fill the GPU (``viz.gpu.plan``) with the cost model's prediction beside it,
+the hand-written kernels of ``kernels/`` (checked against numpy, timed), the
+device-to-device cudaMemcpy ceiling, and sweeps (pad, stride, swizzle). The result is
+the measurements document of ``viz.gpu.results``.
+
+Both take ``progress(fraction, text)`` and ``cancelled()`` callbacks for the app's worker.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .. import __version__
+from ..engine import Analysis, analyze
+from ..scenario import Scenario, ScenarioError, loads, with_params
+from . import GpuUnavailable, costmodel
+from .codegen import GeneratedKernel, generate
+from .compile import CompileError, compile_many
+from .ncu import compare, run_ncu
+
+Progress = Callable[[float, str], None]
+MAX_SCALED_WORK = 3_000_000_000   # lane-instructions beyond which a scaled run is not re-analysed
+
+
+class Cancelled(Exception):
+    """The user pressed Cancel; partial results are discarded."""
+
+
+def _noop(*_a, **_k):
+    return False
+
+
+@dataclass
+class Prepared:
+    """One scenario ready for the GPU: its analysis and generated kernel (or why not)."""
+
+    label: str
+    scenario: Scenario
+    analysis: Analysis | None = None
+    kernel: GeneratedKernel | None = None
+    cubin: bytes | None = None
+    error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def kernel_name(index: int, label: str) -> str:
+    return f"wv_{index:03d}_" + re.sub(r"[^A-Za-z0-9_]", "_", label)[:48]
+
+
+def prepare(items: list[tuple[str, Scenario]], compile_: bool = True) -> list[Prepared]:
+    """Analyse, generate and compile (in parallel) every scenario."""
+    out = []
+    for i, (label, sc) in enumerate(items):
+        p = Prepared(label, sc)
+        try:
+            p.analysis = analyze(sc)
+            p.kernel = generate(sc, name=kernel_name(i, label))
+        except ScenarioError as err:
+            p.error = f"the model refuses it: {err.problem}"
+        out.append(p)
+    if compile_:
+        todo = [p for p in out if p.kernel is not None]
+        for p, res in zip(todo, compile_many([p.kernel.source for p in todo])):
+            if isinstance(res, CompileError):
+                p.error = f"the generated kernel does not compile: {res.log[-800:]}"
+            else:
+                p.cubin = res
+    return out
+
+
+def counters_for(prepared: list[Prepared], hand: list | None = None) -> tuple[dict, dict]:
+    """One ncu session over every prepared scenario (and hand-written kernel launch spec):
+    ({label: metrics}, {hand name: metrics})."""
+    from .runner import generated_launch
+
+    launches = []
+    names = {}
+    for p in prepared:
+        if p.cubin is None:
+            continue
+        ls = generated_launch(p.kernel, p.cubin, 1, label=p.label)
+        launches.append(ls.to_json())
+        names[p.kernel.name] = ("scenario", p.label)
+    for name, spec in hand or []:
+        launches.append(spec.to_json())
+        names[spec.name] = ("kernel", name)
+    if not launches:
+        return {}, {}
+    counters, _log = run_ncu({"launches": launches})
+    by_scenario, by_kernel = {}, {}
+    for kname, metrics in counters.items():
+        kind, label = names.get(kname, (None, None))
+        if kind == "scenario":
+            by_scenario[label] = metrics
+        elif kind == "kernel":
+            by_kernel[label] = metrics
+    return by_scenario, by_kernel
+
+
+def validate(items: list[tuple[str, Scenario]], progress: Progress = _noop) -> list[dict]:
+    """Model vs counters for each scenario: [{label, rows, match, error}]."""
+    progress(0.0, "compiling kernels")
+    prepared = prepare(items)
+    progress(0.3, "running Nsight Compute")
+    counters, _ = counters_for(prepared)
+    out = []
+    for p in prepared:
+        d = {"label": p.label, "title": p.scenario.title, "error": p.error, "rows": [], "match": None}
+        if p.analysis is not None and p.error is None:
+            hw = counters.get(p.label)
+            d["rows"] = [r.as_dict() for r in compare(p.analysis.metrics, hw)]
+            if hw is None:
+                d["error"] = "ncu reported no counters for this kernel (did it fail to launch?)"
+            else:
+                d["match"] = all(r["match"] for r in d["rows"])
+        out.append(d)
+    progress(1.0, "done")
+    return out
+
+
+# ---------------------------------------------------------------------------- timing
+
+
+def _time_scenario(session, sc: Scenario, name: str, memcpy_gbps: float, device_model,
+                   cancelled=_noop) -> dict:
+    """Scale, generate, time; bandwidths and the cost model's prediction."""
+    from .compile import compile_cubin
+    from .plan import plan_scale
+    from .runner import generated_launch
+
+    scale = plan_scale(sc, session.limits())
+    unit = scale.scenario
+    kernel = generate(unit, name=name)
+    cubin = compile_cubin(kernel.source)
+    timing = session.time_launch(generated_launch(kernel, cubin, scale.replicas, label=name),
+                                 scale.buffer_sets, cancelled=cancelled)
+    out = {"scale": scale.as_dict(), **timing.as_dict()}
+    from .simulate import work_estimate
+
+    if work_estimate(unit) > MAX_SCALED_WORK:
+        return out
+    an = analyze(unit)
+    out.update(_rates(an, scale.replicas, timing.median_ms, memcpy_gbps, device_model))
+    return out
+
+
+def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_model) -> dict:
+    from .plan import gbps
+
+    m = an.metrics
+    t = costmodel.totals(m)
+    useful = sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * repeat
+    warp_inst = sum(s.warp_instructions for s in an.stats) * repeat
+    pred = costmodel.predict(m, device_model, repeat, an.scenario.launch.blocks * repeat)
+    return {
+        "bytes_moved": t["sectors"] * 32 * repeat, "bytes_requested": useful, "warp_instructions": warp_inst,
+        "gbps": round(gbps(t["sectors"] * 32 * repeat, ms), 2), "useful_gbps": round(gbps(useful, ms), 2),
+        "ns_per_warp_instruction": round(ms * 1e6 / warp_inst, 6) if warp_inst else None,
+        "fraction_of_memcpy": round(gbps(useful, ms) / memcpy_gbps, 4) if memcpy_gbps and useful else None,
+        "predicted": pred.as_dict(),
+    }
+
+
+def _check_generated(session, p: Prepared) -> dict:
+    from .runner import generated_launch, random_bytes
+    from .simulate import check, global_footprint
+
+    initial = random_bytes(global_footprint(p.scenario))
+    result = session.run_once(generated_launch(p.kernel, p.cubin, 1, label=p.label), initial)
+    return check(p.scenario, initial, result).as_dict()
+
+
+SHARED_STRIDE_SWEEP = """
+title = "Shared stride sweep: 256 reads of cache[tid*S] per thread"
+[launch]
+block = [256]
+grid = [132]
+[params]
+S = 1
+REPS = 256
+[arrays.cache]
+space = "shared"
+type = "float"
+shape = ["256*S"]
+[[access]]
+op = "load"
+at = "cache[tid*S]"
+for = { k = "0:REPS" }
+"""
+
+SWEEPS = {
+    "transpose-pad": {"scenario": "transpose-tile", "param": "PAD", "values": [0, 1, 2, 3, 4]},
+    "global-stride": {"scenario": "stride-2", "param": "S", "values": [1, 2, 4, 8, 16, 32]},
+    "shared-stride": {"scenario": SHARED_STRIDE_SWEEP, "param": "S", "values": [1, 2, 4, 8, 16, 32, 33]},
+    "transpose-swizzle": {"scenarios": ["transpose-tile", "transpose-tile-pad", "transpose-tile-xor",
+                                        "transpose-tile-xor4", "transpose-tile-diagonal", "transpose-tile-bitrev",
+                                        "transpose-tile-bitrev-xor", "transpose-tile-cute", "transpose-tile-lcg",
+                                        "transpose-tile-lcg-norow"]},
+}
+
+
+def _sweep_base(spec: dict) -> Scenario:
+    from ..scenario import load
+
+    s = spec["scenario"]
+    return loads(s, source="<sweep>", name="sweep") if "\n" in s else load(s)
+
+
+def run_sweep(session, name: str, memcpy_gbps: float, device_model, doc_scenarios: dict | None = None,
+              cancelled=_noop) -> dict:
+    spec = SWEEPS[name]
+    points = []
+    if "scenarios" in spec:
+        for sname in spec["scenarios"]:
+            e = (doc_scenarios or {}).get(sname, {})
+            t = e.get("timing") or {}
+            if "median_ms" in t:
+                points.append({"value": sname, "label": sname, "median_ms": t["median_ms"],
+                               "predicted_ms": (t.get("predicted") or {}).get("ms"), "model": e.get("model")})
+        return {"param": "scenario", "points": points}
+    base = _sweep_base(spec)
+    for v in spec["values"]:
+        if cancelled():
+            raise Cancelled
+        sc = with_params(base, {spec["param"]: v})
+        t = _time_scenario(session, sc, f"wv_sweep_{name.replace('-', '_')}_{v}", memcpy_gbps, device_model,
+                           cancelled)
+        points.append({"value": v, "label": f"{spec['param']} = {v}", "median_ms": t["median_ms"],
+                       "spread": t["spread"], "predicted_ms": (t.get("predicted") or {}).get("ms"),
+                       "model": analyze(sc).metrics, "timing": t})
+    return {"param": spec["param"], "scenario": spec["scenario"] if "\n" not in spec["scenario"] else "inline",
+            "points": points}
+
+
+def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool = True, hand_kernels: bool = True,
+          sweeps: bool = True, label: str | None = None, progress: Progress = _noop, cancelled=_noop) -> dict:
+    """The whole measurement (see the module docstring); returns the results document."""
+    from . import handwritten
+    from .compile import compile_cubin
+    from .plan import gbps
+    from .results import mismatches, new_document
+    from .runner import KernelFault, Session
+
+    own = session is None
+    session = session or Session()
+    try:
+        dev = session.info
+        now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+        doc = new_document(dev, label or f"{dev['name']}, measured {now[:10]} with warpviz bench", now, __version__)
+        progress(0.01, "cudaMemcpy device to device (the ceiling)")
+        mt = session.time_memcpy()
+        memcpy_gbps = gbps(2 * (256 << 20), mt.median_ms)
+        doc["ceiling"]["memcpy_d2d"] = {"bytes": 256 << 20, "gbps": round(memcpy_gbps, 2), "timing": mt.as_dict(),
+                                        "note": "read + write bytes over the median time"}
+        device_model = costmodel.DeviceModel.from_device(dev, memcpy_gbps)
+        doc["cost_model"] = {"dram_gbps": round(memcpy_gbps, 2), "sm_count": device_model.sm_count,
+                             "clock_mhz": dev.get("clock_mhz"), "l1_sectors_per_clock": device_model.l1_sectors_per_clock,
+                             "wavefronts_per_clock": device_model.wavefronts_per_clock,
+                             "launch_overhead_us": device_model.launch_overhead_s * 1e6}
+        progress(0.03, "compiling kernels")
+        prepared = prepare(items)
+        hand = []
+        hand_specs = []
+        if hand_kernels:
+            ks = handwritten.manifest()
+            srcs = sorted({k.file for k in ks})
+            cubins = dict(zip(srcs, compile_many([handwritten.file_source(f) for f in srcs])))
+            for k in ks:
+                cub = cubins[k.file]
+                if isinstance(cub, CompileError):
+                    hand.append((k, None, f"does not compile: {cub.log[-400:]}"))
+                    continue
+                sc = handwritten.scenario_of(k, False)
+                spec = handwritten.launch_spec(k, sc, cub)
+                spec.name = k.function
+                hand.append((k, cub, None))
+                hand_specs.append((k.name, spec))
+        counters, kcounters = {}, {}
+        if with_counters:
+            progress(0.06, "reading the hardware counters with Nsight Compute")
+            try:
+                counters, kcounters = _counters_in_groups(prepared, hand_specs)
+                doc["counters_note"] = "Nsight Compute, one launch at the scenario's own size"
+            except GpuUnavailable as err:
+                doc["counters_note"] = f"no counters: {err.reason}"
+        n = len(prepared) + len(hand)
+        for i, p in enumerate(prepared):
+            if cancelled():
+                raise Cancelled
+            progress(0.15 + 0.6 * i / max(1, n), f"timing {p.label}")
+            entry = {"title": p.scenario.title, "params": dict(p.scenario.params),
+                     "launch": {"block": list(p.scenario.launch.block), "grid": list(p.scenario.launch.grid)}}
+            doc["scenarios"][p.label] = entry
+            if p.error:
+                entry["error"] = p.error
+                continue
+            entry["model"] = p.analysis.metrics
+            hw = counters.get(p.label)
+            entry["counters"] = hw
+            entry["match"] = None if hw is None else not mismatches(entry)
+            entry["mismatches"] = mismatches(entry)
+            try:
+                entry["check"] = _check_generated(session, p)
+                entry["timing"] = _time_scenario(session, p.scenario, p.kernel.name, memcpy_gbps, device_model,
+                                                 cancelled)
+            except KernelFault as err:
+                entry["error"] = str(err)
+        for j, (k, cub, err) in enumerate(hand):
+            if cancelled():
+                raise Cancelled
+            progress(0.15 + 0.6 * (len(prepared) + j) / max(1, n), f"timing kernel {k.name}")
+            entry = {"scenario": k.scenario, "file": k.file, "function": k.function}
+            doc["kernels"][k.name] = entry
+            if err:
+                entry["error"] = err
+                continue
+            entry.update(_bench_hand(session, k, cub, kcounters.get(k.name), memcpy_gbps, device_model, cancelled))
+        if sweeps:
+            for si, name in enumerate(SWEEPS):
+                progress(0.8 + 0.18 * si / len(SWEEPS), f"sweep {name}")
+                try:
+                    doc["sweeps"][name] = run_sweep(session, name, memcpy_gbps, device_model, doc["scenarios"],
+                                                    cancelled)
+                except KernelFault as err:
+                    doc["sweeps"][name] = {"error": str(err), "points": []}
+        progress(1.0, "done")
+        return doc
+    finally:
+        if own:
+            session.close()
+
+
+def _counters_in_groups(prepared, hand_specs, group: int = 400):
+    counters, kcounters = {}, {}
+    for start in range(0, max(len(prepared), 1), group):
+        c, k = counters_for(prepared[start:start + group], hand_specs if start == 0 else None)
+        counters.update(c)
+        kcounters.update(k)
+    return counters, kcounters
+
+
+def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> dict:
+    from . import handwritten
+    from .plan import DeviceLimits, plan_scale
+    from .results import mismatches
+    from .runner import KernelFault
+    from .simulate import work_estimate
+
+    out: dict = {}
+    sc = handwritten.scenario_of(k, False)
+    model = analyze(sc).metrics
+    out["model"] = model
+    out["counters"] = hw
+    out["match"] = None if hw is None else not mismatches({"model": model, "counters": hw})
+    out["mismatches"] = mismatches(out)
+    try:
+        spec = handwritten.launch_spec(k, sc, cubin)
+        before = handwritten.initial_bytes(sc)
+        after = session.run_once(spec, before)
+        out["check"] = handwritten.check(k, sc, before, after)
+        big = handwritten.scenario_of(k, True)
+        bspec = handwritten.launch_spec(k, big, cubin)
+        lim = session.limits()
+        sets = plan_scale(big, DeviceLimits(lim.sm_count, lim.l2_bytes, lim.free_bytes), replicas=1).buffer_sets
+        timing = session.time_launch(bspec, sets, cancelled=cancelled)
+        t = {"scale": {"params": dict(k.timing.get("params", {})), "grid": list(big.launch.grid),
+                       "buffer_sets": sets, "launch_global_bytes": bspec.buffer_bytes}, **timing.as_dict()}
+        if work_estimate(big) <= MAX_SCALED_WORK:
+            t.update(_rates(analyze(big), 1, timing.median_ms, memcpy_gbps, device_model))
+        out["timing"] = t
+    except KernelFault as err:
+        out["error"] = str(err)
+    return out
+
+
+__all__ = ["validate", "bench", "prepare", "counters_for", "Prepared", "SWEEPS", "run_sweep", "Cancelled"]

@@ -1,0 +1,191 @@
+"""``warpviz validate`` and ``warpviz bench`` (registered in ``viz/cli.py``).
+
+validate FILE_OR_NAME... | --all [--random N] [--seed S] [--json]
+    The ten metrics, model vs Nsight Compute, per scenario. Exit 0 when every metric of
+    every scenario matches, 1 on any mismatch, 2 when it cannot run (no PyCUDA, no
+    driver, no device, no ncu, counters not permitted; the message says which).
+bench FILE_OR_NAME... | --all [--json] [--out PATH] [--label TEXT] [--no-counters]
+      [--no-kernels] [--no-sweeps]
+    Times every scenario (scaled to fill the GPU), checks results, reads counters,
+    times the hand-written kernels and the sweeps, and writes the versioned results
+    file (``viz.gpu.results``); ``--json`` prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from . import GpuUnavailable
+
+
+def add_parsers(sub) -> None:
+    va = sub.add_parser("validate", help="model vs Nsight Compute counters on this machine's GPU")
+    va.add_argument("scenarios", nargs="*", metavar="FILE_OR_NAME")
+    va.add_argument("--all", action="store_true", help="every built-in scenario")
+    va.add_argument("--random", type=int, default=0, metavar="N", help="also N random scenarios")
+    va.add_argument("--seed", type=int, default=0)
+    va.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
+    va.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+    be = sub.add_parser("bench", help="time scenarios on this machine's GPU and write a results file")
+    be.add_argument("scenarios", nargs="*", metavar="FILE_OR_NAME")
+    be.add_argument("--all", action="store_true", help="every built-in scenario")
+    be.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
+    be.add_argument("--json", action="store_true", help="print the results document")
+    be.add_argument("--out", metavar="PATH", help="write the results file here")
+    be.add_argument("--label", help="where and when it was measured (stored in the file)")
+    be.add_argument("--no-counters", action="store_true", help="skip Nsight Compute")
+    be.add_argument("--no-kernels", action="store_true", help="skip the hand-written kernels")
+    be.add_argument("--no-sweeps", action="store_true", help="skip the sweeps")
+
+
+def _fail(message: str) -> int:
+    print(f"warpviz: {message}", file=sys.stderr)
+    return 2
+
+
+def _items(args) -> list:
+    from ..scenario import builtin_names, load, parse_overrides
+
+    names = list(args.scenarios)
+    if args.all:
+        names += builtin_names()
+    overrides = parse_overrides(args.set)
+    items = []
+    for n in names:
+        sc = load(n, overrides if overrides and not args.all else None)
+        if sc.expect_error:
+            continue  # a lesson in an error: the model refuses it, nothing to run
+        items.append((sc.name or n, sc))
+    return items
+
+
+def _require(counters: bool) -> dict:
+    from .compile import find_nvcc
+    from .ncu import find_ncu
+    from .runner import probe
+
+    info = probe()
+    if not find_nvcc():
+        raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
+    if counters and not find_ncu():
+        raise GpuUnavailable("Nsight Compute (ncu) is not installed or not on the PATH", "ncu")
+    return info
+
+
+def cmd_validate(args) -> int:
+    from ..scenario import ScenarioError
+    from .bench import validate
+    from .randomgen import scenarios as random_scenarios
+
+    try:
+        items = _items(args)
+    except ScenarioError as err:
+        return _fail(str(err))
+    if args.random:
+        items += random_scenarios(args.random, args.seed)
+    if not items:
+        return _fail("nothing to validate: name scenarios, or give --all or --random N")
+    try:
+        _require(True)
+        results = validate(items)
+    except GpuUnavailable as err:
+        return _fail(f"cannot validate on this machine: {err.reason}")
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        print(format_validation(results))
+    bad = [r for r in results if r["match"] is not True]
+    return 1 if bad else 0
+
+
+def format_validation(results: list[dict]) -> str:
+    out = []
+    for r in results:
+        head = f"{r['label']}: {r['title']}"
+        if r["error"]:
+            out.append(f"{head}\n  ERROR {r['error']}")
+            continue
+        out.append(f"{head}  [{'all match' if r['match'] else 'MISMATCH'}]")
+        for row in r["rows"]:
+            hw = "-" if row["hardware"] is None else f"{row['hardware']:,}"
+            out.append(f"  {row['metric']:<58} {row['model']:>12,} {hw:>12}  {'ok' if row['match'] else 'DIFFERS'}")
+    n_ok = sum(1 for r in results if r["match"])
+    out.append(f"\n{n_ok} of {len(results)} scenarios: model equals counters on all 10 metrics")
+    return "\n".join(out)
+
+
+def cmd_bench(args) -> int:
+    from ..scenario import ScenarioError
+    from . import results as res
+    from .bench import bench
+
+    try:
+        items = _items(args)
+    except ScenarioError as err:
+        return _fail(str(err))
+    if not items:
+        return _fail("nothing to bench: name scenarios, or give --all")
+    try:
+        _require(False)
+        doc = bench(items, with_counters=not args.no_counters, hand_kernels=not args.no_kernels,
+                    sweeps=not args.no_sweeps, label=args.label,
+                    progress=lambda f, t: print(f"[{f * 100:5.1f}%] {t}", file=sys.stderr, flush=True))
+    except GpuUnavailable as err:
+        return _fail(f"cannot bench on this machine: {err.reason}")
+    if args.out:
+        res.save(doc, args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.json:
+        print(res.dumps(doc), end="")
+    else:
+        print(format_bench(doc))
+    return 0
+
+
+def format_bench(doc: dict) -> str:
+    """The readable summary: per scenario time, bandwidth, share of cudaMemcpy, prediction, counters."""
+    ceil = doc.get("ceiling", {}).get("memcpy_d2d", {})
+    out = [f"{doc['device'].get('name')} (cc {doc['device'].get('compute_capability')}, "
+           f"driver {doc['device'].get('driver')}), {doc['measured_at']}",
+           f"cudaMemcpy D2D {ceil.get('bytes', 0) >> 20} MiB: {ceil.get('gbps', 0):,.0f} GB/s"
+           f" (median of {ceil.get('timing', {}).get('runs', 0)})", "",
+           f"{'scenario':<28} {'median ms':>10} {'spread':>7} {'GB/s':>8} {'useful':>8} {'of cpy':>7} "
+           f"{'pred ms':>9} {'ns/warp-inst':>12} {'counters':>9} {'result':>8}"]
+
+    def row(name, e):
+        t = e.get("timing") or {}
+        if "error" in e and not t:
+            return f"{name:<28} ERROR {e['error'][:90]}"
+        frac = t.get("fraction_of_memcpy")
+        pred = (t.get("predicted") or {}).get("ms")
+        ctr = {True: "match", False: "DIFFER", None: "-"}[e.get("match")]
+        chk = (e.get("check") or {}).get("status", "-")
+        return (f"{name:<28} {t.get('median_ms', 0):>10.4f} {t.get('spread', 0) * 100:>6.1f}% "
+                f"{t.get('gbps', 0) or 0:>8.0f} {t.get('useful_gbps', 0) or 0:>8.0f} "
+                f"{'' if frac is None else f'{frac * 100:.0f}%':>7} {'' if pred is None else f'{pred:.4f}':>9} "
+                f"{t.get('ns_per_warp_instruction') or 0:>12.4f} {ctr:>9} {chk[:8]:>8}")
+
+    for name, e in doc["scenarios"].items():
+        out.append(row(name, e))
+    if doc.get("kernels"):
+        out += ["", "hand-written kernels (kernels/):"]
+        for name, e in doc["kernels"].items():
+            out.append(row(name, e))
+    for name, sw in (doc.get("sweeps") or {}).items():
+        pts = sw.get("points", [])
+        out.append("")
+        out.append(f"sweep {name}: " + ", ".join(
+            f"{p['label']}: {p['median_ms']:.4f} ms (pred {p['predicted_ms']:.4f})" if p.get("predicted_ms")
+            else f"{p['label']}: {p['median_ms']:.4f} ms" for p in pts))
+    bad = [n for n, e in doc["scenarios"].items() if e.get("match") is False]
+    bad += [n for n, e in doc.get("kernels", {}).items() if e.get("match") is False]
+    out.append("")
+    out.append("counters differ from the model for: " + ", ".join(bad) if bad else
+               "counters: every compared scenario and kernel matches the model" if doc.get("counters_note", "").startswith("Nsight")
+               else doc.get("counters_note", ""))
+    return "\n".join(out)
+
+
+__all__ = ["add_parsers", "cmd_validate", "cmd_bench", "format_validation", "format_bench"]

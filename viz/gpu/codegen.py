@@ -1,0 +1,361 @@
+"""CUDA C for any scenario, printed from its expression trees (never from its text).
+
+One kernel per scenario. Its memory instructions are exactly the model's warp
+instructions (``viz.scenario.expand_instructions``), so Nsight Compute's counters of the
+kernel can be compared with ``viz.engine`` key by key:
+
+* Every thread computes the scenario's names as ``long long`` locals (``threadIdx.x`` is
+  signed 64-bit as in the model), params are inlined as literals (so divisions by them
+  become multiplications), loop variables are ``long long`` loop counters.
+* Accesses run in program order, each over its loop points. Consecutive accesses with
+  the same loops share one loop nest (load ``in[j]``, store ``tile[j]`` in one
+  iteration, as a hand-written kernel does); the totals do not depend on the order.
+* Every access is one ``asm volatile`` PTX instruction per part of the element, of the
+  element's width: 1, 2, 4, 8 (``.v2.b32``) or 16 bytes (``.v4.b32``, LDG.128/LDS.128).
+  A whole ``float3`` or struct is one scalar instruction per component or field, as the
+  model counts it. Nothing the compiler does can merge, split, hoist or drop them:
+  NVVM never touches ``asm volatile``; shared accesses are ``.volatile``; a global
+  access whose address could repeat in one thread (a loop variable it does not use, or
+  another access with the same index) is ``.volatile`` too, so ptxas cannot reuse it.
+* ``when`` is an ``if``, behind a warp vote, so a warp with no active lane branches
+  over the instruction instead of issuing it predicated off (the model counts
+  nothing for such a warp).
+* Loads are kept alive without extra accesses: each loaded word is XORed into a
+  register, written by one store only if the kernel argument ``wv_sink_on`` is
+  non-zero, which it never is.
+* Stores write the thread's *carry*: 16 bytes that each load fills at the part's
+  position in the element, so a copy copies and a transpose transposes.
+* Shared arrays are carved from one ``extern __shared__`` byte buffer at exactly the
+  model's offsets (``Array.base``); global arrays are pointer arguments to their
+  256-byte aligned starts, with ``offset`` added in the kernel, as in the model.
+* A barrier separates two accesses to one array when either is a store, so values flow
+  between threads as in a real kernel; barriers cost no memory instructions.
+* Replicas: launched with ``gridDim.x = grid.x * R``, block ``b`` runs the model's block
+  ``b % grid.x`` on the ``b / grid.x``-th copy of the global arrays, ``wv_rep_bytes``
+  further on (a multiple of 256, so every warp sees the same sectors and lines). That is
+  how the runner fills the GPU with any scenario; R = 1 is exactly the model's launch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..expr import Name, Node, names, to_cuda, to_text
+from ..scenario import Access, Array, Loop, Scenario
+
+KERNEL_NAME = "wv_kernel"
+REPLICA_ALIGN = 256
+
+PRELUDE = r"""#ifndef WV_PRELUDE
+#define WV_PRELUDE
+// warpviz prelude: the expression language's functions on 64-bit C integers.
+__device__ __forceinline__ long long wv_min(long long a, long long b) { return a < b ? a : b; }
+__device__ __forceinline__ long long wv_max(long long a, long long b) { return a > b ? a : b; }
+// rev(x, bits): the low `bits` bits of x reversed, higher bits dropped (bits 0..62).
+__device__ __forceinline__ long long wv_rev(long long x, long long bits) {
+    return bits <= 0 ? 0LL : (long long)(__brevll((unsigned long long)x) >> (64 - bits));
+}
+// Put `size` bytes (1 or 2) of `x` into carry word `w` at byte `b`, keeping the others.
+__device__ __forceinline__ unsigned wv_insert(unsigned w, unsigned x, int b, int size) {
+    const unsigned mask = (size == 1 ? 0xffu : 0xffffu) << (8 * b);
+    return (w & ~mask) | ((x << (8 * b)) & mask);
+}
+#endif
+"""
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    """A scenario's kernel and what the runner needs to launch it."""
+
+    name: str
+    source: str
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]            # the model's grid (R = 1)
+    shared_bytes: int                     # dynamic shared memory
+    global_arrays: tuple[str, ...]        # pointer arguments, in order
+    global_starts: tuple[int, ...]        # each array's start within one replica
+    replica_bytes: int                    # one replica's global footprint, 256-aligned
+    barriers: int                         # __syncthreads() between access groups
+
+    @property
+    def key(self) -> str:
+        """A content hash of the source: the compile cache's key."""
+        return hashlib.sha256(self.source.encode()).hexdigest()[:20]
+
+    def launch_grid(self, replicas: int = 1) -> tuple[int, int, int]:
+        gx, gy, gz = self.grid
+        return (gx * replicas, gy, gz)
+
+
+# ---------------------------------------------------------------------------- names
+
+
+def _builtin_rename(sc: Scenario) -> dict[str, str]:
+    bx, by, bz = sc.launch.block
+    gx, gy, gz = sc.launch.grid
+    ren = {
+        "threadIdx.x": "wv_tx", "threadIdx.y": "wv_ty", "threadIdx.z": "wv_tz",
+        "blockIdx.x": "wv_bx", "blockIdx.y": "wv_by", "blockIdx.z": "wv_bz",
+        "blockDim.x": f"({bx}LL)", "blockDim.y": f"({by}LL)", "blockDim.z": f"({bz}LL)",
+        "gridDim.x": f"({gx}LL)", "gridDim.y": f"({gy}LL)", "gridDim.z": f"({gz}LL)",
+        "tid": "wv_tid", "lane": "wv_lane", "warp": "wv_warp",
+    }
+    for k, v in sc.params.items():
+        ren[k] = f"({v}LL)"
+    return ren
+
+
+def _loop_var(var: str) -> str:
+    return f"v_{var}"
+
+
+def _expr(node: Node, rename: dict[str, str]) -> str:
+    return to_cuda(node, rename)
+
+
+# ---------------------------------------------------------------------------- groups
+
+
+@dataclass
+class _Group:
+    loops: tuple[Loop, ...]
+    accesses: list[Access]
+    barrier_before: bool
+
+
+def _loops_key(loops: tuple[Loop, ...]) -> tuple:
+    return tuple((lp.var, lp.start, lp.stop, lp.step) for lp in loops)
+
+
+def _conflicts(a: Access, earlier: list[Access]) -> bool:
+    """Two accesses to one array, one of them a store: a barrier must order them."""
+    return any(b.array == a.array and "store" in (a.op, b.op) for b in earlier)
+
+
+def plan_groups(sc: Scenario) -> list[_Group]:
+    """Program order, split where a barrier is needed, fused where the loops are equal."""
+    groups: list[_Group] = []
+    since_barrier: list[Access] = []
+    for a in sc.accesses:
+        barrier = _conflicts(a, since_barrier)
+        if barrier:
+            since_barrier = []
+        if groups and not barrier and _loops_key(groups[-1].loops) == _loops_key(a.loops):
+            groups[-1].accesses.append(a)
+        else:
+            groups.append(_Group(a.loops, [a], barrier))
+        since_barrier.append(a)
+    return groups
+
+
+def _may_repeat(a: Access, sc: Scenario) -> bool:
+    """Could one thread touch the same address twice through this access? Then ptxas must
+    not be allowed to reuse or drop the memory operation (``.volatile``)."""
+    used = set().union(*(names(n) for n in a.indices))
+    if any(lp.var not in used for lp in a.loops):
+        return True
+    return any(b.index != a.index and b.array == a.array and b.indices == a.indices for b in sc.accesses)
+
+
+# ---------------------------------------------------------------------------- PTX
+
+
+_PTX_SCALAR = {1: "u8", 2: "u16", 4: "b32"}
+
+
+def _carry_pos(a: Access, part_off: int, size: int) -> int:
+    """Byte position of a part in the 16-byte carry: its offset from the access's first
+    part (so ``p[i].y`` and ``out[i]`` meet at byte 0), wrapped into 16 bytes."""
+    rel = (part_off - a.parts[0][0]) % 16
+    if rel + size > 16 or rel % min(size, 4):
+        rel = 0
+    return rel
+
+
+def _load_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> list[str]:
+    st = "shared" if space == "shared" else "global"
+    q = ".volatile" if volatile else ""
+    addr = '"r"' if space == "shared" else '"l"'
+    w = pos // 4
+    if size in (1, 2):
+        b = pos % 4
+        return [
+            "{ unsigned short wv_h;",
+            f'  asm volatile("ld{q}.{st}.{_PTX_SCALAR[size]} %0, [%1];" : "=h"(wv_h) : {addr}({ptr}) : "memory");',
+            f"  wv_v[{w}] = wv_insert(wv_v[{w}], (unsigned)wv_h, {b}, {size}); wv_acc ^= (unsigned)wv_h; }}",
+        ]
+    if size == 4:
+        return [f'asm volatile("ld{q}.{st}.b32 %0, [%1];" : "=r"(wv_v[{w}]) : {addr}({ptr}) : "memory");',
+                f"wv_acc ^= wv_v[{w}];"]
+    if size == 8:
+        return [f'asm volatile("ld{q}.{st}.v2.b32 {{%0, %1}}, [%2];" : "=r"(wv_v[{w}]), "=r"(wv_v[{w + 1}]) '
+                f': {addr}({ptr}) : "memory");',
+                f"wv_acc ^= wv_v[{w}] ^ wv_v[{w + 1}];"]
+    if size == 16:
+        return [f'asm volatile("ld{q}.{st}.v4.b32 {{%0, %1, %2, %3}}, [%4];" : "=r"(wv_v[0]), "=r"(wv_v[1]), '
+                f'"=r"(wv_v[2]), "=r"(wv_v[3]) : {addr}({ptr}) : "memory");',
+                "wv_acc ^= wv_v[0] ^ wv_v[1] ^ wv_v[2] ^ wv_v[3];"]
+    raise ValueError(f"no memory instruction is {size} bytes wide")
+
+
+def _store_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> list[str]:
+    st = "shared" if space == "shared" else "global"
+    q = ".volatile" if volatile else ""
+    addr = '"r"' if space == "shared" else '"l"'
+    w = pos // 4
+    if size in (1, 2):
+        b = pos % 4
+        mask = "0xffu" if size == 1 else "0xffffu"
+        return [f'asm volatile("st{q}.{st}.{_PTX_SCALAR[size]} [%0], %1;" :: {addr}({ptr}), '
+                f'"h"((unsigned short)((wv_v[{w}] >> {8 * b}) & {mask})) : "memory");']
+    if size == 4:
+        return [f'asm volatile("st{q}.{st}.b32 [%0], %1;" :: {addr}({ptr}), "r"(wv_v[{w}]) : "memory");']
+    if size == 8:
+        return [f'asm volatile("st{q}.{st}.v2.b32 [%0], {{%1, %2}};" :: {addr}({ptr}), "r"(wv_v[{w}]), '
+                f'"r"(wv_v[{w + 1}]) : "memory");']
+    if size == 16:
+        return [f'asm volatile("st{q}.{st}.v4.b32 [%0], {{%1, %2, %3, %4}};" :: {addr}({ptr}), "r"(wv_v[0]), '
+                f'"r"(wv_v[1]), "r"(wv_v[2]), "r"(wv_v[3]) : "memory");']
+    raise ValueError(f"no memory instruction is {size} bytes wide")
+
+
+# ---------------------------------------------------------------------------- emit
+
+
+def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario) -> list[str]:
+    label = f"{a.op} {arr.name}" + "".join(f"[{to_text(n)}]" for n in a.indices) + \
+        (f".{a.field}" if a.field else "")
+    out = [f"// access {a.index}: {label}"]
+    body: list[str] = []
+    idx_names = ["wv_row", "wv_col"] if len(a.indices) == 2 else ["wv_col"]
+    for nm, node in zip(idx_names, a.indices):
+        body.append(f"const long long {nm} = {_expr(node, rename)};")
+    lay_ren = dict(rename)
+    lay_ren.update({"row": "wv_row", "col": "wv_col"})
+    body.append(f"const long long wv_e = {_expr(arr.layout, lay_ren)};")
+    esize = arr.type.size
+    volatile = arr.space == "shared" or _may_repeat(a, sc)
+    if arr.space == "shared":
+        body.append(f"const unsigned wv_a = wv_sbase + (unsigned)({arr.base}LL + wv_e * {esize}LL);")
+    else:
+        body.append(f"unsigned char* const wv_a = g_{arr.name} + ({arr.offset}LL + wv_e * {esize}LL);")
+    for off, size in a.parts:
+        pos = _carry_pos(a, off, size)
+        ptr = f"wv_a + {off}u" if arr.space == "shared" else f"wv_a + {off}"
+        if off == 0:
+            ptr = "wv_a"
+        emit = _load_part if a.op == "load" else _store_part
+        body.extend(emit(arr.space, ptr, size, pos, volatile))
+    if a.when is None:
+        out.append("{")
+        out.extend("  " + ln for ln in body)
+        out.append("}")
+    else:
+        out.append(f"{{ const bool wv_on = ({_expr(a.when, rename)}) != 0;")
+        # A warp with no active lane branches over the instruction (the model counts nothing).
+        out.append("  if (__any_sync(wv_wmask, wv_on)) { if (wv_on) {")
+        out.extend("    " + ln for ln in body)
+        out.append("  } } }")
+    return out
+
+
+def _loop_open(loops: tuple[Loop, ...], rename: dict[str, str], depth: int) -> tuple[list[str], dict[str, str]]:
+    lines = []
+    ren = dict(rename)
+    for k, lp in enumerate(loops):
+        s, e, d = (_expr(n, ren) for n in (lp.start, lp.stop, lp.step))
+        v = _loop_var(lp.var)
+        ind = "  " * (depth + 2 * k)
+        lines.append(f"{ind}{{ const long long wv_s{k} = {s}, wv_e{k} = {e}, wv_d{k} = {d};")
+        lines.append(f"{ind}  for (long long {v} = wv_s{k}; wv_d{k} > 0 ? {v} < wv_e{k} : {v} > wv_e{k}; "
+                     f"{v} += wv_d{k}) {{")
+        ren[lp.var] = v
+    return lines, ren
+
+
+def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
+    """The scenario's kernel as CUDA C (``extern "C" __global__ void name(...)``)."""
+    rename = _builtin_rename(sc)
+    bx, by, bz = sc.launch.block
+    gx = sc.launch.grid[0]
+    tpb = bx * by * bz
+    globals_ = [a for a in sc.arrays if a.space == "global"]
+    footprint = max((a.start + a.footprint for a in globals_), default=0)
+    replica_bytes = max(REPLICA_ALIGN, -(-footprint // REPLICA_ALIGN) * REPLICA_ALIGN)
+    shared_bytes = sc.shared_bytes
+
+    args = [f"unsigned char* __restrict__ wv_g_{a.name}" for a in globals_]
+    args += ["unsigned long long wv_rep_bytes", "unsigned* __restrict__ wv_sink", "int wv_sink_on"]
+    L: list[str] = [PRELUDE]
+    L.append(f"// warpviz kernel for {sc.name or sc.source}: {_c_comment(sc.title)}")
+    L.append(f"// block ({bx}, {by}, {bz}), grid {tuple(sc.launch.grid)}; launch gridDim.x = {gx} * replicas.")
+    for a in sc.arrays:
+        where = f"shared bytes {a.base}..{a.base + a.nbytes - 1}" if a.space == "shared" else f"start {a.start} + offset {a.offset}"
+        L.append(f"//   {_c_comment(a.describe())}: {where}")
+    L.append(f'extern "C" __global__ void __launch_bounds__({tpb}) {name}(')
+    L.append("    " + ",\n    ".join(args) + ")")
+    L.append("{")
+    I = "  "  # noqa: E741
+    if shared_bytes:
+        L.append(I + "extern __shared__ __align__(1024) unsigned char wv_smem[];")
+        L.append(I + "const unsigned wv_sbase = (unsigned)__cvta_generic_to_shared(wv_smem);")
+    L.append(I + f"const unsigned wv_rep = blockIdx.x / {gx}u;")
+    L.append(I + f"const long long wv_bx = (long long)(blockIdx.x - wv_rep * {gx}u);")
+    L.append(I + "const long long wv_by = blockIdx.y, wv_bz = blockIdx.z;")
+    L.append(I + "const long long wv_tx = threadIdx.x, wv_ty = threadIdx.y, wv_tz = threadIdx.z;")
+    L.append(I + f"const long long wv_tid = wv_tx + wv_ty * {bx}LL + wv_tz * {bx * by}LL;")
+    L.append(I + "const long long wv_lane = wv_tid % 32, wv_warp = wv_tid / 32;")
+    if tpb % 32:
+        L.append(I + f"const unsigned wv_wmask = wv_warp < {tpb // 32} ? 0xffffffffu : ((1u << {tpb % 32}) - 1u);")
+    else:
+        L.append(I + "const unsigned wv_wmask = 0xffffffffu;")
+    L.append(I + "(void)wv_wmask; (void)wv_lane; (void)wv_warp; (void)wv_tid;")
+    L.append(I + "(void)wv_bx; (void)wv_by; (void)wv_bz; (void)wv_tx; (void)wv_ty; (void)wv_tz;")
+    for a in globals_:
+        L.append(I + f"unsigned char* const g_{a.name} = wv_g_{a.name} + (unsigned long long)wv_rep * wv_rep_bytes;")
+    # The carry: what the last load brought, what the next store writes.
+    L.append(I + "unsigned wv_v[4] = {(unsigned)wv_tid * 2654435761u, 0x01234567u, 0x89abcdefu, 0x76543210u};")
+    L.append(I + "unsigned wv_acc = 0;")
+    groups = plan_groups(sc)
+    barriers = 0
+    for g in groups:
+        if g.barrier_before:
+            L.append(I + "__syncthreads();")
+            barriers += 1
+        opened, ren = _loop_open(g.loops, rename, 1)
+        L.extend(opened)
+        ind = "  " * (1 + 2 * len(g.loops))
+        for a in g.accesses:
+            L.extend(ind + ln for ln in _access_lines(a, sc.array(a.array), ren, sc))
+        for k in reversed(range(len(g.loops))):
+            L.append("  " * (1 + 2 * k) + "  } }")
+    L.append(I + "// Keeps every load alive; wv_sink_on is always 0, so this store never runs.")
+    L.append(I + "if (wv_sink_on) *wv_sink = wv_acc ^ wv_v[0] ^ wv_v[1] ^ wv_v[2] ^ wv_v[3];")
+    L.append("}")
+    return GeneratedKernel(name=name, source="\n".join(L) + "\n", block=tuple(sc.launch.block),
+                           grid=tuple(sc.launch.grid), shared_bytes=shared_bytes,
+                           global_arrays=tuple(a.name for a in globals_),
+                           global_starts=tuple(a.start for a in globals_),
+                           replica_bytes=replica_bytes, barriers=barriers)
+
+
+def _c_comment(text: str) -> str:
+    """Text safe inside a // comment: one line, no trailing backslash."""
+    return " ".join(str(text).split()).replace("\\", "/")
+
+
+def expected_instructions(sc: Scenario) -> dict[str, int]:
+    """Memory instructions per thread if every access ran (the PTX static check's scale)."""
+    from ..scenario import expand_instructions
+
+    out = {"ld.shared": 0, "st.shared": 0, "ld.global": 0, "st.global": 0}
+    for ins in expand_instructions(sc):
+        a = sc.accesses[ins.access]
+        arr = sc.array(a.array)
+        out[("ld." if a.op == "load" else "st.") + arr.space] += 1
+    return out
+
+
+__all__ = ["GeneratedKernel", "generate", "plan_groups", "PRELUDE", "KERNEL_NAME", "expected_instructions"]

@@ -1,0 +1,170 @@
+"""nvcc for sm_90, with an on-disk cubin cache keyed by the source's hash.
+
+Used by the runner (to load cubins into PyCUDA), the counters driver and the tests
+(which compile every kernel without a GPU). Compiling needs only ``nvcc``, no driver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from . import GpuUnavailable
+
+ARCH = "sm_90"
+NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
+
+
+class CompileError(RuntimeError):
+    """nvcc refused a kernel; ``log`` is its message."""
+
+    def __init__(self, log: str):
+        self.log = log
+        super().__init__(f"nvcc failed:\n{log}")
+
+
+def find_nvcc() -> str | None:
+    cand = shutil.which("nvcc")
+    if cand:
+        return cand
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_ROOT"), os.environ.get("CUDA_PATH"),
+                 "/usr/local/cuda"):
+        if root and Path(root, "bin", "nvcc").exists():
+            return str(Path(root, "bin", "nvcc"))
+    return None
+
+
+def find_tool(name: str) -> str | None:
+    """A CUDA tool beside nvcc or on the PATH (cuobjdump, nvdisasm, ncu)."""
+    cand = shutil.which(name)
+    if cand:
+        return cand
+    nvcc = find_nvcc()
+    if nvcc and Path(nvcc).with_name(name).exists():
+        return str(Path(nvcc).with_name(name))
+    return None
+
+
+def cache_dir() -> Path:
+    """``$WARPVIZ_CACHE/cubin``, else ``~/.cache/warpviz/cubin`` (XDG_CACHE_HOME honoured)."""
+    if os.environ.get("WARPVIZ_CACHE"):
+        d = Path(os.environ["WARPVIZ_CACHE"]) / "cubin"
+    else:
+        d = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "warpviz" / "cubin"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _key(source: str, arch: str, flags: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for part in (source, arch, " ".join(flags), _nvcc_version()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+_VERSION: str | None = None
+
+
+def _nvcc_version() -> str:
+    global _VERSION
+    if _VERSION is None:
+        nvcc = find_nvcc()
+        if not nvcc:
+            return "none"
+        try:
+            out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+            m = re.search(r"release [\d.]+, V([\d.]+)", out)
+            _VERSION = m.group(1) if m else out.strip()[-40:]
+        except (OSError, subprocess.SubprocessError):
+            _VERSION = "unknown"
+    return _VERSION
+
+
+def nvcc_version() -> str:
+    return _nvcc_version()
+
+
+def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
+                  use_cache: bool = True, timeout: float = 300) -> bytes:
+    """The cubin for ``source``; raises CompileError with nvcc's message, GpuUnavailable without nvcc."""
+    nvcc = find_nvcc()
+    if not nvcc:
+        raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
+    key = _key(source, arch, flags)
+    cached = cache_dir() / f"{key}.cubin"
+    if use_cache and cached.exists():
+        return cached.read_bytes()
+    with tempfile.TemporaryDirectory(prefix="warpviz-nvcc-") as tmp:
+        src = Path(tmp) / "kernel.cu"
+        out = Path(tmp) / "kernel.cubin"
+        src.write_text(source)
+        try:
+            proc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *flags, "-o", str(out), str(src)],
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"nvcc took more than {timeout:.0f} s") from None
+        if proc.returncode != 0 or not out.exists():
+            raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
+        data = out.read_bytes()
+    if use_cache:
+        tmp_path = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp_path.write_bytes(data)
+        os.replace(tmp_path, cached)
+    return data
+
+
+def compile_many(sources: list[str], arch: str = ARCH, jobs: int | None = None) -> list[bytes | CompileError]:
+    """Compile several kernels in parallel; each entry is a cubin or the CompileError."""
+
+    def one(src: str):
+        try:
+            return compile_cubin(src, arch)
+        except CompileError as err:
+            return err
+
+    jobs = jobs or max(1, min(16, os.cpu_count() or 1))
+    with ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(one, sources))
+
+
+def sass_memory_instructions(cubin: bytes) -> list[str] | None:
+    """The cubin's memory instructions (LDG/STG/LDS/STS and widths) via cuobjdump, or None."""
+    tool = find_tool("cuobjdump")
+    if not tool:
+        return None
+    with tempfile.TemporaryDirectory(prefix="warpviz-sass-") as tmp:
+        path = Path(tmp) / "k.cubin"
+        path.write_bytes(cubin)
+        proc = subprocess.run([tool, "--dump-sass", str(path)], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        return None
+    return memory_lines(proc.stdout)
+
+
+_MEM_OPS = {"LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "LDSM", "ATOMG", "ATOMS", "RED", "ATOM"}
+
+
+def memory_lines(sass: str) -> list[str]:
+    """Lines of a SASS dump that access memory, as ``/*0090*/  LDG.E.128 R4, desc[UR4][R2.64] ;``."""
+    out = []
+    for line in sass.splitlines():
+        code = line.split(";")[0]
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s+(.*)", code)
+        if not m:
+            continue
+        text = m.group(2).strip()
+        op = text.split()[0] if not text.startswith("@") else text.split()[1]
+        if op.split(".")[0] in _MEM_OPS:
+            out.append(f"/*{m.group(1)}*/ {text}")
+    return out
+
+
+__all__ = ["compile_cubin", "compile_many", "CompileError", "find_nvcc", "find_tool", "sass_memory_instructions",
+           "memory_lines", "ARCH"]

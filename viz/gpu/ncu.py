@@ -1,0 +1,142 @@
+"""Hardware counters: run kernels under Nsight Compute and compare with the model.
+
+``ncu --metrics <the ten metrics> --csv`` profiles a small driver process
+(``python -m viz.gpu.ncu_driver SPEC``) that loads each cubin and launches it once at
+the scenario's own launch (R = 1), with distinct kernel names so many scenarios share
+one ncu session. The CSV is parsed here; nothing in this module imports PyCUDA.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engine import METRIC_NAMES
+from . import GpuUnavailable
+
+NCU_TIMEOUT_S = 1800
+
+
+def find_ncu() -> str | None:
+    from .compile import find_tool
+
+    tool = find_tool("ncu")
+    if tool:
+        return tool
+    for pattern in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu", "/usr/local/NVIDIA-Nsight-Compute*/ncu"):
+        hits = sorted(glob.glob(pattern))
+        if hits:
+            return hits[-1]
+    return None
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    metric: str
+    model: int
+    hardware: int | None
+
+    @property
+    def match(self) -> bool:
+        return self.hardware is not None and self.model == self.hardware
+
+    def as_dict(self) -> dict:
+        return {"metric": self.metric, "model": self.model, "hardware": self.hardware, "match": self.match}
+
+
+def compare(model: dict[str, int], hardware: dict[str, int] | None) -> list[MetricRow]:
+    """One row per contract metric: the model's total and the counter's."""
+    hw = hardware or {}
+    return [MetricRow(m, int(model.get(m, 0)), hw.get(m)) for m in METRIC_NAMES]
+
+
+def _number(text: str) -> int | None:
+    t = text.strip().replace(",", "").replace("\u202f", "")
+    if not t or t.lower() in ("n/a", "nan"):
+        return None
+    try:
+        return int(round(float(t)))
+    except ValueError:
+        return None
+
+
+def parse_csv(text: str) -> dict[str, dict[str, int]]:
+    """ncu's ``--csv`` details output -> {kernel name: {metric: value}} (summed over launches
+    of the same name, which the driver never makes)."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    if not lines:
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    seen: dict[tuple[str, str], set] = {}
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        name = row.get("Kernel Name") or row.get("Function Name") or ""
+        metric = row.get("Metric Name")
+        if not name or not metric:
+            continue
+        name = re.sub(r"\(.*\)$", "", name.strip())
+        value = _number(row.get("Metric Value", ""))
+        if value is None:
+            continue
+        launch_id = row.get("ID", "")
+        ids = seen.setdefault((name, metric), set())
+        if launch_id in ids:
+            continue
+        ids.add(launch_id)
+        out.setdefault(name, {})
+        out[name][metric] = out[name].get(metric, 0) + value
+    return out
+
+
+def explain_failure(text: str, returncode: int) -> GpuUnavailable | None:
+    """The exact reason ncu read nothing, when it is one the user must know."""
+    if "ERR_NVGPUCTRPERM" in text:
+        return GpuUnavailable("Nsight Compute may not read the GPU's performance counters here "
+                              "(ERR_NVGPUCTRPERM): run as root or allow profiling for all users "
+                              "(NVreg_RestrictProfilingToAdminUsers=0)", "counters")
+    if "LibraryNotLoaded" in text or "Failed to initialize the profiler" in text:
+        return GpuUnavailable("Nsight Compute could not initialise its profiler on this machine "
+                              "(counters not available in this environment)", "counters")
+    if "No kernels were profiled" in text:
+        return None
+    return None
+
+
+def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None) -> tuple[dict, str]:
+    """Profile every launch of ``spec`` (see ``ncu_driver``); returns (counters by kernel, log)."""
+    ncu = find_ncu()
+    if not ncu:
+        raise GpuUnavailable("Nsight Compute (ncu) is not installed or not on the PATH", "ncu")
+    repo_root = str(Path(__file__).resolve().parents[2])
+    with tempfile.TemporaryDirectory(prefix="warpviz-ncu-") as tmp:
+        spec_path = Path(tmp) / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = repo_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        cmd = [ncu, "--metrics", ",".join(METRIC_NAMES), "--csv", "--print-units", "base",
+               "--target-processes", "all", "--kernel-name-base", "function",
+               python or sys.executable, "-m", "viz.gpu.ncu_driver", str(spec_path)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            raise GpuUnavailable(f"Nsight Compute did not finish within {timeout:.0f} s", "ncu") from None
+    log = proc.stdout + "\n" + proc.stderr
+    counters = parse_csv(proc.stdout)
+    if not counters:
+        reason = explain_failure(log, proc.returncode)
+        if reason:
+            raise reason
+        tail = "\n".join(log.strip().splitlines()[-15:])
+        raise RuntimeError(f"ncu returned no counters (exit {proc.returncode}):\n{tail}")
+    return counters, log
+
+
+__all__ = ["find_ncu", "parse_csv", "compare", "MetricRow", "run_ncu", "explain_failure"]

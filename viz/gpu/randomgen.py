@@ -1,0 +1,108 @@
+"""Random scenarios, seeded, for checking the model against the counters beyond the built-ins.
+
+Each is valid TOML of the contract: random launch shapes (partial warps included), a
+global and a shared array of random types, layouts and offsets, 1-4 accesses with random
+index expressions (every operator and function of the language), random ``when`` masks
+and loops. Indices are wrapped into range, so every scenario that the model accepts can
+run on the GPU. Nothing here needs hypothesis (the device runs it as it is).
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..engine import analyze
+from ..scenario import Scenario, ScenarioError, loads
+
+LEAVES = ["threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.y", "lane", "warp", "tid", "j"]
+TYPES = ["char", "short", "int", "float", "double", "float2", "int4", "float4", "float3"]
+SWIZZLES = ["none", "xor", "xor:3", "diagonal", "bitrev", "bitrev-xor", "cute:2,0,3", "cute:3,1,3",
+            "expr:(col * 5 + row) % COLS"]
+
+
+def _expr(r: random.Random, depth: int = 3) -> str:
+    if depth == 0 or r.randint(0, 3) == 0:
+        return r.choice(LEAVES) if r.random() < 0.6 else str(r.randint(0, 40))
+    op = r.choice(["+", "-", "*", "^", "&", "|", "<<", ">>", "/", "%", "?:", "min", "max", "rev"])
+    a = _expr(r, depth - 1)
+    if op in ("<<", ">>"):
+        return f"({a} {op} {r.randint(0, 5)})"
+    if op in ("/", "%"):
+        return f"({a} {op} {r.randint(1, 9)})"
+    if op == "rev":
+        return f"rev({a}, {r.randint(1, 6)})"
+    b = _expr(r, depth - 1)
+    if op == "?:":
+        return f"({a} < {r.randint(0, 20)} ? {b} : {a})"
+    if op in ("min", "max"):
+        return f"{op}({a}, {b})"
+    return f"({a} {op} {b})"
+
+
+def _wrap(e: str, n: int) -> str:
+    return f"((({e}) % {n}) + {n}) % {n}"
+
+
+def scenario_text(r: random.Random) -> str:
+    bx, by = r.randint(1, 96), r.randint(1, 3)
+    gx, gy = r.randint(1, 4), r.randint(1, 2)
+    cols = r.choice([8, 16, 32, 64])
+    rows = r.randint(2, 40)
+    stype, gtype = r.choice(TYPES), r.choice(TYPES)
+    swz = r.choice(SWIZZLES)
+    pad = r.randint(0, 3) if not swz.startswith("cute") else 0
+    gsize = r.choice([1024, 4096, 8192])
+    goff = r.choice([0, 16, 32, 48, 64, 96])
+    loop = r.choice(["", 'for = { j = "0:3" }', 'for = { j = "1:8:3" }', 'for = { j = "5:0:-2" }'])
+    text = f"""title = "random"
+[launch]
+block = [{bx}, {by}]
+grid = [{gx}, {gy}]
+[params]
+COLS = {cols}
+[arrays.g]
+space = "global"
+type = "{gtype}"
+shape = [{gsize}]
+offset = {goff}
+[arrays.s]
+space = "shared"
+type = "{stype}"
+shape = [{rows}, {cols}]
+pad = {pad}
+swizzle = "{swz}"
+"""
+    for _ in range(r.randint(1, 4)):
+        op = r.choice(["load", "store"])
+        if r.random() < 0.5:
+            at = f"s[{_wrap(_expr(r), rows)}][{_wrap(_expr(r), cols)}]"
+        else:
+            at = f"g[{_wrap(_expr(r), gsize)}]"
+        field = ""
+        when = ""
+        if r.random() < 0.4:
+            when = f'when = "{_expr(r, 2)} % {r.randint(2, 5)} != 0"'
+        uses_j = "j" in at or "j" in when
+        lp = (loop or 'for = { j = "0:2" }') if uses_j else (loop if r.random() < 0.3 else "")
+        text += f'[[access]]\nop = "{op}"\nat = "{at}{field}"\n{when}\n{lp}\n'
+    return text
+
+
+def scenarios(count: int, seed: int = 0) -> list[tuple[str, Scenario]]:
+    """``count`` random scenarios that the model accepts (named random-SEED-K)."""
+    r = random.Random(seed)
+    out: list[tuple[str, Scenario]] = []
+    tries = 0
+    while len(out) < count and tries < count * 50:
+        tries += 1
+        text = scenario_text(r)
+        try:
+            sc = loads(text, source=f"random-{seed}-{len(out)}", name=f"random-{seed}-{len(out)}")
+            analyze(sc)
+        except ScenarioError:
+            continue
+        out.append((sc.name, sc))
+    return out
+
+
+__all__ = ["scenarios", "scenario_text"]

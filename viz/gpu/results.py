@@ -1,0 +1,132 @@
+"""The measurements file: what ``warpviz bench --json`` writes and the app imports.
+
+A versioned JSON document, so a file recorded on one machine (the shipped H100 file in
+``assets/measurements/h100.json``) shows real numbers on a laptop without a GPU::
+
+    {
+      "format": "warpviz-measurements", "version": 1,
+      "label": "where and when it was measured",
+      "measured_at": "2026-11-23T10:00:00+00:00", "warpviz": "0.1.0",
+      "device": {"name", "compute_capability", "sm_count", "clock_mhz", "driver", ...},
+      "ceiling": {"memcpy_d2d": {"bytes", "gbps", "timing": {median_ms, ...}}},
+      "scenarios": {NAME: {"title", "params", "launch", "model": {10 metrics},
+                           "counters": {10 metrics} | null, "match": true | false | null,
+                           "mismatches": [{metric, model, hardware}], "check": {status, detail},
+                           "timing": {scale, median_ms, ..., gbps, ns_per_warp_instruction,
+                                      fraction_of_memcpy, predicted: {ms, bound, ...}},
+                           "error": "why it could not run" (only then)}},
+      "kernels": {NAME: {"scenario", "counters", "match", "check", "timing"}},
+      "sweeps": {NAME: {"param", "scenario", "points": [{"value", "label", "median_ms",
+                                                        "predicted_ms", "model": {...}}]}}
+    }
+
+``load`` validates the structure and refuses a newer version with a clear message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import assets
+from ..engine import METRIC_NAMES
+
+FORMAT = "warpviz-measurements"
+VERSION = 1
+SHIPPED = "h100.json"
+
+
+class ResultsError(ValueError):
+    """A measurements file that cannot be used; the message names the file and the problem."""
+
+
+def shipped_path() -> Path:
+    return assets.measurements_dir() / SHIPPED
+
+
+def _fail(source: str, problem: str):
+    raise ResultsError(f"{source}: {problem}")
+
+
+def validate(doc: Any, source: str = "<measurements>") -> dict:
+    """Check a parsed document's structure; return it unchanged."""
+    if not isinstance(doc, dict):
+        _fail(source, "not a measurements file (the top level must be a JSON object)")
+    if doc.get("format") != FORMAT:
+        _fail(source, f"not a warpviz measurements file (format is {doc.get('format')!r}, expected {FORMAT!r})")
+    v = doc.get("version")
+    if not isinstance(v, int) or v < 1:
+        _fail(source, f"version must be a positive integer, not {v!r}")
+    if v > VERSION:
+        _fail(source, f"written by a newer warpviz (version {v}; this one reads {VERSION}): update warpviz")
+    for key, kind in (("device", dict), ("scenarios", dict), ("label", str), ("measured_at", str)):
+        if not isinstance(doc.get(key), kind):
+            _fail(source, f"missing or malformed {key!r}")
+    for name, entry in doc["scenarios"].items():
+        if not isinstance(entry, dict):
+            _fail(source, f"scenario {name!r} must be an object")
+        for key in ("model", "counters"):
+            m = entry.get(key)
+            if m is None:
+                continue
+            if not isinstance(m, dict) or any(not isinstance(m.get(k, 0), int) for k in m):
+                _fail(source, f"scenario {name!r}: {key} must map metric names to integers")
+            unknown = set(m) - set(METRIC_NAMES)
+            if unknown:
+                _fail(source, f"scenario {name!r}: unknown metric {sorted(unknown)[0]!r}")
+        t = entry.get("timing")
+        if t is not None and (not isinstance(t, dict) or not isinstance(t.get("median_ms"), (int, float))):
+            _fail(source, f"scenario {name!r}: timing needs a numeric median_ms")
+    for key in ("kernels", "sweeps", "ceiling"):
+        if key in doc and not isinstance(doc[key], dict):
+            _fail(source, f"{key!r} must be an object")
+    return doc
+
+
+def loads(text: str, source: str = "<measurements>") -> dict:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        _fail(source, f"not valid JSON ({err.msg} at line {err.lineno})")
+    return validate(doc, source)
+
+
+def load(path: str | Path | None = None) -> dict:
+    """A measurements file (the shipped H100 file by default)."""
+    p = Path(path) if path else shipped_path()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ResultsError(f"{p}: cannot be read ({err.strerror or err})") from None
+    return loads(text, str(p))
+
+
+def dumps(doc: dict) -> str:
+    validate(doc)
+    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
+
+
+def save(doc: dict, path: str | Path) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(dumps(doc), encoding="utf-8")
+    return p
+
+
+def new_document(device: dict, label: str, measured_at: str, version: str) -> dict:
+    return {"format": FORMAT, "version": VERSION, "label": label, "measured_at": measured_at,
+            "warpviz": version, "device": device, "ceiling": {}, "scenarios": {}, "kernels": {}, "sweeps": {}}
+
+
+def mismatches(entry: dict) -> list[dict]:
+    """Metrics where the counters differ from the model (an empty list when they agree)."""
+    model, hw = entry.get("model") or {}, entry.get("counters")
+    if hw is None:
+        return []
+    return [{"metric": m, "model": model.get(m, 0), "hardware": hw.get(m)} for m in METRIC_NAMES
+            if model.get(m, 0) != hw.get(m)]
+
+
+__all__ = ["load", "loads", "save", "dumps", "validate", "new_document", "shipped_path", "ResultsError",
+           "mismatches", "FORMAT", "VERSION"]

@@ -1,0 +1,356 @@
+"""Run kernels on the GPU through PyCUDA: allocate, fill, launch, check, time.
+
+PyCUDA is an optional extra (``pip install warpviz[gpu]``) and is imported only inside
+``probe()`` and ``Session``, so importing this module never needs a GPU. A Session owns
+one CUDA context and must be used from the thread that created it (the app's GPU worker
+thread, or the CLI's main thread).
+
+Launches are described by ``LaunchSpec`` (pure data), so the same description drives a
+timed run here and a counted run under Nsight Compute (``viz.gpu.ncu_driver``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import GpuUnavailable
+from .codegen import GeneratedKernel
+from .plan import DeviceLimits, Timing
+
+WARMUP = 3
+MIN_RUNS = 30
+MAX_RUNS = 200
+TIME_BUDGET_S = 1.5         # per timed measurement, beyond the minimum number of runs
+MEMCPY_BYTES = 256 << 20    # the D2D ceiling's size (as in MEMORY_MODEL.md)
+FILL_SOURCE = r"""
+extern "C" __global__ void wv_fill(unsigned* p, unsigned long long nwords, unsigned seed) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < nwords;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned x = (unsigned)i * 0x9E3779B9u ^ (unsigned)(i >> 32) * 0x85EBCA6Bu ^ seed;
+        x ^= x >> 16; x *= 0x7FEB352Du; x ^= x >> 15; x *= 0x846CA68Bu; x ^= x >> 16;
+        p[i] = x;
+    }
+}
+"""
+
+
+class KernelFault(RuntimeError):
+    """A launch failed on the GPU (misaligned or out-of-bounds address, too long, ...).
+    The session has already been recovered when this is raised."""
+
+
+@dataclass
+class LaunchSpec:
+    """One kernel launch as data: what the runner and the counters driver both launch."""
+
+    name: str
+    cubin: bytes
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    shared: int
+    buffer_bytes: int                       # one buffer set's size
+    args: list[tuple[str, int]] = field(default_factory=list)  # ("ptr", byte offset) | ("u64", v) | ("i32", v) | ("sink", 0)
+    label: str = ""
+
+    def to_json(self) -> dict:
+        import base64
+
+        return {"name": self.name, "cubin": base64.b64encode(self.cubin).decode(), "block": list(self.block),
+                "grid": list(self.grid), "shared": self.shared, "buffer_bytes": self.buffer_bytes,
+                "args": [list(a) for a in self.args], "label": self.label}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "LaunchSpec":
+        import base64
+
+        return cls(d["name"], base64.b64decode(d["cubin"]), tuple(d["block"]), tuple(d["grid"]), d["shared"],
+                   d["buffer_bytes"], [tuple(a) for a in d["args"]], d.get("label", ""))
+
+    @property
+    def arg_format(self) -> str:
+        return "".join({"ptr": "P", "sink": "P", "u64": "Q", "i32": "i", "i64": "q"}[k] for k, _ in self.args)
+
+
+def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
+    """The launch of a generated kernel over ``replicas`` copies of its global arrays."""
+    args: list[tuple[str, int]] = [("ptr", s) for s in kernel.global_starts]
+    args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0)]
+    return LaunchSpec(kernel.name, cubin, kernel.block, kernel.launch_grid(replicas), kernel.shared_bytes,
+                      kernel.replica_bytes * replicas, args, label)
+
+
+# ---------------------------------------------------------------------------- probing
+
+
+def _import_driver():
+    try:
+        import pycuda.driver as cuda  # noqa: PLC0415
+    except ImportError as err:
+        text = str(err)
+        if "libcuda" in text:
+            raise GpuUnavailable(f"no NVIDIA driver: PyCUDA cannot load libcuda ({text})", "driver") from None
+        raise GpuUnavailable("PyCUDA is not installed: install the optional extra with "
+                             "`pip install 'warpviz[gpu]'` (needs the CUDA toolkit)", "pycuda") from None
+    except OSError as err:
+        raise GpuUnavailable(f"no NVIDIA driver: {err}", "driver") from None
+    return cuda
+
+
+def driver_version_string() -> str | None:
+    """The NVIDIA kernel driver's version (e.g. 580.159.04), or None."""
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()
+        m = re.search(r"Kernel Module(?: for x86_64)?\s+([\d.]+)", text)
+        if m:
+            return m.group(1)
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return None
+
+
+def probe() -> dict:
+    """The device's description, or GpuUnavailable with the exact reason there is none."""
+    cuda = _import_driver()
+    try:
+        cuda.init()
+    except Exception as err:  # pycuda raises its own error types; all mean the same here
+        raise GpuUnavailable(f"the NVIDIA driver did not initialise: {err}", "driver") from None
+    try:
+        n = cuda.Device.count()
+    except Exception as err:
+        raise GpuUnavailable(f"the NVIDIA driver reports no devices: {err}", "device") from None
+    if n == 0:
+        raise GpuUnavailable("the NVIDIA driver is loaded but there is no CUDA device", "device")
+    return device_info(cuda, cuda.Device(0))
+
+
+def device_info(cuda, dev) -> dict:
+    a = cuda.device_attribute
+    attrs = dev.get_attributes()
+    mem_khz = attrs.get(a.MEMORY_CLOCK_RATE, 0)
+    bus = attrs.get(a.GLOBAL_MEMORY_BUS_WIDTH, 0)
+    cc = dev.compute_capability()
+    drv = cuda.get_driver_version()
+    return {
+        "name": dev.name(),
+        "compute_capability": f"{cc[0]}.{cc[1]}",
+        "sm_count": attrs.get(a.MULTIPROCESSOR_COUNT, 0),
+        "clock_mhz": round(attrs.get(a.CLOCK_RATE, 0) / 1000),
+        "memory_clock_mhz": round(mem_khz / 1000),
+        "bus_width_bits": bus,
+        "peak_bandwidth_gbs": round(2 * mem_khz * 1e3 * bus / 8 / 1e9, 1),
+        "l2_bytes": attrs.get(a.L2_CACHE_SIZE, 0),
+        "memory_bytes": dev.total_memory(),
+        "max_shared_per_block_optin": attrs.get(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0),
+        "driver": driver_version_string(),
+        "cuda_driver_api": f"{drv // 1000}.{(drv % 1000) // 10}",
+    }
+
+
+# ---------------------------------------------------------------------------- session
+
+
+class Session:
+    """One CUDA context on device 0, used from the thread that created it."""
+
+    def __init__(self, device: int = 0):
+        self.cuda = _import_driver()
+        probe()
+        self.device_index = device
+        self._open()
+        self.info = device_info(self.cuda, self.dev)
+
+    def _open(self):
+        cuda = self.cuda
+        self.dev = cuda.Device(self.device_index)
+        self.ctx = self.dev.make_context()
+        self._functions: dict[tuple[str, str], object] = {}
+        self._fill = None
+        self._sink = cuda.mem_alloc(256)
+
+    def close(self):
+        if getattr(self, "ctx", None) is None:
+            return
+        try:
+            self._functions.clear()
+            self._sink = None
+            self.ctx.pop()
+            self.ctx.detach()
+        except Exception:
+            pass
+        self.ctx = None
+
+    def recover(self):
+        """After a fault the context is unusable: destroy it and open a fresh one."""
+        try:
+            self.close()
+        except Exception:
+            pass
+        self._open()
+
+    def limits(self) -> DeviceLimits:
+        free, _total = self.cuda.mem_get_info()
+        return DeviceLimits(self.info["sm_count"], self.info["l2_bytes"], free)
+
+    # -- kernels ----------------------------------------------------------
+
+    def function(self, cubin: bytes, name: str):
+        import hashlib
+
+        key = (hashlib.sha256(cubin).hexdigest(), name)
+        fn = self._functions.get(key)
+        if fn is None:
+            module = self.cuda.module_from_buffer(cubin)
+            fn = module.get_function(name)
+            fn._wv_module = module  # keep the module alive as long as the function
+            self._functions[key] = fn
+        return fn
+
+    def _prepared(self, spec: LaunchSpec):
+        fn = self.function(spec.cubin, spec.name)
+        if getattr(fn, "_wv_fmt", None) != spec.arg_format:
+            fn.prepare(spec.arg_format)
+            fn._wv_fmt = spec.arg_format
+        if spec.shared > 48 * 1024:
+            fn.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, spec.shared)
+        return fn
+
+    def _args(self, spec: LaunchSpec, buffer_ptr: int) -> list:
+        out = []
+        for kind, v in spec.args:
+            if kind == "ptr":
+                out.append(buffer_ptr + v)
+            elif kind == "sink":
+                out.append(int(self._sink))
+            else:
+                out.append(v)
+        return out
+
+    def _launch(self, fn, spec: LaunchSpec, buffer_ptr: int):
+        fn.prepared_call(spec.grid, spec.block, *self._args(spec, buffer_ptr), shared_size=spec.shared)
+
+    def _guard(self, what: str, call):
+        """Run ``call``; turn a CUDA failure into KernelFault after recovering the context."""
+        try:
+            return call()
+        except self.cuda.Error as err:
+            message = f"{what} failed on the GPU: {err}"
+            self.recover()
+            raise KernelFault(message) from None
+
+    # -- memory -----------------------------------------------------------
+
+    def alloc(self, nbytes: int):
+        try:
+            return self.cuda.mem_alloc(max(256, -(-nbytes // 256) * 256))
+        except self.cuda.MemoryError as err:
+            raise KernelFault(f"cannot allocate {nbytes / 2**20:.0f} MiB on the GPU: {err}") from None
+
+    def fill_random(self, buf, nbytes: int, seed: int = 1):
+        if self._fill is None:
+            from .compile import compile_cubin
+
+            self._fill = self.function(compile_cubin(FILL_SOURCE), "wv_fill")
+        words = -(-max(256, nbytes) // 4)
+        self._fill(buf, np.uint64(words), np.uint32(seed), block=(256, 1, 1),
+                   grid=(min(65535, -(-words // 256)), 1, 1))
+
+    # -- runs -------------------------------------------------------------
+
+    def run_once(self, spec: LaunchSpec, initial: np.ndarray) -> np.ndarray:
+        """Upload ``initial`` as the global buffer, launch once, return the buffer after."""
+        cuda = self.cuda
+        size = max(spec.buffer_bytes, 256)
+        host = np.zeros(-(-size // 256) * 256, np.uint8)
+        host[:initial.size] = initial
+
+        def go():
+            buf = cuda.mem_alloc(host.size)
+            cuda.memcpy_htod(buf, host)
+            fn = self._prepared(spec)
+            self._launch(fn, spec, int(buf))
+            cuda.Context.synchronize()
+            out = np.empty_like(host)
+            cuda.memcpy_dtoh(out, buf)
+            buf.free()
+            return out[:initial.size]
+
+        return self._guard(f"launch of {spec.label or spec.name}", go)
+
+    def time_launch(self, spec: LaunchSpec, sets: int = 1, min_runs: int = MIN_RUNS,
+                    cancelled=lambda: False) -> Timing:
+        """CUDA-event times of repeated launches, rotating over ``sets`` buffer sets."""
+        cuda = self.cuda
+        fn = self._guard("loading", lambda: self._prepared(spec))
+        bufs = [self.alloc(spec.buffer_bytes) for _ in range(max(1, sets))]
+        try:
+            for k, b in enumerate(bufs):
+                self.fill_random(b, spec.buffer_bytes, seed=k + 1)
+
+            def timed(n: int) -> list[float]:
+                starts = [cuda.Event() for _ in range(n)]
+                ends = [cuda.Event() for _ in range(n)]
+                for i in range(n):
+                    starts[i].record()
+                    self._launch(fn, spec, int(bufs[i % len(bufs)]))
+                    ends[i].record()
+                ends[-1].synchronize()
+                return [starts[i].time_till(ends[i]) for i in range(n)]
+
+            warm = self._guard(f"launch of {spec.label or spec.name}", lambda: timed(WARMUP))
+            if cancelled():
+                raise KeyboardInterrupt
+            est = max(1e-3, float(np.median(warm)))
+            runs = int(min(MAX_RUNS, max(min_runs, TIME_BUDGET_S * 1e3 / est)))
+            times = self._guard(f"launch of {spec.label or spec.name}", lambda: timed(runs))
+        finally:
+            for b in bufs:
+                try:
+                    b.free()
+                except Exception:
+                    pass
+        return Timing(tuple(times))
+
+    def time_memcpy(self, nbytes: int = MEMCPY_BYTES, runs: int = MIN_RUNS) -> Timing:
+        """Device-to-device cudaMemcpy of ``nbytes``: the bandwidth ceiling (read + write)."""
+        cuda = self.cuda
+        src, dst = self.alloc(nbytes), self.alloc(nbytes)
+        try:
+            self.fill_random(src, nbytes)
+            for _ in range(WARMUP):
+                cuda.memcpy_dtod(dst, src, nbytes)
+            starts = [cuda.Event() for _ in range(runs)]
+            ends = [cuda.Event() for _ in range(runs)]
+            for i in range(runs):
+                starts[i].record()
+                cuda.memcpy_dtod_async(dst, src, nbytes)
+                ends[i].record()
+            ends[-1].synchronize()
+            times = [starts[i].time_till(ends[i]) for i in range(runs)]
+        finally:
+            src.free()
+            dst.free()
+        return Timing(tuple(times))
+
+
+def random_bytes(nbytes: int, seed: int = 1) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, nbytes, dtype=np.uint8)
+
+
+__all__ = ["Session", "LaunchSpec", "generated_launch", "probe", "KernelFault", "random_bytes",
+           "driver_version_string"]
