@@ -1,0 +1,34 @@
+# The whole GPU work in one device call (run from the repo root on the device machine):
+#   bash tools/gpu/device_run.sh [quick|full]
+# Writes under $OUT: log.txt (everything), validate.json, h100.json (the results file),
+# sass.txt (memory instructions of some kernels), and pycuda-built-cp312.tar.gz on the
+# first call. Each step has its own time limit so one hang cannot eat the whole call.
+set -u
+MODE=${1:-full}
+OUT=${OUT:-/tmp/wv-out}; mkdir -p "$OUT"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+source tools/gpu/device_setup.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; echo "=== rc=$? in $(( $(date +%s) - t0 )) s"; }
+if [ "$MODE" = quick ]; then
+  step 240 python3 -m viz.cli validate coalesced vector-int4 transpose-tile-pad reduction-tree float3-whole char-shared --random 6 --seed 3
+  step 240 python3 -m viz.cli bench coalesced vector-int4 transpose-tile-pad --no-sweeps --out "$OUT/quick.json"
+  step 200 python3 -m pytest -m gpu -x -q -p no:cacheprovider tests/test_gpu_device.py -k "spread or fault or write"
+else
+  step 400 python3 -m viz.cli validate --all --random 40 --seed 11 --json > "$OUT/validate.json"; tail -c 300 "$OUT/validate.json"
+  step 900 python3 -m viz.cli bench --all --out "$OUT/h100.json" --label "${WV_LABEL:-H100}"
+  step 400 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_device.py
+fi
+python3 - <<'PY' > "$OUT/sass.txt" 2>&1
+from viz.scenario import load
+from viz.gpu.codegen import generate
+from viz.gpu.compile import compile_cubin, sass_memory_instructions
+from viz.gpu import handwritten
+for n in ["vector-int4", "float3-whole", "transpose-tile-pad", "reduction-tree", "gemm-tiled", "char-shared"]:
+    print("==", n)
+    print("\n".join(sass_memory_instructions(compile_cubin(generate(load(n)).source)) or ["(no cuobjdump)"]))
+for f in ["copy.cu", "transpose.cu", "gemm.cu"]:
+    print("== kernels/" + f)
+    print("\n".join(sass_memory_instructions(compile_cubin(handwritten.file_source(f))) or ["(no cuobjdump)"]))
+PY
+ls -la "$OUT"
