@@ -152,7 +152,7 @@ def view(sc: Scenario, buf: np.ndarray, name: str) -> np.ndarray:
 
 
 def _equal(got, want) -> tuple[bool, str]:
-    got, want = np.asarray(got), np.asarray(want)
+    got, want = np.ascontiguousarray(got), np.ascontiguousarray(want)
     if got.shape != want.shape:
         return False, f"shape {got.shape} != {want.shape}"
     same = got.view(np.uint8) == want.view(np.uint8) if got.dtype == want.dtype else got == want

@@ -125,7 +125,7 @@ def mismatches(entry: dict) -> list[dict]:
     if hw is None:
         return []
     return [{"metric": m, "model": model.get(m, 0), "hardware": hw.get(m)} for m in METRIC_NAMES
-            if model.get(m, 0) != hw.get(m)]
+            if (m in model or m in hw) and model.get(m, 0) != hw.get(m)]
 
 
 __all__ = ["load", "loads", "save", "dumps", "validate", "new_document", "shipped_path", "ResultsError",
