@@ -931,4 +931,56 @@ def _paint_caption(p: QPainter, L: Layout, th: Theme, caption: str) -> None:
     p.drawText(inner, flags, caption)
 
 
-__all__ = ["paint_frame", "layout", "Layout", "PaintOptions"]
+# ---------------------------------------------------------------------------- compositions
+
+
+def paint_compare(p: QPainter, rect: QRectF, left: tuple[WarpDetail, Frame], right: tuple[WarpDetail, Frame],
+                  theme: Theme | None = None, options: PaintOptions | None = None,
+                  labels: tuple[str, str] | None = None) -> tuple[Layout, Layout]:
+    """Two layouts side by side, each a whole frame (its own caption and figures); ``labels``
+    become the two title bars (default: the scenarios' titles)."""
+    th = theme or _theme()
+    o = options or PaintOptions()
+    gap = max(2.0, round(6 * min(rect.width() / BASE_W, rect.height() / BASE_H)))
+    half = (rect.width() - gap) / 2
+    out = []
+    for k, (d, f) in enumerate((left, right)):
+        r = QRectF(rect.left() + k * (half + gap), rect.top(), half, rect.height())
+        title = labels[k] if labels else (o.title or d.scenario.title)
+        out.append(paint_frame(p, r, d, f, th, PaintOptions(o.captions, title, o.header, o.figures, o.label_column)))
+    p.fillRect(QRectF(rect.left() + half, rect.top(), gap, rect.height()).toRect(), th.q("grid"))
+    return out[0], out[1]
+
+
+def paint_title_card(p: QPainter, rect: QRectF, title: str, lines: list[str], theme: Theme | None = None) -> None:
+    """A still that opens a video: the title, then a few plain lines (layout, access, launch)."""
+    th = theme or _theme()
+    s = min(rect.width() / BASE_W, rect.height() / BASE_H) * th.scale
+    p.save()
+    try:
+        p.setClipRect(rect)
+        p.fillRect(rect, th.q("background"))
+        inner = rect.adjusted(120 * s, 0, -120 * s, 0)
+        y = rect.top() + rect.height() * 0.28
+        title_r = QRectF(inner.left(), y, inner.width(), 150 * s)
+        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom | Qt.TextFlag.TextWordWrap)
+        px = int(64 * s)
+        while px > 12 and _metrics(th.sans, px, True).boundingRect(title_r, flags, title).height() > title_r.height():
+            px -= 2
+        p.setFont(_font(th.sans, px, True))
+        p.setPen(th.q("title_text"))
+        p.drawText(title_r, flags, title)
+        y += 150 * s + 18 * s
+        p.fillRect(QRectF(inner.left(), y, 160 * s, max(2.0, 6 * s)).toRect(), th.q("now"))
+        y += 40 * s
+        for line in lines:
+            r = QRectF(inner.left(), y, inner.width(), 46 * s)
+            _fit_text(p, r, line, th, 34 * s, th.q("muted"), align="l")
+            y += 52 * s
+        _fit_text(p, QRectF(inner.left(), rect.bottom() - 90 * s, inner.width(), 40 * s), "warpviz", th,
+                  26 * s, th.q("grid"), bold=True, align="l")
+    finally:
+        p.restore()
+
+
+__all__ = ["paint_frame", "paint_compare", "paint_title_card", "layout", "Layout", "PaintOptions"]

@@ -1,0 +1,638 @@
+"""Export frames for slides and videos: GIF, MP4, WebM, PNG, SVG and PNG sequences.
+
+Every picture comes from the one painter (``viz.render.paint_frame``) drawn into a QImage
+(or a QSvgGenerator for SVG); nothing is grabbed from a screen, so this runs headless
+with ``QT_QPA_PLATFORM=offscreen``. A QGuiApplication is created if none exists.
+
+The plan: the selected warp instructions (``--instruction``, ``--block``, ``--warp``) each
+give their frames (``viz.frames``), optionally filtered (``--frames``); a comparison pairs
+two layouts frame by frame, the shorter story holding its last frame. Each distinct
+picture is painted once and held for ``hold`` seconds: a GIF stores one image with that
+duration, a video repeats it ``round(hold * fps)`` times.
+
+Writes are atomic: everything goes to a temporary file (or folder) beside the target and
+is renamed over it only when complete, so a cancelled or failed export leaves nothing
+behind and never replaces a good file with a broken one. ``export()`` reports progress
+through a callback and stops when its cancel flag is set, so a dialog can run it on a
+worker thread.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numpy as np
+
+from .frames import Frame, KINDS, access_text, frames as frames_of
+from .scenario import Scenario
+from .warp import WarpDetail, warp_detail
+
+STILL = {".png": "png", ".svg": "svg"}
+ANIMATED = {".gif": "gif", ".mp4": "mp4", ".webm": "webm"}
+FORMATS = {**STILL, **ANIMATED}
+SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "1440p": (2560, 1440), "4k": (3840, 2160),
+         "2160p": (3840, 2160)}
+MIN_SIDE, MAX_W, MAX_H = 64, 7680, 4320
+MAX_VIDEO_FRAMES = 200_000
+
+
+class ExportError(Exception):
+    """An export that cannot be done, with a message for the user (the CLI exits 2)."""
+
+
+class ExportCancelled(Exception):
+    """The cancel flag was set; nothing was written."""
+
+
+# ---------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the pictures look and how long each is shown."""
+
+    size: tuple[int, int] = (1920, 1080)
+    fps: float = 30.0
+    hold: float = 1.0                 # seconds each picture is shown
+    theme: str = "light"
+    scale: float = 1.0                # type scale (presentation: 1.3 or more)
+    captions: bool = True
+    title: str | None = None          # the title bar; None: the scenario's title; "" none
+    title_card: bool = False          # open with a title card
+    title_card_hold: float | None = None   # seconds; None: max(2 s, 2 x hold)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which warp instructions and frames. Instructions are 1-based as on screen
+    ("instruction 9 of 16"); blocks and warps 0-based as in CUDA; ``frames`` is a spec
+    string (see ``parse_frames``)."""
+
+    instructions: tuple[int, ...] | None = None   # None: all
+    blocks: tuple[int, ...] = (0,)
+    warps: tuple[int, ...] = (0,)
+    frames: str | None = None                     # None: all (animations) / last (stills)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``720p``, ``1080p``, ``4k`` or ``WIDTHxHEIGHT``."""
+    t = text.strip().lower()
+    if t in SIZES:
+        return SIZES[t]
+    m = re.fullmatch(r"(\d+)\s*[x×]\s*(\d+)", t)
+    if not m:
+        raise ExportError(f"size {text!r} is not understood; use 720p, 1080p, 4k or WIDTHxHEIGHT "
+                          f"such as 1600x900")
+    w, h = int(m.group(1)), int(m.group(2))
+    if not (MIN_SIDE <= w <= MAX_W and MIN_SIDE <= h <= MAX_H):
+        raise ExportError(f"size {w}x{h} is out of range; width {MIN_SIDE}..{MAX_W}, height {MIN_SIDE}..{MAX_H}")
+    return w, h
+
+
+def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[int, ...]:
+    """``"3"``, ``"2-5"``, ``"1,4,7-9"`` or ``"all"`` as indices ``lo..hi`` (inclusive)
+    written ``base``-based; returns 0-based values."""
+    t = text.strip().lower()
+    if t in ("all", "*"):
+        return tuple(range(lo, hi + 1))
+    out: list[int] = []
+    for part in t.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?", part)
+        if not m:
+            raise ExportError(f"{what} {text!r} is not understood; use a number, a range like 2-5, "
+                              f"a list like 1,3,5 or all")
+        a = int(m.group(1)) - base
+        b = int(m.group(2)) - base if m.group(2) else a
+        if a > b:
+            a, b = b, a
+        if a < lo or b > hi:
+            raise ExportError(f"{what} {text!r} is outside {lo + base}..{hi + base}")
+        out.extend(range(a, b + 1))
+    return tuple(dict.fromkeys(out))
+
+
+def parse_frames(spec: str | None, count: int, kinds: Sequence[str]) -> list[int]:
+    """Frame positions (0-based) chosen by ``spec``: numbers and ranges (1-based), ``first``,
+    ``last``, or frame kinds (``compute``, ``request``, ``wavefront``, ``line``, ``summary``,
+    ``idle``), comma-separated; ``all`` or None is every frame. ``kinds[j]`` may name two
+    kinds as ``"a|b"`` (a comparison: the frame matches either). Numbers past ``count`` are
+    skipped, so one spec fits instructions with different numbers of frames."""
+    if spec is None or spec.strip().lower() in ("all", "*"):
+        return list(range(count))
+    picked: set[int] = set()
+    for part in spec.lower().split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:\s*[-:]\s*(\d+))?", part)
+        if part == "first":
+            picked.add(0)
+        elif part == "last":
+            picked.add(count - 1)
+        elif part in KINDS:
+            picked.update(j for j, kind in enumerate(kinds) if part in kind.split("|"))
+        elif m:
+            a, b = int(m.group(1)) - 1, int(m.group(2) or m.group(1)) - 1
+            if a > b:
+                a, b = b, a
+            picked.update(range(max(0, a), min(count - 1, b) + 1))
+        else:
+            raise ExportError(f"--frames {spec!r}: {part!r} is not understood; use numbers (1-based), "
+                              f"ranges like 2-5, first, last, or a kind: {', '.join(KINDS)}")
+    return sorted(picked)
+
+
+# ---------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class Step:
+    """One distinct picture: a frame, a pair of frames, or the title card."""
+
+    left: tuple[WarpDetail, Frame] | None
+    right: tuple[WarpDetail, Frame] | None = None
+    title_card: tuple[str, tuple[str, ...]] | None = None
+    hold: float = 1.0
+
+
+@dataclass
+class Plan:
+    steps: list[Step]
+    fps: float
+    labels: tuple[str, str] | None = None
+
+    def repeats(self, step: Step) -> int:
+        return max(1, round(step.hold * self.fps))
+
+    @property
+    def video_frames(self) -> int:
+        return sum(self.repeats(s) for s in self.steps)
+
+
+def _details(sc: Scenario, sel: Selection) -> list[WarpDetail]:
+    n_instr = len(sc.instructions())
+    instrs = sel.instructions if sel.instructions is not None else tuple(range(n_instr))
+    lw = sc.launch
+    for i in instrs:
+        if not 0 <= i < n_instr:
+            raise ExportError(f"{sc.name or sc.source}: instruction {i + 1} does not exist (1..{n_instr})")
+    for b in sel.blocks:
+        if not 0 <= b < lw.blocks:
+            raise ExportError(f"{sc.name or sc.source}: block {b} does not exist (0..{lw.blocks - 1})")
+    for w in sel.warps:
+        if not 0 <= w < lw.warps_per_block:
+            raise ExportError(f"{sc.name or sc.source}: warp {w} does not exist (0..{lw.warps_per_block - 1})")
+    instructions = sc.instructions()
+    return [warp_detail(sc, instructions[i], b, w) for b in sel.blocks for w in sel.warps for i in instrs]
+
+
+def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[WarpDetail] | None = None,
+                labels: tuple[str, str] | None = None) -> list[str]:
+    """What the title card says under the title: the arrays and accesses shown, the launch;
+    for a comparison, each side's arrays."""
+    if other is not None:
+        la, lb = labels or (sc.title, other[0].scenario.title if other else "")
+        a = ", ".join(dict.fromkeys(d.array.describe() for d in details))
+        b = ", ".join(dict.fromkeys(d.array.describe() for d in other))
+        return [f"{la}: {a}", f"{lb}: {b}"] + title_lines(sc, details)[-2:]
+    lines: list[str] = []
+    seen = set()
+    for d in details:
+        text = f"{d.op} {d.access.text}"
+        if text not in seen:
+            seen.add(text)
+            lines.append(text)
+    arrays = dict.fromkeys(d.array.describe() for d in details)
+    lw = sc.launch
+    out = list(arrays)[:2] + lines[:3]
+    out.append(f"grid {lw.grid[0]}x{lw.grid[1]}x{lw.grid[2]}, block {lw.block[0]}x{lw.block[1]}x{lw.block[2]}")
+    return out
+
+
+def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenario | None = None,
+              labels: tuple[str, str] | None = None, still: bool = False) -> Plan:
+    """The pictures to paint, in order (raises ExportError for a selection that does not fit)."""
+    if not settings.fps > 0 or not settings.hold > 0:
+        raise ExportError("fps and hold must be positive")
+    spec = sel.frames if sel.frames is not None else ("last" if still else None)
+    left = _details(sc, sel)
+    right = _details(compare, sel) if compare is not None else None
+    steps: list[Step] = []
+    for k, d in enumerate(left):
+        fa = frames_of(d)
+        if right is None:
+            for j in parse_frames(spec, len(fa), [f.kind for f in fa]):
+                steps.append(Step((d, fa[j]), hold=settings.hold))
+            continue
+        e = right[k]
+        fb = frames_of(e)
+        n = max(len(fa), len(fb))
+        pairs = [(fa[min(j, len(fa) - 1)], fb[min(j, len(fb) - 1)]) for j in range(n)]
+        # A kind matches where either side shows it.
+        kinds = [f"{a.kind}|{b.kind}" for a, b in pairs]
+        for j in parse_frames(spec, n, kinds):
+            a, b = pairs[j]
+            steps.append(Step((d, a), (e, b), hold=settings.hold))
+    if not steps:
+        raise ExportError(f"--frames {spec!r} selects no frame")
+    if settings.title_card and not still:
+        title = settings.title or sc.title
+        if compare is not None:
+            lab = labels or (sc.title, compare.title)
+            title = settings.title or f"{lab[0]}  vs  {lab[1]}"
+        hold = settings.title_card_hold or max(2.0, 2 * settings.hold)
+        steps.insert(0, Step(None, title_card=(title, tuple(title_lines(sc, left, right, labels))), hold=hold))
+    plan = Plan(steps, settings.fps, labels)
+    if not still and plan.video_frames > MAX_VIDEO_FRAMES:
+        raise ExportError(f"that is {plan.video_frames} video frames; narrow the selection "
+                          f"(--instruction, --frames) or lower --fps/--hold")
+    return plan
+
+
+# ---------------------------------------------------------------------------- painting
+
+
+def ensure_qt():
+    """A QGuiApplication (fonts need one); offscreen unless the caller chose a platform."""
+    from PySide6.QtGui import QGuiApplication
+
+    app = QGuiApplication.instance()
+    if app is None:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        app = QGuiApplication(["warpviz-export"])
+    return app
+
+
+def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
+    """Paint one step on any QPainter (QImage for pixels, QSvgGenerator for SVG)."""
+    from .render import PaintOptions, paint_compare, paint_frame, paint_title_card, theme
+
+    th = theme(settings.theme, settings.scale)
+    if step.title_card is not None:
+        paint_title_card(p, rect, step.title_card[0], list(step.title_card[1]), th)
+        return
+    d, f = step.left
+    title = settings.title if settings.title is not None else d.scenario.title
+    opts = PaintOptions(captions=settings.captions, title=title or None)
+    if step.right is None:
+        paint_frame(p, rect, d, f, th, opts)
+    else:
+        labels = plan.labels or (d.scenario.title, step.right[0].scenario.title)
+        paint_compare(p, rect, step.left, step.right, th, opts, labels)
+
+
+def render_image(step: Step, settings: Settings, plan: Plan):
+    """The step as a QImage (Format_RGB32: bytes in memory are B, G, R, 255)."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    w, h = settings.size
+    img = QImage(w, h, QImage.Format.Format_RGB32)
+    p = QPainter(img)
+    try:
+        paint_step(p, QRectF(0, 0, w, h), step, settings, plan)
+    finally:
+        p.end()
+    return img
+
+
+def image_bgra(img) -> np.ndarray:
+    """A (h, w, 4) uint8 view-copy of a Format_RGB32 QImage, in B, G, R, A byte order."""
+    w, h = img.width(), img.height()
+    buf = np.frombuffer(img.constBits(), np.uint8, count=img.sizeInBytes())
+    return buf.reshape(h, img.bytesPerLine())[:, : w * 4].reshape(h, w, 4).copy()
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+@dataclass
+class Result:
+    path: Path
+    format: str
+    pictures: int          # distinct pictures painted
+    video_frames: int      # frames in the file (1 for stills, pictures for GIF)
+    size: tuple[int, int]
+    seconds: float         # playing time
+
+
+Progress = Callable[[int, int], None]
+def _cancelled(cancel) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+def output_kind(out: Path, png_sequence: bool = False) -> str:
+    """``png``, ``svg``, ``gif``, ``mp4``, ``webm`` or ``png-sequence`` (a folder)."""
+    text = str(out)
+    if png_sequence or text.endswith(("/", os.sep)) or out.is_dir() or not out.suffix:
+        return "png-sequence"
+    kind = FORMATS.get(out.suffix.lower())
+    if kind is None:
+        raise ExportError(f"{out}: unknown extension {out.suffix!r}; use .gif, .mp4, .webm, .png, .svg, "
+                          f"or a folder (ending in /) for a PNG sequence")
+    return kind
+
+
+def _sequence_folder(out: Path) -> Path:
+    text = str(out).rstrip("/" + os.sep)
+    return Path(text) if text else out
+
+
+def _check_target(out: Path, kind: str) -> Path:
+    """The folder the temporary file goes in (the target's own), after checking we may write."""
+    if kind == "png-sequence":
+        target = _sequence_folder(out)
+        if target.exists() and not target.is_dir():
+            raise ExportError(f"{out} is a file; a PNG sequence needs a folder")
+    else:
+        target = out
+        if out.is_dir():
+            raise ExportError(f"{out} is a folder; give a file name ending in .{kind}")
+        if out.exists() and not os.access(out, os.W_OK):
+            raise ExportError(f"{out}: the file exists and is read-only")
+    parent = target.resolve().parent
+    if not parent.is_dir():
+        raise ExportError(f"{out}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ExportError(f"{out}: cannot write in {parent} (permission denied)")
+    return parent
+
+
+def _disk_message(out: Path, err: BaseException) -> str:
+    if isinstance(err, OSError) and err.errno == errno.ENOSPC or "No space left" in str(err):
+        return f"{out}: the disk is full; nothing was written (free some space or choose another folder)"
+    return f"{out}: writing failed ({err}); nothing was written"
+
+
+def ffmpeg_exe() -> str:
+    try:
+        import imageio_ffmpeg
+        return imageio_ffmpeg.get_ffmpeg_exe()
+    except (ImportError, RuntimeError) as err:
+        raise ExportError(f"ffmpeg is needed for .mp4 and .webm but was not found "
+                          f"({err}); install it with `pip install imageio-ffmpeg`, or set IMAGEIO_FFMPEG_EXE "
+                          f"to an ffmpeg binary") from None
+
+
+def export(sc: Scenario, out: str | os.PathLike, settings: Settings = Settings(), sel: Selection = Selection(),
+           compare: Scenario | None = None, labels: tuple[str, str] | None = None, png_sequence: bool = False,
+           progress: Progress | None = None, cancel=None) -> Result:
+    """Render and write. Raises ExportError (message for the user) or ExportCancelled; in
+    both cases nothing is left at ``out`` that was not there before."""
+    out = Path(out)
+    kind = output_kind(out, png_sequence)
+    w, h = settings.size
+    if kind in ("mp4", "webm") and (w % 2 or h % 2):
+        raise ExportError(f"{kind.upper()} needs an even width and height (yuv420p); "
+                          f"use {w + w % 2}x{h + h % 2}")
+    if not 1 <= settings.fps <= 240:
+        raise ExportError(f"--fps {settings.fps:g} is out of range; use 1..240")
+    if not settings.hold > 0 or settings.hold > 600:
+        raise ExportError(f"--hold {settings.hold:g} is out of range; use a positive number of seconds up to 600")
+    parent = _check_target(out, kind)
+    if kind in ("mp4", "webm"):
+        ffmpeg_exe()
+    from .render import theme as theme_by_name
+    try:
+        theme_by_name(settings.theme, settings.scale)
+    except ValueError as err:
+        raise ExportError(str(err)) from None
+    plan = make_plan(sc, settings, sel, compare, labels, still=kind in ("png", "svg"))
+    ensure_qt()
+    writer = {"png": _write_png, "svg": _write_svg, "gif": _write_gif, "mp4": _write_video,
+              "webm": _write_video, "png-sequence": _write_sequence}[kind]
+    try:
+        return writer(out, parent, kind, plan, settings, progress, cancel)
+    except (ExportError, ExportCancelled):
+        raise
+    except OSError as err:
+        raise ExportError(_disk_message(out, err)) from None
+
+
+_UMASK: int | None = None
+_UMASK_LOCK = threading.Lock()
+
+
+def _umask() -> int:
+    """The process umask (read once: os.umask can only be read by setting it)."""
+    global _UMASK
+    with _UMASK_LOCK:
+        if _UMASK is None:
+            _UMASK = os.umask(0o022)
+            os.umask(_UMASK)
+    return _UMASK
+
+
+def _temp_file(parent: Path, out: Path) -> Path:
+    try:
+        fd, name = tempfile.mkstemp(dir=parent, prefix=f".{out.stem}.", suffix=f".part{out.suffix}")
+    except OSError as err:
+        raise ExportError(f"{out}: cannot create a file in {parent} ({err.strerror or err})") from None
+    # mkstemp makes the file private (0600); the result should look like any file the user saves.
+    mode = (os.stat(out).st_mode & 0o777) if out.exists() else (0o666 & ~_umask())
+    try:
+        os.fchmod(fd, mode)
+    except OSError:
+        pass
+    os.close(fd)
+    return Path(name)
+
+
+class _Atomic:
+    """A temporary file beside ``out``: ``commit()`` renames it over ``out``; leaving the
+    block without committing (cancel, error) deletes it."""
+
+    def __init__(self, parent: Path, out: Path):
+        self.out = out
+        self.tmp = _temp_file(parent, out)
+        self.done = False
+
+    def __enter__(self) -> "_Atomic":
+        return self
+
+    def commit(self) -> None:
+        os.replace(self.tmp, self.out)
+        self.done = True
+
+    def __exit__(self, *exc) -> None:
+        if not self.done:
+            try:
+                self.tmp.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _check(cancel) -> None:
+    if _cancelled(cancel):
+        raise ExportCancelled()
+
+
+def _write_png(out, parent, kind, plan, settings, progress, cancel) -> Result:
+    _check(cancel)
+    img = render_image(plan.steps[0], settings, plan)
+    _check(cancel)
+    with _Atomic(parent, out) as a:
+        if not img.save(str(a.tmp), "PNG"):
+            raise ExportError(_disk_message(out, OSError(f"Qt could not write {a.tmp.name}")))
+        a.commit()
+    if progress:
+        progress(1, 1)
+    return Result(out, kind, 1, 1, settings.size, 0.0)
+
+
+def _write_svg(out, parent, kind, plan, settings, progress, cancel) -> Result:
+    from PySide6.QtCore import QRectF, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    _check(cancel)
+    w, h = settings.size
+    step = plan.steps[0]
+    with _Atomic(parent, out) as a:
+        gen = QSvgGenerator()
+        gen.setFileName(str(a.tmp))
+        gen.setSize(QSize(w, h))
+        gen.setViewBox(QRectF(0, 0, w, h))
+        gen.setTitle(step.left[0].scenario.title if step.left else "warpviz")
+        gen.setDescription(step.left[1].caption if step.left else "")
+        p = QPainter()
+        if not p.begin(gen):
+            raise ExportError(_disk_message(out, OSError(f"Qt could not open {a.tmp.name} for SVG")))
+        try:
+            paint_step(p, QRectF(0, 0, w, h), step, settings, plan)
+        finally:
+            p.end()
+        _check(cancel)
+        if a.tmp.stat().st_size == 0:
+            raise ExportError(_disk_message(out, OSError("the SVG came out empty")))
+        a.commit()
+    if progress:
+        progress(1, 1)
+    return Result(out, kind, 1, 1, settings.size, 0.0)
+
+
+def _pictures(plan: Plan, settings: Settings, cancel) -> Iterator[tuple[Step, np.ndarray]]:
+    for step in plan.steps:
+        _check(cancel)
+        yield step, image_bgra(render_image(step, settings, plan))
+
+
+def _write_gif(out, parent, kind, plan, settings, progress, cancel) -> Result:
+    import imageio.v3 as iio
+
+    total = len(plan.steps)
+    with _Atomic(parent, out) as a:
+        durations: list[int] = []
+        with iio.imopen(a.tmp, "w", plugin="pillow", extension=".gif") as f:
+            for k, (step, bgra) in enumerate(_pictures(plan, settings, cancel)):
+                durations.append(int(round(step.hold * 1000)))
+                # Pillow gets the keywords when the file is closed; passing the same list
+                # each time hands it every frame's duration (ms). loop=0: play forever.
+                f.write(np.ascontiguousarray(bgra[:, :, 2::-1]), is_batch=False, duration=durations, loop=0)
+                if progress:
+                    progress(k + 1, total)
+            _check(cancel)
+        _check(cancel)
+        a.commit()
+    seconds = sum(s.hold for s in plan.steps)
+    return Result(out, kind, total, total, settings.size, seconds)
+
+
+def _video_params(kind: str) -> tuple[str, list[str]]:
+    if kind == "mp4":
+        # H.264 in yuv420p with the index up front: plays in browsers, PowerPoint, Keynote.
+        return "libx264", ["-preset", "veryfast", "-tune", "animation", "-crf", "20", "-profile:v", "high",
+                           "-movflags", "+faststart"]
+    return "libvpx-vp9", ["-deadline", "realtime", "-cpu-used", "8", "-row-mt", "1", "-b:v", "0", "-crf", "34"]
+
+
+def _write_video(out, parent, kind, plan, settings, progress, cancel) -> Result:
+    import imageio_ffmpeg
+
+    ffmpeg_exe()
+    w, h = settings.size
+    total = plan.video_frames
+    codec, params = _video_params(kind)
+    done = 0
+    with _Atomic(parent, out) as a:
+        gen = imageio_ffmpeg.write_frames(str(a.tmp), (w, h), pix_fmt_in="bgra", pix_fmt_out="yuv420p",
+                                          fps=settings.fps, quality=None, codec=codec, macro_block_size=2,
+                                          ffmpeg_log_level="error", output_params=params)
+        ok = False
+        try:
+            gen.send(None)
+            for step, bgra in _pictures(plan, settings, cancel):
+                for _ in range(plan.repeats(step)):
+                    _check(cancel)
+                    gen.send(bgra)
+                    done += 1
+                    if progress:
+                        progress(done, total)
+            ok = True
+        except (BrokenPipeError, OSError, RuntimeError) as err:
+            if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+                raise ExportError(_disk_message(out, err)) from None
+            raise ExportError(_disk_message(out, err)) from None
+        finally:
+            try:
+                gen.close()      # waits for ffmpeg to finish the file
+            except (OSError, RuntimeError) as err:
+                if ok:
+                    raise ExportError(_disk_message(out, err)) from None
+        _check(cancel)
+        if a.tmp.stat().st_size == 0:
+            raise ExportError(_disk_message(out, OSError("ffmpeg wrote nothing")))
+        a.commit()
+    return Result(out, kind, len(plan.steps), total, settings.size, total / settings.fps)
+
+
+def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Result:
+    """frame_00001.png ... into a new folder, swapped in for ``out`` when complete."""
+    target = _sequence_folder(out)
+    base = parent
+    try:
+        stage = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.part-"))
+        os.chmod(stage, 0o777 & ~_umask())
+    except OSError as err:
+        raise ExportError(f"{out}: cannot create a folder in {base} ({err.strerror or err})") from None
+    total = len(plan.steps)
+    try:
+        for k, step in enumerate(plan.steps):
+            _check(cancel)
+            img = render_image(step, settings, plan)
+            path = stage / f"frame_{k + 1:05d}.png"
+            if not img.save(str(path), "PNG"):
+                raise ExportError(_disk_message(out, OSError(f"Qt could not write {path.name}")))
+            if progress:
+                progress(k + 1, total)
+        _check(cancel)
+        if target.exists():
+            if any(p.suffix.lower() != ".png" for p in target.iterdir() if not p.name.startswith(".")):
+                raise ExportError(f"{target} exists and holds other files than PNGs; choose an empty or "
+                                  f"new folder")
+            old = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.old-"))
+            os.rmdir(old)
+            os.replace(target, old)
+            os.replace(stage, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(stage, target)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return Result(target, kind, total, total, settings.size, sum(s.hold for s in plan.steps))
+
+
+__all__ = ["export", "Settings", "Selection", "Result", "ExportError", "ExportCancelled", "make_plan", "Plan",
+           "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
+           "ensure_qt", "FORMATS", "SIZES"]

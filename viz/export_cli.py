@@ -1,0 +1,122 @@
+"""`warpviz export FILE_OR_NAME --out PATH [options]`: the command line of ``viz.export``.
+
+Every problem the user can fix (path, extension, size, fps, a missing ffmpeg, a full disk,
+an invalid scenario or selection) is one line on stderr and exit status 2; Ctrl-C stops the
+export, leaves nothing behind and exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP_FRAMES = ("frames of each instruction: numbers and ranges (1-based), first, last, or kinds "
+               "(compute, request, wavefront, line, summary), comma-separated; default: all "
+               "(a .png/.svg: last, the summary)")
+
+
+def add_parser(sub) -> None:
+    ex = sub.add_parser(
+        "export", help="render the animation or one frame to .mp4 .gif .webm .png .svg or a PNG folder",
+        description="Render frames with the app's painter, without a screen. The format follows the "
+                    "extension of --out: .mp4 (H.264), .webm (VP9), .gif, .png or .svg (one frame), "
+                    "or a folder (ending in /) for a PNG sequence.")
+    ex.add_argument("scenario", metavar="FILE_OR_NAME")
+    ex.add_argument("--out", "-o", required=True, metavar="PATH", help="the file (or folder/) to write")
+    ex.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
+    ex.add_argument("--instruction", "-i", default="all", metavar="RANGE",
+                    help="warp instructions, 1-based as on screen: 9, 9-12, 1,5 or all (default)")
+    ex.add_argument("--block", "-b", default="0", metavar="RANGE", help="linear block index (default 0)")
+    ex.add_argument("--warp", "-w", default="0", metavar="RANGE", help="warp in the block (default 0)")
+    ex.add_argument("--frames", "-f", metavar="SPEC", help=HELP_FRAMES)
+    ex.add_argument("--size", default="1080p", help="720p, 1080p (default), 4k or WIDTHxHEIGHT")
+    ex.add_argument("--fps", type=float, default=30.0, help="video frame rate (default 30)")
+    ex.add_argument("--hold", type=float, default=1.0, metavar="SECONDS",
+                    help="how long each frame is shown (default 1)")
+    ex.add_argument("--theme", default="light", help="light (default), dark, high-contrast, colorblind")
+    ex.add_argument("--scale", type=float, default=1.0, help="type size factor, e.g. 1.3 for a large hall")
+    ex.add_argument("--no-captions", action="store_true", help="leave out the caption bar")
+    ex.add_argument("--title", help="the title bar's text (default: the scenario's title)")
+    ex.add_argument("--no-title", action="store_true", help="leave out the title bar")
+    ex.add_argument("--title-card", action="store_true", help="open the video with a title card")
+    cmp_ = ex.add_mutually_exclusive_group()
+    cmp_.add_argument("--compare", metavar="OTHER_FILE_OR_NAME", help="a second layout, side by side")
+    cmp_.add_argument("--compare-set", action="append", default=[], metavar="NAME=VALUE",
+                      help="the same scenario with this param changed, side by side (repeatable)")
+    ex.add_argument("--labels", nargs=2, metavar=("LEFT", "RIGHT"), help="titles of the two sides")
+    ex.add_argument("--png-sequence", action="store_true", help="write frame_00001.png ... into the --out folder")
+    ex.add_argument("--quiet", "-q", action="store_true", help="no progress or summary")
+
+
+def _fail(message: str) -> int:
+    print(f"warpviz: {message}", file=sys.stderr)
+    return 2
+
+
+def _compare_labels(sc, compare_set: dict[str, str]) -> tuple[str, str]:
+    before = ", ".join(f"{k} = {sc.params.get(k, '?')}" for k in compare_set)
+    after = ", ".join(f"{k} = {v}" for k, v in compare_set.items())
+    return before, after
+
+
+def cmd_export(args) -> int:
+    from .export import ExportCancelled, ExportError, Selection, Settings, export, parse_range, parse_size
+    from .scenario import ScenarioError, load, parse_overrides
+
+    try:
+        overrides = parse_overrides(args.set)
+        sc = load(args.scenario, overrides)
+        compare = labels = None
+        if args.compare:
+            compare = load(args.compare, overrides)
+            labels = (sc.title, compare.title)
+        elif args.compare_set:
+            changed = parse_overrides(args.compare_set)
+            unknown = [k for k in changed if k not in sc.params]
+            if unknown:
+                return _fail(f"--compare-set: {', '.join(unknown)} is not a param of {args.scenario} "
+                             f"(its params: {', '.join(sc.params) or 'none'})")
+            compare = load(args.scenario, {**overrides, **changed})
+            labels = _compare_labels(sc, changed)
+        if args.labels:
+            labels = tuple(args.labels)
+        lw = sc.launch
+        n_instr = len(sc.instructions())
+        sel = Selection(
+            instructions=None if args.instruction.strip().lower() == "all"
+            else parse_range(args.instruction, "--instruction", 0, n_instr - 1, base=1),
+            blocks=parse_range(args.block, "--block", 0, lw.blocks - 1),
+            warps=parse_range(args.warp, "--warp", 0, lw.warps_per_block - 1),
+            frames=args.frames)
+        title = "" if args.no_title else args.title
+        settings = Settings(size=parse_size(args.size), fps=args.fps, hold=args.hold, theme=args.theme,
+                            scale=args.scale, captions=not args.no_captions, title=title,
+                            title_card=args.title_card)
+        show = not args.quiet and sys.stderr.isatty()
+
+        def progress(done: int, total: int) -> None:
+            if show:
+                print(f"\rwarpviz: rendering {done}/{total}", end="", file=sys.stderr, flush=True)
+
+        try:
+            res = export(sc, args.out, settings, sel, compare=compare, labels=labels,
+                         png_sequence=args.png_sequence, progress=progress)
+        finally:
+            if show:
+                print("\r\033[K", end="", file=sys.stderr, flush=True)
+    except (ScenarioError, ExportError) as err:
+        return _fail(str(err))
+    except ExportCancelled:
+        return _fail("export cancelled; nothing was written")
+    except KeyboardInterrupt:
+        print("warpviz: export interrupted; nothing was written", file=sys.stderr)
+        return 130
+    if not args.quiet:
+        w, h = res.size
+        what = {"png": "1 frame", "svg": "1 frame"}.get(res.format)
+        if what is None:
+            what = f"{res.pictures} pictures" + (f", {res.video_frames} video frames at {args.fps:g} fps"
+                                                 if res.format in ("mp4", "webm") else "")
+            what += f", {res.seconds:.1f} s"
+        print(f"wrote {res.path} ({res.format}, {w}x{h}, {what})")
+    return 0
