@@ -28,6 +28,10 @@ def _parser() -> argparse.ArgumentParser:
 
     add_gpu_parsers(sub)
 
+    from .export_cli import add_parser as add_export_parser  # no Qt import until it runs
+
+    add_export_parser(sub)
+
     gui = sub.add_parser("gui", help="open the app (the default when no command is given)")
     gui.add_argument("scenario", nargs="?", metavar="FILE_OR_NAME")
     return p
@@ -85,10 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
     args = _parser().parse_args(argv)
+    from .export_cli import cmd_export
     from .gpu.cli import cmd_bench, cmd_validate
 
     handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui,
-               "validate": cmd_validate, "bench": cmd_bench}.get(args.command)
+               "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
     try:
