@@ -1,0 +1,10 @@
+"""Frozen entry point without a console (Windows, macOS): always opens the app."""
+
+import sys
+
+from viz.cli import main
+
+if __name__ == "__main__":
+    # Finder once passed a -psn_... process serial number; only a scenario is ours.
+    args = [a for a in sys.argv[1:] if not a.startswith("-psn")]
+    sys.exit(main(["gui", *args[:1]]))
