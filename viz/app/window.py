@@ -7,7 +7,6 @@ import json
 import weakref
 from pathlib import Path
 
-import pyqtgraph as pg
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QFontDatabase, QKeySequence, QPalette
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
@@ -22,11 +21,9 @@ from . import settings
 from .compare import ComparePage
 from .editor import EditorPanel
 from .figures import FiguresPanel
-from .launch import LaunchPanel
 from .library import LibraryPanel, unique_user_path
 from .source import source_line
 from .state import Session
-from .sweep import SweepPanel
 from .timeline import Timeline
 from .view import FrameView, ZoomArea
 
@@ -79,14 +76,13 @@ class MainWindow(QMainWindow):
         self.library = LibraryPanel()
         self.editor = EditorPanel(self.session)
         self.figures = FiguresPanel(self.session)
-        self.launch = LaunchPanel(self.session)
-        self.sweep = SweepPanel(self.session)
+        self._launch = self._sweep = None  # pyqtgraph panels: built after the first frame is painted
         self.docks: dict[str, QDockWidget] = {}
         self._dock("library", self.library, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("editor", self.editor, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("figures", self.figures, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("launch", self.launch, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("sweep", self.sweep, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._dock("launch", _Holder(), Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("sweep", _Holder(), Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["launch"], self.docks["sweep"])
         self.docks["launch"].raise_()
         self.gpu_panel = self._gpu_panel()
@@ -125,6 +121,34 @@ class MainWindow(QMainWindow):
         self.apply_theme(self.theme_name)
         self.retranslate()
         self._open_initial(open_arg)
+        QTimer.singleShot(30, self._build_plots)
+
+    # ------------------------------------------------------------------ plot panels (pyqtgraph)
+
+    def _build_plots(self) -> None:
+        """The heat map and sweep panels. Importing pyqtgraph costs a third of a second, so
+        the first window shows the picture first and these a moment later."""
+        if self._launch is not None:
+            return
+        from .launch import LaunchPanel
+        from .sweep import SweepPanel
+
+        self._launch = LaunchPanel(self.session)
+        self._sweep = SweepPanel(self.session)
+        self.docks["launch"].widget().set(self._launch)
+        self.docks["sweep"].widget().set(self._sweep)
+        self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int))
+        self._style_plots()
+
+    @property
+    def launch(self):
+        self._build_plots()
+        return self._launch
+
+    @property
+    def sweep(self):
+        self._build_plots()
+        return self._sweep
 
     # ------------------------------------------------------------------ building
 
@@ -460,6 +484,13 @@ class MainWindow(QMainWindow):
             pal = app.style().standardPalette()
         app.setPalette(pal)
         self.editor.set_dark(dark)
+        self.source.setStyleSheet(f"background: {th.colors['panel']}; color: {th.colors['text']};")
+        self._style_plots()
+
+    def _style_plots(self) -> None:
+        if self._launch is None:
+            return
+        th = self.view.theme
         plot_bg, plot_fg = th.colors["background"], th.colors["text"]
         for w in (self.launch.glw, self.sweep.plot):
             w.setBackground(plot_bg)
@@ -467,7 +498,6 @@ class MainWindow(QMainWindow):
             for ax in ("left", "bottom"):
                 item.getAxis(ax).setPen(plot_fg)
                 item.getAxis(ax).setTextPen(plot_fg)
-        self.source.setStyleSheet(f"background: {th.colors['panel']}; color: {th.colors['text']};")
 
     def set_language(self, code: str) -> None:
         i18n.set_language(code)  # listeners call retranslate
@@ -553,7 +583,6 @@ class MainWindow(QMainWindow):
         if lang in i18n.LANGUAGES:
             i18n.set_language(lang)
         self.a_langs[i18n.language()].setChecked(True)
-        self.launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int))
         self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int))
         if settings.get("compare", False, bool):
             QTimer.singleShot(0, lambda: self.a_compare.setChecked(True))
@@ -574,7 +603,8 @@ class MainWindow(QMainWindow):
         s.setValue("zoom", self.zoom.zoom)
         s.setValue("theme", self.theme_name)
         s.setValue("language", i18n.language())
-        s.setValue("heat_mode", self.launch.mode.currentIndex())
+        if self._launch is not None:
+            s.setValue("heat_mode", self._launch.mode.currentIndex())
         s.setValue("editor_tab", self.editor.tabs.currentIndex())
         s.setValue("compare", self.a_compare.isChecked())
         c = self.session.cursor
@@ -589,7 +619,8 @@ class MainWindow(QMainWindow):
         self.autosave()
         self.save_settings()
         self.session.runner.cancel()
-        self.sweep.runner.cancel()
+        if self._sweep is not None:
+            self._sweep.runner.cancel()
         self.compare.right.runner.cancel()
         super().closeEvent(event)
 
@@ -627,12 +658,26 @@ class MainWindow(QMainWindow):
         self.m_help.setTitle(tr("&Help"))
         self.a_langs[i18n.language()].setChecked(True)
         self.session.retranslate()
-        for panel in (self.library, self.editor, self.figures, self.launch, self.sweep, self.timeline, self.compare):
-            panel.retranslate()
+        for panel in (self.library, self.editor, self.figures, self._launch, self._sweep, self.timeline,
+                      self.compare):
+            if panel is not None:
+                panel.retranslate()
         if self.gpu_panel is not None and hasattr(self.gpu_panel, "retranslate"):
             self.gpu_panel.retranslate()
         self._update_source()
         self._update_title()
+
+
+class _Holder(QWidget):
+    """A dock's content before its panel is built."""
+
+    def __init__(self):
+        super().__init__()
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+
+    def set(self, panel: QWidget) -> None:
+        self._lay.addWidget(panel)
 
 
 def _retranslate(ref) -> None:

@@ -18,30 +18,6 @@ from ..engine import Cancelled
 JobFn = Callable[[Callable[[float, str], None], Callable[[], bool]], Any]
 
 
-_warm = False
-
-
-def warm_up() -> None:
-    """Load the compiled counting kernels on the GUI thread, once.
-
-    numba's first dispatch (loading its cache, registering its typing) is not safe to run
-    for the first time on a worker thread while the GUI thread runs Python: it crashed
-    the interpreter here. After one call on this thread, workers only run machine code.
-    """
-    global _warm
-    if _warm:
-        return
-    import numpy as np
-
-    from ..engine import _count
-
-    addr = np.arange(32, dtype=np.int64).reshape(1, 32) * 4
-    mask = np.ones((1, 32), np.bool_)
-    _count("shared", 4, addr, mask, 1)
-    _count("global", 4, addr, mask, 1)
-    _warm = True
-
-
 class _Signals(QObject):
     done = Signal(int, object)
     failed = Signal(int, object)
@@ -97,7 +73,6 @@ class Runner(QObject):
             Runner._pool = QThreadPool.globalInstance()
 
     def submit(self, fn: JobFn) -> int:
-        warm_up()
         self.cancel()
         self._gen += 1
         self._stop = threading.Event()
