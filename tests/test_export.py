@@ -1,0 +1,228 @@
+"""Export: files decode with the right frame count and size, SVG keeps text, writes are
+atomic (cancel and failure leave nothing, never spoil a good file), the CLI exits 2 with a
+message for every user error."""
+
+import errno
+import os
+import threading
+import xml.etree.ElementTree as ET
+
+import imageio.v3 as iio
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from viz import export as ex  # noqa: E402
+from viz.cli import main  # noqa: E402
+from viz.export import ExportCancelled, ExportError, Selection, Settings, export  # noqa: E402
+from viz.frames import frames  # noqa: E402
+from viz.scenario import load  # noqa: E402
+from viz.warp import warp_detail  # noqa: E402
+
+SMALL = Settings(size=(320, 180), fps=10, hold=0.2)
+COLUMN_READ = Selection(instructions=(8,), frames="1-4")     # compute, request, 2 wavefronts
+
+
+@pytest.fixture(autouse=True)
+def _app(qapp):
+    return qapp
+
+
+@pytest.fixture(scope="module")
+def plain():
+    return load("transpose-tile")
+
+
+@pytest.fixture(scope="module")
+def padded():
+    return load("transpose-tile", {"PAD": "1"})
+
+
+def leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_mp4_decodes_with_the_frames_of_the_model(plain, tmp_path):
+    out = tmp_path / "a.mp4"
+    res = export(plain, out, SMALL, COLUMN_READ)
+    assert res.pictures == 4 and res.video_frames == 4 * 2        # 0.2 s x 10 fps each
+    decoded = list(iio.imiter(out))
+    assert len(decoded) == 8
+    assert decoded[0].shape == (180, 320, 3)
+    assert not leftovers(tmp_path)
+
+
+def test_whole_instruction_frame_count_equals_the_frame_model(plain, tmp_path):
+    out = tmp_path / "col.gif"
+    res = export(plain, out, SMALL, Selection(instructions=(8,)))
+    model = frames(warp_detail(plain, 8))
+    assert res.pictures == len(model) == 35
+    decoded = list(iio.imiter(out))
+    assert len(decoded) == 35 and decoded[0].shape[:2] == (180, 320)
+    meta = iio.immeta(out, index=0)
+    assert meta.get("duration") == 200 and meta.get("loop") == 0
+
+
+def test_webm_decodes(plain, tmp_path):
+    out = tmp_path / "a.webm"
+    export(plain, out, SMALL, COLUMN_READ)
+    assert len(list(iio.imiter(out))) == 8
+
+
+def test_png_is_one_frame_the_summary_by_default(plain, tmp_path):
+    out = tmp_path / "a.png"
+    res = export(plain, out, Settings(size=(640, 360)), Selection(instructions=(8,)))
+    img = iio.imread(out)
+    assert img.shape[:2] == (360, 640) and res.video_frames == 1
+
+
+def test_svg_parses_and_keeps_lane_labels_as_text(plain, tmp_path):
+    out = tmp_path / "a.svg"
+    export(plain, out, Settings(size=(1280, 720)), Selection(instructions=(8,), frames="5"))
+    root = ET.parse(out).getroot()
+    texts = [e.text for e in root.iter() if e.tag.endswith("text") and e.text]
+    assert "lane" in texts and "byte addr" in texts
+    assert all(str(k) in texts for k in range(32))
+    assert "Wavefront 3 of 32" in texts
+    assert root.get("viewBox") == "0 0 1280 720"
+
+
+def test_png_sequence_into_a_folder_replaces_an_old_one(plain, tmp_path):
+    folder = tmp_path / "frames"
+    export(plain, str(folder) + "/", SMALL, Selection(instructions=(8,)))
+    assert len(list(folder.glob("frame_*.png"))) == 35
+    export(plain, folder, SMALL, COLUMN_READ, png_sequence=True)
+    assert sorted(p.name for p in folder.iterdir()) == [f"frame_{k:05d}.png" for k in range(1, 5)]
+    assert not leftovers(tmp_path)
+
+
+def test_compare_steps_together_and_holds_the_shorter(plain, padded, tmp_path):
+    out = tmp_path / "cmp.gif"
+    res = export(plain, out, SMALL, Selection(instructions=(8,)), compare=padded, labels=("PAD = 0", "PAD = 1"))
+    assert res.pictures == 35                                      # max(35, 4)
+    assert len(list(iio.imiter(out))) == 35
+
+
+def test_title_card_is_one_more_picture_held_longer(plain, tmp_path):
+    out = tmp_path / "t.mp4"
+    res = export(plain, out, Settings(size=(320, 180), fps=10, hold=0.2, title_card=True), COLUMN_READ)
+    assert res.pictures == 5 and res.video_frames == 20 + 8        # 2 s card + 4 x 0.2 s
+    assert len(list(iio.imiter(out))) == 28
+
+
+def test_frames_by_kind(plain):
+    plan = ex.make_plan(plain, SMALL, Selection(instructions=(8, 9), frames="request,summary"))
+    assert [s.left[1].kind for s in plan.steps] == ["request", "summary"] * 2
+
+
+def test_progress_reports_every_frame(plain, tmp_path):
+    seen = []
+    export(plain, tmp_path / "p.mp4", SMALL, COLUMN_READ, progress=lambda k, n: seen.append((k, n)))
+    assert seen == [(k, 8) for k in range(1, 9)]
+
+
+@pytest.mark.parametrize("name", ["c.mp4", "c.gif", "c.png", "c.svg", "seq/"])
+def test_cancel_leaves_nothing_and_keeps_the_old_file(plain, tmp_path, name):
+    out = tmp_path / name
+    if not name.endswith("/"):
+        out.write_bytes(b"a good file")
+    flag = threading.Event()
+    if name.endswith((".png", ".svg")):     # one frame: cancelled before it is written
+        flag.set()
+
+    def progress(k, n):
+        if k >= 2:
+            flag.set()
+
+    with pytest.raises(ExportCancelled):
+        export(plain, out, SMALL, COLUMN_READ, progress=progress, cancel=flag)
+    if name.endswith("/"):
+        assert not out.exists()
+    else:
+        assert out.read_bytes() == b"a good file"
+    assert not leftovers(tmp_path)
+
+
+def test_a_full_disk_is_a_clear_error_and_spoils_nothing(plain, tmp_path, monkeypatch):
+    out = tmp_path / "full.mp4"
+    out.write_bytes(b"a good file")
+    real = ex.image_bgra
+    calls = []
+
+    def failing(img):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(img)
+
+    monkeypatch.setattr(ex, "image_bgra", failing)
+    with pytest.raises(ExportError, match="disk is full"):
+        export(plain, out, SMALL, COLUMN_READ)
+    assert out.read_bytes() == b"a good file"
+    assert not leftovers(tmp_path)
+
+
+def run_cli(capsys, *argv):
+    rc = main(["export", *argv])
+    return rc, capsys.readouterr()
+
+
+def test_cli_writes_and_reports(tmp_path, capsys):
+    out = tmp_path / "cli.gif"
+    rc, io = run_cli(capsys, "transpose-tile", "--out", str(out), "-i", "9", "--frames", "1-3",
+                     "--size", "320x180", "--hold", "0.5", "--compare-set", "PAD=1", "--theme", "dark")
+    assert rc == 0, io.err
+    assert "wrote" in io.out and out.exists()
+    assert len(list(iio.imiter(out))) == 3
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--out", "{tmp}/x.doc"], "unknown extension"),
+    (["--out", "{tmp}/no/such/folder/x.mp4"], "does not exist"),
+    (["--out", "{tmp}/x.mp4", "--size", "321x180"], "even width and height"),
+    (["--out", "{tmp}/x.mp4", "--size", "huge"], "not understood"),
+    (["--out", "{tmp}/x.mp4", "--size", "10x10"], "out of range"),
+    (["--out", "{tmp}/x.mp4", "--fps", "0"], "--fps"),
+    (["--out", "{tmp}/x.gif", "--hold", "-1"], "--hold"),
+    (["--out", "{tmp}/x.png", "--theme", "neon"], "unknown theme"),
+    (["--out", "{tmp}/x.png", "-i", "99"], "outside 1..16"),
+    (["--out", "{tmp}/x.png", "--warp", "8"], "outside 0..7"),
+    (["--out", "{tmp}/x.png", "--frames", "sometimes"], "not understood"),
+    (["--out", "{tmp}/x.png", "--compare-set", "NOPE=1"], "not a param"),
+    (["--out", "{tmp}"], "a PNG sequence needs a folder"),
+])
+def test_cli_user_errors_exit_2_with_a_message(tmp_path, capsys, argv, words):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    if words == "a PNG sequence needs a folder":
+        (tmp_path / "file").write_text("x")
+        argv = ["--out", str(tmp_path / "file"), "--png-sequence"]
+    rc, io = run_cli(capsys, "transpose-tile", *argv)
+    assert rc == 2
+    assert words in io.err and "Traceback" not in io.err
+    assert not leftovers(tmp_path)
+
+
+def test_cli_invalid_scenario_exits_2(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[launch]\nblock = [32]\ngrid = [1]\n[[access]]\nop = "load"\nat = "nothere[tid]"\n')
+    rc, io = run_cli(capsys, str(bad), "--out", str(tmp_path / "x.png"))
+    assert rc == 2 and "bad.toml" in io.err
+
+
+def test_cli_missing_ffmpeg_exits_2(tmp_path, capsys, monkeypatch):
+    import imageio_ffmpeg
+
+    def missing():
+        raise RuntimeError("No ffmpeg exe could be found")
+
+    monkeypatch.setattr(imageio_ffmpeg, "get_ffmpeg_exe", missing)
+    rc, io = run_cli(capsys, "transpose-tile", "--out", str(tmp_path / "x.mp4"))
+    assert rc == 2 and "ffmpeg" in io.err
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_unwritable_folder_exits_2(tmp_path, capsys, monkeypatch):
+    real = os.access
+    monkeypatch.setattr(ex.os, "access", lambda p, mode: False if str(p) == str(tmp_path) else real(p, mode))
+    rc, io = run_cli(capsys, "transpose-tile", "--out", str(tmp_path / "x.png"))
+    assert rc == 2 and "permission denied" in io.err

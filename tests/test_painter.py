@@ -1,0 +1,158 @@
+"""The one painter: every frame paints on QImage and QSvgGenerator, frames differ where the
+model says they differ, themes and sizes work, the QPainter is left as it was."""
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize  # noqa: E402
+from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+from PySide6.QtSvg import QSvgGenerator  # noqa: E402
+
+from viz.frames import frames  # noqa: E402
+from viz.render import PaintOptions, layout, paint_compare, paint_frame, paint_title_card, theme, theme_names  # noqa: E402
+from viz.scenario import builtin_names, load  # noqa: E402
+from viz.warp import warp_detail  # noqa: E402
+
+W, H = 480, 270
+
+
+@pytest.fixture(autouse=True)
+def _app(qapp):
+    """Fonts need an application object; pytest-qt's serves the app tests as well."""
+    return qapp
+
+
+def render(d, f, size=(W, H), th="light", options=None) -> np.ndarray:
+    img = QImage(size[0], size[1], QImage.Format.Format_RGB32)
+    img.fill(QColor("magenta"))
+    p = QPainter(img)
+    paint_frame(p, QRectF(0, 0, *size), d, f, theme(th), options)
+    p.end()
+    buf = np.frombuffer(img.constBits(), np.uint8, count=img.sizeInBytes())
+    return buf.reshape(size[1], img.bytesPerLine()).copy()
+
+
+def column_read(pad=0):
+    return warp_detail(load("transpose-tile", {"PAD": str(pad)}), 8)
+
+
+def test_consecutive_frames_differ_where_the_model_changes():
+    d = column_read()
+    fs = frames(d)
+    images = [render(d, f) for f in fs]
+    for k in range(len(images) - 1):
+        assert not np.array_equal(images[k], images[k + 1]), f"frames {k} and {k + 1} look the same"
+
+
+def test_a_frame_fills_its_rect():
+    d = column_read()
+    img = render(d, frames(d)[3])
+    magenta = np.array([255, 0, 255, 255], np.uint8)   # B, G, R, A of the fill colour
+    assert not (img.reshape(-1, 4) == magenta).all(axis=1).any()
+
+
+@pytest.mark.parametrize("name", theme_names())
+def test_every_theme_paints(name):
+    d = column_read(pad=1)
+    img = render(d, frames(d)[2], th=name)
+    corner = img[2, 8:11]                                 # B, G, R of the background
+    bg = theme(name).q("background")
+    assert tuple(corner[::-1]) == (bg.red(), bg.green(), bg.blue())
+
+
+@pytest.mark.parametrize("size", [(320, 180), (1280, 720), (960, 1080), (3840, 2160)])
+def test_sizes_and_layout(size):
+    d = column_read()
+    L = layout(QRectF(0, 0, *size), d, theme())
+    assert len(L.lanes) == 32 and len(L.columns) == 32
+    rect = QRectF(0, 0, *size)
+    assert all(rect.contains(c) for c in L.lanes)
+    assert L.lanes[0].right() <= L.lanes[1].left()
+    assert L.caption.bottom() <= size[1] + 0.5
+    if size[0] >= 1280:
+        render(d, frames(d)[-1], size=size)
+
+
+def test_scale_makes_type_larger():
+    d = column_read()
+    assert layout(QRectF(0, 0, 1920, 1080), d, theme(scale=1.5)).s == pytest.approx(1.5)
+
+
+def test_options_leave_out_caption_and_title():
+    d = column_read()
+    f = frames(d)[2]
+    full = layout(QRectF(0, 0, W, H), d, theme(), PaintOptions(title="T"))
+    bare = layout(QRectF(0, 0, W, H), d, theme(), PaintOptions(captions=False, title=None))
+    assert full.title is not None and full.caption is not None
+    assert bare.title is None and bare.caption is None
+    assert not np.array_equal(render(d, f, options=PaintOptions(captions=False)), render(d, f))
+
+
+def test_painter_state_is_restored():
+    d = column_read()
+    img = QImage(W, H, QImage.Format.Format_RGB32)
+    p = QPainter(img)
+    p.translate(3, 4)
+    pen = p.pen()
+    p.setFont(p.font())
+    paint_frame(p, QRectF(0, 0, W - 10, H - 10), d, frames(d)[5], theme())
+    assert p.worldTransform().dx() == 3 and p.worldTransform().dy() == 4
+    assert p.pen() == pen and not p.hasClipping()
+    p.end()
+
+
+def svg_texts(paint) -> list[str]:
+    buf = QBuffer()
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    gen = QSvgGenerator()
+    gen.setOutputDevice(buf)
+    gen.setSize(QSize(1920, 1080))
+    gen.setViewBox(QRectF(0, 0, 1920, 1080))
+    p = QPainter(gen)
+    paint(p)
+    p.end()
+    root = ET.fromstring(bytes(buf.data()))
+    return [e.text for e in root.iter() if e.tag.endswith("text") and e.text]
+
+
+def test_svg_keeps_text_as_text():
+    d = column_read()
+    f = frames(d)[4]
+    texts = svg_texts(lambda p: paint_frame(p, QRectF(0, 0, 1920, 1080), d, f, theme()))
+    assert "lane" in texts and "bank" in texts
+    assert all(str(k) in texts for k in range(32))       # lane and bank numbers
+    assert f.caption in texts
+    assert "Wavefront 3 of 32" in texts
+
+
+def test_global_frames_paint_the_ruler():
+    d = warp_detail(load("offset-by-one"), 0)
+    fs = frames(d)
+    texts = svg_texts(lambda p: paint_frame(p, QRectF(0, 0, 1920, 1080), d, fs[2], theme()))
+    assert "line at byte 0" in texts and "Line 1 of 2" in texts
+    assert any(t.startswith("efficiency 80") for t in texts)
+
+
+def test_compare_and_title_card_paint():
+    a, b = column_read(0), column_read(1)
+    texts = svg_texts(lambda p: paint_compare(p, QRectF(0, 0, 1920, 1080), (a, frames(a)[3]), (b, frames(b)[-1]),
+                                              theme(), labels=("PAD = 0", "PAD = 1")))
+    assert "PAD = 0" in texts and "PAD = 1" in texts
+    texts = svg_texts(lambda p: paint_title_card(p, QRectF(0, 0, 1920, 1080), "My title", ["line one"], theme()))
+    assert "My title" in texts and "line one" in texts
+
+
+def test_every_builtin_paints_its_first_and_last_frame():
+    for name in builtin_names():
+        sc = load(name)
+        if sc.expect_error:
+            continue
+        d = warp_detail(sc, 0)
+        fs = frames(d)
+        for f in (fs[0], fs[-1]):
+            render(d, f, size=(320, 180))
