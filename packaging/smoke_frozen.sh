@@ -2,7 +2,7 @@
 # Smoke-test the frozen app (default dist/warpviz/warpviz) as a user with nothing but the
 # folder would run it: from an empty directory, a fresh HOME (so an empty numba cache), no
 # checkout on any path, Qt offscreen. Checks --version, list, analyze (twice: compiling,
-# then from the numba cache), export of one frame when this build has `export`, and the
+# then from the numba cache), export of one frame (PNG) and one instruction (MP4), and the
 # app's start: time to its window under Xvfb when Xvfb and xdotool exist, else that it
 # stays up offscreen. Prints the timings; exits non-zero on the first failure.
 set -euo pipefail
@@ -21,8 +21,11 @@ now() { echo "$EPOCHREALTIME"; }
 secs() { python3 -c "print(f'{$2 - $1:.2f}')"; }
 fail() { echo "smoke: FAIL: $*" >&2; exit 1; }
 
-du_folder="$(du -sh "$(dirname "$exe")" | cut -f1)"
-echo "smoke: $exe ($du_folder folder)"
+if [ -d "$(dirname "$exe")/_internal" ]; then
+  echo "smoke: $exe ($(du -sh "$(dirname "$exe")" | cut -f1) folder)"
+else
+  echo "smoke: $exe"
+fi
 
 t0=$(now); got="$(run --version)"; t1=$(now)
 [ "$got" = "$want" ] || fail "--version printed '$got', expected '$want'"
@@ -46,6 +49,9 @@ if run export --help > /dev/null 2>&1; then
   t0=$(now); run export transpose-tile --out frame.png; t1=$(now)
   [ "$(head -c 8 frame.png | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ] || fail "export wrote no PNG"
   echo "smoke: export transpose-tile --out frame.png ok, $(wc -c < frame.png) bytes ($(secs "$t0" "$t1") s)"
+  t0=$(now); run export transpose-tile --instruction 1 --quiet --out clip.mp4; t1=$(now)
+  [ "$(head -c 12 clip.mp4 | tail -c 8 | head -c 4)" = "ftyp" ] || fail "export wrote no MP4 (is ffmpeg bundled?)"
+  echo "smoke: export transpose-tile --instruction 1 --out clip.mp4 ok, $(wc -c < clip.mp4) bytes ($(secs "$t0" "$t1") s)"
 else
   echo "smoke: export: this build has no 'warpviz export' command yet: skipped"
 fi

@@ -104,3 +104,50 @@ def test_unpacked_wheel_finds_its_own_assets(dist, tmp_path):
     version = subprocess.run([sys.executable, "-m", "viz.cli", "--version"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == f"warpviz {viz.__version__}"
+
+
+# -- desktop integration (packaging/): static checks, no PyInstaller -------------------
+
+PACKAGING = ROOT / "packaging"
+ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_icon_svg_and_rendered_sizes():
+    import xml.etree.ElementTree as ET
+
+    svg = ET.parse(ROOT / "assets" / "icons" / "warpviz.svg").getroot()
+    assert svg.get("viewBox") == "0 0 64 64"
+    for size in ICON_SIZES:
+        assert png_size(ROOT / "assets" / "icons" / "png" / f"warpviz-{size}.png") == (size, size)
+
+
+def test_desktop_entry_and_appstream_agree():
+    import configparser
+    import xml.etree.ElementTree as ET
+
+    desktop = configparser.ConfigParser(interpolation=None)
+    desktop.optionxform = str
+    desktop.read(PACKAGING / "warpviz.desktop")
+    entry = desktop["Desktop Entry"]
+    assert entry["Exec"].split()[0] == "warpviz" and entry["Icon"] == "warpviz"
+    meta = ET.parse(PACKAGING / "io.github.warpviz.Warpviz.metainfo.xml").getroot()
+    assert meta.findtext("id") == "io.github.warpviz.Warpviz"
+    assert meta.findtext("launchable") == "warpviz.desktop"
+    assert meta.findtext("project_license") == "MIT"
+    versions = [r.get("version") for r in meta.iter("release")]
+    assert versions and versions[0] == viz.__version__, "add a <release> for this version"
+
+
+def test_frozen_recipe_names_files_that_exist():
+    spec = (PACKAGING / "warpviz.spec").read_text()
+    for script in ("entry_cli.py", "entry_gui.py"):
+        assert f'"{script}"' in spec and (PACKAGING / script).is_file()
+    assert '"viz.kernels_numba": "py"' in spec, "numba needs the kernels' source file to cache frozen"
+    for script in ("build_frozen.sh", "smoke_frozen.sh", "install_desktop.sh"):
+        assert os.access(PACKAGING / script, os.X_OK), script
