@@ -10,6 +10,19 @@ from ..i18n import tr
 from ..report import explain_access
 from .state import Session
 
+METRIC_LABELS = {
+    "smsp__inst_executed_op_shared_ld.sum": "shared load instructions",
+    "smsp__inst_executed_op_shared_st.sum": "shared store instructions",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "shared load wavefronts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "shared store wavefronts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared load bank conflicts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "shared store bank conflicts",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "global load requests",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "global load sectors",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": "global store requests",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "global store sectors",
+}
+
 # Figure names as report.explain_access writes them, for the catalog.
 FIGURE_NAMES = ("warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts", "requests",
                 "sectors", "lines", "bytes requested", "bytes moved", "sector efficiency")
@@ -27,10 +40,12 @@ class FiguresPanel(QWidget):
         self.tree.setRootIsDecorated(True)
         self.tree.setAlternatingRowColors(True)
         self.tree.setWordWrap(True)
+        self.tree.setUniformRowHeights(False)
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tree.header().setStretchLastSection(True)
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.tree.header().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.status)
@@ -66,8 +81,8 @@ class FiguresPanel(QWidget):
         for d in an.per_access():
             a = sc.accesses[d["index"]]
             arr = sc.array(d["array"])
-            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), "",
-                                   f"{d['op']} {a.text}   ({arr.describe()}, {d['access_bytes']} B)"])
+            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), tr(d["op"]),
+                                   f"{a.text}   ({arr.describe()}, {d['access_bytes']} B)"])
             top.setFont(0, bold)
             top.setFont(2, bold)
             top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
@@ -83,7 +98,8 @@ class FiguresPanel(QWidget):
         tot.setFont(0, bold)
         tot.setData(0, Qt.ItemDataRole.UserRole, ("totals",))
         for k, v in an.metrics.items():
-            item = QTreeWidgetItem([k, f"{v:,}", ""])
+            item = QTreeWidgetItem([tr(METRIC_LABELS[k]), f"{v:,}", k])
+            item.setToolTip(2, k)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, ("metric", k))
             tot.addChild(item)

@@ -51,7 +51,8 @@ class MainWindow(QMainWindow):
         # -- centre: source line, the view (or the comparison), the timeline
         self.source = QLabel()
         self.source.setObjectName("sourceLine")
-        self.source.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self._source_font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.source.setFont(self._source_font)
         self.source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.source.setContentsMargins(8, 4, 8, 4)
         self.source.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -433,20 +434,22 @@ class MainWindow(QMainWindow):
         self.presenting = on
         if on:
             self._pre_presentation = (self.saveState(), self.theme_name, self.isMaximized())
-            for key in ("editor", "library", "sweep", "launch"):
-                self.docks[key].hide()
-            if "gpu" in self.docks:
-                self.docks["gpu"].hide()
+            for d in self.docks.values():  # the picture alone; its figures row stays
+                d.hide()
             self.menuBar().hide()
             self.statusBar().hide()
             f = QFont(self._base_font)
             f.setPointSizeF(self._base_font.pointSizeF() * 1.5)
             QApplication.setFont(f)
+            mono = QFont(self._source_font)
+            mono.setPointSizeF(self._source_font.pointSizeF() * 1.5)
+            self.source.setFont(mono)
             self.apply_theme(PRESENTATION_THEME, remember=False)
             self.showFullScreen()
         else:
             state, theme_name, maximized = self._pre_presentation
             QApplication.setFont(self._base_font)
+            self.source.setFont(self._source_font)
             self.menuBar().show()
             self.statusBar().show()
             self.showMaximized() if maximized else self.showNormal()
