@@ -138,7 +138,7 @@ def test_names_are_long_long_locals_and_params_literals():
 def test_when_is_an_if_behind_a_warp_vote():
     sc = scenario(global_array() + access("g[tid]", when="lane < 3"), block="[48]")
     src = generate(sc).source
-    assert "if (__any_sync(wv_wmask, wv_on)) { if (wv_on) {" in src
+    assert "if (__any_sync(wv_wmask, wv_on)) {" in src and "wv_r < wv_one" in src
     assert "wv_warp < 1 ? 0xffffffffu : ((1u << 16) - 1u)" in src
 
 

@@ -13,13 +13,14 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def session():
-    from viz.gpu.runner import Session, probe
+    from viz.gpu.runner import probe
+    from viz.gpu.worker import ProcessSession
 
     try:
         probe()
     except GpuUnavailable as err:
         pytest.skip(err.reason)
-    s = Session()
+    s = ProcessSession()
     yield s
     s.close()
 
@@ -116,7 +117,7 @@ def test_a_faulting_kernel_is_reported_and_the_session_recovers(session):
 
     with pytest.raises(KernelFault):
         session.run_once(spec, np.zeros(256, np.uint8))
-    # The next run works.
+    # The faulting process is gone; the next run gets a fresh one and works.
     ok = compile_cubin('extern "C" __global__ void fine(float* p) { p[threadIdx.x] = 2.0f; }')
     out = session.run_once(LaunchSpec("fine", ok, (32, 1, 1), (1, 1, 1), 0, 256, [("ptr", 0)]), np.zeros(256, np.uint8))
     assert np.all(out[:128].view(np.float32) == 2.0)

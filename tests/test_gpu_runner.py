@@ -109,7 +109,7 @@ def test_launch_spec_round_trips_and_generated_args():
     k = generate(load("transpose-tile-pad"))
     spec = generated_launch(k, b"\x01\x02", replicas=4)
     assert spec.grid == (32, 8, 1) and spec.buffer_bytes == 4 * k.replica_bytes
-    assert spec.arg_format == "PPQPi"
+    assert spec.arg_format == "PPQPii"
     assert LaunchSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
 
 
@@ -338,3 +338,16 @@ def test_bench_pipeline_with_a_fake_gpu(monkeypatch):
 
     text = format_bench(doc)
     assert "coalesced" in text and "DIFFER" in text and "transpose-tile-pad" in text
+
+
+def test_process_session_reports_why_it_cannot_start():
+    pytest.importorskip("numpy")
+    try:
+        import pycuda  # noqa: F401
+        pytest.skip("PyCUDA is installed here")
+    except ImportError:
+        pass
+    from viz.gpu.worker import ProcessSession
+
+    with pytest.raises(GpuUnavailable, match="PyCUDA is not installed"):
+        ProcessSession()

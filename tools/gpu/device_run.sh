@@ -14,10 +14,14 @@ if [ "$MODE" = quick ]; then
   step 240 python3 -m viz.cli validate coalesced vector-int4 transpose-tile-pad reduction-tree float3-whole char-shared --random 6 --seed 3
   step 240 python3 -m viz.cli bench coalesced vector-int4 transpose-tile-pad --no-sweeps --out "$OUT/quick.json"
   step 200 python3 -m pytest -m gpu -x -q -p no:cacheprovider tests/test_gpu_device.py -k "spread or fault or write"
+elif [ "$MODE" = tests ]; then
+  step 300 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_device.py
+  step 200 python3 -m viz.cli validate --random 60 --seed 23 --json > "$OUT/validate-random.json"
 else
-  step 400 python3 -m viz.cli validate --all --random 40 --seed 11 --json > "$OUT/validate.json"; tail -c 300 "$OUT/validate.json"
-  step 900 python3 -m viz.cli bench --all --out "$OUT/h100.json" --label "${WV_LABEL:-H100}"
-  step 400 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_device.py
+  LABEL="$(nvidia-smi --query-gpu=name --format=csv,noheader) on the workplace device machine (nvidia-h100-x1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader), CUDA 13.0, measured $(date -u +%F) with warpviz bench --all"
+  step 420 python3 -m viz.cli bench --all --out "$OUT/h100.json" --label "$LABEL"
+  step 120 python3 -m viz.cli validate --random 40 --seed 11 --json > "$OUT/validate.json"
+  tail -c 400 "$OUT/validate.json"; echo
 fi
 python3 - <<'PY' > "$OUT/sass.txt" 2>&1
 from viz.scenario import load

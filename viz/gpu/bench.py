@@ -30,8 +30,7 @@ Progress = Callable[[float, str], None]
 MAX_SCALED_WORK = 3_000_000_000   # lane-instructions beyond which a scaled run is not re-analysed
 
 
-class Cancelled(Exception):
-    """The user pressed Cancel; partial results are discarded."""
+from .worker import Cancelled  # noqa: E402  (the user pressed Cancel)
 
 
 def _noop(*_a, **_k):
@@ -81,27 +80,22 @@ def counters_for(prepared: list[Prepared], hand: list | None = None) -> tuple[di
     ({label: metrics}, {hand name: metrics})."""
     from .runner import generated_launch
 
-    launches = []
-    names = {}
+    launches, owners = [], []
     for p in prepared:
         if p.cubin is None:
             continue
-        ls = generated_launch(p.kernel, p.cubin, 1, label=p.label)
-        launches.append(ls.to_json())
-        names[p.kernel.name] = ("scenario", p.label)
+        launches.append(generated_launch(p.kernel, p.cubin, 1, label=p.label).to_json())
+        owners.append(("scenario", p.label))
     for name, spec in hand or []:
         launches.append(spec.to_json())
-        names[spec.name] = ("kernel", name)
+        owners.append(("kernel", name))
     if not launches:
         return {}, {}
     counters, _log = run_ncu({"launches": launches})
     by_scenario, by_kernel = {}, {}
-    for kname, metrics in counters.items():
-        kind, label = names.get(kname, (None, None))
-        if kind == "scenario":
-            by_scenario[label] = metrics
-        elif kind == "kernel":
-            by_kernel[label] = metrics
+    for (kind, label), metrics in zip(owners, counters):
+        if metrics is not None:
+            (by_scenario if kind == "scenario" else by_kernel)[label] = metrics
     return by_scenario, by_kernel
 
 
@@ -247,10 +241,11 @@ def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool =
     from .compile import compile_cubin
     from .plan import gbps
     from .results import mismatches, new_document
-    from .runner import KernelFault, Session
+    from .runner import KernelFault
+    from .worker import ProcessSession
 
     own = session is None
-    session = session or Session()
+    session = session or ProcessSession()
     try:
         dev = session.info
         now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()

@@ -15,11 +15,12 @@ kernel can be compared with ``viz.engine`` key by key:
   A whole ``float3`` or struct is one scalar instruction per component or field, as the
   model counts it. Nothing the compiler does can merge, split, hoist or drop them:
   NVVM never touches ``asm volatile``; shared accesses are ``.volatile``; a global
-  access whose address could repeat in one thread (a loop variable it does not use, or
-  another access with the same index) is ``.volatile`` too, so ptxas cannot reuse it.
-* ``when`` is an ``if``, behind a warp vote, so a warp with no active lane branches
-  over the instruction instead of issuing it predicated off (the model counts
-  nothing for such a warp).
+  access through which a thread touches a word twice (``repeated_accesses``) is
+  ``.volatile`` too, so ptxas cannot reuse, forward or drop it.
+* ``when`` is an ``if``, behind a warp vote and a one-trip loop, so a warp with no
+  active lane branches over the instruction instead of issuing it predicated off (the
+  model counts nothing for such a warp; the hardware counts a predicated-off shared
+  instruction in ``smsp__inst_executed_op_shared_*``).
 * Loads are kept alive without extra accesses: each loaded word is XORed into a
   register, written by one store only if the kernel argument ``wv_sink_on`` is
   non-zero, which it never is.
@@ -150,13 +151,56 @@ def plan_groups(sc: Scenario) -> list[_Group]:
     return groups
 
 
+REPEAT_CHECK_LIMIT = 8_000_000   # thread-instructions the exact repeat check evaluates
+
+
 def _may_repeat(a: Access, sc: Scenario) -> bool:
-    """Could one thread touch the same address twice through this access? Then ptxas must
-    not be allowed to reuse or drop the memory operation (``.volatile``)."""
+    """Syntactic fallback: a loop variable the index does not use, or a second access with
+    the same index, may touch one address twice in one thread."""
     used = set().union(*(names(n) for n in a.indices))
     if any(lp.var not in used for lp in a.loops):
         return True
     return any(b.index != a.index and b.array == a.array and b.indices == a.indices for b in sc.accesses)
+
+
+def repeated_accesses(sc: Scenario, limit: int = REPEAT_CHECK_LIMIT) -> set[int] | None:
+    """Global accesses through which some thread touches a 32-bit word that it touches
+    again (in another loop point, part or access). ptxas reuses a repeated load, forwards
+    a stored value to a later load and drops a store that is overwritten (measured on
+    H100: three loads of one address in a j loop gave one request), so these accesses
+    are emitted ``.volatile``, which ptxas must keep. Exact: evaluated over every thread of
+    the launch with the model's own evaluator; None when the launch is too large."""
+    import numpy as np
+
+    from ..engine import evaluate_instruction
+    from ..scenario import expand_instructions
+
+    instrs = [i for i in expand_instructions(sc) if sc.array(sc.accesses[i.access].array).space == "global"]
+    nb, tpb = sc.launch.blocks, sc.launch.threads_per_block
+    if not instrs or nb * tpb * len(instrs) > limit:
+        return None if instrs else set()
+    blocks = np.arange(nb, dtype=np.int64)
+    threads = np.arange(tpb, dtype=np.int64)
+    gid = blocks.reshape(-1, 1) * tpb + threads.reshape(1, -1)
+    words = max(a.start + a.footprint for a in sc.arrays if a.space == "global") // 4 + 2
+    keys, owners = [], []
+    for ins in instrs:
+        lv = evaluate_instruction(sc, ins, blocks, threads)
+        addr = np.broadcast_to(lv.addr.full((nb, tpb)), (nb, tpb))
+        mask = np.broadcast_to(lv.mask, (nb, tpb))
+        g, ad = gid[mask], addr[mask]
+        for w in range(max(1, ins.size // 4)):
+            keys.append(g * words + ad // 4 + w)
+            owners.append(np.full(g.shape, ins.access, np.int64))
+    k = np.concatenate(keys)
+    o = np.concatenate(owners)
+    order = np.argsort(k, kind="stable")
+    ks, os_ = k[order], o[order]
+    dup = np.zeros(ks.shape, bool)
+    same = ks[1:] == ks[:-1]
+    dup[1:] |= same
+    dup[:-1] |= same
+    return set(int(x) for x in np.unique(os_[dup]))
 
 
 # ---------------------------------------------------------------------------- PTX
@@ -224,7 +268,7 @@ def _store_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> li
 # ---------------------------------------------------------------------------- emit
 
 
-def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario) -> list[str]:
+def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, repeats: set[int] | None) -> list[str]:
     label = f"{a.op} {arr.name}" + "".join(f"[{to_text(n)}]" for n in a.indices) + \
         (f".{a.field}" if a.field else "")
     out = [f"// access {a.index}: {label}"]
@@ -236,7 +280,7 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario) -
     lay_ren.update({"row": "wv_row", "col": "wv_col"})
     body.append(f"const long long wv_e = {_expr(arr.layout, lay_ren)};")
     esize = arr.type.size
-    volatile = arr.space == "shared" or _may_repeat(a, sc)
+    volatile = arr.space == "shared" or (a.index in repeats if repeats is not None else _may_repeat(a, sc))
     if arr.space == "shared":
         body.append(f"const unsigned wv_a = wv_sbase + (unsigned)({arr.base}LL + wv_e * {esize}LL);")
     else:
@@ -254,10 +298,16 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario) -
         out.append("}")
     else:
         out.append(f"{{ const bool wv_on = ({_expr(a.when, rename)}) != 0;")
-        # A warp with no active lane branches over the instruction (the model counts nothing).
-        out.append("  if (__any_sync(wv_wmask, wv_on)) { if (wv_on) {")
+        # A warp with no active lane must branch over the instruction: the model counts
+        # nothing for it, but an instruction issued with every lane predicated off still
+        # counts in smsp__inst_executed_op_shared_* (measured on H100). ptxas turns a short
+        # `if` into predication, never a loop, so the access sits in a loop that runs
+        # wv_one (= 1, a kernel argument) times.
+        out.append("  if (__any_sync(wv_wmask, wv_on)) {")
+        out.append("#pragma unroll 1")
+        out.append("  for (int wv_r = 0; wv_r < wv_one; ++wv_r) { if (wv_on) {")
         out.extend("    " + ln for ln in body)
-        out.append("  } } }")
+        out.append("  } } } }")
     return out
 
 
@@ -287,7 +337,7 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
     shared_bytes = sc.shared_bytes
 
     args = [f"unsigned char* __restrict__ wv_g_{a.name}" for a in globals_]
-    args += ["unsigned long long wv_rep_bytes", "unsigned* __restrict__ wv_sink", "int wv_sink_on"]
+    args += ["unsigned long long wv_rep_bytes", "unsigned* __restrict__ wv_sink", "int wv_sink_on", "int wv_one"]
     L: list[str] = [PRELUDE]
     L.append(f"// warpviz kernel for {sc.name or sc.source}: {_c_comment(sc.title)}")
     L.append(f"// block ({bx}, {by}, {bz}), grid {tuple(sc.launch.grid)}; launch gridDim.x = {gx} * replicas.")
@@ -319,6 +369,7 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
     L.append(I + "unsigned wv_v[4] = {(unsigned)wv_tid * 2654435761u, 0x01234567u, 0x89abcdefu, 0x76543210u};")
     L.append(I + "unsigned wv_acc = 0;")
     groups = plan_groups(sc)
+    repeats = repeated_accesses(sc)
     barriers = 0
     for g in groups:
         if g.barrier_before:
@@ -328,7 +379,7 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
         L.extend(opened)
         ind = "  " * (1 + 2 * len(g.loops))
         for a in g.accesses:
-            L.extend(ind + ln for ln in _access_lines(a, sc.array(a.array), ren, sc))
+            L.extend(ind + ln for ln in _access_lines(a, sc.array(a.array), ren, sc, repeats))
         for k in reversed(range(len(g.loops))):
             L.append("  " * (1 + 2 * k) + "  } }")
     L.append(I + "// Keeps every load alive; wv_sink_on is always 0, so this store never runs.")

@@ -69,30 +69,49 @@ def _number(text: str) -> int | None:
         return None
 
 
-def parse_csv(text: str) -> dict[str, dict[str, int]]:
-    """ncu's ``--csv`` details output -> {kernel name: {metric: value}} (summed over launches
-    of the same name, which the driver never makes)."""
+def parse_launches(text: str) -> list[tuple[str, dict[str, int]]]:
+    """ncu's ``--csv`` details output -> [(kernel name, {metric: value})], one per profiled
+    launch, in launch order (ncu's ID column)."""
     lines = [ln for ln in text.splitlines() if ln.startswith('"')]
     if not lines:
-        return {}
-    out: dict[str, dict[str, int]] = {}
-    seen: dict[tuple[str, str], set] = {}
+        return []
+    by_id: dict[int, tuple[str, dict[str, int]]] = {}
     for row in csv.DictReader(io.StringIO("\n".join(lines))):
         name = row.get("Kernel Name") or row.get("Function Name") or ""
         metric = row.get("Metric Name")
         if not name or not metric:
             continue
+        try:
+            launch_id = int(row.get("ID", "0"))
+        except ValueError:
+            continue
         name = re.sub(r"\(.*\)$", "", name.strip())
+        entry = by_id.setdefault(launch_id, (name, {}))
         value = _number(row.get("Metric Value", ""))
-        if value is None:
-            continue
-        launch_id = row.get("ID", "")
-        ids = seen.setdefault((name, metric), set())
-        if launch_id in ids:
-            continue
-        ids.add(launch_id)
-        out.setdefault(name, {})
-        out[name][metric] = out[name].get(metric, 0) + value
+        if value is not None:
+            entry[1][metric] = value
+    return [by_id[k] for k in sorted(by_id)]
+
+
+def parse_csv(text: str) -> dict[str, dict[str, int]]:
+    """{kernel name: metrics} for output where every launch has its own kernel name."""
+    return {name: m for name, m in parse_launches(text) if m}
+
+
+def match_launches(expected: list[str], profiled: list[tuple[str, dict]]) -> list[dict | None]:
+    """The counters of each expected launch (by kernel name, in order). A launch that
+    failed and was not profiled gets None; the ones after it still line up."""
+    out: list[dict | None] = []
+    k = 0
+    for name in expected:
+        j = k
+        while j < len(profiled) and profiled[j][0] != name:
+            j += 1
+        if j < len(profiled):
+            out.append(profiled[j][1])
+            k = j + 1
+        else:
+            out.append(None)
     return out
 
 
@@ -110,8 +129,9 @@ def explain_failure(text: str, returncode: int) -> GpuUnavailable | None:
     return None
 
 
-def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None) -> tuple[dict, str]:
-    """Profile every launch of ``spec`` (see ``ncu_driver``); returns (counters by kernel, log)."""
+def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None) -> tuple[list, str]:
+    """Profile every launch of ``spec`` (see ``ncu_driver``); returns ([counters or None per
+    launch of the spec, in its order], log)."""
     ncu = find_ncu()
     if not ncu:
         raise GpuUnavailable("Nsight Compute (ncu) is not installed or not on the PATH", "ncu")
@@ -129,14 +149,14 @@ def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = Non
         except subprocess.TimeoutExpired:
             raise GpuUnavailable(f"Nsight Compute did not finish within {timeout:.0f} s", "ncu") from None
     log = proc.stdout + "\n" + proc.stderr
-    counters = parse_csv(proc.stdout)
+    counters = parse_launches(proc.stdout)
     if not counters:
         reason = explain_failure(log, proc.returncode)
         if reason:
             raise reason
         tail = "\n".join(log.strip().splitlines()[-15:])
         raise RuntimeError(f"ncu returned no counters (exit {proc.returncode}):\n{tail}")
-    return counters, log
+    return match_launches([d["name"] for d in spec["launches"]], counters), log
 
 
-__all__ = ["find_ncu", "parse_csv", "compare", "MetricRow", "run_ncu", "explain_failure"]
+__all__ = ["find_ncu", "parse_csv", "parse_launches", "match_launches", "compare", "MetricRow", "run_ncu", "explain_failure"]

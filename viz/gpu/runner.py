@@ -2,8 +2,10 @@
 
 PyCUDA is an optional extra (``pip install warpviz[gpu]``) and is imported only inside
 ``probe()`` and ``Session``, so importing this module never needs a GPU. A Session owns
-one CUDA context and must be used from the thread that created it (the app's GPU worker
-thread, or the CLI's main thread).
+one CUDA context and must be used from the thread that created it. CUDA cannot recover
+from a kernel fault inside a process, so the CLI and the app use ``ProcessSession``
+(``viz.gpu.worker``): the same methods, served by a child process that is replaced after
+a fault, a hang or a Cancel.
 
 Launches are described by ``LaunchSpec`` (pure data), so the same description drives a
 timed run here and a counted run under Nsight Compute (``viz.gpu.ncu_driver``).
@@ -11,11 +13,8 @@ timed run here and a counted run under Nsight Compute (``viz.gpu.ncu_driver``).
 
 from __future__ import annotations
 
-import math
-import os
 import re
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,8 +42,7 @@ extern "C" __global__ void wv_fill(unsigned* p, unsigned long long nwords, unsig
 
 
 class KernelFault(RuntimeError):
-    """A launch failed on the GPU (misaligned or out-of-bounds address, too long, ...).
-    The session has already been recovered when this is raised."""
+    """A launch failed on the GPU (misaligned or out-of-bounds address, too long, ...)."""
 
 
 @dataclass
@@ -82,7 +80,7 @@ class LaunchSpec:
 def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
     """The launch of a generated kernel over ``replicas`` copies of its global arrays."""
     args: list[tuple[str, int]] = [("ptr", s) for s in kernel.global_starts]
-    args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0)]
+    args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0), ("i32", 1)]
     return LaunchSpec(kernel.name, cubin, kernel.block, kernel.launch_grid(replicas), kernel.shared_bytes,
                       kernel.replica_bytes * replicas, args, label)
 
@@ -181,6 +179,7 @@ class Session:
         self.ctx = self.dev.make_context()
         self._functions: dict[tuple[str, str], object] = {}
         self._fill = None
+        self.broken = False
         self._sink = cuda.mem_alloc(256)
 
     def close(self):
@@ -194,14 +193,6 @@ class Session:
         except Exception:
             pass
         self.ctx = None
-
-    def recover(self):
-        """After a fault the context is unusable: destroy it and open a fresh one."""
-        try:
-            self.close()
-        except Exception:
-            pass
-        self._open()
 
     def limits(self) -> DeviceLimits:
         free, _total = self.cuda.mem_get_info()
@@ -245,13 +236,17 @@ class Session:
         fn.prepared_call(spec.grid, spec.block, *self._args(spec, buffer_ptr), shared_size=spec.shared)
 
     def _guard(self, what: str, call):
-        """Run ``call``; turn a CUDA failure into KernelFault after recovering the context."""
+        """Run ``call``; turn a CUDA failure into KernelFault. After a fault (an illegal
+        address, say) CUDA refuses all further work in this process, so the session is
+        marked broken; ``ProcessSession`` then starts a fresh process."""
+        if self.broken:
+            raise KernelFault("the GPU context is broken by an earlier fault; start a new session")
         try:
             return call()
         except self.cuda.Error as err:
             message = f"{what} failed on the GPU: {err}"
-            self.recover()
-            raise KernelFault(message) from None
+        self.broken = True
+        raise KernelFault(message)
 
     # -- memory -----------------------------------------------------------
 

@@ -1,0 +1,157 @@
+"""A GPU session in a child process: a kernel that faults, hangs or is cancelled takes
+down only the child, and the next call starts a fresh one.
+
+CUDA documents that after an illegal-address fault "the process must be terminated and
+relaunched" before CUDA works again, so a faulting kernel must not live in the app's (or
+the CLI's) own process. ``ProcessSession`` has ``runner.Session``'s methods; each call is
+sent over a pipe to a spawned child that owns the CUDA context. While waiting, the
+parent polls ``cancelled()`` and a time limit; either kills the child.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+import traceback
+
+from . import GpuUnavailable
+from .runner import MIN_RUNS, MEMCPY_BYTES, KernelFault
+
+START_TIMEOUT_S = 120
+CALL_TIMEOUT_S = 600
+
+
+class Cancelled(Exception):
+    """The caller cancelled; the child process was stopped."""
+
+
+def _serve(conn) -> None:
+    from .runner import Session
+
+    try:
+        session = Session()
+    except GpuUnavailable as err:
+        conn.send(("unavailable", (err.reason, err.kind)))
+        return
+    except Exception as err:  # pragma: no cover - reported to the parent as is
+        conn.send(("unavailable", (f"the GPU session did not start: {err}", "unavailable")))
+        return
+    conn.send(("ok", session.info))
+    while True:
+        try:
+            method, args, kwargs = conn.recv()
+        except (EOFError, OSError):
+            break
+        if method == "close":
+            break
+        try:
+            conn.send(("ok", getattr(session, method)(*args, **kwargs)))
+        except KernelFault as err:
+            conn.send(("fault", str(err)))
+            break  # CUDA is unusable in this process now
+        except GpuUnavailable as err:
+            conn.send(("unavailable", (err.reason, err.kind)))
+        except Exception:
+            conn.send(("error", traceback.format_exc(limit=8)))
+    try:
+        session.close()
+    except Exception:
+        pass
+
+
+class ProcessSession:
+    """``runner.Session``'s interface, served by a child process (see the module doc)."""
+
+    def __init__(self, call_timeout_s: float = CALL_TIMEOUT_S):
+        self.call_timeout_s = call_timeout_s
+        self._proc = None
+        self._conn = None
+        self.info: dict = {}
+        self._start()
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(child,), daemon=True, name="warpviz-gpu")
+        proc.start()
+        child.close()
+        self._proc, self._conn = proc, parent
+        kind, payload = self._wait(START_TIMEOUT_S, None, "starting the GPU session")
+        if kind == "unavailable":
+            self._stop()
+            raise GpuUnavailable(*payload)
+        self.info = payload
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join(5)
+        if self._conn is not None:
+            self._conn.close()
+        self._proc = self._conn = None
+
+    def _wait(self, timeout: float, cancelled, what: str):
+        deadline = time.monotonic() + timeout
+        while not self._conn.poll(0.05):
+            if cancelled is not None and cancelled():
+                self._stop()
+                raise Cancelled(f"{what}: cancelled")
+            if time.monotonic() > deadline:
+                self._stop()
+                raise KernelFault(f"{what} ran longer than {timeout:.0f} s and was stopped")
+            if not self._proc.is_alive():
+                self._stop()
+                raise KernelFault(f"{what}: the GPU process died")
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            self._stop()
+            raise KernelFault(f"{what}: the GPU process died") from None
+
+    def _call(self, method: str, *args, cancelled=None, timeout: float | None = None, **kwargs):
+        if self._proc is None or not self._proc.is_alive():
+            self._stop()
+            self._start()
+        self._conn.send((method, args, kwargs))
+        kind, payload = self._wait(timeout or self.call_timeout_s, cancelled, method.replace("_", " "))
+        if kind == "ok":
+            return payload
+        if kind == "fault":
+            self._stop()
+            raise KernelFault(payload)
+        if kind == "unavailable":
+            raise GpuUnavailable(*payload)
+        raise RuntimeError(f"the GPU process failed in {method}:\n{payload}")
+
+    # -- Session's interface ------------------------------------------------
+
+    def limits(self):
+        return self._call("limits")
+
+    def run_once(self, spec, initial, cancelled=None):
+        return self._call("run_once", spec, initial, cancelled=cancelled)
+
+    def time_launch(self, spec, sets: int = 1, min_runs: int = MIN_RUNS, cancelled=None):
+        return self._call("time_launch", spec, sets, min_runs, cancelled=cancelled)
+
+    def time_memcpy(self, nbytes: int = MEMCPY_BYTES, runs: int = MIN_RUNS, cancelled=None):
+        return self._call("time_memcpy", nbytes, runs, cancelled=cancelled)
+
+    def close(self) -> None:
+        if self._conn is not None and self._proc is not None and self._proc.is_alive():
+            try:
+                self._conn.send(("close", (), {}))
+                self._proc.join(10)
+            except (OSError, BrokenPipeError):
+                pass
+        self._stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+__all__ = ["ProcessSession", "Cancelled"]
