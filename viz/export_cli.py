@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
     ex.add_argument("--warp", "-w", default="0", metavar="RANGE", help="warp in the block (default 0)")
     ex.add_argument("--frames", "-f", metavar="SPEC", help=HELP_FRAMES)
     ex.add_argument("--size", default="1080p", help="720p, 1080p (default), 4k or WIDTHxHEIGHT")
-    ex.add_argument("--fps", type=float, default=30.0, help="video frame rate (default 30)")
+    ex.add_argument("--fps", type=float, default=10.0,
+                    help="video frame rate (default 10: each picture is held, so more only costs time)")
     ex.add_argument("--hold", type=float, default=1.0, metavar="SECONDS",
                     help="how long each frame is shown (default 1)")
     ex.add_argument("--theme", default="light", help="light (default), dark, high-contrast, colorblind")
