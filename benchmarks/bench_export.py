@@ -53,7 +53,8 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{os.cpu_count()} cores (nproc), {model}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+    return (f"{os.cpu_count()} cores (nproc), {model}, {platform.system()} {platform.release()}, "
+            f"Python {platform.python_version()}")
 
 
 def bench_painter() -> dict:

@@ -14,7 +14,8 @@ from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 from PySide6.QtSvg import QSvgGenerator  # noqa: E402
 
 from viz.frames import frames  # noqa: E402
-from viz.render import PaintOptions, layout, paint_compare, paint_frame, paint_title_card, theme, theme_names  # noqa: E402
+from viz.render import (PaintOptions, layout, paint_compare, paint_frame, paint_title_card,  # noqa: E402
+                         theme, theme_names)
 from viz.scenario import builtin_names, load  # noqa: E402
 from viz.warp import warp_detail  # noqa: E402
 

@@ -3,5 +3,5 @@
 from .painter import Layout, PaintOptions, layout, paint_compare, paint_frame, paint_title_card
 from .theme import DEFAULT_THEME, THEMES, Theme, theme, theme_names
 
-__all__ = ["paint_frame", "paint_compare", "paint_title_card", "layout", "Layout", "PaintOptions", "Theme", "theme", "theme_names", "THEMES",
-           "DEFAULT_THEME"]
+__all__ = ["paint_frame", "paint_compare", "paint_title_card", "layout", "Layout", "PaintOptions", "Theme",
+           "theme", "theme_names", "THEMES", "DEFAULT_THEME"]

@@ -482,6 +482,8 @@ def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -
     # Cells first (state colours), then the text row by row: one font switch per row.
     colors: list[QColor | None] = []
     served_cells = []
+    boxes: dict[tuple, tuple[QColor, QColor, list[QRect]]] = {}
+    hatched: list[QRect] = []
     for ln, cell in zip(d.lanes, L.lanes):
         if not ln.exists:
             p.setPen(_pen(th.q("grid"), border, style=Qt.PenStyle.DotLine))
@@ -504,13 +506,20 @@ def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -
                     served_cells.append(cell)
                 else:
                     fill, text_c = th.q("lane_wait"), th.q("muted")
-        _box(p, cell, fill, edge, border * (2 if edge is text_strong else 1))
+        key = (fill.rgba(), edge.rgba(), 2 if edge is text_strong else 1)
+        boxes.setdefault(key, (fill, edge, []))[2].append(cell.toRect())
         if not ln.active:
-            # Hatched: visibly switched off, also in greyscale print.
-            p.setBrush(QBrush(_alpha(th.q("grid"), 0.55), Qt.BrushStyle.BDiagPattern))
-            p.setPen(Qt.PenStyle.NoPen)
-            p.drawRect(_snap(cell))
+            hatched.append(cell.toRect())
         colors.append(text_c)
+    for fill, edge, rects in boxes.values():   # one call per look
+        p.setPen(_pen(edge, border * (2 if edge is text_strong else 1)))
+        p.setBrush(fill)
+        p.drawRects(rects)
+    if hatched:
+        # Hatched: visibly switched off, also in greyscale print.
+        p.setBrush(QBrush(_alpha(th.q("grid"), 0.55), Qt.BrushStyle.BDiagPattern))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.drawRects(hatched)
     for cell in served_cells:
         _served_mark(p, cell, th, s)
     y = area.top() + 4 * s
@@ -654,25 +663,30 @@ def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
         texts = [str(bw.word) for bw in d.bank_words]
         label_px = _fit_px(th.mono, texts, cw - 10 * s, min(17 * s, row_h * 0.62), 11 * s)
     border = max(1.0, 1.2 * s * th.stroke)
+    # Boxes by state, each group in one drawRects call (a 32-deep float4 stack is 128 words).
+    groups: dict[str, list[QRect]] = {"todo": [], "now": [], "done": []}
+    states = []
     for bw in d.bank_words:
-        r = word_rect[(bw.phase, bw.word)]
         state = "todo" if st.kind in ("compute", "request") else st.step_state(bw.wavefront)
-        if st.kind == "compute":
-            p.setPen(_pen(th.q("grid"), border, 1.0, Qt.PenStyle.DashLine))
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawRect(_snap(r))
-            text_c = th.q("muted")
-        elif state == "now":
-            _box(p, r, th.q("now"), th.q("text"), border * 2)
-            text_c = th.q("now_text")
-        elif state == "done":
-            _box(p, r, _mix(th.q("served"), th.q("background"), 0.25), th.q("served"), border)
-            text_c = th.q("text")
-        else:
-            _box(p, r, th.q("word"), th.q("link"), border)
-            text_c = th.q("word_text")
+        states.append(state)
+        groups[state].append(word_rect[(bw.phase, bw.word)].toRect())
+    if st.kind == "compute":
+        styles = {"todo": (None, _pen(th.q("grid"), border, 1.0, Qt.PenStyle.DashLine))}
+        text_cs = {"todo": th.q("muted")}
+    else:
+        styles = {"todo": (th.q("word"), _pen(th.q("link"), border)),
+                  "done": (_mix(th.q("served"), th.q("background"), 0.25), _pen(th.q("served"), border)),
+                  "now": (th.q("now"), _pen(th.q("text"), border * 2))}
+        text_cs = {"todo": th.q("word_text"), "done": th.q("text"), "now": th.q("now_text")}
+    for state, (fill, pen) in styles.items():
+        if groups[state]:
+            p.setPen(pen)
+            p.setBrush(fill if fill is not None else Qt.BrushStyle.NoBrush)
+            p.drawRects(groups[state])
+    for bw, state in zip(d.bank_words, states):
+        r = word_rect[(bw.phase, bw.word)]
         if label_px:
-            _text(p, r, str(bw.word), th, label_px, text_c, bold=(state == "now"), mono=True)
+            _text(p, r, str(bw.word), th, label_px, text_cs[state], bold=(state == "now"), mono=True)
         if len(bw.lanes) > 1 and st.kind != "compute":
             _broadcast_badge(p, r, th, s, len(bw.lanes), state)
     p.setBrush(Qt.BrushStyle.NoBrush)
@@ -759,15 +773,22 @@ def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
             state = "todo" if st.kind == "request" else st.step_state(order[ln.line])
             (now if state == "now" else done if state == "done" else todo).append(seg)
         _draw_links(p, th, s, done, todo, now, st.kind)
+    # Collect, then draw by kind: a 32-line ruler is 160 boxes, and one drawRects call per
+    # style costs what a handful of single calls would.
+    ellipsis_px = _fit_px(th.sans, ["⋯"], far, 26 * s, 6, bold=True)
+    line_boxes: list[QRect] = []
+    dividers: list[QRect] = []
+    sector_boxes: dict[str, list[QRect]] = {"compute": [], "todo": [], "done": [], "now": []}
+    marks: list[QRect] = []
+    bw_ = max(1, round(border))
     for r_, row in enumerate(rows):
         bx = x0
         by = top + r_ * (row_h + label_h) + label_h
         for c_, ln in enumerate(row):
             bx += gaps[r_][c_]
-            if gaps[r_][c_] == far and far > near:
-                _fit_text(p, QRectF(bx - far, by, far, row_h), "⋯", th, 26 * s, th.q("muted"), bold=True)
+            if gaps[r_][c_] == far and far > near and ellipsis_px:
+                _text(p, QRectF(bx - far, by, far, row_h), "⋯", th, ellipsis_px, th.q("muted"), bold=True)
             box = QRectF(bx, by, line_w, row_h)
-            boxes[ln] = box
             k = order.get(ln, 0)
             state = "todo" if st.kind in ("compute", "request") else st.step_state(k)
             label_c = th.q("text") if state == "now" else th.q("muted")
@@ -777,42 +798,55 @@ def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
                       align="l")
             else:
                 _text(p, lab_r, str(ln * LINE), th, short_px, label_c, bold=state == "now", align="l", cond=True)
-            # The line as one empty box with sector dividers; touched sectors drawn over it.
-            _box(p, box, bg, empty_edge, border)
-            bw_ = max(1, round(border))
-            for q in range(1, 4):
-                p.fillRect(QRectF(bx + q * sec_w - bw_ / 2, by, bw_, row_h).toRect(), empty_edge)
+            line_boxes.append(box.toRect())
+            dividers.extend(QRectF(bx + q * sec_w - bw_ / 2, by, bw_, row_h).toRect() for q in range(1, 4))
             for q in range(4):
-                sr = QRectF(bx + q * sec_w, by, sec_w, row_h)
                 su = sectors.get(ln * 4 + q)
                 if su is None:
                     continue
-                if st.kind == "compute":
-                    fill = _mix(th.q("sector"), bg, 0.3)
-                elif state == "now":
-                    fill = _mix(th.q("now"), bg, 0.6)
-                elif state == "done":
-                    fill = th.q("sector")
-                else:
-                    fill = _mix(th.q("sector"), bg, 0.5)
-                _box(p, sr, fill, th.q("text") if state == "now" else th.q("grid"),
-                     border * (2 if state == "now" else 1))
+                sr = QRectF(bx + q * sec_w, by, sec_w, row_h)
+                sector_boxes["compute" if st.kind == "compute" else state].append(sr.toRect())
                 if st.kind != "compute":
-                    _used_bytes(p, sr, spans.get(su.sector, []), byte_w, row_h, th, s)
-                if sec_px:
-                    _text(p, QRectF(sr.left(), sr.bottom() - 22 * s, sr.width(), 20 * s), tr("sector {k}", k=q),
-                          th, sec_px, th.q("now_text") if state == "now" else th.q("muted"))
+                    marks.extend(_used_bytes(sr, spans.get(su.sector, []), byte_w, row_h, s))
             bx += line_w
+    # Lines as empty boxes with sector dividers, then the touched sectors over them.
+    p.setPen(_pen(empty_edge, border))
+    p.setBrush(bg)
+    p.drawRects(line_boxes)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(empty_edge)
+    p.drawRects(dividers)
+    styles = {"compute": (_mix(th.q("sector"), bg, 0.3), th.q("grid"), 1),
+              "todo": (_mix(th.q("sector"), bg, 0.5), th.q("grid"), 1),
+              "done": (th.q("sector"), th.q("grid"), 1),
+              "now": (_mix(th.q("now"), bg, 0.6), th.q("text"), 2)}
+    for state, rects in sector_boxes.items():
+        if rects:
+            fill, edge, wmul = styles[state]
+            p.setPen(_pen(edge, border * wmul))
+            p.setBrush(fill)
+            p.drawRects(rects)
+    if marks:
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(th.q("byte_used"))
+        p.drawRects(marks)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    # Sector labels go on top of the fills.
+    if sec_px:
+        for rects, state in ((sector_boxes["done"], "done"), (sector_boxes["now"], "now"),
+                             (sector_boxes["todo"], "todo"), (sector_boxes["compute"], "compute")):
+            for r in rects:
+                q = int(round((r.left() - x0) / sec_w)) % 4
+                _text(p, QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s), tr("sector {k}", k=q), th,
+                      sec_px, th.q("now_text") if state == "now" else th.q("muted"))
 
 
-def _used_bytes(p: QPainter, sr: QRectF, spans: list[tuple[int, int]], byte_w: float, row_h: float,
-                th: Theme, s: float) -> None:
-    """The bytes the warp asked for inside one sector (the rest moved for nothing): one mark
-    per distinct lane access where it is wide enough to tell them apart (this shows the
-    access width), else merged runs."""
+def _used_bytes(sr: QRectF, spans: list[tuple[int, int]], byte_w: float, row_h: float, s: float) -> list[QRect]:
+    """The bytes the warp asked for inside one sector (the rest moved for nothing), as
+    rectangles: one per distinct lane access where it is wide enough to tell them apart
+    (this shows the access width), else merged runs."""
     top = sr.top() + row_h * 0.2
     h = row_h * 0.45 if row_h > 40 * s else row_h * 0.6
-    c = th.q("byte_used")
     inner_l, inner_r = sr.left() + 2, sr.right() - 2      # keep marks clear of the border
     size = spans[0][1] if spans else 1
     if size * byte_w < 6:                                 # merge touching spans into runs
@@ -826,12 +860,14 @@ def _used_bytes(p: QPainter, sr: QRectF, spans: list[tuple[int, int]], byte_w: f
         gap = 0
     else:
         gap = 1 if size * byte_w < 14 else 2
+    out = []
     for off, n in spans:
         a = max(inner_l, sr.left() + off * byte_w)
         b = min(inner_r, sr.left() + (off + n) * byte_w - gap)
         if b - a < 3:                                     # a 1-byte access stays visible
             a, b = (a, a + 3) if a + 3 <= inner_r else (b - 3, b)
-        p.fillRect(QRectF(a, top, b - a, h).toRect(), c)
+        out.append(QRectF(a, top, b - a, h).toRect())
+    return out
 
 
 # ---------------------------------------------------------------------------- figures, caption
