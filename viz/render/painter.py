@@ -398,10 +398,12 @@ def _paint_header(p: QPainter, L: Layout, th: Theme, d: WarpDetail) -> None:
     px = _fit_px(th.mono, (line1,), left.width(), 30 * s, 8)
     _text(p, left, line1, th, px, th.q("text"), bold=True,
           align="l", mono=True)
-    line2 = " · ".join((d.array.describe(), _phase_text(d), where, instr))
+    # The array and access width matter most; where in the launch goes first when short of room.
     r2 = QRectF(r.left(), r.top() + r.height() * 0.55, left.width(), r.height() * 0.45)
-    _fit_text(p, r2, line2, th, 20 * s, th.q("muted"),
-              align="l")
+    parts = [d.array.describe(), _phase_text(d), where, instr]
+    while len(parts) > 2 and not _fit_px(th.sans, [" · ".join(parts)], r2.width(), 20 * s, 19 * s):
+        parts.pop()
+    _fit_text(p, r2, " · ".join(parts), th, 20 * s, th.q("muted"), align="l")
     _paint_element(p, QRectF(r.right() - elem_w, r.top() + 2 * s, elem_w, r.height() - 4 * s), th, d, s)
 
 
@@ -882,6 +884,7 @@ def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, s
         _fit_text(p, r.adjusted(pad, 0, -pad, 0), tr("no active lane: nothing issued"), th, 26 * s,
                   th.q("muted"), bold=True, align="l")
         return
+    # (label, value, colour, priority): when room is short the highest priority numbers go first.
     if d.space == "shared":
         if f.kind == "wavefront":
             counter = tr("Wavefront {k} of {n}", k=f.step + 1, n=d.wavefronts)
@@ -889,10 +892,10 @@ def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, s
             counter = tr("{n} wavefronts", n=d.wavefronts) if d.wavefronts != 1 else tr("1 wavefront")
         conf = d.conflicts
         ways = conflict_ways(d)
-        figs = [(tr("phases"), str(d.active_phases), None),
-                (tr("bank conflicts"), str(conf) + (f" ({ways}-way)" if conf else ""),
-                 th.q("bad") if conf else th.q("good")),
-                (tr("active lanes"), str(d.active_lanes), None)]
+        figs = [(tr("bank conflicts"), str(conf) + (f" ({ways}-way)" if conf else ""),
+                 th.q("bad") if conf else th.q("good"), 0),
+                (tr("phases"), str(d.active_phases), None, 1),
+                (tr("active lanes"), str(d.active_lanes), None, 2)]
         bar = None
     else:
         if f.kind == "line":
@@ -900,28 +903,36 @@ def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, s
         else:
             counter = tr("1 request")
         moved = len(d.sectors) * SECTOR
-        figs = [(tr("sectors"), str(len(d.sectors)), None), (tr("lines"), str(len(d.lines)), None),
-                (tr("bytes asked"), str(d.bytes_requested), None), (tr("bytes moved"), str(moved), None)]
+        figs = [(tr("sectors"), str(len(d.sectors)), None, 0), (tr("lines"), str(len(d.lines)), None, 3),
+                (tr("bytes asked"), str(d.bytes_requested), None, 2), (tr("bytes moved"), str(moved), None, 1)]
         bar = d.sector_efficiency
     inner = r.adjusted(pad, 0, -pad, 0)
-    counter_w = min(inner.width() * 0.34, 470 * s)
-    _fit_text(p, QRectF(inner.left(), inner.top(), counter_w, inner.height()), counter, th, 34 * s,
-              th.q("text"), bold=True, align="l")
-    x = inner.left() + counter_w + 10 * s
+    counter_px = _fit_px(th.sans, [counter], inner.width() * 0.36, 34 * s, 8, bold=True)
+    _text(p, inner, counter, th, counter_px, th.q("text"), bold=True, align="l")
+    gap = 26 * s
+    x = inner.left() + _advance(th.sans, counter_px, True, counter) + gap * 1.4
     bar_w = min(inner.width() * 0.26, 380 * s) if bar is not None else 0
-    avail = inner.right() - x - bar_w
-    slot = avail / len(figs)
-    lab_px = _fit_px(th.sans, [f"{a}: {b}" for a, b, _ in figs], slot - 10 * s, 24 * s, 7)
-    for label, value, color in figs:
-        rr = QRectF(x, inner.top(), slot - 10 * s, inner.height())
-        p.setFont(_font(th.sans, lab_px))
-        p.setPen(th.q("muted"))
-        lw = _advance(th.sans, lab_px, False, label + ": ")
-        p.drawText(QRectF(rr.left(), rr.top(), lw + 2, rr.height()),
-                   int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), label + ": ")
-        _text(p, QRectF(rr.left() + lw, rr.top(), rr.width() - lw, rr.height()), value, th, lab_px,
-              color or th.q("text"), bold=True, align="l")
-        x += slot
+    avail = inner.right() - x - bar_w - (gap if bar is not None else 0)
+
+    def size_for(items) -> int:
+        """The largest type size (up to 24 at scale 1) at which the items fit side by side."""
+        w100 = sum(_advance(th.sans, 100, False, f"{a}: ") + _advance(th.sans, 100, True, b) for a, b, _, _ in items)
+        room = avail - gap * (len(items) - 1)
+        return int(min(24 * s, room * 100 / w100)) if w100 > 0 and room > 0 else 0
+
+    shown = list(figs)
+    px = size_for(shown)
+    while len(shown) > 1 and px < 16 * s:
+        shown.remove(max(shown, key=lambda t: t[3]))
+        px = size_for(shown)
+    if px:
+        p.setFont(_font(th.sans, px))
+        for label, value, color, _ in shown:
+            lw = _advance(th.sans, px, False, label + ": ")
+            _text(p, QRectF(x, inner.top(), lw + 2, inner.height()), label + ": ", th, px, th.q("muted"), align="l")
+            _text(p, QRectF(x + lw, inner.top(), avail, inner.height()), value, th, px, color or th.q("text"),
+                  bold=True, align="l")
+            x += lw + _advance(th.sans, px, True, value) + gap
     if bar is not None:
         _efficiency_bar(p, QRectF(inner.right() - bar_w, inner.top() + inner.height() * 0.18, bar_w,
                                   inner.height() * 0.64), bar, th, s)
