@@ -9,7 +9,7 @@ OUT=${OUT:-/tmp/wv-out}; mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 source tools/gpu/device_setup.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
-step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; echo "=== rc=$? in $(( $(date +%s) - t0 )) s"; }
+step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)" >&2; local t0=$(date +%s); timeout "$limit" "$@"; echo "=== rc=$? in $(( $(date +%s) - t0 )) s" >&2; }
 if [ "$MODE" = quick ]; then
   step 240 python3 -m viz.cli validate coalesced vector-int4 transpose-tile-pad reduction-tree float3-whole char-shared --random 6 --seed 3
   step 240 python3 -m viz.cli bench coalesced vector-int4 transpose-tile-pad --no-sweeps --out "$OUT/quick.json"
@@ -19,16 +19,18 @@ elif [ "$MODE" = tests ]; then
   step 200 python3 -m viz.cli validate --random 60 --seed 23 --json > "$OUT/validate-random.json"
 else
   LABEL="$(nvidia-smi --query-gpu=name --format=csv,noheader) on the workplace device machine (nvidia-h100-x1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader), CUDA 13.0, measured $(date -u +%F) with warpviz bench --all"
-  step 420 python3 -m viz.cli bench --all --out "$OUT/h100.json" --label "$LABEL"
-  step 120 python3 -m viz.cli validate --random 40 --seed 11 --json > "$OUT/validate.json"
-  tail -c 400 "$OUT/validate.json"; echo
+  step 300 python3 -m viz.cli bench --all --out "$OUT/h100.json" --label "$LABEL"
+  step 120 python3 -m viz.cli validate --random 60 --seed 11 --json > "$OUT/validate.json"
+  python3 -c "import json; v=json.load(open('$OUT/validate.json')); print('random scenarios matching:', sum(r['match'] is True for r in v), 'of', len(v))"
+  step 60 python3 tools/gpu/probe_wide_shared.py --json "$OUT/probes.json"
+  step 240 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_device.py
 fi
 python3 - <<'PY' > "$OUT/sass.txt" 2>&1
 from viz.scenario import load
 from viz.gpu.codegen import generate
 from viz.gpu.compile import compile_cubin, sass_memory_instructions
 from viz.gpu import handwritten
-for n in ["vector-int4", "float3-whole", "transpose-tile-pad", "reduction-tree", "gemm-tiled", "char-shared"]:
+for n in ["vector-int4", "float3-whole", "transpose-tile-pad", "reduction-tree", "shared-stride-2", "double-tile"]:
     print("==", n)
     print("\n".join(sass_memory_instructions(compile_cubin(generate(load(n)).source)) or ["(no cuobjdump)"]))
 for f in ["copy.cu", "transpose.cu", "gemm.cu"]:

@@ -124,13 +124,13 @@ def validate(items: list[tuple[str, Scenario]], progress: Progress = _noop) -> l
 
 
 def _time_scenario(session, sc: Scenario, name: str, memcpy_gbps: float, device_model,
-                   cancelled=_noop) -> dict:
+                   cancelled=_noop, replicas: int | None = None) -> dict:
     """Scale, generate, time; bandwidths and the cost model's prediction."""
     from .compile import compile_cubin
     from .plan import plan_scale
     from .runner import generated_launch
 
-    scale = plan_scale(sc, session.limits())
+    scale = plan_scale(sc, session.limits(), replicas=replicas)
     unit = scale.scenario
     kernel = generate(unit, name=name)
     cubin = compile_cubin(kernel.source)
@@ -153,7 +153,8 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     t = costmodel.totals(m)
     useful = sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * repeat
     warp_inst = sum(s.warp_instructions for s in an.stats) * repeat
-    pred = costmodel.predict(m, device_model, repeat, an.scenario.launch.blocks * repeat)
+    lines = sum(s.lines for s in an.stats if s.space == "global")
+    pred = costmodel.predict(m, device_model, repeat, an.scenario.launch.blocks * repeat, lines)
     return {
         "bytes_moved": t["sectors"] * 32 * repeat, "bytes_requested": useful, "warp_instructions": warp_inst,
         "gbps": round(gbps(t["sectors"] * 32 * repeat, ms), 2), "useful_gbps": round(gbps(useful, ms), 2),
@@ -220,13 +221,18 @@ def run_sweep(session, name: str, memcpy_gbps: float, device_model, doc_scenario
                 points.append({"value": sname, "label": sname, "median_ms": t["median_ms"],
                                "predicted_ms": (t.get("predicted") or {}).get("ms"), "model": e.get("model")})
         return {"param": "scenario", "points": points}
+    from .plan import plan_scale
+
     base = _sweep_base(spec)
+    replicas = None
     for v in spec["values"]:
         if cancelled():
             raise Cancelled
         sc = with_params(base, {spec["param"]: v})
+        if replicas is None:  # the same launch for every point: only the pattern changes
+            replicas = plan_scale(sc, session.limits()).replicas
         t = _time_scenario(session, sc, f"wv_sweep_{name.replace('-', '_')}_{v}", memcpy_gbps, device_model,
-                           cancelled)
+                           cancelled, replicas)
         points.append({"value": v, "label": f"{spec['param']} = {v}", "median_ms": t["median_ms"],
                        "spread": t["spread"], "predicted_ms": (t.get("predicted") or {}).get("ms"),
                        "model": analyze(sc).metrics, "timing": t})

@@ -21,9 +21,10 @@ kernel can be compared with ``viz.engine`` key by key:
   active lane branches over the instruction instead of issuing it predicated off (the
   model counts nothing for such a warp; the hardware counts a predicated-off shared
   instruction in ``smsp__inst_executed_op_shared_*``).
-* Loads are kept alive without extra accesses: each loaded word is XORed into a
-  register, written by one store only if the kernel argument ``wv_sink_on`` is
-  non-zero, which it never is.
+* Loads are kept alive without extra accesses: each loaded word enters a running hash
+  in a register, written by one store only if the kernel argument ``wv_sink_on`` is
+  non-zero, which it never is. (ptxas drops a load whose value is provably unused,
+  ``.volatile`` or not, so the hash must not be one that can cancel, like XOR.)
 * Stores write the thread's *carry*: 16 bytes that each load fills at the part's
   position in the element, so a copy copies and a transpose transposes.
 * Shared arrays are carved from one ``extern __shared__`` byte buffer at exactly the
@@ -57,6 +58,10 @@ __device__ __forceinline__ long long wv_max(long long a, long long b) { return a
 __device__ __forceinline__ long long wv_rev(long long x, long long bits) {
     return bits <= 0 ? 0LL : (long long)(__brevll((unsigned long long)x) >> (64 - bits));
 }
+// Every loaded word enters a running hash that only the never-taken sink store reads.
+// Not XOR: the hash must not cancel against anything, or ptxas proves a load's value
+// unused and drops the load, volatile or not (seen on H100: the last load of a loop vanished).
+#define WV_KEEP(x) (wv_acc = wv_acc * 0x01000193u + (x))
 // Put `size` bytes (1 or 2) of `x` into carry word `w` at byte `b`, keeping the others.
 __device__ __forceinline__ unsigned wv_insert(unsigned w, unsigned x, int b, int size) {
     const unsigned mask = (size == 1 ? 0xffu : 0xffffu) << (8 * b);
@@ -228,19 +233,19 @@ def _load_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> lis
         return [
             "{ unsigned short wv_h;",
             f'  asm volatile("ld{q}.{st}.{_PTX_SCALAR[size]} %0, [%1];" : "=h"(wv_h) : {addr}({ptr}) : "memory");',
-            f"  wv_v[{w}] = wv_insert(wv_v[{w}], (unsigned)wv_h, {b}, {size}); wv_acc ^= (unsigned)wv_h; }}",
+            f"  wv_v[{w}] = wv_insert(wv_v[{w}], (unsigned)wv_h, {b}, {size}); WV_KEEP((unsigned)wv_h); }}",
         ]
     if size == 4:
         return [f'asm volatile("ld{q}.{st}.b32 %0, [%1];" : "=r"(wv_v[{w}]) : {addr}({ptr}) : "memory");',
-                f"wv_acc ^= wv_v[{w}];"]
+                f"WV_KEEP(wv_v[{w}]);"]
     if size == 8:
         return [f'asm volatile("ld{q}.{st}.v2.b32 {{%0, %1}}, [%2];" : "=r"(wv_v[{w}]), "=r"(wv_v[{w + 1}]) '
                 f': {addr}({ptr}) : "memory");',
-                f"wv_acc ^= wv_v[{w}] ^ wv_v[{w + 1}];"]
+                f"WV_KEEP(wv_v[{w}]); WV_KEEP(wv_v[{w + 1}]);"]
     if size == 16:
         return [f'asm volatile("ld{q}.{st}.v4.b32 {{%0, %1, %2, %3}}, [%4];" : "=r"(wv_v[0]), "=r"(wv_v[1]), '
                 f'"=r"(wv_v[2]), "=r"(wv_v[3]) : {addr}({ptr}) : "memory");',
-                "wv_acc ^= wv_v[0] ^ wv_v[1] ^ wv_v[2] ^ wv_v[3];"]
+                "WV_KEEP(wv_v[0]); WV_KEEP(wv_v[1]); WV_KEEP(wv_v[2]); WV_KEEP(wv_v[3]);"]
     raise ValueError(f"no memory instruction is {size} bytes wide")
 
 
@@ -383,7 +388,7 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
         for k in reversed(range(len(g.loops))):
             L.append("  " * (1 + 2 * k) + "  } }")
     L.append(I + "// Keeps every load alive; wv_sink_on is always 0, so this store never runs.")
-    L.append(I + "if (wv_sink_on) *wv_sink = wv_acc ^ wv_v[0] ^ wv_v[1] ^ wv_v[2] ^ wv_v[3];")
+    L.append(I + "if (wv_sink_on) *wv_sink = wv_acc;")
     L.append("}")
     return GeneratedKernel(name=name, source="\n".join(L) + "\n", block=tuple(sc.launch.block),
                            grid=tuple(sc.launch.grid), shared_bytes=shared_bytes,

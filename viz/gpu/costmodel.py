@@ -4,10 +4,13 @@ The model counts what each warp instruction costs the memory system; the GPU ser
 those costs in parallel units, and the slowest unit sets the time (a roofline over
 three resources):
 
-* DRAM:   ``sectors x 32 bytes / DRAM bandwidth`` (measured D2D cudaMemcpy where known,
-          read + write). Every sector is assumed to come from or go to DRAM once: no
-          reuse through L1/L2, so kernels that re-read (stencils, GEMM tiles) are
-          predicted slower than they run.
+* DRAM:   ``max(sectors x 32, lines x 64) bytes / DRAM bandwidth`` (measured D2D
+          cudaMemcpy where known, read + write). DRAM moves at least 64 bytes (two
+          sectors) per line touched: measured on H100, stride-16 and stride-32 reads (one
+          sector per line) ran at half the sector bandwidth of stride 8 (four per line).
+          Every byte is assumed to come from or go to DRAM once: no reuse through L1/L2,
+          so kernels that re-read (stencils, gathers, GEMM tiles) are predicted slower
+          than they run.
 * L1:     ``sectors / (SMs x 4 sectors per clock)``: the L1/TEX tag stage of an SM
           handles one 128-byte line, 4 sectors, per clock.
 * Shared: ``wavefronts / (SMs x 1 wavefront per clock)``: a shared-memory wavefront is
@@ -88,12 +91,13 @@ def totals(metrics: dict[str, int]) -> dict[str, int]:
 
 
 def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1,
-            blocks: int | None = None) -> Prediction:
-    """Predicted time of a launch whose counts are ``metrics`` x ``repeat`` (replicas)."""
+            blocks: int | None = None, lines: int = 0) -> Prediction:
+    """Predicted time of a launch whose counts are ``metrics`` x ``repeat`` (replicas);
+    ``lines`` is the model's 128-byte lines touched (the global accesses' total)."""
     t = totals(metrics)
     sms = device.sm_count if blocks is None else max(1, min(device.sm_count, blocks))
     clk = device.clock_hz
-    dram = t["sectors"] * 32 * repeat / device.dram_bytes_per_s
+    dram = max(t["sectors"] * 32, lines * 64) * repeat / device.dram_bytes_per_s
     l1 = t["sectors"] * repeat / (sms * device.l1_sectors_per_clock * clk)
     shared = t["wavefronts"] * repeat / (sms * device.wavefronts_per_clock * clk)
     issue = t["instructions"] * repeat / (sms * device.lsu_instructions_per_clock * clk)

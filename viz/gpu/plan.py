@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..expr import ExprError, names, parse
-from ..scenario import Launch, Scenario, ScenarioError, with_params
+from ..scenario import Launch, Scenario, ScenarioError, loads, with_params
 
 TARGET_BYTES = 512 << 20      # global footprint of one timed launch (about 10 L2 caches of an H100)
 MIN_BLOCKS_PER_SM = 256       # enough blocks that launch and tail effects fade
@@ -99,7 +99,11 @@ def scaled_scenario(sc: Scenario) -> tuple[Scenario, dict, tuple[int, int, int] 
     out = sc
     if params:
         try:
-            out = with_params(sc, {k: v for k, v in params.items()})
+            # Re-validating from the text drops earlier overrides (a sweep's PAD = 3):
+            # keep every param that differs from the file's own value.
+            defaults = loads(sc.text, sc.source, sc.name).params if sc.text else {}
+            keep = {k: v for k, v in sc.params.items() if defaults.get(k) != v}
+            out = with_params(sc, {**keep, **params})
         except ScenarioError as err:
             raise TimingError(f"[timing] params: {err.problem}") from None
     grid = None

@@ -1,0 +1,69 @@
+"""Probe how the H100 serves 8- and 16-byte shared accesses with repeated addresses.
+
+The random scenarios showed wavefront counts that differ from the model's quarter-warp
+(16-byte) and half-warp (8-byte) phase rule when lanes share addresses. Each probe is one
+warp, one load and one store of a pattern; the output is model vs hardware wavefronts.
+Run on the device: python3 tools/gpu/probe_wide_shared.py [--json PATH]
+"""
+
+import json
+import sys
+
+from viz.gpu.bench import validate
+from viz.scenario import loads
+
+PATTERNS = {
+    "float4": ["lane", "lane*2", "0", "lane/8", "lane%8", "lane%4", "lane%2", "lane/2", "lane/4", "lane/16",
+               "(lane%8)*8", "(lane/8)*8", "lane^8", "31-lane", "(lane%8)*2", "(lane%16)"],
+    "double": ["lane", "lane*2", "0", "lane/16", "lane%16", "lane%8", "lane/2", "(lane%16)*16", "lane^16",
+               "(lane%16)*2"],
+    "float2": ["0", "lane%16", "lane/2"],
+}
+WHENS = [None, "lane < 8", "lane % 8 == 0", "lane >= 24", "lane % 2 == 0"]
+
+
+def probes():
+    out = []
+    for t, pats in PATTERNS.items():
+        for p in pats:
+            for w in (WHENS if p in ("lane", "0", "lane%8", "lane%16") else [None]):
+                when = f'when = "{w}"\n' if w else ""
+                text = f"""title = "{t} s[{p}]{' when ' + w if w else ''}"
+[launch]
+block = [32]
+grid = [1]
+[arrays.s]
+space = "shared"
+type = "{t}"
+shape = [1024]
+[[access]]
+op = "load"
+at = "s[{p}]"
+{when}[[access]]
+op = "store"
+at = "s[{p}]"
+{when}"""
+                label = f"{t} s[{p}]" + (f" when {w}" if w else "")
+                out.append((label, loads(text, source=label, name=label)))
+    return out
+
+
+def main(argv):
+    res = validate(probes())
+    rows = []
+    print(f"{'probe':<36} {'ld wf model':>11} {'hw':>5} {'st wf model':>11} {'hw':>5}")
+    for r in res:
+        m = {x["metric"]: (x["model"], x["hardware"]) for x in r["rows"]}
+        ld = m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", (None, None))
+        st = m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", (None, None))
+        flag = "" if r["match"] else "   <-- differs"
+        print(f"{r['label']:<36} {ld[0]!s:>11} {ld[1]!s:>5} {st[0]!s:>11} {st[1]!s:>5}{flag}")
+        rows.append({"probe": r["label"], "load": ld, "store": st, "match": r["match"], "error": r["error"]})
+    if len(argv) > 1 and argv[0] == "--json":
+        with open(argv[1], "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
