@@ -226,3 +226,31 @@ def test_cli_unwritable_folder_exits_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(ex.os, "access", lambda p, mode: False if str(p) == str(tmp_path) else real(p, mode))
     rc, io = run_cli(capsys, "transpose-tile", "--out", str(tmp_path / "x.png"))
     assert rc == 2 and "permission denied" in io.err
+
+
+def test_export_runs_on_a_worker_thread_while_the_gui_thread_paints(plain, tmp_path):
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    from viz.render import paint_frame, theme
+
+    out = tmp_path / "worker.gif"
+    done = {}
+
+    def work():
+        try:
+            done["result"] = export(plain, out, SMALL, COLUMN_READ)
+        except Exception as err:   # reported below, in the test's thread
+            done["error"] = err
+
+    t = threading.Thread(target=work)
+    t.start()
+    d = warp_detail(plain, 8)
+    img = QImage(320, 180, QImage.Format.Format_RGB32)
+    for f in frames(d)[:6]:            # the "GUI" keeps painting meanwhile
+        p = QPainter(img)
+        paint_frame(p, QRectF(0, 0, 320, 180), d, f, theme())
+        p.end()
+    t.join(60)
+    assert "error" not in done, done.get("error")
+    assert done["result"].pictures == 4 and len(list(iio.imiter(out))) == 4

@@ -29,6 +29,7 @@ figures ("Wavefront k of n", conflicts, sectors, efficiency bar); the caption ba
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -58,7 +59,30 @@ class PaintOptions:
 # ---------------------------------------------------------------------------- fonts
 
 
-@lru_cache(maxsize=512)
+def _per_thread(maxsize: int):
+    """Memoise per thread: fonts, metrics and laid-out text hold Qt font engines, which Qt
+    keeps per thread, and the app paints on the GUI thread while an export paints on a
+    worker. (Plain numbers, like text widths, are shared with ``lru_cache``.)"""
+    def wrap(fn):
+        local = threading.local()
+
+        def cached(*args):
+            memo = getattr(local, "memo", None)
+            if memo is None:
+                memo = local.memo = {}
+            hit = memo.get(args)
+            if hit is None:
+                if len(memo) >= maxsize:
+                    memo.clear()
+                hit = memo[args] = fn(*args)
+            return hit
+        cached.__wrapped__ = fn
+        cached.__doc__ = fn.__doc__
+        return cached
+    return wrap
+
+
+@_per_thread(512)
 def _font(families: tuple[str, ...], px: int, bold: bool = False) -> QFont:
     f = QFont()
     f.setFamilies(list(families))
@@ -73,7 +97,7 @@ def _condensed(th: Theme) -> tuple[str, ...]:
     return ("DejaVu Sans Condensed", "Noto Sans Display Condensed", "Arial Narrow") + th.sans
 
 
-@lru_cache(maxsize=512)
+@_per_thread(512)
 def _metrics(families: tuple[str, ...], px: int, bold: bool = False) -> QFontMetricsF:
     return QFontMetricsF(_font(families, px, bold))
 
@@ -121,6 +145,7 @@ class Layout:
     caption: QRectF | None = None
     columns: list[float] = field(default_factory=list)  # x centre of each lane / bank column
     col_w: float = 0.0
+    lane_rows: list = field(default_factory=list, repr=False)   # (label, 32 texts) per lane-cell row
 
 
 def layout(rect: QRectF, detail: WarpDetail, theme: Theme, options: PaintOptions | None = None) -> Layout:
@@ -157,7 +182,8 @@ def layout(rect: QRectF, detail: WarpDetail, theme: Theme, options: PaintOptions
     cw = (x1 - gx0) / 32
     L.col_w = cw
     L.columns = [gx0 + cw * (k + 0.5) for k in range(32)]
-    lane_h = (28 + 24 * (len(_lane_rows(detail)) - 1) + 10) * s
+    L.lane_rows = _lane_rows(detail)
+    lane_h = (28 + 24 * (len(L.lane_rows) - 1) + 10) * s
     L.lane_area = QRectF(gx0, y, x1 - gx0, lane_h)
     pad = max(1.5, cw * 0.06)
     L.lanes = [QRectF(gx0 + cw * k + pad, y, cw - 2 * pad, lane_h) for k in range(32)]
@@ -315,7 +341,7 @@ def _alpha(c: QColor, a: float) -> QColor:
     return c
 
 
-@lru_cache(maxsize=8192)
+@_per_thread(8192)
 def _static(families: tuple[str, ...], px: int, bold: bool, text: str) -> QStaticText:
     st = QStaticText(text)
     st.setTextFormat(Qt.TextFormat.PlainText)
@@ -463,7 +489,7 @@ def _lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
 
 def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
     s = L.s
-    rows = _lane_rows(d)
+    rows = L.lane_rows or _lane_rows(d)
     area = L.lane_area
     heights = [28 * s] + [24 * s] * (len(rows) - 1)
     inner_w = L.lanes[0].width() - 4 * s
