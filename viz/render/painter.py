@@ -496,7 +496,7 @@ def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -
     cond = _condensed(th)
     addr_row = len(rows) - 1
     fams = [th.sans] + [cond] * (len(rows) - 1)
-    sizes = [_fit_px(fams[k], texts, inner_w, (24 if k == 0 else 20) * s, 7, bold=(k == 0))
+    sizes = [_fit_px(fams[k], texts, inner_w, (24 if k == 0 else 20) * s, 8, bold=(k == 0))
              for k, (_, texts) in enumerate(rows)]
     if L.label_w:
         lab_px = _fit_px(th.sans, [r[0] for r in rows], L.label_w - 10 * s, 17 * s, 6)
