@@ -109,7 +109,7 @@ def test_launch_spec_round_trips_and_generated_args():
     k = generate(load("transpose-tile-pad"))
     spec = generated_launch(k, b"\x01\x02", replicas=4)
     assert spec.grid == (32, 8, 1) and spec.buffer_bytes == 4 * k.replica_bytes
-    assert spec.arg_format == "PPQPii"
+    assert spec.arg_format == "PPQPiii"
     assert LaunchSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
 
 

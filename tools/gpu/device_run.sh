@@ -8,7 +8,7 @@ MODE=${1:-full}
 OUT=${OUT:-/tmp/wv-out}; mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
 source tools/gpu/device_setup.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total,power.limit,clocks_event_reasons.active --format=csv
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)" >&2; local t0=$(date +%s); timeout "$limit" "$@"; echo "=== rc=$? in $(( $(date +%s) - t0 )) s" >&2; }
 if [ "$MODE" = quick ]; then
   step 240 python3 -m viz.cli validate coalesced vector-int4 transpose-tile-pad reduction-tree float3-whole char-shared --random 6 --seed 3
@@ -24,6 +24,7 @@ else
   python3 -c "import json; v=json.load(open('$OUT/validate.json')); print('random scenarios matching:', sum(r['match'] is True for r in v), 'of', len(v))"
   step 60 python3 tools/gpu/probe_wide_shared.py --json "$OUT/probes.json"
   step 240 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_device.py
+  nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
 fi
 python3 - <<'PY' > "$OUT/sass.txt" 2>&1
 from viz.scenario import load

@@ -14,7 +14,8 @@ from viz.scenario import loads
 
 PATTERNS = {
     "float4": ["lane", "lane*2", "0", "lane/8", "lane%8", "lane%4", "lane%2", "lane/2", "lane/4", "lane/16",
-               "(lane%8)*8", "(lane/8)*8", "lane^8", "31-lane", "(lane%8)*2", "(lane%16)"],
+               "(lane%8)*8", "(lane/8)*8", "lane^8", "31-lane", "(lane%8)*2", "(lane%16)", "(lane/2)*8",
+               "(lane%2)*8", "(lane/2)%8", "lane/2 + (lane%2)*16", "(lane%16)/2", "lane<16 ? 0 : 8"],
     "double": ["lane", "lane*2", "0", "lane/16", "lane%16", "lane%8", "lane/2", "(lane%16)*16", "lane^16",
                "(lane%16)*2"],
     "float2": ["0", "lane%16", "lane/2"],
@@ -51,14 +52,18 @@ at = "s[{p}]"
 def main(argv):
     res = validate(probes())
     rows = []
-    print(f"{'probe':<36} {'ld wf model':>11} {'hw':>5} {'st wf model':>11} {'hw':>5}")
+    print(f"{'probe':<36} {'ld wf model':>11} {'hw':>5} {'st wf model':>11} {'hw':>5} {'ld cf':>9} {'st cf':>9}")
     for r in res:
         m = {x["metric"]: (x["model"], x["hardware"]) for x in r["rows"]}
         ld = m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", (None, None))
         st = m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", (None, None))
+        lc = m.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", (None, None))
+        sc = m.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", (None, None))
         flag = "" if r["match"] else "   <-- differs"
-        print(f"{r['label']:<36} {ld[0]!s:>11} {ld[1]!s:>5} {st[0]!s:>11} {st[1]!s:>5}{flag}")
-        rows.append({"probe": r["label"], "load": ld, "store": st, "match": r["match"], "error": r["error"]})
+        print(f"{r['label']:<36} {ld[0]!s:>11} {ld[1]!s:>5} {st[0]!s:>11} {st[1]!s:>5} "
+              f"{lc[0]!s:>4}/{lc[1]!s:<4} {sc[0]!s:>4}/{sc[1]!s:<4}{flag}")
+        rows.append({"probe": r["label"], "match": r["match"], "error": r["error"],
+                     "rows": [x for x in r["rows"] if "shared" in x["metric"]]})
     if len(argv) > 1 and argv[0] == "--json":
         with open(argv[1], "w") as f:
             json.dump(rows, f, indent=1)

@@ -261,6 +261,13 @@ def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool =
         memcpy_gbps = gbps(2 * (256 << 20), mt.median_ms)
         doc["ceiling"]["memcpy_d2d"] = {"bytes": 256 << 20, "gbps": round(memcpy_gbps, 2), "timing": mt.as_dict(),
                                         "note": "read + write bytes over the median time"}
+        from .runner import gpu_state
+
+        doc["device"]["state_after_memcpy"] = gpu_state()
+        peak = dev.get("peak_bandwidth_gbs") or 0
+        if peak and memcpy_gbps < 0.75 * peak:
+            doc["device"]["warning"] = (f"cudaMemcpy reached only {memcpy_gbps:.0f} GB/s of the "
+                                        f"{peak:.0f} GB/s peak: the GPU looked throttled or shared")
         device_model = costmodel.DeviceModel.from_device(dev, memcpy_gbps)
         doc["cost_model"] = {"dram_gbps": round(memcpy_gbps, 2), "sm_count": device_model.sm_count,
                              "clock_mhz": dev.get("clock_mhz"), "l1_sectors_per_clock": device_model.l1_sectors_per_clock,

@@ -22,9 +22,10 @@ kernel can be compared with ``viz.engine`` key by key:
   model counts nothing for such a warp; the hardware counts a predicated-off shared
   instruction in ``smsp__inst_executed_op_shared_*``).
 * Loads are kept alive without extra accesses: each loaded word enters a running hash
-  in a register, written by one store only if the kernel argument ``wv_sink_on`` is
-  non-zero, which it never is. (ptxas drops a load whose value is provably unused,
-  ``.volatile`` or not, so the hash must not be one that can cancel, like XOR.)
+  in a register, stored only if ``(hash & wv_sink_mask) == wv_sink_value``, which with
+  the runner's 0 and 1 never holds. ptxas drops a load whose value is provably unused,
+  ``.volatile`` or not (so the hash must not cancel, as XOR did), and moves a load into
+  the only branch that uses it (so the branch must depend on the hash, not on a flag).
 * Stores write the thread's *carry*: 16 bytes that each load fills at the part's
   position in the element, so a copy copies and a transpose transposes.
 * Shared arrays are carved from one ``extern __shared__`` byte buffer at exactly the
@@ -342,7 +343,8 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
     shared_bytes = sc.shared_bytes
 
     args = [f"unsigned char* __restrict__ wv_g_{a.name}" for a in globals_]
-    args += ["unsigned long long wv_rep_bytes", "unsigned* __restrict__ wv_sink", "int wv_sink_on", "int wv_one"]
+    args += ["unsigned long long wv_rep_bytes", "unsigned* __restrict__ wv_sink", "unsigned wv_sink_mask",
+             "unsigned wv_sink_value", "int wv_one"]
     L: list[str] = [PRELUDE]
     L.append(f"// warpviz kernel for {sc.name or sc.source}: {_c_comment(sc.title)}")
     L.append(f"// block ({bx}, {by}, {bz}), grid {tuple(sc.launch.grid)}; launch gridDim.x = {gx} * replicas.")
@@ -387,8 +389,10 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
             L.extend(ind + ln for ln in _access_lines(a, sc.array(a.array), ren, sc, repeats))
         for k in reversed(range(len(g.loops))):
             L.append("  " * (1 + 2 * k) + "  } }")
-    L.append(I + "// Keeps every load alive; wv_sink_on is always 0, so this store never runs.")
-    L.append(I + "if (wv_sink_on) *wv_sink = wv_acc;")
+    # The condition needs every loaded value, so ptxas must run the loads before it (with
+    # `if (flag)` it sank the last loads into the never-taken branch: 0 requests on H100).
+    L.append(I + "// Keeps every load alive: the runner passes mask 0 and value 1, so this store never runs.")
+    L.append(I + "if ((wv_acc & wv_sink_mask) == wv_sink_value) *wv_sink = wv_acc;")
     L.append("}")
     return GeneratedKernel(name=name, source="\n".join(L) + "\n", block=tuple(sc.launch.block),
                            grid=tuple(sc.launch.grid), shared_bytes=shared_bytes,

@@ -80,7 +80,7 @@ class LaunchSpec:
 def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
     """The launch of a generated kernel over ``replicas`` copies of its global arrays."""
     args: list[tuple[str, int]] = [("ptr", s) for s in kernel.global_starts]
-    args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0), ("i32", 1)]
+    args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0), ("i32", 1), ("i32", 1)]
     return LaunchSpec(kernel.name, cubin, kernel.block, kernel.launch_grid(replicas), kernel.shared_bytes,
                       kernel.replica_bytes * replicas, args, label)
 
@@ -119,6 +119,22 @@ def driver_version_string() -> str | None:
     except (OSError, subprocess.SubprocessError):
         pass
     return None
+
+
+def gpu_state() -> dict | None:
+    """Clocks, power, temperature and throttle reasons now (nvidia-smi), or None."""
+    fields = ["clocks.sm", "clocks.max.sm", "clocks.mem", "power.draw", "temperature.gpu",
+              "clocks_event_reasons.active"]
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    vals = [v.strip() for v in out.stdout.strip().splitlines()[0].split(",")]
+    return dict(zip(["sm_clock_mhz", "max_sm_clock_mhz", "mem_clock_mhz", "power_w", "temperature_c",
+                     "clock_event_reasons"], vals))
 
 
 def probe() -> dict:
