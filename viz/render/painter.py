@@ -638,7 +638,7 @@ def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
                   align="r")
         # Wavefront numbers, and where a new phase starts.
         wf_px = _fit_px(th.sans, [tr("wf {k}", k=n)], L.label_w - 10 * s, min(17 * s, row_h * 0.8), 6)
-        every = 1 if row_h >= 15 * s else 4       # a 32-deep stack: label 1, 4, 8, ... and the current
+        every = 1 if n <= 16 else 4       # a deep stack: label 1, 4, 8, ..., the last and the current
         for k in range(d.wavefronts):
             rr = QRectF(L.label_x, grid_top + k * row_h, L.label_w - 10 * s, row_h)
             state = st.step_state(k) if st.kind in ("wavefront", "summary") else "todo"
