@@ -246,6 +246,8 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
         if compare is not None:
             lab = labels or (sc.title, compare.title)
             title = settings.title or f"{lab[0]}  vs  {lab[1]}"
+            if not settings.title and compare.source == sc.source:      # the same file, a param changed
+                title = f"{sc.title}: {lab[0]}  vs  {lab[1]}"
         hold = settings.title_card_hold or max(2.0, 2 * settings.hold)
         steps.insert(0, Step(None, title_card=(title, tuple(title_lines(sc, left, right, labels))), hold=hold))
     plan = Plan(steps, settings.fps, labels)
