@@ -20,7 +20,7 @@ elif [ "$MODE" = tests ]; then
 else
   LABEL="$(nvidia-smi --query-gpu=name --format=csv,noheader) on the workplace device machine (nvidia-h100-x1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader), CUDA 13.0, measured $(date -u +%F) with warpviz bench --all"
   step 300 python3 -m viz.cli bench --all --out "$OUT/h100.json" --label "$LABEL"
-  step 120 python3 -m viz.cli validate --random 60 --seed 11 --json > "$OUT/validate.json"
+  step 120 python3 -m viz.cli validate --random 100 --seed 11 --json > "$OUT/validate.json"
   python3 -c "import json; v=json.load(open('$OUT/validate.json')); print('random scenarios matching:', sum(r['match'] is True for r in v), 'of', len(v))"
   step 60 python3 tools/gpu/probe_wide_shared.py --json "$OUT/probes.json"
   step 240 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_device.py

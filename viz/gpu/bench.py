@@ -153,8 +153,8 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     t = costmodel.totals(m)
     useful = sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * repeat
     warp_inst = sum(s.warp_instructions for s in an.stats) * repeat
-    lines = sum(s.lines for s in an.stats if s.space == "global")
-    pred = costmodel.predict(m, device_model, repeat, an.scenario.launch.blocks * repeat, lines)
+    dram = costmodel.dram_bytes((s.sectors, s.lines) for s in an.stats if s.space == "global")
+    pred = costmodel.predict(m, device_model, repeat, an.scenario.launch.blocks * repeat, dram)
     return {
         "bytes_moved": t["sectors"] * 32 * repeat, "bytes_requested": useful, "warp_instructions": warp_inst,
         "gbps": round(gbps(t["sectors"] * 32 * repeat, ms), 2), "useful_gbps": round(gbps(useful, ms), 2),

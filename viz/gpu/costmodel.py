@@ -4,13 +4,15 @@ The model counts what each warp instruction costs the memory system; the GPU ser
 those costs in parallel units, and the slowest unit sets the time (a roofline over
 three resources):
 
-* DRAM:   ``max(sectors x 32, lines x 64) bytes / DRAM bandwidth`` (measured D2D
-          cudaMemcpy where known, read + write). DRAM moves at least 64 bytes (two
-          sectors) per line touched: measured on H100, stride-16 and stride-32 reads (one
-          sector per line) ran at half the sector bandwidth of stride 8 (four per line).
-          Every byte is assumed to come from or go to DRAM once: no reuse through L1/L2,
-          so kernels that re-read (stencils, gathers, GEMM tiles) are predicted slower
-          than they run.
+* DRAM:   ``DRAM bytes / DRAM bandwidth`` (measured D2D cudaMemcpy where known, read +
+          write). DRAM moves 64-byte halves of a line: a sector whose neighbour in the
+          same half is not touched still costs 64 bytes (measured on H100: a stride-16
+          float read, two sectors per line in different halves, took twice as long as
+          stride 8, four sectors per line). Per instruction the model gives sectors and
+          lines, so DRAM bytes = 64 x min(sectors, 2 x lines): exact for consecutive
+          sectors, and for one sector per half. Every byte is assumed to come from or go
+          to DRAM once: no reuse through L1/L2, so kernels that re-read (stencils,
+          gathers, GEMM tiles) are predicted slower than they run.
 * L1:     ``sectors / (SMs x 4 sectors per clock)``: the L1/TEX tag stage of an SM
           handles one 128-byte line, 4 sectors, per clock.
 * Shared: ``wavefronts / (SMs x 1 wavefront per clock)``: a shared-memory wavefront is
@@ -90,18 +92,23 @@ def totals(metrics: dict[str, int]) -> dict[str, int]:
     }
 
 
+def dram_bytes(sectors_and_lines) -> int:
+    """64 x min(sectors, 2 x lines), summed over (sectors, lines) of each instruction."""
+    return sum(64 * min(s, 2 * ln) for s, ln in sectors_and_lines)
+
+
 def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1,
-            blocks: int | None = None, lines: int = 0) -> Prediction:
+            blocks: int | None = None, dram: int | None = None) -> Prediction:
     """Predicted time of a launch whose counts are ``metrics`` x ``repeat`` (replicas);
-    ``lines`` is the model's 128-byte lines touched (the global accesses' total)."""
+    ``dram`` is one repeat's DRAM bytes (``dram_bytes``), else sectors x 32."""
     t = totals(metrics)
     sms = device.sm_count if blocks is None else max(1, min(device.sm_count, blocks))
     clk = device.clock_hz
-    dram = max(t["sectors"] * 32, lines * 64) * repeat / device.dram_bytes_per_s
+    dram = (t["sectors"] * 32 if dram is None else dram) * repeat / device.dram_bytes_per_s
     l1 = t["sectors"] * repeat / (sms * device.l1_sectors_per_clock * clk)
     shared = t["wavefronts"] * repeat / (sms * device.wavefronts_per_clock * clk)
     issue = t["instructions"] * repeat / (sms * device.lsu_instructions_per_clock * clk)
     return Prediction(max(dram, l1, shared, issue) + device.launch_overhead_s, dram, l1, shared, issue)
 
 
-__all__ = ["DeviceModel", "H100", "Prediction", "predict", "totals"]
+__all__ = ["DeviceModel", "H100", "Prediction", "predict", "totals", "dram_bytes"]

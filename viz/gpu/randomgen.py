@@ -88,8 +88,18 @@ swizzle = "{swz}"
     return text
 
 
-def scenarios(count: int, seed: int = 0) -> list[tuple[str, Scenario]]:
-    """``count`` random scenarios that the model accepts (named random-SEED-K)."""
+WIDE = {"double", "float2", "int2", "int4", "float4", "double2"}
+
+
+def has_wide_shared(sc: Scenario) -> bool:
+    """An 8- or 16-byte shared access: where the model's phase rule is known to differ
+    from the H100 when lanes repeat addresses (docs/GPU.md)."""
+    return any(sc.array(a.array).space == "shared" and a.size >= 8 for a in sc.accesses)
+
+
+def scenarios(count: int, seed: int = 0, wide_shared: bool | None = None) -> list[tuple[str, Scenario]]:
+    """``count`` random scenarios that the model accepts (named random-SEED-K); with
+    ``wide_shared`` True or False, only those with (or without) 8/16-byte shared accesses."""
     r = random.Random(seed)
     out: list[tuple[str, Scenario]] = []
     tries = 0
@@ -101,8 +111,10 @@ def scenarios(count: int, seed: int = 0) -> list[tuple[str, Scenario]]:
             analyze(sc)
         except ScenarioError:
             continue
+        if wide_shared is not None and has_wide_shared(sc) != wide_shared:
+            continue
         out.append((sc.name, sc))
     return out
 
 
-__all__ = ["scenarios", "scenario_text"]
+__all__ = ["scenarios", "scenario_text", "has_wide_shared"]
