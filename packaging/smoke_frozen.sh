@@ -13,10 +13,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/home" "$work/run"
 cd "$work/run"
-run() {  # the frozen binary in a bare environment
-  env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8 QT_QPA_PLATFORM="${QPA:-offscreen}" \
-    ${DISPLAY_FOR_APP:+DISPLAY=$DISPLAY_FOR_APP} "$exe" "$@"
-}
+bare=(env -i HOME="$work/home" PATH=/usr/bin:/bin LANG=C.UTF-8)
+run() { "${bare[@]}" QT_QPA_PLATFORM=offscreen "$exe" "$@"; }  # the binary in a bare environment
 now() { echo "$EPOCHREALTIME"; }
 secs() { python3 -c "print(f'{$2 - $1:.2f}')"; }
 fail() { echo "smoke: FAIL: $*" >&2; exit 1; }
@@ -58,12 +56,12 @@ fi
 
 # The app: time from launch to its main window mapped.
 if command -v Xvfb > /dev/null && command -v xdotool > /dev/null; then
-  display=":$((90 + RANDOM % 100))"
-  Xvfb "$display" -screen 0 1600x1000x24 -nolisten tcp > /dev/null 2>&1 &
-  xvfb=$!
-  sleep 1
+  Xvfb -displayfd 3 -screen 0 1600x1000x24 -nolisten tcp 3> xvfb.display > /dev/null 2>&1 &
+  xvfb=$!  # -displayfd: Xvfb picks a free display and writes its number
+  for _ in $(seq 1 100); do [ -s xvfb.display ] && break; sleep 0.05; done
+  display=":$(cat xvfb.display)"
   t0=$(now)
-  QPA=xcb DISPLAY_FOR_APP="$display" run transpose-tile > app.log 2>&1 &
+  "${bare[@]}" QT_QPA_PLATFORM=xcb DISPLAY="$display" "$exe" transpose-tile > app.log 2>&1 &
   app=$!
   found=""
   for _ in $(seq 1 600); do
@@ -80,7 +78,7 @@ if command -v Xvfb > /dev/null && command -v xdotool > /dev/null; then
   [ -n "$found" ] || { cat app.log >&2; fail "the app showed no window within 30 s"; }
   echo "smoke: app window shown under Xvfb after $(secs "$t0" "$t1") s"
 else
-  run transpose-tile > app.log 2>&1 &
+  "${bare[@]}" QT_QPA_PLATFORM=offscreen "$exe" transpose-tile > app.log 2>&1 &
   app=$!
   sleep 10
   kill -0 "$app" 2> /dev/null || { cat app.log >&2; fail "the app exited offscreen"; }
