@@ -63,15 +63,19 @@ class FiguresPanel(QWidget):
 
     def refresh(self) -> None:
         self.tree.setHeaderLabels([tr("Figure"), tr("Value"), tr("Why")])
-        self.tree.clear()
         an = self.session.analysis
         sc = self.session.scenario
         if sc is None:
+            self.tree.clear()
             self.status.setText("")
             return
         if an is None or an.scenario is not sc:
+            # Keep the previous figures (dimmed) until the new analysis arrives: no flicker while typing.
+            self.tree.setEnabled(False)
             self.status.setText(tr("Analysing the whole launch…"))
             return
+        self.tree.setEnabled(True)
+        self.tree.clear()
         lw = sc.launch
         self.status.setText(tr("Whole launch: {threads} threads, {warps} warps ({wpb} per block)",
                                threads=f"{lw.threads:,}", warps=f"{lw.blocks * lw.warps_per_block:,}",

@@ -92,8 +92,9 @@ class LaunchPanel(QWidget):
         got = self.per_warp()
         sc = self.session.scenario
         if got is None or sc is None:
-            self.image.clear()
-            self.values = None
+            if sc is None or self.values is None:
+                self.image.clear()
+                self.values = None
             self.info.setText(tr("Analysing the whole launch…") if sc is not None else "")
             return
         vals, unit = got
