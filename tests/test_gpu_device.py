@@ -62,12 +62,36 @@ def test_model_equals_counters_for_every_builtin(session):
     _assert_all_match(validate(_builtins()))
 
 
+ST_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+ST_CF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+ST_INST = "smsp__inst_executed_op_shared_st.sum"
+
+
 def test_model_equals_counters_for_random_scenarios(session):
+    """Exact on every metric, except one measured non-determinism: when several lanes
+    store to one shared word, the H100 sometimes spends an extra wavefront on the store
+    (seen: 16 all-lanes-same-halfword stores counted 20 once; 1836 vs 1837; run-to-run
+    differences of wide stores). Those two metrics may exceed the model by at most one
+    wavefront per store instruction, never fall below it."""
     _need_ncu()
     from viz.gpu.bench import validate
     from viz.gpu.randomgen import scenarios
 
-    _assert_all_match(validate(scenarios(40, seed=7, wide_shared=False)))
+    bad = []
+    for r in validate(scenarios(40, seed=7, wide_shared=False)):
+        rows = {x["metric"]: x for x in r["rows"]}
+        if r["error"] or not rows:
+            bad.append((r["label"], r["error"]))
+            continue
+        inst = rows[ST_INST]["model"]
+        for m, x in rows.items():
+            if m in (ST_WF, ST_CF):
+                ok = x["hardware"] is not None and x["model"] <= x["hardware"] <= x["model"] + inst
+            else:
+                ok = x["match"]
+            if not ok:
+                bad.append((r["label"], m, x["model"], x["hardware"]))
+    assert not bad, bad
 
 
 @pytest.mark.xfail(strict=True, reason="the model's fixed half/quarter-warp phases for 8- and 16-byte shared "
