@@ -803,7 +803,7 @@ def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
         _draw_links(p, th, s, done, todo, now, st.kind)
     # Collect, then draw by kind: a 32-line ruler is 160 boxes, and one drawRects call per
     # style costs what a handful of single calls would.
-    ellipsis_px = _fit_px(th.sans, ["⋯"], far, 26 * s, 6, bold=True)
+    dots: list[QRect] = []
     line_boxes: list[QRect] = []
     dividers: list[QRect] = []
     sector_boxes: dict[str, list[QRect]] = {"compute": [], "todo": [], "done": [], "now": []}
@@ -814,8 +814,12 @@ def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
         by = top + r_ * (row_h + label_h) + label_h
         for c_, ln in enumerate(row):
             bx += gaps[r_][c_]
-            if gaps[r_][c_] == far and far > near and ellipsis_px:
-                _text(p, QRectF(bx - far, by, far, row_h), "⋯", th, ellipsis_px, th.q("muted"), bold=True)
+            if gaps[r_][c_] == far and far > near:
+                # An ellipsis of three dots: lines skipped in between (cheaper than a glyph).
+                dot = max(2.0, min(far / 7, 5 * s))
+                cx, cy = bx - far / 2, by + row_h / 2
+                dots.extend(QRectF(cx + (k - 1) * dot * 1.9 - dot / 2, cy - dot / 2, dot, dot).toRect()
+                            for k in range(3))
             box = QRectF(bx, by, line_w, row_h)
             k = order.get(ln, 0)
             state = "todo" if st.kind in ("compute", "request") else st.step_state(k)
@@ -858,6 +862,10 @@ def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(th.q("byte_used"))
         p.drawRects(marks)
+    if dots:
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(th.q("muted"))
+        p.drawRects(dots)
     p.setBrush(Qt.BrushStyle.NoBrush)
     # Sector labels go on top of the fills.
     if sec_px:
