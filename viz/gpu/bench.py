@@ -75,7 +75,7 @@ def prepare(items: list[tuple[str, Scenario]], compile_: bool = True) -> list[Pr
     return out
 
 
-def counters_for(prepared: list[Prepared], hand: list | None = None) -> tuple[dict, dict]:
+def counters_for(prepared: list[Prepared], hand: list | None = None, cancelled=None) -> tuple[dict, dict]:
     """One ncu session over every prepared scenario (and hand-written kernel launch spec):
     ({label: metrics}, {hand name: metrics})."""
     from .runner import generated_launch
@@ -91,7 +91,7 @@ def counters_for(prepared: list[Prepared], hand: list | None = None) -> tuple[di
         owners.append(("kernel", name))
     if not launches:
         return {}, {}
-    counters, _log = run_ncu({"launches": launches})
+    counters, _log = run_ncu({"launches": launches}, cancelled=cancelled)
     by_scenario, by_kernel = {}, {}
     for (kind, label), metrics in zip(owners, counters):
         if metrics is not None:
@@ -99,12 +99,12 @@ def counters_for(prepared: list[Prepared], hand: list | None = None) -> tuple[di
     return by_scenario, by_kernel
 
 
-def validate(items: list[tuple[str, Scenario]], progress: Progress = _noop) -> list[dict]:
+def validate(items: list[tuple[str, Scenario]], progress: Progress = _noop, cancelled=None) -> list[dict]:
     """Model vs counters for each scenario: [{label, rows, match, error}]."""
     progress(0.0, "compiling kernels")
     prepared = prepare(items)
     progress(0.3, "running Nsight Compute")
-    counters, _ = counters_for(prepared)
+    counters, _ = counters_for(prepared, cancelled=cancelled)
     out = []
     for p in prepared:
         d = {"label": p.label, "title": p.scenario.title, "error": p.error, "rows": [], "match": None}
@@ -346,6 +346,26 @@ def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool =
             session.close()
 
 
+def run_one(session, label: str, sc: Scenario, memcpy_gbps: float | None = None, cancelled=_noop) -> dict:
+    """One scenario on the GPU (the app's Run): model, result check, scaled timing and
+    prediction; ``memcpy_gbps`` is the session's ceiling, measured here when None."""
+    from .plan import gbps
+
+    if memcpy_gbps is None:
+        memcpy_gbps = gbps(2 * (256 << 20), session.time_memcpy(cancelled=cancelled).median_ms)
+    p = prepare([(label, sc)])[0]
+    entry = {"title": sc.title, "params": dict(sc.params), "memcpy_gbps": round(memcpy_gbps, 2),
+             "launch": {"block": list(sc.launch.block), "grid": list(sc.launch.grid)}}
+    if p.error:
+        entry["error"] = p.error
+        return entry
+    entry["model"] = p.analysis.metrics
+    device_model = costmodel.DeviceModel.from_device(session.info, memcpy_gbps)
+    entry["check"] = _check_generated(session, p)
+    entry["timing"] = _time_scenario(session, sc, p.kernel.name, memcpy_gbps, device_model, cancelled)
+    return entry
+
+
 def _counters_in_groups(prepared, hand_specs, group: int = 400):
     counters, kcounters = {}, {}
     for start in range(0, max(len(prepared), 1), group):
@@ -389,4 +409,4 @@ def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> 
     return out
 
 
-__all__ = ["validate", "bench", "prepare", "counters_for", "Prepared", "SWEEPS", "run_sweep", "Cancelled"]
+__all__ = ["validate", "bench", "run_one", "prepare", "counters_for", "Prepared", "SWEEPS", "run_sweep", "Cancelled"]

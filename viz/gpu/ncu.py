@@ -129,7 +129,8 @@ def explain_failure(text: str, returncode: int) -> GpuUnavailable | None:
     return None
 
 
-def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None) -> tuple[list, str]:
+def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None,
+            cancelled=None) -> tuple[list, str]:
     """Profile every launch of ``spec`` (see ``ncu_driver``); returns ([counters or None per
     launch of the spec, in its order], log)."""
     ncu = find_ncu()
@@ -144,12 +145,24 @@ def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = Non
         cmd = [ncu, "--metrics", ",".join(METRIC_NAMES), "--csv", "--print-units", "base",
                "--target-processes", "all", "--kernel-name-base", "function",
                python or sys.executable, "-m", "viz.gpu.ncu_driver", str(spec_path)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            raise GpuUnavailable(f"Nsight Compute did not finish within {timeout:.0f} s", "ncu") from None
-    log = proc.stdout + "\n" + proc.stderr
-    counters = parse_launches(proc.stdout)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        waited = 0.0
+        while True:
+            try:
+                stdout, stderr = proc.communicate(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                waited += 0.2
+                if (cancelled is not None and cancelled()) or waited > timeout:
+                    proc.kill()
+                    proc.communicate()
+                    if waited > timeout:
+                        raise GpuUnavailable(f"Nsight Compute did not finish within {timeout:.0f} s", "ncu") from None
+                    from .worker import Cancelled
+
+                    raise Cancelled("Nsight Compute: cancelled") from None
+    log = stdout + "\n" + stderr
+    counters = parse_launches(stdout)
     if not counters:
         reason = explain_failure(log, proc.returncode)
         if reason:

@@ -283,7 +283,7 @@ class Session:
 
     # -- runs -------------------------------------------------------------
 
-    def run_once(self, spec: LaunchSpec, initial: np.ndarray) -> np.ndarray:
+    def run_once(self, spec: LaunchSpec, initial: np.ndarray, cancelled=None) -> np.ndarray:
         """Upload ``initial`` as the global buffer, launch once, return the buffer after."""
         cuda = self.cuda
         size = max(spec.buffer_bytes, 256)
@@ -337,7 +337,7 @@ class Session:
                     pass
         return Timing(tuple(times))
 
-    def time_memcpy(self, nbytes: int = MEMCPY_BYTES, runs: int = MIN_RUNS) -> Timing:
+    def time_memcpy(self, nbytes: int = MEMCPY_BYTES, runs: int = MIN_RUNS, cancelled=None) -> Timing:
         """Device-to-device cudaMemcpy of ``nbytes``: the bandwidth ceiling (read + write)."""
         cuda = self.cuda
         src, dst = self.alloc(nbytes), self.alloc(nbytes)

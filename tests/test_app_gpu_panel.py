@@ -1,0 +1,112 @@
+"""The GPU panel without a GPU: it says why, shows the shipped H100 measurements of the
+open scenario, imports another results file, and shows the generated kernel."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app_helpers import make_window, user_dirs, wait_analysis, window  # noqa: F401 - fixtures
+from viz.engine import METRIC_NAMES
+from viz.gpu import results
+
+pytestmark = pytest.mark.skipif(not results.shipped_path().exists(), reason="no shipped measurements")
+
+
+def panel(w):
+    assert w.gpu_panel is not None, "the GPU panel did not load"
+    return w.gpu_panel
+
+
+def table(p) -> dict[str, tuple[str, str, str]]:
+    return {p.table.item(i, 0).text(): (p.table.item(i, 1).text(), p.table.item(i, 2).text(),
+                                        p.table.item(i, 3).text()) for i in range(p.table.rowCount())}
+
+
+def test_the_panel_says_why_there_is_no_gpu(qtbot, window):
+    p = panel(window)
+    if importlib.util.find_spec("pycuda") is not None:
+        pytest.skip("PyCUDA is installed here")
+    assert "PyCUDA is not installed" in p.device.text()
+    assert not p.b_run.isEnabled() and not p.b_validate.isEnabled()
+    assert "PyCUDA" in p.b_run.toolTip()
+    assert window.docks["gpu"].windowTitle() == "GPU"
+
+
+def test_shipped_h100_counters_and_timing_are_shown(qtbot, window):
+    wait_analysis(qtbot, window)
+    p = panel(window)
+    shipped = results.load()["scenarios"]["transpose-tile"]
+    rows = table(p)
+    assert set(rows) == set(METRIC_NAMES)
+    for m in METRIC_NAMES:
+        model, hw, mark = rows[m]
+        assert model == f"{shipped['model'][m]:,}" and hw == f"{shipped['counters'][m]:,}" and mark == "✓"
+    assert "H100" in p.source_label.text()
+    assert f"{shipped['timing']['median_ms']:.4f} ms" in p.summary.text()
+    assert "cost model" in p.summary.text()
+
+
+def test_changed_params_are_not_shown_as_measured(qtbot, window):
+    p = panel(window)
+    window.editor.fields[("params", "PAD")].widget.setText("3")
+    window.editor.fields[("params", "PAD")].widget.textEdited.emit("3")
+    wait_analysis(qtbot, window)
+    assert "No measurement of this scenario with these params" in p.summary.text()
+    assert all(hw == "" for _m, hw, _k in table(p).values())
+
+
+def test_import_measurements_replaces_the_shipped_file(qtbot, window, tmp_path):
+    wait_analysis(qtbot, window)
+    p = panel(window)
+    doc = results.load()
+    doc["label"] = "my laptop's friend's GPU"
+    e = doc["scenarios"]["transpose-tile"]
+    e["counters"] = dict(e["counters"], **{"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 1})
+    e["timing"]["median_ms"] = 1.2345
+    path = results.save(doc, tmp_path / "other.json")
+    assert p.load_measurements(path)
+    assert "my laptop's friend's GPU" in p.source_label.text()
+    assert table(p)["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"][1:] == ("1", "differs")
+    assert "1.2345 ms" in p.summary.text()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "something else"}))
+    assert not p.load_measurements(bad)
+    assert "not a warpviz measurements file" in p.status.text()
+
+
+def test_sweep_chart_shows_measured_over_predicted(qtbot, window):
+    p = panel(window)
+    p.tabs.setCurrentIndex(1)
+    i = p.sweep_choice.findData("transpose-pad")
+    assert i >= 0
+    p.sweep_choice.setCurrentIndex(i)
+    series = dict(p.chart_series())
+    sweep = results.load()["sweeps"]["transpose-pad"]["points"]
+    assert list(series["measured (ms)"]) == pytest.approx([pt["median_ms"] for pt in sweep])
+    assert list(series["cost model (ms)"]) == pytest.approx([pt["predicted_ms"] for pt in sweep])
+    # The measured shape follows the prediction: the unpadded tile is the slowest point.
+    assert series["measured (ms)"].argmax() == series["cost model (ms)"].argmax() == 0
+
+
+def test_kernel_source_tab_shows_the_generated_kernel(qtbot, window):
+    p = panel(window)
+    p.tabs.setCurrentWidget(p.kernel)
+    qtbot.waitUntil(lambda: "extern \"C\" __global__" in p.kernel.toPlainText(), timeout=20000)
+    assert "ld.volatile.shared.b32" in p.kernel.toPlainText()
+    p.tabs.setCurrentWidget(p.sass)
+    qtbot.waitUntil(lambda: p.sass.toPlainText() != "", timeout=60000)
+    text = p.sass.toPlainText()
+    assert "No SASS" in text or "LDS" in text
+
+
+def test_run_without_a_gpu_says_why_and_keeps_working(qtbot, window):
+    p = panel(window)
+    if p.device_info is not None:
+        pytest.skip("a GPU is here")
+    qtbot.mouseClick(p.b_cancel, Qt.MouseButton.LeftButton)  # disabled: nothing happens
+    p.run()
+    assert p.status.text() == p.device.text()
