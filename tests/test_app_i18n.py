@@ -40,10 +40,11 @@ def test_every_ui_string_is_translated():
 
 
 def test_translations_keep_their_placeholders():
-    for s in ui_strings():
-        i18n.set_language("zh_CN")
-        try:
-            zh = i18n.tr(s)
-        finally:
-            i18n.set_language("en")
+    strings = ui_strings()
+    i18n.set_language("zh_CN")
+    try:
+        pairs = [(s, i18n.tr(s)) for s in strings]
+    finally:
+        i18n.set_language("en")
+    for s, zh in pairs:
         assert set(re.findall(r"\{(\w+)", s)) == set(re.findall(r"\{(\w+)", zh)), s

@@ -45,6 +45,7 @@ class MainWindow(QMainWindow):
         if self.theme_name not in THEMES:
             self.theme_name = "light"
         self.presenting = False
+        self.closed = False
         self._pre_presentation: tuple | None = None
         self._base_font = QApplication.font()
 
@@ -617,6 +618,7 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802
+        self.closed = True
         self.timeline.play(False)
         self.editor.flush()
         self.autosave()
@@ -686,7 +688,7 @@ class _Holder(QWidget):
 def _retranslate(ref) -> None:
     """Language listener that outlives nothing: a closed window is skipped."""
     w = ref()
-    if w is None:
+    if w is None or w.closed:
         return
     try:
         w.retranslate()
