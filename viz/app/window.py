@@ -633,7 +633,7 @@ class MainWindow(QMainWindow):
 
     def retranslate(self) -> None:
         titles = {"library": tr("Scenarios"), "editor": tr("Editor"), "figures": tr("Figures"),
-                  "launch": tr("Whole launch"), "sweep": tr("Sweep")}
+                  "launch": tr("Whole launch"), "sweep": tr("Sweep"), "gpu": tr("GPU")}
         for key, d in self.docks.items():
             if key in titles:
                 d.setWindowTitle(titles[key])
