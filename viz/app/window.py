@@ -87,7 +87,7 @@ class MainWindow(QMainWindow):
         self._dock("sweep", _Holder(), Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["launch"], self.docks["sweep"])
         self.docks["launch"].raise_()
-        self.gpu_panel = self._gpu_panel()
+        self.gpu_panel = None  # built with the plot panels, after the first frame
 
         # -- status bar
         self.progress = QProgressBar()
@@ -141,6 +141,12 @@ class MainWindow(QMainWindow):
         self.docks["sweep"].widget().set(self._sweep)
         self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int))
         self._style_plots()
+        self.gpu_panel = self._gpu_panel()
+        if "gpu" in self.docks:
+            self.m_panels.addAction(self.docks["gpu"].toggleViewAction())
+            self.docks["gpu"].setWindowTitle(tr("GPU"))
+            if self.presenting:
+                self.docks["gpu"].hide()
 
     @property
     def launch(self):
@@ -185,6 +191,8 @@ class MainWindow(QMainWindow):
         elif isinstance(panel, QWidget):
             self._dock("gpu", panel, Qt.DockWidgetArea.BottomDockWidgetArea)
             self.tabifyDockWidget(self.docks["sweep"], self.docks["gpu"])
+        if "gpu" in self.docks:
+            self.restoreDockWidget(self.docks["gpu"])  # its place from the saved layout
         return panel
 
     def _action(self, name: str, slot, keys=(), checkable: bool = False) -> QAction:
