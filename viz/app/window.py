@@ -285,6 +285,9 @@ class MainWindow(QMainWindow):
             self.m_panels.addAction(d.toggleViewAction())
         self.m_help = mb.addMenu("")
         self.m_help.addAction(self.a_keys)
+        from .about import install as install_about  # Help → About warpviz, the window icon
+
+        install_about(self)
 
     # ------------------------------------------------------------------ opening and saving
 
