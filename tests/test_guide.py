@@ -92,3 +92,21 @@ def test_links_and_pictures_resolve():
             if "://" in target:
                 continue
             assert (page.parent / target).exists(), f"{page.name}: {target} does not exist"
+
+
+def test_gpu_chapter_quotes_the_shipped_measurements():
+    """gpu.md's H100 table: the same times, bandwidths and shares as assets/measurements/h100.json."""
+    import json
+
+    from viz import assets
+
+    doc = json.loads((assets.measurements_dir() / "h100.json").read_text())
+    text = (GUIDE / "gpu.md").read_text()
+    assert f"({doc['ceiling']['memcpy_d2d']['gbps']:.0f} GB/s)" in text
+    rows = re.findall(r"^\| `([\w-]+)`[^|]*\| ([\d.]+) ms \| (\d+) GB/s \| (\d+)% \|$", text, re.M)
+    assert len(rows) >= 2
+    for name, ms, gbps, share in rows:
+        t = doc["scenarios"][name]["timing"]
+        assert (ms, gbps, share) == (f"{t['median_ms']:.3f}", f"{t['useful_gbps']:.0f}",
+                                     f"{100 * t['fraction_of_memcpy']:.0f}"), name
+    assert all(e.get("match") is True for e in doc["scenarios"].values()), "gpu.md says they all agree"
