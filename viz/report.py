@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import __version__
 from .engine import Analysis
+from .i18n import tr
 
 
 def to_json(an: Analysis) -> dict:
@@ -26,43 +27,49 @@ def _n(x) -> str:
 
 
 def explain_access(d: dict) -> list[tuple[str, str, str]]:
-    """(figure, value, one-line why) rows for one access."""
+    """(figure, value, one-line why) rows for one access; the why follows the interface language."""
     inst = d["warp_instructions"]
     rows = [("warp instructions", _n(inst),
-             f"{d['instructions_per_warp']} per warp (loop points x parts), counted only where a lane is active")]
+             tr("{k} per warp (loop points x parts), counted only where a lane is active",
+                k=d["instructions_per_warp"]))]
     if inst == 0:
-        rows.append(("", "", "no lane is active: the warp issues nothing"))
+        rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
     lanes = d["active_lanes"] / inst
-    rows.append(("active lanes", f"{lanes:.2f}/warp", "lanes whose `when` holds (inactive lanes make no access)"))
+    rows.append(("active lanes", f"{lanes:.2f}/warp", tr("lanes whose `when` holds (inactive lanes make no access)")))
     size = d["access_bytes"]
     if d["space"] == "shared":
         wf, ph = d["wavefronts"], d["phases"]
         per, ideal = wf / inst, ph / inst
         phase_rule = {8: "8-byte access: two half-warp phases", 16: "16-byte access: four quarter-warp phases"}
         rows.append(("wavefronts", _n(wf),
-                     f"{per:.2f} per instruction: each phase costs the most distinct 32-bit words any one bank "
-                     f"must deliver"))
-        rows.append(("phases", _n(ph), f"{ideal:.2f} per instruction ({phase_rule.get(size, 'one phase for 1-4 byte accesses')})"))
+                     tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
+                        "must deliver", per=f"{per:.2f}")))
+        rows.append(("phases", _n(ph), tr("{ideal} per instruction ({rule})", ideal=f"{ideal:.2f}",
+                                          rule=tr(phase_rule.get(size, "one phase for 1-4 byte accesses")))))
         if wf > ph:
             rows.append(("bank conflicts", _n(wf - ph),
-                         f"wavefronts - phases: on average the busiest bank delivers {per / ideal:.1f} distinct "
-                         f"words per phase ({per / ideal:.0f}-way conflict)"))
+                         tr("wavefronts - phases: on average the busiest bank delivers {avg} distinct "
+                            "words per phase ({ways}-way conflict)", avg=f"{per / ideal:.1f}",
+                            ways=f"{per / ideal:.0f}")))
         else:
-            rows.append(("bank conflicts", "0", "every phase is one wavefront: no bank holds two distinct words "
-                         "(shared words are broadcast)"))
+            rows.append(("bank conflicts", "0", tr("every phase is one wavefront: no bank holds two distinct words "
+                         "(shared words are broadcast)")))
     else:
         sec, lines = d["sectors"], d["lines"]
-        rows.append(("requests", _n(inst), "one per warp instruction with an active lane, whatever the width"))
+        rows.append(("requests", _n(inst), tr("one per warp instruction with an active lane, whatever the width")))
         rows.append(("sectors", _n(sec),
-                     f"{sec / inst:.2f} per request: the distinct 32-byte sectors the active lanes' bytes touch"))
-        rows.append(("lines", _n(lines), f"{lines / inst:.2f} per request: distinct 128-byte lines (4 sectors each)"))
-        rows.append(("bytes requested", _n(d["bytes_requested"]), f"{lanes:.1f} lanes x {size} B per request"))
-        rows.append(("bytes moved", _n(d["bytes_moved"]), "sectors x 32 B"))
+                     tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
+                        per=f"{sec / inst:.2f}")))
+        rows.append(("lines", _n(lines), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
+                                            per=f"{lines / inst:.2f}")))
+        rows.append(("bytes requested", _n(d["bytes_requested"]),
+                     tr("{lanes} lanes x {size} B per request", lanes=f"{lanes:.1f}", size=size)))
+        rows.append(("bytes moved", _n(d["bytes_moved"]), tr("sectors x 32 B")))
         eff = d["sector_efficiency"] * 100
-        why = "every byte moved is used" if eff >= 99.99 else \
-            f"{100 - eff:.0f}% of the moved bytes are not used by the warp"
-        rows.append(("sector efficiency", f"{eff:.1f}%", f"bytes requested / bytes moved: {why}"))
+        why = tr("every byte moved is used") if eff >= 99.99 else \
+            tr("{pct}% of the moved bytes are not used by the warp", pct=f"{100 - eff:.0f}")
+        rows.append(("sector efficiency", f"{eff:.1f}%", tr("bytes requested / bytes moved: {why}", why=why)))
     return rows
 
 
