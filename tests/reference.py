@@ -121,6 +121,21 @@ def phys_offset(arr, idx: list[int], params: dict) -> int:
     return o
 
 
+def ref_phases(size: int, op: str, addr_of_lane: dict[int, int]) -> list[tuple[int, int]]:
+    """(first lane, lanes) of each phase. Stores: 32 / 16 / 8 lanes by size. Loads of 8 and
+    16 bytes (measured on H100): twice as many lanes per phase when in every lane quad
+    lanes (0,1) and (2,3) agree, or (0,2) and (1,3) (inactive lanes agree with anything)."""
+    def agree(a, b):
+        return a not in addr_of_lane or b not in addr_of_lane or addr_of_lane[a] == addr_of_lane[b]
+
+    per = 32 if size <= 4 else (16 if size == 8 else 8)
+    if size > 4 and op == "load" and all(
+            (agree(q, q + 1) and agree(q + 2, q + 3)) or (agree(q, q + 2) and agree(q + 1, q + 3))
+            for q in range(0, 32, 4)):
+        per *= 2
+    return [(p, per) for p in range(0, 32, per)]
+
+
 def reference(sc: Scenario) -> tuple[dict[str, int], list[list[int]]]:
     """Whole-launch metrics and, per instruction, wavefronts/sectors of every warp (flat)."""
     gx, gy, gz = sc.launch.grid
@@ -163,9 +178,9 @@ def reference(sc: Scenario) -> tuple[dict[str, int], list[list[int]]]:
                     values.append(0)
                     continue
                 if arr.space == "shared":
-                    per = 32 if size <= 4 else (16 if size == 8 else 8)
                     total = phases = 0
-                    for p in range(0, 32, per):
+                    for first, per in ref_phases(size, acc.op, dict(lanes)):
+                        p = first
                         banks = defaultdict(set)
                         for ln, addr in lanes:
                             if p <= ln < p + per:

@@ -52,6 +52,35 @@ SHARED_CASES = {
 }
 
 
+# 8- and 16-byte loads that repeat addresses in lane pairs take half the phases (H100 probes,
+# docs/GPU.md); stores do not. (type, at, when, load wavefronts, load conflicts, store wavefronts)
+WIDE_CASES = [
+    ("float4", "s[0]", None, 2, 0, 4),
+    ("float4", "s[lane/2]", None, 2, 0, 4),
+    ("float4", "s[lane%2]", None, 2, 0, 4),
+    ("float4", "s[lane%8]", None, 4, 0, 4),
+    ("float4", "s[lane%4 == 0 ? 0 : 1]", None, 4, 0, 4),
+    ("float4", "s[lane < 16 ? lane/4 : lane]", None, 4, 0, 4),
+    ("float4", "s[lane]", "lane % 8 == 0", 4, 2, 4),
+    ("float4", "s[(lane/2)*8]", None, 16, 14, 16),
+    ("float4", "s[(lane%2)*8]", None, 4, 2, 8),
+    ("double", "s[0]", None, 1, 0, 2),
+    ("double", "s[lane/2]", None, 1, 0, 2),
+    ("double", "s[lane%2]", None, 1, 0, 2),
+    ("double", "s[lane%16]", None, 2, 0, 2),
+    ("double", "s[lane]", "lane % 8 == 0", 2, 1, 2),
+    ("double", "s[(lane/2)*16]", None, 16, 15, 16),
+    ("float2", "s[lane*2]", None, 4, 2, 4),
+]
+
+
+@pytest.mark.parametrize("t, at, when, ld_wf, ld_conf, st_wf", WIDE_CASES)
+def test_wide_loads_merge_phases_when_lanes_repeat_addresses(t, at, when, ld_wf, ld_conf, st_wf):
+    sc = scenario(shared_array(type_=t) + access(at, when=when) + access(at, op="store", when=when))
+    m = both_paths(sc)
+    assert (m[WF_LD], m[CF_LD], m[WF_ST]) == (ld_wf, ld_conf, st_wf)
+
+
 @pytest.mark.parametrize("name", SHARED_CASES)
 def test_shared_measured_examples(name):
     arr, at, wf, conf = SHARED_CASES[name]

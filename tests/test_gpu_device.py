@@ -94,8 +94,6 @@ def test_model_equals_counters_for_random_scenarios(session):
     assert not bad, bad
 
 
-@pytest.mark.xfail(strict=True, reason="the model's fixed half/quarter-warp phases for 8- and 16-byte shared "
-                   "accesses differ from the H100 when lanes repeat addresses (docs/GPU.md, reported)")
 def test_model_equals_counters_for_random_wide_shared_scenarios(session):
     _need_ncu()
     from viz.gpu.bench import validate

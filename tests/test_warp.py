@@ -56,3 +56,12 @@ def test_out_of_range_block_or_warp():
         warp_detail(sc, 0, block=1)
     with pytest.raises(IndexError):
         warp_detail(sc, 0, warp=1)
+
+
+def test_wide_load_repeating_addresses_in_pairs_merges_phases():
+    sc = scenario(shared_array(type_="double", shape="[64]") + access("s[lane/2]")
+                  + access("s[lane/2]", op="store"))
+    load, store = warp_detail(sc, 0), warp_detail(sc, 1)
+    assert load.phases == (tuple(range(32)),) and load.wavefronts == 1
+    assert store.phases == phase_lanes(8) and store.wavefronts == 2
+    assert {ln.phase for ln in load.lanes} == {0}

@@ -352,7 +352,7 @@ def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blo
 # ---------------------------------------------------------------------------- counting
 
 
-def _count(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int):
+def _count(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int, is_load: bool):
     n = addr.shape[0]
     primary = np.zeros((n, nw), np.int32)
     secondary = np.zeros((n, nw), np.int32)
@@ -360,13 +360,14 @@ def _count(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int):
     addr = np.ascontiguousarray(addr, np.int64)
     mask = np.ascontiguousarray(mask, np.bool_)
     if space == "shared":
-        shared_counts(addr, mask, size, primary, secondary, active)
+        shared_counts(addr, mask, size, is_load, primary, secondary, active)
     else:
         global_counts(addr, mask, primary, secondary, active)
     return primary, secondary, active
 
 
-def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool = True):
+def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool = True,
+                is_load: bool = True):
     """Per (block, warp) figures for one chunk: (primary, secondary, active) arrays."""
     nb, nt = lv.shape
     m = np.asarray(lv.mask)
@@ -381,12 +382,12 @@ def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool 
         t = addr.t if addr.t is not None else np.zeros((1, nt), np.int64)
         rep_addr = b[first] + np.broadcast_to(t, (1, nt))
         rep_mask = np.broadcast_to(m[first] if m.shape[0] == nb and nb > 1 else m, (len(first), nt))
-        p, s, a = _count(space, size, rep_addr, rep_mask, nw)
+        p, s, a = _count(space, size, rep_addr, rep_mask, nw, is_load)
         inv = inverse.reshape(-1)
         return p[inv], s[inv], a[inv]
     full_addr = np.broadcast_to(addr.natural(), (nb, nt))
     full_mask = np.broadcast_to(m, (nb, nt))
-    return _count(space, size, full_addr, full_mask, nw)
+    return _count(space, size, full_addr, full_mask, nw, is_load)
 
 
 def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = None,
@@ -413,7 +414,7 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
                 raise Cancelled()
             blocks = np.arange(b0, min(nblocks, b0 + per_chunk), dtype=np.int64)
             lv = evaluate_instruction(scenario, instr, blocks, threads)
-            p, s, a = count_chunk(arr.space, instr.size, lv, nw, shortcuts)
+            p, s, a = count_chunk(arr.space, instr.size, lv, nw, shortcuts, access.op == "load")
             per_warp[b0:b0 + len(blocks)] = p
             per_active[b0:b0 + len(blocks)] = a
             issued = a > 0

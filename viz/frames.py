@@ -102,9 +102,16 @@ def _request_caption(d: WarpDetail) -> str:
         if d.size <= 4:
             return tr("The warp sends one shared {op} request: {words} in {banks}, one phase for all "
                       "32 lanes.", op=tr(d.op), words=words, banks=banks)
+        per = len(d.phases[0])
+        if per > (16 if d.size == 8 else 8):
+            # Measured on the H100: wide loads that repeat addresses in lane pairs merge phases.
+            return tr("The warp sends one shared {op} request: {words} in {banks}; its lanes repeat "
+                      "addresses in pairs, so this {size}-byte load is served in phases of {per} lanes, "
+                      "not {usual}.", op=tr(d.op), words=words, banks=banks, per=per, size=d.size,
+                      usual=16 if d.size == 8 else 8)
         return tr("The warp sends one shared {op} request: {words} in {banks}; a {size}-byte access "
                   "is served in phases of {per} lanes.", op=tr(d.op), words=words, banks=banks,
-                  per=len(d.phases[0]), size=d.size)
+                  per=per, size=d.size)
     return tr("The warp sends one global {op} request for {bytes}: they touch {sectors} in {lines}.",
               op=tr(d.op), bytes=_count(d.bytes_requested, "byte"), sectors=_count(len(d.sectors), "sector"),
               lines=_count(len(d.lines), "line"))

@@ -35,29 +35,78 @@ def _insert_sorted(buf, n, v):
 
 
 @njit(cache=True, nogil=True)
-def shared_counts(addr, mask, size, wavefronts, phases, active):
+def _agree(addr, mask, b, nt, t, u):
+    """Lanes t and u ask for the same address, or one of them is inactive or missing."""
+    if t >= nt or u >= nt or not mask[b, t] or not mask[b, u]:
+        return True
+    return addr[b, t] == addr[b, u]
+
+
+@njit(cache=True, nogil=True)
+def paired_quads(addr, mask, b, w, nt):
+    """Every aligned lane quad repeats its addresses in pairs: lanes (0,1) and (2,3) agree,
+    or lanes (0,2) and (1,3) agree."""
+    for k in range(8):
+        t = w * 32 + 4 * k
+        side = _agree(addr, mask, b, nt, t, t + 1) and _agree(addr, mask, b, nt, t + 2, t + 3)
+        cross = _agree(addr, mask, b, nt, t, t + 2) and _agree(addr, mask, b, nt, t + 1, t + 3)
+        if not (side or cross):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def wide_load_phases(addr, mask, b, w, nt, size, starts, lengths):
+    """Phases of one warp's shared load; returns their number (lane ranges in starts/lengths).
+
+    MEMORY_MODEL.md: one phase for 1/2/4-byte accesses, half-warps for 8 bytes, quarter-warps
+    for 16 bytes. Measured on the H100 (docs/GPU.md: 87 probes, 200 random scenarios),
+    8- and 16-byte *loads* take half as many phases when the warp repeats addresses in lane
+    pairs: if every lane quad has lanes (0,1) and (2,3) on one address each, or lanes (0,2)
+    and (1,3), an 8-byte load is one 32-lane phase and a 16-byte load two 16-lane phases.
+    Stores keep the fixed phases.
+    """
+    base = w * 32
+    per = 32 if size <= 4 else (16 if size == 8 else 8)
+    if size > 4 and paired_quads(addr, mask, b, w, nt):
+        per *= 2
+    n = 32 // per
+    for p in range(n):
+        starts[p] = base + p * per
+        lengths[p] = per
+    return n
+
+
+@njit(cache=True, nogil=True)
+def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
     """Wavefronts: per phase, the most distinct 32-bit words any one bank must deliver.
 
-    Phases: one for 1/2/4-byte accesses, two half-warps for 8 bytes, four quarter-warps for
-    16 bytes; a phase with no active lane costs nothing. Lanes reading (or writing) the same
-    word share it, sub-word accesses in one word included.
+    Phases: see ``wide_load_phases``; a phase with no active lane costs nothing. Lanes
+    reading (or writing) the same word share it, sub-word accesses in one word included.
     """
     nb, nt = addr.shape
     nw = (nt + 31) // 32
-    lanes_per_phase = 32 if size <= 4 else (16 if size == 8 else 8)
-    nphase = 32 // lanes_per_phase
     words_per_lane = 1 if size <= 4 else size // 4
-    buf = np.empty(32, np.int64)
+    buf = np.empty(128, np.int64)  # a merged phase: up to 32 lanes x 2 words or 16 x 4
     per_bank = np.zeros(32, np.int32)
+    starts = np.zeros(4, np.int64)
+    lengths = np.zeros(4, np.int64)
     for b in range(nb):
         for w in range(nw):
+            if is_load:
+                nphase = wide_load_phases(addr, mask, b, w, nt, size, starts, lengths)
+            else:
+                per = 32 if size <= 4 else (16 if size == 8 else 8)
+                nphase = 32 // per
+                for p in range(nphase):
+                    starts[p] = w * 32 + p * per
+                    lengths[p] = per
             total = 0
             used = 0
             act = 0
             for p in range(nphase):
                 n = 0
-                for k in range(lanes_per_phase):
-                    t = w * 32 + p * lanes_per_phase + k
+                for t in range(starts[p], starts[p] + lengths[p]):
                     if t >= nt:
                         break
                     if not mask[b, t]:

@@ -41,7 +41,11 @@ def explain_access(d: dict) -> list[tuple[str, str, str]]:
     if d["space"] == "shared":
         wf, ph = d["wavefronts"], d["phases"]
         per, ideal = wf / inst, ph / inst
-        phase_rule = {8: "8-byte access: two half-warp phases", 16: "16-byte access: four quarter-warp phases"}
+        if d["op"] == "load":
+            phase_rule = {8: "8-byte load: two half-warp phases, one where lanes repeat addresses in pairs",
+                          16: "16-byte load: four quarter-warp phases, two where lanes repeat addresses in pairs"}
+        else:
+            phase_rule = {8: "8-byte store: two half-warp phases", 16: "16-byte store: four quarter-warp phases"}
         rows.append(("wavefronts", _n(wf),
                      tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
                         "must deliver", per=f"{per:.2f}")))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import block_coords, evaluate_instruction, thread_coords
+from .kernels_numba import wide_load_phases
 from .scenario import Access, Array, Instruction, Scenario
 
 SECTOR = 32
@@ -109,6 +110,24 @@ def phase_lanes(size: int) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(range(p, p + per)) for p in range(0, 32, per))
 
 
+def load_phase_lanes(size: int, addr: np.ndarray, mask: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    """The phases of one warp's shared load, merged where lanes repeat addresses.
+
+    The same compiled rule as the whole-launch engine (``wide_load_phases``): an 8-byte
+    load whose lane pairs each ask for one address is one 32-lane phase; a 16-byte load's
+    half-warp whose lane quads each ask for at most two addresses is one 16-lane phase.
+    """
+    n = len(addr)
+    a = np.zeros((1, 32), np.int64)
+    m = np.zeros((1, 32), np.bool_)
+    a[0, :n] = addr
+    m[0, :n] = mask
+    starts = np.zeros(4, np.int64)
+    lengths = np.zeros(4, np.int64)
+    count = wide_load_phases(a, m, 0, 0, 32, size, starts, lengths)
+    return tuple(tuple(range(int(starts[k]), int(starts[k] + lengths[k]))) for k in range(count))
+
+
 def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, warp: int = 0) -> WarpDetail:
     """Everything about one warp instruction of one block (raises ScenarioError like analyze)."""
     if isinstance(instr, int):
@@ -129,7 +148,10 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
     idx = [np.broadcast_to(v.natural(), shape)[0] for v in lv.indices]
     elem = np.broadcast_to(lv.elem.natural(), shape)[0]
     size = instr.size
-    phases = phase_lanes(size)
+    if arr.space == "shared" and access.op == "load":
+        phases = load_phase_lanes(size, addr, mask)
+    else:
+        phases = phase_lanes(size)
     words_per_lane = 1 if size <= 4 else size // 4
 
     # Shared: distinct words per bank per phase, in order of first request.
