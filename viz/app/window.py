@@ -191,8 +191,8 @@ class MainWindow(QMainWindow):
         elif isinstance(panel, QWidget):
             self._dock("gpu", panel, Qt.DockWidgetArea.BottomDockWidgetArea)
             self.tabifyDockWidget(self.docks["sweep"], self.docks["gpu"])
-        if "gpu" in self.docks:
-            self.restoreDockWidget(self.docks["gpu"])  # its place from the saved layout
+        if "gpu" in self.docks:  # built after restoreState: its visibility is kept separately
+            self.docks["gpu"].setVisible(settings.get("gpu_panel_shown", True, bool))
         return panel
 
     def _action(self, name: str, slot, keys=(), checkable: bool = False) -> QAction:
@@ -620,6 +620,8 @@ class MainWindow(QMainWindow):
         s.setValue("language", i18n.language())
         if self._launch is not None:
             s.setValue("heat_mode", self._launch.mode.currentIndex())
+        if "gpu" in self.docks:
+            s.setValue("gpu_panel_shown", not self.docks["gpu"].isHidden())
         s.setValue("editor_tab", self.editor.tabs.currentIndex())
         s.setValue("compare", self.a_compare.isChecked())
         c = self.session.cursor
