@@ -159,3 +159,13 @@ def test_editor_in_chinese(qtbot, window):
     type_at(qtbot, window, "W = 256", "W = x")
     window.editor.flush()
     assert "未应用" in window.editor.banner.text()
+
+
+def test_switching_scenarios_keeps_edits_to_a_builtin(qtbot, window, user_dirs):
+    type_at(qtbot, window, "ROWS = 8", "ROWS = 4")
+    window.editor.flush()
+    window.library._clicked(window.library.item_for("coalesced"))
+    assert window.session.path.stem == "coalesced"
+    kept = list((user_dirs / "data" / "scenarios").glob("transpose-tile-edited*.toml"))
+    assert len(kept) == 1 and "ROWS = 4" in kept[0].read_text()
+    assert window.library.item_for(kept[0].stem) is not None

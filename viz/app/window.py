@@ -328,6 +328,7 @@ class MainWindow(QMainWindow):
         path = Path(path)
         self.editor.flush()
         self.autosave()
+        self._keep_unsaved_edits()
         try:
             self.session.cursor = Cursor()
             self.session.open(path, text=text)
@@ -378,6 +379,20 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(tr("Saved as {path}; it is autosaved from now on", path=path), 8000)
         self._update_title()
         return path
+
+    def _keep_unsaved_edits(self) -> Path | None:
+        """Before another scenario replaces the text: edits to a built-in or an outside file
+        go into your scenarios as a copy (nothing typed is lost; no dialog in the middle of a class)."""
+        p = self.session.path
+        if not self.session.text or self.is_user_file(p) or not self.modified():
+            return None
+        stem = (p.stem if p else "untitled") + "-edited"
+        copy = unique_user_path(stem)
+        copy.write_text(self.session.text, encoding="utf-8")
+        self._clear_recovery()
+        self.library.reload()
+        self.statusBar().showMessage(tr("Your edits were kept as {path}", path=copy), 10000)
+        return copy
 
     def delete_user_scenario(self, path: Path) -> None:
         try:
