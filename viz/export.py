@@ -119,6 +119,25 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
     return tuple(dict.fromkeys(out))
 
 
+def selection(sc: Scenario, instructions: str = "all", blocks: str = "0", warps: str = "0",
+              frames: str | None = None,
+              names: tuple[str, str, str] = ("--instruction", "--block", "--warp")) -> Selection:
+    """The selection typed as text (the CLI's options, the export dialog's fields), checked
+    against ``sc``: instructions 1-based as on screen, or ``all``; blocks and warps 0-based.
+    ``names`` are the fields' names in the messages."""
+    lw = sc.launch
+    n_instr = len(sc.instructions())
+    frames = frames.strip() if frames is not None and frames.strip() else None
+    if frames is not None:
+        parse_frames(frames, 1, ["compute"])           # the words are checked before any warp is evaluated
+    return Selection(
+        instructions=None if instructions.strip().lower() in ("all", "*")
+        else parse_range(instructions, names[0], 0, n_instr - 1, base=1),
+        blocks=parse_range(blocks, names[1], 0, lw.blocks - 1),
+        warps=parse_range(warps, names[2], 0, lw.warps_per_block - 1),
+        frames=frames)
+
+
 def parse_frames(spec: str | None, count: int, kinds: Sequence[str]) -> list[int]:
     """Frame positions (0-based) chosen by ``spec``: numbers and ranges (1-based), ``first``,
     ``last``, or frame kinds (``compute``, ``request``, ``wavefront``, ``line``, ``summary``,
@@ -386,13 +405,9 @@ def ffmpeg_exe() -> str:
                           f"to an ffmpeg binary") from None
 
 
-def export(sc: Scenario, out: str | os.PathLike, settings: Settings = Settings(), sel: Selection = Selection(),
-           compare: Scenario | None = None, labels: tuple[str, str] | None = None, png_sequence: bool = False,
-           progress: Progress | None = None, cancel=None) -> Result:
-    """Render and write. Raises ExportError (message for the user) or ExportCancelled; in
-    both cases nothing is left at ``out`` that was not there before."""
-    out = Path(out)
-    kind = output_kind(out, png_sequence)
+def check_settings(settings: Settings, kind: str) -> None:
+    """The checks that need no file: an even size for a video, fps, hold, theme and scale
+    (ExportError with the message the CLI prints; the export dialog shows it as you type)."""
     w, h = settings.size
     if kind in ("mp4", "webm") and (w % 2 or h % 2):
         raise ExportError(f"{kind.upper()} needs an even width and height (yuv420p); "
@@ -401,14 +416,24 @@ def export(sc: Scenario, out: str | os.PathLike, settings: Settings = Settings()
         raise ExportError(f"--fps {settings.fps:g} is out of range; use 1..240")
     if not settings.hold > 0 or settings.hold > 600:
         raise ExportError(f"--hold {settings.hold:g} is out of range; use a positive number of seconds up to 600")
-    parent = _check_target(out, kind)
-    if kind in ("mp4", "webm"):
-        ffmpeg_exe()
     from .render import theme as theme_by_name
     try:
         theme_by_name(settings.theme, settings.scale)
     except ValueError as err:
         raise ExportError(str(err)) from None
+
+
+def export(sc: Scenario, out: str | os.PathLike, settings: Settings = Settings(), sel: Selection = Selection(),
+           compare: Scenario | None = None, labels: tuple[str, str] | None = None, png_sequence: bool = False,
+           progress: Progress | None = None, cancel=None) -> Result:
+    """Render and write. Raises ExportError (message for the user) or ExportCancelled; in
+    both cases nothing is left at ``out`` that was not there before."""
+    out = Path(out)
+    kind = output_kind(out, png_sequence)
+    check_settings(settings, kind)
+    _check_target(out, kind)
+    if kind in ("mp4", "webm"):
+        ffmpeg_exe()
     plan = make_plan(sc, settings, sel, compare, labels, still=kind in ("png", "svg"))
     return write_plan(plan, out, settings, png_sequence, progress, cancel)
 
@@ -648,6 +673,6 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
 
 
 __all__ = ["export", "write_plan", "Settings", "Selection", "Result", "ExportError", "ExportCancelled",
-           "make_plan", "Plan",
+           "make_plan", "Plan", "selection", "check_settings", "STILL", "ANIMATED",
            "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
            "ensure_qt", "FORMATS", "SIZES"]

@@ -61,7 +61,7 @@ def _compare_labels(sc, compare_set: dict[str, str]) -> tuple[str, str]:
 
 
 def cmd_export(args) -> int:
-    from .export import ExportCancelled, ExportError, Selection, Settings, export, parse_range, parse_size
+    from .export import ExportCancelled, ExportError, Settings, export, parse_size, selection
     from .scenario import ScenarioError, load, parse_overrides
 
     try:
@@ -81,14 +81,7 @@ def cmd_export(args) -> int:
             labels = _compare_labels(sc, changed)
         if args.labels:
             labels = tuple(args.labels)
-        lw = sc.launch
-        n_instr = len(sc.instructions())
-        sel = Selection(
-            instructions=None if args.instruction.strip().lower() == "all"
-            else parse_range(args.instruction, "--instruction", 0, n_instr - 1, base=1),
-            blocks=parse_range(args.block, "--block", 0, lw.blocks - 1),
-            warps=parse_range(args.warp, "--warp", 0, lw.warps_per_block - 1),
-            frames=args.frames)
+        sel = selection(sc, args.instruction, args.block, args.warp, args.frames)
         title = "" if args.no_title else args.title
         settings = Settings(size=parse_size(args.size), fps=args.fps, hold=args.hold, theme=args.theme,
                             scale=args.scale, captions=not args.no_captions, title=title,
