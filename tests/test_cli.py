@@ -71,7 +71,7 @@ def test_console_script_exit_status_and_no_traceback(tmp_path):
 
 def test_unknown_builtin_suggests_a_name(capsys):
     code, _, err = run(capsys, "analyze", "transpose-tile-paf")
-    assert code == 2 and "did you mean transpose-tile-pad" in err
+    assert code == 2 and "Did you mean transpose-tile-pad" in err
 
 
 def test_bad_set(capsys):

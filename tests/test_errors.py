@@ -52,17 +52,17 @@ def test_toml_syntax(tmp_path, capsys):
 
 def test_unknown_name_suggests_the_right_one(tmp_path, capsys):
     refuse(tmp_path, capsys, GOOD.replace("threadIdx.x]", "threadIdx.x + Nn]"),
-           "access 0", "unknown name 'Nn'", "did you mean N?")
+           "access 0", "unknown name 'Nn'", "Did you mean N?")
 
 
 def test_unknown_key(tmp_path, capsys):
     refuse(tmp_path, capsys, GOOD.replace('op = "load"', 'op = "load"\nwhen_ = "1"'), "unknown key 'when_'",
-           "did you mean 'when'?")
+           "Did you mean 'when'?")
 
 
 def test_bad_type(tmp_path, capsys):
     refuse(tmp_path, capsys, GOOD.replace('type = "float"', 'type = "flaot"', 1), "arrays.g", "unknown type 'flaot'",
-           "did you mean 'float'?")
+           "Did you mean 'float'?")
     refuse(tmp_path, capsys, GOOD.replace("block = [64]", 'block = [true]'), "launch.block")
 
 
@@ -171,7 +171,7 @@ def test_wrong_dimensions_and_field(tmp_path, capsys):
 
 
 def test_newer_format_is_not_misread(tmp_path, capsys):
-    refuse(tmp_path, capsys, "format = 2\n" + GOOD, "format 2", "newer than this warpviz reads", "update warpviz")
+    refuse(tmp_path, capsys, "format = 2\n" + GOOD, "format 2", "newer than this warpviz reads", "Update warpviz")
 
 
 def test_unreadable_and_missing_files(tmp_path, capsys):

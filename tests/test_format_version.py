@@ -81,7 +81,7 @@ def test_newer_format_says_update():
         loads(OLD.replace('title =', f"format = {FORMAT_VERSION + 1}\ntitle ="), source="future.toml")
     err = info.value
     assert err.where == "format"
-    assert "newer than this warpviz reads" in err.problem and "update warpviz" in err.fix
+    assert "newer than this warpviz reads" in err.problem and "update warpviz" in err.fix and "Update warpviz" in str(err)
 
 
 @pytest.mark.parametrize("value", ["0", "-1", '"1"', "1.0", "true", "[1]"])

@@ -51,7 +51,9 @@ class ScenarioError(ValueError):
         loc = self.source + (f", line {self.line}" if self.line else "")
         text = f"{loc}: {self.where}: {self.problem}" if self.where else f"{loc}: {self.problem}"
         if self.fix:
-            text += f". {self.fix.rstrip('.')}."
+            fix = self.fix.rstrip(".")
+            fix = fix[:1].upper() + fix[1:]
+            text += f". {fix}" + ("" if fix.endswith(("?", "!")) else ".")
         elif not text.endswith("."):
             text += "."
         return text
@@ -266,6 +268,15 @@ def line_of(text: str, where: str, key: str | None = None) -> int | None:
     """Best-effort 1-based line for a field path ("access 2", "arrays.tile") in TOML text."""
     lines = text.splitlines()
     start = None
+    top = where.split(".")[0].split(" ")[0]
+    if top in ("format", "title", "notes", "tags", "expect_error") or (not where and key):
+        name = key or top
+        for i, ln in enumerate(lines):
+            if re.match(r"\s*\[", ln):
+                break
+            if re.match(rf"\s*{re.escape(name)}\s*=", ln):
+                return i + 1
+        return None
     m = re.match(r"access (\d+)", where)
     if m:
         k = int(m.group(1))
