@@ -67,18 +67,14 @@ ST_CF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 ST_INST = "smsp__inst_executed_op_shared_st.sum"
 
 
-def test_model_equals_counters_for_random_scenarios(session):
-    """Exact on every metric, except one measured non-determinism: when several lanes
-    store to one shared word, the H100 sometimes spends an extra wavefront on the store
-    (seen: 16 all-lanes-same-halfword stores counted 20 once; 1836 vs 1837; run-to-run
-    differences of wide stores). Those two metrics may exceed the model by at most one
-    wavefront per store instruction, never fall below it."""
-    _need_ncu()
-    from viz.gpu.bench import validate
-    from viz.gpu.randomgen import scenarios
-
+def _assert_match_allowing_store_extra(results):
+    """Exact on every metric, except one measured non-determinism: the H100 sometimes spends
+    extra shared *store* wavefronts (seen: 16 all-lanes-same-halfword stores counted 20
+    once; 1836 vs 1837; the same scenario 879 in one run and 883 in the next). Those two
+    metrics may exceed the model by at most one wavefront per store instruction, never
+    fall below it."""
     bad = []
-    for r in validate(scenarios(40, seed=7, wide_shared=False)):
+    for r in results:
         rows = {x["metric"]: x for x in r["rows"]}
         if r["error"] or not rows:
             bad.append((r["label"], r["error"]))
@@ -94,12 +90,21 @@ def test_model_equals_counters_for_random_scenarios(session):
     assert not bad, bad
 
 
-def test_model_equals_counters_for_random_wide_shared_scenarios(session):
+def test_model_equals_counters_for_random_scenarios(session):
     _need_ncu()
     from viz.gpu.bench import validate
     from viz.gpu.randomgen import scenarios
 
-    _assert_all_match(validate(scenarios(30, seed=7, wide_shared=True)))
+    _assert_match_allowing_store_extra(validate(scenarios(40, seed=7, wide_shared=False)))
+
+
+def test_model_equals_counters_for_random_wide_shared_scenarios(session):
+    """8/16-byte shared accesses, loads merging phases where lanes repeat addresses in pairs."""
+    _need_ncu()
+    from viz.gpu.bench import validate
+    from viz.gpu.randomgen import scenarios
+
+    _assert_match_allowing_store_extra(validate(scenarios(30, seed=7, wide_shared=True)))
 
 
 def test_generated_kernels_write_what_the_model_predicts(session):
