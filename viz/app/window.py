@@ -288,6 +288,9 @@ class MainWindow(QMainWindow):
         from .about import install as install_about  # Help → About warpviz, the window icon
 
         install_about(self)
+        from .export_dialog import install as install_export  # File → Export…, Edit → Copy frame
+
+        install_export(self)
 
     # ------------------------------------------------------------------ opening and saving
 
@@ -731,6 +734,7 @@ def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
             ("Home End", tr("first / last frame of the instruction")),
             ("Ctrl+Home Ctrl+End", tr("first instruction / last frame of all")),
             ("+ −", tr("faster / slower")), ("F11, Esc", tr("presentation mode on / off")),
-            ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),
+            ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+E", tr("export for slides")),
+            ("Ctrl+Shift+C", tr("copy the frame to the clipboard")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),
             ("Ctrl+O Ctrl+S", tr("open / save"))]
     return "\n".join(f"{k:<22} {v}" for k, v in rows)
