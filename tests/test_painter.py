@@ -157,3 +157,74 @@ def test_every_builtin_paints_its_first_and_last_frame():
         fs = frames(d)
         for f in (fs[0], fs[-1]):
             render(d, f, size=(320, 180))
+
+
+def figure_boxes(d, f, size, scale=1.0, th="light"):
+    img = QImage(size[0], size[1], QImage.Format.Format_RGB32)
+    p = QPainter(img)
+    L = paint_frame(p, QRectF(0, 0, *size), d, f, theme(th, scale), PaintOptions(title="T"))
+    p.end()
+    return L, L.figure_texts
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_the_figures_row_never_overlaps(lang):
+    """Counter, "label: value" pairs and the efficiency bar side by side: at every width,
+    plain and presentation-sized type, the boxes (each exactly its text's advance wide)
+    stay apart and inside the row; the bank conflicts are the last figure to give way."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from viz import i18n
+    from viz.render import painter
+
+    shared = column_read()
+    aos = warp_detail(load("aos-float3-r"), 0)
+    cases = [(shared, frames(shared)[4]), (shared, frames(shared)[-1]), (aos, frames(aos)[3])]
+    i18n.set_language(lang)
+    try:
+        for width in (640, 800, 960, 1100, 1280, 1440, 1600, 1760, 1900):
+            for height in (width * 9 // 16, width // 2 + 40):
+                for scale in (1.0, 1.35):
+                    for d, f in cases:
+                        L, boxes = figure_boxes(d, f, (width, height), scale)
+                        where = f"{lang} {width}x{height} scale {scale} {f.kind}"
+                        keys = [b.key for b in boxes]
+                        assert "counter" in keys and ("value:conflicts" in keys or d.space != "shared"), where
+                        for b in boxes:
+                            assert L.figures.left() <= b.rect.left() and b.rect.right() <= L.figures.right(), where
+                            if b.text:
+                                font = QFont()
+                                font.setFamilies(list(theme().sans))
+                                font.setPixelSize(b.px)
+                                font.setBold(b.bold)
+                                assert b.rect.width() == pytest.approx(
+                                    QFontMetricsF(font).horizontalAdvance(b.text), abs=0.01), where
+                        for i, a in enumerate(boxes):
+                            for b in boxes[i + 1:]:
+                                assert not a.rect.intersects(b.rect), f"{where}: {a.text!r} runs into {b.text!r}"
+                        if width >= 800 and d.space == "shared":
+                            assert {"value:phases", "value:lanes"} <= set(keys), where
+    finally:
+        i18n.set_language("en")
+    # The bookkeeping is what is drawn: every text of the row goes through _text at its box.
+    drawn = []
+    real = painter._text
+
+    def spy(p, r, text, *args, **kw):
+        drawn.append((text, round(r.left(), 3)))
+        return real(p, r, text, *args, **kw)
+
+    painter._text = spy
+    try:
+        L, boxes = figure_boxes(shared, frames(shared)[4], (1280, 720))
+    finally:
+        painter._text = real
+    assert {(b.text, round(b.rect.left(), 3)) for b in boxes if b.text} <= set(drawn)
+
+
+def test_a_narrow_figures_row_gives_way_by_priority():
+    d = column_read()
+    keys = [[b.key for b in figure_boxes(d, frames(d)[4], (800, 450), scale)[1]] for scale in (1.0, 2.5, 3.0)]
+    assert {"value:conflicts", "value:phases", "value:lanes"} <= set(keys[0])
+    assert {"value:conflicts", "value:phases"} <= set(keys[1]) and "value:lanes" not in keys[1]   # least first
+    assert "value:conflicts" in keys[2] and "value:phases" not in keys[2]

@@ -14,7 +14,9 @@ API (stable; the app's widget, the PNG/GIF/MP4 exporter and the SVG exporter all
 - The painter saves and restores the QPainter's state; it never reads the screen and
   needs only a ``QGuiApplication`` (for fonts), so it runs with ``QT_QPA_PLATFORM=offscreen``.
 - ``layout(rect, detail, theme, options)`` returns the rectangles used (lane cells, bank
-  columns, ...) so a widget can hit-test the mouse against exactly what was drawn.
+  columns, ...) so a widget can hit-test the mouse against exactly what was drawn; the
+  ``Layout`` that ``paint_frame`` returns also holds the figures row's text boxes
+  (``figure_texts``, from ``figures_row``), each exactly as wide as its text.
 
 The picture, top to bottom: optional title; the instruction (access as written, array,
 access width, phases, the element's fields with the accessed bytes marked); the 32 lane
@@ -146,6 +148,7 @@ class Layout:
     columns: list[float] = field(default_factory=list)  # x centre of each lane / bank column
     col_w: float = 0.0
     lane_rows: list = field(default_factory=list, repr=False)   # (label, 32 texts) per lane-cell row
+    figure_texts: list = field(default_factory=list, repr=False)  # TextBox per text of the figures row, once painted
 
 
 def layout(rect: QRectF, detail: WarpDetail, theme: Theme, options: PaintOptions | None = None) -> Layout:
@@ -909,16 +912,35 @@ def _used_bytes(sr: QRectF, spans: list[tuple[int, int]], byte_w: float, row_h: 
 # ---------------------------------------------------------------------------- figures, caption
 
 
-def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, st: _State) -> None:
+@dataclass(frozen=True)
+class TextBox:
+    """One piece of text of the figures row where it is drawn: ``rect`` is exactly the
+    text's advance wide, so boxes that do not intersect are texts that do not touch."""
+
+    key: str                # "counter", "label:<name>", "value:<name>", "bar"
+    text: str
+    rect: QRectF
+    px: int
+    bold: bool = False
+    color: str = "text"     # a theme colour name
+
+
+def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
+    """The figures row laid out: the counter ("Wavefront 3 of 32") at the left, then the
+    figures as "label: value" side by side at one type size, then (global) the efficiency
+    bar at the right. Widths are measured at the size drawn; when the row is short of room
+    the size comes down to 16 px (at scale 1), and below that the least important figure
+    gives way, then the next, so nothing ever overlaps or leaves the row."""
     s = L.s
     r = L.figures
-    p.fillRect(r, th.q("panel"))
     pad = 14 * s
+    inner = r.adjusted(pad, 0, -pad, 0)
     if f.kind == "idle":
-        _fit_text(p, r.adjusted(pad, 0, -pad, 0), tr("no active lane: nothing issued"), th, 26 * s,
-                  th.q("muted"), bold=True, align="l")
-        return
-    # (label, value, colour, priority): when room is short the highest priority numbers go first.
+        text = tr("no active lane: nothing issued")
+        px = _fit_px(th.sans, (text,), inner.width(), 26 * s, 6, bold=True)
+        return [TextBox("counter", text, QRectF(inner.left(), inner.top(), _advance(th.sans, px, True, text),
+                                                inner.height()), px, True, "muted")] if px else []
+    # (name, label, value, colour, priority): the lower the number, the longer it stays.
     if d.space == "shared":
         if f.kind == "wavefront":
             counter = tr("Wavefront {k} of {n}", k=f.step + 1, n=d.wavefronts)
@@ -926,10 +948,10 @@ def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, s
             counter = tr("{n} wavefronts", n=d.wavefronts) if d.wavefronts != 1 else tr("1 wavefront")
         conf = d.conflicts
         ways = conflict_ways(d)
-        figs = [(tr("bank conflicts"), str(conf) + (f" ({ways}-way)" if conf else ""),
-                 th.q("bad") if conf else th.q("good"), 0),
-                (tr("phases"), str(d.active_phases), None, 1),
-                (tr("active lanes"), str(d.active_lanes), None, 2)]
+        figs = [("conflicts", tr("bank conflicts"), str(conf) + (f" ({ways}-way)" if conf else ""),
+                 "bad" if conf else "good", 0),
+                ("phases", tr("phases"), str(d.active_phases), "text", 1),
+                ("lanes", tr("active lanes"), str(d.active_lanes), "text", 2)]
         bar = None
     else:
         if f.kind == "line":
@@ -937,39 +959,66 @@ def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, s
         else:
             counter = tr("1 request")
         moved = len(d.sectors) * SECTOR
-        figs = [(tr("sectors"), str(len(d.sectors)), None, 0), (tr("lines"), str(len(d.lines)), None, 3),
-                (tr("bytes asked"), str(d.bytes_requested), None, 2), (tr("bytes moved"), str(moved), None, 1)]
+        figs = [("sectors", tr("sectors"), str(len(d.sectors)), "text", 0),
+                ("lines", tr("lines"), str(len(d.lines)), "text", 3),
+                ("asked", tr("bytes asked"), str(d.bytes_requested), "text", 2),
+                ("moved", tr("bytes moved"), str(moved), "text", 1)]
         bar = d.sector_efficiency
-    inner = r.adjusted(pad, 0, -pad, 0)
+    out: list[TextBox] = []
     counter_px = _fit_px(th.sans, [counter], inner.width() * 0.36, 34 * s, 8, bold=True)
-    _text(p, inner, counter, th, counter_px, th.q("text"), bold=True, align="l")
+    counter_w = _advance(th.sans, counter_px, True, counter) if counter_px else 0.0
+    if counter_px:
+        out.append(TextBox("counter", counter, QRectF(inner.left(), inner.top(), counter_w, inner.height()),
+                           counter_px, True))
     gap = 26 * s
-    x = inner.left() + _advance(th.sans, counter_px, True, counter) + gap * 1.4
-    bar_w = min(inner.width() * 0.26, 380 * s) if bar is not None else 0
-    avail = inner.right() - x - bar_w - (gap if bar is not None else 0)
+    x0 = inner.left() + counter_w + gap * 1.4
+    bar_w = min(inner.width() * 0.26, 380 * s) if bar is not None else 0.0
+    right = inner.right() - bar_w - (gap if bar is not None else 0.0)
+
+    def width_at(items, px: int) -> float:
+        return (sum(_advance(th.sans, px, False, f"{lab}: ") + _advance(th.sans, px, True, val)
+                    for _, lab, val, _, _ in items) + gap * (len(items) - 1))
 
     def size_for(items) -> int:
-        """The largest type size (up to 24 at scale 1) at which the items fit side by side."""
-        w100 = sum(_advance(th.sans, 100, False, f"{a}: ") + _advance(th.sans, 100, True, b) for a, b, _, _ in items)
-        room = avail - gap * (len(items) - 1)
-        return int(min(24 * s, room * 100 / w100)) if w100 > 0 and room > 0 else 0
+        """The largest whole pixel size up to 24 (at scale 1) at which ``items`` fit, measured."""
+        room = right - x0
+        w100 = width_at(items, 100) - gap * (len(items) - 1)
+        if room <= 0 or w100 <= 0:
+            return 0
+        px = int(min(24 * s, (room - gap * (len(items) - 1)) * 100 / w100))
+        while px >= 1 and width_at(items, px) > room:     # hinting: small sizes run a little wide
+            px -= 1
+        return max(px, 0)
 
     shown = list(figs)
     px = size_for(shown)
     while len(shown) > 1 and px < 16 * s:
-        shown.remove(max(shown, key=lambda t: t[3]))
+        shown.remove(max(shown, key=lambda t: t[4]))
         px = size_for(shown)
-    if px:
-        p.setFont(_font(th.sans, px))
-        for label, value, color, _ in shown:
-            lw = _advance(th.sans, px, False, label + ": ")
-            _text(p, QRectF(x, inner.top(), lw + 2, inner.height()), label + ": ", th, px, th.q("muted"), align="l")
-            _text(p, QRectF(x + lw, inner.top(), avail, inner.height()), value, th, px, color or th.q("text"),
-                  bold=True, align="l")
-            x += lw + _advance(th.sans, px, True, value) + gap
+    if px >= 4:
+        x = x0
+        for name, label, value, color, _ in shown:
+            lw = _advance(th.sans, px, False, f"{label}: ")
+            vw = _advance(th.sans, px, True, value)
+            out.append(TextBox(f"label:{name}", f"{label}: ", QRectF(x, inner.top(), lw, inner.height()), px,
+                               False, "muted"))
+            out.append(TextBox(f"value:{name}", value, QRectF(x + lw, inner.top(), vw, inner.height()), px, True,
+                               color))
+            x += lw + vw + gap
     if bar is not None:
-        _efficiency_bar(p, QRectF(inner.right() - bar_w, inner.top() + inner.height() * 0.18, bar_w,
-                                  inner.height() * 0.64), bar, th, s)
+        out.append(TextBox("bar", "", QRectF(inner.right() - bar_w, inner.top() + inner.height() * 0.18, bar_w,
+                                             inner.height() * 0.64), 0))
+    return out
+
+
+def _paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame, st: _State) -> None:
+    p.fillRect(L.figures, th.q("panel"))
+    L.figure_texts = figures_row(L, th, d, f)
+    for box in L.figure_texts:
+        if box.key == "bar":
+            _efficiency_bar(p, box.rect, d.sector_efficiency, th, L.s)
+        else:
+            _text(p, box.rect, box.text, th, box.px, th.q(box.color), bold=box.bold, align="l")
 
 
 def _efficiency_bar(p: QPainter, r: QRectF, eff: float, th: Theme, s: float) -> None:
@@ -1064,4 +1113,5 @@ def paint_title_card(p: QPainter, rect: QRectF, title: str, lines: list[str], th
         p.restore()
 
 
-__all__ = ["paint_frame", "paint_compare", "paint_title_card", "layout", "Layout", "PaintOptions"]
+__all__ = ["paint_frame", "paint_compare", "paint_title_card", "layout", "Layout", "PaintOptions", "figures_row",
+           "TextBox"]
