@@ -7,85 +7,15 @@ from hypothesis import strategies as st
 
 from reference import reference
 from viz.engine import analyze
+from viz.gpu.randomgen import scenario_text
 from viz.warp import warp_detail
 from viz.scenario import ScenarioError, loads
 
-LEAVES = ["threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.y", "lane", "warp", "tid", "j"]
-TYPES = ["char", "short", "int", "float", "double", "float2", "int4", "float4"]
-
-
-@st.composite
-def index_expr(draw, depth=3):
-    if depth == 0 or draw(st.integers(0, 3)) == 0:
-        return draw(st.sampled_from(LEAVES)) if draw(st.booleans()) else str(draw(st.integers(0, 40)))
-    op = draw(st.sampled_from(["+", "-", "*", "^", "&", "|", "<<", ">>", "/", "%", "?:", "min"]))
-    a = draw(index_expr(depth - 1))
-    if op in ("<<", ">>"):
-        return f"({a} {op} {draw(st.integers(0, 5))})"
-    if op in ("/", "%"):
-        return f"({a} {op} {draw(st.integers(1, 9))})"
-    b = draw(index_expr(depth - 1))
-    if op == "?:":
-        return f"({a} < {draw(st.integers(0, 20))} ? {b} : {a})"
-    if op == "min":
-        return f"min({a}, {b})"
-    return f"({a} {op} {b})"
-
-
-def bounded(e: str, n: int) -> str:
-    return f"((({e}) % {n}) + {n}) % {n}"
-
-
-@st.composite
-def scenarios(draw):
-    bx, by = draw(st.integers(1, 70)), draw(st.integers(1, 3))
-    gx, gy = draw(st.integers(1, 3)), draw(st.integers(1, 2))
-    cols = draw(st.sampled_from([8, 16, 32, 64]))
-    rows = draw(st.integers(2, 40))
-    stype = draw(st.sampled_from(TYPES))
-    gtype = draw(st.sampled_from(TYPES))
-    swz = draw(st.sampled_from(["none", "xor", "xor:3", "diagonal", "bitrev", "bitrev-xor",
-                                "cute:2,0,3", "cute:3,1,3", "expr:(col * 5 + row) % COLS"]))
-    pad = draw(st.integers(0, 3)) if not swz.startswith("cute") else 0
-    gsize = 4096
-    goff = draw(st.sampled_from([0, 16, 32, 48]))
-    loops = draw(st.sampled_from(["", 'for = { j = "0:3" }', 'for = { j = "1:8:3" }']))
-    text = f"""
-[launch]
-block = [{bx}, {by}]
-grid = [{gx}, {gy}]
-[params]
-COLS = {cols}
-[arrays.g]
-space = "global"
-type = "{gtype}"
-shape = [{gsize}]
-offset = {goff}
-[arrays.s]
-space = "shared"
-type = "{stype}"
-shape = [{rows}, {cols}]
-pad = {pad}
-swizzle = "{swz}"
-"""
-    for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["load", "store"]))
-        if draw(st.booleans()):
-            at = f"s[{bounded(draw(index_expr()), rows)}][{bounded(draw(index_expr()), cols)}]"
-        else:
-            at = f"g[{bounded(draw(index_expr()), gsize)}]"
-        when = ""
-        if draw(st.booleans()):
-            when = f'when = "{draw(index_expr(2))} % {draw(st.integers(2, 5))} != 0"'
-        lp = loops if "j" in at or "j" in when else ""
-        if not lp and ("j" in at or "j" in when):
-            continue
-        if "j" in at + when and not lp:
-            continue
-        if "j" in at + when:
-            lp = loops or 'for = { j = "0:2" }'
-        text += f'[[access]]\nop = "{op}"\nat = "{at}"\n{when}\n{lp}\n'
-    return text
+def scenarios():
+    """Random scenario texts from the same generator the GPU checks use (viz.gpu.randomgen:
+    every operator and function, partial warps, all types and swizzles, offsets, masks,
+    loops), driven by hypothesis so failures are reproducible and shrink."""
+    return st.randoms(use_true_random=False).map(scenario_text)
 
 
 def load_or_skip(text):
