@@ -39,7 +39,7 @@ from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText
 
 from ..frames import Frame, access_text, conflict_ways
-from ..i18n import tr
+from ..i18n import language, tr
 from ..warp import LINE, SECTOR, WarpDetail
 from .theme import Theme, theme as _theme
 
@@ -490,24 +490,86 @@ def _lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
             + [(tr("byte addr"), addr)])
 
 
-def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+_PREP = threading.local()
+
+
+def _prepared(kind: str, L: Layout, th: Theme, d: WarpDetail, build):
+    """What part ``kind`` of the picture needs that stays the same from frame to frame of
+    one warp instruction (text laid out, sizes fitted, positions, rectangles): built once
+    per detail, geometry, fonts and language, and kept per thread (it holds laid-out text).
+    The frames of an animation differ only in state, so they share it."""
+    memo = getattr(_PREP, "memo", None)
+    if memo is None:
+        memo = _PREP.memo = {}
+    r = L.rect
+    key = (kind, id(d), r.x(), r.y(), r.width(), r.height(), L.s, L.label_w, L.lane_area.top(),
+           L.lane_area.height(), L.memory.top(), L.memory.height(), th.sans, th.mono, th.stroke, language())
+    hit = memo.get(key)
+    if hit is not None and hit[0] is d:
+        return hit[1]
+    if len(memo) >= 48:
+        memo.clear()
+    value = build()
+    memo[key] = (d, value)
+    return value
+
+
+@dataclass
+class _LanePrep:
+    labels: list                 # (rect, text) of the row labels
+    lab_px: int
+    rects: list                  # each lane cell snapped to whole pixels
+    rows: list                   # per row: (font, [(lane, QStaticText, top-left)]); font None: too small
+    addr_bold: tuple | None      # the address row in bold (the compute frame stresses it)
+
+
+def _prep_lanes(L: Layout, th: Theme, d: WarpDetail) -> _LanePrep:
     s = L.s
     rows = L.lane_rows or _lane_rows(d)
     area = L.lane_area
     heights = [28 * s] + [24 * s] * (len(rows) - 1)
     inner_w = L.lanes[0].width() - 4 * s
     cond = _condensed(th)
-    addr_row = len(rows) - 1
     fams = [th.sans] + [cond] * (len(rows) - 1)
     sizes = [_fit_px(fams[k], texts, inner_w, (24 if k == 0 else 20) * s, 8, bold=(k == 0))
              for k, (_, texts) in enumerate(rows)]
+    labels, lab_px = [], 0
     if L.label_w:
         lab_px = _fit_px(th.sans, [r[0] for r in rows], L.label_w - 10 * s, 17 * s, 6)
         y = area.top() + 4 * s
         for k, (label, _) in enumerate(rows):
-            _text(p, QRectF(L.label_x, y, L.label_w - 10 * s, heights[k]), label, th, lab_px, th.q("muted"),
-                  align="r")
+            labels.append((QRectF(L.label_x, y, L.label_w - 10 * s, heights[k]), label))
             y += heights[k]
+
+    def row(k: int, texts: list[str], y: float, bold: bool):
+        px = sizes[k]
+        if not px:
+            return None, []
+        items = []
+        for ln, cell in zip(d.lanes, L.lanes):
+            text = texts[ln.lane]
+            if text:
+                stt = _static(fams[k], px, bold, text)
+                sz = stt.size()
+                items.append((ln.lane, stt, QPointF(cell.left() + (cell.width() - sz.width()) / 2,
+                                                    y + (heights[k] - sz.height()) / 2)))
+        return _font(fams[k], px, bold), items
+
+    out, y = [], area.top() + 4 * s
+    for k, (_, texts) in enumerate(rows):
+        out.append(row(k, texts, y, k == 0))
+        y += heights[k]
+    last = len(rows) - 1
+    return _LanePrep(labels, lab_px, [c.toRect() for c in L.lanes], out,
+                     row(last, rows[last][1], y - heights[last], True))
+
+
+def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    s = L.s
+    prep = _prepared("lanes", L, th, d, lambda: _prep_lanes(L, th, d))
+    muted = th.q("muted")
+    for r, label in prep.labels:
+        _text(p, r, label, th, prep.lab_px, muted, align="r")
     border = max(1.0, 1.3 * s * th.stroke)
     now_c, text_strong = th.q("now"), th.q("text")
     # Cells first (state colours), then the text row by row: one font switch per row.
@@ -515,16 +577,16 @@ def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -
     served_cells = []
     boxes: dict[tuple, tuple[QColor, QColor, list[QRect]]] = {}
     hatched: list[QRect] = []
-    for ln, cell in zip(d.lanes, L.lanes):
+    for ln, cell, rect in zip(d.lanes, L.lanes, prep.rects):
         if not ln.exists:
             p.setPen(_pen(th.q("grid"), border, style=Qt.PenStyle.DotLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawRect(_snap(cell))
+            p.drawRect(rect)
             colors.append(None)
             continue
         edge, text_c = th.q("grid"), th.q("lane_text")
         if not ln.active:
-            fill, text_c = th.q("lane_off"), th.q("muted")
+            fill, text_c = th.q("lane_off"), muted
         else:
             fill = th.q("lane")
             if st.kind in ("wavefront", "line", "summary"):
@@ -536,11 +598,11 @@ def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -
                 elif state == "done":
                     served_cells.append(cell)
                 else:
-                    fill, text_c = th.q("lane_wait"), th.q("muted")
+                    fill, text_c = th.q("lane_wait"), muted
         key = (fill.rgba(), edge.rgba(), 2 if edge is text_strong else 1)
-        boxes.setdefault(key, (fill, edge, []))[2].append(cell.toRect())
+        boxes.setdefault(key, (fill, edge, []))[2].append(rect)
         if not ln.active:
-            hatched.append(cell.toRect())
+            hatched.append(rect)
         colors.append(text_c)
     for fill, edge, rects in boxes.values():   # one call per look
         p.setPen(_pen(edge, border * (2 if edge is text_strong else 1)))
@@ -553,34 +615,29 @@ def _paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -
         p.drawRects(hatched)
     for cell in served_cells:
         _served_mark(p, cell, th, s)
-    y = area.top() + 4 * s
-    for k, (_, texts) in enumerate(rows):
-        px = sizes[k]
-        if px:
-            bold = k == 0
-            emph_row = k == addr_row and st.kind == "compute"
-            font = _font(fams[k], px, bold or emph_row)
-            p.setFont(font)
-            h = heights[k]
-            current = None
-            for ln, cell, color in zip(d.lanes, L.lanes, colors):
-                text = texts[ln.lane]
-                if not text:
+    addr_row = len(prep.rows) - 1
+    grid, byte_used = th.q("grid"), th.q("byte_used")
+    lanes = d.lanes
+    for k, (font, items) in enumerate(prep.rows):
+        emph_row = k == addr_row and st.kind == "compute"
+        if emph_row:
+            font, items = prep.addr_bold
+        if font is None:
+            continue
+        p.setFont(font)
+        current = None
+        for lane, stt, pt in items:
+            color = colors[lane]
+            if color is None:       # past the end of a partial warp: the lane number only
+                if k:
                     continue
-                if color is None:       # past the end of a partial warp: the lane number only
-                    if k:
-                        continue
-                    color = th.q("grid")
-                if emph_row and ln.active:
-                    color = th.q("byte_used")
-                if color is not current:
-                    p.setPen(color)
-                    current = color
-                stt = _static(fams[k], px, bold or emph_row, text)
-                sz = stt.size()
-                p.drawStaticText(QPointF(cell.left() + (cell.width() - sz.width()) / 2,
-                                         y + (h - sz.height()) / 2), stt)
-        y += heights[k]
+                color = grid
+            if emph_row and lanes[lane].active:
+                color = byte_used
+            if color is not current:
+                p.setPen(color)
+                current = color
+            p.drawStaticText(pt, stt)
 
 
 def _served_mark(p: QPainter, cell: QRectF, th: Theme, s: float) -> None:
@@ -615,7 +672,31 @@ def _paint_phases(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
 # ---------------------------------------------------------------------------- shared
 
 
-def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+def _centred(fam: tuple[str, ...], px: int, bold: bool, text: str, r: QRectF) -> tuple[QStaticText, QPointF]:
+    """``text`` laid out and where its top-left goes to be centred in ``r`` (as ``_text``)."""
+    stt = _static(fam, px, bold, text)
+    sz = stt.size()
+    return stt, QPointF(r.left() + (r.width() - sz.width()) / 2, r.top() + (r.height() - sz.height()) / 2)
+
+
+@dataclass
+class _SharedPrep:
+    top: float
+    grid_top: float
+    row_h: float
+    zebra: list                  # every other bank column's background
+    heads: list                  # (QStaticText, top-left) of the bank numbers
+    head_font: QFont | None
+    bank_px: int
+    wf_px: int
+    rules: list                  # phase boundaries (8/16-byte accesses)
+    word_rects: list             # per bank word (d.bank_words' order), float and snapped
+    word_texts: list             # per bank word: ((text, top-left) plain, (text, top-left) bold) or None
+    word_fonts: tuple | None     # (plain, bold)
+    links: list                  # per active lane: [(wavefront, x, segment)]
+
+
+def _prep_shared(L: Layout, th: Theme, d: WarpDetail) -> _SharedPrep:
     s = L.s
     mem = L.memory
     n = max(1, d.wavefronts)
@@ -628,82 +709,110 @@ def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
     top = mem.top() + LINK_GAP * s + min(avail - grid_h, LINK_EXTRA * s)
     grid_top = top + head_h
     cw = L.col_w
-    # Bank headers and column backgrounds.
     bank_px = _fit_px(th.sans, ["31"], cw - 6 * s, 18 * s, 6, bold=True)
-    for b in range(32):
-        x = L.columns[b]
-        if b % 2 == 0:   # zebra: every other bank column shaded, so columns read as columns
-            p.fillRect(_snap(QRectF(x - cw / 2, grid_top, cw, grid_h)), th.q("panel"))
-        _text(p, QRectF(x - cw / 2, top, cw, head_h), str(b), th, bank_px, th.q("muted"), bold=True)
+    # zebra: every other bank column shaded, so columns read as columns
+    zebra = [_snap(QRectF(L.columns[b] - cw / 2, grid_top, cw, grid_h)) for b in range(0, 32, 2)]
+    heads = ([_centred(th.sans, bank_px, True, str(b), QRectF(L.columns[b] - cw / 2, top, cw, head_h))
+              for b in range(32)] if bank_px >= 1 else [])
+    wf_px = (_fit_px(th.sans, [tr("wf {k}", k=n)], L.label_w - 10 * s, min(17 * s, row_h * 0.8), 6)
+             if L.label_w else 0)
+    rules = [QLineF(L.columns[0] - cw / 2, grid_top + k * row_h, L.columns[31] + cw / 2, grid_top + k * row_h)
+             for k in range(1, d.wavefronts) if d.wavefront_phase[k] != d.wavefront_phase[k - 1]]
+    word_rects = []
+    for bw in d.bank_words:
+        r = QRectF(L.columns[bw.bank] - cw / 2 + 3 * s, grid_top + bw.wavefront * row_h + 1.5 * s, cw - 6 * s,
+                   row_h - 3 * s)
+        word_rects.append((r, r.toRect()))
+    label_px = 0
+    if row_h >= 15 * s:
+        label_px = _fit_px(th.mono, [str(bw.word) for bw in d.bank_words], cw - 10 * s, min(17 * s, row_h * 0.62),
+                           11 * s)
+    word_texts = [(_centred(th.mono, label_px, False, str(bw.word), r), _centred(th.mono, label_px, True,
+                                                                                 str(bw.word), r))
+                  for bw, (r, _) in zip(d.bank_words, word_rects)] if label_px >= 1 else []
+    lane_foot = L.lanes[0].bottom() + (L.phase_area.height() + 8 * s if L.phase_area is not None else 0)
+    end_y = top + 2 * s
+    links = []
+    for ln in d.lanes:
+        if not ln.active:
+            continue
+        by_wf: dict[int, list[int]] = {}
+        for b, wf in zip(ln.banks, ln.word_wavefronts):
+            by_wf.setdefault(wf, []).append(b)
+        out = []
+        for wf, banks in sorted(by_wf.items()):
+            x = sum(L.columns[b] for b in banks) / len(banks)
+            out.append((wf, x, QLineF(L.columns[ln.lane], lane_foot, x, end_y)))
+        links.append(out)
+    return _SharedPrep(top, grid_top, row_h, zebra, heads, _font(th.sans, bank_px, True) if heads else None,
+                       bank_px, wf_px, rules, word_rects, word_texts,
+                       (_font(th.mono, label_px), _font(th.mono, label_px, True)) if word_texts else None, links)
+
+
+def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    s = L.s
+    prep = _prepared("shared", L, th, d, lambda: _prep_shared(L, th, d))
+    top, grid_top, row_h = prep.top, prep.grid_top, prep.row_h
+    cw = L.col_w
+    muted = th.q("muted")
+    # Bank headers and column backgrounds.
+    panel = th.q("panel")
+    for r in prep.zebra:
+        p.fillRect(r, panel)
+    if prep.heads:
+        p.setFont(prep.head_font)
+        p.setPen(muted)
+        for stt, pt in prep.heads:
+            p.drawStaticText(pt, stt)
     if L.label_w:
-        lab = QRectF(L.label_x, top, L.label_w - 10 * s, head_h)
-        _fit_text(p, lab, tr("bank"), th, 17 * s, th.q("muted"),
-                  align="r")
+        lab = QRectF(L.label_x, top, L.label_w - 10 * s, 30 * s)
+        _fit_text(p, lab, tr("bank"), th, 17 * s, muted, align="r")
         # Wavefront numbers, and where a new phase starts.
-        wf_px = _fit_px(th.sans, [tr("wf {k}", k=n)], L.label_w - 10 * s, min(17 * s, row_h * 0.8), 6)
-        every = 1 if n <= 16 else 4       # a deep stack: label 1, 4, 8, ..., the last and the current
+        every = 1 if d.wavefronts <= 16 else 4   # a deep stack: label 1, 4, 8, ..., the last and the current
         for k in range(d.wavefronts):
-            rr = QRectF(L.label_x, grid_top + k * row_h, L.label_w - 10 * s, row_h)
             state = st.step_state(k) if st.kind in ("wavefront", "summary") else "todo"
             if state != "now" and every > 1 and k != 0 and (k + 1) % every and k != d.wavefronts - 1:
                 continue
+            rr = QRectF(L.label_x, grid_top + k * row_h, L.label_w - 10 * s, row_h)
             if state == "now":
                 p.fillRect(rr.adjusted(0, 1, 0, -1), th.q("now"))
-            _text(p, rr, tr("wf {k}", k=k + 1), th, wf_px, th.q("now_text") if state == "now" else th.q("muted"),
+            _text(p, rr, tr("wf {k}", k=k + 1), th, prep.wf_px, th.q("now_text") if state == "now" else muted,
                   bold=state == "now", align="r")
-    # Phase boundaries (8/16-byte accesses): a rule across the banks.
-    for k in range(1, d.wavefronts):
-        if d.wavefront_phase[k] != d.wavefront_phase[k - 1]:
-            y = grid_top + k * row_h
-            p.setPen(_pen(th.q("grid"), max(1.0, 1.5 * s), style=Qt.PenStyle.DashLine))
-            p.drawLine(QLineF(L.columns[0] - cw / 2, y, L.columns[31] + cw / 2, y))
+    if prep.rules:
+        p.setPen(_pen(th.q("grid"), max(1.0, 1.5 * s), style=Qt.PenStyle.DashLine))
+        for rule in prep.rules:
+            p.drawLine(rule)
     # The row being served right now.
     if st.kind == "wavefront" and st.wf is not None:
         band = QRectF(L.columns[0] - cw / 2, grid_top + st.wf * row_h, 32 * cw, row_h)
         p.fillRect(band, _alpha(th.q("now"), 0.18))
-    word_rect = {}
-    for bw in d.bank_words:
-        x = L.columns[bw.bank]
-        word_rect[(bw.phase, bw.word)] = QRectF(x - cw / 2 + 3 * s, grid_top + bw.wavefront * row_h + 1.5 * s,
-                                                cw - 6 * s, row_h - 3 * s)
     # Links: lane cell foot -> head of the bank column (middle of a vector's banks), one per
     # lane and wavefront; the word being served is lit in its row.
     if st.links:
-        lane_foot = L.lanes[0].bottom() + (L.phase_area.height() + 8 * s if L.phase_area is not None else 0)
         now, todo, done = [], [], []
-        end_y = top + 2 * s
-        for ln in d.lanes:
-            if not ln.active:
-                continue
-            by_wf: dict[int, list[int]] = {}
-            for b, wf in zip(ln.banks, ln.word_wavefronts):
-                by_wf.setdefault(wf, []).append(b)
+        request = st.kind == "request"
+        for lane_links in prep.links:
             seen = set()
-            for wf, banks in sorted(by_wf.items()):
-                x = sum(L.columns[b] for b in banks) / len(banks)
-                state = st.step_state(wf) if st.kind != "request" else "todo"
+            for wf, x, seg in lane_links:
+                state = "todo" if request else st.step_state(wf)
                 if (x, state) in seen:
                     continue
                 seen.add((x, state))
-                seg = QLineF(L.columns[ln.lane], lane_foot, x, end_y)
                 (now if state == "now" else done if state == "done" else todo).append(seg)
         _draw_links(p, th, s, done, todo, now, st.kind)
     # Words.
-    label_px = 0
-    if row_h >= 15 * s:
-        texts = [str(bw.word) for bw in d.bank_words]
-        label_px = _fit_px(th.mono, texts, cw - 10 * s, min(17 * s, row_h * 0.62), 11 * s)
     border = max(1.0, 1.2 * s * th.stroke)
     # Boxes by state, each group in one drawRects call (a 32-deep float4 stack is 128 words).
     groups: dict[str, list[QRect]] = {"todo": [], "now": [], "done": []}
     states = []
-    for bw in d.bank_words:
-        state = "todo" if st.kind in ("compute", "request") else st.step_state(bw.wavefront)
+    early = st.kind in ("compute", "request")
+    for bw, (_, rect) in zip(d.bank_words, prep.word_rects):
+        state = "todo" if early else st.step_state(bw.wavefront)
         states.append(state)
-        groups[state].append(word_rect[(bw.phase, bw.word)].toRect())
+        groups[state].append(rect)
     if st.kind == "compute":
         styles = {"todo": (None, _pen(th.q("grid"), border, 1.0, Qt.PenStyle.DashLine))}
-        text_cs = {"todo": th.q("muted")}
+        text_cs = {"todo": muted}
     else:
         styles = {"todo": (th.q("word"), _pen(th.q("link"), border)),
                   "done": (_mix(th.q("served"), th.q("background"), 0.25), _pen(th.q("served"), border)),
@@ -714,12 +823,24 @@ def _paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
             p.setPen(pen)
             p.setBrush(fill if fill is not None else Qt.BrushStyle.NoBrush)
             p.drawRects(groups[state])
-    for bw, state in zip(d.bank_words, states):
-        r = word_rect[(bw.phase, bw.word)]
-        if label_px:
-            _text(p, r, str(bw.word), th, label_px, text_cs[state], bold=(state == "now"), mono=True)
-        if len(bw.lanes) > 1 and st.kind != "compute":
-            _broadcast_badge(p, r, th, s, len(bw.lanes), state)
+    font = color = None
+    badges = st.kind != "compute"
+    for k, (bw, state) in enumerate(zip(d.bank_words, states)):
+        if prep.word_texts:
+            bold = state == "now"
+            stt, pt = prep.word_texts[k][bold]
+            f = prep.word_fonts[bold]
+            if f is not font:
+                p.setFont(f)
+                font = f
+            c = text_cs[state]
+            if c is not color:
+                p.setPen(c)
+                color = c
+            p.drawStaticText(pt, stt)
+        if badges and len(bw.lanes) > 1:
+            _broadcast_badge(p, prep.word_rects[k][0], th, s, len(bw.lanes), state)
+            font = color = None
     p.setBrush(Qt.BrushStyle.NoBrush)
 
 
@@ -746,10 +867,19 @@ def _line_rows(lines: list[int]) -> list[list[int]]:
     return [lines]
 
 
-def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
-    """The address ruler: each touched 128-byte line as 4 sectors of 32 bytes, the sectors
-    the warp touches filled, the bytes it asked for marked inside them; lines that are
-    not next to each other in memory are separated by a gap with an ellipsis."""
+@dataclass
+class _GlobalPrep:
+    lines: list                  # per line, row order: (line, box QRect, label plain, label bold, sectors)
+    label_font: tuple            # (plain, bold) QFont of the line labels, or None
+    dividers: list
+    dots: list
+    marks: list                  # the bytes asked for, inside their sectors
+    links: list                  # (line, segment) per active lane
+    sector_font: QFont | None
+    sector_texts: dict           # sector number in its line -> QStaticText
+
+
+def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
     s = L.s
     mem = L.memory
     lines = list(d.lines) or [0]
@@ -775,43 +905,19 @@ def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
         if ln.active:
             spans.setdefault(ln.sector, []).append((ln.byte_addr % SECTOR, ln.size))
     spans = {k: sorted(set(v)) for k, v in spans.items()}
-    boxes: dict[int, QRectF] = {}
     long_label = tr("line at byte {a}", a=lines[-1] * LINE)
     long_px = _fit_px(th.sans, [long_label], line_w - 4 * s, 19 * s, 16 * s)
     short_px = _fit_px(_condensed(th), [str(lines[-1] * LINE)], line_w - 2 * s, 19 * s, 9)
     sec_px = _fit_px(th.sans, [tr("sector {k}", k=3)], sec_w - 6 * s, 15 * s, 10 * s) if row_h > 50 * s else 0
     border = max(1.0, 1.3 * s * th.stroke)
-    empty_edge = _mix(th.q("grid"), th.q("background"), 0.7)
-    bg = th.q("background")
-    order = st.line_order
-    for r_, row in enumerate(rows):
-        bx = x0
-        by = top + r_ * (row_h + label_h) + label_h
-        for c_, ln in enumerate(row):
-            bx += gaps[r_][c_]
-            boxes[ln] = QRectF(bx, by, line_w, row_h)
-            bx += line_w
-    # Links first, so the sectors they point into stay readable on top.
-    if st.links:
-        lane_foot = L.lanes[0].bottom()
-        now, todo, done = [], [], []
-        for ln in d.lanes:
-            if not ln.active or ln.line not in boxes:
-                continue
-            box = boxes[ln.line]
-            x = box.left() + (ln.byte_addr % LINE + ln.size / 2) * (line_w / LINE)
-            seg = QLineF(L.columns[ln.lane], lane_foot, x, box.top() - label_h * 0.15)
-            state = "todo" if st.kind == "request" else st.step_state(order[ln.line])
-            (now if state == "now" else done if state == "done" else todo).append(seg)
-        _draw_links(p, th, s, done, todo, now, st.kind)
-    # Collect, then draw by kind: a 32-line ruler is 160 boxes, and one drawRects call per
-    # style costs what a handful of single calls would.
-    dots: list[QRect] = []
-    line_boxes: list[QRect] = []
-    dividers: list[QRect] = []
-    sector_boxes: dict[str, list[QRect]] = {"compute": [], "todo": [], "done": [], "now": []}
-    marks: list[QRect] = []
     bw_ = max(1, round(border))
+    fam, px = (th.sans, long_px) if long_px else (_condensed(th), short_px)
+
+    def label(text: str, r: QRectF, bold: bool):
+        stt = _static(fam, px, bold, text)
+        return stt, QPointF(r.left(), r.top() + (r.height() - stt.size().height()) / 2)
+
+    out_lines, dividers, dots, marks, boxes = [], [], [], [], {}
     for r_, row in enumerate(rows):
         bx = x0
         by = top + r_ * (row_h + label_h) + label_h
@@ -823,61 +929,113 @@ def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) 
                 cx, cy = bx - far / 2, by + row_h / 2
                 dots.extend(QRectF(cx + (k - 1) * dot * 1.9 - dot / 2, cy - dot / 2, dot, dot).toRect()
                             for k in range(3))
-            box = QRectF(bx, by, line_w, row_h)
-            k = order.get(ln, 0)
-            state = "todo" if st.kind in ("compute", "request") else st.step_state(k)
-            label_c = th.q("text") if state == "now" else th.q("muted")
+            box = boxes[ln] = QRectF(bx, by, line_w, row_h)
             lab_r = QRectF(bx, by - label_h, line_w, label_h)
-            if long_px:
-                _text(p, lab_r, tr("line at byte {a}", a=ln * LINE), th, long_px, label_c, bold=state == "now",
-                      align="l")
-            else:
-                _text(p, lab_r, str(ln * LINE), th, short_px, label_c, bold=state == "now", align="l", cond=True)
-            line_boxes.append(box.toRect())
+            text = tr("line at byte {a}", a=ln * LINE) if long_px else str(ln * LINE)
+            labels = (label(text, lab_r, False), label(text, lab_r, True)) if px >= 1 else None
             dividers.extend(QRectF(bx + q * sec_w - bw_ / 2, by, bw_, row_h).toRect() for q in range(1, 4))
+            secs = []
             for q in range(4):
                 su = sectors.get(ln * 4 + q)
                 if su is None:
                     continue
                 sr = QRectF(bx + q * sec_w, by, sec_w, row_h)
-                sector_boxes["compute" if st.kind == "compute" else state].append(sr.toRect())
-                if st.kind != "compute":
-                    marks.extend(_used_bytes(sr, spans.get(su.sector, []), byte_w, row_h, s))
+                secs.append((q, sr.toRect()))
+                marks.extend(_used_bytes(sr, spans.get(su.sector, []), byte_w, row_h, s))
+            out_lines.append((ln, box.toRect(), labels, secs))
             bx += line_w
+    lane_foot = L.lanes[0].bottom()
+    links = []
+    for ln in d.lanes:
+        if ln.active and ln.line in boxes:
+            box = boxes[ln.line]
+            x = box.left() + (ln.byte_addr % LINE + ln.size / 2) * (line_w / LINE)
+            links.append((ln.line, QLineF(L.columns[ln.lane], lane_foot, x, box.top() - label_h * 0.15)))
+    sector_texts = {q: _static(th.sans, sec_px, False, tr("sector {k}", k=q)) for q in range(4)} if sec_px else {}
+    return _GlobalPrep(out_lines, (_font(fam, px), _font(fam, px, True)) if px >= 1 else None, dividers, dots,
+                       marks, links, _font(th.sans, sec_px) if sec_px else None, sector_texts)
+
+
+def _paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: _State) -> None:
+    """The address ruler: each touched 128-byte line as 4 sectors of 32 bytes, the sectors
+    the warp touches filled, the bytes it asked for marked inside them; lines that are
+    not next to each other in memory are separated by a gap with an ellipsis."""
+    s = L.s
+    prep = _prepared("global", L, th, d, lambda: _prep_global(L, th, d))
+    border = max(1.0, 1.3 * s * th.stroke)
+    empty_edge = _mix(th.q("grid"), th.q("background"), 0.7)
+    bg = th.q("background")
+    order = st.line_order
+    # Links first, so the sectors they point into stay readable on top.
+    if st.links:
+        now, todo, done = [], [], []
+        request = st.kind == "request"
+        for line, seg in prep.links:
+            state = "todo" if request else st.step_state(order[line])
+            (now if state == "now" else done if state == "done" else todo).append(seg)
+        _draw_links(p, th, s, done, todo, now, st.kind)
+    # Collect, then draw by kind: a 32-line ruler is 160 boxes, and one drawRects call per
+    # style costs what a handful of single calls would.
+    sector_boxes: dict[str, list] = {"compute": [], "todo": [], "done": [], "now": []}
+    early = st.kind in ("compute", "request")
+    text_c, muted = th.q("text"), th.q("muted")
+    font = color = None
+    for ln, _box, labels, secs in prep.lines:
+        state = "todo" if early else st.step_state(order.get(ln, 0))
+        if labels is not None:
+            bold = state == "now"
+            f = prep.label_font[bold]
+            if f is not font:
+                p.setFont(f)
+                font = f
+            c = text_c if bold else muted
+            if c is not color:
+                p.setPen(c)
+                color = c
+            stt, pt = labels[bold]
+            p.drawStaticText(pt, stt)
+        sector_boxes["compute" if st.kind == "compute" else state].extend(secs)
     # Lines as empty boxes with sector dividers, then the touched sectors over them.
     p.setPen(_pen(empty_edge, border))
     p.setBrush(bg)
-    p.drawRects(line_boxes)
+    p.drawRects([box for _, box, _, _ in prep.lines])
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(empty_edge)
-    p.drawRects(dividers)
+    p.drawRects(prep.dividers)
     styles = {"compute": (_mix(th.q("sector"), bg, 0.3), th.q("grid"), 1),
               "todo": (_mix(th.q("sector"), bg, 0.5), th.q("grid"), 1),
               "done": (th.q("sector"), th.q("grid"), 1),
               "now": (_mix(th.q("now"), bg, 0.6), th.q("text"), 2)}
-    for state, rects in sector_boxes.items():
-        if rects:
+    for state, secs in sector_boxes.items():
+        if secs:
             fill, edge, wmul = styles[state]
             p.setPen(_pen(edge, border * wmul))
             p.setBrush(fill)
-            p.drawRects(rects)
-    if marks:
+            p.drawRects([r for _, r in secs])
+    if prep.marks and st.kind != "compute":
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(th.q("byte_used"))
-        p.drawRects(marks)
-    if dots:
+        p.drawRects(prep.marks)
+    if prep.dots:
         p.setPen(Qt.PenStyle.NoPen)
-        p.setBrush(th.q("muted"))
-        p.drawRects(dots)
+        p.setBrush(muted)
+        p.drawRects(prep.dots)
     p.setBrush(Qt.BrushStyle.NoBrush)
     # Sector labels go on top of the fills.
-    if sec_px:
-        for rects, state in ((sector_boxes["done"], "done"), (sector_boxes["now"], "now"),
-                             (sector_boxes["todo"], "todo"), (sector_boxes["compute"], "compute")):
-            for r in rects:
-                q = int(round((r.left() - x0) / sec_w)) % 4
-                _text(p, QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s), tr("sector {k}", k=q), th,
-                      sec_px, th.q("now_text") if state == "now" else th.q("muted"))
+    if prep.sector_font is not None:
+        p.setFont(prep.sector_font)
+        color = None
+        for state in ("done", "now", "todo", "compute"):
+            c = th.q("now_text") if state == "now" else muted
+            for q, r in sector_boxes[state]:
+                stt = prep.sector_texts[q]
+                if c is not color:
+                    p.setPen(c)
+                    color = c
+                sz = stt.size()
+                box = QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s)
+                p.drawStaticText(QPointF(box.left() + (box.width() - sz.width()) / 2,
+                                         box.top() + (box.height() - sz.height()) / 2), stt)
 
 
 def _used_bytes(sr: QRectF, spans: list[tuple[int, int]], byte_w: float, row_h: float, s: float) -> list[QRect]:
