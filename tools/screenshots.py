@@ -97,7 +97,29 @@ def main() -> None:
     win.editor.tabs.setCurrentIndex(0)
     shoot(app, win, out / "app-chinese.png")
     i18n.set_language("en")
+    win.apply_theme("light", remember=False)
+
+    # 6. File → Export…: the column read, wavefront 3 of 32, as a 1080p MP4 for slides.
+    shoot_export_dialog(app, win, out / "app-export-dialog.png")
     win.close()
+
+
+def shoot_export_dialog(app, win, path: Path) -> None:
+    """The export dialog on the transpose's column read (wavefront 3 of 32), light theme, 1080p."""
+    from viz.app.export_dialog import show
+    from viz.scenario import resolve
+
+    win.open_path(resolve("transpose-tile"))
+    settle(app, win)
+    win.session.go(instr=8, frame=4)
+    dialog = show(win)
+    dialog.path.setText("~/slides/transpose-tile-9.mp4")
+    dialog.resize(1200, 720)
+    dialog.update_preview()
+    settle(app, win)
+    dialog.grab().save(str(path))
+    print("wrote", path)
+    dialog.close()
 
 
 if __name__ == "__main__":

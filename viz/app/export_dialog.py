@@ -320,6 +320,8 @@ class ExportDialog(QDialog):
         self.progress = named(QProgressBar(), "exportProgress")
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
+        self.progress.setTextVisible(False)      # a number only while something runs
+        self.progress.setFormat("%v / %m")
         self.b_export = named(QPushButton(), "exportStart")
         self.b_export.setDefault(True)
         self.b_cancel = named(QPushButton(), "exportCancel")
@@ -712,6 +714,7 @@ class ExportDialog(QDialog):
 
     def _set_running(self, on: bool) -> None:
         self.running = on
+        self.progress.setTextVisible(on)
         for w in self.option_widgets:
             w.setEnabled(not on)
         self.b_export.setEnabled(not on and self.problem is None)
