@@ -16,10 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from probe_wide_shared import probes as first_probes  # noqa: E402
+from probe_wide_shared import probe, probes as first_probes  # noqa: E402
 
 from viz.gpu.bench import validate  # noqa: E402
-from viz.scenario import loads  # noqa: E402
 
 NEW = [
     ("float4", "lane < 16 ? lane/4 : lane", None),   # per-half 3, per-warp 4
@@ -42,27 +41,7 @@ NEW = [
 
 
 def new_probes():
-    out = []
-    for t, p, w in NEW:
-        when = f'when = "{w}"\n' if w else ""
-        label = f"{t} s[{p}]" + (f" when {w}" if w else "")
-        text = f"""title = "{label}"
-[launch]
-block = [32]
-grid = [1]
-[arrays.s]
-space = "shared"
-type = "{t}"
-shape = [1024]
-[[access]]
-op = "load"
-at = "s[{p}]"
-{when}[[access]]
-op = "store"
-at = "s[{p}]"
-{when}"""
-        out.append((label, loads(text, source=label, name=label)))
-    return out
+    return [probe(t, p, w) for t, p, w in NEW]
 
 
 def main(argv):

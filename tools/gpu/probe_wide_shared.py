@@ -23,13 +23,11 @@ PATTERNS = {
 WHENS = [None, "lane < 8", "lane % 8 == 0", "lane >= 24", "lane % 2 == 0"]
 
 
-def probes():
-    out = []
-    for t, pats in PATTERNS.items():
-        for p in pats:
-            for w in (WHENS if p in ("lane", "0", "lane%8", "lane%16") else [None]):
-                when = f'when = "{w}"\n' if w else ""
-                text = f"""title = "{t} s[{p}]{' when ' + w if w else ''}"
+def probe(t: str, p: str, w: str | None = None):
+    """(label, scenario): one warp, one load and one store of ``s[p]`` of type ``t``."""
+    when = f'when = "{w}"\n' if w else ""
+    label = f"{t} s[{p}]" + (f" when {w}" if w else "")
+    text = f"""title = "{label}"
 [launch]
 block = [32]
 grid = [1]
@@ -44,9 +42,12 @@ at = "s[{p}]"
 op = "store"
 at = "s[{p}]"
 {when}"""
-                label = f"{t} s[{p}]" + (f" when {w}" if w else "")
-                out.append((label, loads(text, source=label, name=label)))
-    return out
+    return label, loads(text, source=label, name=label)
+
+
+def probes():
+    return [probe(t, p, w) for t, pats in PATTERNS.items() for p in pats
+            for w in (WHENS if p in ("lane", "0", "lane%8", "lane%16") else [None])]
 
 
 def main(argv):
