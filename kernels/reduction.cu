@@ -11,7 +11,7 @@ extern "C" __global__ void reduce_tree(const float* __restrict__ in, float* __re
     cache[tid] = in[blockIdx.x * blockDim.x + tid];
     __syncthreads();
     for (int s = 128; s > 0; s >>= 1) {
-        if (tid < s) cache[tid] = cache[tid] + cache[tid + s];
+        WARP_IF(tid < s) cache[tid] = cache[tid] + cache[tid + s];
         __syncthreads();
     }
     if (tid == 0) out[blockIdx.x] = cache[0];
@@ -26,7 +26,7 @@ extern "C" __global__ void reduce_interleaved(const float* __restrict__ in, floa
     cache[tid] = in[blockIdx.x * blockDim.x + tid];
     __syncthreads();
     for (int d = 1; d < 256; d <<= 1) {
-        if (tid < 128 / d) cache[2 * d * tid] = cache[2 * d * tid] + cache[2 * d * tid + d];
+        WARP_IF(tid < 128 / d) cache[2 * d * tid] = cache[2 * d * tid] + cache[2 * d * tid + d];
         __syncthreads();
     }
     if (tid == 0) out[blockIdx.x] = cache[0];

@@ -17,7 +17,7 @@ extern "C" __global__ void shared_stride(int S, float* __restrict__ sink) {
 extern "C" __global__ void shared_broadcast(float* __restrict__ sink) {
     __shared__ float cache[32];
     volatile float* c = cache;
-    if (threadIdx.x == 0) c[0] = 1.0f;
+    WARP_IF(threadIdx.x == 0) c[0] = 1.0f;
     const float v = c[0];
     if (v < -1.0f) *sink = v;
 }
