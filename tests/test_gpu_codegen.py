@@ -15,21 +15,13 @@ from viz.gpu import codegen, handwritten
 from viz.gpu.codegen import generate, plan_groups
 from viz.gpu.compile import compile_many, find_nvcc
 from viz.gpu.randomgen import scenarios as random_scenarios
-from viz.scenario import ScenarioError, builtin_names, load
+from viz.scenario import load, runnable_builtins
 
 needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
 
 
 def builtins():
-    out = []
-    for n in builtin_names():
-        try:
-            sc = load(n)
-        except ScenarioError:
-            continue
-        if not sc.expect_error:
-            out.append((n, sc))
-    return out
+    return runnable_builtins()
 
 
 def nvcc(source: str, what: str = "-cubin") -> str:

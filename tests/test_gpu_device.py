@@ -33,17 +33,9 @@ def _need_ncu():
 
 
 def _builtins():
-    from viz.scenario import ScenarioError, builtin_names, load
+    from viz.scenario import runnable_builtins
 
-    out = []
-    for n in builtin_names():
-        try:
-            sc = load(n)
-        except ScenarioError:
-            continue
-        if not sc.expect_error:
-            out.append((n, sc))
-    return out
+    return runnable_builtins()
 
 
 def _assert_all_match(results):

@@ -209,6 +209,11 @@ def builtin_names() -> list[str]:
     return sorted(p.stem for p in assets.scenario_dir().glob("*.toml"))
 
 
+def runnable_builtins() -> list[tuple[str, "Scenario"]]:
+    """Every built-in as (name, scenario), except the lessons in an error (``expect_error``)."""
+    return [(n, sc) for n in builtin_names() if not (sc := load(n)).expect_error]
+
+
 def resolve(file_or_name: str) -> Path:
     """A path to a file, or a built-in's name; raises ScenarioError if neither exists."""
     p = Path(file_or_name)
@@ -727,4 +732,4 @@ def with_params(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
 
 
 __all__ = ["Scenario", "ScenarioError", "Array", "Access", "Launch", "Instruction", "load", "loads",
-           "resolve", "builtin_names", "expand_instructions", "with_params", "parse_overrides", "replace"]
+           "resolve", "builtin_names", "runnable_builtins", "expand_instructions", "with_params", "parse_overrides", "replace"]
