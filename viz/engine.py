@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .expr import Name, Node, to_text
+from .i18n import sep, tr
 from .kernels_numba import global_counts, shared_counts
 from .lanes import Evaluator, Fault, Lanes, Space
 from .scenario import Access, Array, Instruction, Scenario, ScenarioError
@@ -289,8 +290,9 @@ def _first_lane(cond: np.ndarray, shape) -> tuple[int, int]:
 def describe_lane(scenario: Scenario, block: int, tid: int, instr: Instruction) -> str:
     bx, by, bz = (int(x) for x in block_coords(scenario, np.int64(block)))
     tx, ty, tz = (int(x) for x in thread_coords(scenario, np.int64(tid)))
-    loop = f", {instr.loop_text()}" if instr.loop else ""
-    return (f"block ({bx},{by},{bz}) thread ({tx},{ty},{tz}) [warp {tid // 32}, lane {tid % 32}]{loop}")
+    loop = f"{sep(', ')}{instr.loop_text()}" if instr.loop else ""
+    return tr("block ({bx},{by},{bz}) thread ({tx},{ty},{tz}) [warp {warp}, lane {lane}]", bx=bx, by=by, bz=bz,
+              tx=tx, ty=ty, tz=tz, warp=tid // 32, lane=tid % 32) + loop
 
 
 def _raise_faults(scenario, access, instr, faults: list[Fault], mask, blocks, threads, what):
@@ -300,8 +302,8 @@ def _raise_faults(scenario, access, instr, faults: list[Fault], mask, blocks, th
         if hit.any():
             bi, ti = _first_lane(hit, shape)
             lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
-            fix = "guard it with `when`, or change the expression" if what != "when" else "change the condition"
-            raise ScenarioError(scenario.source, access.label(), f"{f.problem} at {lane}", fix, access.line)
+            fix = tr("guard it with `when`, or change the expression") if what != "when" else tr("change the condition")
+            raise ScenarioError(scenario.source, access.label(), tr("{problem} at {lane}", problem=f.problem, lane=lane), fix, access.line)
 
 
 def _check_bounds(scenario, access: Access, instr, arr: Array, k: int, v: Lanes, extent: int,
@@ -319,8 +321,9 @@ def _check_bounds(scenario, access: Access, instr, arr: Array, k: int, v: Lanes,
     kind = "negative" if value < 0 else "out of bounds"
     raise ScenarioError(
         scenario.source, access.label(),
-        f"{dim} {value} of {arr.name} is {kind} (valid: 0..{extent - 1}) at {lane}",
-        "guard the access with `when`, or make the array larger", access.line)
+        tr("{dim} {value} of {name} is {kind} (valid: 0..{last}) at {lane}", dim=tr(dim), value=value, name=arr.name,
+           kind=tr(kind), last=extent - 1, lane=lane),
+        tr("guard the access with `when`, or make the array larger"), access.line)
 
 
 def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blocks, threads):
@@ -342,10 +345,11 @@ def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blo
     lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
     raise ScenarioError(
         scenario.source, access.label(),
-        f"misaligned {size}-byte access: byte address {a} (offset {a - arr.start} in {arr.name}) is not a "
-        f"multiple of {size} at {lane}; the GPU faults on this (misaligned address)",
-        f"{'an' if size == 8 else 'a'} {size}-byte access must be aligned to {size} bytes: fix the array's "
-        "offset or the index",
+        tr("misaligned {size}-byte access: byte address {a} (offset {offset} in {name}) is not a "
+           "multiple of {size} at {lane}; the GPU faults on this (misaligned address)", size=size, a=a, offset=a - arr.start, name=arr.name, lane=lane),
+        tr("an {size}-byte access must be aligned to {size} bytes: fix the array's offset or the index", size=size)
+        if size == 8 else
+        tr("a {size}-byte access must be aligned to {size} bytes: fix the array's offset or the index", size=size),
         access.line)
 
 

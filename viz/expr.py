@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
+from .i18n import sep, tr
+
 # Hostile-input guards: a scenario expression is short; these bounds are far above any
 # real index expression and far below anything that could exhaust the interpreter.
 MAX_TEXT = 2000
@@ -54,12 +56,12 @@ class ExprError(ValueError):
         super().__init__(self.describe())
 
     def describe(self) -> str:
-        where = f" at column {self.column}" if self.column else ""
+        where = tr(" at column {column}", column=self.column) if self.column else ""
         msg = f"{self.problem}{where}"
         if self.text and self.column:
-            msg += f" in `{_excerpt(self.text, self.column)}`"
+            msg += tr(" in `{excerpt}`", excerpt=_excerpt(self.text, self.column))
         if self.fix:
-            msg += f". {self.fix}"
+            msg += f"{sep('. ')}{self.fix}"
         return msg
 
 
@@ -163,24 +165,24 @@ class Token:
 
 def tokenize(text: str) -> list[Token]:
     if len(text) > MAX_TEXT:
-        raise ExprError(f"expression is {len(text)} characters long, more than the {MAX_TEXT} allowed",
-                        fix="split the computation into params or a shorter formula")
+        raise ExprError(tr("expression is {n} characters long, more than the {max} allowed", n=len(text), max=MAX_TEXT),
+                        fix=tr("split the computation into params or a shorter formula"))
     tokens: list[Token] = []
     i = 0
     while i < len(text):
         m = _TOKEN.match(text, i)
         if not m:
             ch = text[i]
-            raise ExprError(f"unexpected character {ch!r}", i + 1,
-                            "expressions use C integer syntax: numbers, names, + - * / % << >> & | ^ ~ ! "
-                            "comparisons, && || ?: and min/max/rev", text)
+            raise ExprError(tr("unexpected character {ch!r}", ch=ch), i + 1,
+                            tr("expressions use C integer syntax: numbers, names, + - * / % << >> & | ^ ~ ! comparisons, "
+                               "&& || ?: and min/max/rev"), text)
         if m.group("ws") is None:
             if m.group("num") is not None:
                 literal = m.group("num")
                 value = int(literal, 0) if literal[:2].lower() in ("0x", "0b") else int(literal, 10)
                 if value > MAX_LITERAL:
-                    raise ExprError(f"number {literal} is too large (more than 2^62)", i + 1,
-                                    "use a smaller constant", text)
+                    raise ExprError(tr("number {literal} is too large (more than 2^62)", literal=literal), i + 1,
+                                    tr("use a smaller constant"), text)
                 tokens.append(Token("num", m.group(0), i + 1, value))
             elif m.group("name") is not None:
                 tokens.append(Token("name", m.group("name"), i + 1))
@@ -216,32 +218,32 @@ class _Parser:
     def expect(self, op: str) -> Token:
         tok = self.peek()
         if tok.kind != "op" or tok.text != op:
-            got = "the end of the expression" if tok.kind == "end" else f"{tok.text!r}"
-            raise self.error(f"expected {op!r} but found {got}", tok)
+            got = tr("the end of the expression") if tok.kind == "end" else f"{tok.text!r}"
+            raise self.error(tr("expected {op!r} but found {got}", op=op, got=got), tok)
         return self.take()
 
     def count(self, node: Node) -> Node:
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise ExprError(f"expression has more than {MAX_NODES} parts", node.pos,
-                            "simplify it or move constants into params", self.text)
+            raise ExprError(tr("expression has more than {max} parts", max=MAX_NODES), node.pos,
+                            tr("simplify it or move constants into params"), self.text)
         return node
 
     def parse(self) -> Node:
         if self.peek().kind == "end":
-            raise ExprError("the expression is empty", None, "write an integer expression, e.g. threadIdx.x")
+            raise ExprError(tr("the expression is empty"), None, tr("write an integer expression, e.g. threadIdx.x"))
         node = self.expression(0)
         tok = self.peek()
         if tok.kind != "end":
-            raise self.error(f"unexpected {tok.text!r} after a complete expression", tok,
-                             "check for a missing operator or an extra parenthesis")
+            raise self.error(tr("unexpected {text!r} after a complete expression", text=tok.text), tok,
+                             tr("check for a missing operator or an extra parenthesis"))
         return node
 
     def expression(self, min_prec: int) -> Node:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise self.error(f"expression is nested more than {MAX_DEPTH} levels deep", self.peek(),
-                             "flatten it or move parts into params")
+            raise self.error(tr("expression is nested more than {max} levels deep", max=MAX_DEPTH), self.peek(),
+                             tr("flatten it or move parts into params"))
         try:
             left = self.unary()
             while True:
@@ -271,8 +273,8 @@ class _Parser:
             self.take()
             self.depth += 1
             if self.depth > MAX_DEPTH:
-                raise self.error(f"expression is nested more than {MAX_DEPTH} levels deep", tok,
-                                 "remove the repeated unary operators")
+                raise self.error(tr("expression is nested more than {max} levels deep", max=MAX_DEPTH), tok,
+                                 tr("remove the repeated unary operators"))
             try:
                 operand = self.unary()
             finally:
@@ -291,22 +293,22 @@ class _Parser:
             if nxt.kind == "op" and nxt.text == "(":
                 return self.call(tok)
             if "." in tok.text and tok.text not in BUILTIN_NAMES:
-                raise self.error(f"unknown name {tok.text!r}", tok,
-                                 "dotted names are threadIdx/blockIdx/blockDim/gridDim with .x, .y or .z")
+                raise self.error(tr("unknown name {text!r}", text=tok.text), tok,
+                                 tr("dotted names are threadIdx/blockIdx/blockDim/gridDim with .x, .y or .z"))
             return self.count(Name(tok.text, pos=tok.pos))
         if tok.kind == "op" and tok.text == "(":
             node = self.expression(0)
             self.expect(")")
             return node
         if tok.kind == "end":
-            raise self.error("the expression ends too early", tok, "complete the last operator's operand")
-        raise self.error(f"unexpected {tok.text!r}", tok, "expected a number, a name or '('")
+            raise self.error(tr("the expression ends too early"), tok, tr("complete the last operator's operand"))
+        raise self.error(tr("unexpected {text!r}", text=tok.text), tok, tr("expected a number, a name or '('"))
 
     def call(self, name_tok: Token) -> Node:
         func = name_tok.text
         if func not in FUNCTIONS:
-            raise self.error(f"unknown function {func!r}", name_tok,
-                             "the functions are min(a, b), max(a, b) and rev(x, bits)")
+            raise self.error(tr("unknown function {func!r}", func=func), name_tok,
+                             tr("the functions are min(a, b), max(a, b) and rev(x, bits)"))
         self.expect("(")
         args: list[Node] = []
         if not (self.peek().kind == "op" and self.peek().text == ")"):
@@ -318,15 +320,15 @@ class _Parser:
                 break
         self.expect(")")
         if len(args) != FUNCTIONS[func]:
-            raise self.error(f"{func}() takes {FUNCTIONS[func]} arguments, not {len(args)}", name_tok)
+            raise self.error(tr("{func}() takes {n} arguments, not {got}", func=func, n=FUNCTIONS[func], got=len(args)), name_tok)
         return self.count(Call(func, tuple(args), pos=name_tok.pos))
 
 
 def parse(text: str) -> Node:
     """Parse one C integer expression into a tree; raises ExprError naming the column."""
     if not isinstance(text, str):
-        raise ExprError(f"expected an expression as a string, got {type(text).__name__}",
-                        fix='write it in quotes, e.g. "threadIdx.x * 2"')
+        raise ExprError(tr("expected an expression as a string, got {type}", type=type(text).__name__),
+                        fix=tr("write it in quotes, e.g. \"threadIdx.x * 2\""))
     return _Parser(text).parse()
 
 
@@ -356,14 +358,14 @@ class AccessExpr:
 
 def parse_access(text: str) -> AccessExpr:
     if not isinstance(text, str):
-        raise ExprError(f"expected an access as a string, got {type(text).__name__}",
-                        fix='write it in quotes, e.g. "src[threadIdx.x]"')
+        raise ExprError(tr("expected an access as a string, got {type}", type=type(text).__name__),
+                        fix=tr("write it in quotes, e.g. \"src[threadIdx.x]\""))
     if len(text) > MAX_TEXT:
-        raise ExprError(f"access is {len(text)} characters long, more than the {MAX_TEXT} allowed")
+        raise ExprError(tr("access is {n} characters long, more than the {max} allowed", n=len(text), max=MAX_TEXT))
     m = _ACCESS.match(text)
     if not m:
-        raise ExprError("an access must be NAME[index] or NAME[row][col], optionally followed by .field",
-                        1, "e.g. at = \"src[blockIdx.x*blockDim.x + threadIdx.x]\"", text)
+        raise ExprError(tr("an access must be NAME[index] or NAME[row][col], optionally followed by .field"),
+                        1, tr("e.g. at = \"src[blockIdx.x*blockDim.x + threadIdx.x]\""), text)
     array = m.group(1)
     pos = m.end()  # just after '['
     indices: list[Node] = []
@@ -382,14 +384,14 @@ def parse_access(text: str) -> AccessExpr:
             continue
         break
     if len(indices) > 2:
-        raise ExprError(f"{len(indices)} indices; arrays have 1 or 2 dimensions", pos, "", text)
+        raise ExprError(tr("{n} indices; arrays have 1 or 2 dimensions", n=len(indices)), pos, "", text)
     fld = None
     rest = text[close + 1:].strip()
     if rest:
         fm = re.fullmatch(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)", rest)
         if not fm:
-            raise ExprError(f"unexpected {rest!r} after the index", close + 2,
-                            "only a .field (struct field or vector component x y z w) may follow", text)
+            raise ExprError(tr("unexpected {rest!r} after the index", rest=rest), close + 2,
+                            tr("only a .field (struct field or vector component x y z w) may follow"), text)
         fld = fm.group(1)
     return AccessExpr(array, tuple(indices), fld)
 
@@ -403,7 +405,7 @@ def _matching_bracket(text: str, open_pos: int) -> int:
             level -= 1
             if level == 0:
                 return k
-    raise ExprError("'[' is never closed", open_pos + 1, "add the missing ']'", text)
+    raise ExprError(tr("'[' is never closed"), open_pos + 1, tr("add the missing ']'"), text)
 
 
 # ---------------------------------------------------------------------------- CUDA

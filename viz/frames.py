@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .i18n import tr
+from .i18n import sep, tr
 from .scenario import Scenario
 from .warp import LINE, SECTOR, WarpDetail, warp_detail
 
@@ -85,7 +85,7 @@ def access_text(detail: WarpDetail) -> str:
         off, size = detail.access.parts[detail.instruction.part]
         text += " " + tr("(bytes {a}-{b} of the element)", a=off, b=off + size - 1)
     loop = detail.instruction.loop_text()
-    return f"{text} ({loop})" if loop else text
+    return text + sep(" (") + loop + sep(")") if loop else text
 
 
 def _compute_caption(d: WarpDetail) -> str:
@@ -135,7 +135,7 @@ def _wavefront_caption(d: WarpDetail, k: int) -> str:
         tail = _plural(waiting, "; 1 lane still waits.", "; {n} lanes still wait.")
     else:
         tail = tr("; every lane is served.")
-    return f"{head}: {body}{tail}"
+    return head + sep(": ") + body + tail
 
 
 def _line_caption(d: WarpDetail, k: int, line: int) -> str:

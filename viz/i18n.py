@@ -30,7 +30,7 @@ def _catalog(code: str) -> dict[str, str]:
     return _catalogs[code]
 
 
-def tr(text: str, **fmt) -> str:
+def tr(text: str, /, **fmt) -> str:
     """Translate ``text`` into the current language, then fill ``{name}`` fields."""
     out = _catalog(_current).get(text, text) if _current != "en" else text
     return out.format(**fmt) if fmt else out
@@ -58,3 +58,12 @@ def missing(code: str, strings: list[str]) -> list[str]:
     """Strings that the catalog of ``code`` does not translate (for tests)."""
     cat = _catalog(code)
     return [s for s in strings if s not in cat]
+
+
+_FULL_WIDTH = {": ": "：", "; ": "；", ", ": "，", ". ": "。", ".": "。", " (": "（", ")": "）"}
+
+
+def sep(text: str) -> str:
+    """Punctuation joined in code (``": "``, ``"; "``, ``", "``, ``". "``, ``" ("``, ``")"``), in the
+    current language: the ASCII form in English, the full-width form (``：；，。（）``) in Chinese."""
+    return _FULL_WIDTH.get(text, text) if _current == "zh_CN" else text

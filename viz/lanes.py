@@ -22,6 +22,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from .i18n import tr
 from .expr import Binary, Call, Cond, Name, Node, Num, Unary
 
 I64 = np.int64
@@ -200,7 +201,7 @@ class Evaluator:
             bits = y.natural()
             bad = (bits < 0) | (bits > 62)
             if np.any(bad):
-                faults.append(Fault(bad, node, "rev(x, bits) needs bits between 0 and 62"))
+                faults.append(Fault(bad, node, tr("rev(x, bits) needs bits between 0 and 62")))
             return self._combine(lambda a, n: _rev(a, np.clip(n, 0, 62)), x, y), faults
         raise TypeError(f"not an expression node: {node!r}")
 
@@ -223,7 +224,7 @@ class Evaluator:
             d = y.natural()
             zero = d == 0
             if np.any(zero):
-                faults.append(Fault(zero, node, f"division by zero in `{_op_text(node)}`"))
+                faults.append(Fault(zero, node, tr("division by zero in `{expr}`", expr=_op_text(node))))
                 y = self._combine(lambda a: np.where(a == 0, 1, a), y)
             fn = _c_div if op == "/" else np.fmod
             return self._combine(fn, x, y), faults
@@ -231,7 +232,7 @@ class Evaluator:
             s = y.natural()
             bad = (s < 0) | (s > 63)
             if np.any(bad):
-                faults.append(Fault(bad, node, f"shift by a count outside 0..63 in `{_op_text(node)}`"))
+                faults.append(Fault(bad, node, tr("shift by a count outside 0..63 in `{expr}`", expr=_op_text(node))))
                 y = self._combine(lambda a: np.clip(a, 0, 63), y)
         lin = self._linear(op, x, y)
         if lin is not None:

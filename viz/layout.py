@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .i18n import sep, tr
 from .expr import Binary, Name, Node, Num, Call, parse, names as expr_names
 
 SWIZZLE_KINDS = ("none", "xor", "xor:K", "diagonal", "bitrev", "bitrev-xor", "cute:B,M,S", "expr:EXPR")
@@ -20,7 +21,7 @@ SWIZZLE_KINDS = ("none", "xor", "xor:K", "diagonal", "bitrev", "bitrev-xor", "cu
 class LayoutError(ValueError):
     def __init__(self, problem: str, fix: str = ""):
         self.problem, self.fix = problem, fix
-        super().__init__(problem + (f". {fix}" if fix else ""))
+        super().__init__(problem + (f"{sep('. ')}{fix}" if fix else ""))
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,8 @@ def _log2(c: int) -> int:
 def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzle:
     """Parse a swizzle spec of the contract's table for rows of ``cols`` columns."""
     if not isinstance(text, str):
-        raise LayoutError(f"swizzle must be a string, not {type(text).__name__}",
-                          f"use one of: {', '.join(SWIZZLE_KINDS)}")
+        raise LayoutError(tr("swizzle must be a string, not {type}", type=type(text).__name__),
+                          tr("use one of: {names}", names=', '.join(SWIZZLE_KINDS)))
     spec = text.strip()
     if spec == "none":
         return Swizzle(spec, "none", None)
@@ -60,27 +61,27 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
         try:
             b, m, s = (int(x) for x in spec[5:].split(","))
         except ValueError:
-            raise LayoutError(f"swizzle {spec!r}: cute needs three integers B,M,S",
-                              'e.g. "cute:5,0,5" for CuTe Swizzle<5,0,5>') from None
+            raise LayoutError(tr("swizzle {spec!r}: cute needs three integers B,M,S", spec=spec),
+                              tr("e.g. \"cute:5,0,5\" for CuTe Swizzle<5,0,5>")) from None
         if not (0 <= b <= 16 and 0 <= m <= 30 and 0 <= s <= 30) or (s < b and b > 0):
-            raise LayoutError(f"swizzle {spec!r}: CuTe Swizzle<B,M,S> needs 0<=B<=16, 0<=M,S<=30 and S>=B",
-                              "e.g. cute:5,0,5 (32 columns of 4-byte words) or cute:3,2,3")
+            raise LayoutError(tr("swizzle {spec!r}: CuTe Swizzle<B,M,S> needs 0<=B<=16, 0<=M,S<=30 and S>=B", spec=spec),
+                              tr("e.g. cute:5,0,5 (32 columns of 4-byte words) or cute:3,2,3"))
         return Swizzle(spec, "cute", None, (b, m, s))
     if cols is None:
-        raise LayoutError(f"swizzle {spec!r} needs a 2-D array (its rows are what it permutes)",
-                          "give the array shape = [ROWS, COLS], or use a cute: swizzle on a 1-D array")
+        raise LayoutError(tr("swizzle {spec!r} needs a 2-D array (its rows are what it permutes)", spec=spec),
+                          tr("give the array shape = [ROWS, COLS], or use a cute: swizzle on a 1-D array"))
     if spec.startswith("expr:"):
         tree = parse(spec[5:])
         unknown = expr_names(tree) - {"row", "col"} - set(params)
         if unknown:
-            raise LayoutError(f"swizzle {spec!r} uses unknown name(s) {', '.join(sorted(unknown))}",
-                              "an expr: swizzle may use row, col and the params")
+            raise LayoutError(tr("swizzle {spec!r} uses unknown name(s) {names}", spec=spec, names=', '.join(sorted(unknown))),
+                              tr("an expr: swizzle may use row, col and the params"))
         return Swizzle(spec, "expr", tree)
     pow2 = cols > 0 and cols & (cols - 1) == 0
     if spec in ("xor", "bitrev", "bitrev-xor") or spec.startswith("xor:"):
         if not pow2:
-            raise LayoutError(f"swizzle {spec!r} needs a power-of-two number of columns, not {cols}",
-                              "use pad, diagonal or an expr: swizzle for other widths")
+            raise LayoutError(tr("swizzle {spec!r} needs a power-of-two number of columns, not {cols}", spec=spec, cols=cols),
+                              tr("use pad, diagonal or an expr: swizzle for other widths"))
     bits = _log2(cols) if cols > 0 else 0
     row_mod = _b("%", ROW, Num(cols))
     if spec == "xor":
@@ -89,9 +90,9 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
         try:
             k = int(spec[4:], 0)
         except ValueError:
-            raise LayoutError(f"swizzle {spec!r}: the mask after xor: must be an integer", 'e.g. "xor:4"') from None
+            raise LayoutError(tr("swizzle {spec!r}: the mask after xor: must be an integer", spec=spec), tr("e.g. \"xor:4\"")) from None
         if not 0 <= k < cols:
-            raise LayoutError(f"swizzle {spec!r}: mask {k} must be between 0 and {cols - 1}")
+            raise LayoutError(tr("swizzle {spec!r}: mask {k} must be between 0 and {last}", spec=spec, k=k, last=cols - 1))
         return Swizzle(spec, "xor", _b("^", COL, Num(k)))
     if spec == "diagonal":
         return Swizzle(spec, "diagonal", _b("%", _b("+", COL, ROW), Num(cols)))
@@ -99,7 +100,7 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
         return Swizzle(spec, "bitrev", Call("rev", (COL, Num(bits))))
     if spec == "bitrev-xor":
         return Swizzle(spec, "bitrev-xor", _b("^", COL, Call("rev", (row_mod, Num(bits)))))
-    raise LayoutError(f"unknown swizzle {spec!r}", f"use one of: {', '.join(SWIZZLE_KINDS)}")
+    raise LayoutError(tr("unknown swizzle {spec!r}", spec=spec), tr("use one of: {names}", names=', '.join(SWIZZLE_KINDS)))
 
 
 def offset_tree(swizzle: Swizzle, cols: int | None, pad: int) -> Node:
@@ -141,7 +142,7 @@ def check_bijection(swizzle: Swizzle, rows: int, cols: int | None, pad: int,
     tree = offset_tree(swizzle, cols, pad)
     value, faults = Evaluator(space).evaluate(tree)
     if faults:
-        raise LayoutError(f"swizzle {swizzle.text!r}: {faults[0].problem}")
+        raise LayoutError(tr("swizzle {text!r}: {problem}", text=swizzle.text, problem=faults[0].problem))
     off = np.array(value.full((nrows, total_cols)))
     width = (cols + pad) if cols is not None else None
     if swizzle.kind != "cute" and cols is not None:
@@ -149,26 +150,27 @@ def check_bijection(swizzle: Swizzle, rows: int, cols: int | None, pad: int,
         bad = (phys < 0) | (phys >= width)
         if bad.any():
             i, j = map(int, np.argwhere(bad)[0])
-            raise LayoutError(f"swizzle {swizzle.text!r} sends row {i}, column {j} to physical column "
-                              f"{int(phys[i, j])}, outside 0..{width - 1}",
-                              "the physical column must stay inside the row")
+            raise LayoutError(tr("swizzle {text!r} sends row {i}, column {j} to physical column {to}, outside 0..{last}",
+                                 text=swizzle.text, i=i, j=j, to=int(phys[i, j]), last=width - 1),
+                              tr("the physical column must stay inside the row"))
         for i in range(nrows):
-            _first_collision(phys[i], lambda a, b, i=i: f"row {i}: columns {a} and {b}", swizzle)
+            _first_collision(phys[i], lambda a, b, i=i: tr("row {i}: columns {a} and {b}", i=i, a=a, b=b), swizzle)
     else:
         flat = off.reshape(-1)
         limit = nrows * (width if width else total_cols)
         bad = (flat < 0) | (flat >= limit)
         if bad.any():
             k = int(np.argmax(bad))
-            raise LayoutError(f"swizzle {swizzle.text!r} sends element {_rc(k, total_cols, cols)} "
-                              f"to offset {int(flat[k])}, outside the array (0..{limit - 1})",
-                              "choose B, M, S so that the swizzle stays inside the array")
-        _first_collision(flat, lambda a, b: f"{_rc(a, total_cols, cols)} and {_rc(b, total_cols, cols)}",
+            raise LayoutError(tr("swizzle {text!r} sends element {element} to offset {to}, outside the array (0..{last})",
+                                 text=swizzle.text, element=_rc(k, total_cols, cols), to=int(flat[k]), last=limit - 1),
+                              tr("choose B, M, S so that the swizzle stays inside the array"))
+        _first_collision(flat, lambda a, b: tr("{a} and {b}", a=_rc(a, total_cols, cols), b=_rc(b, total_cols, cols)),
                          swizzle)
 
 
 def _rc(k: int, total_cols: int, cols: int | None) -> str:
-    return f"(row {k // total_cols}, column {k % total_cols})" if cols is not None else f"element {k}"
+    return tr("(row {row}, column {col})", row=k // total_cols, col=k % total_cols) if cols is not None else \
+        tr("element {k}", k=k)
 
 
 def _first_collision(values: np.ndarray, name, swizzle: Swizzle) -> None:
@@ -177,6 +179,6 @@ def _first_collision(values: np.ndarray, name, swizzle: Swizzle) -> None:
     dup = np.nonzero(s[1:] == s[:-1])[0]
     if dup.size:
         a, b = sorted((int(order[dup[0]]), int(order[dup[0] + 1])))
-        raise LayoutError(f"swizzle {swizzle.text!r} is not a bijection: {name(a, b)} both land on "
-                          f"{int(s[dup[0]])}",
-                          "a swizzle must send every column of a row to a different place")
+        raise LayoutError(tr("swizzle {text!r} is not a bijection: {what} both land on {to}", text=swizzle.text, what=name(a, b),
+                             to=int(s[dup[0]])),
+                          tr("a swizzle must send every column of a row to a different place"))

@@ -36,7 +36,7 @@ def explain_access(d: dict) -> list[tuple[str, str, str]]:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
     lanes = d["active_lanes"] / inst
-    rows.append(("active lanes", f"{lanes:.2f}/warp", tr("lanes whose `when` holds (inactive lanes make no access)")))
+    rows.append(("active lanes", tr("{n}/warp", n=f"{lanes:.2f}"), tr("lanes whose `when` holds (inactive lanes make no access)")))
     size = d["access_bytes"]
     if d["space"] == "shared":
         wf, ph = d["wavefronts"], d["phases"]

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from . import assets
+from .i18n import sep, tr
 from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse_access
 from .layout import LayoutError, Swizzle, check_bijection, offset_tree, parse_swizzle
 from .types import ElemType, all_type_names, named_type, struct
@@ -48,15 +49,35 @@ class ScenarioError(ValueError):
         super().__init__(self.message())
 
     def message(self) -> str:
-        loc = self.source + (f", line {self.line}" if self.line else "")
-        text = f"{loc}: {self.where}: {self.problem}" if self.where else f"{loc}: {self.problem}"
+        """The one paragraph shown to the user, in the interface language (English for the CLI)."""
+        loc = self.source + (tr(", line {line}", line=self.line) if self.line else "")
+        colon = sep(": ")
+        where = where_text(self.where)
+        text = f"{loc}{colon}{where}{colon}{self.problem}" if where else f"{loc}{colon}{self.problem}"
+        stop = sep(".")
         if self.fix:
-            fix = self.fix.rstrip(".")
+            fix = self.fix.rstrip(".。")
             fix = fix[:1].upper() + fix[1:]
-            text += f". {fix}" + ("" if fix.endswith(("?", "!")) else ".")
-        elif not text.endswith("."):
-            text += "."
+            text += sep(". ") + fix + ("" if fix.endswith(("?", "!", "？", "！")) else stop)
+        elif not text.endswith((".", "。")):
+            text += stop
         return text
+
+
+_ACCESS_WHERE = re.compile(r"access (\d+)(?: \((load|store) (.*)\))?", re.S)
+
+
+def where_text(where: str) -> str:
+    """A ScenarioError's ``where`` ("access 2 (load tile[r][c])", "TOML syntax", "arrays.tile") as
+    shown: the words translated, TOML keys and code kept."""
+    m = _ACCESS_WHERE.fullmatch(where)
+    if m and m.group(2):
+        return tr("access {k} ({op} {at})", k=m.group(1), op=tr(m.group(2)), at=m.group(3))
+    if m:
+        return tr("access {k}", k=m.group(1))
+    if where == "TOML syntax":
+        return tr("TOML syntax")
+    return where
 
 
 @dataclass(frozen=True)
@@ -118,13 +139,15 @@ class Array:
         dims = "".join(f"[{d}]" for d in self.shape)
         extra = []
         if self.pad:
-            extra.append(f"pad {self.pad}")
+            extra.append(tr("pad {n}", n=self.pad))
         if not self.swizzle.is_identity:
-            extra.append(f"swizzle {self.swizzle.text}")
+            extra.append(tr("swizzle {kind}", kind=self.swizzle.text))
         if self.offset:
-            extra.append(f"offset {self.offset} B")
-        tail = f" ({', '.join(extra)})" if extra else ""
-        return f"{self.space} {self.type.name} {self.name}{dims}{tail}"
+            extra.append(tr("offset {n} B", n=self.offset))
+        tail = sep(" (") + sep(", ").join(extra) + sep(")") if extra else ""
+        decl = f"{self.type.name} {self.name}{dims}"
+        text = tr("shared {decl}", decl=decl) if self.space == "shared" else tr("global {decl}", decl=decl)
+        return text + tail
 
 
 @dataclass(frozen=True)
@@ -219,15 +242,14 @@ def resolve(file_or_name: str) -> Path:
     p = Path(file_or_name)
     if p.suffix == ".toml" or p.exists() or "/" in file_or_name or "\\" in file_or_name:
         if not p.exists():
-            raise ScenarioError(str(p), "", "no such file", "check the path, or give a built-in name "
-                                "(see `warpviz list`)")
+            raise ScenarioError(str(p), "", tr("no such file"), tr("check the path, or give a built-in name (see `warpviz list`)"))
         return p
     builtin = assets.scenario_dir() / f"{file_or_name}.toml"
     if builtin.exists():
         return builtin
     close = difflib.get_close_matches(file_or_name, builtin_names(), n=3)
-    hint = f"did you mean {', '.join(close)}?" if close else "`warpviz list` shows the built-ins"
-    raise ScenarioError(file_or_name, "", "is neither a file nor a built-in scenario", hint)
+    hint = tr("did you mean {names}?", names=', '.join(close)) if close else tr("`warpviz list` shows the built-ins")
+    raise ScenarioError(file_or_name, "", tr("is neither a file nor a built-in scenario"), hint)
 
 
 def load(file_or_name: str | Path, overrides: Mapping[str, str] | None = None) -> Scenario:
@@ -235,8 +257,7 @@ def load(file_or_name: str | Path, overrides: Mapping[str, str] | None = None) -
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ScenarioError(str(path), "", f"cannot be read ({err})", "check the file's permissions and "
-                            "that it is UTF-8 text") from None
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), tr("check the file's permissions and that it is UTF-8 text")) from None
     is_builtin = path.parent.resolve() == assets.scenario_dir().resolve()
     return loads(text, source=str(path), name=path.stem if is_builtin else path.stem,
                  overrides=overrides)
@@ -254,8 +275,7 @@ def loads(text: str, source: str = "<scenario>", name: str = "",
         problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
         if m:
             problem += f" (column {m.group(2)})"
-        raise ScenarioError(source, "TOML syntax", problem, "fix the TOML syntax on that line "
-                            "(strings need quotes, tables [name], arrays [1, 2])", line) from None
+        raise ScenarioError(source, "TOML syntax", problem, tr("fix the TOML syntax on that line (strings need quotes, tables [name], arrays [1, 2])"), line) from None
     return _Builder(data, source, name, text, overrides or {}).build()
 
 
@@ -263,7 +283,7 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     out = {}
     for item in items:
         if "=" not in item:
-            raise ScenarioError("--set", item, "expected NAME=VALUE", "e.g. --set PAD=1")
+            raise ScenarioError("--set", item, tr("expected NAME=VALUE"), tr("e.g. --set PAD=1"))
         k, v = item.split("=", 1)
         out[k.strip()] = v.strip()
     return out
@@ -317,8 +337,8 @@ class _Builder:
         for k in table:
             if k not in allowed:
                 close = difflib.get_close_matches(k, sorted(allowed), n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
-                self.fail(where, f"unknown key {k!r}", hint, key=k)
+                hint = tr("did you mean {close!r}?", close=close[0]) if close else tr("allowed keys: {names}", names=', '.join(sorted(allowed)))
+                self.fail(where, tr("unknown key {k!r}", k=k), hint, key=k)
 
     # -- top level ---------------------------------------------------------
 
@@ -327,33 +347,33 @@ class _Builder:
         self.unknown_keys(d, TOP_KEYS, "")
         fmt = d.get("format", FORMAT_VERSION)
         if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
-            self.fail("format", f"format must be a positive integer, not {fmt!r}", "write format = 1")
+            self.fail("format", tr("format must be a positive integer, not {fmt!r}", fmt=fmt), tr("write format = 1"))
         if fmt > FORMAT_VERSION:
-            self.fail("format", f"this file uses scenario format {fmt}, newer than this warpviz reads "
-                      f"(format {FORMAT_VERSION})", "update warpviz to open it")
+            self.fail("format", tr("this file uses scenario format {fmt}, newer than this warpviz reads (format "
+                                   "{newest})", fmt=fmt, newest=FORMAT_VERSION), tr("update warpviz to open it"))
         title = self.string(d, "title", "", required=False) or self.name or "untitled scenario"
         notes = self.string(d, "notes", "", required=False)
         tags = d.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            self.fail("tags", "tags must be a list of strings", 'e.g. tags = ["shared", "swizzle"]')
+            self.fail("tags", tr("tags must be a list of strings"), tr("e.g. tags = [\"shared\", \"swizzle\"]"))
         self.params = self.build_params(d.get("params", {}))
         launch = self.build_launch(d.get("launch"))
         arrays = self.build_arrays(d.get("arrays"))
         self.arrays = {a.name: a for a in arrays}
         raw_access = d.get("access")
         if not isinstance(raw_access, list) or not raw_access:
-            self.fail("access", "a scenario needs at least one [[access]] table",
-                      'add one: [[access]] with op = "load" and at = "src[threadIdx.x]"')
+            self.fail("access", tr("a scenario needs at least one [[access]] table"),
+                      tr("add one: [[access]] with op = \"load\" and at = \"src[threadIdx.x]\""))
         accesses = tuple(self.build_access(k, a) for k, a in enumerate(raw_access))
         expected = d.get("expected", {})
         if not isinstance(expected, dict) or not all(isinstance(v, int) for v in expected.values()):
-            self.fail("expected", "expected must be a table of metric names to integers")
+            self.fail("expected", tr("expected must be a table of metric names to integers"))
         expect_error = d.get("expect_error")
         if expect_error is not None and not isinstance(expect_error, str):
-            self.fail("expect_error", "expect_error must be a string")
+            self.fail("expect_error", tr("expect_error must be a string"))
         timing = d.get("timing", {})
         if not isinstance(timing, dict):
-            self.fail("timing", "timing must be a table")
+            self.fail("timing", tr("timing must be a table"))
         sc = Scenario(title=title, notes=notes, tags=tuple(tags), launch=launch,
                       params=MappingProxyType(dict(self.params)), arrays=arrays, accesses=accesses,
                       source=self.source, name=self.name, text=self.text,
@@ -361,26 +381,26 @@ class _Builder:
                       timing=MappingProxyType(dict(timing)), format=fmt)
         count = sum(len(a.parts) * self.iterations(a) for a in accesses)
         if count > MAX_INSTRUCTIONS:
-            self.fail("access", f"the accesses expand to {count} warp instructions per thread, more than "
-                      f"the {MAX_INSTRUCTIONS} the analysis takes", "use fewer loop iterations")
+            self.fail("access", tr("the accesses expand to {count} warp instructions per thread, more than the "
+                                   "{max} the analysis takes", count=count, max=MAX_INSTRUCTIONS), tr("use fewer loop iterations"))
         return sc
 
     def string(self, d: dict, key: str, where: str, required: bool = True) -> str:
         v = d.get(key)
         if v is None:
             if required:
-                self.fail(where or key, f"missing {key!r}")
+                self.fail(where or key, tr("missing {key!r}", key=key))
             return ""
         if not isinstance(v, str):
-            self.fail(f"{where}.{key}" if where else key, f"{key} must be a string, not {type(v).__name__}",
-                      f'write it in quotes, e.g. {key} = "..."', key=key)
+            self.fail(f"{where}.{key}" if where else key, tr("{key} must be a string, not {type}", key=key, type=type(v).__name__),
+                      tr("write it in quotes, e.g. {key} = \"...\"", key=key), key=key)
         return v
 
     # -- params ------------------------------------------------------------
 
     def build_params(self, raw: Any) -> dict[str, int]:
         if not isinstance(raw, dict):
-            self.fail("params", "params must be a table of NAME = integer")
+            self.fail("params", tr("params must be a table of NAME = integer"))
         params: dict[str, int] = {}
         for k, v in raw.items():
             self.check_name(k, "params", "param")
@@ -390,33 +410,33 @@ class _Builder:
         for k in self.overrides:
             if k not in raw:
                 close = difflib.get_close_matches(k, list(raw), n=1)
-                hint = f"did you mean {close[0]}?" if close else \
-                    f"the params are: {', '.join(raw) or '(none)'}"
-                raise ScenarioError(self.source, f"--set {k}", f"{k!r} is not a param of this scenario", hint)
+                hint = tr("did you mean {close}?", close=close[0]) if close else \
+                    tr("the params are: {names}", names=', '.join(raw) or tr('(none)'))
+                raise ScenarioError(self.source, f"--set {k}", tr("{k!r} is not a param of this scenario", k=k), hint)
         return params
 
     def check_name(self, k: str, where: str, what: str):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
-            self.fail(where, f"{what} name {k!r} is not an identifier", "use letters, digits and _")
+            self.fail(where, tr("{what} name {k!r} is not an identifier", what=tr(what), k=k), tr("use letters, digits and _"))
         if k in BUILTIN_NAMES or k in FUNCTIONS or k in ("threadIdx", "blockIdx", "blockDim", "gridDim",
                                                          "row", "col"):
-            self.fail(where, f"{what} name {k!r} is reserved", "pick another name", key=k)
+            self.fail(where, tr("{what} name {k!r} is reserved", what=tr(what), k=k), tr("pick another name"), key=k)
 
     def constant(self, v: Any, where: str, scope: Mapping[str, int], key: str | None = None,
                  where_section: str | None = None, allow_negative: bool = True) -> int:
         """An integer, or an expression string over params (and outer loop variables)."""
         section = where_section or where
         if isinstance(v, bool) or not isinstance(v, (int, str)):
-            self.fail(section, f"{where} must be an integer or an expression string, not {v!r}",
-                      "e.g. 32 or \"TILE * 2\"", key=key)
+            self.fail(section, tr("{where} must be an integer or an expression string, not {v!r}", where=where, v=v),
+                      tr("e.g. 32 or \"TILE * 2\""), key=key)
         if isinstance(v, int):
             value = v
         else:
             value = self.eval_const(v, where, scope, section, key)
         if abs(value) > 2**62:
-            self.fail(section, f"{where} = {value} is too large", "keep constants below 2^62", key=key)
+            self.fail(section, tr("{where} = {value} is too large", where=where, value=value), tr("keep constants below 2^62"), key=key)
         if not allow_negative and value < 0:
-            self.fail(section, f"{where} must not be negative (it is {value})", key=key)
+            self.fail(section, tr("{where} must not be negative (it is {value})", where=where, value=value), key=key)
         return value
 
     def eval_const(self, text: str, where: str, scope: Mapping[str, int], section: str,
@@ -428,53 +448,53 @@ class _Builder:
         if unknown:
             n = sorted(unknown)[0]
             close = difflib.get_close_matches(n, list(scope), n=1)
-            hint = f"did you mean {close[0]}?" if close else "only params (and outer loop variables) may be used here"
-            self.fail(section, f"{where}: unknown name {n!r} in `{text}`", hint, key=key)
+            hint = tr("did you mean {close}?", close=close[0]) if close else tr("only params (and outer loop variables) may be used here")
+            self.fail(section, f"{where}{sep(': ')}" + tr("unknown name {n!r} in `{text}`", n=n, text=text), hint, key=key)
         space = Space({k: Lanes.const(v) for k, v in scope.items()}, (1, 1))
         value, faults = Evaluator(space).evaluate(tree)
         if faults:
-            self.fail(section, f"{where}: {faults[0].problem}", key=key)
+            self.fail(section, f"{where}{sep(': ')}{faults[0].problem}", key=key)
         return value.scalar()
 
     def expr(self, text: Any, where: str, section: str, key: str | None = None) -> Node:
         try:
             return parse(text)
         except ExprError as err:
-            self.fail(section, f"{where}: {err.describe()}", key=key)
+            self.fail(section, f"{where}{sep(': ')}{err.describe()}", key=key)
 
     # -- launch ------------------------------------------------------------
 
     def build_launch(self, raw: Any) -> Launch:
         if not isinstance(raw, dict):
-            self.fail("launch", "missing [launch] table", "add [launch] with block = [...] and grid = [...]")
+            self.fail("launch", tr("missing [launch] table"), tr("add [launch] with block = [...] and grid = [...]"))
         self.unknown_keys(raw, {"block", "grid"}, "launch")
         dims = {}
         for key, limits in (("block", MAX_BLOCK_DIM), ("grid", MAX_GRID_DIM)):
             v = raw.get(key)
             if v is None:
-                self.fail("launch", f"missing launch.{key}", f"e.g. {key} = [256]", key=key)
+                self.fail("launch", tr("missing launch.{key}", key=key), tr("e.g. {key} = [256]", key=key), key=key)
             if isinstance(v, (int, str)) and not isinstance(v, bool):
                 v = [v]
             if not isinstance(v, list) or not 1 <= len(v) <= 3:
-                self.fail("launch", f"launch.{key} must be 1 to 3 numbers", f"e.g. {key} = [32, 8]", key=key)
+                self.fail("launch", tr("launch.{key} must be 1 to 3 numbers", key=key), tr("e.g. {key} = [32, 8]", key=key), key=key)
             nums = [self.constant(x, f"launch.{key}", self.params, key=key, where_section="launch") for x in v]
             nums += [1] * (3 - len(nums))
             for axis, (n, lim) in enumerate(zip(nums, limits)):
                 if n < 1:
-                    self.fail("launch", f"launch.{key} {'xyz'[axis]} is {n}; every dimension must be at least 1",
+                    self.fail("launch", tr("launch.{key} {axis} is {n}; every dimension must be at least 1", key=key, axis='xyz'[axis], n=n),
                               key=key)
                 if n > lim:
-                    self.fail("launch", f"launch.{key} {'xyz'[axis]} is {n}, above the GPU's limit of {lim}",
+                    self.fail("launch", tr("launch.{key} {axis} is {n}, above the GPU's limit of {lim}", key=key, axis='xyz'[axis], n=n, lim=lim),
                               key=key)
             dims[key] = tuple(nums)
         launch = Launch(dims["block"], dims["grid"])
         if launch.threads_per_block > MAX_BLOCK_THREADS:
-            self.fail("launch", f"a block of {launch.threads_per_block} threads is more than the "
-                      f"{MAX_BLOCK_THREADS} a block may have", "make launch.block smaller", key="block")
+            self.fail("launch", tr("a block of {n} threads is more than the {max} a block may have", n=launch.threads_per_block,
+                                   max=MAX_BLOCK_THREADS), tr("make launch.block smaller"), key="block")
         if launch.threads > MAX_LAUNCH_THREADS:
-            self.fail("launch", f"the launch has {launch.threads:,} threads, more than the "
-                      f"{MAX_LAUNCH_THREADS:,} warpviz analyses", "use a smaller grid (the counts per "
-                      "warp do not change with the grid size for regular patterns)", key="grid")
+            self.fail("launch", tr("the launch has {threads:,} threads, more than the {max:,} warpviz analyses", threads=launch.threads,
+                                   max=MAX_LAUNCH_THREADS), tr("use a smaller grid (the counts per warp do not change with the grid size for regular "
+                                                                     "patterns)"), key="grid")
         self.launch = launch
         return launch
 
@@ -482,39 +502,39 @@ class _Builder:
 
     def build_arrays(self, raw: Any) -> tuple[Array, ...]:
         if not isinstance(raw, dict) or not raw:
-            self.fail("arrays", "a scenario needs at least one array",
-                      'add e.g. [arrays.src] with space = "global", type = "float", shape = [1024]')
+            self.fail("arrays", tr("a scenario needs at least one array"),
+                      tr("add e.g. [arrays.src] with space = \"global\", type = \"float\", shape = [1024]"))
         out = []
         next_start = {"global": 0, "shared": 0}
         for name, spec in raw.items():
             where = f"arrays.{name}"
             self.check_name(name, where, "array")
             if name in self.params:
-                self.fail(where, f"array {name!r} has the same name as a param", "rename one of them")
+                self.fail(where, tr("array {name!r} has the same name as a param", name=name), tr("rename one of them"))
             if not isinstance(spec, dict):
-                self.fail(where, "an array must be a table", f"write [arrays.{name}] with space, type, shape")
+                self.fail(where, tr("an array must be a table"), tr("write [arrays.{name}] with space, type, shape", name=name))
             self.unknown_keys(spec, ARRAY_KEYS, where)
             space = spec.get("space", "global")
             if space not in ("global", "shared"):
-                self.fail(where, f"space must be \"global\" or \"shared\", not {space!r}", key="space")
+                self.fail(where, tr("space must be \"global\" or \"shared\", not {space!r}", space=space), key="space")
             etype = self.build_type(spec, where)
             shape_raw = spec.get("shape")
             if isinstance(shape_raw, (int, str)) and not isinstance(shape_raw, bool):
                 shape_raw = [shape_raw]
             if not isinstance(shape_raw, list) or not 1 <= len(shape_raw) <= 2:
-                self.fail(where, "shape must be 1 or 2 extents", "e.g. shape = [1024] or shape = [32, 32]",
+                self.fail(where, tr("shape must be 1 or 2 extents"), tr("e.g. shape = [1024] or shape = [32, 32]"),
                           key="shape")
             shape = tuple(self.constant(x, f"{where}.shape", self.params, key="shape", where_section=where)
                           for x in shape_raw)
             for n in shape:
                 if n < 1:
-                    self.fail(where, f"every extent of shape must be at least 1 (got {list(shape)})", key="shape")
+                    self.fail(where, tr("every extent of shape must be at least 1 (got {shape})", shape=list(shape)), key="shape")
                 if n > 2**40:
-                    self.fail(where, f"extent {n} is too large", key="shape")
+                    self.fail(where, tr("extent {n} is too large", n=n), key="shape")
             pad = self.constant(spec.get("pad", 0), f"{where}.pad", self.params, key="pad",
                                 where_section=where, allow_negative=False)
             if pad and len(shape) != 2:
-                self.fail(where, "pad adds elements per row, so it needs a 2-D shape", "use shape = [ROWS, COLS]",
+                self.fail(where, tr("pad adds elements per row, so it needs a 2-D shape"), tr("use shape = [ROWS, COLS]"),
                           key="pad")
             offset = self.constant(spec.get("offset", 0), f"{where}.offset", self.params, key="offset",
                                    where_section=where, allow_negative=False)
@@ -531,35 +551,35 @@ class _Builder:
             out.append(arr)
         shared_total = next_start["shared"]
         if shared_total > MAX_SHARED_BYTES:
-            self.fail("arrays", f"the shared arrays need {shared_total:,} bytes, more than the "
-                      f"{MAX_SHARED_BYTES:,} bytes one block may use on an H100", "make them smaller")
+            self.fail("arrays", tr("the shared arrays need {n:,} bytes, more than the {max:,} bytes one block may use on an H100",
+                                   n=shared_total, max=MAX_SHARED_BYTES), tr("make them smaller"))
         return tuple(out)
 
     def build_type(self, spec: dict, where: str) -> ElemType:
         has_type, has_fields = "type" in spec, "fields" in spec
         if has_type == has_fields:
-            self.fail(where, "give either type or fields (a struct), not both" if has_type else
-                      "missing type", 'e.g. type = "float", or fields = ["r:float", "g:float"]')
+            self.fail(where, tr("give either type or fields (a struct), not both") if has_type else
+                      tr("missing type"), tr("e.g. type = \"float\", or fields = [\"r:float\", \"g:float\"]"))
         if has_type:
             name = spec["type"]
             t = named_type(name) if isinstance(name, str) else None
             if t is None:
                 close = difflib.get_close_matches(str(name), all_type_names(), n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"types: {', '.join(all_type_names())}"
-                self.fail(where, f"unknown type {name!r}", hint, key="type")
+                hint = tr("did you mean {close!r}?", close=close[0]) if close else tr("types: {names}", names=', '.join(all_type_names()))
+                self.fail(where, tr("unknown type {name!r}", name=name), hint, key="type")
             return t
         raw = spec["fields"]
         if not isinstance(raw, list) or not raw:
-            self.fail(where, "fields must be a non-empty list of \"name:type\" strings", key="fields")
+            self.fail(where, tr("fields must be a non-empty list of \"name:type\" strings"), key="fields")
         fields = []
         for f in raw:
             m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*:\s*(\w+)\s*", f) if isinstance(f, str) else None
             t = named_type(m.group(2)) if m else None
             if not m or t is None:
-                self.fail(where, f"field {f!r} must be \"name:type\" with a known type",
-                          f"types: {', '.join(all_type_names())}", key="fields")
+                self.fail(where, tr("field {f!r} must be \"name:type\" with a known type", f=f),
+                          tr("types: {names}", names=', '.join(all_type_names())), key="fields")
             if any(m.group(1) == n for n, _ in fields):
-                self.fail(where, f"field {m.group(1)!r} appears twice", key="fields")
+                self.fail(where, tr("field {name!r} appears twice", name=m.group(1)), key="fields")
             fields.append((m.group(1), t))
         return struct(fields)
 
@@ -568,27 +588,26 @@ class _Builder:
     def build_access(self, k: int, raw: Any) -> Access:
         where = f"access {k}"
         if not isinstance(raw, dict):
-            self.fail(where, "an access must be a table", "write [[access]] with op and at")
+            self.fail(where, tr("an access must be a table"), tr("write [[access]] with op and at"))
         self.unknown_keys(raw, ACCESS_KEYS, where)
         op = raw.get("op")
         if op not in ("load", "store"):
-            self.fail(where, f"op must be \"load\" or \"store\", not {op!r}", key="op")
+            self.fail(where, tr("op must be \"load\" or \"store\", not {op!r}", op=op), key="op")
         at = self.string(raw, "at", where)
         line = line_of(self.text, where)
         try:
             ax = parse_access(at)
         except ExprError as err:
-            self.fail(where, f"at = \"{_short(at)}\": {err.describe()}", key="at")
+            self.fail(where, tr("at = \"{at}\": {problem}", at=_short(at), problem=err.describe()), key="at")
         where = f"access {k} ({op} {_short(at)})"
         arr = self.arrays.get(ax.array)
         if arr is None:
             close = difflib.get_close_matches(ax.array, list(self.arrays), n=1)
-            hint = f"did you mean {close[0]}?" if close else f"arrays: {', '.join(self.arrays)}"
-            self.fail(where, f"unknown array {ax.array!r}", hint, key="at")
+            hint = tr("did you mean {close}?", close=close[0]) if close else tr("arrays: {names}", names=', '.join(self.arrays))
+            self.fail(where, tr("unknown array {array!r}", array=ax.array), hint, key="at")
         if len(ax.indices) != len(arr.shape):
-            self.fail(where, f"{arr.name} has {len(arr.shape)} dimension(s) but the access gives "
-                      f"{len(ax.indices)} index(es)",
-                      f"write {arr.name}" + ("[i]" if len(arr.shape) == 1 else "[row][col]"), key="at")
+            self.fail(where, tr("{name} has {n_shape} dimension(s) but the access gives {n_indices} index(es)", name=arr.name, n_shape=len(arr.shape), n_indices=len(ax.indices)),
+                      tr("write {code}", code=arr.name + ("[i]" if len(arr.shape) == 1 else "[row][col]")), key="at")
         loops = self.build_loops(raw.get("for"), where, k)
         scope = set(self.params) | set(BUILTIN_NAMES) | {lp.var for lp in loops}
         for node in ax.indices:
@@ -609,8 +628,8 @@ class _Builder:
         f = t.field(fld)
         if f is None:
             names_ = [x.name for x in t.fields]
-            hint = f"{t.name} has: {', '.join(names_)}" if names_ else f"{t.name} has no fields or components"
-            self.fail(where, f"{arr.name} has no field or component {fld!r}", hint, key="at")
+            hint = tr("{name} has: {names}", name=t.name, names=', '.join(names_)) if names_ else tr("{name} has no fields or components", name=t.name)
+            self.fail(where, tr("{name} has no field or component {fld!r}", name=arr.name, fld=fld), hint, key="at")
         return tuple((f.offset + o, s) for o, s in f.type.whole_parts)
 
     def check_names(self, node: Node, scope: set[str], where: str, key: str, text: str):
@@ -618,28 +637,28 @@ class _Builder:
         if unknown:
             n = sorted(unknown)[0]
             close = difflib.get_close_matches(n, sorted(scope), n=1)
-            hint = f"did you mean {close[0]}?" if close else \
-                "names are threadIdx.x, blockIdx.x, blockDim.x, gridDim.x (.y .z), tid, lane, warp, " \
-                "the params and the loop variables"
-            self.fail(where, f"unknown name {n!r} in {key} = \"{text}\"", hint, key=key)
+            hint = tr("did you mean {close}?", close=close[0]) if close else \
+                tr("names are threadIdx.x, blockIdx.x, blockDim.x, gridDim.x (.y .z), tid, lane, warp, the "
+                   "params and the loop variables")
+            self.fail(where, tr("unknown name {n!r} in {key} = \"{text}\"", n=n, key=key, text=text), hint, key=key)
 
     def build_loops(self, raw: Any, where: str, k: int) -> tuple[Loop, ...]:
         if raw is None:
             return ()
         if not isinstance(raw, dict):
-            self.fail(where, "for must be a table of loop variables", 'e.g. for = { j = "0:32:8" }', key="for")
+            self.fail(where, tr("for must be a table of loop variables"), tr("e.g. {example}", example='for = { j = "0:32:8" }'), key="for")
         loops: list[Loop] = []
         for var, spec in raw.items():
             self.check_name(var, where, "loop variable")
             if var in self.params:
-                self.fail(where, f"loop variable {var!r} has the same name as a param", "rename it", key="for")
+                self.fail(where, tr("loop variable {var!r} has the same name as a param", var=var), tr("rename it"), key="for")
             if not isinstance(spec, str):
                 spec = str(spec) if isinstance(spec, int) and not isinstance(spec, bool) else None
             pieces = _split_range(spec) if spec else None
             if not pieces or len(pieces) not in (2, 3):
-                self.fail(where, f"loop {var} = {raw.get(var)!r} must be \"start:stop\" or \"start:stop:step\"",
-                          'e.g. for = { j = "0:32:8" }', key="for")
-            nodes = [self.expr(p, f"loop {var} = \"{spec}\"", where, key="for") for p in pieces]
+                self.fail(where, tr("loop {var} = {spec!r} must be \"start:stop\" or \"start:stop:step\"", var=var, spec=raw.get(var)),
+                          tr("e.g. {example}", example='for = { j = "0:32:8" }'), key="for")
+            nodes = [self.expr(p, tr("loop {var} = \"{spec}\"", var=var, spec=spec), where, key="for") for p in pieces]
             if len(nodes) == 2:
                 nodes.append(parse("1"))
             scope = set(self.params) | {lp.var for lp in loops}
@@ -656,15 +675,15 @@ class _Builder:
             nxt = []
             for pt in points:
                 scope = {**self.params, **pt}
-                start, stop, step = (self.const_node(n, f"loop {lp.var}", scope, where)
+                start, stop, step = (self.const_node(n, tr("loop {var}", var=lp.var), scope, where)
                                      for n in (lp.start, lp.stop, lp.step))
                 if step == 0:
-                    self.fail(where, f"loop {lp.var} = \"{lp.text}\" has step 0 and would never end",
-                              "give a non-zero step", key="for")
+                    self.fail(where, tr("loop {var} = \"{text}\" has step 0 and would never end", var=lp.var, text=lp.text),
+                              tr("give a non-zero step"), key="for")
                 count = max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
                 if count * max(1, len(points)) > MAX_INSTRUCTIONS:
-                    self.fail(where, f"loop {lp.var} = \"{lp.text}\" runs {count:,} times, too many to analyse",
-                              f"keep the loops below {MAX_INSTRUCTIONS:,} instructions", key="for")
+                    self.fail(where, tr("loop {var} = \"{text}\" runs {count:,} times, too many to analyse", var=lp.var, text=lp.text, count=count),
+                              tr("keep the loops below {max:,} instructions", max=MAX_INSTRUCTIONS), key="for")
                 nxt.extend({**pt, lp.var: start + i * step} for i in range(count))
             points = nxt
         return points
@@ -675,7 +694,7 @@ class _Builder:
         space = Space({k: Lanes.const(v) for k, v in scope.items()}, (1, 1))
         value, faults = Evaluator(space).evaluate(node)
         if faults:
-            self.fail(where, f"{what}: {faults[0].problem}", key="for")
+            self.fail(where, f"{what}{sep(': ')}{faults[0].problem}", key="for")
         return value.scalar()
 
     def iterations(self, a: Access) -> int:

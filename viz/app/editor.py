@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
                                QPlainTextEdit, QScrollArea, QSpinBox, QTabWidget, QTextEdit,
                                QVBoxLayout, QWidget)
 
-from ..i18n import tr
+from ..i18n import sep, tr
 from ..types import all_type_names
 from .highlight import TomlHighlighter
 from .state import Session
@@ -356,7 +356,7 @@ class EditorPanel(QWidget):
         self.text.mark_line(line)
         if self._last_field is not None:
             f = self._last_field
-            f.error.setText(err.problem + (f". {err.fix}" if err.fix else ""))
+            f.error.setText(err.problem + (sep(". ") + err.fix if err.fix else ""))
             f.error.show()
             f.widget.setStyleSheet("border: 1px solid #c62828;")
 

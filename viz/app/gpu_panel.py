@@ -28,11 +28,20 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout
 
 from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
-from ..i18n import tr
+from ..i18n import language, sep, tr
 from .worker import Runner
 
 MEASURED = "#2563eb"
 PREDICTED = "#d97706"
+
+
+# What limits the cost model's time (viz.gpu.costmodel.Prediction.bound), as shown.
+BOUND_NAMES = {"DRAM": "DRAM", "L1": "L1", "shared": "shared memory", "issue": "instruction issue"}
+
+
+def _bound(name: str) -> str:
+    """The cost model's limit in words: kept as the model names it in English, translated otherwise."""
+    return name if language() == "en" else tr(BOUND_NAMES.get(name, name))
 
 
 class GpuPanel(QWidget):
@@ -320,14 +329,15 @@ class GpuPanel(QWidget):
             p = t.get("predicted")
             if p:
                 parts.append(tr("cost model {ms:.4f} ms ({bound}-bound), measured/predicted {r:.2f}",
-                                ms=p["ms"], bound=p["bound"], r=t["median_ms"] / p["ms"] if p["ms"] else 0))
+                                ms=p["ms"], bound=_bound(p["bound"]),
+                                r=t["median_ms"] / p["ms"] if p["ms"] else 0))
             sc_ = t.get("scale") or {}
             parts.append(tr("timed at {reps} replicas, params {params}", reps=sc_.get("replicas", 1),
                             params=sc_.get("params") or "{}"))
         c = e.get("check")
         if c:
-            parts.append(tr("result check: {status}", status=c.get("status")))
-        return "; ".join(parts)
+            parts.append(tr("result check: {status}", status=tr(str(c.get("status")))))
+        return sep("; ").join(parts)
 
     def _draw_chart(self) -> None:
         self.chart.clear()

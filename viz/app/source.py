@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..i18n import tr
+from ..i18n import sep, tr
 from ..warp import WarpDetail
 
 
@@ -38,9 +38,9 @@ def source_line(detail: WarpDetail, lane: int) -> str:
     """One line: the access, its values for ``lane``, the result and where it lands."""
     a = detail.access
     ln = detail.lanes[lane]
-    head = f"{a.op} {a.text}"
+    head = f"{tr(a.op)} {a.text}"
     if detail.instruction.loop:
-        head += f"   ({detail.instruction.loop_text()})"
+        head += "   " + sep(" (").strip() + detail.instruction.loop_text() + sep(")")
     if not ln.exists:
         return head + "   " + tr("lane {lane}: no such thread (partial warp)", lane=lane)
     tx, ty, tz = ln.thread
@@ -51,11 +51,11 @@ def source_line(detail: WarpDetail, lane: int) -> str:
     result = a.array + "".join(f"[{v}]" for v in ln.indices) + field
     shown = f"{a.array}{body}{field}"
     if not ln.active:
-        return f"{head}   |   {who}: {shown}  ->  " + tr("inactive (when is false)")
+        return f"{head}   |   {who}{sep(': ')}{shown}  ->  " + tr("inactive (when is false)")
     where = tr("element {e}, byte {b}", e=ln.elem, b=ln.byte_addr)
     if detail.space == "shared":
-        where += ", " + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
+        where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
     else:
-        where += ", " + tr("sector {s}, line {l}", s=ln.sector, l=ln.line)
+        where += sep(", ") + tr("sector {s}, line {l}", s=ln.sector, l=ln.line)
     steps = [shown] + ([result] if result != shown else [])
-    return f"{head}   |   {who}: " + "  ->  ".join(steps + [where])
+    return f"{head}   |   {who}{sep(': ')}" + "  ->  ".join(steps + [where])

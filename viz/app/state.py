@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from .. import assets
 from ..engine import Analysis, analyze
 from ..frames import Cursor, Frame, Timeline
+from ..i18n import tr
 from ..scenario import Scenario, ScenarioError, loads
 from ..warp import WarpDetail
 from .worker import Runner
@@ -105,8 +106,8 @@ class Session(QObject):
             self._set_error(err)
             return False
         except (RecursionError, MemoryError, OverflowError) as err:
-            self._set_error(ScenarioError(self.source, "", f"cannot be analysed ({type(err).__name__})",
-                                          "simplify the expressions"))
+            self._set_error(ScenarioError(self.source, "", tr("cannot be analysed ({err})", err=type(err).__name__),
+                                          tr("simplify the expressions")))
             return False
         self.scenario = sc
         self.timeline = timeline
@@ -132,7 +133,7 @@ class Session(QObject):
 
     def _analysis_failed(self, err) -> None:
         if not isinstance(err, ScenarioError):
-            err = ScenarioError(self.source, "", f"the analysis failed: {err}", "")
+            err = ScenarioError(self.source, "", tr("the analysis failed: {err}", err=err), "")
         self._set_error(err)
         if self._valid is not None:  # go back to the last state that analysed cleanly
             sc, an = self._valid
@@ -170,7 +171,9 @@ class Session(QObject):
         return self.timeline.bounds.instructions if self.timeline else 0
 
     def retranslate(self) -> None:
-        """Frame captions follow the interface language: rebuild the frames."""
+        """Frame captions follow the interface language: rebuild the frames (and the error message)."""
+        if self.error is not None and self.text:
+            self.set_text(self.text)  # the message is built in the language of the moment
         if self.scenario is not None:
             self.timeline = Timeline(self.scenario)
             self.positionChanged.emit()

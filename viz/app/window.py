@@ -180,7 +180,7 @@ class MainWindow(QMainWindow):
         try:
             panel = GpuPanel(self)
         except Exception as err:  # noqa: BLE001 - the app must start without it
-            self.statusBar().showMessage(f"GPU panel unavailable: {err}", 10000)
+            self.statusBar().showMessage(tr("GPU panel unavailable: {err}", err=err), 10000)
             return None
         if isinstance(panel, QDockWidget):
             if not panel.objectName():

@@ -39,7 +39,7 @@ from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QStaticText
 
 from ..frames import Frame, access_text, conflict_ways
-from ..i18n import language, tr
+from ..i18n import language, sep, tr
 from ..warp import LINE, SECTOR, WarpDetail
 from .theme import Theme, theme as _theme
 
@@ -1106,7 +1106,7 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
             counter = tr("{n} wavefronts", n=d.wavefronts) if d.wavefronts != 1 else tr("1 wavefront")
         conf = d.conflicts
         ways = conflict_ways(d)
-        figs = [("conflicts", tr("bank conflicts"), str(conf) + (f" ({ways}-way)" if conf else ""),
+        figs = [("conflicts", tr("bank conflicts"), str(conf) + (tr(" ({ways}-way)", ways=ways) if conf else ""),
                  "bad" if conf else "good", 0),
                 ("phases", tr("phases"), str(d.active_phases), "text", 1),
                 ("lanes", tr("active lanes"), str(d.active_lanes), "text", 2)]
@@ -1134,7 +1134,7 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
     right = inner.right() - bar_w - (gap if bar is not None else 0.0)
 
     def width_at(items, px: int) -> float:
-        return (sum(_advance(th.sans, px, False, f"{lab}: ") + _advance(th.sans, px, True, val)
+        return (sum(_advance(th.sans, px, False, lab + sep(": ")) + _advance(th.sans, px, True, val)
                     for _, lab, val, _, _ in items) + gap * (len(items) - 1))
 
     def size_for(items) -> int:
@@ -1156,9 +1156,9 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
     if px >= 4:
         x = x0
         for name, label, value, color, _ in shown:
-            lw = _advance(th.sans, px, False, f"{label}: ")
+            lw = _advance(th.sans, px, False, label + sep(": "))
             vw = _advance(th.sans, px, True, value)
-            out.append(TextBox(f"label:{name}", f"{label}: ", QRectF(x, inner.top(), lw, inner.height()), px,
+            out.append(TextBox(f"label:{name}", label + sep(": "), QRectF(x, inner.top(), lw, inner.height()), px,
                                False, "muted"))
             out.append(TextBox(f"value:{name}", value, QRectF(x + lw, inner.top(), vw, inner.height()), px, True,
                                color))
