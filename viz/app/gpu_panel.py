@@ -59,7 +59,7 @@ class GpuPanel(QWidget):
         self.live: dict[str, dict] = {}          # this session's runs, by scenario name
         self.validation: dict[str, list] = {}    # this session's counter comparisons
         self.device_info: dict | None = None
-        self.device_reason: str | None = None
+        self._reason: tuple[str, dict] | None = None  # why there is no GPU: (English template, fields)
         self._gpu = None                          # ProcessSession, made on first Run
         self._gpu_lock = threading.Lock()
         self._memcpy_gbps: float | None = None
@@ -165,6 +165,11 @@ class GpuPanel(QWidget):
         self.sweep_choice.currentIndexChanged.connect(lambda _i: self._draw_chart())
         self.tabs.currentChanged.connect(lambda _i: self._tab_shown())
 
+    @property
+    def device_reason(self) -> str | None:
+        """Why there is no GPU, in the language of the moment."""
+        return tr(self._reason[0], **self._reason[1]) if self._reason else None
+
     def retranslate(self) -> None:
         self.b_run.setText(tr("Run on GPU"))
         self.b_validate.setText(tr("Validate counters"))
@@ -186,7 +191,7 @@ class GpuPanel(QWidget):
     def _probe(self) -> None:
         """Why there is no GPU, or which one there is; never blocks the GUI."""
         if importlib.util.find_spec("pycuda") is None:
-            self.device_reason = tr("No GPU here: PyCUDA is not installed (pip install 'warpviz[gpu]').")
+            self._reason = ("No GPU here: PyCUDA is not installed (pip install 'warpviz[gpu]').", {})
             self._show_device()
             return
 
@@ -222,10 +227,10 @@ class GpuPanel(QWidget):
     def _aux_done(self, result) -> None:
         kind, value = result
         if kind == "device":
-            self.device_info, self.device_reason = value, None
+            self.device_info, self._reason = value, None
             self._show_device()
         elif kind == "reason":
-            self.device_info, self.device_reason = None, tr("No GPU here: {why}", why=value)
+            self.device_info, self._reason = None, ("No GPU here: {why}", {"why": value})
             self._show_device()
         elif kind == "source":
             self.kernel.setPlainText(value)
@@ -499,7 +504,7 @@ class GpuPanel(QWidget):
 
     def _job_failed(self, err) -> None:
         if isinstance(err, GpuUnavailable):
-            self.device_info, self.device_reason = None, tr("No GPU here: {why}", why=err.reason)
+            self.device_info, self._reason = None, ("No GPU here: {why}", {"why": err.reason})
             self._show_device()
         self.status.setText(str(err))
 
