@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import re
 
-from PySide6.QtCore import QRectF
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (QAbstractButton, QComboBox, QDockWidget, QGroupBox, QLabel, QLineEdit, QMenu,
                                QTableWidget, QTabBar, QTreeWidget, QWidget)
@@ -200,6 +201,19 @@ def test_the_chinese_interface_shows_no_english(qtbot, user_dirs):  # noqa: F811
         eng.scenario("transpose-tile-pad")
         win.open_path(resolve("transpose-tile"))
         wait_analysis(qtbot, win)
+        # A sweep of the padding, as the sweep panel runs it, and the plots' axis titles.
+        sw = win.sweep
+        win.docks["sweep"].raise_()
+        sw.dim.setCurrentIndex(next(k for k in range(sw.dim.count()) if sw.dim.itemData(k).target == "PAD"))
+        sw.values.setText("0:2")
+        qtbot.mouseClick(sw.run, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(sw.results) == 2, timeout=30000)
+        assert sw.status.text() == "已分析 2 / 2 个点。"
+        eng.scan("sweep", widget_texts(win.docks["sweep"]))
+        plots = [sw.plot.getPlotItem(), *(i for i in win.launch.glw.ci.items if isinstance(i, pg.PlotItem))]
+        axes = [p.getAxis(side).labelText for p in plots for side in ("left", "bottom")]
+        assert "每条共享内存指令的波前数" in axes and "线程束数" in axes, axes
+        eng.scan("plot axes", axes)
         win.a_compare.setChecked(True)
         win.compare.open_right(str(resolve("transpose-tile-pad")))
         qtbot.waitUntil(lambda: win.compare.right.detail is not None, timeout=20000)

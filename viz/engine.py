@@ -432,7 +432,7 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
                 st.lines += int(s.sum())
             step += 1
             if progress is not None:
-                progress(step / total_steps, f"instruction {instr.number + 1} of {len(instrs)}")
+                progress(step / total_steps, tr("instruction {k} of {n}", k=instr.number + 1, n=len(instrs)))
         st.per_warp = per_warp
         st.per_warp_active = per_active
         stats.append(st)
