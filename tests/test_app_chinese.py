@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QAbstractButton, QComboBox, QDockWidget, QGroupBo
 
 from app_helpers import make_window, user_dirs, wait_analysis, window  # noqa: F401 - fixtures
 from viz import assets, i18n
-from viz.expr import names as expr_names
+from viz.export import title_lines
 from viz.render import painter
 from viz.scenario import load, resolve
 from viz.types import all_type_names
@@ -230,7 +230,15 @@ def test_the_chinese_interface_shows_no_english(qtbot, user_dirs):  # noqa: F811
         dialog = show(win)
         dialog.update_preview()
         eng.scan("export dialog", widget_texts(dialog) + [dialog.windowTitle()])
+        dialog.instructions.setText("99")                    # the lecturer mistypes the instruction
+        dialog.update_preview()
+        qtbot.waitUntil(lambda: dialog.problem is not None, timeout=5000)
+        assert dialog.problem == "指令 '99' 超出范围（1..16）", dialog.problem
+        eng.scan("export dialog problem", [dialog.problem] + widget_texts(dialog))
         dialog.close()
+        s = win.session
+        eng.scan("title card", [*title_lines(s.scenario, [s.detail]),
+                                *title_lines(s.scenario, [s.detail], [s.detail], ("甲", "乙"))])
         eng.scan("menus", menu_texts(win))
         from viz.app.window import KEYS_HELP
 

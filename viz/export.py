@@ -32,6 +32,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .frames import Frame, KINDS, access_text, frames as frames_of
+from .i18n import sep, tr
 from .scenario import Scenario
 from .warp import WarpDetail, warp_detail
 
@@ -89,11 +90,11 @@ def parse_size(text: str) -> tuple[int, int]:
         return SIZES[t]
     m = re.fullmatch(r"(\d+)\s*[x×]\s*(\d+)", t)
     if not m:
-        raise ExportError(f"size {text!r} is not understood; use 720p, 1080p, 4k or WIDTHxHEIGHT "
-                          f"such as 1600x900")
+        raise ExportError(tr("size {text!r} is not understood; use 720p, 1080p, 4k or WIDTHxHEIGHT such as 1600x900", text=text))
     w, h = int(m.group(1)), int(m.group(2))
     if not (MIN_SIDE <= w <= MAX_W and MIN_SIDE <= h <= MAX_H):
-        raise ExportError(f"size {w}x{h} is out of range; width {MIN_SIDE}..{MAX_W}, height {MIN_SIDE}..{MAX_H}")
+        raise ExportError(tr("size {w}x{h} is out of range; width {lo}..{max_w}, height {lo}..{max_h}", w=w, h=h, lo=MIN_SIDE,
+                             max_w=MAX_W, max_h=MAX_H))
     return w, h
 
 
@@ -107,14 +108,14 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
     for part in t.split(","):
         m = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?", part)
         if not m:
-            raise ExportError(f"{what} {text!r} is not understood; use a number, a range like 2-5, "
-                              f"a list like 1,3,5 or all")
+            raise ExportError(tr("{what} {text!r} is not understood; use a number, a range like 2-5, a list like 1,3,5 or "
+                                 "all", what=what, text=text))
         a = int(m.group(1)) - base
         b = int(m.group(2)) - base if m.group(2) else a
         if a > b:
             a, b = b, a
         if a < lo or b > hi:
-            raise ExportError(f"{what} {text!r} is outside {lo + base}..{hi + base}")
+            raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text, lo=lo + base, hi=hi + base))
         out.extend(range(a, b + 1))
     return tuple(dict.fromkeys(out))
 
@@ -162,8 +163,8 @@ def parse_frames(spec: str | None, count: int, kinds: Sequence[str]) -> list[int
                 a, b = b, a
             picked.update(range(max(0, a), min(count - 1, b) + 1))
         else:
-            raise ExportError(f"--frames {spec!r}: {part!r} is not understood; use numbers (1-based), "
-                              f"ranges like 2-5, first, last, or a kind: {', '.join(KINDS)}")
+            raise ExportError(tr("--frames {spec!r}: {part!r} is not understood; use numbers (1-based), ranges like 2-5, "
+                                 "first, last, or a kind: {names}", spec=spec, part=part, names=', '.join(KINDS)))
     return sorted(picked)
 
 
@@ -200,13 +201,13 @@ def _details(sc: Scenario, sel: Selection) -> list[WarpDetail]:
     lw = sc.launch
     for i in instrs:
         if not 0 <= i < n_instr:
-            raise ExportError(f"{sc.name or sc.source}: instruction {i + 1} does not exist (1..{n_instr})")
+            raise ExportError(tr("{name}: instruction {k} does not exist (1..{n})", name=sc.name or sc.source, k=i + 1, n=n_instr))
     for b in sel.blocks:
         if not 0 <= b < lw.blocks:
-            raise ExportError(f"{sc.name or sc.source}: block {b} does not exist (0..{lw.blocks - 1})")
+            raise ExportError(tr("{name}: block {b} does not exist (0..{last})", name=sc.name or sc.source, b=b, last=lw.blocks - 1))
     for w in sel.warps:
         if not 0 <= w < lw.warps_per_block:
-            raise ExportError(f"{sc.name or sc.source}: warp {w} does not exist (0..{lw.warps_per_block - 1})")
+            raise ExportError(tr("{name}: warp {w} does not exist (0..{last})", name=sc.name or sc.source, w=w, last=lw.warps_per_block - 1))
     instructions = sc.instructions()
     return [warp_detail(sc, instructions[i], b, w) for b in sel.blocks for w in sel.warps for i in instrs]
 
@@ -217,20 +218,20 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
     for a comparison, each side's arrays."""
     if other is not None:
         la, lb = labels or (sc.title, other[0].scenario.title if other else "")
-        a = ", ".join(dict.fromkeys(d.array.describe() for d in details))
-        b = ", ".join(dict.fromkeys(d.array.describe() for d in other))
-        return [f"{la}: {a}", f"{lb}: {b}"] + title_lines(sc, details)[-2:]
+        a = sep(", ").join(dict.fromkeys(d.array.describe() for d in details))
+        b = sep(", ").join(dict.fromkeys(d.array.describe() for d in other))
+        return [la + sep(": ") + a, lb + sep(": ") + b] + title_lines(sc, details)[-2:]
     lines: list[str] = []
     seen = set()
     for d in details:
-        text = f"{d.op} {d.access.text}"
+        text = f"{tr(d.op)} {d.access.text}"
         if text not in seen:
             seen.add(text)
             lines.append(text)
     arrays = dict.fromkeys(d.array.describe() for d in details)
     lw = sc.launch
     out = list(arrays)[:2] + lines[:3]
-    out.append(f"grid {lw.grid[0]}x{lw.grid[1]}x{lw.grid[2]}, block {lw.block[0]}x{lw.block[1]}x{lw.block[2]}")
+    out.append(tr("grid {grid}, block {block}", grid="x".join(map(str, lw.grid)), block="x".join(map(str, lw.block))))
     return out
 
 
@@ -238,7 +239,7 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
               labels: tuple[str, str] | None = None, still: bool = False) -> Plan:
     """The pictures to paint, in order (raises ExportError for a selection that does not fit)."""
     if not settings.fps > 0 or not settings.hold > 0:
-        raise ExportError("fps and hold must be positive")
+        raise ExportError(tr("fps and hold must be positive"))
     spec = sel.frames if sel.frames is not None else ("last" if still else None)
     left = _details(sc, sel)
     right = _details(compare, sel) if compare is not None else None
@@ -259,20 +260,20 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
             a, b = pairs[j]
             steps.append(Step((d, a), (e, b), hold=settings.hold))
     if not steps:
-        raise ExportError(f"--frames {spec!r} selects no frame")
+        raise ExportError(tr("--frames {spec!r} selects no frame", spec=spec))
     if settings.title_card and not still:
         title = settings.title or sc.title
         if compare is not None:
             lab = labels or (sc.title, compare.title)
-            title = settings.title or f"{lab[0]}  vs  {lab[1]}"
+            title = settings.title or tr("{a}  vs  {b}", a=lab[0], b=lab[1])
             if not settings.title and compare.source == sc.source:      # the same file, a param changed
-                title = f"{sc.title}: {lab[0]}  vs  {lab[1]}"
+                title = sc.title + sep(": ") + tr("{a}  vs  {b}", a=lab[0], b=lab[1])
         hold = settings.title_card_hold or max(2.0, 2 * settings.hold)
         steps.insert(0, Step(None, title_card=(title, tuple(title_lines(sc, left, right, labels))), hold=hold))
     plan = Plan(steps, settings.fps, labels)
     if not still and plan.video_frames > MAX_VIDEO_FRAMES:
-        raise ExportError(f"that is {plan.video_frames} video frames; narrow the selection "
-                          f"(--instruction, --frames) or lower --fps/--hold")
+        raise ExportError(tr("that is {n} video frames; narrow the selection (--instruction, --frames) or "
+                             "lower --fps/--hold", n=plan.video_frames))
     return plan
 
 
@@ -359,8 +360,8 @@ def output_kind(out: Path, png_sequence: bool = False) -> str:
         return "png-sequence"
     kind = FORMATS.get(out.suffix.lower())
     if kind is None:
-        raise ExportError(f"{out}: unknown extension {out.suffix!r}; use .gif, .mp4, .webm, .png, .svg, "
-                          f"or a folder (ending in /) for a PNG sequence")
+        raise ExportError(tr("{out}: unknown extension {suffix!r}; use .gif, .mp4, .webm, .png, .svg, or a folder "
+                             "(ending in /) for a PNG sequence", out=out, suffix=out.suffix))
     return kind
 
 
@@ -374,18 +375,18 @@ def _check_target(out: Path, kind: str) -> Path:
     if kind == "png-sequence":
         target = _sequence_folder(out)
         if target.exists() and not target.is_dir():
-            raise ExportError(f"{out} is a file; a PNG sequence needs a folder")
+            raise ExportError(tr("{out} is a file; a PNG sequence needs a folder", out=out))
     else:
         target = out
         if out.is_dir():
-            raise ExportError(f"{out} is a folder; give a file name ending in .{kind}")
+            raise ExportError(tr("{out} is a folder; give a file name ending in .{kind}", out=out, kind=kind))
         if out.exists() and not os.access(out, os.W_OK):
-            raise ExportError(f"{out}: the file exists and is read-only")
+            raise ExportError(tr("{out}: the file exists and is read-only", out=out))
     parent = target.resolve().parent
     if not parent.is_dir():
-        raise ExportError(f"{out}: the folder {parent} does not exist")
+        raise ExportError(tr("{out}: the folder {parent} does not exist", out=out, parent=parent))
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise ExportError(f"{out}: cannot write in {parent} (permission denied)")
+        raise ExportError(tr("{out}: cannot write in {parent} (permission denied)", out=out, parent=parent))
     return parent
 
 
@@ -400,9 +401,8 @@ def ffmpeg_exe() -> str:
         import imageio_ffmpeg
         return imageio_ffmpeg.get_ffmpeg_exe()
     except (ImportError, RuntimeError) as err:
-        raise ExportError(f"ffmpeg is needed for .mp4 and .webm but was not found "
-                          f"({err}); install it with `pip install imageio-ffmpeg`, or set IMAGEIO_FFMPEG_EXE "
-                          f"to an ffmpeg binary") from None
+        raise ExportError(tr("ffmpeg is needed for .mp4 and .webm but was not found ({err}); install it with `pip "
+                             "install imageio-ffmpeg`, or set IMAGEIO_FFMPEG_EXE to an ffmpeg binary", err=err)) from None
 
 
 def check_settings(settings: Settings, kind: str) -> None:
@@ -410,12 +410,11 @@ def check_settings(settings: Settings, kind: str) -> None:
     (ExportError with the message the CLI prints; the export dialog shows it as you type)."""
     w, h = settings.size
     if kind in ("mp4", "webm") and (w % 2 or h % 2):
-        raise ExportError(f"{kind.upper()} needs an even width and height (yuv420p); "
-                          f"use {w + w % 2}x{h + h % 2}")
+        raise ExportError(tr("{kind} needs an even width and height (yuv420p); use {w}x{h}", kind=kind.upper(), w=w + w % 2, h=h + h % 2))
     if not 1 <= settings.fps <= 240:
-        raise ExportError(f"--fps {settings.fps:g} is out of range; use 1..240")
+        raise ExportError(tr("--fps {fps:g} is out of range; use 1..240", fps=settings.fps))
     if not settings.hold > 0 or settings.hold > 600:
-        raise ExportError(f"--hold {settings.hold:g} is out of range; use a positive number of seconds up to 600")
+        raise ExportError(tr("--hold {hold:g} is out of range; use a positive number of seconds up to 600", hold=settings.hold))
     from .render import theme as theme_by_name
     try:
         theme_by_name(settings.theme, settings.scale)
@@ -476,7 +475,7 @@ def _temp_file(parent: Path, out: Path) -> Path:
     try:
         fd, name = tempfile.mkstemp(dir=parent, prefix=f".{out.stem}.", suffix=f".part{out.suffix}")
     except OSError as err:
-        raise ExportError(f"{out}: cannot create a file in {parent} ({err.strerror or err})") from None
+        raise ExportError(tr("{out}: cannot create a file in {parent} ({err})", out=out, parent=parent, err=err.strerror or err)) from None
     # mkstemp makes the file private (0600); the result should look like any file the user saves.
     mode = (os.stat(out).st_mode & 0o777) if out.exists() else (0o666 & ~_umask())
     try:
@@ -643,7 +642,7 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
         stage = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.part-"))
         os.chmod(stage, 0o777 & ~_umask())
     except OSError as err:
-        raise ExportError(f"{out}: cannot create a folder in {base} ({err.strerror or err})") from None
+        raise ExportError(tr("{out}: cannot create a folder in {base} ({err})", out=out, base=base, err=err.strerror or err)) from None
     total = len(plan.steps)
     try:
         for k, step in enumerate(plan.steps):
@@ -657,8 +656,7 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
         _check(cancel)
         if target.exists():
             if any(p.suffix.lower() != ".png" for p in target.iterdir() if not p.name.startswith(".")):
-                raise ExportError(f"{target} exists and holds other files than PNGs; choose an empty or "
-                                  f"new folder")
+                raise ExportError(tr("{target} exists and holds other files than PNGs; choose an empty or new folder", target=target))
             old = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.old-"))
             os.rmdir(old)
             os.replace(target, old)
