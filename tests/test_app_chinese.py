@@ -27,13 +27,20 @@ from viz.types import all_type_names
 ALLOWED = {
     "threadIdx", "blockIdx", "blockDim", "gridDim", "tid", "when", "op", "at", "for", "pad", "offset", "space",
     "shape", "type", "fields", "swizzle", "Swizzle", "CuTe", "xor", "diagonal", "bitrev", "cute", "expr", "none",
-    "all", "first", "last", "compute", "request", "wavefront", "line", "summary",  # export's frame syntax
     "TOML", "toml", "CUDA", "PTX", "SASS", "GPU", "SM", "SMs", "NVIDIA", "HBM", "DRAM", "PyCUDA", "pip", "warpviz",
     "gpu", "nvcc", "cuobjdump", "ncu", "Nsight", "Compute", "cudaMemcpy", "bench", "GB", "KiB", "MiB", "ms", "ns",
     "MP", "WebM", "GIF", "PNG", "SVG", "VP", "mp", "webm", "gif", "png", "svg", "Home", "End", "PageUp", "PageDown",
-    "PgUp", "PgDn", "Ctrl", "Shift", "Esc", "Space", "Okabe", "Ito", "English", "FILE", "out", "struct",
+    "PgUp", "PgDn", "Ctrl", "Shift", "Esc", "Space", "Okabe", "Ito", "English", "struct",
 }
-CODE = re.compile(r"`[^`]*`|\[[\w\-]+\]|\b[\w\-]+\.(?:json|toml|mp4|webm|gif|png|svg)\b|\b\w+__\w+(?:\.\w+)?|(?:/[\w.+\-]+)+|\b[a-z]+:[\w,:]+")  # `code`, ncu metrics, paths, kind:args
+CODE = re.compile("|".join([
+    r"`[^`]*`",                                    # `code` in a sentence
+    r"\b0x[0-9a-fA-F]+\b",                         # hexadecimal addresses
+    r"\[[\w\-]+\]",                                # [built-in-name] in the compare picker
+    r"\b[\w\-]+\.(?:json|toml|mp4|webm|gif|png|svg)\b",  # file names
+    r"\b\w+__\w+(?:\.\w+)?",                       # Nsight Compute metric names
+    r"(?:/[\w.+\-]+)+",                             # paths
+    r"\b[a-z]+:[\w,:]+",                            # swizzle kinds with arguments (xor:4, cute:5,0,5)
+]))
 WORD = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -155,6 +162,7 @@ def frames_of(win, qtbot, eng: English, name: str, positions) -> None:
         eng.scan(f"{name} source line", [win.source.text(), win.timeline.where.text()])
         eng.scan(f"{name} picture", painted(lambda p, r: painter.paint_frame(p, r, s.detail, s.frame)))
         eng.scan(f"{name} caption", [s.frame.caption])
+        eng.scan(f"{name} lane tooltips", [win.view.lane_tooltip(k) for k in (0, 5, 31)])
 
 
 def test_the_chinese_interface_shows_no_english(qtbot, user_dirs):  # noqa: F811 - fixture

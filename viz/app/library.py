@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLineEdit, QPushButton, Q
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from .. import assets
-from ..i18n import tr
+from ..i18n import sep, tr
 from . import settings
 
 
@@ -138,7 +138,8 @@ class LibraryPanel(QWidget):
                 self.tree.setCurrentItem(item)
         for g in groups.values():
             g.setExpanded(True)
-            g.setText(0, g.text(0) + f"  ({g.childCount()})" if "  (" not in g.text(0) else g.text(0))
+            count = f"  {sep(' (').strip()}{g.childCount()}{sep(')')}"
+            g.setText(0, g.text(0) + count if count not in g.text(0) else g.text(0))
 
     def visible_names(self) -> list[str]:
         out = []
