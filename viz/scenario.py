@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from . import assets
+from .i18n import language
 from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse_access
 from .layout import LayoutError, Swizzle, check_bijection, offset_tree, parse_swizzle
 from .types import ElemType, all_type_names, named_type, struct
@@ -35,7 +36,7 @@ GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
 TOP_KEYS = {"format", "title", "notes", "tags", "launch", "params", "arrays", "access",
-            "expected", "expect_error", "timing", "name"}
+            "expected", "expect_error", "timing", "name", "title_zh", "notes_zh"}
 ARRAY_KEYS = {"space", "type", "fields", "shape", "pad", "swizzle", "offset", "init"}
 ACCESS_KEYS = {"op", "at", "for", "when", "note"}
 
@@ -189,6 +190,18 @@ class Scenario:
     expect_error: str | None = None
     timing: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     format: int = FORMAT_VERSION
+    title_zh: str = ""             # optional Chinese title and notes (the app shows them in Chinese)
+    notes_zh: str = ""
+
+    @property
+    def shown_title(self) -> str:
+        """The title in the interface language (``title_zh`` when Chinese and given)."""
+        return localized(self.title, self.title_zh)
+
+    @property
+    def shown_notes(self) -> str:
+        """The notes in the interface language (``notes_zh`` when Chinese and given)."""
+        return localized(self.notes, self.notes_zh)
 
     def array(self, name: str) -> Array:
         return next(a for a in self.arrays if a.name == name)
@@ -203,6 +216,11 @@ class Scenario:
 
 
 # ---------------------------------------------------------------------------- loading
+
+
+def localized(english: str, chinese: str) -> str:
+    """``chinese`` when the interface language is Chinese and there is one, else ``english``."""
+    return chinese if chinese and language().startswith("zh") else english
 
 
 def builtin_names() -> list[str]:
@@ -274,7 +292,7 @@ def line_of(text: str, where: str, key: str | None = None) -> int | None:
     lines = text.splitlines()
     start = None
     top = where.split(".")[0].split(" ")[0]
-    if top in ("format", "title", "notes", "tags", "expect_error") or (not where and key):
+    if top in ("format", "title", "notes", "tags", "expect_error", "title_zh", "notes_zh") or (not where and key):
         name = key or top
         for i, ln in enumerate(lines):
             if re.match(r"\s*\[", ln):
@@ -333,6 +351,8 @@ class _Builder:
                       f"(format {FORMAT_VERSION})", "update warpviz to open it")
         title = self.string(d, "title", "", required=False) or self.name or "untitled scenario"
         notes = self.string(d, "notes", "", required=False)
+        title_zh = self.string(d, "title_zh", "", required=False)
+        notes_zh = self.string(d, "notes_zh", "", required=False)
         tags = d.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             self.fail("tags", "tags must be a list of strings", 'e.g. tags = ["shared", "swizzle"]')
@@ -358,7 +378,7 @@ class _Builder:
                       params=MappingProxyType(dict(self.params)), arrays=arrays, accesses=accesses,
                       source=self.source, name=self.name, text=self.text,
                       expected=MappingProxyType(dict(expected)), expect_error=expect_error,
-                      timing=MappingProxyType(dict(timing)), format=fmt)
+                      timing=MappingProxyType(dict(timing)), format=fmt, title_zh=title_zh, notes_zh=notes_zh)
         count = sum(len(a.parts) * self.iterations(a) for a in accesses)
         if count > MAX_INSTRUCTIONS:
             self.fail("access", f"the accesses expand to {count} warp instructions per thread, more than "

@@ -44,7 +44,7 @@ def frame_image(main, size: tuple[int, int] | None = None) -> QImage | None:
         rect = QRectF(0, 0, w, h)
         if comparing:
             right = main.compare.right
-            labels = (s.scenario.title, right.scenario.title)
+            labels = (s.scenario.shown_title, right.scenario.shown_title)
             paint_compare(p, rect, (d, f), (right.detail, right.frame), main.compare.view_left.theme,
                           PaintOptions(), labels)
         else:

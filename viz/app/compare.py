@@ -122,7 +122,7 @@ class ComparePage(QWidget):
 
     def _titles(self) -> None:
         for view, s in ((self.view_left, self.left), (self.view_right, self.right)):
-            title = s.scenario.title if s.scenario else None
+            title = s.scenario.shown_title if s.scenario else None
             view.options = PaintOptions(title=title, figures=True)
             view.update()
 
@@ -156,4 +156,5 @@ class ComparePage(QWidget):
         self.table.setHorizontalHeaderLabels([tr("Figure"), tr("Left"), tr("Right")])
         self.fill_picks()
         self.right.retranslate()
+        self._titles()                  # a built-in's title_zh in Chinese
         self.refresh()

@@ -574,7 +574,7 @@ class MainWindow(QMainWindow):
         sc = self.session.scenario
         name = self.session.path.name if self.session.path else tr("untitled")
         mark = " *" if self.session.path is not None and not self.is_user_file(self.session.path) and self.modified() else ""
-        self.setWindowTitle(f"{sc.title if sc else ''} — {name}{mark} — warpviz")
+        self.setWindowTitle(f"{sc.shown_title if sc else ''} — {name}{mark} — warpviz")
 
     def show_keys(self) -> None:
         QMessageBox.information(self, tr("Keys"), KEYS_HELP())
