@@ -74,6 +74,19 @@ def test_the_figures_of_the_h100_quotes_are_in_the_chinese_notes_too():
             assert figure in sc.notes_zh, (name, figure)
 
 
+def test_every_builtin_tag_has_a_chinese_name():
+    from viz.app.library import tag_label
+
+    tags = sorted({t for n in builtin_names() for t in load(n).tags})
+    assert i18n.missing("zh_CN", [f"tag:{t}" for t in tags]) == []
+    assert [tag_label(t) for t in tags] == tags                     # English: the tags themselves
+    i18n.set_language("zh_CN")
+    try:
+        assert tag_label("coalescing") == "合并访问（coalescing）" and tag_label("swizzle") == "swizzle"
+    finally:
+        i18n.set_language("en")
+
+
 def test_shown_title_and_notes_follow_the_interface_language():
     sc = loads(SMALL)
     assert (sc.shown_title, sc.shown_notes) == ("Copy", "One float per thread.")
@@ -111,6 +124,9 @@ def test_app_in_chinese_shows_chinese_titles_and_notes(window, qtbot):  # noqa: 
     lib.search.setText("padded")                          # and the English ones still
     qtbot.waitUntil(lambda: "transpose-tile-pad" in lib.visible_names())
     lib.search.clear()
+    lib.tag.setCurrentIndex(lib.tag.findText("转置（transpose）"))   # the tag list in Chinese
+    qtbot.waitUntil(lambda: lib.visible_names() and all("transpose" in load(n).tags for n in lib.visible_names()))
+    assert "transpose-tile" in lib.visible_names() and "coalesced" not in lib.visible_names()
     window.a_langs["en"].trigger()
     qtbot.waitUntil(lambda: lib.item_for("transpose-tile").text(0) == sc.title)
     assert window.windowTitle().startswith(sc.title)

@@ -54,6 +54,13 @@ def read_entry(path: Path, builtin: bool) -> Entry:
     return Entry(path, title, tags, notes.strip(), builtin, other)
 
 
+def tag_label(tag: str) -> str:
+    """A tag as the library shows it: in Chinese its catalog entry ``tag:NAME`` with the tag
+    itself (what ``warpviz list --tag`` takes) in brackets; in English the tag."""
+    text = tr(f"tag:{tag}")
+    return tag if text in (f"tag:{tag}", tag) or text.lower() == tag else f"{text}（{tag}）"
+
+
 def entries() -> list[Entry]:
     out = [read_entry(p, True) for p in sorted(assets.scenario_dir().glob("*.toml"))]
     out += [read_entry(p, False) for p in sorted(settings.user_scenario_dir().glob("*.toml"))]
@@ -119,7 +126,7 @@ class LibraryPanel(QWidget):
         self.tag.clear()
         self.tag.addItem(tr("all tags"), None)
         for t in tags:
-            self.tag.addItem(t, t)
+            self.tag.addItem(tag_label(t), t)
         i = self.tag.findData(keep)
         self.tag.setCurrentIndex(max(0, i))
         self.tag.blockSignals(False)
@@ -138,7 +145,7 @@ class LibraryPanel(QWidget):
             if not e.matches(words, tag):
                 continue
             item = QTreeWidgetItem([f"{e.title}"])
-            item.setToolTip(0, f"{e.name}\n{', '.join(e.tags)}\n\n{e.notes}")
+            item.setToolTip(0, f"{e.name}\n{', '.join(map(tag_label, e.tags))}\n\n{e.notes}")
             item.setData(0, Qt.ItemDataRole.UserRole, str(e.path))
             groups[e.builtin].addChild(item)
             if self.current is not None and e.path == self.current:
