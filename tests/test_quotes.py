@@ -255,3 +255,12 @@ def test_spread_is_small_for_launches_of_50_us():
 def test_the_scan_catches_an_unchecked_figure(tmp_path):
     text = norm("On the H100 it ran at 1234 GB/s in 0.5 ms; H100 measured 7 for s[x].")
     assert [m.group(0) for m in FIGURE.finditer(text)] == ["1234 GB/s", "0.5 ms", "H100 measured 7"]
+
+
+def test_the_cost_models_h100_is_the_shipped_device():
+    from viz.gpu import costmodel
+
+    dev = H["device"]
+    assert costmodel.H100.dram_bytes_per_s / 1e9 == pytest.approx(MEMCPY, abs=0.5)
+    assert (costmodel.H100.sm_count, costmodel.H100.clock_hz / 1e6) == (dev["sm_count"], dev["clock_mhz"])
+    assert costmodel.H100.launch_overhead_s * 1e6 == H["cost_model"]["launch_overhead_us"]
