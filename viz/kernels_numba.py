@@ -78,11 +78,13 @@ def wide_load_phases(addr, mask, b, w, nt, size, starts, lengths):
 
 
 @njit(cache=True, nogil=True)
-def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
+def shared_counts(addr, mask, size, is_load, wavefronts, phases, active, paired, deepest):
     """Wavefronts: per phase, the most distinct 32-bit words any one bank must deliver.
 
     Phases: see ``wide_load_phases``; a phase with no active lane costs nothing. Lanes
     reading (or writing) the same word share it, sub-word accesses in one word included.
+    ``paired``: 1 where an issued wide load took half the phases (its lanes repeat
+    addresses in pairs); ``deepest``: the most wavefronts any one of the warp's phases took.
     """
     nb, nt = addr.shape
     nw = (nt + 31) // 32
@@ -93,6 +95,7 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
     lengths = np.zeros(4, np.int64)
     for b in range(nb):
         for w in range(nw):
+            nominal = 32 // (32 if size <= 4 else (16 if size == 8 else 8))
             if is_load:
                 nphase = wide_load_phases(addr, mask, b, w, nt, size, starts, lengths)
             else:
@@ -104,6 +107,7 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
             total = 0
             used = 0
             act = 0
+            deep = 0
             for p in range(nphase):
                 n = 0
                 for t in range(starts[p], starts[p] + lengths[p]):
@@ -129,17 +133,22 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
                         if per_bank[bank] > most:
                             most = per_bank[bank]
                 total += most
+                if most > deep:
+                    deep = most
             wavefronts[b, w] = total
             phases[b, w] = used
             active[b, w] = act
+            paired[b, w] = 1 if (act > 0 and nphase < nominal) else 0
+            deepest[b, w] = deep
 
 
 @njit(cache=True, nogil=True)
-def global_counts(addr, mask, sectors, lines, active):
-    """Sectors: the distinct 32-byte sectors the active lanes touch; lines: distinct 128-byte lines.
+def global_counts(addr, mask, sectors, lines, active, distinct):
+    """Sectors: the distinct 32-byte sectors the active lanes touch; lines: distinct 128-byte lines;
+    distinct: the distinct addresses the active lanes ask for.
 
     Accesses are at most 16 bytes and aligned to their size, so each lane's bytes lie in
-    one sector.
+    one sector, and two lanes' bytes are either the same or disjoint.
     """
     nb, nt = addr.shape
     nw = (nt + 31) // 32
@@ -152,15 +161,19 @@ def global_counts(addr, mask, sectors, lines, active):
                 if t >= nt:
                     break
                 if mask[b, t]:
-                    _insert_sorted(buf, n, addr[b, t] >> 5)
+                    _insert_sorted(buf, n, addr[b, t])
                     n += 1
             ns = 0
             nl = 0
+            nd = 0
             for j in range(n):
                 if j == 0 or buf[j] != buf[j - 1]:
+                    nd += 1
+                if j == 0 or (buf[j] >> 5) != (buf[j - 1] >> 5):
                     ns += 1
-                if j == 0 or (buf[j] >> 2) != (buf[j - 1] >> 2):
+                if j == 0 or (buf[j] >> 7) != (buf[j - 1] >> 7):
                     nl += 1
             sectors[b, w] = ns
             lines[b, w] = nl
             active[b, w] = n
+            distinct[b, w] = nd
