@@ -1,4 +1,4 @@
-"""A slow, obviously correct reference of MEMORY_MODEL.md, for the tests only.
+"""A slow, obviously correct reference of docs/memory-model.md, for the tests only.
 
 Independent of viz.lanes, viz.layout and viz.engine: it walks every thread of every
 block one by one with plain Python integers, computes layouts from the contract's table

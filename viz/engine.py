@@ -2,7 +2,7 @@
 
 For every warp instruction (an access at one loop point, one part of its element) the
 engine evaluates the addresses of every thread of the launch, checks them (bounds,
-alignment, division by zero) and counts, per warp, what MEMORY_MODEL.md says the
+alignment, division by zero) and counts, per warp, what docs/memory-model.md says the
 hardware does: wavefronts and phases for shared memory, sectors, lines and requests for
 global memory. Totals carry Nsight Compute's metric names.
 

@@ -1,4 +1,4 @@
-"""The per-warp counting rules of MEMORY_MODEL.md, compiled with numba (cached on disk).
+"""The per-warp counting rules of docs/memory-model.md, compiled with numba (cached on disk).
 
 Inputs are one instruction's byte addresses and active masks for a set of blocks
 (``addr[b, t]``, ``mask[b, t]``, t = thread index in the block); outputs are one row of
@@ -59,7 +59,7 @@ def paired_quads(addr, mask, b, w, nt):
 def wide_load_phases(addr, mask, b, w, nt, size, starts, lengths):
     """Phases of one warp's shared load; returns their number (lane ranges in starts/lengths).
 
-    MEMORY_MODEL.md: one phase for 1/2/4-byte accesses, half-warps for 8 bytes, quarter-warps
+    docs/memory-model.md: one phase for 1/2/4-byte accesses, half-warps for 8 bytes, quarter-warps
     for 16 bytes. Measured on the H100 (docs/GPU.md: 87 probes, 200 random scenarios),
     8- and 16-byte *loads* take half as many phases when the warp repeats addresses in lane
     pairs: if every lane quad has lanes (0,1) and (2,3) on one address each, or lanes (0,2)
