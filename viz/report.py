@@ -97,7 +97,7 @@ def _phases_why(d: dict) -> str:
     elif idle > 1:
         rules.append(tr("{n} phases with no active lane cost nothing", n=f"{idle:,}"))
     return tr("{ideal} per instruction ({rule})", ideal=_avg(d["phases"], d["warp_instructions"]),
-              rule="; ".join(rules))
+              rule=tr("; ").join(rules))  # the list separator: "；" in Chinese
 
 
 def _conflicts_why(d: dict) -> str:
