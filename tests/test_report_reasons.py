@@ -81,17 +81,17 @@ def check_lanes(d, sc, value, why):
 
 
 PHASE_RULES = {
-    r"(\d+)-byte accesses: one phase for all 32 lanes": ("one", None),
-    r"(8)-byte accesses: two half-warp phases": ("none", None),
-    r"(16)-byte accesses: four quarter-warp phases": ("none", None),
+    r"(\d+)-byte accesses: one phase for all 32 lanes": "one",
+    r"(8)-byte accesses: two half-warp phases": "none",
+    r"(16)-byte accesses: four quarter-warp phases": "none",
     r"(8)-byte load whose lanes repeat addresses in pairs: one 32-lane phase instead of two half-warp phases":
-        ("all", None),
+        "all",
     r"(16)-byte load whose lanes repeat addresses in pairs: two 16-lane phases instead of four quarter-warp "
-    r"phases": ("all", None),
+    r"phases": "all",
     r"(8)-byte load: two half-warp phases, but one 32-lane phase in the " + N + " of " + N
-    + r" warp instructions whose lanes repeat addresses in pairs": ("some", None),
+    + r" warp instructions whose lanes repeat addresses in pairs": "some",
     r"(16)-byte load: four quarter-warp phases, but two 16-lane phases in the " + N + " of " + N
-    + r" warp instructions whose lanes repeat addresses in pairs": ("some", None),
+    + r" warp instructions whose lanes repeat addresses in pairs": "some",
 }
 
 
@@ -110,7 +110,7 @@ def check_phases(d, why):
             idle = num(p[1])
             assert idle > 1
             continue
-        for pattern, (kind, _) in PHASE_RULES.items():
+        for pattern, kind in PHASE_RULES.items():
             if p := full(pattern, piece):
                 break
         else:

@@ -67,7 +67,7 @@ def _lanes_why(d: dict) -> str:
               "last warp is partial", lanes=_avg(active, inst))
 
 
-def _phase_rule(g: dict, op: str) -> str | None:
+def _phase_rule(g: dict) -> str | None:
     """What decides the phases of one access size, stating the pair rule only where it applied."""
     size, n, paired = g["access_bytes"], g["warp_instructions"], g["paired_instructions"]
     if n == 0:
@@ -90,7 +90,7 @@ def _phase_rule(g: dict, op: str) -> str | None:
 
 
 def _phases_why(d: dict) -> str:
-    rules = [r for g in d["phases_by_size"] if (r := _phase_rule(g, d["op"]))]
+    rules = [r for g in d["phases_by_size"] if (r := _phase_rule(g))]
     idle = d["idle_phases"]
     if idle == 1:
         rules.append(tr("1 phase with no active lane costs nothing"))
