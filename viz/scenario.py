@@ -1,4 +1,4 @@
-"""Scenarios: TOML in, validated immutable model objects out (contract: SCENARIO_FORMAT.md).
+"""Scenarios: TOML in, validated immutable model objects out (reference: docs/scenario-format.md).
 
 Loading never executes anything: the TOML is parsed by ``tomllib``, every expression by
 ``viz.expr``. Every problem is a ``ScenarioError`` naming the file, the access or field,

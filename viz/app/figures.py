@@ -7,7 +7,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..i18n import tr
-from ..report import explain_access
+from ..report import access_size_text, explain_access
 from .state import Session
 
 METRIC_LABELS = {
@@ -86,7 +86,7 @@ class FiguresPanel(QWidget):
             a = sc.accesses[d["index"]]
             arr = sc.array(d["array"])
             top = QTreeWidgetItem([tr("access {k}", k=d["index"]), tr(d["op"]),
-                                   f"{a.text}   ({arr.describe()}, {d['access_bytes']} B)"])
+                                   f"{a.text}   ({arr.describe()}, {access_size_text(d)})"])
             top.setFont(0, bold)
             top.setFont(2, bold)
             top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
