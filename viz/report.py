@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import __version__
 from .engine import Analysis
 from .i18n import tr
+from .scenario import warnings
 
 
 def to_json(an: Analysis) -> dict:
@@ -17,9 +18,26 @@ def to_json(an: Analysis) -> dict:
         "launch": {"block": list(lw.block), "grid": list(lw.grid), "threads": lw.threads,
                    "warps": lw.blocks * lw.warps_per_block},
         "params": dict(sc.params),
+        "warnings": warnings(sc),
         "metrics": an.metrics,
-        "accesses": an.per_access(),
+        "accesses": [{**d, "instruction_numbers": instruction_numbers(sc, d["index"])} for d in an.per_access()],
     }
+
+
+def instruction_numbers(sc, access: int) -> list[int]:
+    """[first, last] warp instruction numbers of an access, counted from 1 as the app's header
+    and `warpviz export -i` count them ([] when its loops run zero times). ``index`` stays the
+    contract's 0-based position of the [[access]] table in the file."""
+    nums = [i.number + 1 for i in sc.instructions() if i.access == access]
+    return [nums[0], nums[-1]] if nums else []
+
+
+def _numbers_text(nums: list[int]) -> str:
+    if not nums:
+        return tr("no instructions")
+    if nums[0] == nums[1]:
+        return tr("instruction {k}", k=nums[0])
+    return tr("instructions {a}-{b}", a=nums[0], b=nums[1])
 
 
 def _n(x) -> str:
@@ -86,13 +104,16 @@ def to_table(an: Analysis) -> str:
            f"{lw.blocks * lw.warps_per_block:,} warps ({lw.warps_per_block} per block)"]
     if sc.params:
         out.append("params: " + ", ".join(f"{k} = {v}" for k, v in sc.params.items()))
+    for w in warnings(sc):
+        out.append(tr("warning: {w}", w=w))
     for d in an.per_access():
         arr = sc.array(d["array"])
         a = sc.accesses[d["index"]]
         loops = "".join(f"  for {lp.var} = {lp.text}" for lp in a.loops)
         when = f"  when {a.when_text}" if a.when_text else ""
         out.append("")
-        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {d['access_bytes']} B){loops}{when}")
+        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {d['access_bytes']} B){loops}{when}"
+                   f"   [{_numbers_text(instruction_numbers(sc, d['index']))}]")
         for name, value, why in explain_access(d):
             out.append(f"  {name:<18} {value:>14}   {why}" if name else f"  {'':<18} {'':>14}   {why}")
     out.append("")

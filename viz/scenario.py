@@ -31,6 +31,7 @@ MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 MAX_SHARED_BYTES = 227 * 1024  # the most dynamic shared memory one block may use on H100
 MAX_LAUNCH_THREADS = 1 << 26   # what the analysis will take on (64 Mi threads)
 MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses
+MAX_GPU_MEMORY = 192 * 2**30  # more global memory than any GPU has (H100 80 GB, H200 141 GB, B200 180 GB)
 GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
@@ -258,6 +259,38 @@ def loads(text: str, source: str = "<scenario>", name: str = "",
         raise ScenarioError(source, "TOML syntax", problem, "fix the TOML syntax on that line "
                             "(strings need quotes, tables [name], arrays [1, 2])", line) from None
     return _Builder(data, source, name, text, overrides or {}).build()
+
+
+def size_text(nbytes: int) -> str:
+    """Bytes in binary units: 512 B, 4.0 KiB, 3.6 TiB."""
+    value, unit = float(nbytes), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if value < 1024 or unit == "EiB":
+            break
+        value /= 1024
+    return f"{nbytes} B" if unit == "B" else f"{value:.1f}".removesuffix(".0") + f" {unit}"
+
+
+def warnings(sc: Scenario) -> list[str]:
+    """What is allowed but cannot run on a real GPU: a global array (or all of them together)
+    larger than any GPU's memory. The analysis still runs; the app and `warpviz analyze` say so."""
+    from .i18n import tr
+
+    out = []
+    limit = size_text(MAX_GPU_MEMORY)
+    glob = [a for a in sc.arrays if a.space == "global"]
+    for a in glob:
+        if a.footprint > MAX_GPU_MEMORY:
+            out.append(tr("global array {name} is {size} ({elements} elements of {type}, {bytes} bytes), more than "
+                          "any GPU's memory ({limit}): no GPU could run this launch; the analysis still runs",
+                          name=a.name, size=size_text(a.footprint), elements=f"{a.elements:,}", type=a.type.name,
+                          bytes=f"{a.footprint:,}", limit=limit))
+    total = max((a.start + a.footprint for a in glob), default=0)
+    if total > MAX_GPU_MEMORY and not any(a.footprint > MAX_GPU_MEMORY for a in glob):
+        out.append(tr("the global arrays together are {size} ({bytes} bytes: {names}), more than any GPU's memory "
+                      "({limit}): no GPU could run this launch; the analysis still runs",
+                      size=size_text(total), bytes=f"{total:,}", names=", ".join(a.name for a in glob), limit=limit))
+    return out
 
 
 def _looks_like_path(text: str) -> bool:
@@ -831,4 +864,4 @@ def with_params(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
 
 
 __all__ = ["Scenario", "ScenarioError", "Array", "Access", "Launch", "Instruction", "load", "loads",
-           "resolve", "builtin_names", "compare_path", "compare_in_text", "partner_name", "partner_path", "runnable_builtins", "expand_instructions", "with_params", "parse_overrides", "replace"]
+           "resolve", "builtin_names", "compare_path", "compare_in_text", "warnings", "size_text", "partner_name", "partner_path", "runnable_builtins", "expand_instructions", "with_params", "parse_overrides", "replace"]
