@@ -60,6 +60,12 @@ def test_the_instruction_box_counts_as_the_header_does(qtbot, window):
     # Blocks and warps count from 0, as blockIdx and warp ids do in CUDA.
     assert w.timeline.block.minimum() == 0 and w.timeline.warp.minimum() == 0
     assert w.timeline.warp.maximum() == w.session.scenario.launch.warps_per_block - 1
+    # The Figures panel names each access's instructions with the same numbers.
+    qtbot.waitUntil(lambda: w.figures.tree.topLevelItemCount() == 5, timeout=20000)
+    tops = [w.figures.tree.topLevelItem(i).text(2) for i in range(4)]
+    assert tops[2].startswith("tile[threadIdx.x][threadIdx.y + j]") and tops[2].endswith("[instructions 9-12]")
+    assert [t.rsplit("[", 1)[1] for t in tops] == ["instructions 1-4]", "instructions 5-8]", "instructions 9-12]",
+                                                    "instructions 13-16]"]
     # The export dialog proposes the same number.
     type_instruction(qtbot, w, "9")
     qtbot.keyClick(w.view, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)

@@ -10,6 +10,7 @@ from .scenario import warnings
 
 def to_json(an: Analysis) -> dict:
     sc = an.scenario
+    numbers = instruction_numbers(sc)
     lw = sc.launch
     return {
         "scenario": sc.title,
@@ -20,19 +21,25 @@ def to_json(an: Analysis) -> dict:
         "params": dict(sc.params),
         "warnings": warnings(sc),
         "metrics": an.metrics,
-        "accesses": [{**d, "instruction_numbers": instruction_numbers(sc, d["index"])} for d in an.per_access()],
+        "accesses": [{**d, "instruction_numbers": numbers[d["index"]]} for d in an.per_access()],
     }
 
 
-def instruction_numbers(sc, access: int) -> list[int]:
-    """[first, last] warp instruction numbers of an access, counted from 1 as the app's header
-    and `warpviz export -i` count them ([] when its loops run zero times). ``index`` stays the
-    contract's 0-based position of the [[access]] table in the file."""
-    nums = [i.number + 1 for i in sc.instructions() if i.access == access]
-    return [nums[0], nums[-1]] if nums else []
+def instruction_numbers(sc) -> dict[int, list[int]]:
+    """Per access index, its [first, last] warp instruction numbers, counted from 1 as the
+    app's header and `warpviz export -i` count them ([] when its loops run zero times).
+    An access's ``index`` stays the contract's 0-based position of its [[access]] table."""
+    out: dict[int, list[int]] = {a.index: [] for a in sc.accesses}
+    for i in sc.instructions():
+        nums = out[i.access]
+        if nums:
+            nums[1] = i.number + 1
+        else:
+            nums.extend((i.number + 1, i.number + 1))
+    return out
 
 
-def _numbers_text(nums: list[int]) -> str:
+def numbers_text(nums: list[int]) -> str:
     if not nums:
         return tr("no instructions")
     if nums[0] == nums[1]:
@@ -106,6 +113,7 @@ def to_table(an: Analysis) -> str:
         out.append("params: " + ", ".join(f"{k} = {v}" for k, v in sc.params.items()))
     for w in warnings(sc):
         out.append(tr("warning: {w}", w=w))
+    numbers = instruction_numbers(sc)
     for d in an.per_access():
         arr = sc.array(d["array"])
         a = sc.accesses[d["index"]]
@@ -113,7 +121,7 @@ def to_table(an: Analysis) -> str:
         when = f"  when {a.when_text}" if a.when_text else ""
         out.append("")
         out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {d['access_bytes']} B){loops}{when}"
-                   f"   [{_numbers_text(instruction_numbers(sc, d['index']))}]")
+                   f"   [{numbers_text(numbers[d['index']])}]")
         for name, value, why in explain_access(d):
             out.append(f"  {name:<18} {value:>14}   {why}" if name else f"  {'':<18} {'':>14}   {why}")
     out.append("")

@@ -7,7 +7,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..i18n import tr
-from ..report import explain_access
+from ..report import explain_access, instruction_numbers, numbers_text
 from ..scenario import warnings
 from .state import Session
 
@@ -95,11 +95,13 @@ class FiguresPanel(QWidget):
                                wpb=lw.warps_per_block))
         bold = QFont()
         bold.setBold(True)
+        numbers = instruction_numbers(sc)
         for d in an.per_access():
             a = sc.accesses[d["index"]]
             arr = sc.array(d["array"])
             top = QTreeWidgetItem([tr("access {k}", k=d["index"]), tr(d["op"]),
-                                   f"{a.text}   ({arr.describe()}, {d['access_bytes']} B)"])
+                                   f"{a.text}   ({arr.describe()}, {d['access_bytes']} B)   "
+                                   f"[{numbers_text(numbers[d['index']])}]"])
             top.setFont(0, bold)
             top.setFont(2, bold)
             top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
