@@ -125,3 +125,11 @@ def test_fallback_is_another_of_the_names(names, k):
         assert got is None
     else:
         assert got in names and got != name
+
+
+def test_a_copy_of_a_builtin_under_its_own_name_may_compare_with_that_builtin(tmp_path):
+    mine = tmp_path / "transpose-tile.toml"            # the user's copy of transpose-tile-pad, renamed
+    mine.write_text(resolve("transpose-tile-pad").read_text())
+    assert partner_path(load(mine)) == builtin("transpose-tile")
+    with pytest.raises(ScenarioError, match="names this scenario itself"):
+        loads(resolve("transpose-tile-pad").read_text(), name="transpose-tile")   # text alone, named like its key

@@ -480,10 +480,11 @@ class _Builder:
             self.fail("compare", "compare is empty", 'name a built-in, e.g. compare = "transpose-tile-pad", '
                       "or leave the key out", key="compare")
         here = Path(self.source)
-        if text in (self.name, here.stem, here.name):
+        target = compare_path(text, self.source)
+        if target is not None and (target.resolve() == here.resolve() if here.is_file() else text == self.name):
             self.fail("compare", f"compare = \"{text}\" names this scenario itself",
                       "name another scenario, e.g. the fixed or the broken version of this one", key="compare")
-        if compare_path(text, self.source) is None:
+        if target is None:
             if _looks_like_path(text) and not here.is_file():
                 return text  # text without a file (e.g. pasted): a relative path cannot be checked here
             if _looks_like_path(text):
