@@ -584,8 +584,9 @@ def kernel_line(lines: list[str], function: str) -> int:
     else its first mention; 1 if absent."""
     import re
 
-    word = re.compile(rf"\b{re.escape(function)}\b")
-    for pattern in (rf"__global__.*\b{re.escape(function)}\s*\(", rf"^\s*[A-Z_][A-Z0-9_]*\(\s*{re.escape(function)}\s*,"):
+    fn = re.escape(function)
+    word = re.compile(rf"\b{fn}\b")
+    for pattern in (rf"__global__.*\b{fn}\s*\(", rf"^\s*[A-Z_][A-Z0-9_]*\(\s*{fn}\s*,"):
         rx = re.compile(pattern)
         for n, ln in enumerate(lines, 1):
             if rx.search(ln):
