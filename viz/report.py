@@ -5,10 +5,12 @@ from __future__ import annotations
 from . import __version__
 from .engine import Analysis
 from .i18n import tr
+from .scenario import warnings
 
 
 def to_json(an: Analysis) -> dict:
     sc = an.scenario
+    numbers = instruction_numbers(sc)
     lw = sc.launch
     return {
         "scenario": sc.title,
@@ -17,9 +19,32 @@ def to_json(an: Analysis) -> dict:
         "launch": {"block": list(lw.block), "grid": list(lw.grid), "threads": lw.threads,
                    "warps": lw.blocks * lw.warps_per_block},
         "params": dict(sc.params),
+        "warnings": warnings(sc),
         "metrics": an.metrics,
-        "accesses": an.per_access(),
+        "accesses": [{**d, "instruction_numbers": numbers[d["index"]]} for d in an.per_access()],
     }
+
+
+def instruction_numbers(sc) -> dict[int, list[int]]:
+    """Per access index, its [first, last] warp instruction numbers, counted from 1 as the
+    app's header and `warpviz export -i` count them ([] when its loops run zero times).
+    An access's ``index`` stays the contract's 0-based position of its [[access]] table."""
+    out: dict[int, list[int]] = {a.index: [] for a in sc.accesses}
+    for i in sc.instructions():
+        nums = out[i.access]
+        if nums:
+            nums[1] = i.number + 1
+        else:
+            nums.extend((i.number + 1, i.number + 1))
+    return out
+
+
+def numbers_text(nums: list[int]) -> str:
+    if not nums:
+        return tr("no instructions")
+    if nums[0] == nums[1]:
+        return tr("instruction {k}", k=nums[0])
+    return tr("instructions {a}-{b}", a=nums[0], b=nums[1])
 
 
 def _n(x) -> str:
@@ -178,13 +203,17 @@ def to_table(an: Analysis) -> str:
            f"{lw.blocks * lw.warps_per_block:,} warps ({lw.warps_per_block} per block)"]
     if sc.params:
         out.append("params: " + ", ".join(f"{k} = {v}" for k, v in sc.params.items()))
+    for w in warnings(sc):
+        out.append(tr("warning: {w}", w=w))
+    numbers = instruction_numbers(sc)
     for d in an.per_access():
         arr = sc.array(d["array"])
         a = sc.accesses[d["index"]]
         loops = "".join(f"  for {lp.var} = {lp.text}" for lp in a.loops)
         when = f"  when {a.when_text}" if a.when_text else ""
         out.append("")
-        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {access_size_text(d)}){loops}{when}")
+        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {access_size_text(d)}){loops}{when}"
+                   f"   [{numbers_text(numbers[d['index']])}]")
         for name, value, why in explain_access(d):
             out.append(f"  {name:<18} {value:>14}   {why}" if name else f"  {'':<18} {'':>14}   {why}")
     out.append("")
