@@ -291,6 +291,9 @@ class MainWindow(QMainWindow):
         from .export_dialog import install as install_export  # File → Export…, Edit → Copy frame
 
         install_export(self)
+        from .notes import install as install_notes  # the Notes dock, View → Notes in presentation mode
+
+        install_notes(self)
 
     # ------------------------------------------------------------------ opening and saving
 
@@ -695,7 +698,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.session.retranslate()
         for panel in (self.library, self.editor, self.figures, self._launch, self._sweep, self.timeline,
-                      self.compare):
+                      self.compare, getattr(self, "notes", None)):
             if panel is not None:
                 panel.retranslate()
         if self.gpu_panel is not None and hasattr(self.gpu_panel, "retranslate"):
