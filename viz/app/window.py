@@ -294,6 +294,9 @@ class MainWindow(QMainWindow):
         from .notes import install as install_notes  # the Notes dock, View → Notes in presentation mode
 
         install_notes(self)
+        from .pen import install as install_pen  # draw on the picture: P, H, E, D; Edit → Keep pen strokes
+
+        install_pen(self)
 
     # ------------------------------------------------------------------ opening and saving
 
@@ -698,7 +701,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.session.retranslate()
         for panel in (self.library, self.editor, self.figures, self._launch, self._sweep, self.timeline,
-                      self.compare, getattr(self, "notes", None)):
+                      self.compare, getattr(self, "notes", None), getattr(self, "ink", None)):
             if panel is not None:
                 panel.retranslate()
         if self.gpu_panel is not None and hasattr(self.gpu_panel, "retranslate"):
