@@ -297,6 +297,9 @@ class MainWindow(QMainWindow):
         from .pen import install as install_pen  # draw on the picture: P, H, E, D; Edit → Keep pen strokes
 
         install_pen(self)
+        from .undo import install as install_undo  # Edit → Undo / Redo over every edit, form or text
+
+        install_undo(self)
 
     # ------------------------------------------------------------------ opening and saving
 
@@ -742,5 +745,8 @@ def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
             ("+ −", tr("faster / slower")), ("F11, Esc", tr("presentation mode on / off")),
             ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+E", tr("export for slides")),
             ("Ctrl+Shift+C", tr("copy the frame to the clipboard")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),
-            ("Ctrl+O Ctrl+S", tr("open / save"))]
+            ("Ctrl+O Ctrl+S", tr("open / save")),
+            ("Ctrl+Z Ctrl+Shift+Z", tr("undo / redo an edit (form or text)")),
+            ("P H", tr("draw on the picture: pen (again: other colour) / highlighter")),
+            ("E D", tr("erase the drawing / stop drawing"))]
     return "\n".join(f"{k:<22} {v}" for k, v in rows)
