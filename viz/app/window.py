@@ -575,7 +575,7 @@ class MainWindow(QMainWindow):
     def _busy(self, busy: bool) -> None:
         # Only long analyses show the bar; short ones would flicker.
         if busy:
-            QTimer.singleShot(250, lambda: self.progress.setVisible(self.session.busy))
+            QTimer.singleShot(250, self.progress, lambda: self.progress.setVisible(self.session.busy))  # dies with the bar
         else:
             self.progress.hide()
 
