@@ -118,3 +118,25 @@ def test_ink_follows_a_resized_view(qtbot, window):
     w.resize(w.width() - 200, w.height() - 100)
     qtbot.waitUntil(lambda: w.ink.size() == w.view.size())
     assert w.ink.strokes                         # a resize is no frame change
+
+
+def test_pen_draws_on_the_compare_pair_too(qtbot, window):
+    w = window
+    w.a_compare.setChecked(True)
+    right = w.compare.view_right
+    qtbot.waitUntil(lambda: w.compare.right.frame is not None and right.isVisible(), timeout=10000)
+    right.repaint()
+    clean = right.grab().toImage()
+    qtbot.keyClick(w.view, Qt.Key.Key_H)
+    W, H = right.width(), right.height()
+    pts = [QPoint(int(W * f), H // 2) for f in (0.2, 0.4, 0.6)]
+    qtbot.mousePress(right, Qt.MouseButton.LeftButton, pos=pts[0])
+    for q in pts[1:]:
+        qtbot.mouseMove(right, q)
+    qtbot.mouseRelease(right, Qt.MouseButton.LeftButton, pos=pts[-1])
+    layer = w.ink_layers[2]
+    assert layer.view is right and len(layer.strokes) == 1
+    right.repaint()
+    assert right.grab().toImage() != clean
+    qtbot.keyClick(w.view, Qt.Key.Key_E)
+    assert layer.strokes == []

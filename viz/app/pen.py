@@ -1,7 +1,8 @@
 """A pen and a highlighter for presenting: draw on the picture with the mouse.
 
 The strokes belong to the view, not to the model: an ``InkLayer`` is a transparent child of
-the FrameView that paints them over the painter's picture. Points are kept as fractions of
+a FrameView (the picture, and each side of the comparison) that paints them over the
+painter's picture. Points are kept as fractions of
 the view's size, so strokes follow a resized window. They are cleared when the frame, the
 instruction or the scenario changes, and on E. Edit → Keep pen strokes in Copy frame draws
 them into the copied picture too.
@@ -129,8 +130,18 @@ class InkLayer(QWidget):
 def install(main) -> None:
     """The ink layer over the picture, its keys, Edit → Keep pen strokes in Copy frame, a
     Pen submenu in View, and the Pen toolbar (shown while presenting)."""
-    ink = InkLayer(main.view)
-    main.ink = ink
+    ink = InkLayer(main.view)   # the one picture; Copy frame can keep its strokes
+    layers = [ink, InkLayer(main.compare.view_left), InkLayer(main.compare.view_right)]   # and the compare pair
+    main.ink, main.ink_layers = ink, layers
+
+    def set_tool(tool: str | None) -> None:
+        for layer in layers:
+            layer.pen_colour = ink.pen_colour
+            layer.set_tool(tool)
+
+    def clear() -> None:
+        for layer in layers:
+            layer.clear()
     group = QActionGroup(main)
     group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)
 
@@ -148,21 +159,21 @@ def install(main) -> None:
         if ink.tool == "pen" and not a_pen.isChecked():   # P again: the other colour, still drawing
             ink.pen_colour = (ink.pen_colour + 1) % len(PEN_COLOURS)
             a_pen.setChecked(True)
-        ink.set_tool("pen" if a_pen.isChecked() else None)
+        set_tool("pen" if a_pen.isChecked() else None)
 
     def highlighter(_on: bool = False) -> None:
-        ink.set_tool("highlighter" if a_high.isChecked() else None)
+        set_tool("highlighter" if a_high.isChecked() else None)
 
     def stop() -> None:
         for a in (a_pen, a_high):
             a.setChecked(False)
-        ink.set_tool(None)
+        set_tool(None)
 
     a_pen = act("pen", "P", pen, checkable=True)
     a_high = act("highlighter", "H", highlighter, checkable=True)
     group.addAction(a_pen)
     group.addAction(a_high)
-    a_clear = act("clearInk", "E", ink.clear)
+    a_clear = act("clearInk", "E", clear)
     a_stop = act("stopDrawing", "D", stop)
     a_keep = QAction(main)
     a_keep.setObjectName("keepInkInCopy")
