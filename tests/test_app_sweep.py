@@ -85,7 +85,6 @@ def test_a_sweep_cut_to_200_points_says_so_in_the_panel(qtbot, window):
     assert "200" in sw.notice.text() and "31,249" in sw.notice.text()
     sw.runner.cancel()
     qtbot.waitUntil(lambda: not sw.runner.busy, timeout=20000)
-    sw.values.setText("0:3")
     pick_dim(sw, "pad", "tile")
     sw.values.setText("0:3")
     qtbot.mouseClick(sw.run, Qt.MouseButton.LeftButton)
@@ -114,8 +113,10 @@ def test_loads_and_stores_have_their_own_wavefront_figures(qtbot, window):
     assert got["wavefronts per shared instruction"][0] == 16.5   # (32 + 1) / 2: why loads and stores are apart
     for pad, ld, st in zip(xs, got["wavefronts per shared load"], got["wavefronts per shared store"]):
         m = analyze(load("transpose-tile", {"PAD": str(pad)})).metrics
-        assert ld == m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] / m["smsp__inst_executed_op_shared_ld.sum"]
-        assert st == m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] / m["smsp__inst_executed_op_shared_st.sum"]
+        assert ld == (m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+                      / m["smsp__inst_executed_op_shared_ld.sum"])
+        assert st == (m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]
+                      / m["smsp__inst_executed_op_shared_st.sum"])
 
 
 def test_sector_figures_split_loads_and_stores():
@@ -123,7 +124,9 @@ def test_sector_figures_split_loads_and_stores():
     m = an.metrics
     ld = figure_value(an, "sectors per global load request")
     st = figure_value(an, "sectors per global store request")
-    assert ld == m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] / m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
-    assert st == m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] / m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]
+    assert ld == (m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+                  / m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"])
+    assert st == (m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+                  / m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"])
     assert ld != st
     assert set(FIGURES) >= {"wavefronts per shared load", "wavefronts per shared store"}

@@ -1,9 +1,10 @@
 """The scenario editor: a form for launch, params, arrays and accesses, and the TOML text.
 
 Both edit the same text. A form change is written into the TOML with ``tomlkit`` (which
-keeps the file's comments and layout) as one undoable edit of the text. Every change goes
-to the Session at once; an invalid one shows its message at the field or the line, while
-the views keep the last valid state. The text is never reverted: nothing typed is lost.
+keeps the file's comments and layout). Every edit, form or text, is a step in the
+editor's ``undo_stack`` of text snapshots (see ``undo.py``: Edit → Undo / Redo). Every
+change goes to the Session at once; an invalid one shows its message at the field or the
+line, while the views keep the last valid state. The text is never reverted: nothing typed is lost.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class TomlEdit(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setTabStopDistance(4 * self.fontMetrics().horizontalAdvance(" "))
         self.highlighter = TomlHighlighter(self.document())
-        self.history = None   # the editor's QUndoStack: undo()/redo() go there (set by EditorPanel)
+        self.history = None   # EditorPanel's undo/redo (the app's history); the document keeps none
         self.setUndoRedoEnabled(False)
 
     def undo(self) -> None:

@@ -26,8 +26,10 @@ from .editor import SWIZZLES
 from .state import Session
 from .worker import Runner
 
-_M = {"wf": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{}.sum", "inst": "smsp__inst_executed_op_shared_{}.sum",
-      "sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum", "req": "l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum"}
+_M = {"wf": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{}.sum",
+      "inst": "smsp__inst_executed_op_shared_{}.sum",
+      "sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum",
+      "req": "l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum"}
 
 
 def _ratio(num: str, den: str, ops=("ld", "st")):

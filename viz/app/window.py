@@ -575,7 +575,8 @@ class MainWindow(QMainWindow):
     def _busy(self, busy: bool) -> None:
         # Only long analyses show the bar; short ones would flicker.
         if busy:
-            QTimer.singleShot(250, self.progress, lambda: self.progress.setVisible(self.session.busy))  # dies with the bar
+            # the bar is the timer's context: it dies with the bar
+            QTimer.singleShot(250, self.progress, lambda: self.progress.setVisible(self.session.busy))
         else:
             self.progress.hide()
 
