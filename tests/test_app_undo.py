@@ -17,6 +17,12 @@ def picture(w) -> QImage:
     return w.view.grab().toImage()
 
 
+def header_pixels(w) -> QImage:
+    """The picture's header band, as drawn."""
+    w.view.repaint()
+    return w.view.grab(w.view.layout_.header.toAlignedRect()).toImage()
+
+
 def header(w) -> str:
     """What the picture's header says about the array (painter: ``array.describe()``)."""
     return w.session.detail.array.describe()
@@ -39,22 +45,23 @@ def test_undo_and_redo_a_form_edit_restore_text_form_and_picture(qtbot, window):
     w = window
     w.session.go(instr=8)                      # the column read of the tile
     before_text, before_pic = w.editor.text.toPlainText(), picture(w)
+    before_header = header_pixels(w)
     assert header(w) == "shared float tile[32][32]"
     pad = type_in_field(qtbot, w, ("params", "PAD"), "1")
     wait_analysis(qtbot, w)
     assert "PAD = 1" in w.editor.text.toPlainText()
     assert header(w) == "shared float tile[32][32] (pad 1)"
-    after_pic = picture(w)
-    assert after_pic != before_pic
+    after_pic, after_header = picture(w), header_pixels(w)
+    assert after_pic != before_pic and after_header != before_header
     qtbot.keyClick(pad, Qt.Key.Key_Z, CTRL)   # Ctrl+Z in the field: the app's undo
     assert w.editor.text.toPlainText() == before_text
     assert pad.text() == "0"
     assert header(w) == "shared float tile[32][32]"
-    assert picture(w) == before_pic
+    assert header_pixels(w) == before_header and picture(w) == before_pic
     qtbot.keyClick(pad, Qt.Key.Key_Z, CTRL | SHIFT)
     assert "PAD = 1" in w.editor.text.toPlainText() and pad.text() == "1"
     assert header(w) == "shared float tile[32][32] (pad 1)"
-    assert picture(w) == after_pic
+    assert header_pixels(w) == after_header and picture(w) == after_pic
 
 
 def test_form_and_text_edits_are_separate_steps(qtbot, window):

@@ -77,7 +77,7 @@ class InkLayer(QWidget):
         session = view.session   # a signal of this window's session: gone with the window
         session.positionChanged.connect(self.clear)
         session.changed.connect(self.clear)
-        self.show()
+        self.hide()   # shown while it has strokes: no extra painting otherwise
 
     def set_tool(self, tool: str | None) -> None:
         self.tool = tool
@@ -88,7 +88,7 @@ class InkLayer(QWidget):
         self._drawing = None
         if self.strokes:
             self.strokes = []
-            self.update()
+            self.hide()
 
     def _colour(self) -> QColor:
         return QColor(HIGHLIGHT) if self.tool == "highlighter" else QColor(PEN_COLOURS[self.pen_colour])
@@ -107,6 +107,8 @@ class InkLayer(QWidget):
         if t == QEvent.Type.MouseButtonPress and event.button() == Qt.MouseButton.LeftButton:
             self._drawing = Stroke(self.tool, self._colour(), [self._point(event.position())])
             self.strokes.append(self._drawing)
+            self.show()
+            self.raise_()
             self.update()
             return True
         if t == QEvent.Type.MouseMove:
