@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
-from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPainter, QPainterPath, QPen, QPixmap
 from PySide6.QtWidgets import QToolBar, QWidget
 
 from ..i18n import tr
@@ -72,6 +72,7 @@ class InkLayer(QWidget):
         self.pen_colour = 0
         self.strokes: list[Stroke] = []
         self._drawing: Stroke | None = None
+        self._cache: QPixmap | None = None   # the finished strokes, drawn once (wide antialiased paths are slow)
         self.resize(view.size())
         view.installEventFilter(self)
         session = view.session   # a signal of this window's session: gone with the window
@@ -86,6 +87,7 @@ class InkLayer(QWidget):
 
     def clear(self) -> None:
         self._drawing = None
+        self._cache = None
         if self.strokes:
             self.strokes = []
             self.hide()
@@ -100,6 +102,7 @@ class InkLayer(QWidget):
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
         t = event.type()
         if t == QEvent.Type.Resize:
+            self._cache = None
             self.resize(event.size())
             return False
         if self.tool is None:
@@ -118,14 +121,32 @@ class InkLayer(QWidget):
             return True   # no lane hover or tooltips while drawing
         if t == QEvent.Type.MouseButtonRelease and self._drawing is not None:
             self._drawing.points.append(self._point(event.position()))
-            self._drawing = None
+            done, self._drawing = self._drawing, None
+            if self._cache is not None:
+                p = QPainter(self._cache)
+                paint_strokes(p, QRectF(self.rect()), [done])
+                p.end()
             self.update()
             return True
         return False
 
+    def _finished(self) -> QPixmap:
+        if self._cache is None or self._cache.deviceIndependentSize().toSize() != self.size():
+            dpr = self.devicePixelRatioF()
+            self._cache = QPixmap(self.size() * dpr)
+            self._cache.setDevicePixelRatio(dpr)
+            self._cache.fill(Qt.GlobalColor.transparent)
+            p = QPainter(self._cache)
+            paint_strokes(p, QRectF(self.rect()), [s for s in self.strokes if s is not self._drawing])
+            p.end()
+        return self._cache
+
     def paintEvent(self, event) -> None:  # noqa: N802
+        cache = self._finished()
         p = QPainter(self)
-        paint_strokes(p, QRectF(self.rect()), self.strokes)
+        p.drawPixmap(0, 0, cache)
+        if self._drawing is not None:
+            paint_strokes(p, QRectF(self.rect()), [self._drawing])
         p.end()
 
 
