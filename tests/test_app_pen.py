@@ -54,6 +54,10 @@ def test_pen_draws_over_the_picture_and_a_frame_change_clears_it(qtbot, window):
     mid = pts[2]
     assert inked.pixel(mid.x(), mid.y()) == red  # the pen's colour where the mouse went
     assert w.session.cursor.frame == 0           # drawing does not move the animation
+    second = [QPoint(q.x(), q.y() - w.view.height() // 5) for q in pts]
+    draw(qtbot, w, second)                       # a second stroke: both stay on the picture
+    both = grab(w)
+    assert both.pixel(mid.x(), mid.y()) == red and both.pixel(second[2].x(), second[2].y()) == red
     qtbot.keyClick(w.view, Qt.Key.Key_Right)     # the next frame: the ink is gone
     assert w.ink.strokes == []
     assert diff_pixels(after_step, grab(w)) == []
