@@ -131,7 +131,8 @@ def test_pen_draws_on_the_compare_pair_too(qtbot, window):
     qtbot.waitUntil(lambda: w.compare.right.frame is not None and right.isVisible(), timeout=10000)
     right.repaint()
     clean = right.grab().toImage()
-    qtbot.keyClick(w.view, Qt.Key.Key_H)
+    right.setFocus()
+    qtbot.keyClick(right, Qt.Key.Key_H)
     W, H = right.width(), right.height()
     pts = [QPoint(int(W * f), H // 2) for f in (0.2, 0.4, 0.6)]
     qtbot.mousePress(right, Qt.MouseButton.LeftButton, pos=pts[0])
@@ -142,5 +143,16 @@ def test_pen_draws_on_the_compare_pair_too(qtbot, window):
     assert layer.view is right and len(layer.strokes) == 1
     right.repaint()
     assert right.grab().toImage() != clean
-    qtbot.keyClick(w.view, Qt.Key.Key_E)
+    qtbot.keyClick(right, Qt.Key.Key_E)
     assert layer.strokes == []
+
+
+def test_pen_letters_stay_type_ahead_in_the_panels(qtbot, window):
+    w = window
+    tree = w.library.tree
+    tree.setFocus()
+    qtbot.keyClick(tree, Qt.Key.Key_P)
+    assert w.ink.tool is None and not w.a_pen.isChecked()
+    w.view.setFocus()
+    qtbot.keyClick(w.view, Qt.Key.Key_P)
+    assert w.ink.tool == "pen"

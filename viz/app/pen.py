@@ -7,8 +7,8 @@ the view's size, so strokes follow a resized window. They are cleared when the f
 instruction or the scenario changes, and on E. Edit → Keep pen strokes in Copy frame draws
 them into the copied picture too.
 
-Keys (in the whole window, not while typing in the editor): P pen (again: its other colour),
-H highlighter, E erase all, D stop drawing. The Pen toolbar shows in presentation mode.
+Keys (with the focus in the picture, the comparison or the timeline): P pen (again: its
+other colour), H highlighter, E erase all, D stop drawing. The Pen toolbar shows in presentation mode.
 """
 
 from __future__ import annotations
@@ -168,14 +168,18 @@ def install(main) -> None:
     group = QActionGroup(main)
     group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)
 
+    centre = main.centralWidget()
+
     def act(name: str, key: str, slot, checkable: bool = False) -> QAction:
         a = QAction(main)
         a.setObjectName(name)
         a.setShortcut(QKeySequence(key))
-        a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        # The letters act where the picture is (the view, the comparison, the timeline), also
+        # with the menu bar hidden; in the panels they stay the lists' type-ahead.
+        a.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         a.setCheckable(checkable)
         a.triggered.connect(slot)
-        main.addAction(a)   # keys work with the menu bar hidden (presentation)
+        centre.addAction(a)
         return a
 
     def pen(_on: bool = False) -> None:
