@@ -64,7 +64,7 @@ for = { j = "0:TILE:ROWS" }
 
 
 def numpy_analyze(sc) -> dict[str, int]:
-    """MEMORY_MODEL.md in plain numpy: full grids, sort, count distinct per warp."""
+    """docs/memory-model.md in plain numpy: full grids, sort, count distinct per warp."""
     m = dict.fromkeys(METRIC_NAMES, 0)
     nb, nt = sc.launch.blocks, sc.launch.threads_per_block
     nw = sc.launch.warps_per_block

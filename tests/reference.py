@@ -1,4 +1,4 @@
-"""A slow, obviously correct reference of MEMORY_MODEL.md, for the tests only.
+"""A slow, obviously correct reference of docs/memory-model.md, for the tests only.
 
 Independent of viz.lanes, viz.layout and viz.engine: it walks every thread of every
 block one by one with plain Python integers, computes layouts from the contract's table
@@ -136,8 +136,13 @@ def ref_phases(size: int, op: str, addr_of_lane: dict[int, int]) -> list[tuple[i
     return [(p, per) for p in range(0, 32, per)]
 
 
-def reference(sc: Scenario) -> tuple[dict[str, int], list[list[int]]]:
-    """Whole-launch metrics and, per instruction, wavefronts/sectors of every warp (flat)."""
+def reference(sc: Scenario, extras: dict | None = None) -> tuple[dict[str, int], list[list[int]]]:
+    """Whole-launch metrics and, per instruction, wavefronts/sectors of every warp (flat).
+
+    With ``extras`` (a dict), it is filled per instruction number with the shared figures
+    the reasons name: ``paired`` (issued loads whose phases the pair rule halved),
+    ``deepest`` (the most wavefronts of one phase) and ``idle`` (phases of issued
+    instructions with no active lane), and for global ones ``used`` (distinct bytes asked for)."""
     gx, gy, gz = sc.launch.grid
     bx_, by_, bz_ = sc.launch.block
     nt = bx_ * by_ * bz_
@@ -149,6 +154,9 @@ def reference(sc: Scenario) -> tuple[dict[str, int], list[list[int]]]:
         op = "ld" if acc.op == "load" else "st"
         size = ins.size
         values = []
+        extra = {"paired": 0, "deepest": 0, "idle": 0, "used": 0}
+        if extras is not None:
+            extras[ins.number] = extra
         for blk in range(gx * gy * gz):
             for w in range(-(-nt // 32)):
                 lanes = []
@@ -179,7 +187,9 @@ def reference(sc: Scenario) -> tuple[dict[str, int], list[list[int]]]:
                     continue
                 if arr.space == "shared":
                     total = phases = 0
-                    for first, per in ref_phases(size, acc.op, dict(lanes)):
+                    plan = ref_phases(size, acc.op, dict(lanes))
+                    extra["paired"] += len(plan) < len(ref_phases(size, "store", {}))
+                    for first, per in plan:
                         p = first
                         banks = defaultdict(set)
                         for ln, addr in lanes:
@@ -190,12 +200,16 @@ def reference(sc: Scenario) -> tuple[dict[str, int], list[list[int]]]:
                         if banks:
                             phases += 1
                             total += max(len(s) for s in banks.values())
+                            extra["deepest"] = max(extra["deepest"], max(len(s) for s in banks.values()))
+                        else:
+                            extra["idle"] += 1
                     metrics[f"smsp__inst_executed_op_shared_{op}.sum"] += 1
                     metrics[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] += total
                     metrics[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] += total - phases
                     values.append(total)
                 else:
                     sectors = {b // 32 for _, a in lanes for b in range(a, a + size)}
+                    extra["used"] += len({b for _, a in lanes for b in range(a, a + size)})
                     metrics[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"] += 1
                     metrics[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"] += len(sectors)
                     values.append(len(sectors))

@@ -34,10 +34,11 @@ ALLOWED = {
 }
 CODE = re.compile("|".join([
     r"`[^`]*`",                                    # `code` in a sentence
+    r"\b\w+__\w+(?:\.\w+)?",                       # Nsight Compute metric names
     r"\b0x[0-9a-fA-F]+\b",                         # hexadecimal addresses
     r"\[[\w\-]+\]",                                # [built-in-name] in the compare picker
-    r"\b[\w\-]+\.(?:json|toml|mp4|webm|gif|png|svg)\b",  # file names
-    r"\b\w+__\w+(?:\.\w+)?",                       # Nsight Compute metric names
+    r"[\w\-/*]+\.(?:json|toml|cu|mp4|webm|gif|png|svg)\b",  # file names (kernels/*.cu)
+    r"\b[A-Za-z]\w*_\w+\b",                        # snake_case: CUDA kernels' function names
     r"(?:/[\w.+\-]+)+",                             # paths
     r"\b[a-z]+:[\w,:]+",                            # swizzle kinds with arguments (xor:4, cute:5,0,5)
 ]))
@@ -120,7 +121,8 @@ class English:
     def __init__(self):
         self.found: dict[str, str] = {}
         self.code: set[str] = set(ALLOWED) | set(all_type_names())
-        self.data: set[str] = set()  # text that is data, not interface: the measurements' own label
+        self.data: set[str] = set()  # text that is data, not interface: the measurements' own label,
+        # the built-ins' titles and notes (lesson text, checked by tests/test_scenarios_zh.py)
         m = json.loads((assets.root() / "measurements" / "h100.json").read_text("utf-8"))
         self.data.add(m["label"])
         self.whole: set[str] = set(m.get("sweeps", {}))  # the sweeps' names, as in the GPU panel's chart
@@ -128,7 +130,7 @@ class English:
         # catalogue's): the library and the compare picker list them all.
         for path in sorted(assets.scenario_dir().glob("*.toml")):
             sc = load(path)
-            self.data |= {sc.title, sc.notes}
+            self.data |= {sc.title, sc.notes, sc.title_zh, sc.notes_zh}
             self.whole |= set(sc.tags)
 
     def scenario(self, name: str) -> None:
@@ -220,7 +222,7 @@ def test_the_chinese_interface_shows_no_english(qtbot, user_dirs):  # noqa: F811
         eng.scan("sweep", widget_texts(win.docks["sweep"]))
         plots = [sw.plot.getPlotItem(), *(i for i in win.launch.glw.ci.items if isinstance(i, pg.PlotItem))]
         axes = [p.getAxis(side).labelText for p in plots for side in ("left", "bottom")]
-        assert "每条共享内存指令的波前数" in axes and "线程束数" in axes, axes
+        assert "每条共享内存读指令的波前数" in axes and "线程束数" in axes, axes
         eng.scan("plot axes", axes)
         win.a_compare.setChecked(True)
         win.compare.open_right(str(resolve("transpose-tile-pad")))

@@ -29,8 +29,6 @@ def ui_strings() -> list[str]:
     from viz.frames import NOUNS
 
     out += [s for pair in NOUNS.values() for s in pair]
-    out += ["8-byte access: two half-warp phases", "16-byte access: four quarter-warp phases",
-            "one phase for 1-4 byte accesses"]  # report.py's phase rules, translated through a dict
     out += [*FIGURE_NAMES, *METRIC_LABELS.values(), *THEME_LABELS.values(), *FIGURES, "pad", "swizzle", "type"]
     return sorted(set(out) - {"threadIdx.x"})
 

@@ -1,4 +1,4 @@
-"""Exact counts for every example of MEMORY_MODEL.md, and the engine's two paths agreeing."""
+"""Exact counts for every measured example of docs/memory-model.md, and the engine's two paths agreeing."""
 
 import numpy as np
 import pytest
@@ -26,7 +26,7 @@ def both_paths(sc):
     return fast.metrics
 
 
-# Measured on H100 (MEMORY_MODEL.md), per warp instruction: (wavefronts, conflicts).
+# Measured on H100 (docs/memory-model.md), per warp instruction: (wavefronts, conflicts).
 SHARED_CASES = {
     "tile[32][32] column": (shared_array("t", shape="[32, 32]"), "t[lane][0]", 32, 31),
     "tile[32][33] pad 1": (shared_array("t", shape="[32, 32]", extra="pad = 1"), "t[lane][0]", 1, 0),

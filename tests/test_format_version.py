@@ -9,7 +9,7 @@ from viz.engine import analyze
 from viz.report import to_json
 from viz.scenario import FORMAT_VERSION, ScenarioError, load, loads
 
-# The contract's example file (SCENARIO_FORMAT.md), written before `format` existed.
+# The scenario format's original example file (docs/scenario-format.md), written before `format` existed.
 OLD = """
 title = "Transpose through a padded shared tile"
 notes = "Optional text shown in the app."

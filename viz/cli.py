@@ -1,4 +1,4 @@
-"""Command line: `warpviz [FILE]`, `list`, `analyze` (contract: SCENARIO_FORMAT.md)."""
+"""Command line: `warpviz [FILE]`, `list`, `analyze` (reference: docs/scenario-format.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 For every warp instruction (an access at one loop point, one part of its element) the
 engine evaluates the addresses of every thread of the launch, checks them (bounds,
-alignment, division by zero) and counts, per warp, what MEMORY_MODEL.md says the
+alignment, division by zero) and counts, per warp, what docs/memory-model.md says the
 hardware does: wavefronts and phases for shared memory, sectors, lines and requests for
 global memory. Totals carry Nsight Compute's metric names.
 
@@ -77,6 +77,9 @@ class InstrStats:
     phases: int = 0              # shared: phases with an active lane
     sectors: int = 0             # global
     lines: int = 0               # global
+    paired: int = 0              # shared loads: warp instructions whose lanes repeat addresses in pairs
+    deepest: int = 0             # shared: the most wavefronts any one phase of any warp took
+    bytes_used: int = 0          # global: distinct bytes the active lanes ask for, summed over warps
     per_warp: np.ndarray = field(default=None, repr=False)  # (blocks, warps): wavefronts or sectors
     per_warp_active: np.ndarray = field(default=None, repr=False)  # (blocks, warps): active lanes
 
@@ -126,8 +129,11 @@ class Analysis:
             rows = [s for s in self.stats if s.instruction.access == a.index]
             inst = sum(s.warp_instructions for s in rows)
             d = {
-                "index": a.index, "op": a.op, "array": a.array, "at": a.text, "space": arr.space,
+                "index": a.index, "op": a.op, "array": a.array, "at": a.text, "when": a.when_text or "",
+                "space": arr.space,
                 "type": arr.type.name, "access_bytes": a.size, "instructions_per_warp": len(rows),
+                "loop_points": len(rows) // len(a.parts), "part_bytes": [size for _, size in a.parts],
+                "element_bytes": sum(size for _, size in a.parts),
                 "warp_instructions": inst,
                 "active_lanes": sum(s.active_lanes for s in rows),
                 "bytes_requested": sum(s.bytes_requested for s in rows),
@@ -135,13 +141,28 @@ class Analysis:
             if arr.space == "shared":
                 wf = sum(s.wavefronts for s in rows)
                 ph = sum(s.phases for s in rows)
+                by_size: dict[int, dict] = {}
+                for s in rows:
+                    g = by_size.setdefault(s.size, {"access_bytes": s.size, "warp_instructions": 0,
+                                                    "phases": 0, "paired_instructions": 0})
+                    g["warp_instructions"] += s.warp_instructions
+                    g["phases"] += s.phases
+                    g["paired_instructions"] += s.paired
+                # Phase slots of the issued instructions (after pairing) that had no active lane.
+                slots = sum(g["warp_instructions"] * nominal_phases(size) - g["paired_instructions"]
+                            * nominal_phases(size) // 2 for size, g in by_size.items())
                 d.update(wavefronts=wf, phases=ph, bank_conflicts=wf - ph,
                          wavefronts_per_instruction=_ratio(wf, inst),
-                         ideal_wavefronts_per_instruction=_ratio(ph, inst))
+                         ideal_wavefronts_per_instruction=_ratio(ph, inst),
+                         paired_instructions=sum(s.paired for s in rows),
+                         idle_phases=slots - ph,
+                         max_wavefronts_per_phase=max((s.deepest for s in rows), default=0),
+                         phases_by_size=list(by_size.values()))
             else:
                 sec = sum(s.sectors for s in rows)
                 lines = sum(s.lines for s in rows)
                 d.update(requests=inst, sectors=sec, lines=lines, bytes_moved=sec * 32,
+                         bytes_used=sum(s.bytes_used for s in rows),
                          sectors_per_request=_ratio(sec, inst), lines_per_request=_ratio(lines, inst),
                          sector_efficiency=_ratio(d["bytes_requested"], sec * 32))
             out.append(d)
@@ -152,6 +173,11 @@ class Analysis:
         if instr is not None:
             return self.stats[instr].per_warp
         return np.sum([s.per_warp.astype(np.int64) for s in self.stats], axis=0)
+
+
+def nominal_phases(size: int) -> int:
+    """Phases of a warp instruction of this access size before the pair rule: 1, 2 (8 B) or 4 (16 B)."""
+    return 1 if size <= 4 else size // 4
 
 
 def _ratio(a: int, b: int) -> float:
@@ -357,22 +383,23 @@ def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blo
 
 
 def _count(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int, is_load: bool):
+    """(primary, secondary, active, extra, extra2) per (block, warp): shared (wavefronts, phases,
+    active, paired, deepest) (see ``shared_counts``); global (sectors, lines, active, distinct
+    addresses, zeros) (see ``global_counts``)."""
     n = addr.shape[0]
-    primary = np.zeros((n, nw), np.int32)
-    secondary = np.zeros((n, nw), np.int32)
-    active = np.zeros((n, nw), np.int32)
+    out = tuple(np.zeros((n, nw), np.int32) for _ in range(5))
     addr = np.ascontiguousarray(addr, np.int64)
     mask = np.ascontiguousarray(mask, np.bool_)
     if space == "shared":
-        shared_counts(addr, mask, size, is_load, primary, secondary, active)
+        shared_counts(addr, mask, size, is_load, *out)
     else:
-        global_counts(addr, mask, primary, secondary, active)
-    return primary, secondary, active
+        global_counts(addr, mask, *out[:4])
+    return out
 
 
 def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool = True,
                 is_load: bool = True):
-    """Per (block, warp) figures for one chunk: (primary, secondary, active) arrays."""
+    """Per (block, warp) figures for one chunk: five arrays, as ``_count`` returns them."""
     nb, nt = lv.shape
     m = np.asarray(lv.mask)
     addr = lv.addr
@@ -386,9 +413,8 @@ def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool 
         t = addr.t if addr.t is not None else np.zeros((1, nt), np.int64)
         rep_addr = b[first] + np.broadcast_to(t, (1, nt))
         rep_mask = np.broadcast_to(m[first] if m.shape[0] == nb and nb > 1 else m, (len(first), nt))
-        p, s, a = _count(space, size, rep_addr, rep_mask, nw, is_load)
         inv = inverse.reshape(-1)
-        return p[inv], s[inv], a[inv]
+        return tuple(x[inv] for x in _count(space, size, rep_addr, rep_mask, nw, is_load))
     full_addr = np.broadcast_to(addr.natural(), (nb, nt))
     full_mask = np.broadcast_to(m, (nb, nt))
     return _count(space, size, full_addr, full_mask, nw, is_load)
@@ -418,7 +444,7 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
                 raise Cancelled()
             blocks = np.arange(b0, min(nblocks, b0 + per_chunk), dtype=np.int64)
             lv = evaluate_instruction(scenario, instr, blocks, threads)
-            p, s, a = count_chunk(arr.space, instr.size, lv, nw, shortcuts, access.op == "load")
+            p, s, a, e1, e2 = count_chunk(arr.space, instr.size, lv, nw, shortcuts, access.op == "load")
             per_warp[b0:b0 + len(blocks)] = p
             per_active[b0:b0 + len(blocks)] = a
             issued = a > 0
@@ -427,9 +453,12 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
             if arr.space == "shared":
                 st.wavefronts += int(p.sum())
                 st.phases += int(s.sum())
+                st.paired += int(e1.sum())
+                st.deepest = max(st.deepest, int(e2.max(initial=0)))
             else:
                 st.sectors += int(p.sum())
                 st.lines += int(s.sum())
+                st.bytes_used += int(e1.sum()) * instr.size
             step += 1
             if progress is not None:
                 progress(step / total_steps, tr("instruction {k} of {n}", k=instr.number + 1, n=len(instrs)))

@@ -217,7 +217,7 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
     """What the title card says under the title: the arrays and accesses shown, the launch;
     for a comparison, each side's arrays."""
     if other is not None:
-        la, lb = labels or (sc.title, other[0].scenario.title if other else "")
+        la, lb = labels or (sc.shown_title, other[0].scenario.shown_title if other else "")
         a = sep(", ").join(dict.fromkeys(d.array.describe() for d in details))
         b = sep(", ").join(dict.fromkeys(d.array.describe() for d in other))
         return [la + sep(": ") + a, lb + sep(": ") + b] + title_lines(sc, details)[-2:]
@@ -262,12 +262,12 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
     if not steps:
         raise ExportError(tr("--frames {spec!r} selects no frame", spec=spec))
     if settings.title_card and not still:
-        title = settings.title or sc.title
+        title = settings.title or sc.shown_title
         if compare is not None:
-            lab = labels or (sc.title, compare.title)
+            lab = labels or (sc.shown_title, compare.shown_title)
             title = settings.title or tr("{a}  vs  {b}", a=lab[0], b=lab[1])
             if not settings.title and compare.source == sc.source:      # the same file, a param changed
-                title = sc.title + sep(": ") + tr("{a}  vs  {b}", a=lab[0], b=lab[1])
+                title = sc.shown_title + sep(": ") + tr("{a}  vs  {b}", a=lab[0], b=lab[1])
         hold = settings.title_card_hold or max(2.0, 2 * settings.hold)
         steps.insert(0, Step(None, title_card=(title, tuple(title_lines(sc, left, right, labels))), hold=hold))
     plan = Plan(steps, settings.fps, labels)
@@ -300,12 +300,12 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
         paint_title_card(p, rect, step.title_card[0], list(step.title_card[1]), th)
         return
     d, f = step.left
-    title = settings.title if settings.title is not None else d.scenario.title
+    title = settings.title if settings.title is not None else d.scenario.shown_title
     opts = PaintOptions(captions=settings.captions, title=title or None)
     if step.right is None:
         paint_frame(p, rect, d, f, th, opts)
     else:
-        labels = plan.labels or (d.scenario.title, step.right[0].scenario.title)
+        labels = plan.labels or (d.scenario.shown_title, step.right[0].scenario.shown_title)
         paint_compare(p, rect, step.left, step.right, th, opts, labels)
 
 

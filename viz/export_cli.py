@@ -41,7 +41,9 @@ def add_parser(sub) -> None:
     ex.add_argument("--no-title", action="store_true", help="leave out the title bar")
     ex.add_argument("--title-card", action="store_true", help="open the video with a title card")
     cmp_ = ex.add_mutually_exclusive_group()
-    cmp_.add_argument("--compare", metavar="OTHER_FILE_OR_NAME", help="a second layout, side by side")
+    cmp_.add_argument("--compare", nargs="?", const="", metavar="OTHER_FILE_OR_NAME",
+                      help="a second layout, side by side; without a name, the scenario's partner "
+                           "(its `compare` key, as Ctrl+M in the app)")
     cmp_.add_argument("--compare-set", action="append", default=[], metavar="NAME=VALUE",
                       help="the same scenario with this param changed, side by side (repeatable)")
     ex.add_argument("--labels", nargs=2, metavar=("LEFT", "RIGHT"), help="titles of the two sides")
@@ -62,14 +64,18 @@ def _compare_labels(sc, compare_set: dict[str, str]) -> tuple[str, str]:
 
 def cmd_export(args) -> int:
     from .export import ExportCancelled, ExportError, Settings, export, parse_size, selection
-    from .scenario import ScenarioError, load, parse_overrides
+    from .scenario import ScenarioError, load, parse_overrides, partner_path
 
     try:
         overrides = parse_overrides(args.set)
         sc = load(args.scenario, overrides)
         compare = labels = None
-        if args.compare:
-            compare = load(args.compare, overrides)
+        if args.compare is not None:
+            other = args.compare or partner_path(sc)
+            if other is None:
+                return _fail(f"--compare: {args.scenario} names no scenario to compare with; "
+                             "give one, e.g. --compare transpose-tile-pad")
+            compare = load(other, overrides)
             labels = (sc.title, compare.title)
         elif args.compare_set:
             changed = parse_overrides(args.compare_set)

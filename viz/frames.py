@@ -1,6 +1,6 @@
 """Frames: one warp instruction told as a short story, a pure function of its WarpDetail.
 
-The story follows MEMORY_MODEL.md step by step:
+The story follows docs/memory-model.md step by step:
 
 1. ``compute``  - each active lane evaluates its index expression into a byte address;
 2. ``request``  - the warp issues one request (shared: words in banks, split in phases;

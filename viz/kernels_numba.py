@@ -1,4 +1,4 @@
-"""The per-warp counting rules of MEMORY_MODEL.md, compiled with numba (cached on disk).
+"""The per-warp counting rules of docs/memory-model.md, compiled with numba (cached on disk).
 
 Inputs are one instruction's byte addresses and active masks for a set of blocks
 (``addr[b, t]``, ``mask[b, t]``, t = thread index in the block); outputs are one row of
@@ -59,7 +59,7 @@ def paired_quads(addr, mask, b, w, nt):
 def wide_load_phases(addr, mask, b, w, nt, size, starts, lengths):
     """Phases of one warp's shared load; returns their number (lane ranges in starts/lengths).
 
-    MEMORY_MODEL.md: one phase for 1/2/4-byte accesses, half-warps for 8 bytes, quarter-warps
+    docs/memory-model.md: one phase for 1/2/4-byte accesses, half-warps for 8 bytes, quarter-warps
     for 16 bytes. Measured on the H100 (docs/GPU.md: 87 probes, 200 random scenarios),
     8- and 16-byte *loads* take half as many phases when the warp repeats addresses in lane
     pairs: if every lane quad has lanes (0,1) and (2,3) on one address each, or lanes (0,2)
@@ -78,11 +78,13 @@ def wide_load_phases(addr, mask, b, w, nt, size, starts, lengths):
 
 
 @njit(cache=True, nogil=True)
-def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
+def shared_counts(addr, mask, size, is_load, wavefronts, phases, active, paired, deepest):
     """Wavefronts: per phase, the most distinct 32-bit words any one bank must deliver.
 
     Phases: see ``wide_load_phases``; a phase with no active lane costs nothing. Lanes
     reading (or writing) the same word share it, sub-word accesses in one word included.
+    ``paired``: 1 where an issued wide load took half the phases (its lanes repeat
+    addresses in pairs); ``deepest``: the most wavefronts any one of the warp's phases took.
     """
     nb, nt = addr.shape
     nw = (nt + 31) // 32
@@ -93,6 +95,7 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
     lengths = np.zeros(4, np.int64)
     for b in range(nb):
         for w in range(nw):
+            nominal = 32 // (32 if size <= 4 else (16 if size == 8 else 8))
             if is_load:
                 nphase = wide_load_phases(addr, mask, b, w, nt, size, starts, lengths)
             else:
@@ -104,6 +107,7 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
             total = 0
             used = 0
             act = 0
+            deep = 0
             for p in range(nphase):
                 n = 0
                 for t in range(starts[p], starts[p] + lengths[p]):
@@ -129,17 +133,22 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active):
                         if per_bank[bank] > most:
                             most = per_bank[bank]
                 total += most
+                if most > deep:
+                    deep = most
             wavefronts[b, w] = total
             phases[b, w] = used
             active[b, w] = act
+            paired[b, w] = 1 if (act > 0 and nphase < nominal) else 0
+            deepest[b, w] = deep
 
 
 @njit(cache=True, nogil=True)
-def global_counts(addr, mask, sectors, lines, active):
-    """Sectors: the distinct 32-byte sectors the active lanes touch; lines: distinct 128-byte lines.
+def global_counts(addr, mask, sectors, lines, active, distinct):
+    """Sectors: the distinct 32-byte sectors the active lanes touch; lines: distinct 128-byte lines;
+    distinct: the distinct addresses the active lanes ask for.
 
     Accesses are at most 16 bytes and aligned to their size, so each lane's bytes lie in
-    one sector.
+    one sector, and two lanes' bytes are either the same or disjoint.
     """
     nb, nt = addr.shape
     nw = (nt + 31) // 32
@@ -152,15 +161,19 @@ def global_counts(addr, mask, sectors, lines, active):
                 if t >= nt:
                     break
                 if mask[b, t]:
-                    _insert_sorted(buf, n, addr[b, t] >> 5)
+                    _insert_sorted(buf, n, addr[b, t])
                     n += 1
             ns = 0
             nl = 0
+            nd = 0
             for j in range(n):
                 if j == 0 or buf[j] != buf[j - 1]:
+                    nd += 1
+                if j == 0 or (buf[j] >> 5) != (buf[j - 1] >> 5):
                     ns += 1
-                if j == 0 or (buf[j] >> 2) != (buf[j - 1] >> 2):
+                if j == 0 or (buf[j] >> 7) != (buf[j - 1] >> 7):
                     nl += 1
             sectors[b, w] = ns
             lines[b, w] = nl
             active[b, w] = n
+            distinct[b, w] = nd

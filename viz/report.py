@@ -5,10 +5,12 @@ from __future__ import annotations
 from . import __version__
 from .engine import Analysis
 from .i18n import tr
+from .scenario import warnings
 
 
 def to_json(an: Analysis) -> dict:
     sc = an.scenario
+    numbers = instruction_numbers(sc)
     lw = sc.launch
     return {
         "scenario": sc.title,
@@ -17,63 +19,178 @@ def to_json(an: Analysis) -> dict:
         "launch": {"block": list(lw.block), "grid": list(lw.grid), "threads": lw.threads,
                    "warps": lw.blocks * lw.warps_per_block},
         "params": dict(sc.params),
+        "warnings": warnings(sc),
         "metrics": an.metrics,
-        "accesses": an.per_access(),
+        "accesses": [{**d, "instruction_numbers": numbers[d["index"]]} for d in an.per_access()],
     }
+
+
+def instruction_numbers(sc) -> dict[int, list[int]]:
+    """Per access index, its [first, last] warp instruction numbers, counted from 1 as the
+    app's header and `warpviz export -i` count them ([] when its loops run zero times).
+    An access's ``index`` stays the contract's 0-based position of its [[access]] table."""
+    out: dict[int, list[int]] = {a.index: [] for a in sc.accesses}
+    for i in sc.instructions():
+        nums = out[i.access]
+        if nums:
+            nums[1] = i.number + 1
+        else:
+            nums.extend((i.number + 1, i.number + 1))
+    return out
+
+
+def numbers_text(nums: list[int]) -> str:
+    if not nums:
+        return tr("no instructions")
+    if nums[0] == nums[1]:
+        return tr("instruction {k}", k=nums[0])
+    return tr("instructions {a}-{b}", a=nums[0], b=nums[1])
 
 
 def _n(x) -> str:
     return f"{x:,}" if isinstance(x, int) else f"{x:,.2f}"
 
 
+def _avg(a: int, b: int) -> str:
+    """a / b as a reason states an average: two decimals."""
+    return f"{a / b:,.2f}"
+
+
+def _sizes(d: dict) -> str:
+    return " + ".join(str(b) for b in d["part_bytes"])
+
+
+def access_size_text(d: dict) -> str:
+    """The bytes one lane accesses: `4 B`, or `12 B in 2 instructions: 8 + 4 B` for a whole struct."""
+    parts = d["part_bytes"]
+    if len(parts) == 1:
+        return f"{parts[0]} B"
+    return tr("{bytes} B in {n} instructions: {sizes} B", bytes=d["element_bytes"], n=len(parts), sizes=_sizes(d))
+
+
+def _instructions_why(d: dict) -> str:
+    k, points, parts = d["instructions_per_warp"], d["loop_points"], len(d["part_bytes"])
+    if points == 1 and parts == 1:
+        return tr("one per warp, counted only where a lane is active")
+    if parts == 1:
+        return tr("{k} per warp (one per loop point), counted only where a lane is active", k=k)
+    if points == 1:
+        return tr("{k} per warp (one per part of the element: {sizes} B), counted only where a lane is active",
+                  k=k, sizes=_sizes(d))
+    return tr("{k} per warp ({points} loop points x {parts} parts of the element: {sizes} B), counted only "
+              "where a lane is active", k=k, points=points, parts=parts, sizes=_sizes(d))
+
+
+def _lanes_why(d: dict) -> str:
+    inst, active = d["warp_instructions"], d["active_lanes"]
+    if active == 32 * inst:
+        return tr("all 32 lanes are active in every warp instruction")
+    if d.get("when"):
+        return tr("{lanes} on average per warp instruction: the lanes whose `when` holds (inactive lanes "
+                  "make no access)", lanes=_avg(active, inst))
+    return tr("{lanes} on average per warp instruction: the block size is not a multiple of 32, so its "
+              "last warp is partial", lanes=_avg(active, inst))
+
+
+def _phase_rule(g: dict) -> str | None:
+    """What decides the phases of one access size, stating the pair rule only where it applied."""
+    size, n, paired = g["access_bytes"], g["warp_instructions"], g["paired_instructions"]
+    if n == 0:
+        return None
+    if size <= 4:
+        return tr("{size}-byte accesses: one phase for all 32 lanes", size=size)
+    if paired == 0:
+        return tr("8-byte accesses: two half-warp phases") if size == 8 else \
+            tr("16-byte accesses: four quarter-warp phases")
+    if paired == n:
+        return tr("8-byte load whose lanes repeat addresses in pairs: one 32-lane phase instead of two "
+                  "half-warp phases") if size == 8 else \
+            tr("16-byte load whose lanes repeat addresses in pairs: two 16-lane phases instead of four "
+               "quarter-warp phases")
+    if size == 8:
+        return tr("8-byte load: two half-warp phases, but one 32-lane phase in the {paired} of {n} warp "
+                  "instructions whose lanes repeat addresses in pairs", paired=f"{paired:,}", n=f"{n:,}")
+    return tr("16-byte load: four quarter-warp phases, but two 16-lane phases in the {paired} of {n} warp "
+              "instructions whose lanes repeat addresses in pairs", paired=f"{paired:,}", n=f"{n:,}")
+
+
+def _phases_why(d: dict) -> str:
+    rules = [r for g in d["phases_by_size"] if (r := _phase_rule(g))]
+    idle = d["idle_phases"]
+    if idle == 1:
+        rules.append(tr("1 phase with no active lane costs nothing"))
+    elif idle > 1:
+        rules.append(tr("{n} phases with no active lane cost nothing", n=f"{idle:,}"))
+    return tr("{ideal} per instruction ({rule})", ideal=_avg(d["phases"], d["warp_instructions"]),
+              rule=tr("; ").join(rules))  # the list separator: "；" in Chinese
+
+
+def _conflicts_why(d: dict) -> str:
+    wf, ph, deepest = d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"]
+    if wf == ph:
+        return tr("every phase is one wavefront: no bank must deliver two distinct words in one phase "
+                  "(lanes that ask for the same word share it)")
+    if wf == deepest * ph:
+        return tr("wavefronts - phases: in every phase the busiest bank delivers {ways} distinct words "
+                  "({ways}-way conflict)", ways=deepest)
+    return tr("wavefronts - phases: in the worst phase one bank delivers {ways} distinct words ({ways}-way "
+              "conflict); the busiest bank of a phase delivers {avg} on average", ways=deepest,
+              avg=_avg(wf, ph))
+
+
+def _bytes_why(d: dict) -> str:
+    inst, br = d["warp_instructions"], d["bytes_requested"]
+    if len(d["part_bytes"]) == 1:
+        return tr("{per} B per request: {lanes} active lanes x {size} B", per=_avg(br, inst),
+                  lanes=_avg(d["active_lanes"], inst), size=d["part_bytes"][0])
+    return tr("{per} B per request: each active lane asks for {bytes} B in {n} instructions "
+              "({sizes} B)", per=_avg(br, inst), bytes=d["element_bytes"], n=len(d["part_bytes"]),
+              sizes=_sizes(d))
+
+
+def _efficiency_why(d: dict) -> str:
+    requested, used, moved = d["bytes_requested"], d["bytes_used"], d["bytes_moved"]
+    why = tr("every byte moved is used") if used == moved else \
+        tr("{pct}% of the moved bytes are not used by the warp", pct=f"{100 * (moved - used) / moved:.1f}")
+    if requested > used:
+        why += tr("; {pct}% of the requested bytes are asked for again by another lane (one sector serves "
+                  "them all)", pct=f"{100 * (requested - used) / requested:.1f}")
+    return why
+
+
 def explain_access(d: dict) -> list[tuple[str, str, str]]:
-    """(figure, value, one-line why) rows for one access; the why follows the interface language."""
+    """(figure, value, one-line why) rows for one access; the why follows the interface language.
+
+    Each why states only what holds for this access: every number in it is one of the
+    access's figures (checked by tests/test_report_reasons.py), and a rule is named only
+    where it applied (the pair rule of wide loads, idle phases, partial warps)."""
     inst = d["warp_instructions"]
-    rows = [("warp instructions", _n(inst),
-             tr("{k} per warp (loop points x parts), counted only where a lane is active",
-                k=d["instructions_per_warp"]))]
+    rows = [("warp instructions", _n(inst), _instructions_why(d))]
     if inst == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
     lanes = d["active_lanes"] / inst
-    rows.append(("active lanes", tr("{n}/warp", n=f"{lanes:.2f}"), tr("lanes whose `when` holds (inactive lanes make no access)")))
-    size = d["access_bytes"]
+    rows.append(("active lanes", tr("{n}/warp", n=f"{lanes:.2f}"), _lanes_why(d)))
     if d["space"] == "shared":
         wf, ph = d["wavefronts"], d["phases"]
-        per, ideal = wf / inst, ph / inst
-        if d["op"] == "load":
-            phase_rule = {8: "8-byte load: two half-warp phases, one where lanes repeat addresses in pairs",
-                          16: "16-byte load: four quarter-warp phases, two where lanes repeat addresses in pairs"}
-        else:
-            phase_rule = {8: "8-byte store: two half-warp phases", 16: "16-byte store: four quarter-warp phases"}
         rows.append(("wavefronts", _n(wf),
                      tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
-                        "must deliver", per=f"{per:.2f}")))
-        rows.append(("phases", _n(ph), tr("{ideal} per instruction ({rule})", ideal=f"{ideal:.2f}",
-                                          rule=tr(phase_rule.get(size, "one phase for 1-4 byte accesses")))))
-        if wf > ph:
-            rows.append(("bank conflicts", _n(wf - ph),
-                         tr("wavefronts - phases: on average the busiest bank delivers {avg} distinct "
-                            "words per phase ({ways}-way conflict)", avg=f"{per / ideal:.1f}",
-                            ways=f"{per / ideal:.0f}")))
-        else:
-            rows.append(("bank conflicts", "0", tr("every phase is one wavefront: no bank holds two distinct words "
-                         "(shared words are broadcast)")))
+                        "must deliver", per=_avg(wf, inst))))
+        rows.append(("phases", _n(ph), _phases_why(d)))
+        rows.append(("bank conflicts", _n(wf - ph), _conflicts_why(d)))
     else:
         sec, lines = d["sectors"], d["lines"]
         rows.append(("requests", _n(inst), tr("one per warp instruction with an active lane, whatever the width")))
         rows.append(("sectors", _n(sec),
                      tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
-                        per=f"{sec / inst:.2f}")))
+                        per=_avg(sec, inst))))
         rows.append(("lines", _n(lines), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
-                                            per=f"{lines / inst:.2f}")))
-        rows.append(("bytes requested", _n(d["bytes_requested"]),
-                     tr("{lanes} lanes x {size} B per request", lanes=f"{lanes:.1f}", size=size)))
+                                            per=_avg(lines, inst))))
+        rows.append(("bytes requested", _n(d["bytes_requested"]), _bytes_why(d)))
         rows.append(("bytes moved", _n(d["bytes_moved"]), tr("sectors x 32 B")))
         eff = d["sector_efficiency"] * 100
-        why = tr("every byte moved is used") if eff >= 99.99 else \
-            tr("{pct}% of the moved bytes are not used by the warp", pct=f"{100 - eff:.0f}")
-        rows.append(("sector efficiency", f"{eff:.1f}%", tr("bytes requested / bytes moved: {why}", why=why)))
+        rows.append(("sector efficiency", f"{eff:.1f}%", tr("bytes requested / bytes moved: {why}",
+                                                           why=_efficiency_why(d))))
     return rows
 
 
@@ -86,13 +203,17 @@ def to_table(an: Analysis) -> str:
            f"{lw.blocks * lw.warps_per_block:,} warps ({lw.warps_per_block} per block)"]
     if sc.params:
         out.append("params: " + ", ".join(f"{k} = {v}" for k, v in sc.params.items()))
+    for w in warnings(sc):
+        out.append(tr("warning: {w}", w=w))
+    numbers = instruction_numbers(sc)
     for d in an.per_access():
         arr = sc.array(d["array"])
         a = sc.accesses[d["index"]]
         loops = "".join(f"  for {lp.var} = {lp.text}" for lp in a.loops)
         when = f"  when {a.when_text}" if a.when_text else ""
         out.append("")
-        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {d['access_bytes']} B){loops}{when}")
+        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {access_size_text(d)}){loops}{when}"
+                   f"   [{numbers_text(numbers[d['index']])}]")
         for name, value, why in explain_access(d):
             out.append(f"  {name:<18} {value:>14}   {why}" if name else f"  {'':<18} {'':>14}   {why}")
     out.append("")

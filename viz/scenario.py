@@ -1,4 +1,4 @@
-"""Scenarios: TOML in, validated immutable model objects out (contract: SCENARIO_FORMAT.md).
+"""Scenarios: TOML in, validated immutable model objects out (reference: docs/scenario-format.md).
 
 Loading never executes anything: the TOML is parsed by ``tomllib``, every expression by
 ``viz.expr``. Every problem is a ``ScenarioError`` naming the file, the access or field,
@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from . import assets
-from .i18n import sep, tr
+from .i18n import language, sep, tr
 from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse_access
 from .layout import LayoutError, Swizzle, check_bijection, offset_tree, parse_swizzle
 from .types import ElemType, all_type_names, named_type, struct
@@ -32,11 +32,12 @@ MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 MAX_SHARED_BYTES = 227 * 1024  # the most dynamic shared memory one block may use on H100
 MAX_LAUNCH_THREADS = 1 << 26   # what the analysis will take on (64 Mi threads)
 MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses
+MAX_GPU_MEMORY = 192 * 2**30  # more global memory than any GPU has (H100 80 GB, H200 141 GB, B200 180 GB)
 GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
 TOP_KEYS = {"format", "title", "notes", "tags", "launch", "params", "arrays", "access",
-            "expected", "expect_error", "timing", "name"}
+            "expected", "expect_error", "timing", "name", "title_zh", "notes_zh", "compare"}
 ARRAY_KEYS = {"space", "type", "fields", "shape", "pad", "swizzle", "offset", "init"}
 ACCESS_KEYS = {"op", "at", "for", "when", "note"}
 
@@ -212,6 +213,19 @@ class Scenario:
     expect_error: str | None = None
     timing: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     format: int = FORMAT_VERSION
+    compare: str = ""          # the scenario to compare with (Ctrl+M): a built-in's name or a relative path
+    title_zh: str = ""             # optional Chinese title and notes (the app shows them in Chinese)
+    notes_zh: str = ""
+
+    @property
+    def shown_title(self) -> str:
+        """The title in the interface language (``title_zh`` when Chinese and given)."""
+        return localized(self.title, self.title_zh)
+
+    @property
+    def shown_notes(self) -> str:
+        """The notes in the interface language (``notes_zh`` when Chinese and given)."""
+        return localized(self.notes, self.notes_zh)
 
     def array(self, name: str) -> Array:
         return next(a for a in self.arrays if a.name == name)
@@ -226,6 +240,11 @@ class Scenario:
 
 
 # ---------------------------------------------------------------------------- loading
+
+
+def localized(english: str, chinese: str) -> str:
+    """``chinese`` when the interface language is Chinese and there is one, else ``english``."""
+    return chinese if chinese and language().startswith("zh") else english
 
 
 def builtin_names() -> list[str]:
@@ -279,6 +298,109 @@ def loads(text: str, source: str = "<scenario>", name: str = "",
     return _Builder(data, source, name, text, overrides or {}).build()
 
 
+def size_text(nbytes: int) -> str:
+    """Bytes in binary units: 512 B, 4.0 KiB, 3.6 TiB."""
+    value, unit = float(nbytes), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if value < 1024 or unit == "EiB":
+            break
+        value /= 1024
+    return f"{nbytes} B" if unit == "B" else f"{value:.1f}".removesuffix(".0") + f" {unit}"
+
+
+def warnings(sc: Scenario) -> list[str]:
+    """What is allowed but cannot run on a real GPU: a global array (or all of them together)
+    larger than any GPU's memory. The analysis still runs; the app and `warpviz analyze` say so."""
+    from .i18n import tr
+
+    out = []
+    limit = size_text(MAX_GPU_MEMORY)
+    glob = [a for a in sc.arrays if a.space == "global"]
+    for a in glob:
+        if a.footprint > MAX_GPU_MEMORY:
+            out.append(tr("global array {name} is {size} ({elements} elements of {type}, {bytes} bytes), more than "
+                          "any GPU's memory ({limit}): no GPU could run this launch; the analysis still runs",
+                          name=a.name, size=size_text(a.footprint), elements=f"{a.elements:,}", type=a.type.name,
+                          bytes=f"{a.footprint:,}", limit=limit))
+    total = max((a.start + a.footprint for a in glob), default=0)
+    if total > MAX_GPU_MEMORY and not any(a.footprint > MAX_GPU_MEMORY for a in glob):
+        out.append(tr("the global arrays together are {size} ({bytes} bytes: {names}), more than any GPU's memory "
+                      "({limit}): no GPU could run this launch; the analysis still runs",
+                      size=size_text(total), bytes=f"{total:,}", names=", ".join(a.name for a in glob), limit=limit))
+    return out
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith(".toml") or "/" in text or "\\" in text
+
+
+def compare_path(compare: str, source: str = "") -> Path | None:
+    """The file that a ``compare`` value names, or None: a path relative to the scenario's
+    own file (``source``), a sibling ``NAME.toml`` in its folder, or a built-in's name."""
+    if not compare:
+        return None
+    here = Path(source)
+    folder = here.parent if here.is_file() else None
+    if folder is not None:
+        for cand in (folder / compare, folder / f"{compare}.toml"):
+            if cand.suffix == ".toml" and cand.is_file() and cand.resolve() != here.resolve():
+                return cand
+    if not _looks_like_path(compare):
+        builtin = assets.scenario_dir() / f"{compare}.toml"
+        if builtin.is_file():
+            return builtin
+    return None
+
+
+def compare_in_text(text: str, source: str = "") -> Path | None:
+    """The partner a scenario's text names, even when the rest of it is invalid (a lesson
+    in an error still has its fixed version to compare with); None if it names none."""
+    try:
+        value = tomllib.loads(text).get("compare")
+    except tomllib.TOMLDecodeError:
+        return None
+    return compare_path(value.strip(), source) if isinstance(value, str) else None
+
+
+def partner_name(name: str, names: Iterable[str]) -> str | None:
+    """A name-based partner for a scenario without a ``compare`` key: its own variant
+    (``NAME-pad`` first, then the shortest ``NAME-...``), else the scenario it is a variant
+    of (``NAME`` for ``NAME-xor``) or that one's other variants, else the closest name."""
+    others = [n for n in dict.fromkeys(names) if n != name]
+
+    def best(cands: list[str], stem: str) -> str | None:
+        if not cands:
+            return None
+        return min(cands, key=lambda n: (n[len(stem) + 1:] != "pad", not n.endswith("-pad"), len(n), n))
+
+    got = best([n for n in others if n.startswith(name + "-")], name)
+    if got:
+        return got
+    stem = name
+    while "-" in stem:
+        stem = stem.rsplit("-", 1)[0]
+        if stem in others:
+            return stem
+        got = best([n for n in others if n.startswith(stem + "-")], stem)
+        if got:
+            return got
+    close = difflib.get_close_matches(name, others, n=1, cutoff=0.0)
+    return close[0] if close else None
+
+
+def partner_path(sc: Scenario, candidates: Mapping[str, Path] | None = None) -> Path | None:
+    """The file to compare ``sc`` with: its ``compare`` key, else ``partner_name`` among
+    ``candidates`` (name -> file; default: the built-ins)."""
+    named = compare_path(sc.compare, sc.source)
+    if named is not None:
+        return named
+    if candidates is None:
+        candidates = {n: assets.scenario_dir() / f"{n}.toml" for n in builtin_names()}
+    own = sc.name or Path(sc.source).stem
+    got = partner_name(own, candidates)
+    return candidates[got] if got else None
+
+
 def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     out = {}
     for item in items:
@@ -294,7 +416,7 @@ def line_of(text: str, where: str, key: str | None = None) -> int | None:
     lines = text.splitlines()
     start = None
     top = where.split(".")[0].split(" ")[0]
-    if top in ("format", "title", "notes", "tags", "expect_error") or (not where and key):
+    if top in ("format", "title", "notes", "tags", "expect_error", "title_zh", "notes_zh", "compare") or (not where and key):
         name = key or top
         for i, ln in enumerate(lines):
             if re.match(r"\s*\[", ln):
@@ -353,6 +475,8 @@ class _Builder:
                                    "{newest})", fmt=fmt, newest=FORMAT_VERSION), tr("update warpviz to open it"))
         title = self.string(d, "title", "", required=False) or self.name or "untitled scenario"
         notes = self.string(d, "notes", "", required=False)
+        title_zh = self.string(d, "title_zh", "", required=False)
+        notes_zh = self.string(d, "notes_zh", "", required=False)
         tags = d.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             self.fail("tags", tr("tags must be a list of strings"), tr("e.g. tags = [\"shared\", \"swizzle\"]"))
@@ -374,16 +498,43 @@ class _Builder:
         timing = d.get("timing", {})
         if not isinstance(timing, dict):
             self.fail("timing", tr("timing must be a table"))
+        compare = self.build_compare(d.get("compare"))
         sc = Scenario(title=title, notes=notes, tags=tuple(tags), launch=launch,
                       params=MappingProxyType(dict(self.params)), arrays=arrays, accesses=accesses,
                       source=self.source, name=self.name, text=self.text,
                       expected=MappingProxyType(dict(expected)), expect_error=expect_error,
-                      timing=MappingProxyType(dict(timing)), format=fmt)
+                      timing=MappingProxyType(dict(timing)), format=fmt, title_zh=title_zh, notes_zh=notes_zh, compare=compare)
         count = sum(len(a.parts) * self.iterations(a) for a in accesses)
         if count > MAX_INSTRUCTIONS:
             self.fail("access", tr("the accesses expand to {count} warp instructions per thread, more than the "
                                    "{max} the analysis takes", count=count, max=MAX_INSTRUCTIONS), tr("use fewer loop iterations"))
         return sc
+
+    def build_compare(self, raw: Any) -> str:
+        """The optional ``compare`` key: a built-in's name, or a file relative to this one."""
+        if raw is None:
+            return ""
+        text = self.string(self.data, "compare", "").strip()
+        if not text:
+            self.fail("compare", tr("compare is empty"), tr("name a built-in, e.g. compare = \"transpose-tile-pad\", or leave the key out"), key="compare")
+        here = Path(self.source)
+        target = compare_path(text, self.source)
+        if target is not None and (target.resolve() == here.resolve() if here.is_file() else text == self.name):
+            self.fail("compare", tr("compare = \"{text}\" names this scenario itself", text=text),
+                      tr("name another scenario, e.g. the fixed or the broken version of this one"), key="compare")
+        if target is None:
+            if _looks_like_path(text) and not here.is_file():
+                return text  # text without a file (e.g. pasted): a relative path cannot be checked here
+            if _looks_like_path(text):
+                self.fail("compare", tr("compare = \"{text}\": there is no such file next to {name} (looked for {path})", text=text, name=here.name,
+                             path=here.parent / text),
+                          tr("give the path relative to this file's folder, or a built-in's name (`warpviz list`)"),
+                          key="compare")
+            close = difflib.get_close_matches(text, builtin_names(), n=3)
+            hint = tr("did you mean {names}?", names=', '.join(close)) if close else \
+                tr("give a built-in's name (`warpviz list`) or a .toml file's path relative to this file")
+            self.fail("compare", tr("compare = \"{text}\" is not a built-in scenario", text=text), hint, key="compare")
+        return text
 
     def string(self, d: dict, key: str, where: str, required: bool = True) -> str:
         v = d.get(key)
@@ -751,4 +902,4 @@ def with_params(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
 
 
 __all__ = ["Scenario", "ScenarioError", "Array", "Access", "Launch", "Instruction", "load", "loads",
-           "resolve", "builtin_names", "runnable_builtins", "expand_instructions", "with_params", "parse_overrides", "replace"]
+           "resolve", "builtin_names", "compare_path", "compare_in_text", "warnings", "size_text", "partner_name", "partner_path", "runnable_builtins", "expand_instructions", "with_params", "parse_overrides", "replace"]

@@ -2,7 +2,7 @@
 
 This is what the animation shows. It is computed with the same evaluator and checks as
 the whole-launch engine, for one block, then laid out lane by lane. The wavefront a word
-is served in follows MEMORY_MODEL.md: within a phase, the k-th distinct word that a bank
+is served in follows docs/memory-model.md: within a phase, the k-th distinct word that a bank
 must deliver goes out in the phase's k-th wavefront (words in order of the first lane that
 asks for them); a lane is complete when the last of its words has been delivered.
 """

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication
 
 from ..i18n import tr
 from ..render import PaintOptions, paint_compare, paint_frame
+from .pen import paint_strokes
 
 FALLBACK_SIZE = (1920, 1080)   # when the picture is not on screen
 SLIDE_SIZE = (1920, 1080)
@@ -44,11 +45,14 @@ def frame_image(main, size: tuple[int, int] | None = None) -> QImage | None:
         rect = QRectF(0, 0, w, h)
         if comparing:
             right = main.compare.right
-            labels = (s.scenario.title, right.scenario.title)
+            labels = (s.scenario.shown_title, right.scenario.shown_title)
             paint_compare(p, rect, (d, f), (right.detail, right.frame), main.compare.view_left.theme,
                           PaintOptions(), labels)
         else:
             paint_frame(p, rect, d, f, main.view.theme, main.view.options)
+            ink = getattr(main, "ink", None)   # the pen's strokes, when Edit → Keep pen strokes is on
+            if ink is not None and main.a_keep_ink.isChecked():
+                paint_strokes(p, rect, ink.strokes)
     finally:
         p.end()
     return img

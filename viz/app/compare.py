@@ -3,7 +3,6 @@ stepping together, with their figures next to each other."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -13,23 +12,20 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSpl
 from ..engine import METRIC_NAMES
 from ..i18n import tr
 from ..render import PaintOptions
+from ..scenario import compare_in_text, compare_path, partner_name
 from .library import entries
 from .state import Session
 from .view import FrameView
 
 
-def partner(name: str, names: list[str]) -> str | None:
-    """A sensible scenario to compare ``name`` with: a variant of it (``NAME-pad``), else the closest name."""
-    others = [n for n in names if n != name]
-    variants = sorted(n for n in others if n.startswith(name + "-"))
-    if variants:
-        return variants[0]
-    base = name.rsplit("-", 1)[0]
-    sibling = sorted(n for n in others if n == base or n.startswith(base + "-"))
-    if sibling:
-        return sibling[0]
-    close = difflib.get_close_matches(name, others, n=1, cutoff=0.0)
-    return close[0] if close else None
+def partner(name: str, names: list[str], compare: str = "", source: str = "") -> str | Path | None:
+    """The scenario to compare ``name`` with: the file its ``compare`` key names (a Path),
+    else a name among ``names`` by ``viz.scenario.partner_name`` (its ``-pad`` variant,
+    the scenario it varies, a sibling, the closest name)."""
+    named = compare_path(compare, source)
+    if named is not None:
+        return named
+    return partner_name(name, names)
 
 
 def warp_figures(session: Session) -> list[tuple[str, str]]:
@@ -51,6 +47,7 @@ class ComparePage(QWidget):
         super().__init__(parent)
         self.left = left
         self.right = Session(self)
+        self.partner_of: Path | None = None  # the left file the right side was picked for
         self.pick = QComboBox()
         self.pick.setObjectName("comparePick")
         self.l_pick = QLabel()
@@ -105,15 +102,23 @@ class ComparePage(QWidget):
         if i >= 0:
             self.pick.setCurrentIndex(i)
         self.right.cursor = self.left.cursor
+        self.partner_of = self.left.path
         self.right.open(Path(path))
 
     def ensure_partner(self) -> None:
-        """Pick a partner for the left scenario if the right side is empty."""
-        if self.right.scenario is not None or self.left.path is None:
+        """Pick a partner for the left scenario if the right side is empty or was picked for
+        another left scenario (one opened while compare mode was off)."""
+        if self.left.path is None:
+            return
+        if self.right.scenario is not None and self.partner_of == self.left.path:
             return
         names = [Path(self.pick.itemData(i)).stem for i in range(self.pick.count())]
-        other = partner(self.left.path.stem, names)
-        if other:
+        sc = self.left.scenario
+        other = (partner(self.left.path.stem, names, sc.compare, sc.source) if sc is not None else
+                 compare_in_text(self.left.text, str(self.left.path)) or partner_name(self.left.path.stem, names))
+        if isinstance(other, Path):
+            self.open_right(other)
+        elif other:
             self.open_right(self.pick.itemData(names.index(other)))
 
     def _follow(self) -> None:
@@ -122,7 +127,7 @@ class ComparePage(QWidget):
 
     def _titles(self) -> None:
         for view, s in ((self.view_left, self.left), (self.view_right, self.right)):
-            title = s.scenario.title if s.scenario else None
+            title = s.scenario.shown_title if s.scenario else None
             view.options = PaintOptions(title=title, figures=True)
             view.update()
 
@@ -156,4 +161,5 @@ class ComparePage(QWidget):
         self.table.setHorizontalHeaderLabels([tr("Figure"), tr("Left"), tr("Right")])
         self.fill_picks()
         self.right.retranslate()
+        self._titles()                  # a built-in's title_zh in Chinese
         self.refresh()

@@ -1,9 +1,10 @@
 """The scenario editor: a form for launch, params, arrays and accesses, and the TOML text.
 
 Both edit the same text. A form change is written into the TOML with ``tomlkit`` (which
-keeps the file's comments and layout) as one undoable edit of the text. Every change goes
-to the Session at once; an invalid one shows its message at the field or the line, while
-the views keep the last valid state. The text is never reverted: nothing typed is lost.
+keeps the file's comments and layout). Every edit, form or text, is a step in the
+editor's ``undo_stack`` of text snapshots (see ``undo.py``: Edit → Undo / Redo). Every
+change goes to the Session at once; an invalid one shows its message at the field or the
+line, while the views keep the last valid state. The text is never reverted: nothing typed is lost.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Callable
 
 import tomlkit
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCursor, QTextFormat, QUndoStack
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QScrollArea, QSpinBox, QTabWidget, QTextEdit,
                                QVBoxLayout, QWidget)
@@ -22,6 +23,7 @@ from ..i18n import sep, tr
 from ..types import all_type_names
 from .highlight import TomlHighlighter
 from .state import Session
+from .undo import Snapshot, UndoKeys
 
 SWIZZLES = ["none", "xor", "xor:4", "diagonal", "bitrev", "bitrev-xor", "cute:3,3,3", "cute:2,3,3"]
 ERROR_STYLE = "color: #c62828;"
@@ -30,7 +32,40 @@ ERROR_STYLE = "color: #c62828;"
 def _value_text(v: Any) -> str:
     if isinstance(v, list):
         return ", ".join(str(x) for x in v)
+    if isinstance(v, dict):   # an access's loops: j = 0:32:8, k = 0:4
+        return ", ".join(f"{k} = {x}" for k, x in v.items())
     return "" if v is None else str(v)
+
+
+class FieldError(ValueError):
+    """A form value that cannot be written into the TOML (shown at the field)."""
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses (``min(a, b)`` stays whole)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [x.strip() for x in parts + [cur] if x.strip()]
+
+
+def _parse_for(text: str) -> dict[str, str]:
+    """``j = 0:TILE:ROWS, k = 0:4`` as the table ``for`` takes (outermost loop first)."""
+    out: dict[str, str] = {}
+    for part in _split_top(text):
+        var, eq, spec = part.partition("=")
+        var, spec = var.strip(), spec.strip().strip('"')
+        if not eq or not var.isidentifier() or not spec:
+            raise FieldError(tr("write each loop as name = start:stop[:step], e.g. j = 0:32:8"))
+        if var in out:
+            raise FieldError(tr("loop variable {var} is given twice", var=var))
+        out[var] = spec
+    return out
 
 
 def _parse_value(text: str) -> Any:
@@ -53,6 +88,19 @@ class _Field:
         self.path, self.widget, self.read, self.error = path, widget, read, error
 
 
+def _put(table, key: str, value) -> None:
+    """``table[key] = value``; a new key goes right after the table's last key, not after
+    the comments that may end the table."""
+    keys = list(table.keys())
+    if key in table or not keys:
+        table[key] = value
+        return
+    try:
+        table.value._insert_after(keys[-1], key, value)
+    except Exception:  # noqa: BLE001 - tomlkit's private API differs between versions: plain append
+        table[key] = value
+
+
 class TomlEdit(QPlainTextEdit):
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -61,6 +109,20 @@ class TomlEdit(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setTabStopDistance(4 * self.fontMetrics().horizontalAdvance(" "))
         self.highlighter = TomlHighlighter(self.document())
+        self.history = None   # EditorPanel's undo/redo (the app's history); the document keeps none
+        self.setUndoRedoEnabled(False)
+
+    def undo(self) -> None:
+        if self.history is not None:
+            self.history()
+        else:
+            super().undo()
+
+    def redo(self) -> None:
+        if self.history is not None:
+            self.history(redo=True)
+        else:
+            super().redo()
 
     def mark_line(self, line: int | None) -> None:
         """Underline and tint the line an error points at (1-based); None clears."""
@@ -120,6 +182,11 @@ class EditorPanel(QWidget):
         lay.addWidget(self.tabs, 1)
         lay.addWidget(self.banner)
         self.fields: dict[tuple, _Field] = {}
+        self.undo_stack = QUndoStack(self)   # every edit, form or text (see undo.py)
+        self.undo_keys = UndoKeys(self.undo_stack, self.flush, self)
+        self.text.installEventFilter(self.undo_keys)
+        self.text.history = lambda redo=False: self.redo() if redo else self.undo()
+        self.retranslate_undo = None
         self._structure = None
         self._last_field: _Field | None = None
         self._debounce = QTimer(self)
@@ -139,6 +206,8 @@ class EditorPanel(QWidget):
             self.text.blockSignals(True)
             self.text.setPlainText(self.session.text)
             self.text.blockSignals(False)
+        self._debounce.stop()
+        self.undo_stack.clear()   # another scenario (or recovered text): a new history
         self._structure = None
         self._sync_form()
 
@@ -149,7 +218,9 @@ class EditorPanel(QWidget):
     def _push_text(self) -> None:
         text = self.text.toPlainText()
         if text != self.session.text:
+            before = self.session.text
             self.session.set_text(text)
+            self.undo_stack.push(Snapshot(self, before, text, "text"))
             self.edited.emit()
 
     def flush(self) -> None:
@@ -157,6 +228,28 @@ class EditorPanel(QWidget):
         if self._debounce.isActive():
             self._debounce.stop()
             self._push_text()
+
+    # -- undo ----------------------------------------------------------------
+
+    def undo(self) -> None:
+        self.flush()
+        self.undo_stack.undo()
+
+    def redo(self) -> None:
+        self.flush()
+        self.undo_stack.redo()
+
+    def restore(self, text: str) -> None:
+        """Show ``text`` (an undone or redone state) in the text, the form and the views."""
+        self._debounce.stop()
+        self._last_field = None
+        self.text.blockSignals(True)
+        self.text.replace_all(text)
+        self.text.blockSignals(False)
+        self.session.set_text(text)
+        self._sync_form(force=True)
+        self._show_error()   # no field keeps the mark of an edit that is undone
+        self.edited.emit()
 
     # -- form ----------------------------------------------------------------
 
@@ -166,7 +259,8 @@ class EditorPanel(QWidget):
         except tomllib.TOMLDecodeError:
             return None
 
-    def _sync_form(self) -> None:
+    def _sync_form(self, force: bool = False) -> None:
+        """Show the text's values in the form; a field being typed into is left alone unless ``force``."""
         raw = self._raw()
         if raw is None:
             return
@@ -179,7 +273,7 @@ class EditorPanel(QWidget):
             self._build_form(raw)
             return
         for f in self.fields.values():
-            if f.widget.hasFocus():
+            if f.widget.hasFocus() and not force:
                 continue
             self._set_widget(f.widget, self._lookup(raw, f.path))
 
@@ -238,6 +332,8 @@ class EditorPanel(QWidget):
             f = _Field(path, widget, read, err)
             self.fields[path] = f
             widget.setObjectName("field:" + ".".join(str(p) for p in path))
+            for w in (widget, *widget.findChildren(QLineEdit)):
+                w.installEventFilter(self.undo_keys)   # Ctrl+Z: the app's undo, not the field's
             self._set_widget(widget, self._lookup(raw, path))
             apply = lambda *_: self._apply_field(f)  # noqa: E731
             if isinstance(widget, QSpinBox):
@@ -305,6 +401,14 @@ class EditorPanel(QWidget):
                 add(form, tr("{k}: op", k=k), ("access", k, "op"), op, (lambda w=op: w.currentText()))
                 e = QLineEdit()
                 add(form, tr("{k}: at", k=k), ("access", k, "at"), e, (lambda e=e: e.text()))
+                e = QLineEdit()
+                e.setPlaceholderText(tr("no loop"))
+                e.setToolTip(tr("Loops, outermost first: name = start:stop[:step], e.g. j = 0:32:8, k = 0:4"))
+                add(form, tr("{k}: for", k=k), ("access", k, "for"), e, (lambda e=e: _parse_for(e.text())))
+                e = QLineEdit()
+                e.setPlaceholderText(tr("every lane"))
+                e.setToolTip(tr("The lanes that are active, e.g. threadIdx.x < 16 (empty: all)"))
+                add(form, tr("{k}: when", k=k), ("access", k, "when"), e, (lambda e=e: e.text().strip()))
         outer.addStretch(1)
         old = self.form_host.takeWidget()
         self.form_host.setWidget(host)
@@ -319,22 +423,40 @@ class EditorPanel(QWidget):
             f.error.setText(tr("Fix the TOML text first: {err}", err=err))
             f.error.show()
             return
-        value = f.read()
+        try:
+            value = f.read()
+        except FieldError as err:
+            f.error.setText(str(err))
+            f.error.show()
+            f.widget.setStyleSheet("border: 1px solid #c62828;")
+            return
         cur = doc
         for k in f.path[:-1]:
             cur = cur[k]
         last = f.path[-1]
-        if (last in ("pad", "offset") and value == 0) or (last == "swizzle" and value in ("", "none")):
+        if ((last in ("pad", "offset") and value == 0) or (last == "swizzle" and value in ("", "none"))
+                or (last in ("when", "for") and not value)):
             if last in cur:
                 del cur[last]
         else:
-            cur[last] = value
+            if isinstance(value, dict):
+                table = tomlkit.inline_table()
+                table.update(value)
+                value = table
+            _put(cur, last, value)
         self._last_field = f
+        f.error.hide()
+        f.widget.setStyleSheet("")
+        self.flush()   # text typed just before is its own step
+        before = self.session.text
         self.text.blockSignals(True)
         self.text.replace_all(tomlkit.dumps(doc))
         self.text.blockSignals(False)
         self._debounce.stop()
-        self.session.set_text(self.text.toPlainText())
+        after = self.text.toPlainText()
+        self.session.set_text(after)
+        if after != before:
+            self.undo_stack.push(Snapshot(self, before, after, "form", f.path))
         self.edited.emit()
         self._last_field = f
 
@@ -373,3 +495,5 @@ class EditorPanel(QWidget):
         self._structure = None
         self._sync_form()
         self._show_error()
+        if self.retranslate_undo is not None:
+            self.retranslate_undo()

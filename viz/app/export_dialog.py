@@ -462,7 +462,7 @@ class ExportDialog(QDialog):
             self.block.setText(str(c.block))
             self.warp.setText(str(c.warp))
             self.frames.clear()
-            self.title.setText(s.scenario.title if s.scenario is not None else "")
+            self.title.setText(s.scenario.shown_title if s.scenario is not None else "")
             other = self.compare_partner()
             self.compare.setEnabled(other is not None)
             self.compare.setChecked(other is not None)
@@ -551,7 +551,7 @@ class ExportDialog(QDialog):
             raise ExportError(tr("Choose where to save the file."))
         out = Path(text).expanduser()      # a PNG sequence: the folder (png_sequence=True says so)
         title = self.title.text().strip()
-        if title == sc.title:
+        if title == sc.shown_title:
             title = None                    # the scenario's own (a comparison's card: "A vs B")
         st = Settings(size=parse_size(self.size_text()), fps=self.fps.value(), hold=self.hold.value(),
                       theme=self.theme.currentData(), scale=round(self.scale.value(), 3),
@@ -571,8 +571,8 @@ class ExportDialog(QDialog):
         other = self.compare_partner() if self.compare.isChecked() else None
         labels = None
         if other is not None:
-            labels = (sc.title, other.title) if sc.title != other.title else (s.name or sc.title, other.name or
-                                                                               other.title)
+            labels = ((sc.shown_title, other.shown_title) if sc.shown_title != other.shown_title
+                      else (s.name or sc.shown_title, other.name or other.shown_title))
         check_settings(st, kind)
         return Request(sc, out, kind, st, sel, other, labels)
 

@@ -7,7 +7,8 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..i18n import sep, tr
-from ..report import explain_access
+from ..report import access_size_text, explain_access, instruction_numbers, numbers_text
+from ..scenario import warnings
 from .state import Session
 
 METRIC_LABELS = {
@@ -34,6 +35,13 @@ class FiguresPanel(QWidget):
         self.session = session
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self.warn = QLabel()            # allowed, but no GPU could run it (e.g. a 4 TB array)
+        self.warn.setObjectName("figuresWarnings")
+        self.warn.setWordWrap(True)
+        self.warn.setTextFormat(Qt.TextFormat.PlainText)
+        self.warn.setStyleSheet("QLabel { background: #fef3c7; color: #78350f; border: 1px solid #d97706; "
+                                "border-radius: 3px; padding: 4px; }")
+        self.warn.hide()
         self.tree = QTreeWidget()
         self.tree.setObjectName("figures")
         self.tree.setColumnCount(3)
@@ -49,6 +57,7 @@ class FiguresPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.status)
+        lay.addWidget(self.warn)
         lay.addWidget(self.tree, 1)
         session.analysisChanged.connect(self.refresh)
         session.changed.connect(self.refresh)
@@ -68,7 +77,11 @@ class FiguresPanel(QWidget):
         if sc is None:
             self.tree.clear()
             self.status.setText("")
+            self.warn.hide()
             return
+        found = warnings(sc)
+        self.warn.setText("\n".join(tr("Warning: {w}", w=w) for w in found))
+        self.warn.setVisible(bool(found))
         if an is None or an.scenario is not sc:
             # Keep the previous figures (dimmed) until the new analysis arrives: no flicker while typing.
             self.tree.setEnabled(False)
@@ -82,11 +95,13 @@ class FiguresPanel(QWidget):
                                wpb=lw.warps_per_block))
         bold = QFont()
         bold.setBold(True)
+        numbers = instruction_numbers(sc)
         for d in an.per_access():
             a = sc.accesses[d["index"]]
             arr = sc.array(d["array"])
             top = QTreeWidgetItem([tr("access {k}", k=d["index"]), tr(d["op"]),
-                                   f"{a.text}   {sep(' (').strip()}{arr.describe()}{sep(', ')}{d['access_bytes']} B{sep(')')}"])
+                                   f"{a.text}   {sep(' (').strip()}{arr.describe()}{sep(', ')}{access_size_text(d)}"
+                                   f"{sep(')')}   [{numbers_text(numbers[d['index']])}]"])
             top.setFont(0, bold)
             top.setFont(2, bold)
             top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))

@@ -118,6 +118,21 @@ class GpuPanel(QWidget):
         nl.addWidget(self.table, 1)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        # The readable hand-written kernel of a built-in (kernels/*.cu) first, the generated one after it.
+        self.hand = QPlainTextEdit()
+        self.hand.setObjectName("gpuHandKernel")
+        self.hand.setReadOnly(True)
+        self.hand.setFont(mono)
+        self.hand.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.hand_info = QLabel()
+        self.hand_info.setObjectName("gpuHandKernelInfo")
+        self.hand_info.setWordWrap(True)
+        self.hand_box = QWidget()
+        hl = QVBoxLayout(self.hand_box)
+        hl.setContentsMargins(0, 0, 0, 0)
+        hl.addWidget(self.hand_info)
+        hl.addWidget(self.hand, 1)
+        self._hand_for: str | None = None
         self.kernel = QPlainTextEdit()
         self.kernel.setObjectName("gpuKernel")
         self.kernel.setReadOnly(True)
@@ -148,6 +163,7 @@ class GpuPanel(QWidget):
         self.tabs.setObjectName("gpuTabs")
         self.tabs.addTab(numbers, "")
         self.tabs.addTab(chart_box, "")
+        self.tabs.addTab(self.hand_box, "")
         self.tabs.addTab(self.kernel, "")
         self.tabs.addTab(self.sass, "")
         lay = QVBoxLayout(self)
@@ -176,8 +192,13 @@ class GpuPanel(QWidget):
         self.b_cancel.setText(tr("Cancel"))
         self.b_import.setText(tr("Import measurements…"))
         self.b_sweep.setText(tr("Run sweep on GPU"))
-        for i, name in enumerate((tr("Model vs hardware"), tr("Chart"), tr("Kernel source"), tr("SASS"))):
+        for i, name in enumerate((tr("Model vs hardware"), tr("Chart"), tr("Kernel source"), tr("Generated kernel"),
+                                  tr("SASS"))):
             self.tabs.setTabText(i, name)
+        self.tabs.setTabToolTip(2, tr("The hand-written CUDA kernel of this built-in scenario (kernels/*.cu)"))
+        self.tabs.setTabToolTip(3, tr("The kernel warpviz generates from the scenario for a GPU run, with its "
+                                      "helper macros"))
+        self._hand_for = None   # the info line follows the language
         self.table.setHorizontalHeaderLabels([tr("metric"), tr("model"), tr("hardware"), ""])
         dock = self.parentWidget()
         if dock is not None and hasattr(dock, "setWindowTitle") and dock is not self.window_:
@@ -310,8 +331,65 @@ class GpuPanel(QWidget):
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
         self.summary.setText(self._summary_text(sc, e, where))
+        self._show_handwritten()
         self._draw_chart()
         self._tab_shown()
+
+    def handwritten(self) -> list:
+        """The hand-written kernels (``viz.gpu.handwritten.HandKernel``) of the open scenario:
+        those of ``kernels/manifest.toml`` for a built-in opened from the built-ins' folder."""
+        path = self.session.path
+        if path is None or self.session.scenario is None:
+            return []
+        from .. import assets
+
+        try:
+            if Path(path).resolve().parent != assets.scenario_dir().resolve():
+                return []
+            from ..gpu.handwritten import for_scenario
+
+            return for_scenario(Path(path).stem)
+        except (OSError, ValueError, KeyError):  # a broken manifest must not break the panel
+            return []
+
+    def _show_handwritten(self) -> None:
+        kernels = self.handwritten()
+        key = "|".join(k.name for k in kernels)
+        if key == self._hand_for:
+            return
+        self._hand_for = key
+        i = self.tabs.indexOf(self.hand_box)
+        if not kernels:
+            if self.tabs.currentIndex() == i:
+                self.tabs.setCurrentWidget(self.kernel)
+            self.tabs.setTabVisible(i, False)
+            self.hand.clear()
+            self.hand_info.setText("")
+            return
+        first = kernels[0]
+        try:
+            text = first.path.read_text(encoding="utf-8")
+        except OSError as err:
+            text = str(err)
+        self.hand.setPlainText(text)
+        lines = text.splitlines()
+        where = [kernel_line(lines, k.function) for k in kernels]
+        names = ", ".join(tr("{function} (line {line})", function=k.function, line=n) for k, n in zip(kernels, where))
+        self.hand_info.setText(tr("kernels/{file}: {names}. The readable kernel this scenario copies, with the same "
+                                  "memory instructions; the H100 timings are its. The next tab has the kernel "
+                                  "warpviz generates.", file=first.file, names=names))
+        self._mark_line(where[0])
+        self.tabs.setTabVisible(i, True)
+
+    def _mark_line(self, line: int) -> None:
+        """Select and centre the kernel's definition (1-based ``line``)."""
+        from PySide6.QtGui import QTextCursor
+
+        block = self.hand.document().findBlockByLineNumber(max(0, line - 1))
+        cur = QTextCursor(block)
+        cur.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+        self.hand.setTextCursor(cur)
+        self.hand.centerCursor()
 
     def _summary_text(self, sc, e, where: str) -> str:
         if sc is None:
@@ -513,6 +591,22 @@ class GpuPanel(QWidget):
         if self._gpu is not None:
             self._gpu.close()
             self._gpu = None
+
+
+def kernel_line(lines: list[str], function: str) -> int:
+    """The 1-based line where ``function`` is defined in a kernels/ file: its ``__global__``
+    definition, else the macro line that defines it (``TRANSPOSE(transpose_tile_xor, ...)``),
+    else its first mention; 1 if absent."""
+    import re
+
+    fn = re.escape(function)
+    word = re.compile(rf"\b{fn}\b")
+    for pattern in (rf"__global__.*\b{fn}\s*\(", rf"^\s*[A-Z_][A-Z0-9_]*\(\s*{fn}\s*,"):
+        rx = re.compile(pattern)
+        for n, ln in enumerate(lines, 1):
+            if rx.search(ln):
+                return n
+    return next((n for n, ln in enumerate(lines, 1) if word.search(ln)), 1)
 
 
 def _num(v) -> str:

@@ -24,6 +24,95 @@ def grid_shape(grid: tuple[int, int, int], wpb: int) -> tuple[int, int]:
     return cols, math.ceil(gx / cols)
 
 
+NICE_STEPS = (1, 2, 5)
+
+
+def nice_step(units_visible: float, pixels: float, min_px: float) -> int:
+    """The smallest step of 1, 2, 5, 10, 20, 50, ... units whose ticks are ``min_px`` apart."""
+    px_per_unit = pixels / max(units_visible, 1e-9)
+    decade = 1
+    while True:
+        for m in NICE_STEPS:
+            if m * decade * px_per_unit >= min_px:
+                return m * decade
+        decade *= 10
+
+
+class CellAxis(pg.AxisItem):
+    """An axis over whole cells: a tick at the middle of every ``step``-th unit of ``cells``
+    cells (a block of ``wpb`` warps on x, a row on y), labelled by ``label(unit)``; the
+    step grows in 1-2-5 steps with the zoom, so labels never crowd and are never fractional."""
+
+    def __init__(self, orientation: str, **kw):
+        super().__init__(orientation, **kw)
+        self.cells, self.count = 1, 1
+        self.label_of = str
+
+    def set_units(self, cells: int, count: int, label_of) -> None:
+        self.cells, self.count, self.label_of = max(1, cells), max(1, count), label_of
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph's name
+        lo, hi = sorted((minVal, maxVal))
+        first = max(0, math.floor(lo / self.cells))
+        last = min(self.count - 1, math.ceil(hi / self.cells) - 1)
+        if last < first or size <= 0:
+            return []
+        horizontal = self.orientation in ("bottom", "top")
+        step = nice_step((hi - lo) / self.cells, size, 56 if horizontal else 26)
+        start = -(-first // step) * step
+        values = [(k + 0.5) * self.cells for k in range(start, last + 1, step)]
+        return [(step * self.cells, values)]
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802
+        return [self.label_of(int(v // self.cells)) for v in values]
+
+
+def integer_ticks(axis: pg.AxisItem, minVal, maxVal, size) -> list:  # noqa: N803 - pyqtgraph's names
+    """pyqtgraph's tick levels for ``axis`` with the fractional ones dropped (for counts)."""
+    levels = []
+    for spacing, values in pg.AxisItem.tickValues(axis, minVal, maxVal, size):
+        if spacing >= 1:
+            levels.append((spacing, [v for v in values if float(v).is_integer()]))
+    if not levels and size > 0:
+        lo, hi = sorted((minVal, maxVal))
+        step = nice_step(hi - lo, size, 40)
+        levels = [(step, [float(k) for k in range(math.ceil(lo / step) * step, math.floor(hi) + 1, step)])]
+    return levels
+
+
+def integer_strings(values) -> list[str]:
+    return [f"{int(round(v)):,}" for v in values]
+
+
+class IntAxis(pg.AxisItem):
+    """A count axis (warps, wavefronts): integer ticks only."""
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802
+        return integer_ticks(self, minVal, maxVal, size)
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802
+        return integer_strings(values)
+
+
+def axis_texts(lw, wpb: int, cols: int, rows: int) -> tuple[str, str, object, object]:
+    """(bottom label, left label, label of a block column, label of a row) for the heat map."""
+    gx, gy, gz = lw.grid
+    warps = tr("{wpb} warps per block, warp 0 on the left", wpb=wpb) if wpb > 1 else tr("1 warp per block")
+    if gy * gz == 1:
+        if rows == 1:
+            left = tr("one block") if gx == 1 else tr("one row of {n} blocks", n=gx)
+            return tr("blockIdx.x ({warps})", warps=warps), left, str, lambda r: ""
+        return (tr("blockIdx.x = the row's first + this ({warps})", warps=warps),
+                tr("row's first blockIdx.x ({c} per row)", c=cols),
+                lambda b: f"+{b}", lambda r: f"{r * cols:,}")
+    if gz == 1:
+        return tr("blockIdx.x ({warps})", warps=warps), tr("blockIdx.y"), str, str
+    return (tr("blockIdx.x ({warps})", warps=warps), tr("blockIdx.y, blockIdx.z ({gy} rows per z)", gy=gy),
+            str, lambda r: f"{r % gy}, {r // gy}")
+
+
 class LaunchPanel(QWidget):
     def __init__(self, session: Session, parent=None):
         super().__init__(parent)
@@ -35,7 +124,8 @@ class LaunchPanel(QWidget):
         self.info.setWordWrap(True)
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setObjectName("heatmap")
-        self.plot = self.glw.addPlot(row=0, col=0)
+        self.x_axis, self.y_axis = CellAxis("bottom"), CellAxis("left")
+        self.plot = self.glw.addPlot(row=0, col=0, axisItems={"bottom": self.x_axis, "left": self.y_axis})
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)
         self.plot.hideButtons()
@@ -52,7 +142,10 @@ class LaunchPanel(QWidget):
         self.plot.addItem(self.marker)
         self.bar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=12)
         self.bar.setImageItem(self.image, insert_in=self.plot)
-        self.hist = self.glw.addPlot(row=1, col=0)
+        # The colour bar counts wavefronts or sectors: whole numbers only.
+        self.bar.axis.tickValues = lambda lo, hi, size, axis=self.bar.axis: integer_ticks(axis, lo, hi, size)
+        self.bar.axis.tickStrings = lambda values, scale, spacing: integer_strings(values)
+        self.hist = self.glw.addPlot(row=1, col=0, axisItems={"bottom": IntAxis("bottom"), "left": IntAxis("left")})
         self.hist.setMenuEnabled(False)
         self.hist.hideButtons()
         self.hist.setMaximumHeight(170)
@@ -117,11 +210,16 @@ class LaunchPanel(QWidget):
         lo, hi = float(np.nanmin(img)), float(np.nanmax(img))
         self.bar.setLevels((lo, hi if hi > lo else lo + 1))
         self.image.setRect(QRectF(0, 0, cols * wpb, rows))
+        bottom, left, col_label, row_label = axis_texts(lw, wpb, cols, rows)
+        self.x_axis.set_units(wpb, cols, col_label)
+        self.y_axis.set_units(1, rows, row_label)
+        vb = self.plot.getViewBox()
+        vb.setLimits(xMin=0, xMax=cols * wpb, yMin=0, yMax=rows)
         if key != self._key:
-            self.plot.autoRange()
+            self.plot.setRange(xRange=(0, cols * wpb), yRange=(0, rows), padding=0)
             self._key = key
-        self.plot.setLabel("bottom", tr("block x · warp ({wpb} warps per block)", wpb=wpb))
-        self.plot.setLabel("left", tr("block y") if lw.grid[1] * lw.grid[2] > 1 else tr("block (row of {c})", c=cols))
+        self.plot.setLabel("bottom", bottom)
+        self.plot.setLabel("left", left)
         counts = np.bincount(vals.reshape(-1).clip(0)) if vals.size else np.zeros(1)
         xs = np.arange(len(counts))
         nz = counts > 0
@@ -131,6 +229,7 @@ class LaunchPanel(QWidget):
         self.hist.addItem(self.bars)
         self.hist.setLabel("bottom", tr("{unit} per warp", unit=unit))
         self.hist.setLabel("left", tr("warps"))
+        self.hist.getViewBox().setLimits(xMin=-1, yMin=0)
         self.hist.autoRange()
         self.info.setText(tr("{unit} per warp over the grid: min {lo}, max {hi}, mean {mean}. Click a cell to see "
                              "that warp.", unit=unit, lo=int(lo), hi=int(hi), mean=f"{np.mean(vals):.2f}"))

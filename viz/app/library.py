@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLineEdit, QPushButton, Q
 
 from .. import assets
 from ..i18n import sep, tr
+from ..scenario import localized
 from . import settings
 
 
@@ -22,6 +23,7 @@ class Entry:
     tags: tuple[str, ...]
     notes: str
     builtin: bool
+    other: str = ""        # the title and notes in the other language, found by search too
 
     @property
     def name(self) -> str:
@@ -30,21 +32,33 @@ class Entry:
     def matches(self, words: list[str], tag: str | None) -> bool:
         if tag and tag not in self.tags:
             return False
-        hay = " ".join((self.name, self.title, " ".join(self.tags), self.notes)).lower()
+        hay = " ".join((self.name, self.title, " ".join(self.tags), self.notes, self.other)).lower()
         return all(w in hay for w in words)
 
 
 def read_entry(path: Path, builtin: bool) -> Entry:
-    """Title, tags and notes straight from the TOML (cheap: no validation)."""
+    """Title, tags and notes straight from the TOML (cheap: no validation), in the interface
+    language: ``title_zh`` / ``notes_zh`` when it is Chinese and the file has them."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         raw = {}
     tags = raw.get("tags", [])
     tags = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
-    title = raw.get("title") if isinstance(raw.get("title"), str) else path.stem
-    notes = raw.get("notes") if isinstance(raw.get("notes"), str) else ""
-    return Entry(path, title, tags, notes.strip(), builtin)
+    def text(key: str) -> str:
+        return raw.get(key) if isinstance(raw.get(key), str) else ""
+
+    title = localized(text("title"), text("title_zh")) or path.stem
+    notes = localized(text("notes"), text("notes_zh"))
+    other = " ".join(text(k) for k in ("title", "notes", "title_zh", "notes_zh") if text(k) not in (title, notes))
+    return Entry(path, title, tags, notes.strip(), builtin, other)
+
+
+def tag_label(tag: str) -> str:
+    """A tag as the library shows it: in Chinese its catalog entry ``tag:NAME`` with the tag
+    itself (what ``warpviz list --tag`` takes) in brackets; in English the tag."""
+    text = tr(f"tag:{tag}")
+    return tag if text in (f"tag:{tag}", tag) or text.lower() == tag else f"{text}（{tag}）"
 
 
 def entries() -> list[Entry]:
@@ -112,7 +126,7 @@ class LibraryPanel(QWidget):
         self.tag.clear()
         self.tag.addItem(tr("all tags"), None)
         for t in tags:
-            self.tag.addItem(t, t)
+            self.tag.addItem(tag_label(t), t)
         i = self.tag.findData(keep)
         self.tag.setCurrentIndex(max(0, i))
         self.tag.blockSignals(False)
@@ -131,7 +145,7 @@ class LibraryPanel(QWidget):
             if not e.matches(words, tag):
                 continue
             item = QTreeWidgetItem([f"{e.title}"])
-            item.setToolTip(0, f"{e.name}\n{', '.join(e.tags)}\n\n{e.notes}")
+            item.setToolTip(0, f"{e.name}\n{', '.join(map(tag_label, e.tags))}\n\n{e.notes}")
             item.setData(0, Qt.ItemDataRole.UserRole, str(e.path))
             groups[e.builtin].addChild(item)
             if self.current is not None and e.path == self.current:

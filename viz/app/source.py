@@ -56,6 +56,7 @@ def source_line(detail: WarpDetail, lane: int) -> str:
     if detail.space == "shared":
         where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
     else:
-        where += sep(", ") + tr("sector {s}, line {l}", s=ln.sector, l=ln.line)
+        where += sep(", ") + tr("sector {s}, line {k} of {n}", s=ln.sector, k=detail.lines.index(ln.line) + 1,
+                                n=len(detail.lines))
     steps = [shown] + ([result] if result != shown else [])
     return f"{head}   |   {who}{sep(': ')}" + "  ->  ".join(steps + [where])

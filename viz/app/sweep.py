@@ -15,8 +15,8 @@ import numpy as np
 import pyqtgraph as pg
 import tomlkit
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+                               QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QVBoxLayout, QWidget)
 
 from ..engine import Analysis, analyze
 from ..i18n import tr
@@ -26,16 +26,29 @@ from .editor import SWIZZLES
 from .state import Session
 from .worker import Runner
 
+_M = {"wf": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{}.sum",
+      "inst": "smsp__inst_executed_op_shared_{}.sum",
+      "sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum",
+      "req": "l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum"}
+
+
+def _ratio(num: str, den: str, ops=("ld", "st")):
+    return lambda m: _div(sum(m[_M[num].format(o)] for o in ops), sum(m[_M[den].format(o)] for o in ops))
+
+
+# Loads and stores apart: a tile stored by rows and read down columns has 1 wavefront per
+# store and 32 per load, which the mixed figure averages to 16.5.
 FIGURES = {
-    "wavefronts per shared instruction": lambda m: _div(
-        m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] + m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"],
-        m["smsp__inst_executed_op_shared_ld.sum"] + m["smsp__inst_executed_op_shared_st.sum"]),
+    "wavefronts per shared load": _ratio("wf", "inst", ("ld",)),
+    "wavefronts per shared store": _ratio("wf", "inst", ("st",)),
+    "wavefronts per shared instruction": _ratio("wf", "inst"),
     "bank conflicts": lambda m: m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
     + m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"],
-    "sectors per global request": lambda m: _div(
-        m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] + m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"],
-        m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] + m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]),
+    "sectors per global load request": _ratio("sectors", "req", ("ld",)),
+    "sectors per global store request": _ratio("sectors", "req", ("st",)),
+    "sectors per global request": _ratio("sectors", "req"),
 }
+MAX_POINTS = 200   # a sweep analyses at most this many values (and says so when cut)
 
 
 def _div(a: float, b: float) -> float:
@@ -109,17 +122,21 @@ def default_values(dim: Dimension, raw_value) -> str:
     return f"{max(0, v - 2)}:{v + 3}"
 
 
-def parse_values(text: str, categorical: bool) -> list:
+def parse_values(text: str, categorical: bool) -> tuple[list, int]:
+    """The values to sweep (at most ``MAX_POINTS``) and how many the text asked for."""
     text = text.strip()
     if categorical:
-        return [x.strip() for x in text.split(",") if x.strip()]
+        vals = [x.strip() for x in text.split(",") if x.strip()]
+        return vals[:MAX_POINTS], len(vals)
     if ":" in text and "," not in text:
         parts = [int(p, 0) for p in text.split(":")]
         start, stop, step = (parts + [1])[:3] if len(parts) >= 2 else (0, parts[0], 1)
         if step == 0:
             raise ValueError("step 0")
-        return list(range(start, stop, step))[:200]
-    return [int(x, 0) for x in text.split(",") if x.strip()][:200]
+        r = range(start, stop, step)
+        return list(r[:MAX_POINTS]), len(r)
+    vals = [int(x, 0) for x in text.split(",") if x.strip()]
+    return vals[:MAX_POINTS], len(vals)
 
 
 def run_sweep(text: str, source: str, dim: Dimension, values: list, progress, cancel) -> list:
@@ -137,7 +154,51 @@ def run_sweep(text: str, source: str, dim: Dimension, values: list, progress, ca
     return out
 
 
+class ElidingCombo(QComboBox):
+    """A combo box whose width does not follow its longest item: the shown text is elided in
+    the middle, and the full text is its tooltip (and each item's in the list)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(10)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.view().setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.currentIndexChanged.connect(self.sync_tooltip)
+        self.model().dataChanged.connect(self.sync_tooltip)
+        self.model().rowsInserted.connect(self._items_added)
+
+    def _items_added(self, _parent, first: int, last: int) -> None:
+        for k in range(first, last + 1):
+            self.setItemData(k, self.itemText(k), Qt.ItemDataRole.ToolTipRole)
+        self.sync_tooltip()
+
+    def sync_tooltip(self, *_args) -> None:
+        self.setToolTip(self.currentText())
+
+    def _label_option(self) -> tuple[QStyleOptionComboBox, int]:
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        r = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                        QStyle.SubControl.SC_ComboBoxEditField, self)
+        return opt, r.width()
+
+    def shown_text(self) -> str:
+        """The text drawn in the box: the current text, elided to the box's width."""
+        _opt, w = self._label_option()
+        return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideMiddle, max(0, w - 2))
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        p = QStylePainter(self)
+        opt, _w = self._label_option()
+        p.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        opt.currentText = self.shown_text()
+        p.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+
 class SweepPanel(QWidget):
+    WIDE = 760   # narrower than this, the plot goes under the form and gets the whole width
+
     def __init__(self, session: Session, parent=None):
         super().__init__(parent)
         self.session = session
@@ -146,21 +207,29 @@ class SweepPanel(QWidget):
         self.runner.failed.connect(lambda err: self.status.setText(str(err)))
         self.runner.progress.connect(lambda f, t: self.status.setText(tr("Sweeping: {pct}% ({what})",
                                                                              pct=int(f * 100), what=t)))
-        self.dim = QComboBox()
+        self.dim = ElidingCombo()
         self.dim.setObjectName("sweepDimension")
         self.values = QLineEdit()
         self.values.setObjectName("sweepValues")
-        self.figure = QComboBox()
+        self.figure = ElidingCombo()
         self.figure.setObjectName("sweepFigure")
         self.run = QPushButton()
         self.run.setObjectName("sweepRun")
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.notice = QLabel()   # "only the first 200 of N values": shown while it applies
+        self.notice.setObjectName("sweepNotice")
+        self.notice.setWordWrap(True)
+        self.notice.setStyleSheet("color: #b45309; font-weight: bold;")
+        self.notice.hide()
         self.plot = pg.PlotWidget()
         self.plot.setObjectName("sweepPlot")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.plot.setMinimumSize(160, 120)
         self.legend = self.plot.addLegend()
         self.form = QFormLayout()
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.l_dim, self.l_values, self.l_fig = QLabel(), QLabel(), QLabel()
         self.form.addRow(self.l_dim, self.dim)
         self.form.addRow(self.l_values, self.values)
@@ -168,14 +237,17 @@ class SweepPanel(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.run)
         row.addWidget(self.status, 1)
-        left = QVBoxLayout()
+        self.controls = QWidget()
+        left = QVBoxLayout(self.controls)
+        left.setContentsMargins(4, 4, 4, 4)
         left.addLayout(self.form)
         left.addLayout(row)
+        left.addWidget(self.notice)
         left.addStretch(1)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(left, 2)
-        lay.addWidget(self.plot, 3)
+        self.box = QBoxLayout(QBoxLayout.Direction.TopToBottom, self)
+        self.box.setContentsMargins(0, 0, 0, 0)
+        self.box.addWidget(self.controls, 0)
+        self.box.addWidget(self.plot, 1)
         self.dim.currentIndexChanged.connect(self._dim_changed)
         self.figure.currentIndexChanged.connect(self._replot)
         self.run.clicked.connect(self.start)
@@ -183,7 +255,24 @@ class SweepPanel(QWidget):
         self.results: list = []
         self.extra: list[tuple[str, list, list]] = []
         self._dims: list[Dimension] = []
+        self.counts = (0, 0)   # (values swept, values asked for) of the last sweep started
         self.retranslate()
+        self._arrange(self.width())
+
+    def _arrange(self, width: int) -> None:
+        """Wide: the form at the left (at most a third); narrow: the form above the plot."""
+        if width >= self.WIDE:
+            self.box.setDirection(QBoxLayout.Direction.LeftToRight)
+            self.controls.setMaximumWidth(max(240, width // 3))
+            self.controls.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        else:
+            self.box.setDirection(QBoxLayout.Direction.TopToBottom)
+            self.controls.setMaximumWidth(16777215)
+            self.controls.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        self._arrange(event.size().width())
+        super().resizeEvent(event)
 
     def _scenario_changed(self) -> None:
         dims = dimensions(self.session.text)
@@ -197,6 +286,7 @@ class SweepPanel(QWidget):
             i = next((k for k, d in enumerate(dims) if d == keep), 0)
             self.dim.setCurrentIndex(i)
             self.dim.blockSignals(False)
+            self.dim.sync_tooltip()
             self._dim_changed()
 
     def _dim_changed(self) -> None:
@@ -213,12 +303,14 @@ class SweepPanel(QWidget):
         if d is None or self.session.scenario is None:
             return
         try:
-            values = parse_values(self.values.text(), d.categorical)
+            values, asked = parse_values(self.values.text(), d.categorical)
         except ValueError:
             self.status.setText(tr("Values: give a list (1, 2, 4) or a range start:stop[:step]"))
             return
         if not values:
             return
+        self.counts = (len(values), asked)
+        self._show_notice()
         text, source = self.session.text, self.session.source
         self.sweep_dim = d
         self.runner.submit(lambda progress, cancel: run_sweep(text, source, d, values, progress, cancel))
@@ -231,7 +323,16 @@ class SweepPanel(QWidget):
         if bad:
             msg += " " + tr("{v}: {problem}", v=bad[0][0], problem=bad[0][1].problem)
         self.status.setText(msg)
+        self._show_notice()
         self._replot()
+
+    def _show_notice(self) -> None:
+        swept, asked = self.counts
+        cut = asked > swept
+        if cut:
+            self.notice.setText(tr("Cut to the first {n} of {total} values: a sweep runs at most {n} points.",
+                                   n=swept, total=f"{asked:,}"))
+        self.notice.setVisible(cut)
 
     def series(self) -> tuple[list, list[float]]:
         fig = self.figure.currentData()
@@ -283,6 +384,8 @@ class SweepPanel(QWidget):
         i = self.figure.findData(keep)
         self.figure.setCurrentIndex(max(0, i))
         self.figure.blockSignals(False)
+        self.figure.sync_tooltip()
         self._dims = []
         self._scenario_changed()
+        self._show_notice()
         self._replot()

@@ -55,7 +55,8 @@ class Timeline(QWidget):
         self.warp.setObjectName("warp")
         for sb in (self.instr, self.block, self.warp):
             sb.setKeyboardTracking(False)
-        self.instr.valueChanged.connect(lambda v: session.go(instr=v, frame=0))
+        # Instructions count from 1 as in the picture's header; blocks and warps from 0 as in CUDA.
+        self.instr.valueChanged.connect(lambda v: session.go(instr=v - 1, frame=0))
         self.block.valueChanged.connect(lambda v: session.go(block=v))
         self.warp.valueChanged.connect(lambda v: session.go(warp=v))
         self.l_instr, self.l_block, self.l_warp = QLabel(), QLabel(), QLabel()
@@ -126,11 +127,11 @@ class Timeline(QWidget):
         if sc is None:
             return
         c = s.cursor
-        for sb, top, v in ((self.instr, s.instruction_count - 1, c.instruction),
-                           (self.block, sc.launch.blocks - 1, c.block),
-                           (self.warp, sc.launch.warps_per_block - 1, c.warp)):
+        for sb, low, top, v in ((self.instr, 1, s.instruction_count, c.instruction + 1),
+                                (self.block, 0, sc.launch.blocks - 1, c.block),
+                                (self.warp, 0, sc.launch.warps_per_block - 1, c.warp)):
             sb.blockSignals(True)
-            sb.setRange(0, max(0, top))
+            sb.setRange(low, max(low, top))
             sb.setValue(v)
             sb.blockSignals(False)
         self.scrub.blockSignals(True)
@@ -159,6 +160,10 @@ class Timeline(QWidget):
         self.speed_label.setText(tr("speed {x}x", x=f"{self.speed:g}"))
         self.l_instr.setText(tr("Instruction"))
         self.l_instr.setToolTip(tr("Up/Down: previous/next warp instruction"))
+        self.instr.setToolTip(tr("Warp instruction, counted from 1 as in the picture's header "
+                                 "and in `warpviz export -i`"))
+        self.block.setToolTip(tr("Linear block index, from 0 as blockIdx in CUDA"))
+        self.warp.setToolTip(tr("Warp in the block, from 0: threads 32w to 32w + 31"))
         self.l_block.setText(tr("Block"))
         self.l_warp.setText(tr("Warp"))
         self.l_warp.setToolTip(tr("PageUp/PageDown: previous/next warp"))

@@ -110,8 +110,8 @@ class FrameView(QWidget):
                            banks=", ".join(map(str, ln.banks))))
             rows.append(tr("phase {phase}; served in wavefront {wf}", phase=ln.phase + 1, wf=ln.wavefront + 1))
         else:
-            rows.append(tr("sector {s} (bytes {a}-{b}), line {l}", s=ln.sector, a=ln.sector * 32,
-                           b=ln.sector * 32 + 31, l=ln.line))
+            rows.append(tr("sector {s} (bytes {a}-{b}), line {k} of {n} of this request", s=ln.sector,
+                           a=ln.sector * 32, b=ln.sector * 32 + 31, k=d.lines.index(ln.line) + 1, n=len(d.lines)))
         return "\n".join(rows)
 
 

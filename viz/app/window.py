@@ -291,6 +291,15 @@ class MainWindow(QMainWindow):
         from .export_dialog import install as install_export  # File → Export…, Edit → Copy frame
 
         install_export(self)
+        from .notes import install as install_notes  # the Notes dock, View → Notes in presentation mode
+
+        install_notes(self)
+        from .pen import install as install_pen  # draw on the picture: P, H, E, D; Edit → Keep pen strokes
+
+        install_pen(self)
+        from .undo import install as install_undo  # Edit → Undo / Redo over every edit, form or text
+
+        install_undo(self)
 
     # ------------------------------------------------------------------ opening and saving
 
@@ -566,7 +575,8 @@ class MainWindow(QMainWindow):
     def _busy(self, busy: bool) -> None:
         # Only long analyses show the bar; short ones would flicker.
         if busy:
-            QTimer.singleShot(250, lambda: self.progress.setVisible(self.session.busy))
+            # the bar is the timer's context: it dies with the bar
+            QTimer.singleShot(250, self.progress, lambda: self.progress.setVisible(self.session.busy))
         else:
             self.progress.hide()
 
@@ -574,7 +584,7 @@ class MainWindow(QMainWindow):
         sc = self.session.scenario
         name = self.session.path.name if self.session.path else tr("untitled")
         mark = " *" if self.session.path is not None and not self.is_user_file(self.session.path) and self.modified() else ""
-        self.setWindowTitle(f"{sc.title if sc else ''} — {name}{mark} — warpviz")
+        self.setWindowTitle(f"{sc.shown_title if sc else ''} — {name}{mark} — warpviz")
 
     def show_keys(self) -> None:
         QMessageBox.information(self, tr("Keys"), KEYS_HELP())
@@ -695,7 +705,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.session.retranslate()
         for panel in (self.library, self.editor, self.figures, self._launch, self._sweep, self.timeline,
-                      self.compare):
+                      self.compare, getattr(self, "notes", None), getattr(self, "ink", None)):
             if panel is not None:
                 panel.retranslate()
         if self.gpu_panel is not None and hasattr(self.gpu_panel, "retranslate"):
@@ -736,5 +746,8 @@ def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
             ("+ −", tr("faster / slower")), ("F11, Esc", tr("presentation mode on / off")),
             ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+E", tr("export for slides")),
             ("Ctrl+Shift+C", tr("copy the frame to the clipboard")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),
-            ("Ctrl+O Ctrl+S", tr("open / save"))]
+            ("Ctrl+O Ctrl+S", tr("open / save")),
+            ("Ctrl+Z Ctrl+Shift+Z", tr("undo / redo an edit (form or text)")),
+            ("P H", tr("draw on the picture: pen (again: other colour) / highlighter")),
+            ("E D", tr("erase the drawing / stop drawing"))]
     return "\n".join(f"{k:<22} {v}" for k, v in rows)

@@ -93,7 +93,7 @@ WIDE = {"double", "float2", "int2", "int4", "float4", "double2"}
 
 def has_wide_shared(sc: Scenario) -> bool:
     """An 8- or 16-byte shared access: where loads may merge phases when lanes repeat
-    addresses in pairs (README, "Where warpviz refines MEMORY_MODEL.md")."""
+    addresses in pairs (docs/memory-model.md, "Wide loads whose lanes repeat addresses in pairs")."""
     return any(sc.array(a.array).space == "shared" and a.size >= 8 for a in sc.accesses)
 
 

@@ -29,7 +29,7 @@ WARMUP_MS = 100.0           # at least this much GPU time of warm-up launches
 MIN_RUNS = 30
 MAX_RUNS = 200
 TIME_BUDGET_S = 1.5         # per timed measurement, beyond the minimum number of runs
-MEMCPY_BYTES = 256 << 20    # the D2D ceiling's size (as in MEMORY_MODEL.md)
+MEMCPY_BYTES = 256 << 20    # the D2D ceiling's size (as in the first H100 probes)
 FILL_SOURCE = r"""
 extern "C" __global__ void wv_fill(unsigned* p, unsigned long long nwords, unsigned seed) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < nwords;

@@ -1234,7 +1234,7 @@ def paint_compare(p: QPainter, rect: QRectF, left: tuple[WarpDetail, Frame], rig
     out = []
     for k, (d, f) in enumerate((left, right)):
         r = QRectF(rect.left() + k * (half + gap), rect.top(), half, rect.height())
-        title = labels[k] if labels else (o.title or d.scenario.title)
+        title = labels[k] if labels else (o.title or d.scenario.shown_title)
         out.append(paint_frame(p, r, d, f, th, PaintOptions(o.captions, title, o.header, o.figures, o.label_column)))
     p.fillRect(QRectF(rect.left() + half, rect.top(), gap, rect.height()).toRect(), th.q("grid"))
     return out[0], out[1]

@@ -1,0 +1,98 @@
+"""Ctrl+M opens the partner a scenario names (its `compare` key) for every built-in."""
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from app_helpers import make_window, user_dirs  # noqa: F401 - fixture
+from viz import assets
+from viz.scenario import ScenarioError, builtin_names, load
+
+
+def press_ctrl_m(qtbot, w):
+    w.activateWindow()                       # window shortcuts fire only in the active window
+    qtbot.waitUntil(w.isActiveWindow, timeout=5000)
+    on = w.a_compare.isChecked()
+    qtbot.keyClick(w, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    assert w.a_compare.isChecked() != on
+
+
+def test_ctrl_m_opens_the_named_partner_for_every_builtin(qtbot, user_dirs):  # noqa: F811
+    w = make_window(qtbot, "coalesced")
+    cp = w.compare
+    checked = 0
+    for name in builtin_names():
+        try:
+            sc = load(name)
+        except ScenarioError:
+            continue          # a lesson in an error: nothing to show on the left
+        if not sc.compare:
+            continue
+        assert w.open_path(assets.scenario_dir() / f"{name}.toml")
+        press_ctrl_m(qtbot, w)
+        assert w.stack.currentIndex() == 1
+        want = load(sc.compare).title
+        qtbot.waitUntil(lambda: cp.view_right.options.title == want, timeout=10000)
+        assert cp.right.path == assets.scenario_dir() / f"{sc.compare}.toml"
+        assert want != sc.title
+        # The left side shows its title; a lesson in an error (misaligned-int2) shows its message instead.
+        assert cp.view_left.options.title == (sc.title if w.session.scenario is not None else None)
+        press_ctrl_m(qtbot, w)
+        assert w.stack.currentIndex() == 0
+        checked += 1
+    assert checked >= 50
+    w.close()
+
+
+def test_transpose_tile_gets_the_padded_tile_and_opening_another_repicks(qtbot, user_dirs):  # noqa: F811
+    w = make_window(qtbot, "transpose-tile")
+    press_ctrl_m(qtbot, w)
+    cp = w.compare
+    qtbot.waitUntil(lambda: cp.right.analysis is not None, timeout=10000)
+    assert cp.right.path.stem == "transpose-tile-pad"
+    for _ in range(8):
+        qtbot.keyClick(w, Qt.Key.Key_Down)
+    assert w.session.cursor.instruction == 8 and cp.right.cursor == w.session.cursor
+    qtbot.waitUntil(lambda: cp.right.analysis is not None and w.session.analysis is not None, timeout=10000)
+    cp.refresh()
+    rows = {cp.table.item(r, 0).text(): (cp.table.item(r, 1).text(), cp.table.item(r, 2).text())
+            for r in range(cp.table.rowCount())}
+    assert rows["wavefronts (this warp)"] == ("32", "1")   # the column read: unpadded 32, padded 1
+    w.open_path(assets.scenario_dir() / "coalesced.toml")  # in compare mode: a new partner at once
+    qtbot.waitUntil(lambda: cp.right.path is not None and cp.right.path.stem == "stride-32", timeout=10000)
+    w.close()
+
+
+def test_a_user_file_with_a_relative_compare(qtbot, user_dirs, tmp_path):  # noqa: F811
+    other = tmp_path / "b.toml"
+    other.write_text(assets.scenario_dir().joinpath("stride-2.toml").read_text()
+                     .replace('title = "Strided float read: in[i*2]"', 'title = "my strided copy"'))
+    mine = tmp_path / "a.toml"
+    mine.write_text(assets.scenario_dir().joinpath("coalesced.toml").read_text()
+                    .replace('compare = "stride-32"', 'compare = "b.toml"'))
+    w = make_window(qtbot, str(mine))
+    press_ctrl_m(qtbot, w)
+    qtbot.waitUntil(lambda: w.compare.view_right.options.title == "my strided copy", timeout=10000)
+    assert Path(w.compare.right.path) == other
+    w.close()
+
+
+def svg_texts(path) -> list[str]:
+    import xml.etree.ElementTree as ET
+
+    return [e.text for e in ET.parse(path).getroot().iter() if e.tag.endswith("text") and e.text]
+
+
+def test_export_compare_without_a_name_uses_the_partner(qapp, tmp_path, capsys):
+    from viz.cli import main
+
+    out = tmp_path / "pair.svg"
+    assert main(["export", "transpose-tile", "-i", "9", "--compare", "--out", str(out)]) == 0, capsys.readouterr().err
+    texts = svg_texts(out)
+    assert load("transpose-tile").title in texts and load("transpose-tile-pad").title in texts
+    assert main(["export", "coalesced", "--compare", "--out", str(out)]) == 0
+    assert load("stride-32").title in svg_texts(out)
+    # A name still wins over the key.
+    assert main(["export", "transpose-tile", "--compare", "transpose-tile-xor", "--out", str(out)]) == 0
+    texts = svg_texts(out)
+    assert load("transpose-tile-xor").title in texts and load("transpose-tile-pad").title not in texts

@@ -1,0 +1,324 @@
+"""The one-line reasons (`warpviz analyze`, the Figures panel) say only what is true for the
+access at hand: every number a reason states is read back out of the English sentence by
+pattern and compared with the figure it names, for every access of every built-in and of
+random scenarios; a rule (the pair rule of wide loads, idle phases, partial warps) is
+named only where it applied. Each reason must match one of the patterns below in full, so
+a new sentence cannot slip by unchecked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, assume, example, given, settings
+
+from helpers import access, global_array, scenario, shared_array
+from reference import reference
+from test_properties import load_or_skip, scenarios
+from viz.engine import analyze, nominal_phases
+from viz.report import explain_access, to_table
+from viz.scenario import ScenarioError, runnable_builtins
+
+N = r"(\d[\d,]*(?:\.\d+)?)"
+SIZES = r"(\d+(?: \+ \d+)*)"
+ACTIVE = ", counted only where a lane is active"
+
+
+def num(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def avg(a: int, b: int) -> str:
+    """The figure a / b at the precision a reason states it."""
+    return f"{a / b:,.2f}"
+
+
+def sizes(text: str) -> list[int]:
+    return [int(x) for x in text.split(" + ")]
+
+
+def full(pattern: str, text: str):
+    return re.fullmatch(pattern, text)
+
+
+# ---------------------------------------------------------------------------- one row each
+
+
+def check_instructions(d, sc, why):
+    a = sc.accesses[d["index"]]
+    k = sum(1 for ins in sc.instructions() if ins.access == a.index)
+    parts = [size for _, size in a.parts]
+    assert d["instructions_per_warp"] == k and d["part_bytes"] == parts
+    if full("one per warp" + ACTIVE, why):
+        assert k == 1
+    elif m := full(N + r" per warp \(one per loop point\)" + ACTIVE, why):
+        assert num(m[1]) == k and len(parts) == 1 and k > 1
+    elif m := full(N + r" per warp \(one per part of the element: " + SIZES + r" B\)" + ACTIVE, why):
+        assert num(m[1]) == k == len(parts) > 1 and sizes(m[2]) == parts
+    elif m := full(N + r" per warp \(" + N + r" loop points x " + N + r" parts of the element: " + SIZES
+                   + r" B\)" + ACTIVE, why):
+        assert num(m[1]) == k == num(m[2]) * num(m[3]) and num(m[3]) == len(parts) > 1
+        assert sizes(m[4]) == parts and num(m[2]) > 1
+    else:
+        raise AssertionError(f"unchecked reason: {why!r}")
+
+
+def check_lanes(d, sc, value, why):
+    inst, active = d["warp_instructions"], d["active_lanes"]
+    a = sc.accesses[d["index"]]
+    assert value == f"{active / inst:.2f}/warp"
+    if full("all 32 lanes are active in every warp instruction", why):
+        assert active == 32 * inst
+    elif m := full(N + r" on average per warp instruction: the lanes whose `when` holds \(inactive lanes "
+                   r"make no access\)", why):
+        assert m[1] == avg(active, inst) and active < 32 * inst and a.when is not None
+    elif m := full(N + r" on average per warp instruction: the block size is not a multiple of 32, so its "
+                   r"last warp is partial", why):
+        assert m[1] == avg(active, inst) and active < 32 * inst and a.when is None
+        assert sc.launch.threads_per_block % 32 != 0
+    else:
+        raise AssertionError(f"unchecked reason: {why!r}")
+
+
+PHASE_RULES = {
+    r"(\d+)-byte accesses: one phase for all 32 lanes": "one",
+    r"(8)-byte accesses: two half-warp phases": "none",
+    r"(16)-byte accesses: four quarter-warp phases": "none",
+    r"(8)-byte load whose lanes repeat addresses in pairs: one 32-lane phase instead of two half-warp phases":
+        "all",
+    r"(16)-byte load whose lanes repeat addresses in pairs: two 16-lane phases instead of four quarter-warp "
+    r"phases": "all",
+    r"(8)-byte load: two half-warp phases, but one 32-lane phase in the " + N + " of " + N
+    + r" warp instructions whose lanes repeat addresses in pairs": "some",
+    r"(16)-byte load: four quarter-warp phases, but two 16-lane phases in the " + N + " of " + N
+    + r" warp instructions whose lanes repeat addresses in pairs": "some",
+}
+
+
+def check_phases(d, why):
+    inst, ph = d["warp_instructions"], d["phases"]
+    m = full(N + r" per instruction \((.*)\)", why)
+    assert m, f"unchecked reason: {why!r}"
+    assert m[1] == avg(ph, inst)
+    groups = {g["access_bytes"]: g for g in d["phases_by_size"] if g["warp_instructions"]}
+    named, idle = [], 0
+    for piece in m[2].split("; "):
+        if full("1 phase with no active lane costs nothing", piece):
+            idle = 1
+            continue
+        if p := full(N + " phases with no active lane cost nothing", piece):
+            idle = num(p[1])
+            assert idle > 1
+            continue
+        for pattern, kind in PHASE_RULES.items():
+            if p := full(pattern, piece):
+                break
+        else:
+            raise AssertionError(f"unchecked phase rule {piece!r} in {why!r}")
+        size = int(p[1])
+        g = groups[size]
+        named.append(size)
+        if kind == "one":
+            assert size <= 4
+        elif kind == "none":
+            assert g["paired_instructions"] == 0
+        elif kind == "all":
+            assert d["op"] == "load" and g["paired_instructions"] == g["warp_instructions"] > 0
+        else:
+            assert d["op"] == "load" and num(p[2]) == g["paired_instructions"] and num(p[3]) == g["warp_instructions"]
+            assert 0 < num(p[2]) < num(p[3])
+    assert sorted(named) == sorted(groups), why          # every size once, nothing else
+    assert idle == d["idle_phases"], why
+    # The stated rules add up to the figure: nominal phases, halved where paired, less the idle ones.
+    assert ph == sum(g["warp_instructions"] * nominal_phases(s) - g["paired_instructions"] * nominal_phases(s) // 2
+                     for s, g in groups.items()) - idle
+
+
+def check_conflicts(d, value, why):
+    wf, ph, deepest = d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"]
+    assert value == f"{wf - ph:,}"
+    if full(r"every phase is one wavefront: no bank must deliver two distinct words in one phase \(lanes that "
+            r"ask for the same word share it\)", why):
+        assert wf == ph and deepest == 1
+    elif m := full(r"wavefronts - phases: in every phase the busiest bank delivers " + N + r" distinct words \("
+                   + N + r"-way conflict\)", why):
+        assert num(m[1]) == num(m[2]) == deepest > 1 and wf == deepest * ph
+    elif m := full(r"wavefronts - phases: in the worst phase one bank delivers " + N + r" distinct words \(" + N
+                   + r"-way conflict\); the busiest bank of a phase delivers " + N + " on average", why):
+        assert num(m[1]) == num(m[2]) == deepest > 1 and m[3] == avg(wf, ph) and wf < deepest * ph
+    else:
+        raise AssertionError(f"unchecked reason: {why!r}")
+
+
+def check_bytes(d, why):
+    inst, br, active = d["warp_instructions"], d["bytes_requested"], d["active_lanes"]
+    parts = d["part_bytes"]
+    if m := full(N + r" B per request: " + N + r" active lanes x (\d+) B", why):
+        assert m[1] == avg(br, inst) and m[2] == avg(active, inst) and [int(m[3])] == parts
+        assert br == active * parts[0]
+    elif m := full(N + r" B per request: each active lane asks for (\d+) B in (\d+) instructions \(" + SIZES
+                   + r" B\)", why):
+        assert m[1] == avg(br, inst) and int(m[2]) == sum(parts) == d["element_bytes"]
+        assert int(m[3]) == len(parts) > 1 and sizes(m[4]) == parts
+        assert br * len(parts) == active * sum(parts)   # the same lanes ask for every part
+    else:
+        raise AssertionError(f"unchecked reason: {why!r}")
+
+
+def check_efficiency(d, value, why):
+    requested, used, moved = d["bytes_requested"], d["bytes_used"], d["sectors"] * 32
+    assert value == f"{100 * d['sector_efficiency']:.1f}%" and abs(d["sector_efficiency"] - requested / moved) < 1e-4
+    assert used <= min(requested, moved)
+    m = full(r"bytes requested / bytes moved: (every byte moved is used|" + N + "% of the moved bytes are not used "
+             r"by the warp)(?:; " + N + r"% of the requested bytes are asked for again by another lane \(one sector "
+             r"serves them all\))?", why)
+    assert m, f"unchecked reason: {why!r}"
+    if m[2] is None:
+        assert used == moved
+    else:
+        assert m[2] == f"{100 * (moved - used) / moved:.1f}" and used < moved
+    if m[3] is None:
+        assert requested == used
+    else:
+        assert m[3] == f"{100 * (requested - used) / requested:.1f}" and requested > used
+
+
+def check_access(d, sc):
+    inst = d["warp_instructions"]
+    rows = explain_access(d)
+    names = [r[0] for r in rows]
+    if inst == 0:
+        assert names == ["warp instructions", ""] and rows[1][2] == "no lane is active: the warp issues nothing"
+    elif d["space"] == "shared":
+        assert names == ["warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts"]
+    else:
+        assert names == ["warp instructions", "active lanes", "requests", "sectors", "lines", "bytes requested",
+                         "bytes moved", "sector efficiency"]
+    for name, value, why in rows:
+        if name == "warp instructions":
+            assert value == f"{inst:,}"
+            check_instructions(d, sc, why)
+        elif name == "active lanes":
+            check_lanes(d, sc, value, why)
+        elif name == "wavefronts":
+            m = full(N + r" per instruction: each phase costs the most distinct 32-bit words any one bank must "
+                     "deliver", why)
+            assert value == f"{d['wavefronts']:,}" and m and m[1] == avg(d["wavefronts"], inst), why
+        elif name == "phases":
+            assert value == f"{d['phases']:,}"
+            check_phases(d, why)
+        elif name == "bank conflicts":
+            check_conflicts(d, value, why)
+        elif name == "requests":
+            assert value == f"{inst:,}" == f"{d['requests']:,}"
+            assert why == "one per warp instruction with an active lane, whatever the width"
+        elif name in ("sectors", "lines"):
+            unit = "the distinct 32-byte sectors the active lanes' bytes touch" if name == "sectors" else \
+                "distinct 128-byte lines \\(4 sectors each\\)"
+            m = full(N + " per request: " + unit, why)
+            assert value == f"{d[name]:,}" and m and m[1] == avg(d[name], inst), why
+        elif name == "bytes requested":
+            assert value == f"{d['bytes_requested']:,}"
+            check_bytes(d, why)
+        elif name == "bytes moved":
+            assert value == f"{d['sectors'] * 32:,}" and why == "sectors x 32 B"
+        elif name == "sector efficiency":
+            check_efficiency(d, value, why)
+
+
+# ---------------------------------------------------------------------------- where they are checked
+
+
+BUILTINS = runnable_builtins()
+
+
+@pytest.mark.parametrize("name,sc", BUILTINS, ids=[n for n, _ in BUILTINS])
+def test_every_reason_of_every_builtin_states_its_figures(name, sc):
+    for d in analyze(sc).per_access():
+        check_access(d, sc)
+
+
+def check_against_reference(sc, an):
+    """The figures the reasons name (pairs, idle phases, the deepest phase, bytes used) are those of the
+    pure-Python reference, not only self-consistent."""
+    extras: dict = {}
+    try:
+        reference(sc, extras)
+    except Exception:
+        return  # the reference refuses what the engine refuses (test_properties checks that)
+    for s in an.stats:
+        if s.space == "shared":
+            e = extras[s.instruction.number]
+            assert (s.paired, s.deepest) == (e["paired"], e["deepest"])
+    for d in an.per_access():
+        rows = [s for s in an.stats if s.instruction.access == d["index"]]
+        if d["space"] == "shared":
+            assert d["idle_phases"] == sum(extras[s.instruction.number]["idle"] for s in rows)
+        else:
+            assert d["bytes_used"] == sum(extras[s.instruction.number]["used"] for s in rows)
+
+
+STRUCT = (global_array("g", "float", extra='fields = ["d:double", "f:float"]').replace('type = "float"\n', "")
+          + shared_array("s", "float", "[64]", 'fields = ["d:double", "f:float"]').replace('type = "float"\n', ""))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(scenarios())
+@example('[launch]\nblock = [64]\ngrid = [2]\n' + STRUCT + access("g[blockIdx.x * blockDim.x + threadIdx.x]")
+         + access("s[threadIdx.x % 64]") + access("s[threadIdx.x / 2]", when="threadIdx.x < 40")
+         + access("s[threadIdx.x % 64].f", op="store"))
+@example('[launch]\nblock = [48]\ngrid = [1]\n' + shared_array("s", "double", "[64]")
+         + access("s[lane / 2 + (lane & 16)]") + access("s[lane * (warp + 1) % 64]")
+         + access("s[lane]", when="lane % 8 == 0"))
+@example('[launch]\nblock = [64]\ngrid = [1]\n' + shared_array("s", "float4", "[64]")
+         + access("s[warp == 0 ? lane / 2 : lane]") + access("s[lane]", op="store", when="lane < 9"))
+def test_every_reason_of_random_scenarios_states_its_figures(text):
+    sc = load_or_skip(text)
+    try:
+        an = analyze(sc)
+    except ScenarioError:
+        assume(False)
+    for d in an.per_access():
+        check_access(d, sc)
+    check_against_reference(sc, an)
+
+
+# ---------------------------------------------------------------------------- the cases of issue 9
+
+
+def reasons(sc) -> dict[tuple[int, str], str]:
+    return {(d["index"], name): why for d in analyze(sc).per_access() for name, _v, why in explain_access(d)}
+
+
+def test_a_whole_struct_states_its_bytes_and_instructions():
+    sc = scenario(STRUCT + access("g[threadIdx.x]") + access("s[threadIdx.x]"))
+    why = reasons(sc)
+    assert why[(0, "bytes requested")] == ("192.00 B per request: each active lane asks for 12 B in 2 instructions "
+                                           "(8 + 4 B)")
+    assert why[(0, "warp instructions")] == ("2 per warp (one per part of the element: 8 + 4 B), counted only "
+                                             "where a lane is active")
+    assert "8-byte accesses: two half-warp phases; 4-byte accesses: one phase for all 32 lanes" in why[(1, "phases")]
+    table = to_table(analyze(sc))
+    assert "struct{d:double,f:float} g[1048576], 12 B in 2 instructions: 8 + 4 B)" in table
+    assert "x 8 B per request" not in table
+
+
+@pytest.mark.parametrize("type_,at,pairs", [
+    ("double", "s[lane]", False), ("double", "s[lane / 2]", True), ("double", "s[0]", True),
+    ("float4", "s[lane]", False), ("float4", "s[lane / 2]", True), ("float2", "s[lane * 2]", False)])
+def test_the_pair_rule_is_named_only_where_lanes_repeat_addresses_in_pairs(type_, at, pairs):
+    sc = scenario(shared_array("s", type_, "[64]") + access(at) + access(at, op="store"))
+    why = reasons(sc)
+    assert ("repeat addresses in pairs" in why[(0, "phases")]) is pairs
+    assert "pairs" not in why[(1, "phases")]      # stores keep the fixed phases
+
+
+def test_idle_phases_and_a_mixed_conflict_are_stated_as_they_are():
+    # Lanes 0-7 active in an 8-byte load that does not pair: the second half-warp of both warps is idle.
+    sc = scenario(shared_array("s", "double", "[64]") + access("s[lane]", when="lane < 8")
+                  + access("s[warp == 0 ? lane * 16 % 64 : lane]", when="lane < 4"), block="[64]")
+    why = reasons(sc)
+    assert why[(0, "phases")] == "1.00 per instruction (8-byte accesses: two half-warp phases; 2 phases with no " \
+                                 "active lane cost nothing)"
+    assert why[(1, "bank conflicts")].startswith("wavefronts - phases: in the worst phase one bank delivers 4 "
+                                                 "distinct words (4-way conflict); ")
