@@ -10,7 +10,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from .. import i18n
 from ..i18n import tr
 from ..scenario import Scenario
 from . import settings
@@ -22,7 +21,7 @@ _BLOCK = re.compile(r"^\s*([-*+]\s|\d+[.)]\s|#|>|\||```|~~~|    )")
 
 def scenario_notes(sc: Scenario) -> str:
     """The notes to show: the Chinese ones where the interface is Chinese and the scenario has them."""
-    return (getattr(sc, "notes_zh", "") if i18n.language().startswith("zh") else "") or sc.notes
+    return sc.shown_notes
 
 
 def notes_markdown(title: str, notes: str) -> str:
@@ -63,8 +62,8 @@ class NotesPanel(QWidget):
             md = ""
         else:
             notes = scenario_notes(sc)
-            md = notes_markdown(sc.title, notes) if notes.strip() else (
-                notes_markdown(sc.title, "") + "\n*" + tr("This scenario has no notes.") + "*\n")
+            md = notes_markdown(sc.shown_title, notes) if notes.strip() else (
+                notes_markdown(sc.shown_title, "") + "\n*" + tr("This scenario has no notes.") + "*\n")
         if md != self.markdown:
             self.markdown = md
             self.browser.setMarkdown(md)
