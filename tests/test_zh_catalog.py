@@ -139,3 +139,11 @@ def test_sep_gives_fullwidth_punctuation_only_in_chinese():
         assert [i18n.sep(s) for s in (": ", "; ", ", ", ". ", " (", ")")] == ["：", "；", "，", "。", "（", "）"]
     finally:
         i18n.set_language("en")
+
+
+def test_chinese_text_uses_fullwidth_punctuation():
+    """No ASCII colon, semicolon, comma or bracket touches a Chinese character (code such as
+    "(&O)", "({x},{y},{z})" or the range syntax 起:止[:步长] aside)."""
+    ascii_next_to_han = re.compile(r"[\u4e00-\u9fff][:;,]|[\u4e00-\u9fff] ?\((?![&*{\d])|[\u4e00-\u9fff]\)|\)[\u4e00-\u9fff]")
+    bad = [v for v in CATALOG.values() if ascii_next_to_han.search(v.replace("起:止[:步长]", ""))]
+    assert bad == []
