@@ -329,7 +329,8 @@ def _raise_faults(scenario, access, instr, faults: list[Fault], mask, blocks, th
             bi, ti = _first_lane(hit, shape)
             lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
             fix = tr("guard it with `when`, or change the expression") if what != "when" else tr("change the condition")
-            raise ScenarioError(scenario.source, access.label(), tr("{problem} at {lane}", problem=f.problem, lane=lane), fix, access.line)
+            raise ScenarioError(scenario.source, access.label(), tr("{problem} at {lane}", problem=f.problem,
+                                                                    lane=lane), fix, access.line)
 
 
 def _check_bounds(scenario, access: Access, instr, arr: Array, k: int, v: Lanes, extent: int,
@@ -371,8 +372,9 @@ def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blo
     lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
     raise ScenarioError(
         scenario.source, access.label(),
-        tr("misaligned {size}-byte access: byte address {a} (offset {offset} in {name}) is not a "
-           "multiple of {size} at {lane}; the GPU faults on this (misaligned address)", size=size, a=a, offset=a - arr.start, name=arr.name, lane=lane),
+        tr("misaligned {size}-byte access: byte address {a} (offset {offset} in {name}) is not a multiple of {size} "
+           "at {lane}; the GPU faults on this (misaligned address)", size=size, a=a, offset=a - arr.start,
+           name=arr.name, lane=lane),
         tr("an {size}-byte access must be aligned to {size} bytes: fix the array's offset or the index", size=size)
         if size == 8 else
         tr("a {size}-byte access must be aligned to {size} bytes: fix the array's offset or the index", size=size),

@@ -90,11 +90,12 @@ def parse_size(text: str) -> tuple[int, int]:
         return SIZES[t]
     m = re.fullmatch(r"(\d+)\s*[x×]\s*(\d+)", t)
     if not m:
-        raise ExportError(tr("size {text!r} is not understood; use 720p, 1080p, 4k or WIDTHxHEIGHT such as 1600x900", text=text))
+        raise ExportError(tr("size {text!r} is not understood; use 720p, 1080p, 4k or WIDTHxHEIGHT such as 1600x900",
+                             text=text))
     w, h = int(m.group(1)), int(m.group(2))
     if not (MIN_SIDE <= w <= MAX_W and MIN_SIDE <= h <= MAX_H):
-        raise ExportError(tr("size {w}x{h} is out of range; width {lo}..{max_w}, height {lo}..{max_h}", w=w, h=h, lo=MIN_SIDE,
-                             max_w=MAX_W, max_h=MAX_H))
+        raise ExportError(tr("size {w}x{h} is out of range; width {lo}..{max_w}, height {lo}..{max_h}", w=w, h=h,
+                             lo=MIN_SIDE, max_w=MAX_W, max_h=MAX_H))
     return w, h
 
 
@@ -108,14 +109,15 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
     for part in t.split(","):
         m = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?", part)
         if not m:
-            raise ExportError(tr("{what} {text!r} is not understood; use a number, a range like 2-5, a list like 1,3,5 or "
-                                 "all", what=what, text=text))
+            raise ExportError(tr("{what} {text!r} is not understood; use a number, a range like 2-5, a list like "
+                                 "1,3,5 or all", what=what, text=text))
         a = int(m.group(1)) - base
         b = int(m.group(2)) - base if m.group(2) else a
         if a > b:
             a, b = b, a
         if a < lo or b > hi:
-            raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text, lo=lo + base, hi=hi + base))
+            raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text, lo=lo + base,
+                                 hi=hi + base))
         out.extend(range(a, b + 1))
     return tuple(dict.fromkeys(out))
 
@@ -163,8 +165,9 @@ def parse_frames(spec: str | None, count: int, kinds: Sequence[str]) -> list[int
                 a, b = b, a
             picked.update(range(max(0, a), min(count - 1, b) + 1))
         else:
-            raise ExportError(tr("--frames {spec!r}: {part!r} is not understood; use numbers (1-based), ranges like 2-5, "
-                                 "first, last, or a kind: {names}", spec=spec, part=part, names=', '.join(KINDS)))
+            raise ExportError(tr("--frames {spec!r}: {part!r} is not understood; use numbers (1-based), ranges like "
+                                 "2-5, first, last, or a kind: {names}", spec=spec, part=part,
+                                 names=', '.join(KINDS)))
     return sorted(picked)
 
 
@@ -201,13 +204,16 @@ def _details(sc: Scenario, sel: Selection) -> list[WarpDetail]:
     lw = sc.launch
     for i in instrs:
         if not 0 <= i < n_instr:
-            raise ExportError(tr("{name}: instruction {k} does not exist (1..{n})", name=sc.name or sc.source, k=i + 1, n=n_instr))
+            raise ExportError(tr("{name}: instruction {k} does not exist (1..{n})", name=sc.name or sc.source,
+                                 k=i + 1, n=n_instr))
     for b in sel.blocks:
         if not 0 <= b < lw.blocks:
-            raise ExportError(tr("{name}: block {b} does not exist (0..{last})", name=sc.name or sc.source, b=b, last=lw.blocks - 1))
+            raise ExportError(tr("{name}: block {b} does not exist (0..{last})", name=sc.name or sc.source, b=b,
+                                 last=lw.blocks - 1))
     for w in sel.warps:
         if not 0 <= w < lw.warps_per_block:
-            raise ExportError(tr("{name}: warp {w} does not exist (0..{last})", name=sc.name or sc.source, w=w, last=lw.warps_per_block - 1))
+            raise ExportError(tr("{name}: warp {w} does not exist (0..{last})", name=sc.name or sc.source, w=w,
+                                 last=lw.warps_per_block - 1))
     instructions = sc.instructions()
     return [warp_detail(sc, instructions[i], b, w) for b in sel.blocks for w in sel.warps for i in instrs]
 
@@ -402,7 +408,8 @@ def ffmpeg_exe() -> str:
         return imageio_ffmpeg.get_ffmpeg_exe()
     except (ImportError, RuntimeError) as err:
         raise ExportError(tr("ffmpeg is needed for .mp4 and .webm but was not found ({err}); install it with `pip "
-                             "install imageio-ffmpeg`, or set IMAGEIO_FFMPEG_EXE to an ffmpeg binary", err=err)) from None
+                             "install imageio-ffmpeg`, or set IMAGEIO_FFMPEG_EXE to an ffmpeg binary",
+                             err=err)) from None
 
 
 def check_settings(settings: Settings, kind: str) -> None:
@@ -410,11 +417,13 @@ def check_settings(settings: Settings, kind: str) -> None:
     (ExportError with the message the CLI prints; the export dialog shows it as you type)."""
     w, h = settings.size
     if kind in ("mp4", "webm") and (w % 2 or h % 2):
-        raise ExportError(tr("{kind} needs an even width and height (yuv420p); use {w}x{h}", kind=kind.upper(), w=w + w % 2, h=h + h % 2))
+        raise ExportError(tr("{kind} needs an even width and height (yuv420p); use {w}x{h}", kind=kind.upper(),
+                             w=w + w % 2, h=h + h % 2))
     if not 1 <= settings.fps <= 240:
         raise ExportError(tr("--fps {fps:g} is out of range; use 1..240", fps=settings.fps))
     if not settings.hold > 0 or settings.hold > 600:
-        raise ExportError(tr("--hold {hold:g} is out of range; use a positive number of seconds up to 600", hold=settings.hold))
+        raise ExportError(tr("--hold {hold:g} is out of range; use a positive number of seconds up to 600",
+                             hold=settings.hold))
     from .render import theme as theme_by_name
     try:
         theme_by_name(settings.theme, settings.scale)
@@ -475,7 +484,8 @@ def _temp_file(parent: Path, out: Path) -> Path:
     try:
         fd, name = tempfile.mkstemp(dir=parent, prefix=f".{out.stem}.", suffix=f".part{out.suffix}")
     except OSError as err:
-        raise ExportError(tr("{out}: cannot create a file in {parent} ({err})", out=out, parent=parent, err=err.strerror or err)) from None
+        raise ExportError(tr("{out}: cannot create a file in {parent} ({err})", out=out, parent=parent,
+                             err=err.strerror or err)) from None
     # mkstemp makes the file private (0600); the result should look like any file the user saves.
     mode = (os.stat(out).st_mode & 0o777) if out.exists() else (0o666 & ~_umask())
     try:
@@ -642,7 +652,8 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
         stage = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.part-"))
         os.chmod(stage, 0o777 & ~_umask())
     except OSError as err:
-        raise ExportError(tr("{out}: cannot create a folder in {base} ({err})", out=out, base=base, err=err.strerror or err)) from None
+        raise ExportError(tr("{out}: cannot create a folder in {base} ({err})", out=out, base=base,
+                             err=err.strerror or err)) from None
     total = len(plan.steps)
     try:
         for k, step in enumerate(plan.steps):
@@ -656,7 +667,8 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
         _check(cancel)
         if target.exists():
             if any(p.suffix.lower() != ".png" for p in target.iterdir() if not p.name.startswith(".")):
-                raise ExportError(tr("{target} exists and holds other files than PNGs; choose an empty or new folder", target=target))
+                raise ExportError(tr("{target} exists and holds other files than PNGs; choose an empty or new folder",
+                                     target=target))
             old = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.old-"))
             os.rmdir(old)
             os.replace(target, old)

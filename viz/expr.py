@@ -174,8 +174,8 @@ def tokenize(text: str) -> list[Token]:
         if not m:
             ch = text[i]
             raise ExprError(tr("unexpected character {ch!r}", ch=ch), i + 1,
-                            tr("expressions use C integer syntax: numbers, names, + - * / % << >> & | ^ ~ ! comparisons, "
-                               "&& || ?: and min/max/rev"), text)
+                            tr("expressions use C integer syntax: numbers, names, + - * / % << >> & | ^ ~ ! "
+                               "comparisons, && || ?: and min/max/rev"), text)
         if m.group("ws") is None:
             if m.group("num") is not None:
                 literal = m.group("num")
@@ -320,7 +320,8 @@ class _Parser:
                 break
         self.expect(")")
         if len(args) != FUNCTIONS[func]:
-            raise self.error(tr("{func}() takes {n} arguments, not {got}", func=func, n=FUNCTIONS[func], got=len(args)), name_tok)
+            raise self.error(tr("{func}() takes {n} arguments, not {got}", func=func, n=FUNCTIONS[func],
+                                got=len(args)), name_tok)
         return self.count(Call(func, tuple(args), pos=name_tok.pos))
 
 

@@ -64,7 +64,8 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
             raise LayoutError(tr("swizzle {spec!r}: cute needs three integers B,M,S", spec=spec),
                               tr("e.g. \"cute:5,0,5\" for CuTe Swizzle<5,0,5>")) from None
         if not (0 <= b <= 16 and 0 <= m <= 30 and 0 <= s <= 30) or (s < b and b > 0):
-            raise LayoutError(tr("swizzle {spec!r}: CuTe Swizzle<B,M,S> needs 0<=B<=16, 0<=M,S<=30 and S>=B", spec=spec),
+            raise LayoutError(tr("swizzle {spec!r}: CuTe Swizzle<B,M,S> needs 0<=B<=16, 0<=M,S<=30 and S>=B",
+                                 spec=spec),
                               tr("e.g. cute:5,0,5 (32 columns of 4-byte words) or cute:3,2,3"))
         return Swizzle(spec, "cute", None, (b, m, s))
     if cols is None:
@@ -74,13 +75,15 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
         tree = parse(spec[5:])
         unknown = expr_names(tree) - {"row", "col"} - set(params)
         if unknown:
-            raise LayoutError(tr("swizzle {spec!r} uses unknown name(s) {names}", spec=spec, names=', '.join(sorted(unknown))),
+            raise LayoutError(tr("swizzle {spec!r} uses unknown name(s) {names}", spec=spec,
+                                 names=', '.join(sorted(unknown))),
                               tr("an expr: swizzle may use row, col and the params"))
         return Swizzle(spec, "expr", tree)
     pow2 = cols > 0 and cols & (cols - 1) == 0
     if spec in ("xor", "bitrev", "bitrev-xor") or spec.startswith("xor:"):
         if not pow2:
-            raise LayoutError(tr("swizzle {spec!r} needs a power-of-two number of columns, not {cols}", spec=spec, cols=cols),
+            raise LayoutError(tr("swizzle {spec!r} needs a power-of-two number of columns, not {cols}", spec=spec,
+                                 cols=cols),
                               tr("use pad, diagonal or an expr: swizzle for other widths"))
     bits = _log2(cols) if cols > 0 else 0
     row_mod = _b("%", ROW, Num(cols))
@@ -90,9 +93,11 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
         try:
             k = int(spec[4:], 0)
         except ValueError:
-            raise LayoutError(tr("swizzle {spec!r}: the mask after xor: must be an integer", spec=spec), tr("e.g. \"xor:4\"")) from None
+            raise LayoutError(tr("swizzle {spec!r}: the mask after xor: must be an integer", spec=spec),
+                              tr("e.g. \"xor:4\"")) from None
         if not 0 <= k < cols:
-            raise LayoutError(tr("swizzle {spec!r}: mask {k} must be between 0 and {last}", spec=spec, k=k, last=cols - 1))
+            raise LayoutError(tr("swizzle {spec!r}: mask {k} must be between 0 and {last}", spec=spec, k=k,
+                                 last=cols - 1))
         return Swizzle(spec, "xor", _b("^", COL, Num(k)))
     if spec == "diagonal":
         return Swizzle(spec, "diagonal", _b("%", _b("+", COL, ROW), Num(cols)))
@@ -100,7 +105,8 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
         return Swizzle(spec, "bitrev", Call("rev", (COL, Num(bits))))
     if spec == "bitrev-xor":
         return Swizzle(spec, "bitrev-xor", _b("^", COL, Call("rev", (row_mod, Num(bits)))))
-    raise LayoutError(tr("unknown swizzle {spec!r}", spec=spec), tr("use one of: {names}", names=', '.join(SWIZZLE_KINDS)))
+    raise LayoutError(tr("unknown swizzle {spec!r}", spec=spec), tr("use one of: {names}",
+                                                                    names=', '.join(SWIZZLE_KINDS)))
 
 
 def offset_tree(swizzle: Swizzle, cols: int | None, pad: int) -> Node:
@@ -150,8 +156,8 @@ def check_bijection(swizzle: Swizzle, rows: int, cols: int | None, pad: int,
         bad = (phys < 0) | (phys >= width)
         if bad.any():
             i, j = map(int, np.argwhere(bad)[0])
-            raise LayoutError(tr("swizzle {text!r} sends row {i}, column {j} to physical column {to}, outside 0..{last}",
-                                 text=swizzle.text, i=i, j=j, to=int(phys[i, j]), last=width - 1),
+            raise LayoutError(tr("swizzle {text!r} sends row {i}, column {j} to physical column {to}, outside "
+                                 "0..{last}", text=swizzle.text, i=i, j=j, to=int(phys[i, j]), last=width - 1),
                               tr("the physical column must stay inside the row"))
         for i in range(nrows):
             _first_collision(phys[i], lambda a, b, i=i: tr("row {i}: columns {a} and {b}", i=i, a=a, b=b), swizzle)
@@ -161,8 +167,9 @@ def check_bijection(swizzle: Swizzle, rows: int, cols: int | None, pad: int,
         bad = (flat < 0) | (flat >= limit)
         if bad.any():
             k = int(np.argmax(bad))
-            raise LayoutError(tr("swizzle {text!r} sends element {element} to offset {to}, outside the array (0..{last})",
-                                 text=swizzle.text, element=_rc(k, total_cols, cols), to=int(flat[k]), last=limit - 1),
+            raise LayoutError(tr("swizzle {text!r} sends element {element} to offset {to}, outside the array "
+                                 "(0..{last})", text=swizzle.text, element=_rc(k, total_cols, cols), to=int(flat[k]),
+                                 last=limit - 1),
                               tr("choose B, M, S so that the swizzle stays inside the array"))
         _first_collision(flat, lambda a, b: tr("{a} and {b}", a=_rc(a, total_cols, cols), b=_rc(b, total_cols, cols)),
                          swizzle)
@@ -179,6 +186,6 @@ def _first_collision(values: np.ndarray, name, swizzle: Swizzle) -> None:
     dup = np.nonzero(s[1:] == s[:-1])[0]
     if dup.size:
         a, b = sorted((int(order[dup[0]]), int(order[dup[0] + 1])))
-        raise LayoutError(tr("swizzle {text!r} is not a bijection: {what} both land on {to}", text=swizzle.text, what=name(a, b),
-                             to=int(s[dup[0]])),
+        raise LayoutError(tr("swizzle {text!r} is not a bijection: {what} both land on {to}", text=swizzle.text,
+                             what=name(a, b), to=int(s[dup[0]])),
                           tr("a swizzle must send every column of a row to a different place"))

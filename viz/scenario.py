@@ -261,7 +261,8 @@ def resolve(file_or_name: str) -> Path:
     p = Path(file_or_name)
     if p.suffix == ".toml" or p.exists() or "/" in file_or_name or "\\" in file_or_name:
         if not p.exists():
-            raise ScenarioError(str(p), "", tr("no such file"), tr("check the path, or give a built-in name (see `warpviz list`)"))
+            raise ScenarioError(str(p), "", tr("no such file"), tr("check the path, or give a built-in name (see "
+                                                                   "`warpviz list`)"))
         return p
     builtin = assets.scenario_dir() / f"{file_or_name}.toml"
     if builtin.exists():
@@ -276,7 +277,9 @@ def load(file_or_name: str | Path, overrides: Mapping[str, str] | None = None) -
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), tr("check the file's permissions and that it is UTF-8 text")) from None
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err),
+                            tr("check the file's permissions and that "
+                                                                                     "it is UTF-8 text")) from None
     is_builtin = path.parent.resolve() == assets.scenario_dir().resolve()
     return loads(text, source=str(path), name=path.stem if is_builtin else path.stem,
                  overrides=overrides)
@@ -294,7 +297,8 @@ def loads(text: str, source: str = "<scenario>", name: str = "",
         problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
         if m:
             problem += f" (column {m.group(2)})"
-        raise ScenarioError(source, "TOML syntax", problem, tr("fix the TOML syntax on that line (strings need quotes, tables [name], arrays [1, 2])"), line) from None
+        raise ScenarioError(source, "TOML syntax", problem, tr("fix the TOML syntax on that line (strings need "
+                                                               "quotes, tables [name], arrays [1, 2])"), line) from None
     return _Builder(data, source, name, text, overrides or {}).build()
 
 
@@ -459,7 +463,8 @@ class _Builder:
         for k in table:
             if k not in allowed:
                 close = difflib.get_close_matches(k, sorted(allowed), n=1)
-                hint = tr("did you mean {close!r}?", close=close[0]) if close else tr("allowed keys: {names}", names=', '.join(sorted(allowed)))
+                hint = tr("did you mean {close!r}?", close=close[0]) if close else tr("allowed keys: {names}",
+                                                                                      names=', '.join(sorted(allowed)))
                 self.fail(where, tr("unknown key {k!r}", k=k), hint, key=k)
 
     # -- top level ---------------------------------------------------------
@@ -506,8 +511,9 @@ class _Builder:
                       timing=MappingProxyType(dict(timing)), format=fmt, title_zh=title_zh, notes_zh=notes_zh, compare=compare)
         count = sum(len(a.parts) * self.iterations(a) for a in accesses)
         if count > MAX_INSTRUCTIONS:
-            self.fail("access", tr("the accesses expand to {count} warp instructions per thread, more than the "
-                                   "{max} the analysis takes", count=count, max=MAX_INSTRUCTIONS), tr("use fewer loop iterations"))
+            self.fail("access", tr("the accesses expand to {count} warp instructions per thread, more than the {max} "
+                                   "the analysis takes", count=count, max=MAX_INSTRUCTIONS),
+                      tr("use fewer loop iterations"))
         return sc
 
     def build_compare(self, raw: Any) -> str:
@@ -516,7 +522,8 @@ class _Builder:
             return ""
         text = self.string(self.data, "compare", "").strip()
         if not text:
-            self.fail("compare", tr("compare is empty"), tr("name a built-in, e.g. compare = \"transpose-tile-pad\", or leave the key out"), key="compare")
+            self.fail("compare", tr("compare is empty"), tr("name a built-in, e.g. compare = \"transpose-tile-pad\", "
+                                                            "or leave the key out"), key="compare")
         here = Path(self.source)
         target = compare_path(text, self.source)
         if target is not None and (target.resolve() == here.resolve() if here.is_file() else text == self.name):
@@ -526,8 +533,8 @@ class _Builder:
             if _looks_like_path(text) and not here.is_file():
                 return text  # text without a file (e.g. pasted): a relative path cannot be checked here
             if _looks_like_path(text):
-                self.fail("compare", tr("compare = \"{text}\": there is no such file next to {name} (looked for {path})", text=text, name=here.name,
-                             path=here.parent / text),
+                self.fail("compare", tr("compare = \"{text}\": there is no such file next to {name} "
+                                        "(looked for {path})", text=text, name=here.name, path=here.parent / text),
                           tr("give the path relative to this file's folder, or a built-in's name (`warpviz list`)"),
                           key="compare")
             close = difflib.get_close_matches(text, builtin_names(), n=3)
@@ -543,7 +550,8 @@ class _Builder:
                 self.fail(where or key, tr("missing {key!r}", key=key))
             return ""
         if not isinstance(v, str):
-            self.fail(f"{where}.{key}" if where else key, tr("{key} must be a string, not {type}", key=key, type=type(v).__name__),
+            self.fail(f"{where}.{key}" if where else key, tr("{key} must be a string, not {type}", key=key,
+                                                             type=type(v).__name__),
                       tr("write it in quotes, e.g. {key} = \"...\"", key=key), key=key)
         return v
 
@@ -568,7 +576,8 @@ class _Builder:
 
     def check_name(self, k: str, where: str, what: str):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
-            self.fail(where, tr("{what} name {k!r} is not an identifier", what=tr(what), k=k), tr("use letters, digits and _"))
+            self.fail(where, tr("{what} name {k!r} is not an identifier", what=tr(what), k=k),
+                      tr("use letters, digits and _"))
         if k in BUILTIN_NAMES or k in FUNCTIONS or k in ("threadIdx", "blockIdx", "blockDim", "gridDim",
                                                          "row", "col"):
             self.fail(where, tr("{what} name {k!r} is reserved", what=tr(what), k=k), tr("pick another name"), key=k)
@@ -585,7 +594,8 @@ class _Builder:
         else:
             value = self.eval_const(v, where, scope, section, key)
         if abs(value) > 2**62:
-            self.fail(section, tr("{where} = {value} is too large", where=where, value=value), tr("keep constants below 2^62"), key=key)
+            self.fail(section, tr("{where} = {value} is too large", where=where, value=value),
+                      tr("keep constants below 2^62"), key=key)
         if not allow_negative and value < 0:
             self.fail(section, tr("{where} must not be negative (it is {value})", where=where, value=value), key=key)
         return value
@@ -599,8 +609,10 @@ class _Builder:
         if unknown:
             n = sorted(unknown)[0]
             close = difflib.get_close_matches(n, list(scope), n=1)
-            hint = tr("did you mean {close}?", close=close[0]) if close else tr("only params (and outer loop variables) may be used here")
-            self.fail(section, f"{where}{sep(': ')}" + tr("unknown name {n!r} in `{text}`", n=n, text=text), hint, key=key)
+            hint = tr("did you mean {close}?", close=close[0]) if close else tr("only params (and outer loop "
+                                                                                "variables) may be used here")
+            self.fail(section, f"{where}{sep(': ')}" + tr("unknown name {n!r} in `{text}`", n=n, text=text), hint,
+                      key=key)
         space = Space({k: Lanes.const(v) for k, v in scope.items()}, (1, 1))
         value, faults = Evaluator(space).evaluate(tree)
         if faults:
@@ -627,25 +639,30 @@ class _Builder:
             if isinstance(v, (int, str)) and not isinstance(v, bool):
                 v = [v]
             if not isinstance(v, list) or not 1 <= len(v) <= 3:
-                self.fail("launch", tr("launch.{key} must be 1 to 3 numbers", key=key), tr("e.g. {key} = [32, 8]", key=key), key=key)
+                self.fail("launch", tr("launch.{key} must be 1 to 3 numbers", key=key), tr("e.g. {key} = [32, 8]",
+                                                                                           key=key), key=key)
             nums = [self.constant(x, f"launch.{key}", self.params, key=key, where_section="launch") for x in v]
             nums += [1] * (3 - len(nums))
             for axis, (n, lim) in enumerate(zip(nums, limits)):
                 if n < 1:
-                    self.fail("launch", tr("launch.{key} {axis} is {n}; every dimension must be at least 1", key=key, axis='xyz'[axis], n=n),
+                    self.fail("launch", tr("launch.{key} {axis} is {n}; every dimension must be at least 1", key=key,
+                                           axis='xyz'[axis], n=n),
                               key=key)
                 if n > lim:
-                    self.fail("launch", tr("launch.{key} {axis} is {n}, above the GPU's limit of {lim}", key=key, axis='xyz'[axis], n=n, lim=lim),
+                    self.fail("launch", tr("launch.{key} {axis} is {n}, above the GPU's limit of {lim}", key=key,
+                                           axis='xyz'[axis], n=n, lim=lim),
                               key=key)
             dims[key] = tuple(nums)
         launch = Launch(dims["block"], dims["grid"])
         if launch.threads_per_block > MAX_BLOCK_THREADS:
-            self.fail("launch", tr("a block of {n} threads is more than the {max} a block may have", n=launch.threads_per_block,
-                                   max=MAX_BLOCK_THREADS), tr("make launch.block smaller"), key="block")
+            self.fail("launch", tr("a block of {n} threads is more than the {max} a block may have",
+                                   n=launch.threads_per_block, max=MAX_BLOCK_THREADS),
+                      tr("make launch.block smaller"), key="block")
         if launch.threads > MAX_LAUNCH_THREADS:
-            self.fail("launch", tr("the launch has {threads:,} threads, more than the {max:,} warpviz analyses", threads=launch.threads,
-                                   max=MAX_LAUNCH_THREADS), tr("use a smaller grid (the counts per warp do not change with the grid size for regular "
-                                                                     "patterns)"), key="grid")
+            self.fail("launch", tr("the launch has {threads:,} threads, more than the {max:,} warpviz analyses",
+                                   threads=launch.threads, max=MAX_LAUNCH_THREADS),
+                      tr("use a smaller grid (the counts per warp do not change with the grid size for regular "
+                         "patterns)"), key="grid")
         self.launch = launch
         return launch
 
@@ -663,7 +680,8 @@ class _Builder:
             if name in self.params:
                 self.fail(where, tr("array {name!r} has the same name as a param", name=name), tr("rename one of them"))
             if not isinstance(spec, dict):
-                self.fail(where, tr("an array must be a table"), tr("write [arrays.{name}] with space, type, shape", name=name))
+                self.fail(where, tr("an array must be a table"), tr("write [arrays.{name}] with space, type, shape",
+                                                                    name=name))
             self.unknown_keys(spec, ARRAY_KEYS, where)
             space = spec.get("space", "global")
             if space not in ("global", "shared"):
@@ -679,13 +697,15 @@ class _Builder:
                           for x in shape_raw)
             for n in shape:
                 if n < 1:
-                    self.fail(where, tr("every extent of shape must be at least 1 (got {shape})", shape=list(shape)), key="shape")
+                    self.fail(where, tr("every extent of shape must be at least 1 (got {shape})", shape=list(shape)),
+                              key="shape")
                 if n > 2**40:
                     self.fail(where, tr("extent {n} is too large", n=n), key="shape")
             pad = self.constant(spec.get("pad", 0), f"{where}.pad", self.params, key="pad",
                                 where_section=where, allow_negative=False)
             if pad and len(shape) != 2:
-                self.fail(where, tr("pad adds elements per row, so it needs a 2-D shape"), tr("use shape = [ROWS, COLS]"),
+                self.fail(where, tr("pad adds elements per row, so it needs a 2-D shape"),
+                          tr("use shape = [ROWS, COLS]"),
                           key="pad")
             offset = self.constant(spec.get("offset", 0), f"{where}.offset", self.params, key="offset",
                                    where_section=where, allow_negative=False)
@@ -702,8 +722,8 @@ class _Builder:
             out.append(arr)
         shared_total = next_start["shared"]
         if shared_total > MAX_SHARED_BYTES:
-            self.fail("arrays", tr("the shared arrays need {n:,} bytes, more than the {max:,} bytes one block may use on an H100",
-                                   n=shared_total, max=MAX_SHARED_BYTES), tr("make them smaller"))
+            self.fail("arrays", tr("the shared arrays need {n:,} bytes, more than the {max:,} bytes one block may "
+                                   "use on an H100", n=shared_total, max=MAX_SHARED_BYTES), tr("make them smaller"))
         return tuple(out)
 
     def build_type(self, spec: dict, where: str) -> ElemType:
@@ -716,7 +736,8 @@ class _Builder:
             t = named_type(name) if isinstance(name, str) else None
             if t is None:
                 close = difflib.get_close_matches(str(name), all_type_names(), n=1)
-                hint = tr("did you mean {close!r}?", close=close[0]) if close else tr("types: {names}", names=', '.join(all_type_names()))
+                hint = tr("did you mean {close!r}?", close=close[0]) if close else tr("types: {names}",
+                                                                                      names=', '.join(all_type_names()))
                 self.fail(where, tr("unknown type {name!r}", name=name), hint, key="type")
             return t
         raw = spec["fields"]
@@ -754,10 +775,12 @@ class _Builder:
         arr = self.arrays.get(ax.array)
         if arr is None:
             close = difflib.get_close_matches(ax.array, list(self.arrays), n=1)
-            hint = tr("did you mean {close}?", close=close[0]) if close else tr("arrays: {names}", names=', '.join(self.arrays))
+            hint = tr("did you mean {close}?", close=close[0]) if close else tr("arrays: {names}",
+                                                                                names=', '.join(self.arrays))
             self.fail(where, tr("unknown array {array!r}", array=ax.array), hint, key="at")
         if len(ax.indices) != len(arr.shape):
-            self.fail(where, tr("{name} has {n_shape} dimension(s) but the access gives {n_indices} index(es)", name=arr.name, n_shape=len(arr.shape), n_indices=len(ax.indices)),
+            self.fail(where, tr("{name} has {n_shape} dimension(s) but the access gives {n_indices} index(es)",
+                                name=arr.name, n_shape=len(arr.shape), n_indices=len(ax.indices)),
                       tr("write {code}", code=arr.name + ("[i]" if len(arr.shape) == 1 else "[row][col]")), key="at")
         loops = self.build_loops(raw.get("for"), where, k)
         scope = set(self.params) | set(BUILTIN_NAMES) | {lp.var for lp in loops}
@@ -779,7 +802,8 @@ class _Builder:
         f = t.field(fld)
         if f is None:
             names_ = [x.name for x in t.fields]
-            hint = tr("{name} has: {names}", name=t.name, names=', '.join(names_)) if names_ else tr("{name} has no fields or components", name=t.name)
+            hint = (tr("{name} has: {names}", name=t.name, names=', '.join(names_)) if names_
+                    else tr("{name} has no fields or components", name=t.name))
             self.fail(where, tr("{name} has no field or component {fld!r}", name=arr.name, fld=fld), hint, key="at")
         return tuple((f.offset + o, s) for o, s in f.type.whole_parts)
 
@@ -797,17 +821,20 @@ class _Builder:
         if raw is None:
             return ()
         if not isinstance(raw, dict):
-            self.fail(where, tr("for must be a table of loop variables"), tr("e.g. {example}", example='for = { j = "0:32:8" }'), key="for")
+            self.fail(where, tr("for must be a table of loop variables"),
+                      tr("e.g. {example}", example='for = { j = "0:32:8" }'), key="for")
         loops: list[Loop] = []
         for var, spec in raw.items():
             self.check_name(var, where, "loop variable")
             if var in self.params:
-                self.fail(where, tr("loop variable {var!r} has the same name as a param", var=var), tr("rename it"), key="for")
+                self.fail(where, tr("loop variable {var!r} has the same name as a param", var=var),
+                          tr("rename it"), key="for")
             if not isinstance(spec, str):
                 spec = str(spec) if isinstance(spec, int) and not isinstance(spec, bool) else None
             pieces = _split_range(spec) if spec else None
             if not pieces or len(pieces) not in (2, 3):
-                self.fail(where, tr("loop {var} = {spec!r} must be \"start:stop\" or \"start:stop:step\"", var=var, spec=raw.get(var)),
+                self.fail(where, tr("loop {var} = {spec!r} must be \"start:stop\" or \"start:stop:step\"", var=var,
+                                    spec=raw.get(var)),
                           tr("e.g. {example}", example='for = { j = "0:32:8" }'), key="for")
             nodes = [self.expr(p, tr("loop {var} = \"{spec}\"", var=var, spec=spec), where, key="for") for p in pieces]
             if len(nodes) == 2:
@@ -829,11 +856,13 @@ class _Builder:
                 start, stop, step = (self.const_node(n, tr("loop {var}", var=lp.var), scope, where)
                                      for n in (lp.start, lp.stop, lp.step))
                 if step == 0:
-                    self.fail(where, tr("loop {var} = \"{text}\" has step 0 and would never end", var=lp.var, text=lp.text),
+                    self.fail(where, tr("loop {var} = \"{text}\" has step 0 and would never end", var=lp.var,
+                                        text=lp.text),
                               tr("give a non-zero step"), key="for")
                 count = max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
                 if count * max(1, len(points)) > MAX_INSTRUCTIONS:
-                    self.fail(where, tr("loop {var} = \"{text}\" runs {count:,} times, too many to analyse", var=lp.var, text=lp.text, count=count),
+                    self.fail(where, tr("loop {var} = \"{text}\" runs {count:,} times, too many to analyse",
+                                        var=lp.var, text=lp.text, count=count),
                               tr("keep the loops below {max:,} instructions", max=MAX_INSTRUCTIONS), key="for")
                 nxt.extend({**pt, lp.var: start + i * step} for i in range(count))
             points = nxt
