@@ -155,3 +155,7 @@ def problem(env: Mapping[str, str] | None = None, system: str | None = None,
     if connect(env["DISPLAY"]) != 0:
         return unreachable_message(env["DISPLAY"])
     return None
+
+
+if __name__ == "__main__":   # `python3 -m viz.app.display debian|fedora`: the packages (tools/install-x11.sh)
+    print(" ".join(dict.fromkeys(getattr(lib, sys.argv[1]) for lib in XCB_LIBRARIES)))
