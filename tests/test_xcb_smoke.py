@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,11 @@ def xserver(tmp_path_factory):
         proc.wait()
 
 
+def qt_warnings(stderr: str) -> list[str]:
+    """Qt's own complaints (``qt.qpa.xcb: ...``, ``QXcbConnection: XCB error``, ``QWidget::...``)."""
+    return [line for line in stderr.splitlines() if re.match(r"\s*(qt\.|Q[A-Z]\w*(::|:)|This plugin)", line)]
+
+
 def app_env(display: str, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "XDG_SESSION_TYPE")}
     env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb", WARPVIZ_SETTINGS=str(tmp_path / "settings.ini"),
@@ -76,6 +82,7 @@ def test_the_app_on_x11_follows_real_keys_and_shows_its_picture(xserver, tmp_pat
                          env=app_env(xserver, tmp_path), capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-4000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert qt_warnings(out.stderr) == []
     assert r["cannot_start"] is None and r["platform"] == "xcb"
     assert r["screen"] == [1920, 1080]
     title = "Transpose through a shared tile (unpadded) — transpose-tile.toml — warpviz"
@@ -118,3 +125,4 @@ def test_warpviz_starts_on_x11_and_quits_with_ctrl_q(xserver, tmp_path):
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, err[-4000:]
+    assert qt_warnings(err) == []

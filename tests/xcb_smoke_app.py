@@ -83,6 +83,8 @@ report["title"] = w.windowTitle()
 report["x_title"] = xdotool("getwindowname", wid).strip()
 report["screen"] = [app.primaryScreen().size().width(), app.primaryScreen().size().height()]
 report["active"] = w.isActiveWindow()
+report["size"] = [w.width(), w.height()]
+report["minimum"] = [w.minimumSizeHint().width(), w.minimumSizeHint().height()]
 
 c = w.session.cursor
 report["start"] = {"instruction": c.instruction, "frame": c.frame, "label": w.timeline.frame_label.text()}
