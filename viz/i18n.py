@@ -50,8 +50,16 @@ def set_language(code: str) -> None:
             fn(code)
 
 
-def on_change(fn: Callable[[str], None]) -> None:
+def on_change(fn: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``fn(code)`` after every language change; returns the function that stops it
+    (a widget calls that when it is destroyed: ``viz.app.lifetime.on_language_change``)."""
     _listeners.append(fn)
+
+    def remove() -> None:
+        if fn in _listeners:
+            _listeners.remove(fn)
+
+    return remove
 
 
 def missing(code: str, strings: list[str]) -> list[str]:

@@ -23,8 +23,9 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QSplitter, QTableWidget,
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from .. import __version__, assets, i18n
+from .. import __version__, assets
 from ..i18n import tr
+from .lifetime import on_language_change
 
 LICENSE_FILE = re.compile(r"(LICEN[CS]E|COPYING|NOTICE)", re.I)
 OSI_PREFIX = "License :: OSI Approved :: "
@@ -282,6 +283,6 @@ def install(window) -> QAction:
             pass
 
     retranslate()
-    i18n.on_change(retranslate)
+    on_language_change(window, retranslate)
     window.a_about = action
     return action

@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QDou
                                QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
                                QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget)
 
-from .. import i18n
 from ..export import (ExportCancelled, ExportError, Plan, Result, Selection, Settings, check_settings,
                       export, make_plan, output_kind, parse_size, render_image, selection)
 from ..i18n import tr
-from ..render.theme import THEMES
+from ..render.theme import THEME_LABELS, THEMES
 from ..scenario import Scenario, ScenarioError
 from . import settings as app_settings
+from .lifetime import on_language_change
 
 KINDS = ("mp4", "webm", "gif", "png", "svg", "png-sequence")
 STILLS = ("png", "svg")
@@ -374,8 +374,6 @@ class ExportDialog(QDialog):
             self.format.setItemText(i, label)
         for i, label in enumerate(size_labels()[k] for k in SIZE_PRESETS):
             self.size.setItemText(i, label)
-        from .window import THEME_LABELS   # the View → Theme names
-
         for i, name in enumerate(THEMES):
             self.theme.setItemText(i, tr(THEME_LABELS.get(name, name)))
         self.l_instr.setText(tr("Instructions"))
@@ -811,4 +809,4 @@ def install(main) -> None:
             pass
 
     retranslate()
-    i18n.on_change(retranslate)
+    on_language_change(main, retranslate)

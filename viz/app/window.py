@@ -15,20 +15,19 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
 from .. import i18n
 from ..frames import Cursor
 from ..i18n import tr
-from ..render.theme import THEMES, theme
+from ..render.theme import THEME_LABELS, THEMES, theme
 from ..scenario import resolve
 from . import settings
 from .compare import ComparePage
 from .editor import EditorPanel
 from .figures import FiguresPanel
 from .library import LibraryPanel, unique_user_path
+from .lifetime import on_language_change
 from .source import source_line
 from .state import Session
 from .timeline import Timeline
 from .view import FrameView, ZoomArea
 
-THEME_LABELS = {"light": "Light", "dark": "Dark", "high-contrast": "High contrast",
-                "colorblind": "Colour-blind safe (Okabe-Ito)"}
 PRESENTATION_THEME = "high-contrast"
 PRESENTATION_SCALE = 1.35
 RECOVERY_TEXT = "unsaved.toml"
@@ -115,15 +114,21 @@ class MainWindow(QMainWindow):
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(800)
         self.autosave_timer.timeout.connect(self.autosave)
+        # Owned by the window, so it dies with it (a QTimer.singleShot lambda outlived the
+        # window and touched a deleted progress bar: issue 9, point 20).
+        self.progress_timer = QTimer(self)
+        self.progress_timer.setSingleShot(True)
+        self.progress_timer.setInterval(250)
+        self.progress_timer.timeout.connect(lambda: self.progress.setVisible(self.session.busy))
         me = weakref.ref(self)
-        i18n.on_change(lambda _code: _retranslate(me))
+        on_language_change(self, lambda _code: _retranslate(me))
 
         self.resize(1600, 980)
         self._restore_settings()
         self.apply_theme(self.theme_name)
         self.retranslate()
         self._open_initial(open_arg)
-        QTimer.singleShot(30, self._build_plots)
+        QTimer.singleShot(30, self, self._build_plots)  # the context object: never after the window is gone
 
     # ------------------------------------------------------------------ plot panels (pyqtgraph)
 
@@ -575,9 +580,9 @@ class MainWindow(QMainWindow):
     def _busy(self, busy: bool) -> None:
         # Only long analyses show the bar; short ones would flicker.
         if busy:
-            # the bar is the timer's context: it dies with the bar
-            QTimer.singleShot(250, self.progress, lambda: self.progress.setVisible(self.session.busy))
+            self.progress_timer.start()
         else:
+            self.progress_timer.stop()
             self.progress.hide()
 
     def _update_title(self) -> None:
@@ -619,7 +624,7 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state)
         else:
-            QTimer.singleShot(0, self.default_layout)
+            QTimer.singleShot(0, self, self.default_layout)
         self.timeline.set_speed(settings.get("speed", 1.0, float))
         self.zoom.set_zoom(settings.get("zoom", 1.0, float))
         lang = settings.get("language", "en", str)
@@ -628,7 +633,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int))
         if settings.get("compare", False, bool):
-            QTimer.singleShot(0, lambda: self.a_compare.setChecked(True))
+            QTimer.singleShot(0, self, lambda: self.a_compare.setChecked(True))
 
     def default_layout(self) -> None:
         """Panel sizes for a first start: the picture gets most of the window."""

@@ -2,7 +2,9 @@
 
 A ``Runner`` runs one job at a time on ``QThreadPool``; submitting a new job asks the
 running one to stop (the engine polls ``cancel`` between chunks) and drops its result.
-Results come back on the GUI thread through queued signals.
+Results come back on the GUI thread through queued signals. Each job has its own signal
+object, connected to the Runner's methods: when the Runner (and the widget that owns it) is
+deleted, Qt drops those connections, so a job that finishes later reaches nothing.
 """
 
 from __future__ import annotations
@@ -62,10 +64,7 @@ class Runner(QObject):
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._signals = _Signals(self)
-        self._signals.done.connect(self._on_done)
-        self._signals.failed.connect(self._on_failed)
-        self._signals.progress.connect(self._on_progress)
+        self._signals: _Signals | None = None
         self._gen = 0
         self._stop: threading.Event | None = None
         self.busy = False
@@ -77,7 +76,14 @@ class Runner(QObject):
         self._gen += 1
         self._stop = threading.Event()
         self._set_busy(True)
-        Runner._pool.start(_Job(self._gen, fn, self._signals, self._stop))
+        # The job's own signals, not a child of this Runner: a child would be deleted with it
+        # while the pool thread may still emit on it. Bound methods of this QObject as the
+        # receivers: Qt disconnects them when the Runner is deleted.
+        self._signals = signals = _Signals()
+        signals.done.connect(self._on_done)
+        signals.failed.connect(self._on_failed)
+        signals.progress.connect(self._on_progress)
+        Runner._pool.start(_Job(self._gen, fn, signals, self._stop))
         return self._gen
 
     def cancel(self) -> None:

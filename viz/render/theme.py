@@ -114,3 +114,9 @@ def theme(name: str = DEFAULT_THEME, scale: float = 1.0) -> Theme:
 
 def theme_names() -> list[str]:
     return list(THEMES)
+
+
+# The themes' names as menus and dialogs show them (English; the app passes them through tr).
+# Here rather than in viz.app.window so that the export dialog needs nothing from the window.
+THEME_LABELS = {"light": "Light", "dark": "Dark", "high-contrast": "High contrast",
+                "colorblind": "Colour-blind safe (Okabe-Ito)"}

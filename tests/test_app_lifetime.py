@@ -1,0 +1,108 @@
+"""Whatever a widget schedules dies with it: timers, results of pool threads, language
+listeners (issue 9, point 20). A callback that outlives its widget raises "Internal C++ object
+already deleted" in the event loop, which pytest-qt turns into a failure of the test."""
+
+from __future__ import annotations
+
+import threading
+
+import shiboken6
+from app_helpers import user_dirs  # noqa: F401 - fixture
+from PySide6.QtCore import QObject, QTimer
+
+from viz import i18n
+from viz.app.lifetime import on_language_change
+from viz.app.worker import Runner
+
+
+def after(qtbot, ms: int) -> None:
+    """Process events until a timer of ``ms`` started now has fired (timers that were due
+    earlier have fired too): an event-ordered wait, not a sleep."""
+    fired = []
+    QTimer.singleShot(ms, lambda: fired.append(True))
+    qtbot.waitUntil(lambda: bool(fired), timeout=ms + 10000)
+
+
+def own_window(qtbot):
+    """A main window that the test deletes itself (qtbot.addWidget would close it again)."""
+    from viz.app.main import make_app
+    from viz.app.window import MainWindow
+
+    make_app()
+    w = MainWindow("transpose-tile")
+    w.show()
+    qtbot.waitExposed(w)
+    w.session.wait()
+    return w
+
+
+def test_a_window_deleted_while_it_analyses_leaves_no_callback_behind(qtbot, user_dirs):  # noqa: F811
+    w = own_window(qtbot)
+    w.session.set_text(w.session.text + "\n# an edit\n")     # starts the whole-launch analysis
+    assert w.session.busy and w.progress_timer.isActive()     # the bar shows if it takes 250 ms
+    progress = w.progress
+    w.close()
+    w.deleteLater()
+    qtbot.waitUntil(lambda: not shiboken6.isValid(progress))
+    after(qtbot, 300)                                          # past the bar's 250 ms
+
+
+def test_language_listeners_go_with_their_window(qtbot, user_dirs):  # noqa: F811
+    before = len(i18n._listeners)
+    w = own_window(qtbot)
+    assert len(i18n._listeners) > before                      # the window, its About and Export menus
+    w.close()
+    w.deleteLater()
+    qtbot.waitUntil(lambda: len(i18n._listeners) == before)
+    i18n.set_language("zh_CN")                                 # nobody left to call
+    i18n.set_language("en")
+
+
+def test_on_language_change_calls_until_the_owner_is_destroyed(qtbot):
+    owner = QObject()
+    seen = []
+    on_language_change(owner, seen.append)
+    i18n.set_language("zh_CN")
+    i18n.set_language("en")
+    assert seen == ["zh_CN", "en"]
+    shiboken6.delete(owner)
+    i18n.set_language("zh_CN")
+    i18n.set_language("en")
+    assert seen == ["zh_CN", "en"]
+
+
+def test_a_runner_deleted_while_its_job_runs_gets_nothing_and_raises_nothing(qtbot):
+    runner = Runner()
+    got, failed = [], []
+    runner.done.connect(got.append)
+    runner.failed.connect(failed.append)
+    release, started = threading.Event(), threading.Event()
+
+    def job(progress, cancel):
+        started.set()
+        release.wait(30)
+        progress(1.0, "done")
+        return 42
+
+    runner.submit(job)
+    assert started.wait(30)
+    shiboken6.delete(runner)
+    release.set()
+    assert Runner.wait_all(30000)
+    after(qtbot, 50)
+    assert got == [] and failed == []
+
+
+def test_a_runner_still_delivers_the_newest_result(qtbot):
+    """The same path, alive: the result of the newest job arrives, an older one is dropped."""
+    runner = Runner()
+    got = []
+    runner.done.connect(got.append)
+    gate = threading.Event()
+    runner.submit(lambda p, c: gate.wait(30) and "old")
+    runner.submit(lambda p, c: "new")
+    gate.set()
+    qtbot.waitUntil(lambda: got == ["new"] and not runner.busy, timeout=20000)
+    assert Runner.wait_all(30000)
+    after(qtbot, 50)
+    assert got == ["new"]
