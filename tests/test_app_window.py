@@ -201,3 +201,20 @@ def test_open_a_user_scenario_from_the_cli_argument(qtbot, user_dirs, tmp_path):
     w = make_window(qtbot, str(f))
     assert w.session.path == f and w.session.error is None
     w.close()
+
+
+def test_the_window_fits_a_1280x720_projector_and_the_picture_gets_most_of_it(qtbot, window):
+    """Every panel (the GPU panel, the sweep, the hidden compare page) lets the window shrink to
+    1280 px, and after the default layout the picture is the widest thing on the screen."""
+    window.resize(1280, 720)
+    window.default_layout()
+    qtbot.waitUntil(lambda: window.width() == 1280 and window.height() == 720)
+    assert window.minimumSizeHint().width() <= 1280
+    qtbot.waitUntil(lambda: window.view.width() >= 0.45 * 1280)
+    widest_dock = max(d.width() for d in window.docks.values() if d.isVisible())
+    assert window.view.width() > widest_dock
+    window.a_compare.setChecked(True)
+    qtbot.waitUntil(lambda: window.compare.isVisible())
+    assert window.minimumSizeHint().width() <= 1280 and window.width() == 1280
+    assert window.compare.view_left.width() >= 280 and window.compare.view_right.width() >= 280
+    window.a_compare.setChecked(False)

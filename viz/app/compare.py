@@ -53,6 +53,10 @@ class ComparePage(QWidget):
         self.l_pick = QLabel()
         self.view_left = FrameView(left)
         self.view_right = FrameView(self.right)
+        for v in (self.view_left, self.view_right):  # two halves fit a 1280-px screen beside the docks
+            v.setMinimumSize(280, 200)
+        self.pick.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.pick.setMinimumContentsLength(16)
         self.view_left.setObjectName("compareLeft")
         self.view_right.setObjectName("compareRight")
         split = QSplitter(Qt.Orientation.Horizontal)

@@ -23,7 +23,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..engine import METRIC_NAMES
@@ -99,10 +99,13 @@ class GpuPanel(QWidget):
         self.status = QLabel()
         self.status.setObjectName("gpuStatus")
         self.status.setWordWrap(True)
-        top = QHBoxLayout()
-        for b in (self.b_run, self.b_validate, self.b_cancel, self.b_import):
-            top.addWidget(b)
-        top.addWidget(self.status, 1)
+        top = QVBoxLayout()  # the buttons, then the status under them: the dock stays narrow
+        buttons = QGridLayout()  # two by two: the dock fits beside the picture on a 1280-px screen
+        for k, b in enumerate((self.b_run, self.b_validate, self.b_cancel, self.b_import)):
+            buttons.addWidget(b, k // 2, k % 2)
+        buttons.setColumnStretch(2, 1)
+        top.addLayout(buttons)
+        top.addWidget(self.status)
 
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("gpuTable")

@@ -34,6 +34,16 @@ RECOVERY_TEXT = "unsaved.toml"
 RECOVERY_META = "unsaved.json"
 
 
+def _only_current_page_sizes(stack: QStackedWidget) -> None:
+    """A stacked widget is as wide as its widest page: let the hidden pages' sizes be ignored, so the
+    compare page (two pictures side by side) does not keep the window wider than a 1280-px screen."""
+    for k in range(stack.count()):
+        page = stack.widget(k)
+        policy = (QSizePolicy.Policy.Preferred if k == stack.currentIndex() else QSizePolicy.Policy.Ignored)
+        page.setSizePolicy(policy, policy)
+    stack.updateGeometry()
+
+
 class MainWindow(QMainWindow):
     def __init__(self, open_arg: str | None = None):
         super().__init__()
@@ -63,6 +73,7 @@ class MainWindow(QMainWindow):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.zoom)
         self.stack.addWidget(self.compare)
+        _only_current_page_sizes(self.stack)
         self.timeline = Timeline(self.session)
         centre = QWidget()
         lay = QVBoxLayout(centre)
@@ -467,6 +478,7 @@ class MainWindow(QMainWindow):
 
     def set_compare(self, on: bool) -> None:
         self.stack.setCurrentIndex(1 if on else 0)
+        _only_current_page_sizes(self.stack)
         if on:
             self.compare.ensure_partner()
             self.compare.set_theme(self.view.theme)
@@ -636,8 +648,11 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, lambda: self.a_compare.setChecked(True))
 
     def default_layout(self) -> None:
-        """Panel sizes for a first start: the picture gets most of the window."""
-        self.resizeDocks([self.docks["library"], self.docks["figures"]], [330, 480], Qt.Orientation.Horizontal)
+        """Panel sizes for a first start: the picture gets most of the window (330 + 480 px of
+        panels at 1920 px, in proportion on a narrower screen such as a 1280-px projector)."""
+        w = min(1920, max(self.width(), 1024))
+        self.resizeDocks([self.docks["library"], self.docks["figures"]], [round(330 * w / 1920), round(480 * w / 1920)],
+                         Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["library"], self.docks["editor"]], [280, 600], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["figures"], self.docks["launch"]], [430, 470], Qt.Orientation.Vertical)
 
