@@ -32,6 +32,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .frames import Frame, KINDS, access_text, frames as frames_of
+from .i18n import tr
 from .scenario import Scenario
 from .warp import WarpDetail, warp_detail
 
@@ -229,7 +230,13 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
             lines.append(text)
     arrays = dict.fromkeys(d.array.describe() for d in details)
     lw = sc.launch
-    out = list(arrays)[:2] + lines[:3]
+    arrays = list(arrays)
+    out = arrays[:2]
+    if len(arrays) > 2:
+        out.append(tr("…and {n} more arrays", n=len(arrays) - 2) if len(arrays) > 3 else arrays[2])
+    out += lines[:3]
+    if len(lines) > 3:
+        out.append(tr("…and {n} more accesses", n=len(lines) - 3) if len(lines) > 4 else lines[3])
     out.append(f"grid {lw.grid[0]}x{lw.grid[1]}x{lw.grid[2]}, block {lw.block[0]}x{lw.block[1]}x{lw.block[2]}")
     return out
 

@@ -22,6 +22,7 @@ from functools import lru_cache
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QStaticText
 
+from ..i18n import language
 from .theme import Theme
 
 BASE_W, BASE_H = 1920.0, 1080.0
@@ -156,10 +157,15 @@ def advance(families: tuple[str, ...], px: int, bold: bool, text: str) -> float:
     return metrics(families, px, bold).horizontalAdvance(text)
 
 
-@lru_cache(maxsize=1024)
 def line_h(families: tuple[str, ...], px: int, bold: bool = False) -> float:
-    """The height of one line of text at ``px`` (what ``QStaticText.size()`` reports)."""
-    return static(families, px, bold, "0").size().height()
+    """The height of one line of text at ``px`` (what ``QStaticText.size()`` reports); in
+    Chinese, the CJK fallback font's (taller) line."""
+    return _line_h(families, px, bold, language() != "en")
+
+
+@lru_cache(maxsize=1024)
+def _line_h(families: tuple[str, ...], px: int, bold: bool, cjk: bool) -> float:
+    return static(families, px, bold, "0波" if cjk else "0").size().height()
 
 
 def fit_px(families: tuple[str, ...], texts, width: float, max_px: float, min_px: float = 6,
@@ -192,28 +198,42 @@ def family(th: Theme, mono: bool = False, cond: bool = False) -> tuple[str, ...]
     return th.mono if mono else (condensed(th) if cond else th.sans)
 
 
-@dataclass(frozen=True)
 class Placed:
-    """A string laid out at a size and a top-left point, ready to draw and recorded."""
+    """A string laid out at a size and a top-left point, ready to draw, with its record.
+    The ``QStaticText`` is made when first drawn (a record-only paint never needs it)."""
 
-    stt: QStaticText
-    pt: QPointF
-    item: TextItem
+    __slots__ = ("fam", "px", "bold", "text", "x", "y", "item")
+
+    def __init__(self, fam, px, bold, text, x, y, item):
+        self.fam, self.px, self.bold, self.text, self.x, self.y, self.item = fam, px, bold, text, x, y, item
+
+    @property
+    def stt(self) -> QStaticText:
+        return static(self.fam, self.px, self.bold, self.text)
+
+    @property
+    def pt(self) -> QPointF:
+        return QPointF(self.x, self.y)
+
+
+def item_at(text: str, px: int, x: float, y: float, w: float, h: float, key: str = "") -> TextItem:
+    return tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key))
 
 
 def place(fam: tuple[str, ...], px: int, bold: bool, text: str, r: QRectF, align: str = "c",
           key: str = "") -> Placed:
     """``text`` laid out and aligned in ``r`` (``l``, ``c`` or ``r``, centred vertically)."""
-    stt = static(fam, px, bold, text)
-    sz = stt.size()
+    w = advance(fam, px, bold, text)
+    h = line_h(fam, px, bold)
+    left, top, rw, rh = r.left(), r.top(), r.width(), r.height()
     if align == "l":
-        x = r.left()
+        x = left
     elif align == "r":
-        x = r.right() - sz.width()
+        x = left + rw - w
     else:
-        x = r.left() + (r.width() - sz.width()) / 2
-    y = r.top() + (r.height() - sz.height()) / 2
-    return Placed(stt, QPointF(x, y), TextItem(text, px, QRectF(x, y, sz.width(), sz.height()), key))
+        x = left + (rw - w) / 2
+    y = top + (rh - h) / 2
+    return Placed(fam, px, bold, text, x, y, tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key)))
 
 
 def draw_text(p: QPainter, r: QRectF, text: str, th: Theme, px: float, color: QColor, bold: bool = False,
