@@ -229,3 +229,50 @@ def test_a_narrow_figures_row_goes_on_two_lines_then_gives_way_by_priority():
     L, boxes = rows[4.0]
     assert "value:conflicts" in keys[4.0] and "value:lanes" not in keys[4.0]      # least first
     assert "figure lanes" in L.dropped
+
+
+def _record(d, f, size=(1920, 1080), scale=1.0):
+    from viz.render import NullPainter
+
+    return paint_frame(NullPainter(), QRectF(0, 0, *size), d, f, theme("light", scale), PaintOptions(title="T"))
+
+
+def test_the_picture_counts_phases_and_wavefronts_from_1():
+    d = warp_detail(load("float4-tile"), 4)
+    f = next(f for f in frames(d) if f.kind == "wavefront")
+    L = _record(d, f)
+    phases = [t.text for t in L.texts if t.key == "phase"]
+    assert phases == ["phase 1: lanes 0-7", "phase 2: lanes 8-15", "phase 3: lanes 16-23", "phase 4: lanes 24-31"]
+    heads = [t.text for t in L.texts if t.key == "wf-head"]
+    assert heads == [str(k) for k in range(1, d.wavefronts + 1)]
+
+
+def test_the_element_diagram_shows_padding_between_fields_and_at_the_tail():
+    """{char c; double d; float f}: c at 0, 7 bytes of padding, d at 8, f at 16, 4 bytes of
+    tail padding: 24 bytes drawn, as the label says."""
+    from viz.scenario import loads
+
+    text = load("aos-float3-r").text.replace('fields = ["r:float", "g:float", "b:float"]',
+                                              'fields = ["c:char", "d:double", "f:float"]').replace("].r", "].f")
+    text = text[:text.index("[expected]")]
+    sc = loads(text, "struct.toml")
+    d = warp_detail(sc, 0)
+    L = _record(d, frames(d)[0])
+    plan = L.header_plan.elem
+    segs = [(name, off, size, pad) for name, off, size, pad, _ in plan.segs]
+    assert segs == [("c", 0, 1, False), ("pad", 1, 7, True), ("d", 8, 8, False), ("f", 16, 4, False),
+                    ("pad", 20, 4, True)]
+    assert sum(size for _, _, size, _ in segs) == d.array.type.size == 24
+    assert "element: struct, 24 bytes (11 of padding)" in [t.text for t in L.texts]
+
+
+def test_a_swizzled_column_shows_logical_and_physical():
+    d = warp_detail(load("transpose-tile-xor"), 8)
+    L = _record(d, frames(d)[0])
+    label, texts = L.lane_rows[3]
+    assert label == "col → physical"
+    pitch = d.array.shape[1] + d.array.pad
+    assert texts == [f"{ln.indices[1]}→{ln.elem % pitch}" for ln in d.lanes]
+    assert len(set(t.split("→")[1] for t in texts)) == 32          # the xor spreads the column over 32 banks
+    drawn = {t.text for t in L.texts if t.key == "lane:3"}
+    assert set(texts) <= drawn
