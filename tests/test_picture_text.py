@@ -185,3 +185,26 @@ def test_the_column_read_is_laid_out_in_time_with_every_word():
     heads = [t.text for t in L.texts if t.key == "wf-head"]
     assert heads == [str(k) for k in range(1, 33)]
     assert [t.text for t in L.texts if t.key == "mem-label"] == ["wavefront", "bank 0"]
+
+
+HARDEST = {"transpose-tile", "float4-tile", "double-tile", "char-stride-128", "shared-stride-32", "stride-32",
+           "aos-float3-r", "transpose-tile-xor", "random-gather", "vector-int4"}
+
+
+@pytest.mark.parametrize("scale", [1.0, PRESENTATION])
+def test_in_chinese_the_hardest_builtins_keep_the_rules(builtins, scale):
+    """The Chinese interface (wider labels, taller CJK lines) on the built-ins that crowd the
+    picture most, at both sizes, single and compared."""
+    from viz import i18n
+
+    i18n.set_language("zh_CN")
+    try:
+        # the frames again, for their captions in Chinese
+        some = [(name, sc, [(d, frames(d)) for d, _ in details]) for name, sc, details in builtins if name in HARDEST]
+        assert len(some) == len(HARDEST)
+        problems = []
+        for size in SIZES:
+            problems += _single(some, size, scale)[0] + _compare(some, size, scale)[0]
+    finally:
+        i18n.set_language("en")
+    assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])

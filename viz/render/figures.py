@@ -106,6 +106,8 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
         # Two lines: the counter (and the bar) above, every figure below at a readable size.
         half = inner.height() / 2
         cap_px = int(half / (line_h(th.sans, 100, True) / 100))
+        while cap_px > 1 and line_h(th.sans, cap_px, True) > half:
+            cap_px -= 1
         room = inner.width()
         px2 = min(int(24 * s), cap_px)
         while px2 >= L.min_px and width_at(shown, px2) > room:
