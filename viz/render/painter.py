@@ -337,7 +337,7 @@ def _paint_stale(p: QPainter, L: Layout, th: Theme, note: str, null: bool) -> No
         p.fillRect(r, alpha(th.q("background"), 0.35))
         p.fillRect(band, th.q("muted"))
         p.fillRect(QRectF(r.left(), r.top() + h, r.width(), r.height() - h),
-                   QBrush(alpha(th.q("muted"), 0.25), Qt.BrushStyle.BDiagPattern))
+                   QBrush(alpha(th.q("muted"), 0.15), Qt.BrushStyle.BDiagPattern))
     inner = band.adjusted(22 * s, 0, -22 * s, 0)
     px = fit_px(th.sans, [note], inner.width(), max(L.min_px, 20 * s), L.min_px, bold=True)
     if not px:
