@@ -208,3 +208,18 @@ def test_in_chinese_the_hardest_builtins_keep_the_rules(builtins, scale):
     finally:
         i18n.set_language("en")
     assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])
+
+
+def test_a_comparison_half_at_720p_keeps_its_row_labels_and_every_address():
+    """Each half of a 1280x720 comparison labels every lane row (a bare "[0]" would read as
+    "every lane reads element 0") and draws all 32 byte addresses at >= 14*720/1080 px."""
+    a = warp_detail(load("transpose-tile"), 8)
+    b = warp_detail(load("transpose-tile-pad"), 8)
+    halves = paint_compare(NullPainter(), QRectF(0, 0, 1280, 720), (a, frames(a)[3]), (b, frames(b)[-1]), theme())
+    for L, d in zip(halves, (a, b)):
+        labels = [t.text for t in L.texts if t.key == "lane-label"]
+        assert labels == [label for label, _ in L.lane_rows] == ["lane", "thread x,y", "row", "column", "byte addr"]
+        last = len(L.lane_rows) - 1
+        addrs = [t for t in L.texts if t.key == f"lane:{last}"]
+        assert [int(t.text) for t in addrs] == [ln.byte_addr for ln in d.lanes]
+        assert min(t.px for t in addrs) >= 14 * 720 / 1080
