@@ -254,3 +254,34 @@ def test_export_runs_on_a_worker_thread_while_the_gui_thread_paints(plain, tmp_p
     t.join(60)
     assert "error" not in done, done.get("error")
     assert done["result"].pictures == 4 and len(list(iio.imiter(out))) == 4
+
+
+def test_the_title_card_says_how_many_accesses_it_leaves_out():
+    """A scenario with more accesses than the card lists ends the list with "…and N more"."""
+    from viz.export import title_lines
+
+    sc = load("stencil-shared")
+    details = [warp_detail(sc, k) for k in range(len(sc.instructions()))]
+    accesses = {f"{d.op} {d.access.text}" for d in details}
+    lines = title_lines(sc, details)
+    assert len(accesses) > 4
+    listed = [ln for ln in lines if ln in accesses]
+    assert len(listed) == 3
+    assert f"…and {len(accesses) - 3} more accesses" in lines
+    assert lines[-1].startswith("grid ")
+
+
+def test_the_title_card_draws_every_line_or_says_how_many_are_left():
+    from PySide6.QtCore import QRectF
+
+    from viz.render import NullPainter, paint_title_card, theme
+
+    lines = [f"line {k}" for k in range(40)]
+    texts = paint_title_card(NullPainter(), QRectF(0, 0, 1920, 1080), "A title", lines, theme())
+    drawn = [t.text for t in texts if t.key == "card-line"]
+    shown = [t for t in drawn if t.startswith("line ")]
+    assert drawn[:len(shown)] == lines[:len(shown)] and 3 <= len(shown) < 40
+    assert drawn[-1] == f"…and {40 - len(shown)} more"
+    assert all(t.px >= 14 for t in texts)
+    few = paint_title_card(NullPainter(), QRectF(0, 0, 1920, 1080), "A title", lines[:3], theme())
+    assert [t.text for t in few if t.key == "card-line"] == lines[:3]

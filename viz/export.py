@@ -236,7 +236,13 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
             lines.append(text)
     arrays = dict.fromkeys(d.array.describe() for d in details)
     lw = sc.launch
-    out = list(arrays)[:2] + lines[:3]
+    arrays = list(arrays)
+    out = arrays[:2]
+    if len(arrays) > 2:
+        out.append(tr("…and {n} more arrays", n=len(arrays) - 2) if len(arrays) > 3 else arrays[2])
+    out += lines[:3]
+    if len(lines) > 3:
+        out.append(tr("…and {n} more accesses", n=len(lines) - 3) if len(lines) > 4 else lines[3])
     out.append(tr("grid {grid}, block {block}", grid="x".join(map(str, lw.grid)), block="x".join(map(str, lw.block))))
     return out
 

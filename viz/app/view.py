@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QScrollArea, QToolTip, QWidget
@@ -51,7 +53,11 @@ class FrameView(QWidget):
             p.drawText(rect.adjusted(40, 40, -40, -40), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, msg)
             self.layout_ = None
         else:
-            self.layout_ = paint_frame(p, rect, d, f, self.theme, self.options)
+            options = self.options
+            if self.session.error is not None:
+                # The text has an error: the picture is the last valid state, and says so.
+                options = replace(options, stale_note=tr("Showing the last valid version: the text has an error"))
+            self.layout_ = paint_frame(p, rect, d, f, self.theme, options)
             if self.hover >= 0 and self.layout_ is not None and self.hover < len(self.layout_.lanes):
                 p.setPen(QColor(self.theme.q("now")))
                 p.drawRect(self.layout_.lanes[self.hover].adjusted(-1, -1, 1, 1))

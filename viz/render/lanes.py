@@ -1,0 +1,263 @@
+"""The 32 lane cells (lane, thread, index, byte address; a row each) and the phase strip.
+
+A row whose texts do not fit one cell at the smallest allowed size is staggered: lane k's
+text goes to sub-row k mod n of the row, so each has n cells' width (n = 2..4) and every
+value stays on the picture at a readable size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter
+
+from ..i18n import tr
+from ..warp import WarpDetail
+from .base import Layout, State, alpha, pen, prepared, snap
+from .text import advance, condensed, draw_text, drop, fit_px, font, line_h, place, record_many
+from .theme import Theme
+
+MAX_STAGGER = 4
+
+
+def lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
+    """Row label and per-lane text for the lane cells: lane, thread, index (a row per
+    subscript: "[10][31]" would not fit a cell 32 across), byte address. A swizzled array's
+    column row shows where the swizzle put it: ``0→5``, logical column → physical column."""
+    block = d.scenario.launch.block
+    dims = 3 if block[2] > 1 else (2 if block[1] > 1 else 1)
+    n_idx = max(1, len(d.access.indices))
+    arr = d.array
+    swizzled = not arr.swizzle.is_identity and len(arr.shape) == 2
+    pitch = arr.shape[1] + arr.pad if len(arr.shape) == 2 else 0
+    off = tr("off")
+    lane_txt, thr, addr = [], [], []
+    idx: list[list[str]] = [[] for _ in range(n_idx)]
+    for ln in d.lanes:
+        lane_txt.append(str(ln.lane))
+        if not ln.exists:
+            thr.append("")
+            addr.append("")
+            for col in idx:
+                col.append("")
+            continue
+        thr.append(str(ln.thread[0]) if dims == 1 else ",".join(str(v) for v in ln.thread[:dims]))
+        addr.append(str(ln.byte_addr) if ln.active else "")
+        for k, col in enumerate(idx):
+            if not ln.active:
+                col.append(off if k == 0 else "")
+            elif k >= len(ln.indices):
+                col.append("")
+            elif swizzled and k == 1:
+                col.append(f"{ln.indices[k]}→{ln.elem % pitch}")
+            else:
+                col.append(f"[{ln.indices[k]}]")
+    thread_label = {1: tr("threadIdx.x"), 2: tr("thread x,y"), 3: tr("thread x,y,z")}[dims]
+    if n_idx == 2:
+        labels = [tr("row"), tr("col → physical") if swizzled else tr("column")]
+    else:
+        labels = [tr("index")]
+    return ([(tr("lane"), lane_txt), (thread_label, thr)] + list(zip(labels, idx))
+            + [(tr("byte addr"), addr)])
+
+
+def row_families(th: Theme, n: int) -> list[tuple[str, ...]]:
+    return [th.sans] + [condensed(th)] * (n - 1)
+
+
+def plan_rows(rows, th: Theme, cw: float, s: float, mp: int) -> list[tuple[int, int, float]]:
+    """Per lane row: (px, stagger, height). The largest size up to 24/20 px (at scale 1)
+    at which every text of the row fits its cell, staggered over 2..4 sub-rows if need be."""
+    fams = row_families(th, len(rows))
+    out = []
+    for k, (_, texts) in enumerate(rows):
+        bold = k == 0 or k == len(rows) - 1          # the address row is drawn bold on the compute frame
+        cap = max(mp, (24 if k == 0 else 20) * s)
+        px, stagger = 0, 1
+        for stagger in range(1, MAX_STAGGER + 1):
+            px = fit_px(fams[k], texts, stagger * cw - (4 if stagger == 1 else 8) * s, cap, mp, bold=bold)
+            if px:
+                break
+        if not px:
+            px = mp                                    # cannot happen at the sizes the app allows
+        h = max((28 if k == 0 else 24) * s, line_h(fams[k], px, bold) * 1.08)
+        out.append((px, stagger, h * stagger))
+    return out
+
+
+def overhang(rows, specs, th: Theme, cw: float, s: float) -> tuple[float, float]:
+    """How far the staggered texts of lanes 0 and 31 reach past the lane grid, left and right."""
+    fams = row_families(th, len(rows))
+    left = right = 0.0
+    for k, ((_, texts), (px, stagger, _)) in enumerate(zip(rows, specs)):
+        if stagger == 1:
+            continue
+        bold = k == 0 or k == len(rows) - 1
+        left = max(left, (advance(fams[k], px, bold, texts[0]) - cw) / 2 + 2 * s)
+        right = max(right, (advance(fams[k], px, bold, texts[-1]) - cw) / 2 + 2 * s)
+    return left, right
+
+
+@dataclass
+class _LanePrep:
+    labels: list                 # Placed row labels
+    rects: list                  # each lane cell snapped to whole pixels
+    rows: list                   # per row: (font, [(lane, Placed)])
+    addr_bold: tuple             # the address row in bold (the compute frame stresses it)
+    items: list                  # TextItems of a frame (rows + labels), plain address row
+    items_bold: list             # the same with the address row bold
+
+
+def _prep_lanes(L: Layout, th: Theme, d: WarpDetail) -> _LanePrep:
+    s = L.s
+    rows = L.lane_rows
+    fams = row_families(th, len(rows))
+    labels = []
+    if L.label_w:
+        for k, (label, _) in enumerate(rows):
+            _, _, top, h = L.lane_specs[k]
+            labels.append(place(th.sans, L.label_px, False, label,
+                                QRectF(L.label_x, top, L.label_w - 10 * s, h), "r", "lane-label"))
+
+    def row(k: int, bold: bool):
+        px, stagger, top, h = L.lane_specs[k]
+        sub = h / stagger
+        texts = rows[k][1]
+        items = []
+        for ln in d.lanes:
+            text = texts[ln.lane]
+            if not text or (not ln.exists and k):
+                continue
+            x = L.columns[ln.lane]
+            w = stagger * L.col_w
+            r = QRectF(x - w / 2, top + (ln.lane % stagger) * sub, w, sub)
+            items.append((ln.lane, place(fams[k], px, bold, text, r, "c", f"lane:{k}")))
+        return font(fams[k], px, bold), items
+
+    out = [row(k, k == 0) for k in range(len(rows))]
+    last = len(rows) - 1
+    bold_addr = row(last, True)
+    items = [pl.item for pl in labels] + [pl.item for _, its in out for _, pl in its]
+    items_bold = [pl.item for pl in labels] + [pl.item for _, its in out[:-1] + [bold_addr] for _, pl in its]
+    return _LanePrep(labels, [c.toRect() for c in L.lanes], out, bold_addr, items, items_bold)
+
+
+def paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> None:
+    s = L.s
+    prep = prepared("lanes", L, th, d, lambda: _prep_lanes(L, th, d))
+    record_many(prep.items_bold if st.kind == "compute" else prep.items)
+    if st.null:
+        return
+    muted = th.q("muted")
+    if prep.labels:
+        p.setFont(font(th.sans, L.label_px))
+        p.setPen(muted)
+        for pl in prep.labels:
+            p.drawStaticText(pl.pt, pl.stt)
+    border = max(1.0, 1.3 * s * th.stroke)
+    now_c, text_strong = th.q("now"), th.q("text")
+    # Cells first (state colours), then the text row by row: one font switch per row.
+    colors: list[QColor | None] = []
+    served_cells = []
+    boxes: dict[tuple, tuple[QColor, QColor, list[QRect]]] = {}
+    hatched: list[QRect] = []
+    for ln, cell, rect in zip(d.lanes, L.lanes, prep.rects):
+        if not ln.exists:
+            p.setPen(pen(th.q("grid"), border, style=Qt.PenStyle.DotLine))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawRect(rect)
+            colors.append(None)
+            continue
+        edge, text_c = th.q("grid"), th.q("lane_text")
+        if not ln.active:
+            fill, text_c = th.q("lane_off"), muted
+        else:
+            fill = th.q("lane")
+            if st.kind in ("wavefront", "line", "summary"):
+                state = st.step_state(st.lane_done_step(d, ln))
+                if ln.lane in st.now_lanes:
+                    fill, text_c, edge = now_c, th.q("now_text"), text_strong
+                    if state == "now":
+                        served_cells.append(cell)
+                elif state == "done":
+                    served_cells.append(cell)
+                else:
+                    fill, text_c = th.q("lane_wait"), muted
+        key = (fill.rgba(), edge.rgba(), 2 if edge is text_strong else 1)
+        boxes.setdefault(key, (fill, edge, []))[2].append(rect)
+        if not ln.active:
+            hatched.append(rect)
+        colors.append(text_c)
+    for fill, edge, rects in boxes.values():   # one call per look
+        p.setPen(pen(edge, border * (2 if edge is text_strong else 1)))
+        p.setBrush(fill)
+        p.drawRects(rects)
+    if hatched:
+        # Hatched: visibly switched off, also in greyscale print.
+        p.setBrush(QBrush(alpha(th.q("grid"), 0.55), Qt.BrushStyle.BDiagPattern))
+        p.setPen(Qt.PenStyle.NoPen)
+        p.drawRects(hatched)
+    for cell in served_cells:
+        _served_mark(p, cell, th, s)
+    addr_row = len(prep.rows) - 1
+    grid, byte_used = th.q("grid"), th.q("byte_used")
+    lanes = d.lanes
+    for k, (fnt, items) in enumerate(prep.rows):
+        emph_row = k == addr_row and st.kind == "compute"
+        if emph_row:
+            fnt, items = prep.addr_bold
+        p.setFont(fnt)
+        current = None
+        for lane, pl in items:
+            color = colors[lane]
+            if color is None:       # past the end of a partial warp: the lane number only
+                color = grid
+            if emph_row and lanes[lane].active:
+                color = byte_used
+            if color is not current:
+                p.setPen(color)
+                current = color
+            p.drawStaticText(pl.pt, pl.stt)
+
+
+def _served_mark(p: QPainter, cell: QRectF, th: Theme, s: float) -> None:
+    """A bar along the cell's foot: this lane has everything it asked for."""
+    h = max(3.0, 7 * s)
+    p.fillRect(snap(QRectF(cell.left() + 2, cell.bottom() - h - 1, cell.width() - 4, h)), th.q("served"))
+
+
+def phase_texts(L: Layout, th: Theme, d: WarpDetail) -> tuple[list[str], int]:
+    """The phase labels (counted from 1) and their size: ``phase 1: lanes 0-7``, or
+    ``phase 1`` where that does not fit, or just the number."""
+    width = L.col_w * len(d.phases[0]) - 8 * L.s
+    cap = max(L.min_px, 17 * L.s)
+    for texts in ([tr("phase {k}: lanes {a}-{b}", k=k + 1, a=ls[0], b=ls[-1]) for k, ls in enumerate(d.phases)],
+                  [tr("phase {k}", k=k + 1) for k in range(len(d.phases))],
+                  [str(k + 1) for k in range(len(d.phases))]):
+        px = fit_px(th.sans, texts, width, cap, L.min_px, bold=True)
+        if px:
+            return texts, px
+    drop("phase labels")
+    return [], 0
+
+
+def paint_phases(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> None:
+    s = L.s
+    r = L.phase_area
+    texts, px = prepared("phases", L, th, d, lambda: phase_texts(L, th, d))
+    for k, ls in enumerate(d.phases):
+        x0 = L.columns[ls[0]] - L.col_w / 2 + 2 * s
+        x1 = L.columns[ls[-1]] + L.col_w / 2 - 2 * s
+        lit = st.kind == "wavefront" and st.phase == k
+        box = QRectF(x0, r.top(), x1 - x0, r.height())
+        if not st.null:
+            p.setPen(pen(th.q("now") if lit else th.q("grid"), max(1.0, (2.4 if lit else 1.4) * s * th.stroke)))
+            p.setBrush(th.q("now") if lit else th.q("phase_a" if k % 2 == 0 else "phase_b"))
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            p.drawRoundedRect(box, 5 * s, 5 * s)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        if texts:
+            draw_text(p, box, texts[k], th, px, th.q("now_text") if lit else th.q("text"), bold=lit, key="phase")
+    if not st.null:
+        p.setBrush(Qt.BrushStyle.NoBrush)
