@@ -1,0 +1,246 @@
+"""Analysis of a trace with the engine's own counting rules.
+
+The engine counts one instruction over (rows of) 32 lane addresses and masks
+(``viz.engine._count`` -> ``viz.kernels_numba.shared_counts`` / ``global_counts``). A
+scenario's rows are (block, warp) pairs computed from expressions; a trace's rows are the
+recorded warp-level executions, fed to the very same functions with one warp per row.
+Nothing is counted here that the engine does not count.
+
+What a recording adds (as Nsight Compute counts it, docs/GPU.md):
+
+* A shared load/store executed by a warp whose lanes are all predicated off still counts
+  as an executed instruction (``smsp__inst_executed_op_shared_*``) with no wavefront; a
+  scenario never has such a warp, a real kernel does. A global request needs an active lane.
+* Generic addresses are split per lane into their shared and global parts.
+* ``atom``/``red``, ``ldmatrix``/``stmatrix`` and ``cp.async`` (LDGSTS) do not enter the
+  ten metrics; they are reported under their own Nsight Compute names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
+from .tracefile import Trace
+
+LANE_BITS = np.arange(32, dtype=np.uint32)
+OTHER_METRICS = {
+    ("atomic", "global"): "smsp__inst_executed_op_global_atom.sum",
+    ("reduction", "global"): "smsp__inst_executed_op_global_red.sum",
+    ("atomic", "shared"): "smsp__inst_executed_op_shared_atom.sum",
+    ("reduction", "shared"): "smsp__inst_executed_op_shared_atom.sum",
+    ("ldmatrix", "shared"): "smsp__inst_executed_op_ldsm.sum",
+    ("stmatrix", "shared"): "smsp__inst_executed_op_stsm.sum",
+    ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
+}
+
+
+def mask_bits(m: np.ndarray) -> np.ndarray:
+    """(n,) uint32 lane masks -> (n, 32) bool."""
+    return ((m.astype(np.uint32)[:, None] >> LANE_BITS) & 1).astype(bool)
+
+
+@dataclass
+class TraceInstrStats:
+    instr: dict
+    executed: int = 0           # warp-level executions recorded
+    warp_instructions: int = 0  # as the ten metrics count them (see the module doc)
+    active_lanes: int = 0
+    shared_instructions: int = 0
+    wavefronts: int = 0
+    phases: int = 0
+    requests: int = 0
+    sectors: int = 0
+    lines: int = 0
+    global_lanes: int = 0
+    shared_lanes: int = 0
+    per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
+
+    @property
+    def counted(self) -> bool:
+        return self.instr["kind"] in ("load", "store")
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.phases
+
+
+@dataclass
+class TraceAnalysis:
+    trace: Trace
+    stats: list[TraceInstrStats]
+
+    @property
+    def metrics(self) -> dict[str, int]:
+        m = dict.fromkeys(METRIC_NAMES, 0)
+        for s in self.stats:
+            if not s.counted:
+                continue
+            op = s.instr["op"]
+            inst, wf, conf = SHARED_METRICS[op]
+            m[inst] += s.shared_instructions
+            m[wf] += s.wavefronts
+            m[conf] += s.conflicts
+            req, sec = GLOBAL_METRICS[op]
+            m[req] += s.requests
+            m[sec] += s.sectors
+        return m
+
+    @property
+    def other_metrics(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in self.stats:
+            if s.counted:
+                continue
+            name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
+            if name is None:
+                continue
+            # cp.async has two operands (shared destination, global source): one instruction
+            if s.instr["kind"] == "cp.async" and s.instr["space"] == "shared":
+                continue
+            out[name] = out.get(name, 0) + s.executed
+        return out
+
+    def per_access(self) -> list[dict]:
+        out = []
+        for s in self.stats:
+            ins = s.instr
+            src = f"{ins['file'].rsplit('/', 1)[-1]}:{ins['line']}" if ins["line"] else "(no line information)"
+            d = {"index": ins["id"], "op": ins["op"], "kind": ins["kind"], "space": ins["space"],
+                 "source": src, "file": ins["file"], "line": ins["line"], "ptx": ins["ptx"],
+                 "function": ins["function"], "access_bytes": ins["width"], "executed": s.executed,
+                 "counted_in_metrics": s.counted, "warp_instructions": s.warp_instructions,
+                 "active_lanes": s.active_lanes, "bytes_requested": s.active_lanes * ins["width"]}
+            if s.shared_lanes or ins["space"] == "shared":
+                d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
+                         wavefronts_per_instruction=_ratio(s.wavefronts, s.shared_instructions),
+                         ideal_wavefronts_per_instruction=_ratio(s.phases, s.shared_instructions))
+            if s.global_lanes or ins["space"] == "global":
+                gb = s.global_lanes * ins["width"]
+                d.update(requests=s.requests, sectors=s.sectors, lines=s.lines, bytes_moved=s.sectors * 32,
+                         sectors_per_request=_ratio(s.sectors, s.requests),
+                         lines_per_request=_ratio(s.lines, s.requests),
+                         sector_efficiency=_ratio(gb, s.sectors * 32))
+            out.append(d)
+        return out
+
+    def per_line(self) -> list[dict]:
+        """Figures summed per source line, worst (most wavefronts + sectors beyond ideal) first."""
+        rows: dict[tuple[str, int], dict] = {}
+        for d in self.per_access():
+            key = (d["file"], d["line"])
+            r = rows.setdefault(key, {"source": d["source"], "file": d["file"], "line": d["line"],
+                                      "warp_instructions": 0, "wavefronts": 0, "bank_conflicts": 0, "sectors": 0,
+                                      "requests": 0, "bytes_requested": 0})
+            for k in ("warp_instructions", "wavefronts", "bank_conflicts", "sectors", "requests", "bytes_requested"):
+                r[k] += d.get(k, 0)
+        return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
+
+
+def _ratio(a: int, b: int) -> float:
+    return round(a / b, 4) if b else 0.0
+
+
+def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
+    order = np.argsort(trace.instr, kind="stable")
+    ids = trace.instr[order]
+    bounds = np.searchsorted(ids, np.arange(len(trace.instructions) + 1))
+    stats = []
+    for k, ins in enumerate(trace.instructions):
+        if cancel is not None and cancel():
+            from ..engine import Cancelled
+
+            raise Cancelled()
+        rows = order[bounds[k]:bounds[k + 1]]
+        st = TraceInstrStats(ins, executed=int(rows.size))
+        st.per_record = np.zeros(rows.size, np.int32)
+        if rows.size:
+            addr = trace.addresses(rows)
+            pred = mask_bits(trace.pred[rows])
+            sh = pred & mask_bits(trace.shared[rows])
+            gl = pred & mask_bits(trace.global_[rows])
+            width = int(ins["width"])
+            is_load = ins["op"] == "load"
+            if ins["space"] == "shared" or sh.any():
+                p, s, a = _count("shared", width, addr, sh, 1, is_load)
+                st.wavefronts, st.phases = int(p.sum()), int(s.sum())
+                st.shared_lanes = int(a.sum())
+                # an explicit shared instruction counts for every warp that executes it
+                st.shared_instructions = int(rows.size) if ins["space"] == "shared" else int((a > 0).sum())
+                st.per_record += p[:, 0]
+            if ins["space"] == "global" or gl.any():
+                p, s, a = _count("global", width, addr, gl, 1, is_load)
+                st.sectors, st.lines = int(p.sum()), int(s.sum())
+                st.global_lanes = int(a.sum())
+                st.requests = int((a > 0).sum())
+                st.per_record += p[:, 0]
+            st.active_lanes = int(pred.sum())
+            st.warp_instructions = st.shared_instructions + st.requests if st.counted else int(rows.size)
+        stats.append(st)
+        if progress is not None:
+            progress((k + 1) / max(1, len(trace.instructions)), f"instruction {k + 1} of {len(trace.instructions)}")
+    return TraceAnalysis(trace, stats)
+
+
+# ---------------------------------------------------------------------------- reports
+
+
+def to_json(an: TraceAnalysis) -> dict:
+    from .. import __version__
+
+    h = an.trace.header
+    launch = h["launch"]
+    blocks = launch["grid"][0] * launch["grid"][1] * launch["grid"][2]
+    tpb = launch["block"][0] * launch["block"][1] * launch["block"][2]
+    return {
+        "scenario": h.get("title", h.get("kernel", "")),
+        "name": h.get("name", ""),
+        "warpviz": __version__,
+        "launch": {"block": launch["block"], "grid": launch["grid"], "threads": blocks * tpb,
+                   "warps": blocks * (-(-tpb // 32))},
+        "params": {},
+        "metrics": an.metrics,
+        "other_metrics": an.other_metrics,
+        "accesses": an.per_access(),
+        "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
+                  "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
+                  "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
+                  "note": h.get("note", "")},
+        "lines": an.per_line(),
+    }
+
+
+def to_table(an: TraceAnalysis) -> str:
+    h = an.trace.header
+    launch = h["launch"]
+    dims = lambda t: "x".join(str(x) for x in t)  # noqa: E731
+    out = [f"{h.get('title', h.get('kernel'))}  [trace of {h.get('kernel')}]",
+           f"launch: grid {dims(launch['grid'])}, block {dims(launch['block'])}; recorded on "
+           f"{h.get('gpu', {}).get('name', 'an unknown GPU')}: {an.trace.records:,} warp-level executions"]
+    if not h.get("complete", False):
+        out.append(f"partial trace: {h.get('note', 'not every block was recorded')}")
+    for d in an.per_access():
+        out.append("")
+        out.append(f"instruction {d['index'] + 1}: {d['source']}  {d['ptx']}")
+        parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
+                 f"active lanes {d['active_lanes']:,}"]
+        if "wavefronts" in d:
+            parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
+        if "sectors" in d:
+            parts.append(f"requests {d['requests']:,}, sectors {d['sectors']:,} "
+                         f"({d['sectors_per_request']:.2f}/request, efficiency {d['sector_efficiency'] * 100:.1f}%)")
+        if not d["counted_in_metrics"]:
+            parts.append("not in the ten metrics")
+        out.append("  " + "; ".join(parts))
+    out.append("")
+    out.append("totals (Nsight Compute metric names):")
+    for k, v in an.metrics.items():
+        out.append(f"  {k:<58} {v:>14,}")
+    for k, v in an.other_metrics.items():
+        out.append(f"  {k:<58} {v:>14,}")
+    return "\n".join(out)
+
+
+__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS"]
