@@ -5,7 +5,11 @@
 
 extern "C" __global__ void sgemm_float4(const float* __restrict__ A, const float* __restrict__ B,
                                         float* __restrict__ C, int N) {
-    __shared__ float As[TILE][TILE];
+#ifdef SCALAR_AS_STORES
+    __shared__ float As[TILE][TILE];                       // nvcc does not know it is 16-byte aligned
+#else
+    __shared__ __align__(16) float As[TILE][TILE];
+#endif
     __shared__ __align__(16) float Bs[TILE][TILE];
     const int tx = threadIdx.x, ty = threadIdx.y;          // 16 x 16
     const int tid = ty * 16 + tx;
@@ -18,7 +22,12 @@ extern "C" __global__ void sgemm_float4(const float* __restrict__ A, const float
             int r = f / (TILE / 4), c4 = f % (TILE / 4);
             float4 a = *reinterpret_cast<const float4*>(&A[(row0 + r) * N + k0 + c4 * 4]);
             float4 b = *reinterpret_cast<const float4*>(&B[(k0 + r) * N + col0 + c4 * 4]);
+#ifdef SCALAR_AS_STORES
+            // four scalar stores: ptxas merges them into one STS.128 in the plain kernel
             As[r][c4 * 4 + 0] = a.x; As[r][c4 * 4 + 1] = a.y; As[r][c4 * 4 + 2] = a.z; As[r][c4 * 4 + 3] = a.w;
+#else
+            *reinterpret_cast<float4*>(&As[r][c4 * 4]) = a;
+#endif
             *reinterpret_cast<float4*>(&Bs[r][c4 * 4]) = b;
         }
         __syncthreads();

@@ -23,7 +23,10 @@ except Exception:
 v = d.get("validation", {})
 bad = [r for r in v.get("rows", []) if not r["match"]]
 print(f"{name}: rc={rc} ({secs} s) records={d['trace']['records']} complete={d['trace']['complete']} "
-      f"match={v.get('match')} sass_guard={v.get('sass_guard')} other={d.get('other_metrics')}")
+      f"match={v.get('match')} other={d.get('other_metrics')}")
+g = v.get("sass_guard") or {}
+if g.get("problems"): print("    SASS guard:", g["problems"])
+if g.get("note"): print("    note:", g["note"][:90])
 for r in bad:
     print(f"    {r['metric']}: trace {r['model']} ncu {r['hardware']}")
 PY

@@ -11,9 +11,14 @@ What a recording adds (as Nsight Compute counts it, docs/GPU.md):
 * A shared load/store executed by a warp whose lanes are all predicated off still counts
   as an executed instruction (``smsp__inst_executed_op_shared_*``) with no wavefront; a
   scenario never has such a warp, a real kernel does. A global request needs an active lane.
-* Generic addresses are split per lane into their shared and global parts.
-* ``atom``/``red``, ``ldmatrix``/``stmatrix`` and ``cp.async`` (LDGSTS) do not enter the
-  ten metrics; they are reported under their own Nsight Compute names.
+* Generic addresses are split per lane into their shared and global parts. The shared
+  part costs wavefronts (and conflicts) like a shared access, but the instruction is a
+  generic LD/ST, not an LDS/STS, so it does not count in ``smsp__inst_executed_op_shared_*``;
+  the global part is a request with its sectors (measured on the H100, docs/GPU.md).
+* ``cp.async`` (LDGSTS): its global side counts as a global load request with its sectors;
+  its shared side counts in none of the ten. ``ldmatrix`` costs shared-load wavefronts.
+  Their instructions, and ``atom``/``red``, are reported under their own Nsight Compute
+  names, outside the ten.
 """
 
 from __future__ import annotations
@@ -60,7 +65,9 @@ class TraceInstrStats:
 
     @property
     def counted(self) -> bool:
-        return self.instr["kind"] in ("load", "store")
+        """Does this instruction enter the ten metrics (any of them)?"""
+        k, sp = self.instr["kind"], self.instr["space"]
+        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k == "ldmatrix"
 
     @property
     def conflicts(self) -> int:
@@ -92,13 +99,10 @@ class TraceAnalysis:
     def other_metrics(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.stats:
-            if s.counted:
-                continue
+            # cp.async has two operands (shared destination, global source): the table
+            # names only the global one, so each instruction counts once
             name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
             if name is None:
-                continue
-            # cp.async has two operands (shared destination, global source): one instruction
-            if s.instr["kind"] == "cp.async" and s.instr["space"] == "shared":
                 continue
             out[name] = out.get(name, 0) + s.executed
         return out
@@ -163,21 +167,25 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
             gl = pred & mask_bits(trace.global_[rows])
             width = int(ins["width"])
             is_load = ins["op"] == "load"
-            if ins["space"] == "shared" or sh.any():
+            counts_shared = ins["kind"] in ("load", "store", "ldmatrix")
+            counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
+            if counts_shared and (ins["space"] == "shared" or sh.any()):
                 p, s, a = _count("shared", width, addr, sh, 1, is_load)
                 st.wavefronts, st.phases = int(p.sum()), int(s.sum())
                 st.shared_lanes = int(a.sum())
-                # an explicit shared instruction counts for every warp that executes it
-                st.shared_instructions = int(rows.size) if ins["space"] == "shared" else int((a > 0).sum())
+                # an explicit LDS/STS counts for every warp that executes it, even with all
+                # lanes predicated off; a generic LD/ST or an LDSM is not an LDS/STS
+                st.shared_instructions = int(rows.size) if ins["kind"] in ("load", "store") \
+                    and ins["space"] == "shared" else 0
                 st.per_record += p[:, 0]
-            if ins["space"] == "global" or gl.any():
+            if counts_global and (ins["space"] == "global" or gl.any()):
                 p, s, a = _count("global", width, addr, gl, 1, is_load)
                 st.sectors, st.lines = int(p.sum()), int(s.sum())
                 st.global_lanes = int(a.sum())
                 st.requests = int((a > 0).sum())
                 st.per_record += p[:, 0]
             st.active_lanes = int(pred.sum())
-            st.warp_instructions = st.shared_instructions + st.requests if st.counted else int(rows.size)
+            st.warp_instructions = int(rows.size) if ins["space"] == "shared" else int((pred.any(axis=1)).sum())
         stats.append(st)
         if progress is not None:
             progress((k + 1) / max(1, len(trace.instructions)), f"instruction {k + 1} of {len(trace.instructions)}")

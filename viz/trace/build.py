@@ -17,7 +17,7 @@ from ..gpu import GpuUnavailable
 from ..gpu.compile import ARCH, find_nvcc, find_tool, memory_lines, nvcc_version
 from . import TraceError
 from .launch import Launch, check_params
-from .ptx import MemInstr, compare_sass, instrument
+from .ptx import MemInstr, compare_sass, instrument, predication_note
 
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
 
@@ -98,12 +98,15 @@ def sass_memory(cubin: bytes, kernel: str | None = None) -> list[str] | None:
     return memory_lines(proc.stdout)
 
 
-def sass_guard(b: Build) -> list[str] | None:
-    """Problems where ptxas changed the kernel's memory instructions; None without cuobjdump."""
+def sass_guard(b: Build) -> dict | None:
+    """What cuobjdump shows about the two cubins, or None without cuobjdump:
+    ``problems`` (memory opcodes whose number the instrumentation changed: ptxas merged,
+    split or dropped memory instructions differently), ``note`` (see ``predication_note``)
+    and the plain kernel's SASS memory instructions."""
     a, c = sass_memory(b.cubin), sass_memory(b.instrumented_cubin)
     if a is None or c is None:
         return None
-    return compare_sass(a, c, len(b.instrs))
+    return {"problems": compare_sass(a, c, len(b.instrs)), "note": predication_note(a, b.instrs), "sass": a}
 
 
 __all__ = ["Build", "build", "compile_ptx", "assemble", "sass_guard", "sass_memory", "first_error_line"]

@@ -189,8 +189,10 @@ def _trace(launch, blocks, args) -> int:
             for r in rows:
                 print(f"  {r.metric:<58} trace {r.model:>12,}  ncu {r.hardware if r.hardware is not None else '-':>12}"
                       f"  {'ok' if r.match else 'MISMATCH'}")
-            if guard:
-                print("  SASS guard: " + "; ".join(guard))
+            if guard and guard["problems"]:
+                print("  SASS guard: ptxas changed memory instructions: " + "; ".join(guard["problems"]))
+            if guard and guard["note"]:
+                print("  note: " + guard["note"])
     print(f"warpviz: wrote {out} ({out.stat().st_size:,} bytes, {trace.records:,} records)", file=sys.stderr)
     return rc
 

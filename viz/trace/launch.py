@@ -163,7 +163,8 @@ def parse_launch(text: str, path: Path) -> Launch:
                          "write e.g. `defines = { TILE = 32 }`")
     for k, v in defines.items():
         if not isinstance(v, (int, float, str)) or isinstance(v, bool):
-            raise TraceError(path, f"defines.{k}", f"the value of `{k}` must be a number or a string", "")
+            raise TraceError(path, f"defines.{k}", f"the value of `{k}` must be a number or a string",
+                             f'write e.g. `defines = {{ {k} = 32 }}`')
     incs = d.get("include_dirs", [])
     if not isinstance(incs, list) or not all(isinstance(x, str) for x in incs):
         raise TraceError(path, "include_dirs", "`include_dirs` must be a list of strings",
@@ -175,7 +176,8 @@ def parse_launch(text: str, path: Path) -> Launch:
                          "give the .cu file's path relative to the launch file")
     raw_args = d.get("arg", [])
     if not isinstance(raw_args, list):
-        raise TraceError(path, "arg", "`arg` must be [[arg]] tables, one per kernel parameter", "")
+        raise TraceError(path, "arg", "`arg` must be [[arg]] tables, one per kernel parameter",
+                         'write one `[[arg]]` table with `type = "..."` per parameter')
     args = []
     for n, a in enumerate(raw_args, 1):
         args.append(_arg(path, n, a))
@@ -191,7 +193,7 @@ def parse_launch(text: str, path: Path) -> Launch:
 def _arg(path, n: int, a) -> Arg:
     where = f"arg {n}"
     if not isinstance(a, dict):
-        raise TraceError(path, where, "each [[arg]] must be a table", "")
+        raise TraceError(path, where, "each [[arg]] must be a table", 'write `[[arg]]` followed by `type = "..."`')
     unknown = sorted(set(a) - {"type", "count", "fill", "value"})
     if unknown:
         raise TraceError(path, f"{where}.{unknown[0]}", f"unknown key `{unknown[0]}` in [[arg]] {n}",
@@ -212,7 +214,8 @@ def _arg(path, n: int, a) -> Arg:
         if fill not in FILLS:
             raise TraceError(path, f"{where}.fill", f"unknown fill {fill!r}", "use one of " + ", ".join(FILLS))
         if "value" in a:
-            raise TraceError(path, f"{where}.value", f"buffer [[arg]] {n} takes `count`, not `value`", "")
+            raise TraceError(path, f"{where}.value", f"buffer [[arg]] {n} takes `count`, not `value`",
+                             "remove `value`; give the number of elements as `count`")
         return Arg(t, count, fill)
     if t not in SCALAR_TYPES:
         raise TraceError(path, f"{where}.type", f"unknown type `{t}`",
@@ -222,13 +225,15 @@ def _arg(path, n: int, a) -> Arg:
         raise TraceError(path, f"{where}.value", f"scalar [[arg]] {n} needs a numeric `value`", "write e.g. `value = 1024`")
     if t not in ("float", "double"):
         if not isinstance(v, int):
-            raise TraceError(path, f"{where}.value", f"`{t}` [[arg]] {n} needs an integer value, not {v!r}", "")
+            raise TraceError(path, f"{where}.value", f"`{t}` [[arg]] {n} needs an integer value, not {v!r}",
+                             "write a whole number, or declare the parameter as float/double")
         bits = SCALAR_TYPES[t] * 8
         lo, hi = (0, 2**bits - 1) if t.startswith("unsigned") else (-(2**(bits - 1)), 2**(bits - 1) - 1)
         if not lo <= v <= hi:
             raise TraceError(path, f"{where}.value", f"{v} does not fit in `{t}`", f"use a value from {lo} to {hi}")
     if "count" in a or "fill" in a:
-        raise TraceError(path, f"{where}.count", f"scalar [[arg]] {n} takes `value`, not `count`/`fill`", "")
+        raise TraceError(path, f"{where}.count", f"scalar [[arg]] {n} takes `value`, not `count`/`fill`",
+                         "remove `count`/`fill`, or give a pointer type such as float*")
     return Arg(t, 0, "iota", v)
 
 

@@ -395,5 +395,31 @@ def compare_sass(original: list[str], instrumented: list[str], sites: int) -> li
     return problems
 
 
+def predicated_shared(lines: list[str]) -> int:
+    """SASS LDS/STS that run under a predicate (``@P0 STS ...``)."""
+    n = 0
+    for ln in lines:
+        toks = ln.split("*/", 1)[-1].split()
+        if len(toks) > 1 and toks[0].startswith("@") and toks[1].split(".")[0] in ("LDS", "STS"):
+            n += 1
+    return n
+
+
+def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
+    """A note when ptxas predicated shared loads/stores that the PTX branches around.
+
+    Nsight Compute counts a predicated LDS/STS for every warp that reaches it, also with all
+    lanes off; the recorder sits inside the PTX branch and sees only the warps that enter
+    it. Wavefronts, conflicts and the global metrics are not affected."""
+    in_ptx = sum(1 for i in instrs if i.space == "shared" and i.kind in ("load", "store") and i.predicate)
+    in_sass = predicated_shared(original)
+    if in_sass > in_ptx:
+        return (f"ptxas predicated {in_sass - in_ptx} shared load/store instruction(s) that the PTX branches "
+                "around: a warp whose lanes all skip them still executes them, and Nsight Compute counts it in "
+                "smsp__inst_executed_op_shared_ld/st; the trace sees only warps that enter the branch, so those two "
+                "counts can be lower than Nsight Compute's (wavefronts, conflicts and global metrics are unaffected)")
+    return ""
+
+
 __all__ = ["MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
-           "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "sass_opcode_counts", "UNTOUCHED_SASS"]
+           "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared", "sass_opcode_counts", "UNTOUCHED_SASS"]

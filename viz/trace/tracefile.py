@@ -159,3 +159,14 @@ def load(path: str | Path) -> Trace:
 
 
 __all__ = ["Trace", "save", "load", "from_records", "VERSION", "MAGIC"]
+
+
+def shipped_dir() -> Path:
+    """assets/traces: traces of the kernels/ launch files recorded on an H100."""
+    from .. import assets
+
+    return assets.root() / "traces"
+
+
+def shipped() -> list[Path]:
+    return sorted(shipped_dir().glob("*.wvtrace"))
