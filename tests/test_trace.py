@@ -465,3 +465,74 @@ def test_trace_validate_on_the_gpu(launch, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0 and doc["validation"]["match"], doc["validation"]
     assert to_json(analyze_trace(tracefile.load(out)))["metrics"] == doc["metrics"]
+
+
+# ---------------------------------------------------------------------------- branches ptxas may predicate
+
+BRANCH_PTX = HAND_PTX.replace("""	@!%p1 st.shared.f32 	[%r4+-4], %f1;
+""", """	@%p1 bra 	$L__BB0_2;
+
+	st.shared.f32 	[%r4+-4], %f1;
+	ld.shared.f32 	%f3, [%r4];
+
+$L__BB0_2:
+	@!%p1 bra 	$L__BB0_3;
+	bar.sync 	0;
+	st.shared.f32 	[%r4], %f3;
+
+$L__BB0_3:
+""")
+
+
+def test_skip_regions_and_their_records():
+    from viz.trace.ptx import instrument_full, sass_predicated
+
+    p = parse(BRANCH_PTX)
+    # the first branch skips a straight-line store + load; the second crosses a barrier
+    assert [(r.predicate, [p.instrs[i].ptx.split()[0] for i in r.ids]) for r in p.regions] == \
+        [("%p1", ["st.shared.f32", "ld.shared.f32"])]
+    text, instrs, regions = instrument_full(BRANCH_PTX)
+    lines = [ln.strip() for ln in text.splitlines()]
+    k = lines.index("@%p1 bra \t$L__BB0_2;".strip())
+    block = lines[lines[:k].index("{", k - 80 if k > 80 else 0):k]
+    assert "vote.sync.ballot.b32 %wvr1, %p1, %wvr0;" in block and "setp.eq.u32 %wvp1, %wvr1, %wvr0;" in block
+    assert "@%wvp5 atom.global.add.u32 %wvr11, [%wvd3], 2;" in block
+    assert block.count("@%wvp7 st.global.v4.u32 [%wvd6+16], {%wvr14, %wvr14, %wvr14, %wvr15};") == 2
+    plain = ["/*0010*/ @P0 STS [R1], R2", "/*0020*/ @P0 LDS R3, [R1]", "/*0030*/ STS [R1], R3",
+             "/*0040*/ STS [R5+0x8], R6"]
+    got = sass_predicated(plain, instrs)
+    stores = [i.id for i in instrs if i.space == "shared" and i.kind == "store"]
+    assert [got[i] for i in stores] == [True, False, False]
+    assert [got[i.id] for i in instrs if i.space == "shared" and i.kind == "load"] == [True]
+    assert sass_predicated(plain[:2], instrs) is None                    # numbers differ: nothing assumed
+
+
+@nvcc
+@pytest.mark.nvcc
+def test_branch_ptx_assembles():
+    from viz.trace.build import assemble
+    from viz.trace.ptx import instrument_full
+
+    text, _, regions = instrument_full(BRANCH_PTX)
+    assert len(regions) == 1 and assemble(text)[:4] == b"\x7fELF"
+
+
+def test_skip_records_count_only_where_ptxas_predicated():
+    trace, _ = _scenario_trace("shared-stride-2")
+    base = analyze_trace(trace).metrics
+    # two warps that branched around the first shared instruction
+    first = next(i for i in trace.instructions if i["space"] == "shared")
+    n = trace.records
+    extra = np.array([[first["id"], 0, 5, 0xFFFFFFFF, 0, 0, 0, 1], [first["id"], 1, 5, 0xFFFFFFFF, 0, 0, 0, 1]],
+                     np.uint32)
+    heads = np.concatenate([np.stack([trace.instr, trace.block, trace.warp, trace.active, trace.pred, trace.shared,
+                                      trace.global_, np.zeros(n, np.uint32)], axis=1), extra])
+    addr = np.concatenate([trace.addresses().astype(np.uint64), np.full((2, 32), 12345, np.uint64)])
+    with_skips = tracefile.from_records(trace.header, heads, addr)
+    assert int(with_skips.flags.sum()) == 2 and with_skips.lane_accesses() == trace.lane_accesses()
+    assert analyze_trace(with_skips).metrics == base                       # not known to be predicated
+    first["sass_predicated"] = True
+    m = analyze_trace(with_skips).metrics
+    key = f"smsp__inst_executed_op_shared_{'ld' if first['op'] == 'load' else 'st'}.sum"
+    assert m[key] == base[key] + 2 and {k: v for k, v in m.items() if k != key} == \
+        {k: v for k, v in base.items() if k != key}

@@ -11,6 +11,9 @@ What a recording adds (as Nsight Compute counts it, docs/GPU.md):
 * A shared load/store executed by a warp whose lanes are all predicated off still counts
   as an executed instruction (``smsp__inst_executed_op_shared_*``) with no wavefront; a
   scenario never has such a warp, a real kernel does. A global request needs an active lane.
+  Where the PTX branches around a shared load/store and ptxas predicated it in the plain
+  kernel (``sass_predicated`` in the instruction table), the warps that branched around
+  it (skip records, ``viz.trace.ptx.SkipRegion``) count as such executions.
 * Generic addresses are split per lane into their shared and global parts. The shared
   part costs wavefronts (and conflicts) like a shared access, but the instruction is a
   generic LD/ST, not an LDS/STS, so it does not count in ``smsp__inst_executed_op_shared_*``;
@@ -61,6 +64,8 @@ class TraceInstrStats:
     lines: int = 0
     global_lanes: int = 0
     shared_lanes: int = 0
+    skipped_warps: int = 0      # skip records: warps whose lanes all branched around it
+    predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
 
     @property
@@ -116,6 +121,7 @@ class TraceAnalysis:
                  "source": src, "file": ins["file"], "line": ins["line"], "ptx": ins["ptx"],
                  "function": ins["function"], "access_bytes": ins["width"], "executed": s.executed,
                  "counted_in_metrics": s.counted, "warp_instructions": s.warp_instructions,
+                 "predicated_off_warps": s.predicated_off, "branched_around_warps": s.skipped_warps,
                  "active_lanes": s.active_lanes, "bytes_requested": s.active_lanes * ins["width"]}
             if s.shared_lanes or ins["space"] == "shared":
                 d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
@@ -158,7 +164,9 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
 
             raise Cancelled()
         rows = order[bounds[k]:bounds[k + 1]]
-        st = TraceInstrStats(ins, executed=int(rows.size))
+        skip = rows[trace.flags[rows] != 0]
+        rows = rows[trace.flags[rows] == 0]
+        st = TraceInstrStats(ins, executed=int(rows.size), skipped_warps=int(skip.size))
         st.per_record = np.zeros(rows.size, np.int32)
         if rows.size:
             addr = trace.addresses(rows)
@@ -186,6 +194,12 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
                 st.per_record += p[:, 0]
             st.active_lanes = int(pred.sum())
             st.warp_instructions = int(rows.size) if ins["space"] == "shared" else int((pred.any(axis=1)).sum())
+        if skip.size and ins.get("sass_predicated") is True:
+            # ptxas predicated it: the warps that branched around it in the PTX execute it
+            # with no lane on, and Nsight Compute counts them (no wavefront)
+            st.shared_instructions += int(skip.size)
+            st.warp_instructions += int(skip.size)
+            st.predicated_off = int(skip.size)
         stats.append(st)
         if progress is not None:
             progress((k + 1) / max(1, len(trace.instructions)), f"instruction {k + 1} of {len(trace.instructions)}")

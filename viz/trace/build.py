@@ -17,7 +17,7 @@ from ..gpu import GpuUnavailable
 from ..gpu.compile import ARCH, find_nvcc, find_tool, memory_lines, nvcc_version
 from . import TraceError
 from .launch import Launch, check_params
-from .ptx import MemInstr, compare_sass, instrument, predication_note
+from .ptx import MemInstr, SkipRegion, compare_sass, instrument_full, predication_note, sass_predicated
 
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
 
@@ -31,6 +31,7 @@ class Build:
     instrs: list[MemInstr]
     arch: str
     nvcc: str
+    regions: list[SkipRegion]
 
 
 def first_error_line(log: str) -> str:
@@ -79,9 +80,9 @@ def assemble(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: float = 
 def build(launch: Launch, arch: str = ARCH) -> Build:
     ptx = compile_ptx(launch, arch)
     check_params(launch, ptx)
-    text, instrs = instrument(ptx)
+    text, instrs, regions = instrument_full(ptx)
     return Build(ptx, text, assemble(ptx, arch, "plain"), assemble(text, arch, "instrumented"), instrs, arch,
-                 nvcc_version())
+                 nvcc_version(), regions)
 
 
 def sass_memory(cubin: bytes, kernel: str | None = None) -> list[str] | None:
@@ -106,7 +107,9 @@ def sass_guard(b: Build) -> dict | None:
     a, c = sass_memory(b.cubin), sass_memory(b.instrumented_cubin)
     if a is None or c is None:
         return None
-    return {"problems": compare_sass(a, c, len(b.instrs)), "note": predication_note(a, b.instrs), "sass": a}
+    pred = sass_predicated(a, b.instrs)
+    return {"problems": compare_sass(a, c, len(b.instrs), b.regions), "note": predication_note(a, b.instrs),
+            "sass": a, "predicated": None if pred is None else {str(k): v for k, v in pred.items()}}
 
 
 __all__ = ["Build", "build", "compile_ptx", "assemble", "sass_guard", "sass_memory", "first_error_line"]

@@ -160,7 +160,9 @@ def _trace(launch, blocks, args) -> int:
         "sources": sources, "gpu": info, "driver": driver_version_string() or info.get("driver"),
         "nvcc": b.nvcc, "arch": b.arch, "warpviz": __version__,
         "recorded_blocks": blocks_text(chosen), "complete": complete, "note": note,
-        "instructions": [i.as_dict() for i in b.instrs],
+        "instructions": [dict(i.as_dict(), sass_predicated=_predicated(guard, i.id)) for i in b.instrs],
+        "skip_regions": [{"ptx_line": r.line_no, "predicate": r.predicate, "instructions": list(r.ids)}
+                         for r in b.regions],
         "sass_guard": guard, "ncu": counters,
     }
     trace = tracefile.from_records(header, res["header"], res["addr"])
@@ -195,6 +197,13 @@ def _trace(launch, blocks, args) -> int:
                 print("  note: " + guard["note"])
     print(f"warpviz: wrote {out} ({out.stat().st_size:,} bytes, {trace.records:,} records)", file=sys.stderr)
     return rc
+
+
+def _predicated(guard: dict | None, ins_id: int) -> bool | None:
+    """Did ptxas predicate this shared load/store in the plain kernel? None: not known."""
+    if not guard or guard.get("predicated") is None:
+        return None
+    return guard["predicated"].get(str(ins_id))
 
 
 def cmd_analyze_trace(path: str, as_json: bool) -> int:

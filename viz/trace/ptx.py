@@ -83,6 +83,26 @@ class Parsed:
     instrs: list[MemInstr]
     files: dict[int, str]
     skipped: list[tuple[int, str]]          # (line, text) memory-looking instructions not recorded, and why
+    regions: list["SkipRegion"] = None      # forward branches over straight-line code with shared loads/stores
+
+
+@dataclass(frozen=True)
+class SkipRegion:
+    """``@%p bra L`` over straight-line code (no label, branch, barrier or call before L)
+    that holds explicit shared loads/stores. ptxas may turn such a branch into predication;
+    then a warp whose lanes all take the branch still executes the LDS/STS (no lane on),
+    and Nsight Compute counts it. The recorder writes a *skip record* per shared
+    instruction of the region for such a warp; the analysis counts it only where the
+    plain kernel's SASS shows the instruction predicated."""
+
+    line_no: int          # the branch's PTX line (1-based)
+    predicate: str        # "%p3" or "!%p3": the branch is taken where it holds
+    ids: tuple[int, ...]  # the shared load/store instructions inside
+
+
+_BRA = re.compile(r"^@(!)?(%[\w$]+)\s+bra(?:\.uni)?\s+([\w$]+)\s*;")
+_LABEL = re.compile(r"^([\w$]+):")
+_BARRIER = re.compile(r"^(@!?%[\w$]+\s+)?(bra|ret|exit|bar|barrier|call|brx|trap)\b")
 
 
 def _width(parts: list[str], kind: str, operands: str) -> int:
@@ -181,7 +201,35 @@ def parse(text: str) -> Parsed:
         for op, sp, k in roles:
             instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
                                    addrs[k].strip(), k, srcfile, srcline))
-    return Parsed(lines, instrs, files, skipped)
+    return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs))
+
+
+def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
+    by_line: dict[int, list[MemInstr]] = {}
+    for ins in instrs:
+        by_line.setdefault(ins.line_no, []).append(ins)
+    out = []
+    for i, raw in enumerate(lines):
+        m = _BRA.match(raw.strip())
+        if not m:
+            continue
+        target = m.group(3)
+        ids: list[int] = []
+        ok = False
+        for j in range(i + 1, len(lines)):
+            t = lines[j].strip()
+            lm = _LABEL.match(t)
+            if lm:
+                ok = lm.group(1) == target
+                break
+            if _BARRIER.match(t):
+                break
+            for ins in by_line.get(j + 1, []):
+                if ins.space == "shared" and ins.kind in ("load", "store"):
+                    ids.append(ins.id)
+        if ok and ids:
+            out.append(SkipRegion(i + 1, ("!" if m.group(1) else "") + m.group(2), tuple(ids)))
+    return out
 
 
 def _is_system(path: str) -> bool:
@@ -274,39 +322,9 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         c += ["mov.b32 %wvr2, %wvr0;", "mov.b32 %wvr3, 0;"]
     else:
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, %wvr0;"]
+    _prologue(c)
     c += [
-        # the leader: the lowest active lane
-        "mov.u32 %wvr4, %laneid;",
-        "neg.s32 %wvr5, %wvr0;",
-        "and.b32 %wvr5, %wvr5, %wvr0;",
-        "bfind.u32 %wvr5, %wvr5;",
-        "setp.eq.u32 %wvp0, %wvr4, %wvr5;",
-        # linear block and warp, as CUDA numbers them
-        "mov.u32 %wvr6, %ctaid.z;", "mov.u32 %wvr7, %nctaid.y;", "mov.u32 %wvr8, %ctaid.y;",
-        "mad.lo.u32 %wvr6, %wvr6, %wvr7, %wvr8;",
-        "mov.u32 %wvr7, %nctaid.x;", "mov.u32 %wvr8, %ctaid.x;",
-        "mad.lo.u32 %wvr6, %wvr6, %wvr7, %wvr8;",
-        "mov.u32 %wvr7, %tid.z;", "mov.u32 %wvr8, %ntid.y;", "mov.u32 %wvr9, %tid.y;",
-        "mad.lo.u32 %wvr7, %wvr7, %wvr8, %wvr9;",
-        "mov.u32 %wvr8, %ntid.x;", "mov.u32 %wvr9, %tid.x;",
-        "mad.lo.u32 %wvr7, %wvr7, %wvr8, %wvr9;",
-        "shr.u32 %wvr7, %wvr7, 5;",
-        # is the block selected? (filter 0: every block; else its bit in __wv_blocks)
-        f"ld.const.u32 %wvr8, [{CTL_SYMBOL}+20];",
-        "shr.u32 %wvr9, %wvr6, 5;",
-        f"min.u32 %wvr9, %wvr9, {BITMAP_WORDS - 1};",
-        "mul.wide.u32 %wvd1, %wvr9, 4;",
-        f"mov.u64 %wvd2, {BITMAP_SYMBOL};",
-        "add.s64 %wvd1, %wvd1, %wvd2;",
-        "ld.const.u32 %wvr9, [%wvd1];",
-        "and.b32 %wvr10, %wvr6, 31;",
-        "shr.u32 %wvr9, %wvr9, %wvr10;",
-        "and.b32 %wvr9, %wvr9, 1;",
-        f"setp.lt.u32 %wvp3, %wvr6, {BITMAP_WORDS * 32};",
-        "setp.eq.and.u32 %wvp3, %wvr9, 1, %wvp3;",
-        "setp.eq.u32 %wvp4, %wvr8, 0;",
-        "or.pred %wvp4, %wvp4, %wvp3;",
-        "and.pred %wvp5, %wvp0, %wvp4;",
+        "and.pred %wvp5, %wvp0, %wvp4;",                 # the leader of a recorded block
         # the slot: one atomic by the leader, broadcast to the warp
         f"ld.const.u64 %wvd3, [{CTL_SYMBOL}+8];",
         "mov.u32 %wvr11, -1;",
@@ -330,13 +348,91 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
     return c
 
 
+def _prologue(c: list[str]) -> None:
+    """Leader (%wvp0 / %wvr5), lane (%wvr4), linear block (%wvr6), warp (%wvr7) and the
+    block filter (%wvp4: this block is recorded), from the active mask in %wvr0."""
+    c += [
+        "mov.u32 %wvr4, %laneid;",
+        "neg.s32 %wvr5, %wvr0;",
+        "and.b32 %wvr5, %wvr5, %wvr0;",
+        "bfind.u32 %wvr5, %wvr5;",
+        "setp.eq.u32 %wvp0, %wvr4, %wvr5;",
+        "mov.u32 %wvr6, %ctaid.z;", "mov.u32 %wvr7, %nctaid.y;", "mov.u32 %wvr8, %ctaid.y;",
+        "mad.lo.u32 %wvr6, %wvr6, %wvr7, %wvr8;",
+        "mov.u32 %wvr7, %nctaid.x;", "mov.u32 %wvr8, %ctaid.x;",
+        "mad.lo.u32 %wvr6, %wvr6, %wvr7, %wvr8;",
+        "mov.u32 %wvr7, %tid.z;", "mov.u32 %wvr8, %ntid.y;", "mov.u32 %wvr9, %tid.y;",
+        "mad.lo.u32 %wvr7, %wvr7, %wvr8, %wvr9;",
+        "mov.u32 %wvr8, %ntid.x;", "mov.u32 %wvr9, %tid.x;",
+        "mad.lo.u32 %wvr7, %wvr7, %wvr8, %wvr9;",
+        "shr.u32 %wvr7, %wvr7, 5;",
+        f"ld.const.u32 %wvr8, [{CTL_SYMBOL}+20];",
+        "shr.u32 %wvr9, %wvr6, 5;",
+        f"min.u32 %wvr9, %wvr9, {BITMAP_WORDS - 1};",
+        "mul.wide.u32 %wvd1, %wvr9, 4;",
+        f"mov.u64 %wvd2, {BITMAP_SYMBOL};",
+        "add.s64 %wvd1, %wvd1, %wvd2;",
+        "ld.const.u32 %wvr9, [%wvd1];",
+        "and.b32 %wvr10, %wvr6, 31;",
+        "shr.u32 %wvr9, %wvr9, %wvr10;",
+        "and.b32 %wvr9, %wvr9, 1;",
+        f"setp.lt.u32 %wvp3, %wvr6, {BITMAP_WORDS * 32};",
+        "setp.eq.and.u32 %wvp3, %wvr9, 1, %wvp3;",
+        "setp.eq.u32 %wvp4, %wvr8, 0;",
+        "or.pred %wvp4, %wvp4, %wvp3;",
+    ]
+
+
+def skip_block(region: SkipRegion) -> list[str]:
+    """Before ``@%p bra L``: if every active lane takes the branch, the leader writes one
+    skip record (header word 7 = 1, no lane on) per shared instruction of the region."""
+    n = len(region.ids)
+    c = ["{", ".reg .pred %wvp<8>;", ".reg .b32 %wvr<16>;", ".reg .b64 %wvd<8>;",
+         "activemask.b32 %wvr0;",
+         f"vote.sync.ballot.b32 %wvr1, {region.predicate}, %wvr0;",   # lanes that take the branch
+         "setp.eq.u32 %wvp1, %wvr1, %wvr0;"]                          # ... all of them
+    _prologue(c)
+    c += [
+        "and.pred %wvp5, %wvp0, %wvp4;",
+        "and.pred %wvp5, %wvp5, %wvp1;",
+        f"ld.const.u64 %wvd3, [{CTL_SYMBOL}+8];",
+        "mov.u32 %wvr11, -1;",
+        f"@%wvp5 atom.global.add.u32 %wvr11, [%wvd3], {n};",
+        f"ld.const.u32 %wvr12, [{CTL_SYMBOL}+16];",
+        f"ld.const.u64 %wvd4, [{CTL_SYMBOL}];",
+        "mov.u32 %wvr14, 0;",
+        "mov.u32 %wvr15, 1;",
+    ]
+    for k, ins_id in enumerate(region.ids):
+        c += [
+            f"add.u32 %wvr9, %wvr11, {k};",
+            "setp.lt.u32 %wvp6, %wvr9, %wvr12;",
+            "and.pred %wvp7, %wvp6, %wvp5;",
+            "setp.ne.u32 %wvp2, %wvr11, -1;",
+            "and.pred %wvp7, %wvp7, %wvp2;",
+            f"mul.wide.u32 %wvd5, %wvr9, {RECORD_BYTES};",
+            "add.s64 %wvd6, %wvd4, %wvd5;",
+            f"mov.u32 %wvr13, {ins_id};",
+            "@%wvp7 st.global.v4.u32 [%wvd6], {%wvr13, %wvr6, %wvr7, %wvr0};",
+            "@%wvp7 st.global.v4.u32 [%wvd6+16], {%wvr14, %wvr14, %wvr14, %wvr15};",
+        ]
+    c.append("}")
+    return c
+
+
 def _declarations() -> list[str]:
     return [f".const .align 8 .b8 {CTL_SYMBOL}[32];",
             f".const .align 4 .b32 {BITMAP_SYMBOL}[{BITMAP_WORDS}];"]
 
 
 def instrument(text: str) -> tuple[str, list[MemInstr]]:
-    """The instrumented PTX and its static instruction table."""
+    """The instrumented PTX and its static instruction table (``instrument_full`` also
+    gives the skip regions)."""
+    out, instrs, _ = instrument_full(text)
+    return out, instrs
+
+
+def instrument_full(text: str) -> tuple[str, list[MemInstr], list[SkipRegion]]:
     parsed = parse(text)
     lines = parsed.lines
     widths = _reg_widths(lines)
@@ -344,10 +440,14 @@ def instrument(text: str) -> tuple[str, list[MemInstr]]:
     by_line: dict[int, list[MemInstr]] = {}
     for ins in parsed.instrs:
         by_line.setdefault(ins.line_no, []).append(ins)
+    branches = {r.line_no: r for r in parsed.regions}
     out: list[str] = []
     declared = False
     for i, raw in enumerate(lines):
         n = i + 1
+        if n in branches:
+            indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
+            out += [indent + x for x in skip_block(branches[n])]
         if n in by_line:
             indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
             for ins in by_line[n]:
@@ -358,7 +458,7 @@ def instrument(text: str) -> tuple[str, list[MemInstr]]:
             declared = True
     if not declared:
         raise PtxError("the PTX has no .address_size line (is it PTX from nvcc?)")
-    return "\n".join(out), parsed.instrs
+    return "\n".join(out), parsed.instrs, parsed.regions
 
 
 # ---------------------------------------------------------------------------- SASS guard
@@ -382,13 +482,16 @@ def sass_opcode_counts(lines: list[str]) -> dict[str, int]:
     return out
 
 
-def compare_sass(original: list[str], instrumented: list[str], sites: int) -> list[str]:
+def compare_sass(original: list[str], instrumented: list[str], sites: int,
+                 regions: list[SkipRegion] = ()) -> list[str]:
     """Problems: memory opcodes whose count the instrumentation changed. The recorder adds,
-    per instrumented site, one ATOMG and three STG (a lane's address, two header halves)."""
+    per instrumented site, one ATOMG and three STG (a lane's address, two header halves),
+    and per skip region one ATOMG and two STG per shared instruction in it."""
     a, b = sass_opcode_counts(original), sass_opcode_counts(instrumented)
+    extra = {"ATOMG": sites + len(regions), "STG": 3 * sites + 2 * sum(len(r.ids) for r in regions)}
     problems = []
     for op in sorted(set(a) | set(b)):
-        want = a.get(op, 0) + {"ATOMG": sites, "STG": 3 * sites}.get(op, 0)
+        want = a.get(op, 0) + extra.get(op, 0)
         if b.get(op, 0) != want:
             problems.append(f"{op}: {a.get(op, 0)} in the plain kernel, {b.get(op, 0)} instrumented "
                             f"(expected {want})")
@@ -403,6 +506,29 @@ def predicated_shared(lines: list[str]) -> int:
         if len(toks) > 1 and toks[0].startswith("@") and toks[1].split(".")[0] in ("LDS", "STS"):
             n += 1
     return n
+
+
+def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bool] | None:
+    """Which explicit shared loads/stores of the PTX ptxas predicated in the plain kernel:
+    the k-th ld.shared of the PTX is taken to be the k-th LDS of the SASS (and st.shared /
+    STS), which holds while ptxas keeps their number and order. None where the numbers
+    differ (then nothing is assumed)."""
+    out: dict[int, bool] = {}
+    for ptx_kind, sass_op in (("load", "LDS"), ("store", "STS")):
+        ptx = [i for i in instrs if i.space == "shared" and i.kind == ptx_kind]
+        sass = []
+        for ln in original:
+            toks = ln.split("*/", 1)[-1].split()
+            pred = bool(toks) and toks[0].startswith("@")
+            if pred:
+                toks = toks[1:]
+            if toks and toks[0].split(".")[0] == sass_op:
+                sass.append(pred)
+        if len(sass) != len(ptx):
+            return None
+        for i, p in zip(ptx, sass):
+            out[i.id] = p
+    return out
 
 
 def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
@@ -422,4 +548,5 @@ def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
 
 
 __all__ = ["MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
-           "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared", "sass_opcode_counts", "UNTOUCHED_SASS"]
+           "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared",
+           "SkipRegion", "skip_block", "instrument_full", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]

@@ -11,6 +11,8 @@ of a memory instruction, ordered by block, then warp, then the warp's own order:
   shared, global       uint32   lanes whose address is in shared / global memory
   base                 uint64   the smallest address of the record's active lanes
   offset               int32 (or int64) x 32   each lane's address - base (0 for lanes not active)
+  flags                uint8    1: a skip record (a warp whose lanes all branched around a
+                                shared load/store that ptxas may predicate; no lane on)
 
 Arrays are stored with numpy's .npy format inside the deflated zip; addresses compress
 well as small offsets. ``docs/trace-format.md`` is the reference.
@@ -31,7 +33,8 @@ from . import TraceError
 
 MAGIC = "warpviz-trace"
 VERSION = 1
-ARRAYS = ("instr", "block", "warp", "active", "pred", "shared", "global", "base", "offset")
+ARRAYS = ("instr", "block", "warp", "active", "pred", "shared", "global", "base", "offset", "flags")
+OPTIONAL = {"flags"}  # absent in the first traces: all zero
 
 
 @dataclass
@@ -46,7 +49,12 @@ class Trace:
     global_: np.ndarray
     base: np.ndarray
     offset: np.ndarray
+    flags: np.ndarray = field(default=None)
     path: Path | None = field(default=None)
+
+    def __post_init__(self):
+        if self.flags is None:
+            self.flags = np.zeros(self.instr.shape, np.uint8)
 
     @property
     def records(self) -> int:
@@ -72,7 +80,8 @@ def from_records(header: dict, rec_header: np.ndarray, addr: np.ndarray) -> Trac
     h = h[order]
     addr = addr[order].astype(np.uint64, copy=False)
     active = h[:, 3]
-    bits = ((active[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool)
+    flags = (h[:, 7] & 1).astype(np.uint8)
+    bits = ((active[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool) & (flags == 0)[:, None]
     a = addr.view(np.int64) if addr.dtype == np.uint64 else addr.astype(np.int64)
     big = np.iinfo(np.int64).max
     base = np.where(bits, a, big).min(axis=1) if n else np.zeros(0, np.int64)
@@ -83,7 +92,7 @@ def from_records(header: dict, rec_header: np.ndarray, addr: np.ndarray) -> Trac
     else:
         off = off.astype(np.int32)
     return Trace(header, h[:, 0].copy(), h[:, 1].copy(), h[:, 2].copy(), active.copy(), h[:, 4].copy(),
-                 h[:, 5].copy(), h[:, 6].copy(), base.astype(np.uint64), off)
+                 h[:, 5].copy(), h[:, 6].copy(), base.astype(np.uint64), off, flags)
 
 
 def save(trace: Trace, path: str | Path) -> Path:
@@ -142,6 +151,9 @@ def load(path: str | Path) -> Trace:
             try:
                 arrays[name] = np.lib.format.read_array(io.BytesIO(z.read(f"{name}.npy")), allow_pickle=False)
             except KeyError:
+                if name in OPTIONAL:
+                    arrays[name] = np.zeros(arrays["instr"].shape, np.uint8)
+                    continue
                 raise _bad(path, f"the trace is incomplete: the array `{name}` is missing") from None
             except (zipfile.BadZipFile, ValueError, EOFError, OSError) as err:
                 raise _bad(path, f"the trace's array `{name}` is corrupt or truncated ({err})") from None
@@ -155,7 +167,7 @@ def load(path: str | Path) -> Trace:
     if n and int(arrays["instr"].max()) >= ninstr:
         raise _bad(path, "the trace is inconsistent: a record names a static instruction the header does not list")
     return Trace(header, arrays["instr"], arrays["block"], arrays["warp"], arrays["active"], arrays["pred"],
-                 arrays["shared"], arrays["global"], arrays["base"], arrays["offset"], path)
+                 arrays["shared"], arrays["global"], arrays["base"], arrays["offset"], arrays["flags"], path)
 
 
 __all__ = ["Trace", "save", "load", "from_records", "VERSION", "MAGIC"]
