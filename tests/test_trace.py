@@ -397,8 +397,6 @@ SHIPPED = tracefile.shipped()
 # Kernels where the recording cannot equal Nsight Compute, each for the reason docs/GPU.md
 # gives (measured on the H100): the metrics that differ, and nothing else may.
 KNOWN = {
-    "transpose_pad": {"smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"},
-    "generic_atomic": {"smsp__inst_executed_op_shared_st.sum"},
     "ldmatrix_cpasync": {"smsp__inst_executed_op_shared_ld.sum"},
     "sgemm_float4_scalar_sts": {"smsp__inst_executed_op_shared_st.sum",
                                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
