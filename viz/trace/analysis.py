@@ -245,9 +245,11 @@ def to_table(an: TraceAnalysis) -> str:
         out.append(f"partial trace: {h.get('note', 'not every block was recorded')}")
     for d in an.per_access():
         out.append("")
-        out.append(f"instruction {d['index'] + 1}: {d['source']}  {d['ptx']}")
+        out.append(f"instruction {d['index'] + 1}: {d['source']}  {' '.join(d['ptx'].split())}")
         parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
                  f"active lanes {d['active_lanes']:,}"]
+        if d["predicated_off_warps"]:
+            parts.append(f"+{d['predicated_off_warps']:,} warps with every lane off (ptxas predicated it: counted)")
         if "wavefronts" in d:
             parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
         if "sectors" in d:
