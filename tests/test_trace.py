@@ -534,3 +534,56 @@ def test_skip_records_count_only_where_ptxas_predicated():
     key = f"smsp__inst_executed_op_shared_{'ld' if first['op'] == 'load' else 'st'}.sum"
     assert m[key] == base[key] + 2 and {k: v for k, v in m.items() if k != key} == \
         {k: v for k, v in base.items() if k != key}
+
+
+def test_trace_without_pycuda_says_why(tmp_path, capsys):
+    if _pycuda():
+        pytest.skip("PyCUDA is installed here")
+    p = _launch(tmp_path, GOOD, SOURCE)
+    assert main(["trace", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot trace here" in err and "PyCUDA" in err and err.count("\n") == 1
+
+
+GPU_ONLY = pytest.mark.skipif(not (_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a GPU and nvcc")
+
+
+@pytest.mark.gpu
+@GPU_ONLY
+def test_trace_selected_blocks_on_the_gpu(tmp_path, capsys):
+    out = tmp_path / "b.wvtrace"
+    rc = main(["trace", str(KERNELS / "trace" / "stencil2d.launch.toml"), "--blocks", "0-1,7", "--json",
+               "--out", str(out)])
+    doc = json.loads(capsys.readouterr().out)
+    trace = tracefile.load(out)
+    assert rc == 0 and set(np.unique(trace.block)) == {0, 1, 7}
+    assert doc["trace"]["recorded_blocks"] == "0-1,7" and doc["trace"]["complete"] is False
+
+
+@pytest.mark.gpu
+@GPU_ONLY
+def test_trace_over_the_size_limit_records_the_blocks_that_fit(tmp_path, capsys, monkeypatch):
+    from viz.trace import record
+
+    monkeypatch.setattr(record, "MAX_RECORDS", 3000)
+    out = tmp_path / "big.wvtrace"
+    rc = main(["trace", str(KERNELS / "launch" / "transpose_tile_pad1.launch.toml"), "--out", str(out)])
+    err = capsys.readouterr().err
+    trace = tracefile.load(out)
+    assert rc == 0 and "over the limit of 3,000" in err
+    assert trace.header["complete"] is False and trace.records <= 3000
+    blocks = np.unique(trace.block)
+    assert blocks.tolist() == list(range(len(blocks)))                      # whole blocks, from block 0
+    assert np.bincount(trace.block).tolist() == [128] * len(blocks)           # every record of each
+
+
+@pytest.mark.gpu
+@GPU_ONLY
+def test_faulting_kernel_exits_2_and_warpviz_survives(tmp_path, capsys):
+    src = 'extern "C" __global__ void k(float* a, int n) { a[(long long)threadIdx.x * n] = 1.0f; }\n'
+    p = _launch(tmp_path, GOOD.replace("value = 128", "value = 100000000"), src)
+    assert main(["trace", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "failed on the GPU" in err and str(p) in err
+    good = _launch(tmp_path, GOOD, SOURCE)           # the next trace in the same process works
+    assert main(["trace", str(good), "--out", str(tmp_path / "ok.wvtrace")]) == 0

@@ -110,8 +110,10 @@ def _trace(launch, blocks, args) -> int:
     from . import tracefile
     from .analysis import analyze_trace, to_json, to_table
     from .build import build, sass_guard
-    from .record import MAX_RECORDS, request
+    from . import record
+    from .record import request
 
+    MAX_RECORDS = record.MAX_RECORDS
     session = ProcessSession()
     try:
         info = session.info
@@ -125,7 +127,7 @@ def _trace(launch, blocks, args) -> int:
         chosen = blocks
         note = ""
         for _ in range(MAX_RETRIES):
-            res = session.trace_record(request(launch, b.instrumented_cubin, chosen))
+            res = session.trace_record(request(launch, b.instrumented_cubin, chosen, MAX_RECORDS))
             if res["executed"] <= res["capacity"]:
                 break
             per_block = res["executed"] / (len(chosen) if chosen is not None else launch.blocks)
