@@ -587,3 +587,15 @@ def test_faulting_kernel_exits_2_and_warpviz_survives(tmp_path, capsys):
     assert "failed on the GPU" in err and str(p) in err
     good = _launch(tmp_path, GOOD, SOURCE)           # the next trace in the same process works
     assert main(["trace", str(good), "--out", str(tmp_path / "ok.wvtrace")]) == 0
+
+
+def test_guide_chapter_quotes_the_real_output():
+    """docs/guide/your-own-kernel.md quotes `warpviz analyze` of the shipped transpose_pad trace."""
+    from viz.trace.analysis import to_table
+
+    text = (ROOT / "docs" / "guide" / "your-own-kernel.md").read_text()
+    quoted = re.search(r"```\n(instruction 6:.*?)\n```", text, re.S).group(1)
+    table = to_table(analyze_trace(tracefile.load(ROOT / "assets" / "traces" / "transpose_pad.wvtrace")))
+    assert quoted in table
+    launch = re.search(r"```toml\n(.*?)```", text, re.S).group(1)
+    assert launch.strip() == (KERNELS / "trace" / "transpose_pad.launch.toml").read_text().strip()
