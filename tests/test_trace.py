@@ -200,7 +200,7 @@ def test_parse_finds_every_memory_instruction():
         ("store", "store", "shared", 4, "!%p1", "%r4+-4", 8),
         ("store", "store", "shared", 4, "", "buf+8", 8),
         ("load", "load", "generic", 1, "", "%rd4", 8),
-        ("atomic", "load", "global", 4, "", "%rd1", 8),
+        ("reduction", "load", "global", 4, "", "%rd1", 8),   # its result %r6 is never read
         ("cp.async", "store", "shared", 8, "", "%r4", 8),
         ("cp.async", "load", "global", 8, "", "%rd3", 8),
     ]
@@ -599,3 +599,23 @@ def test_guide_chapter_quotes_the_real_output():
     assert quoted in table
     launch = re.search(r"```toml\n(.*?)```", text, re.S).group(1)
     assert launch.strip() == (KERNELS / "trace" / "transpose_pad.launch.toml").read_text().strip()
+
+
+def test_global_atomic_with_unused_result_is_a_reduction():
+    ptx = HAND_PTX.replace("	ret;", "	atom.global.add.u32 	%r8, [%rd1], 2;\n	st.global.u32 	[%rd1], %r8;\n	ret;")
+    kinds = [(i.kind, i.ptx.split()[0]) for i in parse(ptx).instrs if i.opcode.startswith("atom")]
+    # %r6 (the first atom's result) is never read: a RED on the GPU; %r8 is stored
+    assert kinds == [("reduction", "atom.global.add.u32"), ("atomic", "atom.global.add.u32")]
+
+
+OTHER_RECORDED = ["reduce_shfl", "generic_atomic", "ldmatrix_cpasync"]
+
+
+@pytest.mark.parametrize("name", OTHER_RECORDED)
+def test_atomics_ldsm_ldgsts_equal_their_own_counters(name):
+    """Outside the ten: the H100's counters of RED, ATOMS, LDSM, LDGSTS (recorded with --validate)."""
+    trace = tracefile.load(ROOT / "assets" / "traces" / f"{name}.wvtrace")
+    hw = trace.header["ncu_other"]
+    other = analyze_trace(trace).other_metrics
+    assert hw and any(hw.values())
+    assert {k: other.get(k, 0) for k in hw} == hw

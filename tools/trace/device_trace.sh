@@ -29,6 +29,8 @@ if g.get("problems"): print("    SASS guard:", g["problems"])
 if g.get("note"): print("    note:", g["note"][:90])
 for r in bad:
     print(f"    {r['metric']}: trace {r['model']} ncu {r['hardware']}")
+for r in v.get("other", []):
+    print(f"    other {r['metric']}: trace {r['model']} ncu {r['hardware']} {'ok' if r['match'] else 'DIFFERS'}")
 PY
 done
 tar czf "$OUT/traces.tar.gz" -C "$W" .

@@ -34,13 +34,14 @@ from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
 from .tracefile import Trace
 
 LANE_BITS = np.arange(32, dtype=np.uint32)
+# Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
+# smsp__inst_executed_op_global_atom nor an stsm counter there).
 OTHER_METRICS = {
-    ("atomic", "global"): "smsp__inst_executed_op_global_atom.sum",
+    ("atomic", "global"): "smsp__sass_inst_executed_op_global_atom.sum",
     ("reduction", "global"): "smsp__inst_executed_op_global_red.sum",
     ("atomic", "shared"): "smsp__inst_executed_op_shared_atom.sum",
     ("reduction", "shared"): "smsp__inst_executed_op_shared_atom.sum",
     ("ldmatrix", "shared"): "smsp__inst_executed_op_ldsm.sum",
-    ("stmatrix", "shared"): "smsp__inst_executed_op_stsm.sum",
     ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
 }
 

@@ -59,8 +59,8 @@ def _fail(message: str) -> int:
     return 2
 
 
-def validate_counters(launch, build, blocks) -> dict[str, int]:
-    """Nsight Compute's ten metrics on the plain kernel, same launch and buffers."""
+def validate_counters(launch, build, blocks, metrics=None) -> dict[str, int]:
+    """Nsight Compute's ten metrics (or ``metrics``) on the plain kernel, same launch and buffers."""
     import numpy as np
 
     from ..gpu.ncu import run_ncu
@@ -73,11 +73,38 @@ def validate_counters(launch, build, blocks) -> dict[str, int]:
                               "buffer": str(buf), "block": list(launch.block), "grid": list(launch.grid),
                               "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
                               "offsets": launch.buffer_offsets()}]}
-        counters, log = run_ncu(spec, driver="viz.trace.ncu_driver")
+        kw = {"metrics": tuple(metrics)} if metrics else {}
+        counters, log = run_ncu(spec, driver="viz.trace.ncu_driver", **kw)
     if not counters or counters[0] is None:
         tail = "\n".join(log.strip().splitlines()[-8:])
         raise RuntimeError(f"Nsight Compute did not profile {launch.kernel}:\n{tail}")
     return counters[0]
+
+
+def _other_counters(launch, build, blocks) -> dict[str, int] | None:
+    """The counters of ``analysis.OTHER_METRICS`` (atomics, LDSM, STSM, LDGSTS), or None
+    where this Nsight Compute cannot read them (they are outside the ten, so that is not
+    an error)."""
+    from .analysis import OTHER_METRICS
+
+    try:
+        return validate_counters(launch, build, blocks, sorted(set(OTHER_METRICS.values())))
+    except Exception as err:  # an unknown metric name, a profiler error: say so, carry on
+        print(f"warpviz: Nsight Compute did not read the atomic/LDSM/LDGSTS counters: {str(err)[:300]}",
+              file=sys.stderr)
+        return None
+
+
+def other_rows(model: dict[str, int], hardware: dict[str, int] | None) -> list[dict]:
+    """Comparison rows for the instructions outside the ten (only where ncu read a value)."""
+    if not hardware:
+        return []
+    out = []
+    for k in sorted(set(model) | set(hardware)):
+        if k in hardware:
+            m = int(model.get(k, 0))
+            out.append({"metric": k, "model": m, "hardware": hardware[k], "match": m == hardware[k]})
+    return out
 
 
 def cmd_trace(args) -> int:
@@ -145,8 +172,10 @@ def _trace(launch, blocks, args) -> int:
             note += (f"; the counting run saw {res['executed']:,} executions and the recording run "
                      f"{res['executed_again']:,} (the kernel's control flow depends on timing or data it changes)")
         counters = None
+        other_counters = None
         if args.validate:
             counters = validate_counters(launch, b, chosen)
+            other_counters = _other_counters(launch, b, chosen)
         guard = sass_guard(b)
     finally:
         session.close()
@@ -165,7 +194,7 @@ def _trace(launch, blocks, args) -> int:
         "instructions": [dict(i.as_dict(), sass_predicated=_predicated(guard, i.id)) for i in b.instrs],
         "skip_regions": [{"ptx_line": r.line_no, "predicate": r.predicate, "instructions": list(r.ids)}
                          for r in b.regions],
-        "sass_guard": guard, "ncu": counters,
+        "sass_guard": guard, "ncu": counters, "ncu_other": other_counters,
     }
     trace = tracefile.from_records(header, res["header"], res["addr"])
     out = Path(args.out) if args.out else launch.path.with_name(f"{launch.name}.wvtrace")
@@ -180,7 +209,8 @@ def _trace(launch, blocks, args) -> int:
 
         rows = compare(an.metrics, counters)
         doc["validation"] = {"complete": complete, "rows": [r.as_dict() for r in rows],
-                             "match": all(r.match for r in rows), "sass_guard": guard}
+                             "match": all(r.match for r in rows), "sass_guard": guard,
+                             "other": other_rows(an.other_metrics, other_counters)}
         if not all(r.match for r in rows):
             rc = 1
     if args.json:
@@ -193,6 +223,9 @@ def _trace(launch, blocks, args) -> int:
             for r in rows:
                 print(f"  {r.metric:<58} trace {r.model:>12,}  ncu {r.hardware if r.hardware is not None else '-':>12}"
                       f"  {'ok' if r.match else 'MISMATCH'}")
+            for r in doc["validation"]["other"]:
+                print(f"  {r['metric']:<58} trace {r['model']:>12,}  ncu {r['hardware'] if r['hardware'] is not None else '-':>12}"
+                      f"  {'ok' if r['match'] else 'differs'} (outside the ten)")
             if guard and guard["problems"]:
                 print("  SASS guard: ptxas changed memory instructions: " + "; ".join(guard["problems"]))
             if guard and guard["note"]:

@@ -201,7 +201,29 @@ def parse(text: str) -> Parsed:
         for op, sp, k in roles:
             instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
                                    addrs[k].strip(), k, srcfile, srcline))
+    instrs = _unused_atomics_are_reductions(lines, instrs)
     return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs))
+
+
+def _unused_atomics_are_reductions(lines: list[str], instrs: list[MemInstr]) -> list[MemInstr]:
+    """A global ``atom`` whose result register is never read is a RED in the SASS (ptxas
+    drops the return; measured on the H100: Nsight Compute counts it in
+    ``smsp__inst_executed_op_global_red``). Registers are per function, so the search
+    stays inside the instruction's function."""
+    starts = [i for i, ln in enumerate(lines) if _FUNC.search(ln.strip()) and not ln.strip().startswith("call")]
+    out = []
+    for ins in instrs:
+        if ins.kind == "atomic" and ins.space == "global":
+            dest = ins.ptx.split(None, 2)[1].rstrip(",") if not ins.ptx.startswith("@") else \
+                ins.ptx.split(None, 3)[2].rstrip(",")
+            lo = max([s for s in starts if s < ins.line_no - 1], default=0)
+            hi = min([s for s in starts if s > ins.line_no - 1], default=len(lines))
+            pat = re.compile(re.escape(dest) + r"(?![\w$])")
+            used = any(pat.search(lines[j]) for j in range(lo, hi) if j != ins.line_no - 1)
+            if not used:
+                ins = MemInstr(**dict(ins.as_dict(), kind="reduction"))
+        out.append(ins)
+    return out
 
 
 def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
