@@ -619,3 +619,9 @@ def test_atomics_ldsm_ldgsts_equal_their_own_counters(name):
     other = analyze_trace(trace).other_metrics
     assert hw and any(hw.values())
     assert {k: other.get(k, 0) for k in hw} == hw
+
+
+def test_the_app_refuses_a_trace_with_the_reason(capsys):
+    assert main([str(SHIPPED[0])]) == 2
+    err = capsys.readouterr().err
+    assert "do not open in the app yet" in err and "warpviz analyze" in err

@@ -84,6 +84,9 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_gui(args) -> int:
+    if str(getattr(args, "scenario", None) or "").endswith(".wvtrace"):
+        return _fail(f"{args.scenario}: traces do not open in the app yet. Fix: use "
+                     f"`warpviz analyze {args.scenario}` (add --json for the whole document)")
     try:
         from .app.main import run_app
     except ImportError as err:  # the app's Qt parts are not installed or not built yet

@@ -191,7 +191,8 @@ def _trace(launch, blocks, args) -> int:
         "sources": sources, "gpu": info, "driver": driver_version_string() or info.get("driver"),
         "nvcc": b.nvcc, "arch": b.arch, "warpviz": __version__,
         "recorded_blocks": blocks_text(chosen), "complete": complete, "note": note,
-        "instructions": [dict(i.as_dict(), sass_predicated=_predicated(guard, i.id)) for i in b.instrs],
+        "instructions": [dict(i.as_dict(), file=_rel(i.file, launch.path.parent),
+                              sass_predicated=_predicated(guard, i.id)) for i in b.instrs],
         "skip_regions": [{"ptx_line": r.line_no, "predicate": r.predicate, "instructions": list(r.ids)}
                          for r in b.regions],
         "sass_guard": guard, "ncu": counters, "ncu_other": other_counters,
@@ -232,6 +233,14 @@ def _trace(launch, blocks, args) -> int:
                 print("  note: " + guard["note"])
     print(f"warpviz: wrote {out} ({out.stat().st_size:,} bytes, {trace.records:,} records)", file=sys.stderr)
     return rc
+
+
+def _rel(file: str, here: Path) -> str:
+    """A source path relative to the launch file's folder (the trace travels), else as is."""
+    try:
+        return str(Path(file).resolve().relative_to(here.resolve()))
+    except (ValueError, OSError):
+        return file
 
 
 def _predicated(guard: dict | None, ins_id: int) -> bool | None:
