@@ -585,6 +585,12 @@ def test_faulting_kernel_exits_2_and_warpviz_survives(tmp_path, capsys):
     assert main(["trace", str(p)]) == 2
     err = capsys.readouterr().err
     assert "failed on the GPU" in err and str(p) in err
+    # thread t writes a[t * 100000000]: every lane but thread 0 leaves the 512-byte buffer
+    m = re.search(r"instruction 1 at k\.cu:1 \(`st\.global\.f32 [^`]*`\), block (\d) warp (\d), lanes (\d+), "
+                  r".*lane \3's address is \+([\d,]+) bytes from the start of the buffers \(valid: 0\.\.511\)", err)
+    assert m, err
+    warp, lane, offset = int(m.group(2)), int(m.group(3)), int(m.group(4).replace(",", ""))
+    assert lane == (1 if warp == 0 else 0) and offset == (32 * warp + lane) * 400_000_000
     good = _launch(tmp_path, GOOD, SOURCE)           # the next trace in the same process works
     assert main(["trace", str(good), "--out", str(tmp_path / "ok.wvtrace")]) == 0
 
@@ -625,3 +631,20 @@ def test_the_app_refuses_a_trace_with_the_reason(capsys):
     assert main([str(SHIPPED[0])]) == 2
     err = capsys.readouterr().err
     assert "do not open in the app yet" in err and "warpviz analyze" in err
+
+
+@nvcc
+@pytest.mark.nvcc
+def test_fault_finding_variant_guards_global_accesses_and_assembles(tmp_path):
+    from viz.trace.build import assemble
+    from viz.trace.ptx import instrument_full
+
+    text, instrs, _ = instrument_full(HAND_PTX, check=True)
+    lines = [ln.strip() for ln in text.splitlines()]
+    # the guarded global load is issued by the block with the bad lanes off, not as written
+    assert "@%p1 ld.global.v4.f32 \t{%f1, %f2, %f3, %f4}, [%rd3+16];" not in lines
+    assert "@%wvp1 ld.global.v4.f32 \t{%f1, %f2, %f3, %f4}, [%rd3+16];" in lines
+    assert "and.pred %wvp1, %wvp1, %p1;" in lines and "and.b64 %wvd7, %wvd0, 15;" in lines
+    assert "@%wvp1 ld.u8 \t%r5, [%rd4];" in lines                      # generic: checked too
+    assert "@!%p1 st.shared.f32 \t[%r4+-4], %f1;" in lines                # shared: as written
+    assert assemble(text)[:4] == b"\x7fELF"

@@ -310,6 +310,12 @@ class Session:
 
         return run_recording(self, req)
 
+    def trace_check(self, req: dict) -> dict | None:
+        """The fault-finding run of a trace (``viz.trace.record.run_fault_check``)."""
+        from ..trace.record import run_fault_check
+
+        return run_fault_check(self, req)
+
     def trace_plain(self, req: dict) -> None:
         """One launch of a trace's plain kernel (``viz.trace.record``)."""
         from ..trace.record import run_plain

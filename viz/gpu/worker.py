@@ -135,6 +135,9 @@ class ProcessSession:
     def trace_record(self, req, cancelled=None):
         return self._call("trace_record", req, cancelled=cancelled)
 
+    def trace_check(self, req, cancelled=None, timeout=None):
+        return self._call("trace_check", req, cancelled=cancelled, timeout=timeout)
+
     def trace_plain(self, req, cancelled=None):
         return self._call("trace_plain", req, cancelled=cancelled)
 

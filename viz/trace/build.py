@@ -85,6 +85,13 @@ def build(launch: Launch, arch: str = ARCH) -> Build:
                  nvcc_version(), regions)
 
 
+def build_check(launch: Launch, arch: str = ARCH) -> tuple[bytes, list[MemInstr]]:
+    """The fault-finding cubin (``ptx.check_block``) and its instruction table."""
+    ptx = compile_ptx(launch, arch)
+    text, instrs, _ = instrument_full(ptx, check=True)
+    return assemble(text, arch, "fault-finding"), instrs
+
+
 def sass_memory(cubin: bytes, kernel: str | None = None) -> list[str] | None:
     """Memory instructions of the cubin (all functions) via cuobjdump, or None without it."""
     tool = find_tool("cuobjdump")

@@ -107,6 +107,36 @@ def other_rows(model: dict[str, int], hardware: dict[str, int] | None) -> list[d
     return out
 
 
+def locate_fault(launch, timeout_s: float = 120) -> str:
+    """After a fault: run the fault-finding variant in a fresh GPU process and say which
+    instruction and lanes left the launch's buffers (or were misaligned); "" if unknown."""
+    from ..gpu.worker import ProcessSession
+    from .build import build_check
+    from .record import request
+
+    try:
+        cubin, instrs = build_check(launch)
+        session = ProcessSession()
+        try:
+            hit = session.trace_check(request(launch, cubin), timeout=timeout_s)
+        finally:
+            session.close()
+    except Exception:
+        return ""
+    if not hit:
+        return ""
+    ins = instrs[hit["instr"]]
+    lanes = [k for k in range(32) if hit["lanes"] >> k & 1]
+    lo, hi = hit["base"], hit["base"] + hit["size"]
+    a = int(hit["addr"][lanes[0]])
+    why = (f"{a - lo:+,} bytes from the start of the buffers (valid: 0..{hi - lo - 1:,})" if not lo <= a < hi
+           else f"not aligned to {ins.width} bytes")
+    src = f"{Path(ins.file).name}:{ins.line}" if ins.line else "(no line information)"
+    lane_text = ", ".join(str(k) for k in lanes[:8]) + (f" and {len(lanes) - 8} more" if len(lanes) > 8 else "")
+    return (f"The first faulting access found: instruction {ins.id + 1} at {src} (`{' '.join(ins.ptx.split())}`), "
+            f"block {hit['block']} warp {hit['warp']}, lanes {lane_text}: lane {lanes[0]}'s address is {why}. ")
+
+
 def cmd_trace(args) -> int:
     from ..gpu import GpuUnavailable
     from ..gpu.compile import CompileError
@@ -125,8 +155,10 @@ def cmd_trace(args) -> int:
     except GpuUnavailable as err:
         return _fail(f"cannot trace here: {err.reason}")
     except KernelFault as err:
-        return _fail(f"{launch.path}: the kernel `{launch.kernel}` failed on the GPU: {err}. Fix: check the "
-                     "kernel's indices against the [[arg]] counts (run it under compute-sanitizer to find the line)")
+        where = locate_fault(launch)
+        return _fail(f"{launch.path}: the kernel `{launch.kernel}` failed on the GPU: {err}. {where}Fix: check the "
+                     "kernel's indices against the [[arg]] counts" + ("" if where else
+                     " (run it under compute-sanitizer to find the line)"))
     except CompileError as err:
         return _fail(str(err))
 

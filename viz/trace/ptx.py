@@ -443,7 +443,7 @@ def skip_block(region: SkipRegion) -> list[str]:
 
 
 def _declarations() -> list[str]:
-    return [f".const .align 8 .b8 {CTL_SYMBOL}[32];",
+    return [f".const .align 8 .b8 {CTL_SYMBOL}[48];",
             f".const .align 4 .b32 {BITMAP_SYMBOL}[{BITMAP_WORDS}];"]
 
 
@@ -454,7 +454,62 @@ def instrument(text: str) -> tuple[str, list[MemInstr]]:
     return out, instrs
 
 
-def instrument_full(text: str) -> tuple[str, list[MemInstr], list[SkipRegion]]:
+def check_block(ins: MemInstr) -> list[str]:
+    """Fault finding (``instrument_full(check=True)``, used only after a kernel faulted):
+    appended to the recording block of a global or generic access. A lane whose global
+    address lies outside [``__wv_ctl+24``, ``__wv_ctl+32``) (the launch's buffers) or is
+    not aligned to the access width is switched off for the instruction, which this block
+    then issues itself; the first warp with such lanes writes its instruction id, block,
+    warp, bad-lane mask and every lane's address into the counter buffer (bytes 16..288),
+    so the run completes and the host can say which instruction and lanes faulted."""
+    raw = ins.ptx
+    bare = re.sub(r"^@!?%[\w$]+\s+", "", raw)
+    w = max(1, ins.width)
+    c = [
+        f"ld.const.u64 %wvd5, [{CTL_SYMBOL}+24];",
+        f"ld.const.u64 %wvd6, [{CTL_SYMBOL}+32];",
+        "setp.lt.u64 %wvp1, %wvd0, %wvd5;",
+        f"add.s64 %wvd7, %wvd0, {w};",
+        "setp.gt.u64 %wvp2, %wvd7, %wvd6;",
+        "or.pred %wvp1, %wvp1, %wvp2;",
+    ]
+    if w & (w - 1) == 0 and w > 1:
+        c += [f"and.b64 %wvd7, %wvd0, {w - 1};", "setp.ne.u64 %wvp2, %wvd7, 0;", "or.pred %wvp1, %wvp1, %wvp2;"]
+    c += [
+        "and.b32 %wvr9, %wvr1, %wvr3;",            # predicate-true global lanes
+        "shr.u32 %wvr9, %wvr9, %wvr4;",
+        "and.b32 %wvr9, %wvr9, 1;",
+        "setp.ne.u32 %wvp2, %wvr9, 0;",
+        "and.pred %wvp1, %wvp1, %wvp2;",           # this lane would fault
+        "vote.sync.ballot.b32 %wvr10, %wvp1, %wvr0;",
+        "setp.ne.u32 %wvp2, %wvr10, 0;",
+        "and.pred %wvp3, %wvp2, %wvp0;",
+        f"ld.const.u64 %wvd3, [{CTL_SYMBOL}+8];",
+        "mov.u32 %wvr11, 1;",
+        "@%wvp3 atom.global.exch.b32 %wvr11, [%wvd3+4], 1;",
+        "shfl.sync.idx.b32 %wvr11, %wvr11, %wvr5, 31, %wvr0;",
+        "setp.eq.and.u32 %wvp3, %wvr11, 0, %wvp2;",  # the first warp with bad lanes
+        "and.pred %wvp4, %wvp3, %wvp0;",
+        f"mov.u32 %wvr13, {ins.id};",
+        "@%wvp4 st.global.v4.u32 [%wvd3+16], {%wvr13, %wvr6, %wvr7, %wvr10};",
+        "mul.wide.u32 %wvd7, %wvr4, 8;",
+        "add.s64 %wvd7, %wvd3, %wvd7;",
+        "@%wvp3 st.global.u64 [%wvd7+32], %wvd0;",
+        "not.pred %wvp1, %wvp1;",
+    ]
+    if ins.predicate:
+        neg = ins.predicate.startswith("!")
+        reg = ins.predicate.lstrip("!")
+        if neg:
+            c += [f"not.pred %wvp2, {reg};", "and.pred %wvp1, %wvp1, %wvp2;"]
+        else:
+            c += [f"and.pred %wvp1, %wvp1, {reg};"]
+    c.append(f"@%wvp1 {bare}")
+    return c
+
+
+def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr], list[SkipRegion]]:
+    """``check``: the fault-finding variant (``check_block``), not for recording traces."""
     parsed = parse(text)
     lines = parsed.lines
     widths = _reg_widths(lines)
@@ -470,11 +525,17 @@ def instrument_full(text: str) -> tuple[str, list[MemInstr], list[SkipRegion]]:
         if n in branches:
             indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
             out += [indent + x for x in skip_block(branches[n])]
+        checked = False
         if n in by_line:
             indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
             for ins in by_line[n]:
-                out += [indent + x for x in recording_block(ins, widths, symbols)]
-        out.append(raw)
+                block = recording_block(ins, widths, symbols)
+                if check and not checked and ins.space in ("global", "generic") and ins.kind != "cp.async":
+                    block = block[:-1] + check_block(ins) + ["}"]
+                    checked = True
+                out += [indent + x for x in block]
+        if not checked:
+            out.append(raw)
         if not declared and raw.strip().startswith(".address_size"):
             out += _declarations()
             declared = True
@@ -571,4 +632,4 @@ def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
 
 __all__ = ["MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
            "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared",
-           "SkipRegion", "skip_block", "instrument_full", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]
+           "SkipRegion", "skip_block", "instrument_full", "check_block", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]

@@ -148,4 +148,41 @@ def run_recording(session, req: dict) -> dict:
     return session._guard(f"instrumented launch of {req['kernel']}", go)
 
 
-__all__ = ["request", "run_recording", "run_plain", "host_buffer", "fill_values", "MAX_RECORDS"]
+def run_fault_check(session, req: dict) -> dict | None:
+    """Run the fault-finding variant (``ptx.check_block``) once: lanes that would access
+    outside the launch's buffers, or misaligned, are switched off and the first such warp
+    is written down. Returns {"instr", "block", "warp", "lanes" (mask), "addr" (32), "base",
+    "size"} or None when no such lane was found."""
+    cuda = session.cuda
+
+    def go():
+        fn = _function(session, req)
+        module = fn._wv_module
+        ctl, _ = module.get_global(CTL_SYMBOL)
+        bitmap_ptr, _ = module.get_global(BITMAP_SYMBOL)
+        cuda.memcpy_htod(bitmap_ptr, np.zeros(BITMAP_WORDS, np.uint32))
+        counter = cuda.mem_alloc(512)
+        cuda.memcpy_htod(counter, np.zeros(128, np.uint32))
+        buf = cuda.mem_alloc(req["buffer"].size)
+        cuda.memcpy_htod(buf, req["buffer"])
+        c = np.zeros(6, np.uint64)
+        c[1] = int(counter)
+        c[3], c[4] = int(buf), int(buf) + req["buffer"].size
+        cuda.memcpy_htod(ctl, c)
+        fn(*_kernel_args(req, int(buf)), block=tuple(req["block"]), grid=tuple(req["grid"]), shared=req["shared"])
+        cuda.Context.synchronize()
+        out = np.zeros(128, np.uint32)
+        cuda.memcpy_dtoh(out, counter)
+        base = int(buf)
+        buf.free()
+        counter.free()
+        if out[1] == 0:
+            return None
+        addr = out[8:72].view(np.uint64).copy()
+        return {"instr": int(out[4]), "block": int(out[5]), "warp": int(out[6]), "lanes": int(out[7]),
+                "addr": addr, "base": base, "size": int(req["buffer"].size)}
+
+    return session._guard(f"fault-finding launch of {req['kernel']}", go)
+
+
+__all__ = ["request", "run_recording", "run_plain", "run_fault_check", "host_buffer", "fill_values", "MAX_RECORDS"]
