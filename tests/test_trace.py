@@ -586,7 +586,7 @@ def test_faulting_kernel_exits_2_and_warpviz_survives(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "failed on the GPU" in err and str(p) in err
     # thread t writes a[t * 100000000]: every lane but thread 0 leaves the 512-byte buffer
-    m = re.search(r"instruction 1 at k\.cu:1 \(`st\.global\.f32 [^`]*`\), block (\d) warp (\d), lanes (\d+), "
+    m = re.search(r"instruction 1 at k\.cu:1 \(`st\.global\.\w+ [^`]*`\), block (\d) warp (\d), lanes (\d+), "
                   r".*lane \3's address is \+([\d,]+) bytes from the start of the buffers \(valid: 0\.\.511\)", err)
     assert m, err
     warp, lane, offset = int(m.group(2)), int(m.group(3)), int(m.group(4).replace(",", ""))
