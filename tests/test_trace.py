@@ -648,3 +648,15 @@ def test_fault_finding_variant_guards_global_accesses_and_assembles(tmp_path):
     assert "@%wvp1 ld.u8 \t%r5, [%rd4];" in lines                      # generic: checked too
     assert "@!%p1 st.shared.f32 \t[%r4+-4], %f1;" in lines                # shared: as written
     assert assemble(text)[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("name", ["transpose-tile", "boundary-n1003", "char-stride-4"])
+def test_per_warp_heat_map_equals_the_engines(name):
+    trace, sc = _scenario_trace(name)
+    assert np.array_equal(analyze_trace(trace).per_warp(), analyze(sc).per_warp())
+
+
+def test_blocks_beyond_the_bitmap_cannot_be_selected():
+    assert parse_blocks("65535", 70000, "f") == [65535]
+    with pytest.raises(TraceError, match="only blocks 0..65,535"):
+        parse_blocks("65530-65536", 70000, "f")

@@ -137,6 +137,21 @@ class TraceAnalysis:
             out.append(d)
         return out
 
+    def per_warp(self, instr: int | None = None) -> np.ndarray:
+        """Wavefronts + sectors per (block, warp) of the launch, summed over the recorded
+        executions of one static instruction (or of all): the heat map's data. Blocks and
+        warps that were not recorded are 0."""
+        launch = self.trace.header["launch"]
+        nb = int(np.prod(launch["grid"]))
+        nw = -(-int(np.prod(launch["block"])) // 32)
+        out = np.zeros((nb, nw), np.int64)
+        keep = self.trace.flags == 0
+        for s in self.stats if instr is None else [self.stats[instr]]:
+            rows = np.flatnonzero((self.trace.instr == s.instr["id"]) & keep)
+            np.add.at(out, (self.trace.block[rows].astype(np.int64), self.trace.warp[rows].astype(np.int64)),
+                      s.per_record)
+        return out
+
     def per_line(self) -> list[dict]:
         """Figures summed per source line, worst (most wavefronts + sectors beyond ideal) first."""
         rows: dict[tuple[str, int], dict] = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 from . import TraceError
 
 MAX_RETRIES = 3
+SELECTABLE_BLOCKS = 65536   # the recorder's block bitmap (viz.trace.ptx.BITMAP_WORDS x 32)
 
 
 def add_parser(sub) -> None:
@@ -37,6 +38,9 @@ def parse_blocks(text: str, nblocks: int, path) -> list[int]:
         if hi < lo or hi >= nblocks:
             raise TraceError(path, "--blocks", f"`{part}` is outside the grid's blocks 0..{nblocks - 1}",
                              "give linear block indices inside the grid")
+        if hi >= SELECTABLE_BLOCKS:
+            raise TraceError(path, "--blocks", f"`{part}`: only blocks 0..{SELECTABLE_BLOCKS - 1:,} can be "
+                             "selected one by one", "choose blocks below that, or record every block")
         out.update(range(lo, hi + 1))
     return sorted(out)
 
@@ -190,7 +194,7 @@ def _trace(launch, blocks, args) -> int:
             if res["executed"] <= res["capacity"]:
                 break
             per_block = res["executed"] / (len(chosen) if chosen is not None else launch.blocks)
-            fit = max(1, int(MAX_RECORDS / max(per_block, 1) * 0.9))
+            fit = min(SELECTABLE_BLOCKS, max(1, int(MAX_RECORDS / max(per_block, 1) * 0.9)))
             base = chosen if chosen is not None else list(range(launch.blocks))
             if fit >= len(base):
                 fit = max(1, len(base) // 2)
