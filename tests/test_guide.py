@@ -83,7 +83,7 @@ def test_guide_commands_parse_and_name_real_scenarios(page, line):
     named = [getattr(args, "scenario", None), getattr(args, "compare", None),
              *(getattr(args, "scenarios", None) or [])]
     for name in filter(None, named):
-        assert name.endswith(".toml") or name in builtin_names(), f"{page}: no built-in {name!r}"
+        assert name.endswith((".toml", ".wvtrace")) or name in builtin_names(), f"{page}: no built-in {name!r}"
 
 
 def test_links_and_pictures_resolve():

@@ -8,7 +8,7 @@ import sys
 
 from . import __version__
 
-COMMANDS = ("list", "analyze", "export", "validate", "bench", "gui")
+COMMANDS = ("list", "analyze", "export", "validate", "bench", "trace", "gui")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     add_gpu_parsers(sub)
 
     from .export_cli import add_parser as add_export_parser  # no Qt import until it runs
+    from .trace.cli import add_parser as add_trace_parser  # no GPU import until it runs
+
+    add_trace_parser(sub)
 
     add_export_parser(sub)
 
@@ -64,6 +67,10 @@ def cmd_analyze(args) -> int:
     from .report import to_json, to_table
     from .scenario import ScenarioError, load, parse_overrides
 
+    if args.scenario.endswith(".wvtrace"):
+        from .trace.cli import cmd_analyze_trace
+
+        return cmd_analyze_trace(args.scenario, args.json)
     try:
         sc = load(args.scenario, parse_overrides(args.set))
         an = analyze(sc)
@@ -77,6 +84,9 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_gui(args) -> int:
+    if str(getattr(args, "scenario", None) or "").endswith(".wvtrace"):
+        return _fail(f"{args.scenario}: traces do not open in the app yet. Fix: use "
+                     f"`warpviz analyze {args.scenario}` (add --json for the whole document)")
     try:
         from .app.main import run_app
     except ImportError as err:  # the app's Qt parts are not installed or not built yet
@@ -91,9 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .export_cli import cmd_export
     from .gpu.cli import cmd_bench, cmd_validate
+    from .trace.cli import cmd_trace
 
     handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui,
-               "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export}.get(args.command)
+               "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,
+               "trace": cmd_trace}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
     try:

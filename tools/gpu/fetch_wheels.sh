@@ -16,5 +16,5 @@ for w in "${WHEELS[@]}"; do
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     "${PLAT[@]}" -d "$DEST" "$w"
 done
-"$PY" -m pip download -q --no-deps --no-binary=:all: pycuda==2026.1 -d "$DEST"
+"$PY" -m pip download -q --no-deps --no-build-isolation --no-binary=:all: pycuda==2026.1 -d "$DEST"
 ls -l "$DEST"

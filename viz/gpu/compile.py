@@ -148,7 +148,8 @@ def sass_memory_instructions(cubin: bytes) -> list[str] | None:
     return memory_lines(proc.stdout)
 
 
-_MEM_OPS = {"LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "LDSM", "ATOMG", "ATOMS", "RED", "ATOM"}
+_MEM_OPS = {"LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "LDSM", "STSM", "LDGSTS", "ATOMG", "ATOMS", "RED",
+            "ATOM"}
 
 
 def memory_lines(sass: str) -> list[str]:

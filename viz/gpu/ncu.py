@@ -130,7 +130,8 @@ def explain_failure(text: str, returncode: int) -> GpuUnavailable | None:
 
 
 def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None,
-            cancelled=None) -> tuple[list, str]:
+            cancelled=None, driver: str = "viz.gpu.ncu_driver",
+            metrics: tuple[str, ...] = METRIC_NAMES) -> tuple[list, str]:
     """Profile every launch of ``spec`` (see ``ncu_driver``); returns ([counters or None per
     launch of the spec, in its order], log)."""
     ncu = find_ncu()
@@ -142,9 +143,9 @@ def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = Non
         spec_path.write_text(json.dumps(spec))
         env = dict(os.environ)
         env["PYTHONPATH"] = repo_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        cmd = [ncu, "--metrics", ",".join(METRIC_NAMES), "--csv", "--print-units", "base",
+        cmd = [ncu, "--metrics", ",".join(metrics), "--csv", "--print-units", "base",
                "--target-processes", "all", "--kernel-name-base", "function",
-               python or sys.executable, "-m", "viz.gpu.ncu_driver", str(spec_path)]
+               python or sys.executable, "-m", driver, str(spec_path)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         waited = 0.0
         while True:

@@ -304,6 +304,24 @@ class Session:
 
         return self._guard(f"launch of {spec.label or spec.name}", go)
 
+    def trace_record(self, req: dict) -> dict:
+        """Count and record the instrumented kernel of a trace (``viz.trace.record``)."""
+        from ..trace.record import run_recording
+
+        return run_recording(self, req)
+
+    def trace_check(self, req: dict) -> dict | None:
+        """The fault-finding run of a trace (``viz.trace.record.run_fault_check``)."""
+        from ..trace.record import run_fault_check
+
+        return run_fault_check(self, req)
+
+    def trace_plain(self, req: dict) -> None:
+        """One launch of a trace's plain kernel (``viz.trace.record``)."""
+        from ..trace.record import run_plain
+
+        return run_plain(self, req)
+
     def time_launch(self, spec: LaunchSpec, sets: int = 1, min_runs: int = MIN_RUNS,
                     cancelled=lambda: False) -> Timing:
         """CUDA-event times of repeated launches, rotating over ``sets`` buffer sets."""

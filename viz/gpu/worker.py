@@ -132,6 +132,15 @@ class ProcessSession:
     def run_once(self, spec, initial, cancelled=None):
         return self._call("run_once", spec, initial, cancelled=cancelled)
 
+    def trace_record(self, req, cancelled=None):
+        return self._call("trace_record", req, cancelled=cancelled)
+
+    def trace_check(self, req, cancelled=None, timeout=None):
+        return self._call("trace_check", req, cancelled=cancelled, timeout=timeout)
+
+    def trace_plain(self, req, cancelled=None):
+        return self._call("trace_plain", req, cancelled=cancelled)
+
     def time_launch(self, spec, sets: int = 1, min_runs: int = MIN_RUNS, cancelled=None):
         return self._call("time_launch", spec, sets, min_runs, cancelled=cancelled)
 

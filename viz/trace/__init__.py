@@ -1,0 +1,25 @@
+"""Tracing a real CUDA kernel: launch files, the PTX instrumenter, the trace file and its analysis.
+
+The model side (``launch``, ``ptx``, ``tracefile``, ``analysis``) imports nothing beyond
+the standard library, numpy and the engine; only ``record`` touches PyCUDA, and only in
+the GPU child process (``viz.gpu.worker``). Nothing here imports Qt.
+"""
+
+from __future__ import annotations
+
+
+class TraceError(ValueError):
+    """Bad input (a launch file, a source, a trace file): one paragraph naming the file,
+    the key or line, the problem and the fix."""
+
+    def __init__(self, file: str, where: str, problem: str, fix: str = ""):
+        self.file = str(file)
+        self.where = where
+        self.problem = problem
+        self.fix = fix
+        super().__init__(self.paragraph())
+
+    def paragraph(self) -> str:
+        where = f" ({self.where})" if self.where else ""
+        fix = f" Fix: {self.fix}" if self.fix else ""
+        return f"{self.file}{where}: {self.problem}.{fix}"

@@ -1,0 +1,286 @@
+"""Analysis of a trace with the engine's own counting rules.
+
+The engine counts one instruction over (rows of) 32 lane addresses and masks
+(``viz.engine._count`` -> ``viz.kernels_numba.shared_counts`` / ``global_counts``). A
+scenario's rows are (block, warp) pairs computed from expressions; a trace's rows are the
+recorded warp-level executions, fed to the very same functions with one warp per row.
+Nothing is counted here that the engine does not count.
+
+What a recording adds (as Nsight Compute counts it, docs/GPU.md):
+
+* A shared load/store executed by a warp whose lanes are all predicated off still counts
+  as an executed instruction (``smsp__inst_executed_op_shared_*``) with no wavefront; a
+  scenario never has such a warp, a real kernel does. A global request needs an active lane.
+  Where the PTX branches around a shared load/store and ptxas predicated it in the plain
+  kernel (``sass_predicated`` in the instruction table), the warps that branched around
+  it (skip records, ``viz.trace.ptx.SkipRegion``) count as such executions.
+* Generic addresses are split per lane into their shared and global parts. The shared
+  part costs wavefronts (and conflicts) like a shared access, but the instruction is a
+  generic LD/ST, not an LDS/STS, so it does not count in ``smsp__inst_executed_op_shared_*``;
+  the global part is a request with its sectors (measured on the H100, docs/GPU.md).
+* ``cp.async`` (LDGSTS): its global side counts as a global load request with its sectors;
+  its shared side counts in none of the ten. ``ldmatrix`` costs shared-load wavefronts.
+  Their instructions, and ``atom``/``red``, are reported under their own Nsight Compute
+  names, outside the ten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
+from .tracefile import Trace
+
+LANE_BITS = np.arange(32, dtype=np.uint32)
+# Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
+# smsp__inst_executed_op_global_atom nor an stsm counter there).
+OTHER_METRICS = {
+    ("atomic", "global"): "smsp__sass_inst_executed_op_global_atom.sum",
+    ("reduction", "global"): "smsp__inst_executed_op_global_red.sum",
+    ("atomic", "shared"): "smsp__inst_executed_op_shared_atom.sum",
+    ("reduction", "shared"): "smsp__inst_executed_op_shared_atom.sum",
+    ("ldmatrix", "shared"): "smsp__inst_executed_op_ldsm.sum",
+    ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
+}
+
+
+def mask_bits(m: np.ndarray) -> np.ndarray:
+    """(n,) uint32 lane masks -> (n, 32) bool."""
+    return ((m.astype(np.uint32)[:, None] >> LANE_BITS) & 1).astype(bool)
+
+
+@dataclass
+class TraceInstrStats:
+    instr: dict
+    executed: int = 0           # warp-level executions recorded
+    warp_instructions: int = 0  # as the ten metrics count them (see the module doc)
+    active_lanes: int = 0
+    shared_instructions: int = 0
+    wavefronts: int = 0
+    phases: int = 0
+    requests: int = 0
+    sectors: int = 0
+    lines: int = 0
+    global_lanes: int = 0
+    shared_lanes: int = 0
+    skipped_warps: int = 0      # skip records: warps whose lanes all branched around it
+    predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
+    per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
+
+    @property
+    def counted(self) -> bool:
+        """Does this instruction enter the ten metrics (any of them)?"""
+        k, sp = self.instr["kind"], self.instr["space"]
+        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k == "ldmatrix"
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.phases
+
+
+@dataclass
+class TraceAnalysis:
+    trace: Trace
+    stats: list[TraceInstrStats]
+
+    @property
+    def metrics(self) -> dict[str, int]:
+        m = dict.fromkeys(METRIC_NAMES, 0)
+        for s in self.stats:
+            if not s.counted:
+                continue
+            op = s.instr["op"]
+            inst, wf, conf = SHARED_METRICS[op]
+            m[inst] += s.shared_instructions
+            m[wf] += s.wavefronts
+            m[conf] += s.conflicts
+            req, sec = GLOBAL_METRICS[op]
+            m[req] += s.requests
+            m[sec] += s.sectors
+        return m
+
+    @property
+    def other_metrics(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in self.stats:
+            # cp.async has two operands (shared destination, global source): the table
+            # names only the global one, so each instruction counts once
+            name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
+            if name is None:
+                continue
+            out[name] = out.get(name, 0) + s.executed
+        return out
+
+    def per_access(self) -> list[dict]:
+        out = []
+        for s in self.stats:
+            ins = s.instr
+            src = f"{ins['file'].rsplit('/', 1)[-1]}:{ins['line']}" if ins["line"] else "(no line information)"
+            d = {"index": ins["id"], "op": ins["op"], "kind": ins["kind"], "space": ins["space"],
+                 "source": src, "file": ins["file"], "line": ins["line"], "ptx": ins["ptx"],
+                 "function": ins["function"], "access_bytes": ins["width"], "executed": s.executed,
+                 "counted_in_metrics": s.counted, "warp_instructions": s.warp_instructions,
+                 "predicated_off_warps": s.predicated_off, "branched_around_warps": s.skipped_warps,
+                 "active_lanes": s.active_lanes, "bytes_requested": s.active_lanes * ins["width"]}
+            if s.shared_lanes or ins["space"] == "shared":
+                d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
+                         wavefronts_per_instruction=_ratio(s.wavefronts, s.shared_instructions),
+                         ideal_wavefronts_per_instruction=_ratio(s.phases, s.shared_instructions))
+            if s.global_lanes or ins["space"] == "global":
+                gb = s.global_lanes * ins["width"]
+                d.update(requests=s.requests, sectors=s.sectors, lines=s.lines, bytes_moved=s.sectors * 32,
+                         sectors_per_request=_ratio(s.sectors, s.requests),
+                         lines_per_request=_ratio(s.lines, s.requests),
+                         sector_efficiency=_ratio(gb, s.sectors * 32))
+            out.append(d)
+        return out
+
+    def per_warp(self, instr: int | None = None) -> np.ndarray:
+        """Wavefronts + sectors per (block, warp) of the launch, summed over the recorded
+        executions of one static instruction (or of all): the heat map's data. Blocks and
+        warps that were not recorded are 0."""
+        launch = self.trace.header["launch"]
+        nb = int(np.prod(launch["grid"]))
+        nw = -(-int(np.prod(launch["block"])) // 32)
+        out = np.zeros((nb, nw), np.int64)
+        keep = self.trace.flags == 0
+        for s in self.stats if instr is None else [self.stats[instr]]:
+            rows = np.flatnonzero((self.trace.instr == s.instr["id"]) & keep)
+            np.add.at(out, (self.trace.block[rows].astype(np.int64), self.trace.warp[rows].astype(np.int64)),
+                      s.per_record)
+        return out
+
+    def per_line(self) -> list[dict]:
+        """Figures summed per source line, worst (most wavefronts + sectors beyond ideal) first."""
+        rows: dict[tuple[str, int], dict] = {}
+        for d in self.per_access():
+            key = (d["file"], d["line"])
+            r = rows.setdefault(key, {"source": d["source"], "file": d["file"], "line": d["line"],
+                                      "warp_instructions": 0, "wavefronts": 0, "bank_conflicts": 0, "sectors": 0,
+                                      "requests": 0, "bytes_requested": 0})
+            for k in ("warp_instructions", "wavefronts", "bank_conflicts", "sectors", "requests", "bytes_requested"):
+                r[k] += d.get(k, 0)
+        return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
+
+
+def _ratio(a: int, b: int) -> float:
+    return round(a / b, 4) if b else 0.0
+
+
+def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
+    order = np.argsort(trace.instr, kind="stable")
+    ids = trace.instr[order]
+    bounds = np.searchsorted(ids, np.arange(len(trace.instructions) + 1))
+    stats = []
+    for k, ins in enumerate(trace.instructions):
+        if cancel is not None and cancel():
+            from ..engine import Cancelled
+
+            raise Cancelled()
+        rows = order[bounds[k]:bounds[k + 1]]
+        skip = rows[trace.flags[rows] != 0]
+        rows = rows[trace.flags[rows] == 0]
+        st = TraceInstrStats(ins, executed=int(rows.size), skipped_warps=int(skip.size))
+        st.per_record = np.zeros(rows.size, np.int32)
+        if rows.size:
+            addr = trace.addresses(rows)
+            pred = mask_bits(trace.pred[rows])
+            sh = pred & mask_bits(trace.shared[rows])
+            gl = pred & mask_bits(trace.global_[rows])
+            width = int(ins["width"])
+            is_load = ins["op"] == "load"
+            counts_shared = ins["kind"] in ("load", "store", "ldmatrix")
+            counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
+            if counts_shared and (ins["space"] == "shared" or sh.any()):
+                p, s, a = _count("shared", width, addr, sh, 1, is_load)
+                st.wavefronts, st.phases = int(p.sum()), int(s.sum())
+                st.shared_lanes = int(a.sum())
+                # an explicit LDS/STS counts for every warp that executes it, even with all
+                # lanes predicated off; a generic LD/ST or an LDSM is not an LDS/STS
+                st.shared_instructions = int(rows.size) if ins["kind"] in ("load", "store") \
+                    and ins["space"] == "shared" else 0
+                st.per_record += p[:, 0]
+            if counts_global and (ins["space"] == "global" or gl.any()):
+                p, s, a = _count("global", width, addr, gl, 1, is_load)
+                st.sectors, st.lines = int(p.sum()), int(s.sum())
+                st.global_lanes = int(a.sum())
+                st.requests = int((a > 0).sum())
+                st.per_record += p[:, 0]
+            st.active_lanes = int(pred.sum())
+            st.warp_instructions = int(rows.size) if ins["space"] == "shared" else int((pred.any(axis=1)).sum())
+        if skip.size and ins.get("sass_predicated") is True:
+            # ptxas predicated it: the warps that branched around it in the PTX execute it
+            # with no lane on, and Nsight Compute counts them (no wavefront)
+            st.shared_instructions += int(skip.size)
+            st.warp_instructions += int(skip.size)
+            st.predicated_off = int(skip.size)
+        stats.append(st)
+        if progress is not None:
+            progress((k + 1) / max(1, len(trace.instructions)), f"instruction {k + 1} of {len(trace.instructions)}")
+    return TraceAnalysis(trace, stats)
+
+
+# ---------------------------------------------------------------------------- reports
+
+
+def to_json(an: TraceAnalysis) -> dict:
+    from .. import __version__
+
+    h = an.trace.header
+    launch = h["launch"]
+    blocks = launch["grid"][0] * launch["grid"][1] * launch["grid"][2]
+    tpb = launch["block"][0] * launch["block"][1] * launch["block"][2]
+    return {
+        "scenario": h.get("title", h.get("kernel", "")),
+        "name": h.get("name", ""),
+        "warpviz": __version__,
+        "launch": {"block": launch["block"], "grid": launch["grid"], "threads": blocks * tpb,
+                   "warps": blocks * (-(-tpb // 32))},
+        "params": {},
+        "metrics": an.metrics,
+        "other_metrics": an.other_metrics,
+        "accesses": an.per_access(),
+        "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
+                  "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
+                  "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
+                  "note": h.get("note", "")},
+        "lines": an.per_line(),
+    }
+
+
+def to_table(an: TraceAnalysis) -> str:
+    h = an.trace.header
+    launch = h["launch"]
+    dims = lambda t: "x".join(str(x) for x in t)  # noqa: E731
+    out = [f"{h.get('title', h.get('kernel'))}  [trace of {h.get('kernel')}]",
+           f"launch: grid {dims(launch['grid'])}, block {dims(launch['block'])}; recorded on "
+           f"{h.get('gpu', {}).get('name', 'an unknown GPU')}: {an.trace.records:,} warp-level executions"]
+    if not h.get("complete", False):
+        out.append(f"partial trace: {h.get('note', 'not every block was recorded')}")
+    for d in an.per_access():
+        out.append("")
+        out.append(f"instruction {d['index'] + 1}: {d['source']}  {' '.join(d['ptx'].split())}")
+        parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
+                 f"active lanes {d['active_lanes']:,}"]
+        if d["predicated_off_warps"]:
+            parts.append(f"+{d['predicated_off_warps']:,} warps with every lane off (ptxas predicated it: counted)")
+        if "wavefronts" in d:
+            parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
+        if "sectors" in d:
+            parts.append(f"requests {d['requests']:,}, sectors {d['sectors']:,} "
+                         f"({d['sectors_per_request']:.2f}/request, efficiency {d['sector_efficiency'] * 100:.1f}%)")
+        if not d["counted_in_metrics"]:
+            parts.append("not in the ten metrics")
+        out.append("  " + "; ".join(parts))
+    out.append("")
+    out.append("totals (Nsight Compute metric names):")
+    for k, v in an.metrics.items():
+        out.append(f"  {k:<58} {v:>14,}")
+    for k, v in an.other_metrics.items():
+        out.append(f"  {k:<58} {v:>14,}")
+    return "\n".join(out)
+
+
+__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS"]

@@ -1,0 +1,635 @@
+"""The PTX instrumenter: find every instruction that touches global or shared memory and
+record, per warp-level execution, what it did.
+
+``nvcc -ptx -lineinfo`` turns the user's source into PTX; ``parse`` finds the memory
+instructions (``ld``/``st`` of every width and vector, predicated or not, ``atom``,
+``red``, ``ldmatrix``, ``stmatrix``, ``cp.async``) with their source line (``.loc``);
+``instrument`` inserts before each one a straight-line block (no branch, so the kernel's
+control flow is unchanged) that:
+
+* takes the warp's ``activemask`` and the ballot of the instruction's predicate,
+* computes each lane's byte address from the instruction's own address operand
+  (``isspacep.shared``/``isspacep.global`` resolve a generic address per lane, and a
+  shared one is turned into its offset in the shared window),
+* lets the lowest active lane take a record slot with one ``atom.global.add`` on a
+  counter, broadcasts it (``shfl.sync``) and, when the slot is below the capacity and the
+  block is selected, writes the record: every lane its 8-byte address, the leader the
+  header (static instruction id, linear block, warp, active mask, predicate mask, shared
+  mask, global mask).
+
+The recorder is steered through constant memory (``__wv_ctl``: record buffer, counter,
+capacity, block filter; ``__wv_blocks``: a bitmap of the selected blocks), so the
+kernel's parameters stay as they are and the same launch runs the plain and the
+instrumented kernel. A first run with capacity 0 only counts; the second records.
+
+Only the standard library here: the tests run it on PTX that nvcc makes without a GPU.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+RECORD_BYTES = 288           # 32-byte header + 32 lanes x 8-byte address
+HEADER_WORDS = 8             # id, block, warp, active, predicate, shared, global, 0
+BITMAP_WORDS = 2048          # __wv_blocks: blocks 0..65535 can be selected one by one
+CTL_SYMBOL = "__wv_ctl"
+BITMAP_SYMBOL = "__wv_blocks"
+
+_TYPES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
+          "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
+          "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
+_SKIP_SPACES = ("param", "local", "const", "tex", "surf")
+_OPS = ("ld", "ldu", "st", "atom", "red", "ldmatrix", "stmatrix", "cp")
+_INSTR = re.compile(r"^(?P<guard>@(?P<neg>!)?(?P<pred>%[\w$]+)\s+)?(?P<opcode>[a-z][\w.:]*)\s*(?P<operands>.*?);\s*(//.*)?$")
+_LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
+_FILE = re.compile(r'^\.file\s+(\d+)\s+"([^"]*)"')
+_FUNC = re.compile(r"\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)")
+_REG = re.compile(r"^\.reg\s+\.(\w+)\s+(%[\w$]+?)(?:<\d+>)?\s*;")
+_VAR = re.compile(r"\.(shared|global)\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
+_ADDR = re.compile(r"\[([^\]]*)\]")
+
+
+class PtxError(ValueError):
+    """PTX the instrumenter cannot handle (said with the line)."""
+
+
+@dataclass(frozen=True)
+class MemInstr:
+    """One static memory instruction (one memory operand of it, for cp.async)."""
+
+    id: int
+    line_no: int          # 1-based line in the PTX
+    ptx: str              # the instruction's text, as in the PTX
+    function: str
+    opcode: str
+    kind: str             # load | store | atomic | reduction | ldmatrix | stmatrix | cp.async
+    op: str               # load | store (the direction of this operand's access)
+    space: str            # global | shared | generic
+    width: int            # bytes per lane (vector and matrix rows included)
+    predicate: str        # "" or "%p3" / "!%p3"
+    address: str          # the address operand, e.g. "%rd5+16"
+    operand: int          # which [..] of the instruction (cp.async: 0 = shared dst, 1 = global src)
+    file: str             # source file of the .loc before it ("" without line info)
+    line: int             # source line (0 without line info)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Parsed:
+    lines: list[str]
+    instrs: list[MemInstr]
+    files: dict[int, str]
+    skipped: list[tuple[int, str]]          # (line, text) memory-looking instructions not recorded, and why
+    regions: list["SkipRegion"] = None      # forward branches over straight-line code with shared loads/stores
+
+
+@dataclass(frozen=True)
+class SkipRegion:
+    """``@%p bra L`` over straight-line code (no label, branch, barrier or call before L)
+    that holds explicit shared loads/stores. ptxas may turn such a branch into predication;
+    then a warp whose lanes all take the branch still executes the LDS/STS (no lane on),
+    and Nsight Compute counts it. The recorder writes a *skip record* per shared
+    instruction of the region for such a warp; the analysis counts it only where the
+    plain kernel's SASS shows the instruction predicated."""
+
+    line_no: int          # the branch's PTX line (1-based)
+    predicate: str        # "%p3" or "!%p3": the branch is taken where it holds
+    ids: tuple[int, ...]  # the shared load/store instructions inside
+
+
+_BRA = re.compile(r"^@(!)?(%[\w$]+)\s+bra(?:\.uni)?\s+([\w$]+)\s*;")
+_LABEL = re.compile(r"^([\w$]+):")
+_BARRIER = re.compile(r"^(@!?%[\w$]+\s+)?(bra|ret|exit|bar|barrier|call|brx|trap)\b")
+
+
+def _width(parts: list[str], kind: str, operands: str) -> int:
+    if kind in ("ldmatrix", "stmatrix"):
+        return 16                       # each lane gives the address of one 16-byte row
+    if kind == "cp.async":
+        nums = re.findall(r"\]\s*,\s*(\d+)", operands)
+        return int(nums[-1]) if nums else 16
+    size = 0
+    vec = 1
+    for p in parts:
+        if p in _TYPES:
+            size = _TYPES[p]
+        m = re.fullmatch(r"v(\d+)", p)
+        if m:
+            vec = int(m.group(1))
+    return size * vec
+
+
+def classify(opcode: str) -> tuple[str, str] | None:
+    """(kind, space) of a memory opcode that touches global/shared/generic memory, or None."""
+    parts = opcode.split(".")
+    head = parts[0]
+    if head not in _OPS:
+        return None
+    if head == "cp":
+        if len(parts) < 2 or parts[1] != "async" or any(p.startswith(("bulk", "commit", "wait", "mbarrier"))
+                                                        for p in parts[2:]):
+            return None
+        return "cp.async", "shared"
+    if head in ("ld", "ldu", "st", "atom", "red") and any(p.startswith("async") for p in parts[1:]):
+        return None
+    spaces = [p.split("::")[0] for p in parts[1:]]
+    if any(s in _SKIP_SPACES for s in spaces):
+        return None
+    space = "global" if "global" in spaces else "shared" if "shared" in spaces else "generic"
+    kind = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "reduction",
+            "ldmatrix": "ldmatrix", "stmatrix": "stmatrix"}[head]
+    return kind, space
+
+
+def parse(text: str) -> Parsed:
+    """The memory instructions of a PTX module, with their source lines."""
+    lines = text.split("\n")
+    files: dict[int, str] = {}
+    for ln in lines:
+        m = _FILE.match(ln.strip())
+        if m:
+            files[int(m.group(1))] = m.group(2)
+    instrs: list[MemInstr] = []
+    skipped: list[tuple[int, str]] = []
+    func = ""
+    loc = (0, 0)
+    for i, raw in enumerate(lines):
+        s = raw.strip()
+        if not s or s.startswith("//"):
+            continue
+        fm = _FUNC.search(s)
+        if fm and not s.startswith("call"):
+            func = fm.group(2)
+            continue
+        lm = _LOC.match(s)
+        if lm:
+            f, line = int(lm.group(1)), int(lm.group(2))
+            if lm.group(4) and _is_system(files.get(f, "")):
+                f, line = int(lm.group(4)), int(lm.group(5))
+            loc = (f, line)
+            continue
+        if s.startswith(".") or s.endswith(":") or s in ("{", "}"):
+            continue
+        m = _INSTR.match(s)
+        if not m:
+            continue
+        opcode = m.group("opcode")
+        cls = classify(opcode)
+        if cls is None:
+            if opcode.startswith(("cp.async.bulk", "ld.", "st.", "atom.", "red.")) and "async" in opcode:
+                skipped.append((i + 1, s))
+            continue
+        kind, space = cls
+        operands = m.group("operands")
+        addrs = _ADDR.findall(operands)
+        if not addrs:
+            raise PtxError(f"PTX line {i + 1}: no address operand in `{s}`")
+        pred = ""
+        if m.group("guard"):
+            pred = ("!" if m.group("neg") else "") + m.group("pred")
+        parts = opcode.split(".")
+        width = _width(parts, kind, operands)
+        srcfile, srcline = files.get(loc[0], ""), loc[1]
+        if kind == "cp.async":
+            roles = [("store", "shared", 0), ("load", "global", 1)]
+        else:
+            op = "store" if kind in ("store", "stmatrix") else "load"
+            roles = [(op, space, 0)]
+        for op, sp, k in roles:
+            instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
+                                   addrs[k].strip(), k, srcfile, srcline))
+    instrs = _unused_atomics_are_reductions(lines, instrs)
+    return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs))
+
+
+def _unused_atomics_are_reductions(lines: list[str], instrs: list[MemInstr]) -> list[MemInstr]:
+    """A global ``atom`` whose result register is never read is a RED in the SASS (ptxas
+    drops the return; measured on the H100: Nsight Compute counts it in
+    ``smsp__inst_executed_op_global_red``). Registers are per function, so the search
+    stays inside the instruction's function."""
+    starts = [i for i, ln in enumerate(lines) if _FUNC.search(ln.strip()) and not ln.strip().startswith("call")]
+    out = []
+    for ins in instrs:
+        if ins.kind == "atomic" and ins.space == "global":
+            dest = ins.ptx.split(None, 2)[1].rstrip(",") if not ins.ptx.startswith("@") else \
+                ins.ptx.split(None, 3)[2].rstrip(",")
+            lo = max([s for s in starts if s < ins.line_no - 1], default=0)
+            hi = min([s for s in starts if s > ins.line_no - 1], default=len(lines))
+            pat = re.compile(re.escape(dest) + r"(?![\w$])")
+            used = any(pat.search(lines[j]) for j in range(lo, hi) if j != ins.line_no - 1)
+            if not used:
+                ins = MemInstr(**dict(ins.as_dict(), kind="reduction"))
+        out.append(ins)
+    return out
+
+
+def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
+    by_line: dict[int, list[MemInstr]] = {}
+    for ins in instrs:
+        by_line.setdefault(ins.line_no, []).append(ins)
+    out = []
+    for i, raw in enumerate(lines):
+        m = _BRA.match(raw.strip())
+        if not m:
+            continue
+        target = m.group(3)
+        ids: list[int] = []
+        ok = False
+        for j in range(i + 1, len(lines)):
+            t = lines[j].strip()
+            lm = _LABEL.match(t)
+            if lm:
+                ok = lm.group(1) == target
+                break
+            if _BARRIER.match(t):
+                break
+            for ins in by_line.get(j + 1, []):
+                if ins.space == "shared" and ins.kind in ("load", "store"):
+                    ids.append(ins.id)
+        if ok and ids:
+            out.append(SkipRegion(i + 1, ("!" if m.group(1) else "") + m.group(2), tuple(ids)))
+    return out
+
+
+def _is_system(path: str) -> bool:
+    return "/include/" in path and ("cuda" in path or "targets" in path)
+
+
+# ---------------------------------------------------------------------------- instrumenting
+
+
+def _reg_widths(lines: list[str]) -> dict[str, int]:
+    """Register prefix -> bits, from the .reg declarations (per module; nvcc uses one naming)."""
+    out: dict[str, int] = {}
+    for ln in lines:
+        m = _REG.match(ln.strip())
+        if m:
+            t = m.group(1)
+            bits = 64 if t.endswith("64") else 32 if t.endswith("32") else 16 if t.endswith("16") else 0
+            out[m.group(2)] = bits
+    return out
+
+
+def _symbols(lines: list[str]) -> set[str]:
+    out = set()
+    for ln in lines:
+        s = ln.strip()
+        if s.startswith("//"):
+            continue
+        m = _VAR.search(s)
+        if m and not s.startswith(("ld", "st", "mov", "cvta")):
+            out.add(m.group(2))
+    return out
+
+
+def _reg_bits(name: str, widths: dict[str, int]) -> int:
+    if name in widths:
+        return widths[name]
+    m = re.match(r"(%[A-Za-z_$]+?)\d+$", name)
+    if m and m.group(1) in widths:
+        return widths[m.group(1)]
+    return 64 if name.startswith("%rd") else 32
+
+
+def _address_code(addr: str, widths: dict[str, int], symbols: set[str], lineno: int) -> list[str]:
+    """PTX that puts the address operand's value into %wvd0 (u64)."""
+    a = addr.replace(" ", "")
+    m = re.fullmatch(r"([%\w$.]+?)?(?:\+(-?(?:0x[0-9a-fA-F]+|\d+)))?", a)
+    if not m or not (m.group(1) or m.group(2)):
+        raise PtxError(f"PTX line {lineno}: address operand `[{addr}]` is not register/symbol + offset")
+    base, off = m.group(1), m.group(2)
+    offset = int(off, 0) if off else 0
+    out = []
+    if base is None or re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", base or ""):
+        value = offset + (int(base, 0) if base else 0)
+        return [f"mov.u64 %wvd0, {value};"]
+    if base.startswith("%"):
+        if _reg_bits(base, widths) == 64:
+            out.append(f"add.s64 %wvd0, {base}, {offset};")
+        else:
+            out.append(f"cvt.u64.u32 %wvd0, {base};")
+            if offset:
+                out.append(f"add.s64 %wvd0, %wvd0, {offset};")
+    else:
+        out.append(f"mov.u64 %wvd0, {base};")
+        if offset:
+            out.append(f"add.s64 %wvd0, %wvd0, {offset};")
+    return out
+
+
+def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) -> list[str]:
+    """The straight-line PTX recorded before ``ins`` (see the module doc)."""
+    c = [
+        "{",
+        ".reg .pred %wvp<8>;",
+        ".reg .b32 %wvr<16>;",
+        ".reg .b64 %wvd<8>;",
+        "activemask.b32 %wvr0;",
+    ]
+    if ins.predicate:
+        c.append(f"vote.sync.ballot.b32 %wvr1, {ins.predicate}, %wvr0;")
+    else:
+        c.append("mov.b32 %wvr1, %wvr0;")
+    c += _address_code(ins.address, widths, symbols, ins.line_no)
+    if ins.space == "generic":
+        c += ["isspacep.shared %wvp1, %wvd0;",
+              "isspacep.global %wvp2, %wvd0;",
+              "vote.sync.ballot.b32 %wvr2, %wvp1, %wvr0;",
+              "vote.sync.ballot.b32 %wvr3, %wvp2, %wvr0;",
+              "@%wvp1 cvta.to.shared.u64 %wvd0, %wvd0;"]
+    elif ins.space == "shared":
+        c += ["mov.b32 %wvr2, %wvr0;", "mov.b32 %wvr3, 0;"]
+    else:
+        c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, %wvr0;"]
+    _prologue(c)
+    c += [
+        "and.pred %wvp5, %wvp0, %wvp4;",                 # the leader of a recorded block
+        # the slot: one atomic by the leader, broadcast to the warp
+        f"ld.const.u64 %wvd3, [{CTL_SYMBOL}+8];",
+        "mov.u32 %wvr11, -1;",
+        "@%wvp5 atom.global.add.u32 %wvr11, [%wvd3], 1;",
+        "shfl.sync.idx.b32 %wvr11, %wvr11, %wvr5, 31, %wvr0;",
+        f"ld.const.u32 %wvr12, [{CTL_SYMBOL}+16];",
+        "setp.lt.u32 %wvp6, %wvr11, %wvr12;",
+        f"ld.const.u64 %wvd4, [{CTL_SYMBOL}];",
+        f"mul.wide.u32 %wvd5, %wvr11, {RECORD_BYTES};",
+        "add.s64 %wvd4, %wvd4, %wvd5;",
+        "mul.wide.u32 %wvd5, %wvr4, 8;",
+        "add.s64 %wvd6, %wvd4, %wvd5;",
+        "@%wvp6 st.global.u64 [%wvd6+32], %wvd0;",
+        "and.pred %wvp7, %wvp6, %wvp0;",
+        f"mov.u32 %wvr13, {ins.id};",
+        "mov.u32 %wvr14, 0;",
+        "@%wvp7 st.global.v4.u32 [%wvd4], {%wvr13, %wvr6, %wvr7, %wvr0};",
+        "@%wvp7 st.global.v4.u32 [%wvd4+16], {%wvr1, %wvr2, %wvr3, %wvr14};",
+        "}",
+    ]
+    return c
+
+
+def _prologue(c: list[str]) -> None:
+    """Leader (%wvp0 / %wvr5), lane (%wvr4), linear block (%wvr6), warp (%wvr7) and the
+    block filter (%wvp4: this block is recorded), from the active mask in %wvr0."""
+    c += [
+        "mov.u32 %wvr4, %laneid;",
+        "neg.s32 %wvr5, %wvr0;",
+        "and.b32 %wvr5, %wvr5, %wvr0;",
+        "bfind.u32 %wvr5, %wvr5;",
+        "setp.eq.u32 %wvp0, %wvr4, %wvr5;",
+        "mov.u32 %wvr6, %ctaid.z;", "mov.u32 %wvr7, %nctaid.y;", "mov.u32 %wvr8, %ctaid.y;",
+        "mad.lo.u32 %wvr6, %wvr6, %wvr7, %wvr8;",
+        "mov.u32 %wvr7, %nctaid.x;", "mov.u32 %wvr8, %ctaid.x;",
+        "mad.lo.u32 %wvr6, %wvr6, %wvr7, %wvr8;",
+        "mov.u32 %wvr7, %tid.z;", "mov.u32 %wvr8, %ntid.y;", "mov.u32 %wvr9, %tid.y;",
+        "mad.lo.u32 %wvr7, %wvr7, %wvr8, %wvr9;",
+        "mov.u32 %wvr8, %ntid.x;", "mov.u32 %wvr9, %tid.x;",
+        "mad.lo.u32 %wvr7, %wvr7, %wvr8, %wvr9;",
+        "shr.u32 %wvr7, %wvr7, 5;",
+        f"ld.const.u32 %wvr8, [{CTL_SYMBOL}+20];",
+        "shr.u32 %wvr9, %wvr6, 5;",
+        f"min.u32 %wvr9, %wvr9, {BITMAP_WORDS - 1};",
+        "mul.wide.u32 %wvd1, %wvr9, 4;",
+        f"mov.u64 %wvd2, {BITMAP_SYMBOL};",
+        "add.s64 %wvd1, %wvd1, %wvd2;",
+        "ld.const.u32 %wvr9, [%wvd1];",
+        "and.b32 %wvr10, %wvr6, 31;",
+        "shr.u32 %wvr9, %wvr9, %wvr10;",
+        "and.b32 %wvr9, %wvr9, 1;",
+        f"setp.lt.u32 %wvp3, %wvr6, {BITMAP_WORDS * 32};",
+        "setp.eq.and.u32 %wvp3, %wvr9, 1, %wvp3;",
+        "setp.eq.u32 %wvp4, %wvr8, 0;",
+        "or.pred %wvp4, %wvp4, %wvp3;",
+    ]
+
+
+def skip_block(region: SkipRegion) -> list[str]:
+    """Before ``@%p bra L``: if every active lane takes the branch, the leader writes one
+    skip record (header word 7 = 1, no lane on) per shared instruction of the region."""
+    n = len(region.ids)
+    c = ["{", ".reg .pred %wvp<8>;", ".reg .b32 %wvr<16>;", ".reg .b64 %wvd<8>;",
+         "activemask.b32 %wvr0;",
+         f"vote.sync.ballot.b32 %wvr1, {region.predicate}, %wvr0;",   # lanes that take the branch
+         "setp.eq.u32 %wvp1, %wvr1, %wvr0;"]                          # ... all of them
+    _prologue(c)
+    c += [
+        "and.pred %wvp5, %wvp0, %wvp4;",
+        "and.pred %wvp5, %wvp5, %wvp1;",
+        f"ld.const.u64 %wvd3, [{CTL_SYMBOL}+8];",
+        "mov.u32 %wvr11, -1;",
+        f"@%wvp5 atom.global.add.u32 %wvr11, [%wvd3], {n};",
+        f"ld.const.u32 %wvr12, [{CTL_SYMBOL}+16];",
+        f"ld.const.u64 %wvd4, [{CTL_SYMBOL}];",
+        "mov.u32 %wvr14, 0;",
+        "mov.u32 %wvr15, 1;",
+    ]
+    for k, ins_id in enumerate(region.ids):
+        c += [
+            f"add.u32 %wvr9, %wvr11, {k};",
+            "setp.lt.u32 %wvp6, %wvr9, %wvr12;",
+            "and.pred %wvp7, %wvp6, %wvp5;",
+            "setp.ne.u32 %wvp2, %wvr11, -1;",
+            "and.pred %wvp7, %wvp7, %wvp2;",
+            f"mul.wide.u32 %wvd5, %wvr9, {RECORD_BYTES};",
+            "add.s64 %wvd6, %wvd4, %wvd5;",
+            f"mov.u32 %wvr13, {ins_id};",
+            "@%wvp7 st.global.v4.u32 [%wvd6], {%wvr13, %wvr6, %wvr7, %wvr0};",
+            "@%wvp7 st.global.v4.u32 [%wvd6+16], {%wvr14, %wvr14, %wvr14, %wvr15};",
+        ]
+    c.append("}")
+    return c
+
+
+def _declarations() -> list[str]:
+    return [f".const .align 8 .b8 {CTL_SYMBOL}[48];",
+            f".const .align 4 .b32 {BITMAP_SYMBOL}[{BITMAP_WORDS}];"]
+
+
+def instrument(text: str) -> tuple[str, list[MemInstr]]:
+    """The instrumented PTX and its static instruction table (``instrument_full`` also
+    gives the skip regions)."""
+    out, instrs, _ = instrument_full(text)
+    return out, instrs
+
+
+def check_block(ins: MemInstr) -> list[str]:
+    """Fault finding (``instrument_full(check=True)``, used only after a kernel faulted):
+    appended to the recording block of a global or generic access. A lane whose global
+    address lies outside [``__wv_ctl+24``, ``__wv_ctl+32``) (the launch's buffers) or is
+    not aligned to the access width is switched off for the instruction, which this block
+    then issues itself; the first warp with such lanes writes its instruction id, block,
+    warp, bad-lane mask and every lane's address into the counter buffer (bytes 16..288),
+    so the run completes and the host can say which instruction and lanes faulted."""
+    raw = ins.ptx
+    bare = re.sub(r"^@!?%[\w$]+\s+", "", raw)
+    w = max(1, ins.width)
+    c = [
+        f"ld.const.u64 %wvd5, [{CTL_SYMBOL}+24];",
+        f"ld.const.u64 %wvd6, [{CTL_SYMBOL}+32];",
+        "setp.lt.u64 %wvp1, %wvd0, %wvd5;",
+        f"add.s64 %wvd7, %wvd0, {w};",
+        "setp.gt.u64 %wvp2, %wvd7, %wvd6;",
+        "or.pred %wvp1, %wvp1, %wvp2;",
+    ]
+    if w & (w - 1) == 0 and w > 1:
+        c += [f"and.b64 %wvd7, %wvd0, {w - 1};", "setp.ne.u64 %wvp2, %wvd7, 0;", "or.pred %wvp1, %wvp1, %wvp2;"]
+    c += [
+        "and.b32 %wvr9, %wvr1, %wvr3;",            # predicate-true global lanes
+        "shr.u32 %wvr9, %wvr9, %wvr4;",
+        "and.b32 %wvr9, %wvr9, 1;",
+        "setp.ne.u32 %wvp2, %wvr9, 0;",
+        "and.pred %wvp1, %wvp1, %wvp2;",           # this lane would fault
+        "vote.sync.ballot.b32 %wvr10, %wvp1, %wvr0;",
+        "setp.ne.u32 %wvp2, %wvr10, 0;",
+        "and.pred %wvp3, %wvp2, %wvp0;",
+        f"ld.const.u64 %wvd3, [{CTL_SYMBOL}+8];",
+        "mov.u32 %wvr11, 1;",
+        "@%wvp3 atom.global.exch.b32 %wvr11, [%wvd3+4], 1;",
+        "shfl.sync.idx.b32 %wvr11, %wvr11, %wvr5, 31, %wvr0;",
+        "setp.eq.and.u32 %wvp3, %wvr11, 0, %wvp2;",  # the first warp with bad lanes
+        "and.pred %wvp4, %wvp3, %wvp0;",
+        f"mov.u32 %wvr13, {ins.id};",
+        "@%wvp4 st.global.v4.u32 [%wvd3+16], {%wvr13, %wvr6, %wvr7, %wvr10};",
+        "mul.wide.u32 %wvd7, %wvr4, 8;",
+        "add.s64 %wvd7, %wvd3, %wvd7;",
+        "@%wvp3 st.global.u64 [%wvd7+32], %wvd0;",
+        "not.pred %wvp1, %wvp1;",
+    ]
+    if ins.predicate:
+        neg = ins.predicate.startswith("!")
+        reg = ins.predicate.lstrip("!")
+        if neg:
+            c += [f"not.pred %wvp2, {reg};", "and.pred %wvp1, %wvp1, %wvp2;"]
+        else:
+            c += [f"and.pred %wvp1, %wvp1, {reg};"]
+    c.append(f"@%wvp1 {bare}")
+    return c
+
+
+def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr], list[SkipRegion]]:
+    """``check``: the fault-finding variant (``check_block``), not for recording traces."""
+    parsed = parse(text)
+    lines = parsed.lines
+    widths = _reg_widths(lines)
+    symbols = _symbols(lines)
+    by_line: dict[int, list[MemInstr]] = {}
+    for ins in parsed.instrs:
+        by_line.setdefault(ins.line_no, []).append(ins)
+    branches = {r.line_no: r for r in parsed.regions}
+    out: list[str] = []
+    declared = False
+    for i, raw in enumerate(lines):
+        n = i + 1
+        if n in branches:
+            indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
+            out += [indent + x for x in skip_block(branches[n])]
+        checked = False
+        if n in by_line:
+            indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
+            for ins in by_line[n]:
+                block = recording_block(ins, widths, symbols)
+                if check and not checked and ins.space in ("global", "generic") and ins.kind != "cp.async":
+                    block = block[:-1] + check_block(ins) + ["}"]
+                    checked = True
+                out += [indent + x for x in block]
+        if not checked:
+            out.append(raw)
+        if not declared and raw.strip().startswith(".address_size"):
+            out += _declarations()
+            declared = True
+    if not declared:
+        raise PtxError("the PTX has no .address_size line (is it PTX from nvcc?)")
+    return "\n".join(out), parsed.instrs, parsed.regions
+
+
+# ---------------------------------------------------------------------------- SASS guard
+
+# SASS opcodes the recorder itself never emits: their numbers must not change.
+UNTOUCHED_SASS = ("LDG", "LDS", "STS", "LDSM", "STSM", "ATOMS", "LDGSTS", "LD", "ST", "RED", "ATOM", "LDL", "STL")
+
+
+def sass_opcode_counts(lines: list[str]) -> dict[str, int]:
+    """Opcode (without modifiers) -> count, over ``compile.memory_lines`` output."""
+    out: dict[str, int] = {}
+    for ln in lines:
+        text = ln.split("*/", 1)[-1].strip()
+        toks = text.split()
+        if toks and toks[0].startswith("@"):
+            toks = toks[1:]
+        if not toks:
+            continue
+        op = toks[0].split(".")[0]
+        out[op] = out.get(op, 0) + 1
+    return out
+
+
+def compare_sass(original: list[str], instrumented: list[str], sites: int,
+                 regions: list[SkipRegion] = ()) -> list[str]:
+    """Problems: memory opcodes whose count the instrumentation changed. The recorder adds,
+    per instrumented site, one ATOMG and three STG (a lane's address, two header halves),
+    and per skip region one ATOMG and two STG per shared instruction in it."""
+    a, b = sass_opcode_counts(original), sass_opcode_counts(instrumented)
+    extra = {"ATOMG": sites + len(regions), "STG": 3 * sites + 2 * sum(len(r.ids) for r in regions)}
+    problems = []
+    for op in sorted(set(a) | set(b)):
+        want = a.get(op, 0) + extra.get(op, 0)
+        if b.get(op, 0) != want:
+            problems.append(f"{op}: {a.get(op, 0)} in the plain kernel, {b.get(op, 0)} instrumented "
+                            f"(expected {want})")
+    return problems
+
+
+def predicated_shared(lines: list[str]) -> int:
+    """SASS LDS/STS that run under a predicate (``@P0 STS ...``)."""
+    n = 0
+    for ln in lines:
+        toks = ln.split("*/", 1)[-1].split()
+        if len(toks) > 1 and toks[0].startswith("@") and toks[1].split(".")[0] in ("LDS", "STS"):
+            n += 1
+    return n
+
+
+def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bool] | None:
+    """Which explicit shared loads/stores of the PTX ptxas predicated in the plain kernel:
+    the k-th ld.shared of the PTX is taken to be the k-th LDS of the SASS (and st.shared /
+    STS), which holds while ptxas keeps their number and order. None where the numbers
+    differ (then nothing is assumed)."""
+    out: dict[int, bool] = {}
+    for ptx_kind, sass_op in (("load", "LDS"), ("store", "STS")):
+        ptx = [i for i in instrs if i.space == "shared" and i.kind == ptx_kind]
+        sass = []
+        for ln in original:
+            toks = ln.split("*/", 1)[-1].split()
+            pred = bool(toks) and toks[0].startswith("@")
+            if pred:
+                toks = toks[1:]
+            if toks and toks[0].split(".")[0] == sass_op:
+                sass.append(pred)
+        if len(sass) != len(ptx):
+            return None
+        for i, p in zip(ptx, sass):
+            out[i.id] = p
+    return out
+
+
+def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
+    """A note when ptxas predicated shared loads/stores that the PTX branches around.
+
+    Nsight Compute counts a predicated LDS/STS for every warp that reaches it, also with all
+    lanes off; the recorder sits inside the PTX branch and sees only the warps that enter
+    it. Wavefronts, conflicts and the global metrics are not affected."""
+    in_ptx = sum(1 for i in instrs if i.space == "shared" and i.kind in ("load", "store") and i.predicate)
+    in_sass = predicated_shared(original)
+    if in_sass > in_ptx:
+        return (f"ptxas predicated {in_sass - in_ptx} shared load/store instruction(s) that the PTX branches "
+                "around: a warp whose lanes all skip them still executes them, and Nsight Compute counts it in "
+                "smsp__inst_executed_op_shared_ld/st; the trace sees only warps that enter the branch, so those two "
+                "counts can be lower than Nsight Compute's (wavefronts, conflicts and global metrics are unaffected)")
+    return ""
+
+
+__all__ = ["MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
+           "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared",
+           "SkipRegion", "skip_block", "instrument_full", "check_block", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]

@@ -1,0 +1,188 @@
+"""Run a launch on the GPU: the instrumented kernel (recording) or the plain one (for Nsight
+Compute). PyCUDA is used only inside the functions here, which run in the GPU child
+process of ``viz.gpu.worker`` (``Session.trace_record``), so a faulting kernel takes down
+only that process.
+
+Buffers: one allocation, each buffer at a 256-byte boundary, filled on the host with the
+launch file's fill (``random`` from a fixed seed), uploaded before each run, so the
+counting run, the recording run and the Nsight Compute run see the same data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .launch import Arg, Launch
+from .ptx import BITMAP_SYMBOL, BITMAP_WORDS, CTL_SYMBOL, HEADER_WORDS, RECORD_BYTES
+
+SEED = 12345
+MAX_RECORDS = 4_000_000          # 288 bytes each on the GPU: about 1.1 GB; more is not recorded (said so)
+
+_NP = {"char*": np.int8, "short*": np.int16, "half*": np.float16, "int*": np.int32, "unsigned*": np.uint32,
+       "float*": np.float32, "double*": np.float64, "long long*": np.int64, "int2*": np.int32,
+       "int4*": np.int32, "float2*": np.float32, "float4*": np.float32, "double2*": np.float64, "void*": np.uint8}
+_SCALAR = {"char": np.int8, "short": np.int16, "int": np.int32, "unsigned": np.uint32, "long long": np.int64,
+           "unsigned long long": np.uint64, "float": np.float32, "double": np.float64}
+
+
+def fill_values(a: Arg, index: int) -> np.ndarray:
+    """The bytes of buffer ``a`` (the ``index``-th argument) as the launch file fills it."""
+    comp = np.dtype(_NP[a.type])
+    n = a.nbytes // comp.itemsize
+    if a.fill == "zero":
+        v = np.zeros(n, comp)
+    elif a.fill == "ones":
+        v = np.ones(n, comp)
+    elif a.fill == "iota":
+        per = a.element_bytes // comp.itemsize      # vector types: one index per element
+        v = np.repeat(np.arange(a.count, dtype=np.int64), per).astype(comp)
+    else:
+        rng = np.random.default_rng(SEED + index)
+        if np.issubdtype(comp, np.floating):
+            v = rng.random(n).astype(comp)
+        else:
+            info = np.iinfo(comp)
+            v = rng.integers(info.min, info.max, n, dtype=comp, endpoint=True)
+    return v.view(np.uint8)
+
+
+def host_buffer(launch: Launch) -> np.ndarray:
+    buf = np.zeros(launch.buffer_bytes, np.uint8)
+    for k, (a, off) in enumerate(zip(launch.args, launch.buffer_offsets())):
+        if a.is_buffer:
+            b = fill_values(a, k)
+            buf[off:off + b.size] = b
+    return buf
+
+
+def request(launch: Launch, cubin: bytes, blocks: list[int] | None = None,
+            max_records: int = MAX_RECORDS) -> dict:
+    """Plain data for the GPU process (picklable)."""
+    return {"kernel": launch.kernel, "cubin": cubin, "block": launch.block, "grid": launch.grid,
+            "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
+            "offsets": launch.buffer_offsets(), "buffer": host_buffer(launch), "blocks": blocks,
+            "max_records": max_records}
+
+
+def _kernel_args(req: dict, base: int) -> list:
+    out = []
+    for a, off in zip(req["args"], req["offsets"]):
+        if a["type"].endswith("*"):
+            out.append(np.uint64(base + off))
+        else:
+            out.append(_SCALAR[a["type"]](a["value"]))
+    return out
+
+
+def _function(session, req: dict):
+    fn = session.function(req["cubin"], req["kernel"])
+    if req["shared"] > 48 * 1024:
+        fn.set_attribute(session.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, req["shared"])
+    return fn
+
+
+def run_plain(session, req: dict) -> None:
+    """One launch of the plain kernel (what Nsight Compute profiles)."""
+    cuda = session.cuda
+
+    def go():
+        buf = cuda.mem_alloc(req["buffer"].size)
+        cuda.memcpy_htod(buf, req["buffer"])
+        fn = _function(session, req)
+        fn(*_kernel_args(req, int(buf)), block=tuple(req["block"]), grid=tuple(req["grid"]),
+           shared=req["shared"])
+        cuda.Context.synchronize()
+        buf.free()
+
+    session._guard(f"launch of {req['kernel']}", go)
+
+
+def run_recording(session, req: dict) -> dict:
+    """Count, then record. Returns {"header": (n, 8) uint32, "addr": (n, 32) uint64,
+    "executed": total warp-level executions in the selected blocks, "capacity": slots}."""
+    cuda = session.cuda
+
+    def go():
+        fn = _function(session, req)
+        module = fn._wv_module
+        ctl, _ = module.get_global(CTL_SYMBOL)
+        bitmap_ptr, _ = module.get_global(BITMAP_SYMBOL)
+        bitmap = np.zeros(BITMAP_WORDS, np.uint32)
+        selected = req["blocks"]
+        if selected is not None:
+            sel = np.asarray(selected, np.int64)
+            sel = sel[sel < BITMAP_WORDS * 32]
+            np.bitwise_or.at(bitmap, sel >> 5, (np.uint32(1) << (sel & 31).astype(np.uint32)))
+        cuda.memcpy_htod(bitmap_ptr, bitmap)
+        counter = cuda.mem_alloc(256)
+        buf = cuda.mem_alloc(req["buffer"].size)
+
+        def launch(records_ptr: int, cap: int) -> int:
+            cuda.memcpy_htod(buf, req["buffer"])
+            cuda.memcpy_htod(counter, np.zeros(64, np.uint32))
+            c = np.zeros(4, np.uint64)
+            c[0], c[1] = records_ptr, int(counter)
+            c[2] = np.uint64(cap) | (np.uint64(1 if selected is not None else 0) << np.uint64(32))
+            cuda.memcpy_htod(ctl, c)
+            fn(*_kernel_args(req, int(buf)), block=tuple(req["block"]), grid=tuple(req["grid"]),
+               shared=req["shared"])
+            cuda.Context.synchronize()
+            n = np.zeros(64, np.uint32)
+            cuda.memcpy_dtoh(n, counter)
+            return int(n[0])
+
+        executed = launch(0, 0)
+        cap = min(executed, int(req["max_records"]))
+        records = cuda.mem_alloc(max(1, cap) * RECORD_BYTES)
+        again = launch(int(records), cap)
+        host = np.empty(max(1, cap) * RECORD_BYTES, np.uint8)
+        cuda.memcpy_dtoh(host, records)
+        records.free()
+        buf.free()
+        counter.free()
+        rec = host[:cap * RECORD_BYTES].reshape(cap, RECORD_BYTES)
+        header = np.ascontiguousarray(rec[:, :HEADER_WORDS * 4]).view(np.uint32).reshape(cap, HEADER_WORDS)
+        addr = np.ascontiguousarray(rec[:, HEADER_WORDS * 4:]).view(np.uint64).reshape(cap, 32)
+        return {"header": header, "addr": addr, "executed": executed, "executed_again": again, "capacity": cap}
+
+    return session._guard(f"instrumented launch of {req['kernel']}", go)
+
+
+def run_fault_check(session, req: dict) -> dict | None:
+    """Run the fault-finding variant (``ptx.check_block``) once: lanes that would access
+    outside the launch's buffers, or misaligned, are switched off and the first such warp
+    is written down. Returns {"instr", "block", "warp", "lanes" (mask), "addr" (32), "base",
+    "size"} or None when no such lane was found."""
+    cuda = session.cuda
+
+    def go():
+        fn = _function(session, req)
+        module = fn._wv_module
+        ctl, _ = module.get_global(CTL_SYMBOL)
+        bitmap_ptr, _ = module.get_global(BITMAP_SYMBOL)
+        cuda.memcpy_htod(bitmap_ptr, np.zeros(BITMAP_WORDS, np.uint32))
+        counter = cuda.mem_alloc(512)
+        cuda.memcpy_htod(counter, np.zeros(128, np.uint32))
+        buf = cuda.mem_alloc(req["buffer"].size)
+        cuda.memcpy_htod(buf, req["buffer"])
+        c = np.zeros(6, np.uint64)
+        c[1] = int(counter)
+        c[3], c[4] = int(buf), int(buf) + req["buffer"].size
+        cuda.memcpy_htod(ctl, c)
+        fn(*_kernel_args(req, int(buf)), block=tuple(req["block"]), grid=tuple(req["grid"]), shared=req["shared"])
+        cuda.Context.synchronize()
+        out = np.zeros(128, np.uint32)
+        cuda.memcpy_dtoh(out, counter)
+        base = int(buf)
+        buf.free()
+        counter.free()
+        if out[1] == 0:
+            return None
+        addr = out[8:72].view(np.uint64).copy()
+        return {"instr": int(out[4]), "block": int(out[5]), "warp": int(out[6]), "lanes": int(out[7]),
+                "addr": addr, "base": base, "size": int(req["buffer"].size)}
+
+    return session._guard(f"fault-finding launch of {req['kernel']}", go)
+
+
+__all__ = ["request", "run_recording", "run_plain", "run_fault_check", "host_buffer", "fill_values", "MAX_RECORDS"]
