@@ -676,3 +676,68 @@ __all__ = ["export", "write_plan", "Settings", "Selection", "Result", "ExportErr
            "make_plan", "Plan", "selection", "check_settings", "STILL", "ANIMATED",
            "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
            "ensure_qt", "FORMATS", "SIZES"]
+
+
+# ---------------------------------------------------------------------------- any picture
+
+
+def picture_bytes(fmt: str, size: tuple[int, int], paint: Callable, title: str = "warpviz",
+                  description: str = "") -> bytes:
+    """Whatever ``paint(painter, QRectF)`` draws, as PNG or SVG bytes in memory (for
+    notebooks: ``_repr_png_`` / ``_repr_svg_``). The same painters as every export."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
+    from PySide6.QtGui import QImage, QPainter
+
+    ensure_qt()
+    w, h = size
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    if fmt == "svg":
+        from PySide6.QtSvg import QSvgGenerator
+
+        gen = QSvgGenerator()
+        gen.setOutputDevice(buf)
+        gen.setSize(QSize(w, h))
+        gen.setViewBox(QRectF(0, 0, w, h))
+        gen.setTitle(title)
+        gen.setDescription(description)
+        p = QPainter(gen)
+        try:
+            paint(p, QRectF(0, 0, w, h))
+        finally:
+            p.end()
+    elif fmt == "png":
+        img = QImage(w, h, QImage.Format.Format_RGB32)
+        p = QPainter(img)
+        try:
+            paint(p, QRectF(0, 0, w, h))
+        finally:
+            p.end()
+        img.save(buf, "PNG")
+    else:
+        raise ExportError(f"a picture is PNG or SVG, not {fmt!r}")
+    buf.close()
+    return bytes(data.data())
+
+
+def write_picture(out: str | os.PathLike, size: tuple[int, int], paint: Callable, title: str = "warpviz",
+                  description: str = "") -> Result:
+    """Write what ``paint(painter, QRectF)`` draws to ``out`` (.png or .svg), atomically."""
+    out = Path(out)
+    kind = STILL.get(out.suffix.lower())
+    if kind is None:
+        raise ExportError(f"{out}: a picture is written as .png or .svg, not {out.suffix or 'no extension'!r}")
+    w, h = size
+    if not (MIN_SIDE <= w <= MAX_W * 4 and MIN_SIDE <= h <= MAX_H * 4):
+        raise ExportError(f"{w}x{h} is not a picture size warpviz writes ({MIN_SIDE}..{MAX_W * 4} x "
+                          f"{MIN_SIDE}..{MAX_H * 4})")
+    parent = _check_target(out, kind)
+    data = picture_bytes(kind, size, paint, title, description)
+    try:
+        with _Atomic(parent, out) as a:
+            a.tmp.write_bytes(data)
+            a.commit()
+    except OSError as err:
+        raise ExportError(_disk_message(out, err)) from None
+    return Result(out, kind, 1, 1, size, 0.0)

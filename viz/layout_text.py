@@ -591,9 +591,12 @@ def fit(layout: AuthoredLayout, shape: tuple[int, ...] | None, elem_size: int) -
     return tuple(shape)
 
 
-def check(layout: AuthoredLayout, extents: tuple[int, ...], elem_size: int, pad: int = 0) -> np.ndarray:
+def check(layout: AuthoredLayout, extents: tuple[int, ...], elem_size: int, pad: int = 0,
+          array: bool = True) -> np.ndarray:
     """The layout must stay inside the array's storage (rows x (cols + pad) elements, or n)
-    and give every element its own place. Returns every element's offset."""
+    and give every element its own place. Returns every element's offset. With ``array``
+    False (a layout drawn on its own, as CuTe's print_layout does) only negative offsets
+    are refused: the codomain is then whatever the layout reaches."""
     n = 1
     for e in extents:
         n *= e
@@ -608,6 +611,8 @@ def check(layout: AuthoredLayout, extents: tuple[int, ...], elem_size: int, pad:
         k = int(np.argmin(flat))
         raise LayoutError(f"layout {layout.text!r} sends {_name(k, extents)} to offset {lo}, before the "
                           "array's start", "use non-negative strides")
+    if not array:
+        return off
     if hi >= storage:
         k = int(np.argmax(flat))
         where = f"{list(extents)}" + (f" with pad = {pad}" if pad else "")
@@ -634,3 +639,69 @@ def _name(k: int, extents: tuple[int, ...]) -> str:
     if len(extents) == 2:
         return f"(row {k // extents[1]}, column {k % extents[1]})"
     return f"element {k}"
+
+
+# ---------------------------------------------------------------------------- the map
+
+
+@dataclass(frozen=True)
+class LayoutMap:
+    """The logical-to-physical map of a layout on an array: every element's offset (in
+    elements) and the shared-memory bank of its first byte. 1-D layouts are one row."""
+
+    text: str
+    kind: str
+    type_name: str
+    elem_size: int
+    offsets: np.ndarray            # (rows, cols) int64
+    one_d: bool = False
+
+    @property
+    def rows(self) -> int:
+        return int(self.offsets.shape[0])
+
+    @property
+    def cols(self) -> int:
+        return int(self.offsets.shape[1])
+
+    @property
+    def one_to_one(self) -> bool:
+        flat = self.offsets.reshape(-1)
+        return len(np.unique(flat)) == flat.size
+
+    @property
+    def banks(self) -> np.ndarray:
+        """The bank of each element's first byte: (offset x size / 4) mod 32."""
+        return (self.offsets * self.elem_size // 4) % 32
+
+    def shape_text(self) -> str:
+        return f"{self.cols}" if self.one_d else f"{self.rows} x {self.cols}"
+
+    def to_text(self) -> str:
+        """CuTe's ``print_layout`` table: column indices, then each row's offsets."""
+        w = max(len(str(int(self.offsets.max()))), len(str(self.cols - 1)), 1)
+        rw = len(str(self.rows - 1))
+        cell = w + 2
+        sep = " " * (rw + 3) + "+" + ("-" * cell + "+") * self.cols
+        head = " " * (rw + 3) + "".join(str(c).rjust(cell) + " " for c in range(self.cols)).rstrip()
+        lines = [self.text, head, sep]
+        for r in range(self.rows):
+            cells = "|".join(f" {int(v):>{w}} " for v in self.offsets[r])
+            lines += [f" {str(r).rjust(rw)}  |{cells}|", sep]
+        return "\n".join(lines)
+
+
+def layout_map(text: str, shape: tuple[int, ...] | None = None, type_name: str = "half",
+               pad: int = 0) -> LayoutMap:
+    """Parse, fit and check ``text`` on an array of ``shape`` (a CuTe layout gives its own)
+    of ``type_name`` elements; raises LayoutError with the problem and the fix."""
+    from .types import all_type_names, named_type
+
+    etype = named_type(type_name) if isinstance(type_name, str) else None
+    if etype is None:
+        raise LayoutError(f"unknown type {type_name!r}", f"types: {', '.join(all_type_names())}")
+    lay = parse_layout(text)
+    extents = fit(lay, tuple(shape) if shape is not None else None, etype.size)
+    off = check(lay, extents, etype.size, pad, array=False)
+    one_d = len(extents) == 1
+    return LayoutMap(lay.text, lay.kind, etype.name, etype.size, off.reshape(1, -1) if one_d else off, one_d)
