@@ -9,7 +9,7 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from viz.cli import main
-from viz.export import ensure_qt
+from viz.export import ensure_qt, export_layout_map
 from viz.layout_text import layout_map
 from viz.render import theme
 from viz.render.layout_map import bank_color, natural_size, paint_layout_map
@@ -114,7 +114,7 @@ def test_cli_prints_and_draws(tmp_path, capsys):
     (["SwizzledSharedLayout(8, 1, 8, [1, 0])"], "needs the array's shape"),
     (["(8,64)", "--shape", "8,x"], "--shape '8,x'"),
     (["(8,64)", "--type", "quad"], "unknown type 'quad'"),
-    (["(8,64)", "--out", "OUT.gif"], "a picture is written as .png or .svg"),
+    (["(8,64)", "--out", "OUT.gif"], "a layout map is a picture: give a .png or .svg file"),
     (["(8,64)", "--out", "OUT.png", "--theme", "pink"], "unknown theme 'pink'"),
     (["(8,64)", "--out", "OUT.png", "--size", "huge"], "size 'huge' is not understood"),
 ])
@@ -125,3 +125,26 @@ def test_cli_bad_input_exits_2(tmp_path, capsys, args, fragment):
     assert out == "" and "Traceback" not in err and err.count("\n") == 1
     assert fragment in err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh_CN"])
+def test_natural_size_estimate_holds_in_both_languages(lang):
+    from viz import i18n
+
+    i18n.set_language(lang)
+    try:
+        m = layout_map("Sw<3,3,3> o (8,64):(64,1)")
+        size = m.natural_size()
+        _, g = paint(m, size, scale=1.0)
+        assert g.two_lines and g.cell_px >= 16 and not g.notes
+        no_overlap(g.texts)
+        assert all(r.right() <= size[0] and r.bottom() <= size[1] for r, _, _ in g.texts)
+    finally:
+        i18n.set_language("en")
+
+
+def test_export_layout_map_writes_atomically(tmp_path):
+    m = layout_map("(2,(2,2)):(4,(2,1))")
+    res = export_layout_map(m, tmp_path / "m.png")
+    assert res.size == m.natural_size() and QImage(str(res.path)).width() == res.size[0]
+    assert [p.name for p in tmp_path.iterdir()] == ["m.png"]

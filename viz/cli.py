@@ -118,12 +118,11 @@ def cmd_layout(args) -> int:
     if not args.out:
         print(m.to_text())
         return 0
-    from .export import ExportError, parse_size
-    from .render.layout_map import save_layout_map
+    from .export import ExportError, export_layout_map, parse_size
 
     try:
         size = parse_size(args.size) if args.size else None
-        res = save_layout_map(m, args.out, size=size, theme=args.theme)
+        res = export_layout_map(m, args.out, size=size, theme=args.theme)
     except (ExportError, ValueError) as err:
         return _fail(str(err))
     print(f"wrote {res.path} ({res.size[0]}x{res.size[1]})")

@@ -32,6 +32,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .frames import Frame, KINDS, access_text, frames as frames_of
+from .layout_text import LayoutMap
 from .scenario import Scenario
 from .warp import WarpDetail, warp_detail
 
@@ -178,6 +179,8 @@ class Step:
     right: tuple[WarpDetail, Frame] | None = None
     title_card: tuple[str, tuple[str, ...]] | None = None
     hold: float = 1.0
+    layout: LayoutMap | None = None        # a layout's map (viz.render.layout_map) instead of a frame
+    layout_scale: float | None = None      # its text scale: 1 at its natural size, None: from the size
 
 
 @dataclass
@@ -295,6 +298,11 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
     from .render import PaintOptions, paint_compare, paint_frame, paint_title_card, theme
 
     th = theme(settings.theme, settings.scale)
+    if step.layout is not None:
+        from .render.layout_map import paint_layout_map
+
+        paint_layout_map(p, rect, step.layout, th, scale=step.layout_scale)
+        return
     if step.title_card is not None:
         paint_title_card(p, rect, step.title_card[0], list(step.title_card[1]), th)
         return
@@ -458,6 +466,22 @@ def write_plan(plan: Plan, out: str | os.PathLike, settings: Settings, png_seque
         raise ExportError(_disk_message(out, err)) from None
 
 
+def export_layout_map(m: LayoutMap, out: str | os.PathLike, size: tuple[int, int] | None = None,
+                      theme: str = "light", scale: float = 1.0) -> Result:
+    """Draw a layout's map (``viz.layout_text.layout_map``) to ``out`` (.png or .svg), by the
+    same writers as every export. Without ``size`` the picture takes its natural size
+    (every offset and bank written at 16 px)."""
+    out = Path(out)
+    kind = output_kind(out)
+    if kind not in ("png", "svg"):
+        raise ExportError(f"{out}: a layout map is a picture: give a .png or .svg file")
+    natural = size is None
+    settings = Settings(size=size or m.natural_size(scale), theme=theme, scale=scale)
+    check_settings(settings, kind)
+    plan = Plan([Step(None, layout=m, layout_scale=scale if natural else None)], settings.fps)
+    return write_plan(plan, out, settings)
+
+
 _UMASK: int | None = None
 _UMASK_LOCK = threading.Lock()
 
@@ -542,7 +566,7 @@ def _write_svg(out, parent, kind, plan, settings, progress, cancel) -> Result:
         gen.setFileName(str(a.tmp))
         gen.setSize(QSize(w, h))
         gen.setViewBox(QRectF(0, 0, w, h))
-        gen.setTitle(step.left[0].scenario.title if step.left else "warpviz")
+        gen.setTitle(step.left[0].scenario.title if step.left else step.layout.text if step.layout else "warpviz")
         gen.setDescription(step.left[1].caption if step.left else "")
         p = QPainter()
         if not p.begin(gen):
@@ -677,67 +701,3 @@ __all__ = ["export", "write_plan", "Settings", "Selection", "Result", "ExportErr
            "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
            "ensure_qt", "FORMATS", "SIZES"]
 
-
-# ---------------------------------------------------------------------------- any picture
-
-
-def picture_bytes(fmt: str, size: tuple[int, int], paint: Callable, title: str = "warpviz",
-                  description: str = "") -> bytes:
-    """Whatever ``paint(painter, QRectF)`` draws, as PNG or SVG bytes in memory (for
-    notebooks: ``_repr_png_`` / ``_repr_svg_``). The same painters as every export."""
-    from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize
-    from PySide6.QtGui import QImage, QPainter
-
-    ensure_qt()
-    w, h = size
-    data = QByteArray()
-    buf = QBuffer(data)
-    buf.open(QIODevice.OpenModeFlag.WriteOnly)
-    if fmt == "svg":
-        from PySide6.QtSvg import QSvgGenerator
-
-        gen = QSvgGenerator()
-        gen.setOutputDevice(buf)
-        gen.setSize(QSize(w, h))
-        gen.setViewBox(QRectF(0, 0, w, h))
-        gen.setTitle(title)
-        gen.setDescription(description)
-        p = QPainter(gen)
-        try:
-            paint(p, QRectF(0, 0, w, h))
-        finally:
-            p.end()
-    elif fmt == "png":
-        img = QImage(w, h, QImage.Format.Format_RGB32)
-        p = QPainter(img)
-        try:
-            paint(p, QRectF(0, 0, w, h))
-        finally:
-            p.end()
-        img.save(buf, "PNG")
-    else:
-        raise ExportError(f"a picture is PNG or SVG, not {fmt!r}")
-    buf.close()
-    return bytes(data.data())
-
-
-def write_picture(out: str | os.PathLike, size: tuple[int, int], paint: Callable, title: str = "warpviz",
-                  description: str = "") -> Result:
-    """Write what ``paint(painter, QRectF)`` draws to ``out`` (.png or .svg), atomically."""
-    out = Path(out)
-    kind = STILL.get(out.suffix.lower())
-    if kind is None:
-        raise ExportError(f"{out}: a picture is written as .png or .svg, not {out.suffix or 'no extension'!r}")
-    w, h = size
-    if not (MIN_SIDE <= w <= MAX_W * 4 and MIN_SIDE <= h <= MAX_H * 4):
-        raise ExportError(f"{w}x{h} is not a picture size warpviz writes ({MIN_SIDE}..{MAX_W * 4} x "
-                          f"{MIN_SIDE}..{MAX_H * 4})")
-    parent = _check_target(out, kind)
-    data = picture_bytes(kind, size, paint, title, description)
-    try:
-        with _Atomic(parent, out) as a:
-            a.tmp.write_bytes(data)
-            a.commit()
-    except OSError as err:
-        raise ExportError(_disk_message(out, err)) from None
-    return Result(out, kind, 1, 1, size, 0.0)

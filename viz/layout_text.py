@@ -674,6 +674,31 @@ class LayoutMap:
         """The bank of each element's first byte: (offset x size / 4) mod 32."""
         return (self.offsets * self.elem_size // 4) % 32
 
+    def natural_size(self, scale: float = 1.0) -> tuple[int, int]:
+        """The picture size (even numbers) at which viz.render.layout_map writes every offset
+        and its bank at 16 px (times ``scale``). Estimated from character counts, generously
+        (monospace digits are 0.6 em in DejaVu Sans Mono and Noto Sans Mono), so that the
+        model can size a picture without Qt."""
+        from .i18n import tr
+
+        def est(text: str, px: float, em: float) -> float:
+            return sum(px * (1.0 if ord(ch) > 0x2e7f else em) for ch in text)
+
+        px, line = 16 * scale, 16 * scale * 1.25
+        digits = max(len(str(int(self.offsets.max()))), len(str(self.cols - 1)), 3)
+        cell_w, cell_h = est("0" * digits, px, 0.62) + 14 * scale, 2 * line + 8 * scale
+        margin = 12 * scale
+        row_w = est(str(self.rows - 1), 22 * scale, 0.62) + 16 * scale
+        title = est(self.text, 24 * scale, 0.72) + est("   " + tr("{type} ({size} B), {shape}").format(
+            type=self.type_name, size=self.elem_size, shape=self.shape_text()), 18 * scale, 0.62)
+        legend = est(tr("Each cell: the element's offset. Colour: its bank, (offset × {size} B / 4) mod 32.").format(
+            size=self.elem_size), 16 * scale, 0.62)
+        width = max(2 * margin + row_w + self.cols * cell_w, 2 * margin + max(title, legend, 32 * 30 * scale),
+                    640 * scale)
+        head = 24 * 1.6 * scale + 16 * 1.5 * scale + 38 * scale + line + 4 * scale + 16 * 1.5 * scale
+        height = max(2 * margin + head + self.rows * cell_h, 360 * scale)
+        return int(-(-width // 2) * 2), int(-(-height // 2) * 2)
+
     def shape_text(self) -> str:
         return f"{self.cols}" if self.one_d else f"{self.rows} x {self.cols}"
 

@@ -75,21 +75,9 @@ def _cell_need(m: LayoutMap, th: Theme, px: float) -> tuple[float, float, float]
 
 
 def natural_size(m: LayoutMap, th: Theme) -> tuple[int, int]:
-    """The size at which every offset and its bank are written at 16 px."""
-    from ..export import ensure_qt
-
-    ensure_qt()                      # fonts need a QGuiApplication
-    w1, w2, h1 = _cell_need(m, th, CELL_PX)
-    cell_w, cell_h = w2 + 14, 2 * h1 + 8
-    margin = 12
-    row_w = _width(_font(th, CELL_PX, mono=True), str(m.rows - 1)) + 16
-    title, sub, legend = _titles(m)
-    text_w = max(_width(_font(th, 24, bold=True), title) + _width(_font(th, 18), "   " + sub),
-                 _width(_font(th, 16), legend), 32 * 30)
-    width = max(2 * margin + row_w + m.cols * cell_w, 2 * margin + text_w, 640)
-    head = 24 * 1.6 + 16 * 1.5 + 30 + 8 + 16 * 1.4
-    height = max(2 * margin + head + h1 + 6 + m.rows * cell_h, 360)
-    return int(-(-width // 2) * 2), int(-(-height // 2) * 2)
+    """The size at which every offset and its bank are written at 16 px (the model's
+    estimate, ``LayoutMap.natural_size``, so that the exporter can size it without Qt)."""
+    return m.natural_size(th.scale)
 
 
 def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: float | None = None) -> MapGeometry:
@@ -210,22 +198,4 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
     return g
 
 
-def save_layout_map(m: LayoutMap, out, size: tuple[int, int] | None = None, theme: str = "light",
-                    scale: float = 1.0):
-    """Write ``m`` as .svg or .png through the exporter (atomic). Without ``size`` the
-    picture takes its natural size (every number written)."""
-    from ..export import ExportError, write_picture
-    from .theme import theme as theme_by_name
-
-    try:
-        th = theme_by_name(theme, scale)
-    except ValueError as err:
-        raise ExportError(str(err)) from None
-    natural = size is None
-    if natural:
-        size = natural_size(m, th)
-    return write_picture(out, size, lambda p, r: paint_layout_map(p, r, m, th, scale=scale if natural else None),
-                         title=m.text, description=tr("layout map"))
-
-
-__all__ = ["paint_layout_map", "natural_size", "bank_color", "save_layout_map", "MapGeometry"]
+__all__ = ["paint_layout_map", "natural_size", "bank_color", "MapGeometry"]
