@@ -21,7 +21,6 @@ import base64
 import html
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping
@@ -64,35 +63,43 @@ def scenario(name_or_path: str | os.PathLike | None = None, *, toml: str | None 
 
 
 def to_toml(fields: Mapping[str, Any]) -> str:
-    """Scenario fields (as keyword arguments or a dict) written as scenario TOML."""
-    data = dict(fields)
+    """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomli-w)."""
+    import tomli_w
+
+    data = {k: _plain(v) for k, v in fields.items()}
     launch = dict(data.pop("launch", {}) or {})
     for k in ("block", "grid"):
         if k in data:
             launch[k] = data.pop(k)
-    tables = {k: data.pop(k) for k in ("params", "arrays", "expected", "timing") if k in data}
-    access = data.pop("access", [])
-    if isinstance(access, Mapping):
-        access = [access]
-    if "format" not in data and _needs_format_2(tables.get("arrays", {})):
-        data["format"] = 2
-    lines = [f"{_key(k)} = {_value(v)}" for k, v in data.items()]
     if launch:
-        lines += ["", "[launch]"] + [f"{_key(k)} = {_value(v)}" for k, v in launch.items()]
-    if "params" in tables:
-        lines += ["", "[params]"] + [f"{_key(k)} = {_value(v)}" for k, v in tables["params"].items()]
-    for name, spec in (tables.get("arrays") or {}).items():
-        if not isinstance(spec, Mapping):
+        data["launch"] = launch
+    for name, spec in (data.get("arrays") or {}).items():
+        if not isinstance(spec, dict):
             raise ValueError(f"arrays[{name!r}] must be a dict of the array's fields (space, type, shape, ...)")
-        lines += ["", f"[arrays.{_key(name)}]"] + [f"{_key(k)} = {_value(v)}" for k, v in spec.items()]
-    for a in access:
-        if not isinstance(a, Mapping):
-            raise ValueError("each access must be a dict like {'op': 'load', 'at': 'src[threadIdx.x]'}")
-        lines += ["", "[[access]]"] + [f"{_key(k)} = {_value(v)}" for k, v in a.items()]
-    for t in ("expected", "timing"):
-        if t in tables:
-            lines += ["", f"[{t}]"] + [f"{_key(k)} = {_value(v)}" for k, v in tables[t].items()]
-    return "\n".join(lines) + "\n"
+    access = data.get("access", [])
+    if isinstance(access, dict):
+        data["access"] = access = [access]
+    if not all(isinstance(a, dict) for a in access):
+        raise ValueError("each access must be a dict like {'op': 'load', 'at': 'src[threadIdx.x]'}")
+    if "format" not in data and _needs_format_2(data.get("arrays") or {}):
+        data["format"] = 2
+    return tomli_w.dumps(data)
+
+
+def _plain(v: Any) -> Any:
+    """Numbers, strings, lists and dicts only (numpy scalars become Python's)."""
+    if isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    raise ValueError(f"{v!r} ({type(v).__name__}) cannot be written in a scenario; use numbers, strings, "
+                     "lists and dicts")
 
 
 def _needs_format_2(arrays: Mapping) -> bool:
@@ -101,28 +108,6 @@ def _needs_format_2(arrays: Mapping) -> bool:
                 ("tma:", "Sw<", "Swizzle<"))):
             return True
     return False
-
-
-def _key(k: Any) -> str:
-    k = str(k)
-    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k, ensure_ascii=False)
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        return repr(float(v))
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)      # a JSON string is a TOML basic string
-    if isinstance(v, Mapping):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    raise ValueError(f"{v!r} ({type(v).__name__}) cannot be written in a scenario; use numbers, strings, "
-                     "lists and dicts")
 
 
 # ---------------------------------------------------------------------------- pictures
