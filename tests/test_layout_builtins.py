@@ -57,3 +57,23 @@ def test_the_128_byte_swizzle_spelled_three_ways_is_one_map():
     tma = loads(load("cute-sw128-tile").text.replace('layout = "Sw<3,0,3> o (64,8):(8,1)"',
                                                      'shape = [64, 8]\nswizzle = "tma:128B"'), source="tma")
     assert analyze(tma).metrics == analyze(load("cute-sw128-tile")).metrics
+
+
+def test_guide_layout_example_figures():
+    """docs/guide/writing-scenarios.md: the swizzled column read is 4 wavefronts, plain 32."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "writing-scenarios.md").read_text()
+    text = re.search(r"```toml\n(format = 2\ntitle = \"A 128-byte swizzled half tile, column read\".*?)```",
+                     page, re.S).group(1)
+    assert per_instruction(loads(text), 0) == (4, 0)
+    plain_text = text.replace('layout = "Sw<3,0,3> o (64,8):(8,1)"', "shape = [64, 8]")
+    assert per_instruction(loads(plain_text), 0) == (32, 28)
+
+
+def test_api_compare_animation_from_the_guide():
+    from viz import api
+
+    tile = api.scenario("transpose-tile")
+    v = tile.animation(instructions=9, compare=tile.with_params(PAD=1), labels=("plain", "padded"))
+    assert v.pictures >= 2
