@@ -148,3 +148,9 @@ def test_export_layout_map_writes_atomically(tmp_path):
     res = export_layout_map(m, tmp_path / "m.png")
     assert res.size == m.natural_size() and QImage(str(res.path)).width() == res.size[0]
     assert [p.name for p in tmp_path.iterdir()] == ["m.png"]
+
+
+def test_a_map_too_wide_for_its_numbers_asks_for_a_size(tmp_path, capsys):
+    assert main(["layout", "1024:1", "--out", str(tmp_path / "w.png")]) == 2
+    assert "takes a" in capsys.readouterr().err and not list(tmp_path.iterdir())
+    assert main(["layout", "1024:1", "--out", str(tmp_path / "w.png"), "--size", "1920x1080"]) == 0

@@ -281,3 +281,37 @@ def test_leaves_and_sizes():
     lay = parse_layout("(8,(4,16)):(64,(16,1))")
     assert lay.extents() == (8, 64)
     assert flatten(lay.shape) == [8, 4, 16] and flatten(lay.stride) == [64, 16, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_check_never_passes_a_layout_that_is_not_a_bijection_into_the_array(data):
+    """Any CuTe layout, any strides, any swizzle: check() either refuses it or it is
+    one-to-one and inside the array's storage."""
+    shape = (data.draw(shapes(1)), data.draw(shapes(1)))
+    stride = data.draw(strides_for(shape))
+    text = f"{render(shape)}:{render(stride)}"
+    b = data.draw(st.integers(0, 2))
+    if b:
+        text = f"Sw<{b},{data.draw(st.integers(0, 3))},{data.draw(st.integers(b, 4))}> o {text}"
+    lay = parse_layout(text)
+    ext = lay.extents()
+    pad = data.draw(st.integers(0, 8))
+    try:
+        off = check(lay, ext, 4, pad)
+    except LayoutError as err:
+        assert "overflows" in str(err) or "not one-to-one" in str(err) or "before the array" in str(err)
+        return
+    flat = off.reshape(-1)
+    assert len(set(flat.tolist())) == flat.size
+    assert flat.min() >= 0 and flat.max() < ext[0] * (ext[1] + pad)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([32, 64, 128]), st.sampled_from([1, 2, 4, 8]), st.booleans(), st.sampled_from([8, 16, 24, 64]))
+def test_nvmma_layouts_are_bijections(nbytes, esize, transposed, outer):
+    inner = nbytes // esize
+    lay = parse_layout(f"NVMMASharedLayout({nbytes}, {8 * esize}, transposed={'true' if transposed else 'false'})")
+    ext = (inner, outer) if transposed else (outer, inner)
+    off = check(lay, fit(lay, ext, esize), esize)
+    assert sorted(off.reshape(-1).tolist()) == list(range(outer * inner))

@@ -165,9 +165,7 @@ class Layout(Picture):
 
     def __init__(self, m: LayoutMap, size: tuple[int, int] | None = None, theme: str = "light",
                  scale: float = 1.0, prefer: str | None = None):
-        natural = size is None
-        settings = _export.Settings(size=size or m.natural_size(scale), theme=theme, scale=scale)
-        plan = _export.Plan([_export.Step(None, layout=m, layout_scale=scale if natural else None)], settings.fps)
+        plan, settings = _export.layout_map_plan(m, size, theme, scale)
         # SVG (sharp at any zoom) for small maps; PNG where an SVG of every cell's text gets heavy.
         super().__init__(plan, settings, m.text, prefer or ("svg" if m.rows * m.cols <= 256 else "png"))
         self.map = m

@@ -43,6 +43,7 @@ SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "1440p": (2560, 1440), "4k"
          "2160p": (3840, 2160)}
 MIN_SIDE, MAX_W, MAX_H = 64, 7680, 4320
 MAX_VIDEO_FRAMES = 200_000
+MAX_NATURAL = 16384     # a layout map drawn at the size its numbers need: at most this a side
 
 
 class ExportError(Exception):
@@ -466,19 +467,31 @@ def write_plan(plan: Plan, out: str | os.PathLike, settings: Settings, png_seque
         raise ExportError(_disk_message(out, err)) from None
 
 
+def layout_map_plan(m: LayoutMap, size: tuple[int, int] | None = None, theme: str = "light",
+                    scale: float = 1.0) -> tuple[Plan, Settings]:
+    """The one picture of a layout's map. Without ``size`` it takes its natural size (every
+    offset and bank written at 16 px), refused past MAX_NATURAL pixels a side."""
+    natural = size is None
+    if natural:
+        size = m.natural_size(scale)
+        if max(size) > MAX_NATURAL:
+            raise ExportError(f"writing every number of a {m.shape_text()} map takes a {size[0]}x{size[1]} "
+                              f"picture, more than {MAX_NATURAL} px a side; give a size (the numbers are then "
+                              "left out) or draw a smaller tile")
+    settings = Settings(size=size, theme=theme, scale=scale)
+    return Plan([Step(None, layout=m, layout_scale=scale if natural else None)], settings.fps), settings
+
+
 def export_layout_map(m: LayoutMap, out: str | os.PathLike, size: tuple[int, int] | None = None,
                       theme: str = "light", scale: float = 1.0) -> Result:
     """Draw a layout's map (``viz.layout_text.layout_map``) to ``out`` (.png or .svg), by the
-    same writers as every export. Without ``size`` the picture takes its natural size
-    (every offset and bank written at 16 px)."""
+    same writers as every export."""
     out = Path(out)
     kind = output_kind(out)
     if kind not in ("png", "svg"):
         raise ExportError(f"{out}: a layout map is a picture: give a .png or .svg file")
-    natural = size is None
-    settings = Settings(size=size or m.natural_size(scale), theme=theme, scale=scale)
+    plan, settings = layout_map_plan(m, size, theme, scale)
     check_settings(settings, kind)
-    plan = Plan([Step(None, layout=m, layout_scale=scale if natural else None)], settings.fps)
     return write_plan(plan, out, settings)
 
 

@@ -557,18 +557,18 @@ def fit(layout: AuthoredLayout, shape: tuple[int, ...] | None, elem_size: int) -
     if shape is None:
         if own is None:
             raise LayoutError(f"layout {layout.text!r} needs the array's shape",
-                              "give shape = [ROWS, COLS]")
+                              "give shape = [ROWS, COLS] (warpviz layout: --shape ROWS,COLS)")
         return own
     if own is not None:
         if len(own) != len(shape) or any(a != b for a, b in zip(own, shape)):
             dims = "x".join(map(str, own))
             want = ", ".join(map(str, own))
             raise LayoutError(f"layout {layout.text!r} is {dims} but the array's shape is {list(shape)}",
-                              f"write shape = [{want}] or leave shape out (the layout gives it)")
+                              f"make the shape [{want}] or leave it out (the layout gives it)")
         return tuple(shape)
     if len(shape) != 2:
         raise LayoutError(f"layout {layout.text!r} is a 2-D shared layout but the array is 1-D",
-                          "give shape = [ROWS, COLS]")
+                          "give shape = [ROWS, COLS] (warpviz layout: --shape ROWS,COLS)")
     rows, cols = shape
     vec, per_phase, max_phase, order = layout.swizzled_params(elem_size)
     inner = cols if order == (1, 0) else rows
