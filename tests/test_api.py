@@ -25,6 +25,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.fixture(autouse=True)
+def _app(qapp):
+    """pytest-qt's QApplication first (a bare QGuiApplication would break the app's tests)."""
+    return qapp
+
+
 def test_importing_and_analysing_loads_no_qt():
     code = ("import sys, viz; from viz import api; sc = api.scenario('cute-sw128-tile'); sc.analyze(); "
             "api.layout_map('(8,64):(64,1)').offsets; "

@@ -6,10 +6,17 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from viz.engine import analyze
 from viz.layout_text import layout_map
 from viz.scenario import load, loads
+
+
+@pytest.fixture(autouse=True)
+def _app(qapp):
+    """pytest-qt's QApplication first (a bare QGuiApplication would break the app's tests)."""
+    return qapp
 
 
 def per_instruction(sc, access):

@@ -9,12 +9,16 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from viz.cli import main
-from viz.export import ensure_qt, export_layout_map
+from viz.export import export_layout_map
 from viz.layout_text import layout_map
 from viz.render import theme
 from viz.render.layout_map import bank_color, natural_size, paint_layout_map
 
-ensure_qt()
+
+@pytest.fixture(autouse=True)
+def _app(qapp):
+    """pytest-qt's QApplication first (a bare QGuiApplication would break the app's tests)."""
+    return qapp
 
 
 def paint(m, size, th="light", scale=None):
