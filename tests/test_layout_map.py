@@ -158,3 +158,15 @@ def test_a_map_too_wide_for_its_numbers_asks_for_a_size(tmp_path, capsys):
     assert main(["layout", "1024:1", "--out", str(tmp_path / "w.png")]) == 2
     assert "takes a" in capsys.readouterr().err and not list(tmp_path.iterdir())
     assert main(["layout", "1024:1", "--out", str(tmp_path / "w.png"), "--size", "1920x1080"]) == 0
+
+
+def test_cli_draws_an_array_of_a_scenario(tmp_path, capsys):
+    assert main(["layout", "transpose-tile-xor", "--array", "tile"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "tile: xor"
+    row1 = [int(x) for x in out[5].split("|")[1:-1]]
+    assert row1[:4] == [33, 32, 35, 34]                   # row 1: col ^ 1
+    assert main(["layout", "transpose-tile", "--array", "nope"]) == 2
+    assert "no array 'nope'" in capsys.readouterr().err
+    assert main(["layout", "no-such-scenario", "--array", "tile"]) == 2
+    assert "neither a file nor a built-in" in capsys.readouterr().err

@@ -31,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     lay.add_argument("layout", metavar="LAYOUT", help='e.g. "Sw<3,3,3> o (8,64):(64,1)" or '
                      '"SwizzledSharedLayout(8, 1, 8, [1, 0])"')
     lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape (Triton layouts need it)")
+    lay.add_argument("--array", metavar="NAME", help="LAYOUT is then a scenario (file or built-in): draw the "
+                     "layout of its array NAME, whatever its kind (pad, swizzle, CuTe, Triton)")
     lay.add_argument("--type", default="half", help="element type (default half): sets the banks")
     lay.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
     lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (default: what the grid "
@@ -108,8 +110,17 @@ def cmd_layout(args) -> int:
     from .layout import LayoutError
     from .layout_text import layout_map
 
+    from .scenario import ScenarioError, load
+
     try:
-        m = layout_map(args.layout, _shape_arg(args.shape), args.type)
+        if args.array:
+            from .api import array_map
+
+            m = array_map(load(args.layout), args.array)
+        else:
+            m = layout_map(args.layout, _shape_arg(args.shape), args.type)
+    except ScenarioError as err:
+        return _fail(str(err))
     except LayoutError as err:
         fix = err.fix[:1].upper() + err.fix[1:] if err.fix else ""
         return _fail(f"{err.problem}." + (f" {fix.rstrip('.')}." if fix else ""))
