@@ -107,3 +107,26 @@ def test_generated_kernel_uses_the_layout_tree():
     from viz.gpu.codegen import generate
     src = generate(sc('layout = "Sw<3,3,3> o (8,64):(64,1)"')).source
     assert "^" in src and ">> 3LL" in src
+
+
+def test_a_large_global_array_with_a_cute_layout():
+    text = """format = 2
+title = "big"
+[launch]
+block = [256]
+grid = [16]
+[arrays.a]
+space = "global"
+type = "float"
+layout = "(4096,4096):(4096,1)"
+[[access]]
+op = "load"
+at = "a[blockIdx.x][threadIdx.x]"
+"""
+    s = loads(text, source="big.toml")
+    assert s.array("a").shape == (4096, 4096)
+    assert metrics(s)["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 16 * 8 * 4
+    with pytest.raises(ScenarioError, match="reaches offset 16781310, but the array \\[4096, 4096\\] holds"):
+        loads(text.replace("(4096,1)", "(4097,1)"), source="big.toml")
+    col = loads(text.replace("(4096,4096):(4096,1)", "(4096,4096):(1,4096)"), source="big.toml")
+    assert metrics(col)["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 16 * 8 * 32

@@ -592,17 +592,21 @@ def fit(layout: AuthoredLayout, shape: tuple[int, ...] | None, elem_size: int) -
 
 
 def check(layout: AuthoredLayout, extents: tuple[int, ...], elem_size: int, pad: int = 0,
-          array: bool = True) -> np.ndarray:
+          array: bool = True) -> np.ndarray | None:
     """The layout must stay inside the array's storage (rows x (cols + pad) elements, or n)
-    and give every element its own place. Returns every element's offset. With ``array``
+    and give every element its own place. Returns every element's offset (None for an
+    array above MAX_ENUMERATE elements, whose bounds alone are checked). With ``array``
     False (a layout drawn on its own, as CuTe's print_layout does) only negative offsets
     are refused: the codomain is then whatever the layout reaches."""
     n = 1
     for e in extents:
         n *= e
     if n > MAX_ENUMERATE:
-        raise LayoutError(f"layout {layout.text!r} covers {n:,} elements, more than the {MAX_ENUMERATE:,} "
-                          "warpviz checks", "draw a smaller tile")
+        if not array:
+            raise LayoutError(f"layout {layout.text!r} covers {n:,} elements, more than the {MAX_ENUMERATE:,} "
+                              "warpviz draws", "draw a smaller tile")
+        _check_bounds(layout, extents, pad)
+        return None
     off = layout.evaluate(extents, elem_size)
     flat = off.reshape(-1)
     storage = extents[0] * (extents[1] + pad) if len(extents) == 2 else extents[0]
@@ -633,6 +637,29 @@ def check(layout: AuthoredLayout, extents: tuple[int, ...], elem_size: int, pad:
                           f"{_name(b, extents)} both land on offset {int(s[dup[0]])}",
                           "give every element its own place (no stride 0, no overlapping modes)")
     return off
+
+
+def _check_bounds(layout: AuthoredLayout, extents: tuple[int, ...], pad: int) -> None:
+    """An array too large to enumerate: Triton's layouts are permutations by construction;
+    a CuTe layout's offsets lie between the sums of its negative and positive (extent - 1) x
+    stride, and a swizzle only sets bits of its target field. (Not one-to-one is then not
+    looked for.)"""
+    if layout.kind != "cute":
+        return
+    leaves = list(zip(flatten(layout.shape), flatten(layout.stride)))
+    lo = layout.offset + sum(min(0, (e - 1) * d) for e, d in leaves)
+    hi = layout.offset + sum(max(0, (e - 1) * d) for e, d in leaves)
+    if layout.swizzle is not None and layout.swizzle.b:
+        sw = layout.swizzle
+        hi |= ((1 << sw.b) - 1) << (sw.m if sw.s >= 0 else sw.m - sw.s)
+    storage = extents[0] * (extents[1] + pad) if len(extents) == 2 else extents[0]
+    if lo < 0:
+        raise LayoutError(f"layout {layout.text!r} reaches offset {lo}, before the array's start",
+                          "use non-negative strides")
+    if hi >= storage:
+        raise LayoutError(f"layout {layout.text!r}: its codomain overflows the array: it reaches offset {hi}, "
+                          f"but the array {list(extents)} holds {storage} elements",
+                          "change the strides so that the largest offset stays below the array's size")
 
 
 def _name(k: int, extents: tuple[int, ...]) -> str:
