@@ -315,3 +315,21 @@ def test_nvmma_layouts_are_bijections(nbytes, esize, transposed, outer):
     ext = (inner, outer) if transposed else (outer, inner)
     off = check(lay, fit(lay, ext, esize), esize)
     assert sorted(off.reshape(-1).tolist()) == list(range(outer * inner))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_offset_bounds_hold_the_enumerated_offsets(data):
+    from viz.layout_text import offset_bounds
+
+    shape = (data.draw(shapes(1)), data.draw(shapes(1)))
+    stride = data.draw(strides_for(shape))
+    text = f"{render(shape)}:{render(stride)}"
+    b = data.draw(st.integers(0, 3))
+    if b:
+        s = data.draw(st.integers(b, 5)) * data.draw(st.sampled_from([1, -1]))
+        text = f"Sw<{b},{data.draw(st.integers(0, 4))},{s}> o {text}"
+    lay = parse_layout(text)
+    off = lay.evaluate(lay.extents(), 4)
+    lo, hi = offset_bounds(lay)
+    assert lo <= off.min() and off.max() <= hi

@@ -639,6 +639,21 @@ def check(layout: AuthoredLayout, extents: tuple[int, ...], elem_size: int, pad:
     return off
 
 
+def offset_bounds(layout: AuthoredLayout) -> tuple[int, int]:
+    """Bounds on a CuTe layout's offsets without enumerating them: the sums of the negative
+    and of the positive (extent - 1) x stride; with a swizzle, below the next power of two
+    that holds both those offsets and the bits the swizzle XORs into."""
+    leaves = list(zip(flatten(layout.shape), flatten(layout.stride)))
+    lo = layout.offset + sum(min(0, (e - 1) * d) for e, d in leaves)
+    hi = layout.offset + sum(max(0, (e - 1) * d) for e, d in leaves)
+    if layout.swizzle is not None and layout.swizzle.b and hi >= 0:
+        # every offset is below 2^bits(hi); the XOR sets bits of its field only
+        sw = layout.swizzle
+        field = ((1 << sw.b) - 1) << (sw.m if sw.s >= 0 else sw.m - sw.s)
+        hi = (1 << max(hi.bit_length(), field.bit_length())) - 1
+    return lo, hi
+
+
 def _check_bounds(layout: AuthoredLayout, extents: tuple[int, ...], pad: int) -> None:
     """An array too large to enumerate: Triton's layouts are permutations by construction;
     a CuTe layout's offsets lie between the sums of its negative and positive (extent - 1) x
@@ -646,12 +661,7 @@ def _check_bounds(layout: AuthoredLayout, extents: tuple[int, ...], pad: int) ->
     looked for.)"""
     if layout.kind != "cute":
         return
-    leaves = list(zip(flatten(layout.shape), flatten(layout.stride)))
-    lo = layout.offset + sum(min(0, (e - 1) * d) for e, d in leaves)
-    hi = layout.offset + sum(max(0, (e - 1) * d) for e, d in leaves)
-    if layout.swizzle is not None and layout.swizzle.b:
-        sw = layout.swizzle
-        hi |= ((1 << sw.b) - 1) << (sw.m if sw.s >= 0 else sw.m - sw.s)
+    lo, hi = offset_bounds(layout)
     storage = extents[0] * (extents[1] + pad) if len(extents) == 2 else extents[0]
     if lo < 0:
         raise LayoutError(f"layout {layout.text!r} reaches offset {lo}, before the array's start",
