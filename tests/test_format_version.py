@@ -49,8 +49,8 @@ def figures(sc):
     return doc["metrics"], doc["accesses"]
 
 
-def test_this_warpviz_reads_format_1():
-    assert FORMAT_VERSION == 1
+def test_this_warpviz_reads_formats_1_and_2():
+    assert FORMAT_VERSION == 2       # 2: array layouts (CuTe, Triton), Sw<B,M,S> and tma: swizzles
 
 
 def test_file_without_format_keeps_loading_as_format_1():
@@ -88,4 +88,4 @@ def test_newer_format_says_update():
 def test_format_must_be_a_positive_integer(value):
     with pytest.raises(ScenarioError) as info:
         loads(f"format = {value}\n" + OLD, source="bad.toml")
-    assert info.value.where == "format" and "write format = 1" in info.value.fix
+    assert info.value.where == "format" and f"write format = {FORMAT_VERSION}" in info.value.fix

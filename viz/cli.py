@@ -8,7 +8,7 @@ import sys
 
 from . import __version__
 
-COMMANDS = ("list", "analyze", "export", "validate", "bench", "trace", "gui")
+COMMANDS = ("list", "analyze", "export", "validate", "bench", "trace", "layout", "gui")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,6 +23,21 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument("scenario", metavar="FILE_OR_NAME")
     an.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     an.add_argument("--json", action="store_true", help="print the contract's JSON document")
+
+    lay = sub.add_parser("layout", help="print or draw a CuTe or Triton layout (logical-to-physical map)",
+                         description="Print a layout's logical-to-physical map as CuTe's print_layout does, "
+                         "or draw it coloured by bank (--out). A CuTe layout gives its own shape; a Triton "
+                         "layout needs --shape.")
+    lay.add_argument("layout", metavar="LAYOUT", help='e.g. "Sw<3,3,3> o (8,64):(64,1)" or '
+                     '"SwizzledSharedLayout(8, 1, 8, [1, 0])"')
+    lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape (Triton layouts need it)")
+    lay.add_argument("--array", metavar="NAME", help="LAYOUT is then a scenario (file or built-in): draw the "
+                     "layout of its array NAME, whatever its kind (pad, swizzle, CuTe, Triton)")
+    lay.add_argument("--type", default="half", help="element type (default half): sets the banks")
+    lay.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
+    lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (default: what the grid "
+                     "needs to write every number)")
+    lay.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)
 
@@ -83,6 +98,55 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def _shape_arg(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    import re
+
+    parts = re.split(r"\s*[,x×]\s*", text.strip().strip("[]").strip())
+    try:
+        shape = tuple(int(x) for x in parts)
+    except ValueError:
+        shape = ()
+    if not 1 <= len(shape) <= 2 or any(n < 1 for n in shape):
+        raise ValueError(f"--shape {text!r}: give one or two positive extents, e.g. --shape 8,64")
+    return shape
+
+
+def cmd_layout(args) -> int:
+    from .layout import LayoutError
+    from .layout_text import layout_map
+
+    from .scenario import ScenarioError, load
+
+    try:
+        if args.array:
+            from .api import array_map
+
+            m = array_map(load(args.layout), args.array)
+        else:
+            m = layout_map(args.layout, _shape_arg(args.shape), args.type)
+    except ScenarioError as err:
+        return _fail(str(err))
+    except LayoutError as err:
+        fix = err.fix[:1].upper() + err.fix[1:] if err.fix else ""
+        return _fail(f"{err.problem}." + (f" {fix.rstrip('.')}." if fix else ""))
+    except ValueError as err:
+        return _fail(str(err))
+    if not args.out:
+        print(m.to_text())
+        return 0
+    from .export import ExportError, export_layout_map, parse_size
+
+    try:
+        size = parse_size(args.size) if args.size else None
+        res = export_layout_map(m, args.out, size=size, theme=args.theme)
+    except (ExportError, ValueError) as err:
+        return _fail(str(err))
+    print(f"wrote {res.path} ({res.size[0]}x{res.size[1]})")
+    return 0
+
+
 def cmd_gui(args) -> int:
     if str(getattr(args, "scenario", None) or "").endswith(".wvtrace"):
         return _fail(f"{args.scenario}: traces do not open in the app yet. Fix: use "
@@ -103,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     from .gpu.cli import cmd_bench, cmd_validate
     from .trace.cli import cmd_trace
 
-    handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui,
+    handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout,
                "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,
                "trace": cmd_trace}.get(args.command)
     if handler is None:

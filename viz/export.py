@@ -33,6 +33,7 @@ import numpy as np
 
 from .frames import Frame, KINDS, access_text, frames as frames_of
 from .i18n import sep, tr
+from .layout_text import LayoutMap
 from .scenario import Scenario
 from .warp import WarpDetail, warp_detail
 
@@ -43,6 +44,7 @@ SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "1440p": (2560, 1440), "4k"
          "2160p": (3840, 2160)}
 MIN_SIDE, MAX_W, MAX_H = 64, 7680, 4320
 MAX_VIDEO_FRAMES = 200_000
+MAX_NATURAL = 16384     # a layout map drawn at the size its numbers need: at most this a side
 
 
 class ExportError(Exception):
@@ -182,6 +184,8 @@ class Step:
     right: tuple[WarpDetail, Frame] | None = None
     title_card: tuple[str, tuple[str, ...]] | None = None
     hold: float = 1.0
+    layout: LayoutMap | None = None        # a layout's map (viz.render.layout_map) instead of a frame
+    layout_scale: float | None = None      # its text scale: 1 at its natural size, None: from the size
 
 
 @dataclass
@@ -308,6 +312,11 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
     from .render import PaintOptions, paint_compare, paint_frame, paint_title_card, theme
 
     th = theme(settings.theme, settings.scale)
+    if step.layout is not None:
+        from .render.layout_map import paint_layout_map
+
+        paint_layout_map(p, rect, step.layout, th, scale=step.layout_scale)
+        return
     if step.title_card is not None:
         paint_title_card(p, rect, step.title_card[0], list(step.title_card[1]), th)
         return
@@ -472,6 +481,34 @@ def write_plan(plan: Plan, out: str | os.PathLike, settings: Settings, png_seque
         raise ExportError(_disk_message(out, err)) from None
 
 
+def layout_map_plan(m: LayoutMap, size: tuple[int, int] | None = None, theme: str = "light",
+                    scale: float = 1.0) -> tuple[Plan, Settings]:
+    """The one picture of a layout's map. Without ``size`` it takes its natural size (every
+    offset and bank written at 16 px), refused past MAX_NATURAL pixels a side."""
+    natural = size is None
+    if natural:
+        size = m.natural_size(scale)
+        if max(size) > MAX_NATURAL:
+            raise ExportError(f"writing every number of a {m.shape_text()} map takes a {size[0]}x{size[1]} "
+                              f"picture, more than {MAX_NATURAL} px a side; give a size (the numbers are then "
+                              "left out) or draw a smaller tile")
+    settings = Settings(size=size, theme=theme, scale=scale)
+    return Plan([Step(None, layout=m, layout_scale=scale if natural else None)], settings.fps), settings
+
+
+def export_layout_map(m: LayoutMap, out: str | os.PathLike, size: tuple[int, int] | None = None,
+                      theme: str = "light", scale: float = 1.0) -> Result:
+    """Draw a layout's map (``viz.layout_text.layout_map``) to ``out`` (.png or .svg), by the
+    same writers as every export."""
+    out = Path(out)
+    kind = output_kind(out)
+    if kind not in ("png", "svg"):
+        raise ExportError(f"{out}: a layout map is a picture: give a .png or .svg file")
+    plan, settings = layout_map_plan(m, size, theme, scale)
+    check_settings(settings, kind)
+    return write_plan(plan, out, settings)
+
+
 _UMASK: int | None = None
 _UMASK_LOCK = threading.Lock()
 
@@ -557,7 +594,7 @@ def _write_svg(out, parent, kind, plan, settings, progress, cancel) -> Result:
         gen.setFileName(str(a.tmp))
         gen.setSize(QSize(w, h))
         gen.setViewBox(QRectF(0, 0, w, h))
-        gen.setTitle(step.left[0].scenario.title if step.left else "warpviz")
+        gen.setTitle(step.left[0].scenario.title if step.left else step.layout.text if step.layout else "warpviz")
         gen.setDescription(step.left[1].caption if step.left else "")
         p = QPainter()
         if not p.begin(gen):
@@ -692,3 +729,4 @@ __all__ = ["export", "write_plan", "Settings", "Selection", "Result", "ExportErr
            "make_plan", "Plan", "selection", "check_settings", "STILL", "ANIMATED",
            "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
            "ensure_qt", "FORMATS", "SIZES"]
+

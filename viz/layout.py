@@ -8,6 +8,7 @@ view, the bijection check and the generated CUDA kernel.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,9 @@ import numpy as np
 from .i18n import sep, tr
 from .expr import Binary, Name, Node, Num, Call, parse, names as expr_names
 
-SWIZZLE_KINDS = ("none", "xor", "xor:K", "diagonal", "bitrev", "bitrev-xor", "cute:B,M,S", "expr:EXPR")
+SWIZZLE_KINDS = ("none", "xor", "xor:K", "diagonal", "bitrev", "bitrev-xor", "cute:B,M,S", "Sw<B,M,S>",
+                 "tma:32B", "tma:64B", "tma:128B", "expr:EXPR")
+TMA_SWIZZLES = {"tma:32B": (1, 32), "tma:64B": (2, 64), "tma:128B": (3, 128)}   # B bits, span in bytes
 
 
 class LayoutError(ValueError):
@@ -32,6 +35,7 @@ class Swizzle:
     kind: str
     column: Node | None  # physical column over row, col (None for "none" and cute)
     cute: tuple[int, int, int] | None = None
+    tree: Node | None = None   # the whole element offset (an array's ``layout``, see viz.layout_text)
 
     @property
     def is_identity(self) -> bool:
@@ -49,17 +53,19 @@ def _log2(c: int) -> int:
     return c.bit_length() - 1
 
 
-def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzle:
-    """Parse a swizzle spec of the contract's table for rows of ``cols`` columns."""
+def parse_swizzle(text: str, cols: int | None, params: dict[str, int], elem_size: int | None = None) -> Swizzle:
+    """Parse a swizzle spec of the contract's table for rows of ``cols`` columns (of
+    ``elem_size``-byte elements: the tma: swizzles act on bytes)."""
     if not isinstance(text, str):
         raise LayoutError(tr("swizzle must be a string, not {type}", type=type(text).__name__),
                           tr("use one of: {names}", names=', '.join(SWIZZLE_KINDS)))
     spec = text.strip()
     if spec == "none":
         return Swizzle(spec, "none", None)
-    if spec.startswith("cute:"):
+    sw = re.fullmatch(r"(?:Sw|Swizzle)\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>", spec)
+    if sw or spec.startswith("cute:"):
         try:
-            b, m, s = (int(x) for x in spec[5:].split(","))
+            b, m, s = (int(x) for x in (sw.groups() if sw else spec[5:].split(",")))
         except ValueError:
             raise LayoutError(tr("swizzle {spec!r}: cute needs three integers B,M,S", spec=spec),
                               tr("e.g. \"cute:5,0,5\" for CuTe Swizzle<5,0,5>")) from None
@@ -68,6 +74,10 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
                                  spec=spec),
                               tr("e.g. cute:5,0,5 (32 columns of 4-byte words) or cute:3,2,3"))
         return Swizzle(spec, "cute", None, (b, m, s))
+    if spec in TMA_SWIZZLES:
+        return _tma(spec, cols, elem_size)
+    if spec.lower().startswith("tma:"):
+        raise LayoutError(f"unknown swizzle {spec!r}", "the TMA swizzles are tma:32B, tma:64B and tma:128B")
     if cols is None:
         raise LayoutError(tr("swizzle {spec!r} needs a 2-D array (its rows are what it permutes)", spec=spec),
                           tr("give the array shape = [ROWS, COLS], or use a cute: swizzle on a 1-D array"))
@@ -109,8 +119,31 @@ def parse_swizzle(text: str, cols: int | None, params: dict[str, int]) -> Swizzl
                                                                     names=', '.join(SWIZZLE_KINDS)))
 
 
+def _tma(spec: str, cols: int | None, elem_size: int | None) -> Swizzle:
+    """The tensor-memory accelerator's swizzle: CuTe Swizzle<B,4,3> on the byte offset, on
+    rows exactly the swizzle's span; in elements, Swizzle<B, 4 - log2(size), 3>."""
+    bits, span = TMA_SWIZZLES[spec]
+    if cols is None or elem_size is None:
+        raise LayoutError(f"swizzle {spec!r} needs a 2-D array whose rows are {span} bytes",
+                          f"give shape = [ROWS, {span} / element size]")
+    if elem_size not in (1, 2, 4, 8, 16):
+        raise LayoutError(f"swizzle {spec!r} moves 16-byte chunks; a {elem_size}-byte element does not fit them",
+                          "use an element of 1, 2, 4, 8 or 16 bytes")
+    if cols * elem_size != span:
+        raise LayoutError(f"swizzle {spec!r} needs rows of {span} bytes ({span // elem_size} elements), "
+                          f"not {cols * elem_size}", f"make the array's shape [ROWS, {span // elem_size}]")
+    return Swizzle(spec, "cute", None, (bits, 4 - _log2(elem_size), 3))
+
+
+def layout_swizzle(text: str, tree: Node) -> Swizzle:
+    """An array's ``layout`` (CuTe or Triton text, see viz.layout_text) as its whole offset tree."""
+    return Swizzle(text, "layout", None, tree=tree)
+
+
 def offset_tree(swizzle: Swizzle, cols: int | None, pad: int) -> Node:
     """Element offset as a tree over ``row`` and ``col`` (``col`` alone for 1-D)."""
+    if swizzle.tree is not None:
+        return swizzle.tree
     if cols is None:
         linear: Node = COL
     else:
@@ -134,8 +167,8 @@ def check_bijection(swizzle: Swizzle, rows: int, cols: int | None, pad: int,
     CuTe, which permutes linear offsets); otherwise name two colliding columns."""
     from .lanes import Evaluator, Lanes, Space
 
-    if swizzle.is_identity:
-        return
+    if swizzle.is_identity or swizzle.tree is not None:
+        return  # an array's layout is checked by viz.layout_text.check
     ncols = cols if cols is not None else 1
     nrows = rows if cols is not None else 1
     total_cols = cols if cols is not None else rows

@@ -20,10 +20,12 @@ import numpy as np
 from . import assets
 from .i18n import language, sep, tr
 from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse_access
-from .layout import LayoutError, Swizzle, check_bijection, offset_tree, parse_swizzle
+from .layout import TMA_SWIZZLES, LayoutError, Swizzle, check_bijection, layout_swizzle, offset_tree, parse_swizzle
+from .layout_text import AuthoredLayout, check as check_layout, fit, parse_layout
 from .types import ElemType, all_type_names, named_type, struct
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+FORMAT_2_SWIZZLES = ("tma:", "Sw<", "Swizzle<")   # swizzles that came with format 2
 
 # Limits (H100, compute capability 9.0) and of the analysis itself.
 MAX_BLOCK_THREADS = 1024
@@ -38,7 +40,7 @@ SHARED_ALIGN = 128
 
 TOP_KEYS = {"format", "title", "notes", "tags", "launch", "params", "arrays", "access",
             "expected", "expect_error", "timing", "name", "title_zh", "notes_zh", "compare"}
-ARRAY_KEYS = {"space", "type", "fields", "shape", "pad", "swizzle", "offset", "init"}
+ARRAY_KEYS = {"space", "type", "fields", "shape", "pad", "swizzle", "layout", "offset", "init"}
 ACCESS_KEYS = {"op", "at", "for", "when", "note"}
 
 
@@ -141,7 +143,9 @@ class Array:
         extra = []
         if self.pad:
             extra.append(tr("pad {n}", n=self.pad))
-        if not self.swizzle.is_identity:
+        if self.swizzle.kind == "layout":
+            extra.append(tr("layout {kind}", kind=self.swizzle.text))
+        elif not self.swizzle.is_identity:
             extra.append(tr("swizzle {kind}", kind=self.swizzle.text))
         if self.offset:
             extra.append(tr("offset {n} B", n=self.offset))
@@ -472,9 +476,10 @@ class _Builder:
     def build(self) -> Scenario:
         d = self.data
         self.unknown_keys(d, TOP_KEYS, "")
-        fmt = d.get("format", FORMAT_VERSION)
+        fmt = d.get("format", 1)       # a file without `format` was written before it existed
         if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt < 1:
-            self.fail("format", tr("format must be a positive integer, not {fmt!r}", fmt=fmt), tr("write format = 1"))
+            self.fail("format", tr("format must be a positive integer, not {fmt!r}", fmt=fmt),
+                      tr("write format = {n}", n=FORMAT_VERSION))
         if fmt > FORMAT_VERSION:
             self.fail("format", tr("this file uses scenario format {fmt}, newer than this warpviz reads (format "
                                    "{newest})", fmt=fmt, newest=FORMAT_VERSION), tr("update warpviz to open it"))
@@ -485,6 +490,7 @@ class _Builder:
         tags = d.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             self.fail("tags", tr("tags must be a list of strings"), tr("e.g. tags = [\"shared\", \"swizzle\"]"))
+        self.format = fmt
         self.params = self.build_params(d.get("params", {}))
         launch = self.build_launch(d.get("launch"))
         arrays = self.build_arrays(d.get("arrays"))
@@ -687,7 +693,10 @@ class _Builder:
             if space not in ("global", "shared"):
                 self.fail(where, tr("space must be \"global\" or \"shared\", not {space!r}", space=space), key="space")
             etype = self.build_type(spec, where)
+            authored = self.build_layout(spec, where) if "layout" in spec else None
             shape_raw = spec.get("shape")
+            if shape_raw is None and authored is not None and authored.extents() is not None:
+                shape_raw = list(authored.extents())
             if isinstance(shape_raw, (int, str)) and not isinstance(shape_raw, bool):
                 shape_raw = [shape_raw]
             if not isinstance(shape_raw, list) or not 1 <= len(shape_raw) <= 2:
@@ -710,11 +719,20 @@ class _Builder:
             offset = self.constant(spec.get("offset", 0), f"{where}.offset", self.params, key="offset",
                                    where_section=where, allow_negative=False)
             cols = shape[1] if len(shape) == 2 else None
-            try:
-                swz = parse_swizzle(spec.get("swizzle", "none"), cols, self.params)
-                check_bijection(swz, shape[0], cols, pad, self.params)
-            except (LayoutError, ExprError) as err:
-                self.fail(where, str(err), key="swizzle")
+            if authored is not None:
+                swz = self.fit_layout(authored, spec, shape, etype, pad, where)
+            else:
+                swz_text = spec.get("swizzle", "none")
+                if isinstance(swz_text, str) and swz_text.strip().startswith(FORMAT_2_SWIZZLES):
+                    self.need_format(2, f"swizzle = \"{swz_text}\"", where, "swizzle")
+                try:
+                    swz = parse_swizzle(swz_text, cols, self.params, etype.size)
+                    if swz.text in TMA_SWIZZLES and pad:
+                        raise LayoutError(f"swizzle {swz.text!r} is written by the TMA on rows of exactly its "
+                                          "span, so pad cannot be used with it", "remove pad")
+                    check_bijection(swz, shape[0], cols, pad, self.params)
+                except (LayoutError, ExprError) as err:
+                    self.fail(where, str(err), key="swizzle")
             align = GLOBAL_ALIGN if space == "global" else SHARED_ALIGN
             start = -(-next_start[space] // align) * align
             arr = Array(name, space, etype, shape, pad, swz, offset, start, offset_tree(swz, cols, pad))
@@ -725,6 +743,37 @@ class _Builder:
             self.fail("arrays", tr("the shared arrays need {n:,} bytes, more than the {max:,} bytes one block may "
                                    "use on an H100", n=shared_total, max=MAX_SHARED_BYTES), tr("make them smaller"))
         return tuple(out)
+
+    def need_format(self, version: int, what: str, where: str, key: str) -> None:
+        if self.format < version:
+            self.fail(where, f"{what} is part of scenario format {version}, but the file declares "
+                      f"format {self.format}" if "format" in self.data else
+                      f"{what} is part of scenario format {version}",
+                      f"add format = {version} at the top of the file", key=key)
+
+    def build_layout(self, spec: dict, where: str) -> AuthoredLayout:
+        """An array's ``layout`` as CuTe or Triton write it (viz.layout_text)."""
+        self.need_format(2, "layout", where, "layout")
+        if "swizzle" in spec:
+            self.fail(where, "give either layout or swizzle, not both", "a layout already says where each "
+                      "element goes; put a CuTe swizzle in front of it: layout = \"Sw<3,3,3> o (8,64):(64,1)\"",
+                      key="swizzle")
+        try:
+            return parse_layout(spec["layout"])
+        except LayoutError as err:
+            self.fail(where, err.problem, err.fix, key="layout")
+
+    def fit_layout(self, authored: AuthoredLayout, spec: dict, shape: tuple[int, ...], etype: ElemType,
+                   pad: int, where: str) -> Swizzle:
+        try:
+            extents = fit(authored, tuple(shape) if "shape" in spec else None, etype.size)
+            if authored.kind != "cute" and pad:
+                raise LayoutError(f"layout {authored.text!r} places every element itself, so pad cannot be "
+                                  "used with it", "remove pad")
+            check_layout(authored, extents, etype.size, pad)
+        except LayoutError as err:
+            self.fail(where, err.problem, err.fix, key="layout")
+        return layout_swizzle(authored.text, authored.tree(extents, etype.size))
 
     def build_type(self, spec: dict, where: str) -> ElemType:
         has_type, has_fields = "type" in spec, "fields" in spec

@@ -373,7 +373,12 @@ class EditorPanel(QWidget):
                 add(form, tr("Type"), ("arrays", name, "type"), t, (lambda w=t: w.currentText()))
             e = QLineEdit()
             add(form, tr("Shape"), ("arrays", name, "shape"), e, (lambda e=e: _parse_list(e.text())))
-            if isinstance(spec.get("shape"), list) and len(spec["shape"]) == 2:
+            if "layout" in spec:      # a CuTe or Triton layout (format 2) places every element itself
+                e = QLineEdit()
+                e.setToolTip(tr("A CuTe layout such as Sw<3,3,3> o (8,64):(64,1), or a Triton one such as "
+                                "SwizzledSharedLayout(8, 1, 8, [1, 0])"))
+                add(form, tr("Layout"), ("arrays", name, "layout"), e, (lambda e=e: e.text()))
+            elif isinstance(spec.get("shape"), list) and len(spec["shape"]) == 2:
                 if isinstance(spec.get("pad", 0), int):
                     sp = QSpinBox()
                     sp.setRange(0, 4096)
@@ -435,7 +440,8 @@ class EditorPanel(QWidget):
             cur = cur[k]
         last = f.path[-1]
         if ((last in ("pad", "offset") and value == 0) or (last == "swizzle" and value in ("", "none"))
-                or (last in ("when", "for") and not value)):
+                or (last in ("when", "for") and not value)
+                or (last == "shape" and value == [] and "layout" in cur)):     # the layout gives the shape
             if last in cur:
                 del cur[last]
         else:

@@ -1,0 +1,165 @@
+"""The Python API (viz.api): scenarios from names, files, TOML and keywords; the figures of
+`warpviz analyze`; frames, layout maps and animations that show themselves in Jupyter and
+save through the exporter; Qt only when a picture is drawn."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viz import api
+from viz.engine import analyze
+from viz.export import ExportError
+from viz.layout import LayoutError
+from viz.layout_text import layout_map as model_map
+from viz.report import to_json
+from viz.scenario import ScenarioError, load
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _app(qapp):
+    """pytest-qt's QApplication first (a bare QGuiApplication would break the app's tests)."""
+    return qapp
+
+
+def test_importing_and_analysing_loads_no_qt():
+    code = ("import sys, viz; from viz import api; sc = api.scenario('cute-sw128-tile'); sc.analyze(); "
+            "api.layout_map('(8,64):(64,1)').offsets; "
+            "print([m for m in sys.modules if m.startswith(('PySide6', 'viz.render', 'pyqtgraph'))])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_four_ways_to_build_give_the_cli_figures(tmp_path):
+    want = to_json(analyze(load("transpose-tile")))["metrics"]
+    text = load("transpose-tile").text
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    for sc in (api.scenario("transpose-tile"), api.scenario(file=path), api.scenario(str(path)),
+               api.scenario(toml=text)):
+        assert sc.analyze().metrics == want
+    kw = api.scenario(block=[32, 8], grid=[8, 8], params={"W": 256, "TILE": 32, "ROWS": 8},
+                      arrays={"in": {"space": "global", "type": "float", "shape": ["W", "W"]},
+                              "out": {"space": "global", "type": "float", "shape": ["W", "W"]},
+                              "tile": {"space": "shared", "type": "float", "shape": ["TILE", "TILE"]}},
+                      access=[a for a in (
+                          {"op": "load", "at": "in[blockIdx.y*TILE + threadIdx.y + j][blockIdx.x*TILE + threadIdx.x]",
+                           "for": {"j": "0:TILE:ROWS"}},
+                          {"op": "store", "at": "tile[threadIdx.y + j][threadIdx.x]", "for": {"j": "0:TILE:ROWS"}},
+                          {"op": "load", "at": "tile[threadIdx.x][threadIdx.y + j]", "for": {"j": "0:TILE:ROWS"}},
+                          {"op": "store", "at": "out[blockIdx.x*TILE + threadIdx.y + j][blockIdx.y*TILE + threadIdx.x]",
+                           "for": {"j": "0:TILE:ROWS"}})])
+    assert kw.analyze().metrics == want
+    a = kw.analyze()
+    assert a["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 65536
+    assert a.json()["metrics"] == want and "totals" in a.table() and "<pre>" in a._repr_html_()
+
+
+def test_keywords_with_a_layout_declare_format_2_and_strings_survive():
+    sc = api.scenario(title='a "quoted" title, 中文', block=[32], grid=[1],
+                      arrays={"t": {"space": "shared", "type": "int4", "layout": "Sw<3,0,3> o (64,8):(8,1)"}},
+                      access={"op": "load", "at": "t[lane][0]"})
+    assert sc.model.format == 2 and sc.title == 'a "quoted" title, 中文'
+    assert sc.model.array("t").shape == (64, 8)
+
+
+def test_params_and_with_params():
+    sc = api.scenario("transpose-tile")
+    assert sc.with_params(PAD=1).analyze().metrics == api.scenario("transpose-tile", set={"PAD": 1}).analyze().metrics
+    assert sc.with_params(PAD=1).analyze()["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 2048
+
+
+@pytest.mark.parametrize("kwargs, err, fragment", [
+    ({"toml": "title = 1"}, ScenarioError, "title"),
+    ({"block": [32], "grid": [1], "arrays": {"t": {"space": "shared", "type": "half", "layout": "(8,64):(65,1)"}},
+      "access": [{"op": "load", "at": "t[0][lane]"}]}, ScenarioError, "codomain overflows"),
+    ({"block": [32], "arrays": {"t": 3}}, ValueError, "must be a dict"),
+    ({"block": [32], "params": {"X": object()}}, ValueError, "cannot be written in a scenario"),
+])
+def test_bad_input_raises_the_clis_message(kwargs, err, fragment):
+    with pytest.raises(err, match=fragment):
+        api.scenario(**kwargs)
+
+
+def test_one_source_only():
+    with pytest.raises(ValueError, match="give one of"):
+        api.scenario("transpose-tile", toml="x")
+    with pytest.raises(ValueError, match="give one of"):
+        api.scenario()
+
+
+def test_frame_shows_and_saves(tmp_path):
+    sc = api.scenario("cute-sw128-tile")
+    f = sc.frame(instruction=17, size=(640, 360))
+    png = f._repr_png_()
+    assert png.startswith(PNG) and f._repr_svg_() is None
+    svg = sc.frame(instruction=17, size=(640, 360), prefer="svg")._repr_svg_()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    assert "tile[h + lane][c]" in svg          # the access shown in the frame
+    out = f.save(tmp_path / "f.png")
+    assert out.read_bytes().startswith(PNG)
+    assert sc.frames(17)[-1] in sc.frame(instruction=17, prefer="svg").svg()
+    with pytest.raises(ExportError, match="instruction '99' is outside 1..32"):
+        sc.frame(instruction=99)
+    with pytest.raises(ExportError, match=".png or .svg"):
+        f.save(tmp_path / "f.gif")
+
+
+def test_layout_map_object():
+    m = api.layout_map("Sw<3,3,3> o (8,64):(64,1)")
+    assert repr(m) == model_map("Sw<3,3,3> o (8,64):(64,1)").to_text()
+    assert m.offsets[1, 0] == 72 and m.banks[1, 0] == 4
+    assert m.prefer == "png" and m._repr_png_().startswith(PNG)      # 512 cells: PNG
+    small = api.layout_map("(2,(2,2)):(4,(2,1))", type="float")
+    svg = small._repr_svg_()
+    assert small._repr_png_() is None and all(f">{v}<" in svg for v in range(8))
+    with pytest.raises(LayoutError, match="not a power of two"):
+        api.layout_map("SwizzledSharedLayout(8, 3, 8, [1, 0])", shape=(8, 64))
+
+
+def test_an_arrays_layout_map_is_its_layout():
+    sc = api.scenario("cute-sw128-tile")
+    m = sc.layout_map("tile")
+    assert np.array_equal(m.offsets, model_map("Sw<3,0,3> o (64,8):(8,1)", None, "int4").offsets)
+    assert m.map.type_name == "int4" and m.map.text.startswith("tile: Sw<3,0,3>")
+    pad = api.scenario("transpose-tile-pad").layout_map("tile")
+    assert pad.offsets[1, 0] == 33 and "pad 1" in pad.map.text
+    with pytest.raises(ScenarioError, match="too many for a map"):
+        api.scenario("transpose-tile").layout_map("in")
+    with pytest.raises(ScenarioError, match="no array 'nope'"):
+        sc.layout_map("nope")
+
+
+def test_animation_is_an_html5_video_and_saves(tmp_path):
+    sc = api.scenario("cute-sw128-tile")
+    v = sc.animation(instructions="17", frames="first,last", size=(320, 180), hold=0.5)
+    assert v.pictures == 2 and v.seconds == 1.0
+    html = v._repr_html_()
+    assert html.startswith("<video") and 'type="video/mp4"' in html
+    data = base64.b64decode(html.split("base64,")[1].split('"')[0])
+    assert data[4:8] == b"ftyp"
+    gif = v.save(tmp_path / "a.gif")
+    assert gif.read_bytes().startswith(b"GIF8")
+    with pytest.raises(ExportError, match="instruction '99' is outside 1..32"):
+        sc.animation(instructions="99")
+
+
+def test_to_toml_is_loadable_toml():
+    import tomllib
+    d = {"title": "x\n\"y\"\\", "block": [32], "params": {"N": 3}, "access": [{"op": "load", "at": "a[0]",
+                                                                               "for": {"j": "0:2"}}]}
+    parsed = tomllib.loads(api.to_toml(d))
+    assert parsed["title"] == d["title"] and parsed["launch"] == {"block": [32]}
+    assert parsed["access"][0]["for"] == {"j": "0:2"}
+    json.dumps(parsed)
