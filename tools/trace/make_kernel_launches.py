@@ -1,4 +1,4 @@
-"""Write kernels/launch/NAME.launch.toml for every kernel of kernels/manifest.toml.
+"""Write kernels/NAME.launch.toml for every kernel of kernels/manifest.toml.
 
 Each launch file runs the kernel at its scenario's own launch (the scenario's block, grid,
 params and array sizes), so its trace is small and its counters are the ones the
@@ -16,7 +16,7 @@ from viz.gpu.handwritten import manifest  # noqa: E402
 from viz.gpu.plan import _const  # noqa: E402
 from viz.scenario import load  # noqa: E402
 
-OUT = Path("kernels/launch")
+OUT = Path("kernels")
 BUFFER = {"float": "float*", "int": "int*", "char": "char*", "short": "short*", "double": "double*",
           "half": "half*", "int2": "int2*", "int4": "int4*", "float2": "float2*", "float4": "float4*"}
 
@@ -28,7 +28,7 @@ def main() -> None:
         arrays = {a.name: a for a in sc.arrays if a.space == "global"}
         lines = ["# Written by tools/trace/make_kernel_launches.py from kernels/manifest.toml:",
                  f"# the kernel `{k.function}` at the launch of the built-in scenario `{k.scenario}`.",
-                 "format = 1", f'title = "{k.function} ({sc.title})"', f'source = "../{k.file}"',
+                 "format = 1", f'title = "{k.function} ({sc.title})"', f'source = "{k.file}"',
                  f'kernel = "{k.function}"', f"block = {list(sc.launch.block)}", f"grid = {list(sc.launch.grid)}"]
         shared = _const(k.shared, dict(sc.params), "shared")
         if shared:

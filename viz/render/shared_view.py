@@ -89,6 +89,7 @@ def _candidates(n: int):
     yield "bank", 4
     for g in range(3, min(n, 16) + 1):
         yield "time", g
+    yield "bank", 8    # narrow comparison halves in presentation type: 4 banks a band
 
 
 def plan_shared(L: Layout, th: Theme, d: WarpDetail) -> SharedPlan:
