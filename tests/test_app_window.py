@@ -218,3 +218,25 @@ def test_the_window_fits_a_1280x720_projector_and_the_picture_gets_most_of_it(qt
     assert window.minimumSizeHint().width() <= 1280 and window.width() == 1280
     assert window.compare.view_left.width() >= 280 and window.compare.view_right.width() >= 280
     window.a_compare.setChecked(False)
+
+
+def test_transport_icons_are_drawn_in_the_themes_text_colour(qtbot, window):
+    """The timeline's buttons stay visible on the black presentation theme (the style's own
+    icons are dark grey on black there)."""
+    from PySide6.QtGui import QPalette
+
+    def ink(button):
+        img = button.icon().pixmap(32, 32).toImage()
+        return max((img.pixelColor(x, y) for x in range(32) for y in range(32) if img.pixelColor(x, y).alpha() > 200),
+                   key=lambda c: c.alpha()).lightness()
+
+    b = window.timeline.b_next
+    window.set_presentation(True)
+    try:
+        qtbot.waitUntil(lambda: window.presenting)
+        text = window.timeline.palette().color(QPalette.ColorRole.ButtonText).lightness()
+        window_bg = window.timeline.palette().color(QPalette.ColorRole.Window).lightness()
+        assert abs(ink(b) - text) < 40 and abs(ink(b) - window_bg) > 100
+    finally:
+        window.set_presentation(False)
+    qtbot.waitUntil(lambda: abs(ink(b) - window.timeline.palette().color(QPalette.ColorRole.ButtonText).lightness()) < 40)

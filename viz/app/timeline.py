@@ -2,12 +2,48 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QSlider, QSpinBox, QStyle, QToolButton, QVBoxLayout,
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QIcon, QPainter, QPalette, QPixmap, QPolygonF
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QSlider, QSpinBox, QToolButton, QVBoxLayout,
                                QWidget)
 
 from ..i18n import tr
 from .state import Session
+
+
+def media_icon(kind: str, color) -> QIcon:
+    """A transport icon drawn in ``color`` (the palette's text colour), so it reads on every
+    theme, the black presentation theme included (the style's own icons are dark grey).
+    ``kind``: home, prev, play, pause, next, end."""
+    pm = QPixmap(32, 32)
+    pm.fill(Qt.GlobalColor.transparent)
+    p = QPainter(pm)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(color)
+
+    def tri(x0: float, x1: float) -> None:  # a triangle pointing from x0 to x1
+        p.drawPolygon(QPolygonF([QPointF(x0, 7), QPointF(x0, 25), QPointF(x1, 16)]))
+
+    if kind == "play":
+        tri(9, 25)
+    elif kind == "pause":
+        p.drawRect(9, 7, 5, 18)
+        p.drawRect(18, 7, 5, 18)
+    elif kind == "next":
+        tri(5, 16)
+        tri(16, 27)
+    elif kind == "prev":
+        tri(27, 16)
+        tri(16, 5)
+    elif kind == "end":
+        tri(6, 22)
+        p.drawRect(22, 7, 4, 18)
+    elif kind == "home":
+        p.drawRect(6, 7, 4, 18)
+        tri(26, 10)
+    p.end()
+    return QIcon(pm)
 
 SPEEDS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 BASE_MS = 1000  # one frame per second at 1x: time to say what a frame shows
@@ -25,20 +61,18 @@ class Timeline(QWidget):
 
         def button(name: str, slot, icon=None) -> QToolButton:
             b = QToolButton()
-            if icon is not None:
-                b.setIcon(self.style().standardIcon(icon))
+            b.setProperty("media", icon)
             b.setObjectName(name)
             b.setAutoRaise(True)
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             b.clicked.connect(slot)
             return b
 
-        SP = QStyle.StandardPixmap
-        self.b_home = button("home", lambda: session.home(), SP.SP_MediaSkipBackward)
-        self.b_prev = button("prevFrame", lambda: session.step("frame", -1), SP.SP_MediaSeekBackward)
-        self.b_play = button("play", self.toggle, SP.SP_MediaPlay)
-        self.b_next = button("nextFrame", lambda: session.step("frame", 1), SP.SP_MediaSeekForward)
-        self.b_end = button("end", lambda: session.end(), SP.SP_MediaSkipForward)
+        self.b_home = button("home", lambda: session.home(), "home")
+        self.b_prev = button("prevFrame", lambda: session.step("frame", -1), "prev")
+        self.b_play = button("play", self.toggle, "play")
+        self.b_next = button("nextFrame", lambda: session.step("frame", 1), "next")
+        self.b_end = button("end", lambda: session.end(), "end")
         self.b_slower = button("slower", lambda: self.change_speed(-1))
         self.b_faster = button("faster", lambda: self.change_speed(1))
         self.speed_label = QLabel()
@@ -104,6 +138,17 @@ class Timeline(QWidget):
         self.speed_index = max(0, min(len(SPEEDS) - 1, self.speed_index + delta))
         self.set_speed(SPEEDS[self.speed_index])
 
+    def _paint_icons(self) -> None:
+        color = self.palette().color(QPalette.ColorRole.ButtonText)
+        for b in (self.b_home, self.b_prev, self.b_play, self.b_next, self.b_end):
+            kind = b.property("media")
+            b.setIcon(media_icon("pause" if kind == "play" and self.playing else kind, color))
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "b_end"):  # a theme change: icons in its text colour
+            self._paint_icons()
+        super().changeEvent(event)
+
     def toggle(self) -> None:
         self.play(not self.playing)
 
@@ -146,8 +191,7 @@ class Timeline(QWidget):
                                   a=c.warp * 32, b=min(sc.launch.threads_per_block, c.warp * 32 + 32) - 1))
 
     def retranslate(self) -> None:
-        self.b_play.setIcon(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_MediaPause if self.playing else QStyle.StandardPixmap.SP_MediaPlay))
+        self._paint_icons()
         self.b_home.setToolTip(tr("First frame of this instruction (Home)"))
         self.b_prev.setToolTip(tr("Previous frame (Left)"))
         self.b_play.setToolTip(tr("Pause (Space)") if self.playing else tr("Play (Space)"))

@@ -8,7 +8,8 @@ import weakref
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QFontDatabase, QKeySequence, QPalette
+from PySide6.QtGui import (QAction, QActionGroup, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence,
+                           QPalette)
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QProgressBar, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget)
 
@@ -134,7 +135,9 @@ class MainWindow(QMainWindow):
         me = weakref.ref(self)
         on_language_change(self, lambda _code: _retranslate(me))
 
-        self.resize(1600, 980)
+        screen = QGuiApplication.primaryScreen()  # a first start fits the screen (a 1280x720 projector too)
+        room = screen.availableGeometry() if screen is not None else None
+        self.resize(min(1600, room.width()) if room else 1600, min(980, room.height()) if room else 980)
         self._restore_settings()
         self.apply_theme(self.theme_name)
         self.retranslate()
@@ -489,7 +492,7 @@ class MainWindow(QMainWindow):
             return
         self.presenting = on
         if on:
-            self._pre_presentation = (self.saveState(), self.theme_name, self.isMaximized())
+            self._pre_presentation = (self.saveState(), self.theme_name, self.isMaximized(), self.saveGeometry())
             for d in self.docks.values():  # the picture alone; its figures row stays
                 d.hide()
             self.menuBar().hide()
@@ -503,15 +506,29 @@ class MainWindow(QMainWindow):
             self.apply_theme(PRESENTATION_THEME, remember=False)
             self.showFullScreen()
         else:
-            state, theme_name, maximized = self._pre_presentation
+            state, theme_name, maximized, geometry = self._pre_presentation
             QApplication.setFont(self._base_font)
             self.source.setFont(self._source_font)
             self.menuBar().show()
             self.statusBar().show()
             self.showMaximized() if maximized else self.showNormal()
+            self.restoreGeometry(geometry)
             self.restoreState(state)
+            # once the window has its size back, the panels again: restored while still full
+            # screen they would keep full-screen widths and push the window past the screen
+            QTimer.singleShot(0, self, lambda: self._after_presentation(state))
             self.apply_theme(theme_name)
         self.view.setFocus()
+
+    def _after_presentation(self, state) -> None:
+        if self.presenting:
+            return
+        self.restoreState(state)
+        screen = self.screen()
+        room = screen.availableGeometry().width() if screen is not None else self.width()
+        if self.width() > room:  # never wider than the screen: the panels give way, not the picture
+            self.default_layout(room)
+            self.resize(room, self.height())
 
     def apply_theme(self, name: str, remember: bool = True) -> None:
         scale = PRESENTATION_SCALE if self.presenting else 1.0
@@ -647,10 +664,10 @@ class MainWindow(QMainWindow):
         if settings.get("compare", False, bool):
             QTimer.singleShot(0, self, lambda: self.a_compare.setChecked(True))
 
-    def default_layout(self) -> None:
+    def default_layout(self, width: int | None = None) -> None:
         """Panel sizes for a first start: the picture gets most of the window (330 + 480 px of
         panels at 1920 px, in proportion on a narrower screen such as a 1280-px projector)."""
-        w = min(1920, max(self.width(), 1024))
+        w = min(1920, max(width or self.width(), 1024))
         self.resizeDocks([self.docks["library"], self.docks["figures"]], [round(330 * w / 1920), round(480 * w / 1920)],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["library"], self.docks["editor"]], [280, 600], Qt.Orientation.Vertical)
