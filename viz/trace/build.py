@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..gpu import GpuUnavailable
-from ..gpu.compile import ARCH, find_nvcc, find_tool, memory_lines, nvcc_version
+from ..gpu.compile import ARCH, find_nvcc, find_tool, nvcc_version, sass_memory_instructions
 from . import TraceError
 from .launch import Launch, check_params
 from .ptx import MemInstr, SkipRegion, compare_sass, instrument_full, predication_note, sass_predicated
@@ -92,18 +92,9 @@ def build_check(launch: Launch, arch: str = ARCH) -> tuple[bytes, list[MemInstr]
     return assemble(text, arch, "fault-finding"), instrs
 
 
-def sass_memory(cubin: bytes, kernel: str | None = None) -> list[str] | None:
+def sass_memory(cubin: bytes) -> list[str] | None:
     """Memory instructions of the cubin (all functions) via cuobjdump, or None without it."""
-    tool = find_tool("cuobjdump")
-    if not tool:
-        return None
-    with tempfile.TemporaryDirectory(prefix="warpviz-sass-") as tmp:
-        path = Path(tmp) / "k.cubin"
-        path.write_bytes(cubin)
-        proc = subprocess.run([tool, "--dump-sass", str(path)], capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        return None
-    return memory_lines(proc.stdout)
+    return sass_memory_instructions(cubin)
 
 
 def sass_guard(b: Build) -> dict | None:
