@@ -194,7 +194,7 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
             counts_shared = ins["kind"] in ("load", "store", "ldmatrix")
             counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
             if counts_shared and (ins["space"] == "shared" or sh.any()):
-                p, s, a = _count("shared", width, addr, sh, 1, is_load)
+                p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
                 st.wavefronts, st.phases = int(p.sum()), int(s.sum())
                 st.shared_lanes = int(a.sum())
                 # an explicit LDS/STS counts for every warp that executes it, even with all
@@ -203,7 +203,7 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
                     and ins["space"] == "shared" else 0
                 st.per_record += p[:, 0]
             if counts_global and (ins["space"] == "global" or gl.any()):
-                p, s, a = _count("global", width, addr, gl, 1, is_load)
+                p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
                 st.sectors, st.lines = int(p.sum()), int(s.sum())
                 st.global_lanes = int(a.sum())
                 st.requests = int((a > 0).sum())
