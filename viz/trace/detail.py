@@ -101,6 +101,8 @@ def trace_scenario(trace: Trace) -> Scenario:
 class TraceSource:
     """A loaded trace with its per-warp instruction streams, ready to draw."""
 
+    is_trace = True
+
     def __init__(self, trace: Trace):
         self.trace = trace
         self.header = trace.header
@@ -121,6 +123,16 @@ class TraceSource:
     @property
     def title(self) -> str:
         return self.scenario.title
+
+    @property
+    def name(self) -> str:
+        return str(self.trace.path.name) if self.trace.path is not None else (self.scenario.name or "trace")
+
+    def recorded_text(self) -> str:
+        """The recorded blocks as ranges, e.g. ``0-3,7``."""
+        from .cli import blocks_text
+
+        return blocks_text(self.recorded_blocks)
 
     def stream(self, block: int, warp: int) -> np.ndarray:
         """The record rows of one warp, in the order it executed them."""
