@@ -225,6 +225,52 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
 # ---------------------------------------------------------------------------- reports
 
 
+def explain_trace(d: dict) -> list[tuple[str, str, str]]:
+    """(figure, value, one-line why) rows for one static instruction of a trace (a dict of
+    ``TraceAnalysis.per_access``): the figures ``warpviz analyze FILE.wvtrace`` prints, each
+    with what it counts. Figure names are those of ``viz.report.explain_access``."""
+    from ..i18n import tr
+    from ..report import _avg, _n
+
+    inst = d["warp_instructions"]
+    rows = [("warp instructions", _n(inst),
+             tr("recorded warp-level executions: {n}; a warp counts where a lane executed it",
+                n=_n(d["executed"])))]
+    if d["predicated_off_warps"]:
+        rows.append(("", f"+{d['predicated_off_warps']:,}",
+                     tr("warps with every lane off: ptxas predicated the instruction, so they execute it "
+                        "and Nsight Compute counts them")))
+    if d["executed"] == 0:
+        rows.append(("", "", tr("no lane is active: the warp issues nothing")))
+        return rows
+    rows.append(("active lanes", tr("{n}/warp", n=f"{d['active_lanes'] / d['executed']:.2f}"),
+                 tr("lanes whose predicate held, as recorded")))
+    if "wavefronts" in d:
+        wf, ph = d["wavefronts"], d["phases"]
+        per = max(1, d["executed"])
+        rows.append(("wavefronts", _n(wf),
+                     tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
+                        "must deliver", per=_avg(wf, per))))
+        rows.append(("phases", _n(ph), tr("{per} per instruction: the wavefronts with no bank conflict",
+                                          per=_avg(ph, per))))
+        rows.append(("bank conflicts", _n(wf - ph), tr("wavefronts beyond the phases")))
+    if "sectors" in d:
+        req = d["requests"]
+        rows.append(("requests", _n(req), tr("one per warp instruction with an active lane, whatever the width")))
+        if req:
+            rows.append(("sectors", _n(d["sectors"]),
+                         tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
+                            per=_avg(d["sectors"], req))))
+            rows.append(("lines", _n(d["lines"]), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
+                                                      per=_avg(d["lines"], req))))
+            rows.append(("bytes moved", _n(d["bytes_moved"]), tr("sectors x 32 B")))
+            rows.append(("sector efficiency", f"{d['sector_efficiency'] * 100:.1f}%",
+                         tr("bytes the active lanes asked for / bytes moved")))
+    if not d["counted_in_metrics"]:
+        rows.append(("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name")))
+    return rows
+
+
 def to_json(an: TraceAnalysis) -> dict:
     from .. import __version__
 
@@ -283,4 +329,4 @@ def to_table(an: TraceAnalysis) -> str:
     return "\n".join(out)
 
 
-__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS"]
+__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "explain_trace"]
