@@ -154,3 +154,26 @@ def test_cli_refuses_an_unreadable_trace_before_any_window(tmp_path, capsys):
     assert main([str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.wvtrace" in err and "corrupt or truncated" in err
+
+
+def test_export_dialog_exports_the_trace_on_screen(qtbot, user_dirs, tmp_path):
+    import imageio.v3 as iio
+    from test_app_export import export_now, open_dialog, small, type_into
+
+    from viz.frames import Cursor
+
+    w = make_window(qtbot, str(PAD))
+    wait_trace(qtbot, w)
+    w.session.go(instr=3, block=2, warp=5, frame=0)
+    d = open_dialog(qtbot, w)
+    assert d.instructions.text() == "4" and d.block.text() == "2" and d.warp.text() == "5"
+    assert d.problem is None, d.problem
+    small(qtbot, d)
+    out = tmp_path / "trace.gif"
+    type_into(qtbot, d.path, str(out))
+    msg = export_now(qtbot, d)
+    want = w.session.timeline.frame_count(Cursor(3, 2, 5))
+    assert msg.startswith("Wrote") and d.result.pictures == want
+    assert len(list(iio.imiter(out))) == want
+    d.close()
+    w.close()
