@@ -177,3 +177,49 @@ def test_export_dialog_exports_the_trace_on_screen(qtbot, user_dirs, tmp_path):
     assert len(list(iio.imiter(out))) == want
     d.close()
     w.close()
+
+
+def test_source_panel_lists_the_worst_lines_and_steps_to_a_line(qtbot, user_dirs):
+    from viz.trace.analysis import source_lines
+
+    path = TRACES / "reduce_tree.wvtrace"
+    w = make_window(qtbot, str(path))
+    wait_trace(qtbot, w)
+    panel = w.trace_source
+    qtbot.waitUntil(lambda: panel.lines.topLevelItemCount() > 0, timeout=10000)
+    an = analyze_trace(load_trace(path))
+    rows = source_lines(an)
+    assert panel.lines.topLevelItemCount() == len(rows)
+    # worst first: bank conflicts + sectors never grow down the list
+    worst = [r["bank_conflicts"] + r["sectors"] for r in rows]
+    assert worst == sorted(worst, reverse=True) and worst[0] > 0
+    # per-line figures sum to the totals of analyze
+    m = an.metrics
+    assert sum(r["sectors"] for r in rows) == sum(v for k, v in m.items() if "sectors" in k)
+    assert sum(r["wavefronts"] for r in rows) == sum(v for k, v in m.items() if "wavefronts" in k)
+    first = panel.lines.topLevelItem(0)
+    assert first.text(0) == rows[0]["source"] and first.text(4) == f"{rows[0]['sectors']:,}"
+    # the source shows the figures beside its lines
+    assert f"wf {rows[0]['wavefronts']} conf {rows[0]['bank_conflicts']} sec {rows[0]['sectors']}" \
+        in panel.source.toPlainText()
+    # go to warp 4 (a short stream), then click the line of the final global store (warp 0 only)
+    store = next(r for r in rows if any("st.global" in p for p in r["ptx"]) and r["warp_instructions"])
+    w.session.go(block=1, warp=4, instr=0)
+    k = rows.index(store)
+    item = panel.lines.topLevelItem(k)
+    panel.lines.itemClicked.emit(item, 0)
+    c = w.session.cursor
+    d = w.session.detail
+    assert d.access.index in store["instructions"]
+    assert (c.block, c.warp) == (1, 0) and c.frame == 0     # warp 4 never runs it: the block's first warp that does
+    rows_w = w.session.trace.stream(c.block, c.warp)
+    first_k = next(j for j, r in enumerate(rows_w) if int(w.session.trace.trace.instr[r]) in store["instructions"])
+    assert c.instruction == first_k
+    assert "st.global" in panel.ptx.toPlainText() and store["source"] in panel.ptx.toPlainText()
+    assert str(store["line"]) in panel.source.textCursor().selectedText()[:6]
+    # a line the warp on screen runs: stays in that warp
+    loop = next(r for r in rows if r["wavefronts"] and not r["sectors"])
+    panel.lines.itemClicked.emit(panel.lines.topLevelItem(rows.index(loop)), 0)
+    assert (w.session.cursor.block, w.session.cursor.warp) == (1, 0)
+    assert w.session.detail.access.index in loop["instructions"]
+    w.close()

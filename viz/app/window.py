@@ -97,6 +97,11 @@ class MainWindow(QMainWindow):
         self._dock("launch", _Holder(), Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("sweep", _Holder(), Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["launch"], self.docks["sweep"])
+        from .trace_source import TraceSourcePanel   # a trace's CUDA source, line by line
+
+        self.trace_source = TraceSourcePanel(self.session)
+        self._dock("source", self.trace_source, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["sweep"], self.docks["source"])
         self.docks["launch"].raise_()
         self.gpu_panel = None  # built with the plot panels, after the first frame
 
@@ -398,6 +403,9 @@ class MainWindow(QMainWindow):
         self.last_open_error = ""
         if self.a_compare.isChecked():
             self.a_compare.setChecked(False)       # a trace is not compared side by side (yet)
+        if not self.presenting:
+            self.docks["source"].show()
+            self.docks["source"].raise_()
         self.library.set_current(path)
         self.editor.show_info(tr("A recorded trace: the launch file below is shown read-only. To change the "
                                  "kernel or its launch, edit the launch file and record again with "
@@ -742,7 +750,7 @@ class MainWindow(QMainWindow):
 
     def retranslate(self) -> None:
         titles = {"library": tr("Scenarios"), "editor": tr("Editor"), "figures": tr("Figures"),
-                  "launch": tr("Whole launch"), "sweep": tr("Sweep"), "gpu": tr("GPU")}
+                  "launch": tr("Whole launch"), "sweep": tr("Sweep"), "gpu": tr("GPU"), "source": tr("Source")}
         for key, d in self.docks.items():
             if key in titles:
                 d.setWindowTitle(titles[key])
@@ -773,6 +781,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.session.retranslate()
         for panel in (self.library, self.editor, self.figures, self._launch, self._sweep, self.timeline,
+                      self.trace_source,
                       self.compare, getattr(self, "notes", None), getattr(self, "ink", None)):
             if panel is not None:
                 panel.retranslate()

@@ -165,6 +165,26 @@ class TraceAnalysis:
         return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
+def source_lines(an: "TraceAnalysis") -> list[dict]:
+    """The Source panel's rows: per CUDA source line, its figures summed over its memory
+    instructions (warp instructions, wavefronts, bank conflicts, requests, sectors, sector
+    efficiency of its global accesses), its static instruction ids and their PTX, the worst
+    first (most bank conflicts + sectors, as ``TraceAnalysis.per_line``)."""
+    rows: dict[tuple[str, int], dict] = {}
+    for d in an.per_access():
+        r = rows.setdefault((d["file"], d["line"]), {
+            "file": d["file"], "line": d["line"], "source": d["source"], "warp_instructions": 0, "wavefronts": 0,
+            "bank_conflicts": 0, "requests": 0, "sectors": 0, "global_bytes": 0, "instructions": [], "ptx": []})
+        for k in ("warp_instructions", "wavefronts", "bank_conflicts", "requests", "sectors"):
+            r[k] += d.get(k, 0)
+        r["global_bytes"] += round(d.get("sector_efficiency", 0.0) * d.get("bytes_moved", 0))
+        r["instructions"].append(d["index"])
+        r["ptx"].append(" ".join(d["ptx"].split()))
+    for r in rows.values():
+        r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * 32)
+    return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
+
+
 def _ratio(a: int, b: int) -> float:
     return round(a / b, 4) if b else 0.0
 

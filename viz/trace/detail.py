@@ -145,6 +145,26 @@ class TraceSource:
         lo, hi = np.searchsorted(self._key, [k, k + 1])
         return int(hi - lo)
 
+    def first_execution(self, instrs, block: int = 0, warp: int = 0) -> tuple[int, int, int] | None:
+        """(block, warp, k): where one of the static instructions ``instrs`` first runs in
+        the stream of ``warp`` of ``block``, else of the first warp of that block that runs
+        one, else of the first warp of the grid (in block, then warp order); None when none
+        of them was recorded running."""
+        ids = np.asarray(sorted(instrs), np.int64)
+        for w in [warp] + [x for x in range(self.warps) if x != warp]:
+            rows = self.stream(block, w)
+            hit = np.flatnonzero(np.isin(self.trace.instr[rows], ids))
+            if hit.size:
+                return block, w, int(hit[0])
+        mine = np.flatnonzero(np.isin(self.trace.instr[self.rows], ids))
+        if not mine.size:
+            return None
+        j = int(mine[0])                      # the first such record in block, warp order
+        key = int(self._key[j])
+        b, w = divmod(key, self.warps)
+        lo = int(np.searchsorted(self._key, key))
+        return b, w, j - lo
+
     def check(self, block: int, warp: int) -> None:
         if not 0 <= block < self.blocks:
             raise IndexError(f"block {block} is outside the grid (0..{self.blocks - 1})")
