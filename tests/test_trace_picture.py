@@ -131,3 +131,28 @@ def test_trace_frames_paint_with_the_stream_position_and_all_their_text(qapp):
             assert f"instruction {k + 1} of {n}" in texts
             assert "transpose_pad.cu:" in texts          # the access is its CUDA source line
             assert min(x.px for x in L.texts) >= 14 - 1e-6
+
+
+@pytest.mark.parametrize("name", ["transpose_pad", "sgemm_float4", "shared_char--char-stride-4", "ldmatrix_cpasync"])
+def test_trace_frames_keep_the_rules_of_the_pictures_text(name, qapp):
+    """No text under 14 px at 1080p, none overlapping, none dropped (test_picture_text's
+    checker) for every frame of warp 0's stream, with the long device addresses."""
+    from PySide6.QtCore import QRectF
+    from test_picture_text import Checker
+
+    from viz.render import NullPainter, PaintOptions, paint_frame, theme
+
+    src = TraceSource.open(TRACES / f"{name}.wvtrace")
+    tl = TraceTimeline(src)
+    p = NullPainter()
+    problems = []
+    for W, H in [(1280, 720), (1920, 1080)]:
+        th = theme("light", 1.0)
+        for k in range(src.stream_length(0, 0)):
+            c = Cursor(k, 0, 0)
+            d = tl.detail(c)
+            chk = Checker(H, 1.0, f"{name} #{k + 1} {W}x{H}")
+            for f in tl.frames(c):
+                chk.check(paint_frame(p, QRectF(0, 0, W, H), d, f, th, PaintOptions(title=src.title)), f)
+            problems += chk.problems
+    assert not problems, "\n".join(problems[:10])
