@@ -76,7 +76,8 @@ def test_guide_commands_parse_and_name_real_scenarios(page, line):
     argv = shlex.split(line)[1:]
     if not argv:
         return  # `warpviz`: the app
-    assert argv[0] in COMMANDS or argv[0].startswith("-") or argv[0].endswith(".toml") or argv[0] in builtin_names()
+    assert argv[0] in COMMANDS or argv[0].startswith("-") or argv[0].endswith((".toml", ".wvtrace")) \
+        or argv[0] in builtin_names()
     if argv[0] not in COMMANDS:
         return
     args = _parser().parse_args(argv)

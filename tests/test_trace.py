@@ -627,10 +627,11 @@ def test_atomics_ldsm_ldgsts_equal_their_own_counters(name):
     assert {k: other.get(k, 0) for k in hw} == hw
 
 
-def test_the_app_refuses_a_trace_with_the_reason(capsys):
-    assert main([str(SHIPPED[0])]) == 2
+def test_the_app_refuses_an_unreadable_trace_with_the_reason(capsys, tmp_path):
+    missing = tmp_path / "missing.wvtrace"
+    assert main([str(missing)]) == 2            # refused before any window opens
     err = capsys.readouterr().err
-    assert "do not open in the app yet" in err and "warpviz analyze" in err
+    assert "missing.wvtrace" in err and "no such file" in err
 
 
 @nvcc

@@ -149,8 +149,14 @@ def cmd_layout(args) -> int:
 
 def cmd_gui(args) -> int:
     if str(getattr(args, "scenario", None) or "").endswith(".wvtrace"):
-        return _fail(f"{args.scenario}: traces do not open in the app yet. Fix: use "
-                     f"`warpviz analyze {args.scenario}` (add --json for the whole document)")
+        # a trace that cannot be read is refused here, with the reason, before any window opens
+        from .trace import TraceError
+        from .trace.tracefile import load as load_trace
+
+        try:
+            load_trace(args.scenario)
+        except TraceError as err:
+            return _fail(str(err))
     try:
         from .app.main import run_app
     except ImportError as err:  # the app's Qt parts are not installed or not built yet

@@ -202,7 +202,57 @@ class Plan:
         return sum(self.repeats(s) for s in self.steps)
 
 
+def is_trace(src) -> bool:
+    """Is ``src`` a recorded trace (``viz.trace.detail.TraceSource``) rather than a scenario?"""
+    return getattr(src, "is_trace", False)
+
+
+def trace_selection(src, instructions: str = "all", blocks: str = "0", warps: str = "0",
+                    frames: str | None = None,
+                    names: tuple[str, str, str] = ("--instruction", "--block", "--warp")) -> Selection:
+    """``selection`` for a trace: instructions are positions in each selected warp's own
+    stream (1-based, "instruction k of n of that warp"), up to the longest stream."""
+    frames = frames.strip() if frames is not None and frames.strip() else None
+    if frames is not None:
+        parse_frames(frames, 1, ["compute"])
+    bs = parse_range(blocks, names[1], 0, src.blocks - 1)
+    ws = parse_range(warps, names[2], 0, src.warps - 1)
+    longest = max(src.stream_length(b, w) for b in bs for w in ws)
+    if longest == 0:
+        raise ExportError(tr("{name}: the selected warps executed no recorded memory instruction (recorded "
+                             "blocks: {blocks})", name=src.name, blocks=src.recorded_text()))
+    return Selection(
+        instructions=None if instructions.strip().lower() in ("all", "*")
+        else parse_range(instructions, names[0], 0, longest - 1, base=1),
+        blocks=bs, warps=ws, frames=frames)
+
+
+def _trace_details(src, sel: Selection) -> list[WarpDetail]:
+    out = []
+    for b in sel.blocks:
+        for w in sel.warps:
+            try:
+                src.check(b, w)
+            except IndexError as err:
+                raise ExportError(f"{src.name}: {err}") from None
+            n = src.stream_length(b, w)
+            if n == 0:
+                raise ExportError(tr("{name}: warp {w} of block {b} executed no recorded memory instruction "
+                                     "(recorded blocks: {blocks})", name=src.name, w=w, b=b,
+                                     blocks=src.recorded_text()))
+            instrs = sel.instructions if sel.instructions is not None else tuple(range(n))
+            for i in instrs:
+                if not 0 <= i < n:
+                    raise ExportError(tr("{name}: warp {w} of block {b} executed {n} recorded memory "
+                                         "instructions; there is no instruction {k}", name=src.name, w=w, b=b,
+                                         n=n, k=i + 1))
+                out.append(src.detail(b, w, i))
+    return out
+
+
 def _details(sc: Scenario, sel: Selection) -> list[WarpDetail]:
+    if is_trace(sc):
+        return _trace_details(sc, sel)
     n_instr = len(sc.instructions())
     instrs = sel.instructions if sel.instructions is not None else tuple(range(n_instr))
     lw = sc.launch
@@ -259,6 +309,10 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
     spec = sel.frames if sel.frames is not None else ("last" if still else None)
     left = _details(sc, sel)
     right = _details(compare, sel) if compare is not None else None
+    if is_trace(sc):             # a recorded trace: its frame (title, launch) for the rest
+        sc = sc.scenario
+    if compare is not None and is_trace(compare):
+        compare = compare.scenario
     steps: list[Step] = []
     for k, d in enumerate(left):
         fa = frames_of(d)
@@ -449,7 +503,8 @@ def check_settings(settings: Settings, kind: str) -> None:
 def export(sc: Scenario, out: str | os.PathLike, settings: Settings = Settings(), sel: Selection = Selection(),
            compare: Scenario | None = None, labels: tuple[str, str] | None = None, png_sequence: bool = False,
            progress: Progress | None = None, cancel=None) -> Result:
-    """Render and write. Raises ExportError (message for the user) or ExportCancelled; in
+    """Render and write. ``sc`` (and ``compare``) may also be a recorded trace
+    (``viz.trace.detail.TraceSource``, with a ``trace_selection``). Raises ExportError (message for the user) or ExportCancelled; in
     both cases nothing is left at ``out`` that was not there before."""
     out = Path(out)
     kind = output_kind(out, png_sequence)

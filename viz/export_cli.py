@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
         description="Render frames with the app's painter, without a screen. The format follows the "
                     "extension of --out: .mp4 (H.264), .webm (VP9), .gif, .png or .svg (one frame), "
                     "or a folder (ending in /) for a PNG sequence.")
-    ex.add_argument("scenario", metavar="FILE_OR_NAME")
+    ex.add_argument("scenario", metavar="FILE_OR_NAME", help="a scenario (file or built-in) or a recorded trace "
+                    "(.wvtrace: --instruction then counts each warp's own stream)")
     ex.add_argument("--out", "-o", required=True, metavar="PATH", help="the file (or folder/) to write")
     ex.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     ex.add_argument("--instruction", "-i", default="all", metavar="RANGE",
@@ -62,15 +63,36 @@ def _compare_labels(sc, compare_set: dict[str, str]) -> tuple[str, str]:
     return before, after
 
 
+def _open_trace(path: str):
+    """A recorded trace for the painter (``viz.trace.detail``); TraceError when it cannot be read."""
+    from .trace.detail import open_source
+
+    return open_source(path)
+
+
 def cmd_export(args) -> int:
-    from .export import ExportCancelled, ExportError, Settings, export, parse_size, selection
+    from .export import ExportCancelled, ExportError, Settings, export, parse_size, selection, trace_selection
     from .scenario import ScenarioError, load, parse_overrides, partner_path
+    from .trace import TraceError
 
     try:
         overrides = parse_overrides(args.set)
-        sc = load(args.scenario, overrides)
+        trace = str(args.scenario).endswith(".wvtrace")
+        if trace:
+            if args.set or args.compare_set:
+                return _fail(f"{args.scenario}: a trace has no params to set (--set, --compare-set); it shows "
+                             "what the kernel did. Fix: change the launch file and record it again")
+            if args.compare == "":
+                return _fail(f"--compare: {args.scenario} is a trace; name the trace or scenario to compare "
+                             "with, e.g. --compare other.wvtrace")
+            sc = _open_trace(args.scenario)
+        else:
+            sc = load(args.scenario, overrides)
         compare = labels = None
-        if args.compare is not None:
+        if args.compare is not None and args.compare.endswith(".wvtrace"):
+            compare = _open_trace(args.compare)
+            labels = (sc.title, compare.title)
+        elif args.compare is not None:
             other = args.compare or partner_path(sc)
             if other is None:
                 return _fail(f"--compare: {args.scenario} names no scenario to compare with; "
@@ -87,7 +109,10 @@ def cmd_export(args) -> int:
             labels = _compare_labels(sc, changed)
         if args.labels:
             labels = tuple(args.labels)
-        sel = selection(sc, args.instruction, args.block, args.warp, args.frames)
+        if trace:
+            sel = trace_selection(sc, args.instruction, args.block, args.warp, args.frames)
+        else:
+            sel = selection(sc, args.instruction, args.block, args.warp, args.frames)
         title = "" if args.no_title else args.title
         settings = Settings(size=parse_size(args.size), fps=args.fps, hold=args.hold, theme=args.theme,
                             scale=args.scale, captions=not args.no_captions, title=title,
@@ -104,7 +129,7 @@ def cmd_export(args) -> int:
         finally:
             if show:
                 print("\r\033[K", end="", file=sys.stderr, flush=True)
-    except (ScenarioError, ExportError) as err:
+    except (ScenarioError, ExportError, TraceError) as err:
         return _fail(str(err))
     except ExportCancelled:
         return _fail("export cancelled; nothing was written")

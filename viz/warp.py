@@ -82,6 +82,9 @@ class WarpDetail:
     # global
     sectors: tuple[SectorUse, ...]
     lines: tuple[int, ...]
+    # warp instructions in this warp's stream ("instruction k of n"); 0: the scenario's
+    # count (a trace's warps each run their own number of instructions)
+    instruction_count: int = 0
 
     @property
     def active_lanes(self) -> int:
@@ -147,8 +150,32 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
     mask = np.broadcast_to(lv.mask, shape)[0]
     idx = [np.broadcast_to(v.natural(), shape)[0] for v in lv.indices]
     elem = np.broadcast_to(lv.elem.natural(), shape)[0]
+    bx, by, bz = (int(x) for x in block_coords(scenario, np.int64(block)))
+    threads = [tuple(int(x) for x in thread_coords(scenario, np.int64(t))) for t in tids]
+    return lanes_detail(scenario, instr, access, arr, block, (bx, by, bz), warp, addr, mask, threads,
+                        indices=[tuple(int(v[ln]) for v in idx) for ln in range(len(tids))],
+                        elems=[int(e) for e in elem])
+
+
+def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Array, block: int,
+                 block_xyz: tuple[int, int, int], warp: int, addr: np.ndarray, mask: np.ndarray,
+                 threads: list[tuple[int, int, int]], indices: list[tuple[int, ...]] | None = None,
+                 elems: list[int] | None = None, space: str | None = None,
+                 instruction_count: int = 0) -> WarpDetail:
+    """The detail of one warp instruction from its lanes' byte addresses and mask.
+
+    This is where lane addresses go in, whatever computed them: a scenario's expressions
+    (``warp_detail``) or a recorded trace (``viz.trace.detail``). ``addr``/``mask`` hold the
+    warp's existing lanes (fewer than 32 at the end of a partial warp), ``threads`` their
+    thread coordinates. ``space`` defaults to the array's.
+    """
     size = instr.size
-    if arr.space == "shared" and access.op == "load":
+    space = space or arr.space
+    n = len(addr)
+    tids = np.arange(warp * 32, warp * 32 + n, dtype=np.int64)
+    indices = indices if indices is not None else [()] * n
+    elems = elems if elems is not None else [0] * n
+    if space == "shared" and access.op == "load":
         phases = load_phase_lanes(size, addr, mask)
     else:
         phases = phase_lanes(size)
@@ -159,7 +186,7 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
     word_wf: dict[tuple[int, int], int] = {}
     wf_phase: list[int] = []
     active_phases = 0
-    if arr.space == "shared":
+    if space == "shared":
         for p, lanes_in in enumerate(phases):
             order: dict[int, dict[int, list[int]]] = {}
             for ln in lanes_in:
@@ -183,23 +210,22 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
     sector_lanes: dict[int, list[int]] = {}
     sector_bytes: dict[int, list[bool]] = {}
     lanes: list[Lane] = []
-    bx, by, bz = (int(x) for x in block_coords(scenario, np.int64(block)))
     for ln in range(32):
         tid = warp * 32 + ln
         if ln >= len(tids):
             lanes.append(Lane(ln, -1, (-1, -1, -1), False, False, (), 0, 0, size, -1, (), (), (), -1, -1, -1))
             continue
-        thread = tuple(int(x) for x in thread_coords(scenario, np.int64(tid)))
+        thread = threads[ln]
         active = bool(mask[ln])
         a = int(addr[ln])
         phase = next(p for p, ls in enumerate(phases) if ln in ls)
         words: tuple[int, ...] = ()
         wfs: tuple[int, ...] = ()
         sector = line = -1
-        if active and arr.space == "shared":
+        if active and space == "shared":
             words = tuple((a >> 2) + q for q in range(words_per_lane))
             wfs = tuple(word_wf[(phase, w)] for w in words)
-        if active and arr.space == "global":
+        if active and space == "global":
             sector, line = a // SECTOR, a // LINE
             sector_lanes.setdefault(sector, []).append(ln)
             used = sector_bytes.setdefault(sector, [False] * SECTOR)
@@ -207,14 +233,14 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
                 used[k] = True
         lanes.append(Lane(
             lane=ln, tid=tid, thread=thread, exists=True, active=active,
-            indices=tuple(int(v[ln]) for v in idx), elem=int(elem[ln]), byte_addr=a, size=size,
+            indices=indices[ln], elem=elems[ln], byte_addr=a, size=size,
             phase=phase if active else -1, words=words, banks=tuple(w & 31 for w in words),
             word_wavefronts=wfs, wavefront=max(wfs) if wfs else -1, sector=sector, line=line))
     sectors = tuple(SectorUse(s, s * SECTOR // LINE, tuple(sector_bytes[s]), tuple(sector_lanes[s]))
                     for s in sorted(sector_lanes))
     return WarpDetail(
         scenario=scenario, instruction=instr, access=access, array=arr, block=block,
-        block_xyz=(bx, by, bz), warp=warp, lanes=tuple(lanes), space=arr.space, op=access.op,
+        block_xyz=block_xyz, warp=warp, lanes=tuple(lanes), space=space, op=access.op,
         size=size, phases=phases, bank_words=tuple(bank_words), wavefronts=len(wf_phase),
         wavefront_phase=tuple(wf_phase), active_phases=active_phases, sectors=sectors,
-        lines=tuple(sorted({s.line for s in sectors})))
+        lines=tuple(sorted({s.line for s in sectors})), instruction_count=instruction_count)

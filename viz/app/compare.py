@@ -93,7 +93,7 @@ class ComparePage(QWidget):
     def fill_picks(self) -> None:
         keep = self.pick.currentData()
         self.pick.clear()
-        for e in entries():
+        for e in (e for e in entries() if not e.trace):   # a trace is not compared side by side
             self.pick.addItem(f"{e.title}  [{e.name}]", str(e.path))
         i = self.pick.findData(keep)
         if i >= 0:

@@ -202,6 +202,11 @@ class EditorPanel(QWidget):
     # -- text ----------------------------------------------------------------
 
     def _load_text(self) -> None:
+        trace = getattr(self.session, "is_trace", False)
+        self.text.setReadOnly(trace)                  # a recorded trace's launch file: shown, not edited
+        self.tabs.setTabEnabled(0, not trace)
+        if trace:
+            self.tabs.setCurrentIndex(1)
         if self.text.toPlainText() != self.session.text:
             self.text.blockSignals(True)
             self.text.setPlainText(self.session.text)
@@ -261,6 +266,8 @@ class EditorPanel(QWidget):
 
     def _sync_form(self, force: bool = False) -> None:
         """Show the text's values in the form; a field being typed into is left alone unless ``force``."""
+        if getattr(self.session, "is_trace", False):
+            return
         raw = self._raw()
         if raw is None:
             return

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QDou
                                QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget)
 
 from ..export import (ExportCancelled, ExportError, Plan, Result, Selection, Settings, check_settings,
-                      export, make_plan, output_kind, parse_size, render_image, selection)
+                      export, make_plan, output_kind, parse_size, render_image, selection,
+                      trace_selection)
 from ..i18n import tr
 from ..render.theme import THEME_LABELS, THEMES
 from ..scenario import Scenario, ScenarioError
@@ -558,8 +559,11 @@ class ExportDialog(QDialog):
         if frames is None and kind in STILLS:
             # A still of what is on screen, when that instruction is the first one selected.
             frames = "last"
-        sel = selection(sc, self.instructions.text() or "all", self.block.text() or "0", self.warp.text() or "0",
-                        frames, names=(tr("Instructions"), tr("Block"), tr("Warp")))
+        # a recorded trace exports itself (its instructions are each warp's own stream)
+        src = s.trace if getattr(s, "is_trace", False) else sc
+        pick = trace_selection if src is not sc else selection
+        sel = pick(src, self.instructions.text() or "all", self.block.text() or "0", self.warp.text() or "0",
+                   frames, names=(tr("Instructions"), tr("Block"), tr("Warp")))
         if sel.frames == "last" and not self.frames.text().strip():
             first = sel.instructions[0] if sel.instructions else 0
             if first == s.cursor.instruction:
@@ -572,7 +576,7 @@ class ExportDialog(QDialog):
             labels = ((sc.shown_title, other.shown_title) if sc.shown_title != other.shown_title
                       else (s.name or sc.shown_title, other.name or other.shown_title))
         check_settings(st, kind)
-        return Request(sc, out, kind, st, sel, other, labels)
+        return Request(src, out, kind, st, sel, other, labels)
 
     # ------------------------------------------------------------------ preview
 

@@ -79,6 +79,10 @@ class FiguresPanel(QWidget):
             self.status.setText("")
             self.warn.hide()
             return
+        if self.session.is_trace:
+            self.warn.hide()
+            self._refresh_trace()
+            return
         found = warnings(sc)
         self.warn.setText("\n".join(tr("Warning: {w}", w=w) for w in found))
         self.warn.setVisible(bool(found))
@@ -118,6 +122,57 @@ class FiguresPanel(QWidget):
         tot.setData(0, Qt.ItemDataRole.UserRole, ("totals",))
         for k, v in an.metrics.items():
             item = QTreeWidgetItem([tr(METRIC_LABELS[k]), f"{v:,}", k])
+            item.setToolTip(2, k)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setData(0, Qt.ItemDataRole.UserRole, ("metric", k))
+            tot.addChild(item)
+        self.tree.addTopLevelItem(tot)
+        tot.setExpanded(True)
+        self._highlight()
+
+    def _refresh_trace(self) -> None:
+        """A recorded trace: per static instruction the figures of `warpviz analyze FILE.wvtrace`,
+        with what each counts, then the ten metrics and the other counters."""
+        from ..trace.analysis import explain_trace
+
+        an = self.session.trace_analysis
+        if an is None or an.trace is not self.session.trace.trace:
+            self.tree.setEnabled(False)
+            self.status.setText(tr("Analysing the whole launch…"))
+            return
+        self.tree.setEnabled(True)
+        self.tree.clear()
+        h = an.trace.header
+        lw = self.session.scenario.launch
+        self.status.setText(tr("Trace of {kernel} recorded on {gpu}: {records} warp-level executions, "
+                               "{warps} warps ({wpb} per block)", kernel=h.get("kernel", "?"),
+                               gpu=h.get("gpu", {}).get("name", "?"), records=f"{an.trace.records:,}",
+                               warps=f"{lw.blocks * lw.warps_per_block:,}", wpb=lw.warps_per_block))
+        if not h.get("complete", False):
+            self.warn.setText(tr("Partial trace: {note}", note=h.get("note", "")))
+            self.warn.show()
+        bold = QFont()
+        bold.setBold(True)
+        for d in an.per_access():
+            ptx = " ".join(d["ptx"].rstrip(";").split())
+            top = QTreeWidgetItem([tr("instruction {k}", k=d["index"] + 1), d["source"],
+                                   f"{ptx}   ({d['kind']} {d['space']} {d['access_bytes']} B)"])
+            top.setFont(0, bold)
+            top.setFont(2, bold)
+            top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
+            for name, value, why in explain_trace(d):
+                item = QTreeWidgetItem([tr(name) if name else "", value, why])
+                item.setToolTip(2, why)
+                item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setData(0, Qt.ItemDataRole.UserRole, ("figure", d["index"], name))
+                top.addChild(item)
+            self.tree.addTopLevelItem(top)
+            top.setExpanded(True)
+        tot = QTreeWidgetItem([tr("Totals"), "", tr("Nsight Compute metric names, whole launch")])
+        tot.setFont(0, bold)
+        tot.setData(0, Qt.ItemDataRole.UserRole, ("totals",))
+        for k, v in list(an.metrics.items()) + list(an.other_metrics.items()):
+            item = QTreeWidgetItem([tr(METRIC_LABELS[k]) if k in METRIC_LABELS else k, f"{v:,}", k])
             item.setToolTip(2, k)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, ("metric", k))

@@ -170,6 +170,8 @@ class LaunchPanel(QWidget):
 
     def per_warp(self) -> tuple[np.ndarray, str] | None:
         """(blocks × warps values, unit) for the chosen mode, or None before the analysis."""
+        if self.session.is_trace:
+            return self._trace_per_warp()
         an, d = self.session.analysis, self.session.detail
         if an is None or d is None or an.scenario is not self.session.scenario:
             return None
@@ -180,6 +182,23 @@ class LaunchPanel(QWidget):
             rows = [s.per_warp.astype(np.int64) for s in an.stats if s.instruction.access == st.instruction.access]
             return np.sum(rows, axis=0), unit
         return st.per_warp.astype(np.int64), unit
+
+    def _trace_per_warp(self) -> tuple[np.ndarray, str] | None:
+        """A trace: wavefronts + sectors per recorded (block, warp), of the static instruction on
+        screen (or of all); blocks that were not recorded are 0 (``TraceAnalysis.per_warp``)."""
+        an, d = self.session.trace_analysis, self.session.detail
+        if an is None or an.trace is not self.session.trace.trace:
+            return None
+        if self.mode.currentIndex() == 1 or d is None:
+            return an.per_warp(None), tr("wavefronts + sectors")
+        return an.per_warp(d.access.index), tr("wavefronts") if d.space == "shared" else tr("sectors")
+
+    def _instr_key(self) -> int:
+        """What the "this instruction" map depends on: the instruction on screen (a trace: its static instruction)."""
+        if self.session.is_trace:
+            d = self.session.detail
+            return -1 if d is None else d.access.index
+        return self.session.cursor.instruction
 
     def refresh(self) -> None:
         got = self.per_warp()
@@ -205,7 +224,7 @@ class LaunchPanel(QWidget):
             col = img[:, w::wpb]
             col[have] = vals[blocks[have], w]
         self.values = vals
-        key = (id(self.session.analysis), self.mode.currentIndex(), self.session.cursor.instruction)
+        key = (id(self.session.trace_analysis or self.session.analysis), self.mode.currentIndex(), self._instr_key())
         self.image.setImage(img.T, autoLevels=False)
         lo, hi = float(np.nanmin(img)), float(np.nanmax(img))
         self.bar.setLevels((lo, hi if hi > lo else lo + 1))
@@ -240,7 +259,7 @@ class LaunchPanel(QWidget):
         if sc is None or self.values is None:
             return
         c = self.session.cursor
-        key = (id(self.session.analysis), self.mode.currentIndex(), c.instruction)
+        key = (id(self.session.trace_analysis or self.session.analysis), self.mode.currentIndex(), self._instr_key())
         if self.mode.currentIndex() == 0 and key != self._key:
             self.refresh()
             return

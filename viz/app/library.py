@@ -24,6 +24,7 @@ class Entry:
     notes: str
     builtin: bool
     other: str = ""        # the title and notes in the other language, found by search too
+    trace: bool = False    # a shipped recorded trace (.wvtrace): the "Traces" group
 
     @property
     def name(self) -> str:
@@ -54,6 +55,25 @@ def read_entry(path: Path, builtin: bool) -> Entry:
     return Entry(path, title, tags, notes.strip(), builtin, other)
 
 
+def read_trace_entry(path: Path) -> Entry:
+    """A shipped trace's title and kernel from its header.json (cheap: the arrays are not read);
+    tagged "trace"."""
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            h = json.loads(z.read("header.json"))
+        if not isinstance(h, dict):
+            h = {}
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        h = {}
+    title = str(h.get("title") or path.stem)
+    gpu = h.get("gpu", {}).get("name", "") if isinstance(h.get("gpu"), dict) else ""
+    notes = tr("Trace of the kernel {kernel}, recorded on {gpu}", kernel=h.get("kernel", path.stem), gpu=gpu or "?")
+    return Entry(path, title, ("trace",), notes, True, str(h.get("kernel", "")), trace=True)
+
+
 def tag_label(tag: str) -> str:
     """A tag as the library shows it: in Chinese its catalog entry ``tag:NAME`` with the tag
     itself (what ``warpviz list --tag`` takes) in brackets; in English the tag."""
@@ -64,6 +84,9 @@ def tag_label(tag: str) -> str:
 def entries() -> list[Entry]:
     out = [read_entry(p, True) for p in sorted(assets.scenario_dir().glob("*.toml"))]
     out += [read_entry(p, False) for p in sorted(settings.user_scenario_dir().glob("*.toml"))]
+    from ..trace.tracefile import shipped
+
+    out += [read_trace_entry(p) for p in shipped()]
     return out
 
 
@@ -137,7 +160,8 @@ class LibraryPanel(QWidget):
         tag = self.tag.currentData()
         self.tree.clear()
         groups = {True: QTreeWidgetItem([tr("Built-in scenarios")]),
-                  False: QTreeWidgetItem([tr("My scenarios ({folder})", folder=settings.user_scenario_dir())])}
+                  False: QTreeWidgetItem([tr("My scenarios ({folder})", folder=settings.user_scenario_dir())]),
+                  "trace": QTreeWidgetItem([tr("Traces (real kernels recorded on an H100)")])}
         for g in groups.values():
             g.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.tree.addTopLevelItem(g)
@@ -147,7 +171,7 @@ class LibraryPanel(QWidget):
             item = QTreeWidgetItem([f"{e.title}"])
             item.setToolTip(0, f"{e.name}\n{', '.join(map(tag_label, e.tags))}\n\n{e.notes}")
             item.setData(0, Qt.ItemDataRole.UserRole, str(e.path))
-            groups[e.builtin].addChild(item)
+            groups["trace" if e.trace else e.builtin].addChild(item)
             if self.current is not None and e.path == self.current:
                 self.tree.setCurrentItem(item)
         for g in groups.values():

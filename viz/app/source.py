@@ -60,3 +60,24 @@ def source_line(detail: WarpDetail, lane: int) -> str:
                                 n=len(detail.lines))
     steps = [shown] + ([result] if result != shown else [])
     return f"{head}   |   {who}{sep(': ')}" + "  ->  ".join(steps + [where])
+
+
+def trace_source_line(detail: WarpDetail, lane: int) -> str:
+    """A recorded trace's line: the CUDA source line, then ``lane``'s recorded address and
+    where it landed (a trace records addresses, not the expression's values)."""
+    a = detail.access
+    head = f"{tr(a.op)} {a.text}"
+    ln = detail.lanes[lane]
+    if not ln.exists:
+        return head + "   " + tr("lane {lane}: no such thread (partial warp)", lane=lane)
+    tx, ty, tz = ln.thread
+    who = tr("lane {lane}, thread ({x},{y},{z})", lane=lane, x=tx, y=ty, z=tz)
+    if not ln.active:
+        return f"{head}   |   {who}{sep(': ')}" + tr("not active in this execution")
+    where = tr("byte {b}", b=ln.byte_addr)
+    if detail.space == "shared":
+        where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
+    else:
+        where += sep(", ") + tr("sector {s}, line {k} of {n}", s=ln.sector, k=detail.lines.index(ln.line) + 1,
+                                n=len(detail.lines))
+    return f"{head}   |   {who}{sep(': ')}{where}"

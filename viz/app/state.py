@@ -44,6 +44,11 @@ class Session(QObject):
         self.cursor = Cursor()
         self.timeline: Timeline | None = None
         self._valid: tuple[Scenario, Analysis] | None = None  # last scenario whose analysis succeeded
+        # A recorded trace (viz.trace.detail.TraceSource) when a .wvtrace is open: ``scenario``
+        # is then its frame for the painter, ``text`` its launch file (read-only), and
+        # ``trace_analysis`` its analysis (``analysis`` stays None).
+        self.trace = None
+        self.trace_analysis = None
         self.runner = Runner(self)
         self.runner.done.connect(self._analysis_done)
         self.runner.failed.connect(self._analysis_failed)
@@ -70,6 +75,7 @@ class Session(QObject):
         self.path = path
         self.name = path.stem
         self._valid = None
+        self.trace = self.trace_analysis = None
         self.scenario = None
         self.analysis = None
         self.cursor = Cursor()
@@ -78,6 +84,7 @@ class Session(QObject):
 
     def open_text(self, text: str, name: str = "untitled") -> None:
         self.path, self.name, self._valid = None, name, None
+        self.trace = self.trace_analysis = None
         self.scenario = self.analysis = None
         self.cursor = Cursor()
         self.set_text(text)
@@ -88,14 +95,44 @@ class Session(QObject):
         self.runner.cancel()
         self.path, self.name, self.text = None, "", ""
         self.scenario = self.analysis = self.timeline = self._valid = None
+        self.trace = self.trace_analysis = None
         self._set_error(None)
         self.changed.emit()
         self.positionChanged.emit()
+
+    @property
+    def is_trace(self) -> bool:
+        return self.trace is not None
+
+    def open_trace(self, path: Path | str) -> None:
+        """Open a recorded trace (``.wvtrace``). Raises ``viz.trace.TraceError`` (one paragraph)
+        for a missing, corrupt, truncated or newer file; what was open then stays open."""
+        from ..trace.analysis import analyze_trace
+        from ..trace.detail import TraceSource, TraceTimeline
+
+        path = Path(path)
+        src = TraceSource.open(path)
+        timeline = TraceTimeline(src)
+        self.runner.cancel()
+        self.path, self.name = path, path.stem
+        self.trace, self.trace_analysis = src, None
+        self.text = src.header.get("launch_file", "")
+        self.scenario, self.analysis, self._valid = src.scenario, None, None
+        self.timeline = timeline
+        self.cursor = timeline.clamp(Cursor())
+        self._set_error(None)
+        self.textChanged.emit()
+        self.changed.emit()
+        self.positionChanged.emit()
+        trace = src.trace
+        self.runner.submit(lambda progress, cancel: analyze_trace(trace, progress, cancel))
 
     # -- editing -------------------------------------------------------------
 
     def set_text(self, text: str) -> bool:
         """Take the editor's text; True when it is valid (the views then show it)."""
+        if self.trace is not None:
+            return False            # a trace's launch file is shown, not edited
         self.text = text
         self.runner.cancel()
         try:
@@ -125,6 +162,11 @@ class Session(QObject):
             self.errorChanged.emit()
 
     def _analysis_done(self, an: Analysis) -> None:
+        if hasattr(an, "trace"):      # a trace's analysis (viz.trace.analysis.TraceAnalysis)
+            if self.trace is not None and an.trace is self.trace.trace:
+                self.trace_analysis = an
+                self.analysisChanged.emit()
+            return
         if an.scenario is not self.scenario:
             return
         self.analysis = an
@@ -132,6 +174,9 @@ class Session(QObject):
         self.analysisChanged.emit()
 
     def _analysis_failed(self, err) -> None:
+        if self.trace is not None:
+            self._set_error(ScenarioError(self.source, "", tr("the analysis failed: {err}", err=err), ""))
+            return
         if not isinstance(err, ScenarioError):
             err = ScenarioError(self.source, "", tr("the analysis failed: {err}", err=err), "")
         self._set_error(err)
@@ -168,10 +213,21 @@ class Session(QObject):
 
     @property
     def instruction_count(self) -> int:
-        return self.timeline.bounds.instructions if self.timeline else 0
+        """Warp instructions of the current warp (a trace's warps each have their own stream)."""
+        return self._bounds(self.cursor).instructions if self.timeline else 0
+
+    def _bounds(self, c: Cursor):
+        at = getattr(self.timeline, "bounds_at", None)
+        return at(c) if at is not None else self.timeline.bounds
 
     def retranslate(self) -> None:
         """Frame captions follow the interface language: rebuild the frames (and the error message)."""
+        if self.trace is not None:
+            from ..trace.detail import TraceTimeline
+
+            self.timeline = TraceTimeline(self.trace)
+            self.positionChanged.emit()
+            return
         if self.error is not None and self.text:
             self.set_text(self.text)  # the message is built in the language of the moment
         if self.scenario is not None:
@@ -183,7 +239,7 @@ class Session(QObject):
         if self.timeline is None:
             return False
         try:
-            cursor = cursor.clamped(self.timeline.bounds, self.timeline.frame_count)
+            cursor = cursor.clamped(self._bounds(cursor), self.timeline.frame_count)
         except ScenarioError as err:
             self._set_error(err)
             return False
@@ -232,4 +288,4 @@ class Session(QObject):
         return self.timeline is not None and self.move_to(self.timeline.end(self.cursor, whole))
 
     def at_end(self) -> bool:
-        return self.timeline is None or self.cursor.at_end(self.timeline.bounds, self.timeline.frame_count)
+        return self.timeline is None or self.cursor.at_end(self._bounds(self.cursor), self.timeline.frame_count)

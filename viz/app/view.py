@@ -108,7 +108,8 @@ class FrameView(QWidget):
         if not ln.active:
             rows.append(tr("inactive: its `when` is false, it makes no access"))
             return "\n".join(rows)
-        rows.append(tr("index {idx} -> element {elem}", idx="".join(f"[{v}]" for v in ln.indices), elem=ln.elem))
+        if ln.indices:    # a recorded trace has addresses, not subscripts
+            rows.append(tr("index {idx} -> element {elem}", idx="".join(f"[{v}]" for v in ln.indices), elem=ln.elem))
         rows.append(tr("byte address {addr} (0x{hex}), {size} bytes", addr=ln.byte_addr,
                        hex=format(ln.byte_addr, "x"), size=ln.size))
         if d.space == "shared":

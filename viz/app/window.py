@@ -24,7 +24,7 @@ from .editor import EditorPanel
 from .figures import FiguresPanel
 from .library import LibraryPanel, unique_user_path
 from .lifetime import on_language_change
-from .source import source_line
+from .source import source_line, trace_source_line
 from .state import Session
 from .timeline import Timeline
 from .view import FrameView, ZoomArea
@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
             self.theme_name = "light"
         self.presenting = False
         self.closed = False
+        self.last_open_error = ""       # the message of the last file that could not be opened (a trace)
         self._pre_presentation: tuple | None = None
         self._base_font = QApplication.font()
 
@@ -97,6 +98,11 @@ class MainWindow(QMainWindow):
         self._dock("launch", _Holder(), Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("sweep", _Holder(), Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["launch"], self.docks["sweep"])
+        from .trace_source import TraceSourcePanel   # a trace's CUDA source, line by line
+
+        self.trace_source = TraceSourcePanel(self.session)
+        self._dock("source", self.trace_source, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["sweep"], self.docks["source"])
         self.docks["launch"].raise_()
         self.gpu_panel = None  # built with the plot panels, after the first frame
 
@@ -324,6 +330,10 @@ class MainWindow(QMainWindow):
 
     def _open_initial(self, arg: str | None) -> None:
         rec = self._recovery()
+        if arg and str(arg).lower().endswith(".wvtrace"):
+            if self.open_trace(Path(arg)):
+                return
+            arg = None         # the message is in the status bar; open what would open without it
         if arg:
             try:
                 path = resolve(arg)
@@ -347,7 +357,9 @@ class MainWindow(QMainWindow):
         last = settings.get("last_scenario", "", str)
         cursor = settings.get("cursor", "", str)
         path = Path(last) if last and Path(last).exists() else resolve("transpose-tile")
-        self.open_path(path)
+        if not self.open_path(path) and path.suffix == ".wvtrace":
+            path = resolve("transpose-tile")
+            self.open_path(path)
         if cursor and last and Path(last) == path:
             try:
                 i, b, w, f = (int(x) for x in cursor.split(","))
@@ -357,6 +369,8 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: Path, text: str | None = None, recovered: bool = False) -> bool:
         path = Path(path)
+        if path.suffix.lower() == ".wvtrace":
+            return self.open_trace(path)
         self.editor.flush()
         self.autosave()
         self._keep_unsaved_edits()
@@ -375,9 +389,39 @@ class MainWindow(QMainWindow):
         self._update_title()
         return True
 
+    def open_trace(self, path: Path) -> bool:
+        """Open a recorded trace: the picture, timeline, figures and heat map of what the kernel
+        did; its launch file shows read-only. A bad file is a message; what was open stays."""
+        from ..trace import TraceError
+
+        self.editor.flush()
+        self.autosave()
+        self._keep_unsaved_edits()
+        try:
+            self.session.open_trace(path)
+        except TraceError as err:
+            self.statusBar().showMessage(tr("Cannot open the trace: {err}", err=err.paragraph()), 30000)
+            self.last_open_error = err.paragraph()
+            return False
+        self.last_open_error = ""
+        if self.a_compare.isChecked():
+            self.a_compare.setChecked(False)       # a trace is not compared side by side (yet)
+        if not self.presenting:
+            self.docks["source"].show()
+            self.docks["source"].raise_()
+        self.library.set_current(path)
+        self.editor.show_info(tr("A recorded trace: the launch file below is shown read-only. To change the "
+                                 "kernel or its launch, edit the launch file and record again with "
+                                 "`warpviz trace`."))
+        settings.put("last_scenario", str(path))
+        self._update_title()
+        return True
+
     def open_dialog(self) -> None:
         start = str(settings.user_scenario_dir())
-        path, _ = QFileDialog.getOpenFileName(self, tr("Open a scenario"), start, tr("Scenarios (*.toml)"))
+        path, _ = QFileDialog.getOpenFileName(self, tr("Open a scenario"), start,
+                                              tr("Scenarios and traces (*.toml *.wvtrace);;Scenarios (*.toml);;"
+                                                 "Traces (*.wvtrace)"))
         if path:
             self.open_path(Path(path))
 
@@ -386,6 +430,9 @@ class MainWindow(QMainWindow):
 
     def save(self) -> Path | None:
         """Save: your own scenario or an opened file in place; a built-in as a copy in your scenarios."""
+        if self.session.is_trace:
+            self.statusBar().showMessage(tr("A trace is read-only: there is nothing to save."), 8000)
+            return None
         self.editor.flush()
         path = self.session.path
         if path is None or self.session.is_builtin:
@@ -396,7 +443,10 @@ class MainWindow(QMainWindow):
         self._update_title()
         return path
 
-    def save_copy(self) -> Path:
+    def save_copy(self) -> Path | None:
+        if self.session.is_trace:
+            self.statusBar().showMessage(tr("A trace is read-only: there is nothing to save."), 8000)
+            return None
         self.editor.flush()
         stem = (self.session.path.stem if self.session.path else "scenario") + "-mine"
         path = unique_user_path(stem.replace("-mine-mine", "-mine"))
@@ -442,6 +492,8 @@ class MainWindow(QMainWindow):
 
     def modified(self) -> bool:
         p = self.session.path
+        if self.session.is_trace:
+            return False            # read-only: nothing to save
         try:
             return p is None or p.read_text(encoding="utf-8") != self.session.text
         except OSError:
@@ -480,6 +532,10 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ modes
 
     def set_compare(self, on: bool) -> None:
+        if on and self.session.is_trace:
+            self.statusBar().showMessage(tr("Compare works on scenarios; a trace opens on its own."), 8000)
+            self.a_compare.setChecked(False)
+            return
         self.stack.setCurrentIndex(1 if on else 0)
         _only_current_page_sizes(self.stack)
         if on:
@@ -593,7 +649,7 @@ class MainWindow(QMainWindow):
         lane = self.view.hover
         if lane < 0 or lane >= 32:
             lane = next((ln.lane for ln in d.lanes if ln.active), 0)
-        self.source.setText(source_line(d, lane))
+        self.source.setText(trace_source_line(d, lane) if self.session.is_trace else source_line(d, lane))
 
     def _error_changed(self) -> None:
         err = self.session.error
@@ -638,7 +694,7 @@ class MainWindow(QMainWindow):
     @staticmethod
     def _dropped_file(mime) -> Path | None:
         for url in mime.urls() if mime.hasUrls() else []:
-            if url.isLocalFile() and url.toLocalFile().lower().endswith(".toml"):
+            if url.isLocalFile() and url.toLocalFile().lower().endswith((".toml", ".wvtrace")):
                 return Path(url.toLocalFile())
         return None
 
@@ -711,7 +767,7 @@ class MainWindow(QMainWindow):
 
     def retranslate(self) -> None:
         titles = {"library": tr("Scenarios"), "editor": tr("Editor"), "figures": tr("Figures"),
-                  "launch": tr("Whole launch"), "sweep": tr("Sweep"), "gpu": tr("GPU")}
+                  "launch": tr("Whole launch"), "sweep": tr("Sweep"), "gpu": tr("GPU"), "source": tr("Source")}
         for key, d in self.docks.items():
             if key in titles:
                 d.setWindowTitle(titles[key])
@@ -742,6 +798,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.session.retranslate()
         for panel in (self.library, self.editor, self.figures, self._launch, self._sweep, self.timeline,
+                      self.trace_source,
                       self.compare, getattr(self, "notes", None), getattr(self, "ink", None)):
             if panel is not None:
                 panel.retranslate()

@@ -27,7 +27,7 @@ def lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
     column row shows where the swizzle put it: ``0→5``, logical column → physical column."""
     block = d.scenario.launch.block
     dims = 3 if block[2] > 1 else (2 if block[1] > 1 else 1)
-    n_idx = max(1, len(d.access.indices))
+    n_idx = max(1, len(d.access.indices)) if d.access.indices else 0   # a trace records no subscripts
     arr = d.array
     swizzled = not arr.swizzle.is_identity and len(arr.shape) == 2
     pitch = arr.shape[1] + arr.pad if len(arr.shape) == 2 else 0

@@ -159,7 +159,7 @@ def _header_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _
     if not px1:
         px1 = mp
         l1 = wrap(th.mono, mp, True, line1, left_w)
-    n_instr = _instruction_count(d.scenario)
+    n_instr = d.instruction_count or _instruction_count(d.scenario)   # a trace: this warp's stream
     where = tr("block ({x},{y},{z}) · warp {w}", x=d.block_xyz[0], y=d.block_xyz[1], z=d.block_xyz[2],
                w=d.warp)
     instr = (tr("instruction {k} of {n}", k=d.instruction.number + 1, n=n_instr) if n_instr

@@ -165,6 +165,26 @@ class TraceAnalysis:
         return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
+def source_lines(an: "TraceAnalysis") -> list[dict]:
+    """The Source panel's rows: per CUDA source line, its figures summed over its memory
+    instructions (warp instructions, wavefronts, bank conflicts, requests, sectors, sector
+    efficiency of its global accesses), its static instruction ids and their PTX, the worst
+    first (most bank conflicts + sectors, as ``TraceAnalysis.per_line``)."""
+    rows: dict[tuple[str, int], dict] = {}
+    for d in an.per_access():
+        r = rows.setdefault((d["file"], d["line"]), {
+            "file": d["file"], "line": d["line"], "source": d["source"], "warp_instructions": 0, "wavefronts": 0,
+            "bank_conflicts": 0, "requests": 0, "sectors": 0, "global_bytes": 0, "instructions": [], "ptx": []})
+        for k in ("warp_instructions", "wavefronts", "bank_conflicts", "requests", "sectors"):
+            r[k] += d.get(k, 0)
+        r["global_bytes"] += round(d.get("sector_efficiency", 0.0) * d.get("bytes_moved", 0))
+        r["instructions"].append(d["index"])
+        r["ptx"].append(" ".join(d["ptx"].split()))
+    for r in rows.values():
+        r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * 32)
+    return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
+
+
 def _ratio(a: int, b: int) -> float:
     return round(a / b, 4) if b else 0.0
 
@@ -225,6 +245,52 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
 # ---------------------------------------------------------------------------- reports
 
 
+def explain_trace(d: dict) -> list[tuple[str, str, str]]:
+    """(figure, value, one-line why) rows for one static instruction of a trace (a dict of
+    ``TraceAnalysis.per_access``): the figures ``warpviz analyze FILE.wvtrace`` prints, each
+    with what it counts. Figure names are those of ``viz.report.explain_access``."""
+    from ..i18n import tr
+    from ..report import _avg, _n
+
+    inst = d["warp_instructions"]
+    rows = [("warp instructions", _n(inst),
+             tr("recorded warp-level executions: {n}; a warp counts where a lane executed it",
+                n=_n(d["executed"])))]
+    if d["predicated_off_warps"]:
+        rows.append(("", f"+{d['predicated_off_warps']:,}",
+                     tr("warps with every lane off: ptxas predicated the instruction, so they execute it "
+                        "and Nsight Compute counts them")))
+    if d["executed"] == 0:
+        rows.append(("", "", tr("no lane is active: the warp issues nothing")))
+        return rows
+    rows.append(("active lanes", tr("{n}/warp", n=f"{d['active_lanes'] / d['executed']:.2f}"),
+                 tr("lanes whose predicate held, as recorded")))
+    if "wavefronts" in d:
+        wf, ph = d["wavefronts"], d["phases"]
+        per = max(1, d["executed"])
+        rows.append(("wavefronts", _n(wf),
+                     tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
+                        "must deliver", per=_avg(wf, per))))
+        rows.append(("phases", _n(ph), tr("{per} per instruction: the wavefronts with no bank conflict",
+                                          per=_avg(ph, per))))
+        rows.append(("bank conflicts", _n(wf - ph), tr("wavefronts beyond the phases")))
+    if "sectors" in d:
+        req = d["requests"]
+        rows.append(("requests", _n(req), tr("one per warp instruction with an active lane, whatever the width")))
+        if req:
+            rows.append(("sectors", _n(d["sectors"]),
+                         tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
+                            per=_avg(d["sectors"], req))))
+            rows.append(("lines", _n(d["lines"]), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
+                                                      per=_avg(d["lines"], req))))
+            rows.append(("bytes moved", _n(d["bytes_moved"]), tr("sectors x 32 B")))
+            rows.append(("sector efficiency", f"{d['sector_efficiency'] * 100:.1f}%",
+                         tr("bytes the active lanes asked for / bytes moved")))
+    if not d["counted_in_metrics"]:
+        rows.append(("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name")))
+    return rows
+
+
 def to_json(an: TraceAnalysis) -> dict:
     from .. import __version__
 
@@ -283,4 +349,4 @@ def to_table(an: TraceAnalysis) -> str:
     return "\n".join(out)
 
 
-__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS"]
+__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "explain_trace"]

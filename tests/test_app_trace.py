@@ -1,0 +1,225 @@
+"""A recorded trace in the app, used as a user would: open it (command line, File → Open,
+drag and drop, the library's Traces group), step frames with keys through each warp's own
+stream, read the header, Figures and heat map; a corrupt or newer trace is a message and
+the app keeps what it showed."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from app_helpers import make_window, user_dirs, window  # noqa: F401 - fixtures
+from viz.cli import main
+from viz.trace.analysis import analyze_trace, explain_trace
+from viz.trace.tracefile import load as load_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = ROOT / "assets" / "traces"
+PAD = TRACES / "transpose_pad.wvtrace"
+
+
+def key(qtbot, w, k, mod=Qt.KeyboardModifier.NoModifier):
+    qtbot.keyClick(w.view, k, mod)
+
+
+def wait_trace(qtbot, w):
+    qtbot.waitUntil(lambda: w.session.trace_analysis is not None, timeout=20000)
+
+
+def header_texts(w) -> str:
+    w.view.repaint()
+    return " ".join(t.text for t in w.view.layout_.texts)
+
+
+def test_open_a_trace_from_the_command_line_and_step_with_keys(qtbot, user_dirs):
+    w = make_window(qtbot, str(PAD))
+    s = w.session
+    assert s.is_trace and s.path == PAD and s.error is None
+    wait_trace(qtbot, w)
+    n = s.trace.stream_length(0, 0)
+    assert s.instruction_count == n == 16
+    assert f"instruction 1 of {n}" in header_texts(w)
+    assert "transpose_pad.cu:" in header_texts(w)
+    # Right walks the frames of instruction 1, then on into instruction 2 of this warp
+    frames = len(s.frames)
+    for _ in range(frames):
+        key(qtbot, w, Qt.Key.Key_Right)
+    assert (s.cursor.instruction, s.cursor.frame) == (1, 0)
+    assert f"instruction 2 of {n}" in header_texts(w)
+    assert w.timeline.instr.value() == 2
+    key(qtbot, w, Qt.Key.Key_Down)
+    assert s.cursor.instruction == 2
+    # the picture is the recorded execution: its instruction is the record's
+    rows = s.trace.stream(0, 0)
+    assert s.detail.access.index == int(s.trace.trace.instr[rows[2]])
+    key(qtbot, w, Qt.Key.Key_End)
+    assert s.frame.kind == "summary"
+    # PgDn: the next warp, same instruction position
+    key(qtbot, w, Qt.Key.Key_PageDown)
+    assert (s.cursor.block, s.cursor.warp, s.cursor.instruction) == (0, 1, 2)
+    assert "warp 1" in w.timeline.where.text()
+    assert "transpose_pad.cu:" in w.source.text() and "lane" in w.source.text()
+    # the launch file shows read-only; nothing to save
+    assert w.editor.text.isReadOnly() and w.editor.text.toPlainText().startswith("title")
+    assert "read-only" in w.editor.info.text()
+    assert w.save() is None and not w.modified()
+    w.close()
+
+
+def test_figures_and_heat_map_equal_the_analysis(qtbot, user_dirs):
+    w = make_window(qtbot, str(TRACES / "shared_stride--shared-stride-32.wvtrace"))
+    wait_trace(qtbot, w)
+    an = analyze_trace(load_trace(TRACES / "shared_stride--shared-stride-32.wvtrace"))
+    vals = w.figures.values()
+    for k, v in an.metrics.items():
+        assert vals[k] == f"{v:,}"
+    assert any(v > 0 for v in an.metrics.values())
+    for d in an.per_access():
+        for name, value, _why in explain_trace(d):
+            if name:
+                assert vals[(d["index"], name)] == value
+    conflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+    assert int(vals[conflicts].replace(",", "")) == an.metrics[conflicts] > 0
+    lp = w.launch
+    qtbot.waitUntil(lambda: lp.values is not None, timeout=20000)
+    d = w.session.detail
+    assert np.array_equal(lp.values, an.per_warp(d.access.index))
+    w.close()
+
+
+def test_drop_a_trace_and_the_library_lists_the_shipped_ones(qtbot, window):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(PAD))])
+    pos = QPointF(window.width() / 2, window.height() / 2)
+    enter = QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, drop)
+    assert window.session.is_trace and window.session.path == PAD
+    assert "transpose_pad.wvtrace" in window.windowTitle()
+    # the library: a Traces group with every shipped trace, and the "trace" tag
+    lib = window.library
+    names = lib.visible_names()
+    assert all(p.stem in names for p in TRACES.glob("*.wvtrace"))
+    assert lib.tag.findData("trace") >= 0
+    lib.tag.setCurrentIndex(lib.tag.findData("trace"))
+    assert sorted(lib.visible_names()) == sorted(p.stem for p in TRACES.glob("*.wvtrace"))
+    # clicking a trace in the library opens it; clicking a scenario goes back to editing
+    item = lib.item_for("reduce_tree")
+    lib.tree.itemClicked.emit(item, 0)
+    assert window.session.path.name == "reduce_tree.wvtrace"
+    qtbot.waitUntil(lambda: window.session.trace_analysis is not None, timeout=20000)
+    lib.tag.setCurrentIndex(0)
+    lib.tree.itemClicked.emit(lib.item_for("coalesced"), 0)
+    assert not window.session.is_trace and window.session.scenario.name == "coalesced"
+    assert not window.editor.text.isReadOnly()
+
+
+def test_a_corrupt_or_newer_trace_is_a_message_and_the_app_keeps_running(qtbot, window, tmp_path):
+    before = window.session.path
+    bad = tmp_path / "broken.wvtrace"
+    bad.write_bytes(PAD.read_bytes()[:700])
+    assert not window.open_path(bad)
+    assert "corrupt or truncated" in window.last_open_error and "broken.wvtrace" in window.last_open_error
+    assert "broken.wvtrace" in window.statusBar().currentMessage()
+    assert window.session.path == before and not window.session.is_trace
+    # a newer format
+    newer = tmp_path / "newer.wvtrace"
+    with zipfile.ZipFile(PAD) as src, zipfile.ZipFile(newer, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "header.json":
+                h = json.loads(data)
+                h["version"] = 99
+                data = json.dumps(h).encode()
+            dst.writestr(item, data)
+    assert not window.open_path(newer)
+    assert "newer" in window.last_open_error
+    # still working: keys step the scenario on screen
+    key(qtbot, window, Qt.Key.Key_Right)
+    assert window.session.cursor.frame == 1
+
+
+def test_cli_refuses_an_unreadable_trace_before_any_window(tmp_path, capsys):
+    bad = tmp_path / "bad.wvtrace"
+    bad.write_text("not a zip")
+    assert main([str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.wvtrace" in err and "corrupt or truncated" in err
+
+
+def test_export_dialog_exports_the_trace_on_screen(qtbot, user_dirs, tmp_path):
+    import imageio.v3 as iio
+    from test_app_export import export_now, open_dialog, small, type_into
+
+    from viz.frames import Cursor
+
+    w = make_window(qtbot, str(PAD))
+    wait_trace(qtbot, w)
+    w.session.go(instr=3, block=2, warp=5, frame=0)
+    d = open_dialog(qtbot, w)
+    assert d.instructions.text() == "4" and d.block.text() == "2" and d.warp.text() == "5"
+    assert d.problem is None, d.problem
+    small(qtbot, d)
+    out = tmp_path / "trace.gif"
+    type_into(qtbot, d.path, str(out))
+    msg = export_now(qtbot, d)
+    want = w.session.timeline.frame_count(Cursor(3, 2, 5))
+    assert msg.startswith("Wrote") and d.result.pictures == want
+    assert len(list(iio.imiter(out))) == want
+    d.close()
+    w.close()
+
+
+def test_source_panel_lists_the_worst_lines_and_steps_to_a_line(qtbot, user_dirs):
+    from viz.trace.analysis import source_lines
+
+    path = TRACES / "reduce_tree.wvtrace"
+    w = make_window(qtbot, str(path))
+    wait_trace(qtbot, w)
+    panel = w.trace_source
+    qtbot.waitUntil(lambda: panel.lines.topLevelItemCount() > 0, timeout=10000)
+    an = analyze_trace(load_trace(path))
+    rows = source_lines(an)
+    assert panel.lines.topLevelItemCount() == len(rows)
+    # worst first: bank conflicts + sectors never grow down the list
+    worst = [r["bank_conflicts"] + r["sectors"] for r in rows]
+    assert worst == sorted(worst, reverse=True) and worst[0] > 0
+    # per-line figures sum to the totals of analyze
+    m = an.metrics
+    assert sum(r["sectors"] for r in rows) == sum(v for k, v in m.items() if "sectors" in k)
+    assert sum(r["wavefronts"] for r in rows) == sum(v for k, v in m.items() if "wavefronts" in k)
+    first = panel.lines.topLevelItem(0)
+    assert first.text(0) == rows[0]["source"] and first.text(4) == f"{rows[0]['sectors']:,}"
+    # the source shows the figures beside its lines
+    assert f"wf {rows[0]['wavefronts']} conf {rows[0]['bank_conflicts']} sec {rows[0]['sectors']}" \
+        in panel.source.toPlainText()
+    # go to warp 4 (a short stream), then click the line of the final global store (warp 0 only)
+    store = next(r for r in rows if any("st.global" in p for p in r["ptx"]) and r["warp_instructions"])
+    w.session.go(block=1, warp=4, instr=0)
+    k = rows.index(store)
+    item = panel.lines.topLevelItem(k)
+    panel.lines.itemClicked.emit(item, 0)
+    c = w.session.cursor
+    d = w.session.detail
+    assert d.access.index in store["instructions"]
+    assert (c.block, c.warp) == (1, 0) and c.frame == 0     # warp 4 never runs it: the block's first warp that does
+    rows_w = w.session.trace.stream(c.block, c.warp)
+    first_k = next(j for j, r in enumerate(rows_w) if int(w.session.trace.trace.instr[r]) in store["instructions"])
+    assert c.instruction == first_k
+    assert "st.global" in panel.ptx.toPlainText() and store["source"] in panel.ptx.toPlainText()
+    assert str(store["line"]) in panel.source.textCursor().selectedText()[:6]
+    # a line the warp on screen runs: stays in that warp
+    loop = next(r for r in rows if r["wavefronts"] and not r["sectors"])
+    panel.lines.itemClicked.emit(panel.lines.topLevelItem(rows.index(loop)), 0)
+    assert (w.session.cursor.block, w.session.cursor.warp) == (1, 0)
+    assert w.session.detail.access.index in loop["instructions"]
+    w.close()

@@ -1,0 +1,308 @@
+"""A trace as a source for the picture: one warp-level execution of a recorded instruction
+as a ``WarpDetail``, and stepping over each warp's dynamic instruction stream.
+
+The lane addresses come from the recording; everything else (phases, banks, wavefronts,
+sectors, lines) is computed by ``viz.warp.lanes_detail``, the function a scenario's warp
+instructions go through, so the picture of a trace follows the same engine rules.
+
+A warp's stream is its recorded executions in the order it ran them (instruction k of n
+of that warp). A skip record (every lane branched around a shared load/store) is part of
+the stream only where ptxas predicated the instruction, i.e. where the warp did execute it
+with no lane on (``viz.trace.analysis``): it shows as the "no lane active" frame.
+
+The picture needs a scenario-shaped frame (launch, one "array" and one "access" per static
+instruction): ``trace_scenario`` builds one. Its arrays describe themselves by the PTX
+instruction, its accesses by the CUDA source line. Nothing here imports Qt.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ..frames import Bounds, Cursor, Frame, frames
+from ..layout import COL, Swizzle
+from ..scenario import Access, Array, Instruction, Launch, Scenario
+from ..types import ElemType, named_type
+from ..warp import WarpDetail, lanes_detail
+from . import TraceError
+from .analysis import mask_bits
+from .tracefile import Trace, load
+
+
+@dataclass(frozen=True)
+class TraceArray(Array):
+    """The memory one static instruction touches; it describes itself by its PTX."""
+
+    ptx: str = ""
+
+    def describe(self) -> str:
+        return " ".join(self.ptx.rstrip(";").split())
+
+
+def elem_type(ins: dict) -> ElemType:
+    """The element type of an instruction's access, from its PTX opcode and width."""
+    op, w = ins.get("opcode", ""), int(ins["width"])
+    flt = ".f32" in op or ".f64" in op or ".f16" in op
+    name = {1: "char", 2: "half" if flt else "short", 4: "float" if flt else "int",
+            8: ("float2" if ".f32" in op else "double" if flt else "int2"),
+            16: ("float4" if ".f32" in op else "double2" if ".f64" in op else "int4")}.get(w)
+    t = named_type(name) if name else None
+    return t if t is not None and t.size == w else ElemType(f"b{8 * w}", w, w)
+
+
+def source_line(header: dict, ins: dict) -> str:
+    """The CUDA source line of an instruction (stripped), or ""."""
+    line = int(ins.get("line") or 0)
+    if not line:
+        return ""
+    sources = header.get("sources") or {}
+    name = str(ins.get("file", "")).rsplit("/", 1)[-1]
+    text = sources.get(name)
+    if text is None and len(sources) == 1:
+        text = next(iter(sources.values()))
+    lines = str(text or "").splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def access_label(header: dict, ins: dict) -> str:
+    """What the header's first line shows: the source line and where it is, else the PTX."""
+    code = source_line(header, ins)
+    where = f"{str(ins.get('file', '')).rsplit('/', 1)[-1]}:{ins['line']}" if ins.get("line") else ""
+    if code:
+        return f"{code}  ({where})"
+    return " ".join(str(ins.get("ptx", "")).rstrip(";").split())
+
+
+def trace_scenario(trace: Trace) -> Scenario:
+    """A scenario-shaped frame for the painter: the trace's launch, one array and one access
+    per static instruction (no expressions: the addresses are recorded)."""
+    h = trace.header
+    launch = Launch(tuple(int(x) for x in h["launch"]["block"]), tuple(int(x) for x in h["launch"]["grid"]))
+    none = Swizzle("none", "none", None)
+    arrays, accesses = [], []
+    for ins in trace.instructions:
+        t = elem_type(ins)
+        name = f"instruction{ins['id']}"
+        space = "shared" if ins["space"] == "shared" else "global"
+        arrays.append(TraceArray(name, space, t, (1,), 0, none, 0, 0, COL, ptx=str(ins.get("ptx", ""))))
+        op = "store" if ins["op"] == "store" else "load"
+        accesses.append(Access(int(ins["id"]), op, access_label(h, ins), name, (), None, (), None, None,
+                               ((0, t.size),), int(ins.get("line") or 0) or None))
+    path = str(trace.path) if trace.path is not None else "<trace>"
+    return Scenario(title=h.get("title") or h.get("kernel", ""), notes=h.get("notes", ""), tags=("trace",),
+                    launch=launch, params={}, arrays=tuple(arrays), accesses=tuple(accesses), source=path,
+                    name=h.get("name", ""), text=h.get("launch_file", ""))
+
+
+class TraceSource:
+    """A loaded trace with its per-warp instruction streams, ready to draw."""
+
+    is_trace = True
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+        self.header = trace.header
+        self.scenario = trace_scenario(trace)
+        lw = self.scenario.launch
+        self.blocks, self.warps = lw.blocks, lw.warps_per_block
+        counted = np.array([ins.get("sass_predicated") is True for ins in trace.instructions], bool)
+        keep = (trace.flags == 0) | counted[trace.instr] if trace.records else np.zeros(0, bool)
+        self.rows = np.flatnonzero(keep)            # in file order: block, warp, then the warp's own order
+        key = trace.block[self.rows].astype(np.int64) * self.warps + trace.warp[self.rows].astype(np.int64)
+        self._key = key
+        self.recorded_blocks = sorted({int(b) for b in np.unique(trace.block)})
+
+    @classmethod
+    def open(cls, path: str | Path) -> "TraceSource":
+        return cls(load(path))
+
+    @property
+    def title(self) -> str:
+        return self.scenario.title
+
+    @property
+    def name(self) -> str:
+        return str(self.trace.path.name) if self.trace.path is not None else (self.scenario.name or "trace")
+
+    def recorded_text(self) -> str:
+        """The recorded blocks as ranges, e.g. ``0-3,7``."""
+        from .cli import blocks_text
+
+        return blocks_text(self.recorded_blocks)
+
+    def stream(self, block: int, warp: int) -> np.ndarray:
+        """The record rows of one warp, in the order it executed them."""
+        k = block * self.warps + warp
+        lo, hi = np.searchsorted(self._key, [k, k + 1])
+        return self.rows[lo:hi]
+
+    def stream_length(self, block: int, warp: int) -> int:
+        k = block * self.warps + warp
+        lo, hi = np.searchsorted(self._key, [k, k + 1])
+        return int(hi - lo)
+
+    def first_execution(self, instrs, block: int = 0, warp: int = 0) -> tuple[int, int, int] | None:
+        """(block, warp, k): where one of the static instructions ``instrs`` first runs in
+        the stream of ``warp`` of ``block``, else of the first warp of that block that runs
+        one, else of the first warp of the grid (in block, then warp order); None when none
+        of them was recorded running."""
+        ids = np.asarray(sorted(instrs), np.int64)
+        for w in [warp] + [x for x in range(self.warps) if x != warp]:
+            rows = self.stream(block, w)
+            hit = np.flatnonzero(np.isin(self.trace.instr[rows], ids))
+            if hit.size:
+                return block, w, int(hit[0])
+        mine = np.flatnonzero(np.isin(self.trace.instr[self.rows], ids))
+        if not mine.size:
+            return None
+        j = int(mine[0])                      # the first such record in block, warp order
+        key = int(self._key[j])
+        b, w = divmod(key, self.warps)
+        lo = int(np.searchsorted(self._key, key))
+        return b, w, j - lo
+
+    def check(self, block: int, warp: int) -> None:
+        if not 0 <= block < self.blocks:
+            raise IndexError(f"block {block} is outside the grid (0..{self.blocks - 1})")
+        if not 0 <= warp < self.warps:
+            raise IndexError(f"warp {warp} is outside the block (0..{self.warps - 1})")
+
+    def detail(self, block: int, warp: int, k: int) -> WarpDetail:
+        """Instruction ``k`` (0-based) of the stream of ``warp`` in ``block``."""
+        self.check(block, warp)
+        rows = self.stream(block, warp)
+        if not 0 <= k < len(rows):
+            raise IndexError(f"warp {warp} of block {block} executed {len(rows)} recorded memory "
+                             f"instruction(s); there is no instruction {k + 1}")
+        return self.record_detail(int(rows[k]), k, len(rows))
+
+    def record_detail(self, row: int, k: int = 0, n: int = 0) -> WarpDetail:
+        t, sc = self.trace, self.scenario
+        sid = int(t.instr[row])
+        ins = t.instructions[sid]
+        access, arr = sc.accesses[sid], sc.arrays[sid]
+        block, warp = int(t.block[row]), int(t.warp[row])
+        tpb = sc.launch.threads_per_block
+        nl = max(0, min(32, tpb - warp * 32))
+        addr = t.addresses(slice(row, row + 1))[0, :nl]
+        skip = bool(t.flags[row])
+        pred = mask_bits(t.pred[row:row + 1])[0, :nl] & (not skip)
+        sh = pred & mask_bits(t.shared[row:row + 1])[0, :nl]
+        gl = pred & mask_bits(t.global_[row:row + 1])[0, :nl]
+        if ins["space"] == "shared":
+            space, mask = "shared", sh
+        elif ins["space"] == "global":
+            space, mask = "global", gl
+        else:   # a generic address: the picture shows the part most lanes went to
+            space, mask = ("shared", sh) if sh.sum() > gl.sum() else ("global", gl)
+        bx, by, _ = sc.launch.block
+        gx, gy, _ = sc.launch.grid
+        threads = [((tid % bx), (tid // bx) % by, tid // (bx * by)) for tid in range(warp * 32, warp * 32 + nl)]
+        block_xyz = (block % gx, (block // gx) % gy, block // (gx * gy))
+        instr = Instruction(k, sid, (), 0, 0, int(ins["width"]))
+        return lanes_detail(sc, instr, access, arr, block, block_xyz, warp, addr, mask, threads, space=space,
+                            instruction_count=n)
+
+
+@dataclass(frozen=True)
+class _Fc:
+    """A frame count for a Cursor on a trace (instruction clamped to the warp's stream)."""
+
+    timeline: "TraceTimeline"
+
+    def __call__(self, c: Cursor) -> int:
+        return self.timeline.frame_count(c)
+
+
+class TraceTimeline:
+    """``viz.frames.Timeline`` for a trace: the cursor's ``instruction`` is the position in
+    its warp's own stream, so the bounds depend on the warp."""
+
+    def __init__(self, source: TraceSource, cache_size: int = 256):
+        self.source = source
+        self.scenario = source.scenario
+        self._cache: OrderedDict[tuple[int, int, int], tuple[WarpDetail, tuple[Frame, ...]]] = OrderedDict()
+        self._cache_size = cache_size
+        self.bounds = self.bounds_at(Cursor())
+
+    def bounds_at(self, c: Cursor) -> Bounds:
+        s = self.source
+        b = min(max(c.block, 0), s.blocks - 1)
+        w = min(max(c.warp, 0), s.warps - 1)
+        return Bounds(max(1, s.stream_length(b, w)), s.blocks, s.warps)
+
+    def instruction_count(self, c: Cursor) -> int:
+        return self.source.stream_length(c.block, c.warp)
+
+    def _entry(self, c: Cursor):
+        n = self.source.stream_length(c.block, c.warp)
+        if n == 0:
+            return None
+        k = min(max(c.instruction, 0), n - 1)
+        key = (k, c.block, c.warp)
+        hit = self._cache.get(key)
+        if hit is None:
+            d = self.source.detail(c.block, c.warp, k)
+            hit = (d, frames(d))
+            self._cache[key] = hit
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return hit
+
+    def detail(self, c: Cursor) -> WarpDetail | None:
+        """None for a warp that executed no recorded memory instruction (or a block not recorded)."""
+        e = self._entry(c)
+        return e[0] if e else None
+
+    def frames(self, c: Cursor) -> tuple[Frame, ...]:
+        e = self._entry(c)
+        if e is None:
+            from ..i18n import tr
+
+            return (Frame("idle", 0, 1, None, None, tr("This warp executed no recorded memory instruction."),
+                          steps=0),)
+        return e[1]
+
+    def frame(self, c: Cursor) -> Frame:
+        fs = self.frames(c)
+        return fs[max(0, min(c.frame, len(fs) - 1))]
+
+    def frame_count(self, c: Cursor) -> int:
+        return len(self.frames(c))
+
+    def clamp(self, c: Cursor) -> Cursor:
+        return c.clamped(self.bounds_at(c), self.frame_count)
+
+    def step(self, c: Cursor, unit: str, delta: int) -> Cursor:
+        """``unit``: "frame", "instruction", "warp" or "block"; the result is clamped to its warp's stream."""
+        fn = {"frame": Cursor.step_frame, "instruction": Cursor.step_instruction,
+              "warp": Cursor.step_warp, "block": Cursor.step_block}[unit]
+        moved = fn(c, delta, self.bounds_at(c), self.frame_count)
+        if unit in ("warp", "block"):
+            n = max(1, self.source.stream_length(moved.block, moved.warp))
+            if moved.instruction >= n:
+                last = replace(moved, instruction=n - 1, frame=0)
+                moved = replace(last, frame=self.frame_count(last) - 1 if c.frame == self.frame_count(c) - 1
+                                else min(moved.frame, self.frame_count(last) - 1))
+        return moved
+
+    def home(self, c: Cursor, whole: bool = False) -> Cursor:
+        return c.home(self.bounds_at(c), self.frame_count, whole)
+
+    def end(self, c: Cursor, whole: bool = False) -> Cursor:
+        return c.end(self.bounds_at(c), self.frame_count, whole)
+
+
+def open_source(path: str | Path) -> TraceSource:
+    """Load a trace for drawing (TraceError for a missing, corrupt, truncated or newer file)."""
+    return TraceSource(load(path))
+
+
+__all__ = ["TraceSource", "TraceTimeline", "TraceArray", "trace_scenario", "open_source", "access_label",
+           "source_line", "elem_type", "TraceError"]
