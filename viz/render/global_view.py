@@ -22,6 +22,12 @@ from .theme import Theme
 LINK_GAP, LINK_MIN, LINK_EXTRA = 84.0, 40.0, 150.0
 
 
+
+def _addr(a: int) -> str:
+    """A byte address as the reader knows it: decimal for an array's offsets, hexadecimal for a
+    traced kernel's device addresses (as a debugger or ``printf("%p")`` shows them)."""
+    return f"0x{a:x}" if a >= 10 ** 7 else str(a)
+
 def _line_rows(lines: list[int], n_rows: int = 1) -> list[list[int]]:
     """The lines touched, in address order, in ``n_rows`` rows (one where the labels fit: a
     warp touches at most 32 lines, and one row keeps lane k's link short and uncrossed
@@ -59,9 +65,9 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         far = min(22 * s, (x1 - x0) / per_row * 0.3)    # a gap in the addresses: room for an ellipsis
         gaps = [[0.0] + [near if r[k] == r[k - 1] + 1 else far for k in range(1, len(r))] for r in rows]
         line_w = (x1 - x0 - max(sum(g) for g in gaps)) / per_row
-        long_px = fit_px(th.sans, [tr("line at byte {a}", a=ln * LINE) for ln in lines], line_w - 4 * s,
+        long_px = fit_px(th.sans, [tr("line at byte {a}", a=_addr(ln * LINE)) for ln in lines], line_w - 4 * s,
                          max(mp, 19 * s), max(mp, 16 * s), bold=True)
-        short_px = fit_px(cond, [str(ln * LINE) for ln in lines], line_w - 2 * s, max(mp, 19 * s), mp, bold=True)
+        short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, max(mp, 19 * s), mp, bold=True)
         px = long_px or short_px
         label_h = max(28 * s, line_h(th.sans, max(px, mp), True) + 6 * s)
         if px and len(rows) * (label_h + max(12 * s, line_h(th.sans, mp))) <= avail or len(rows) == len(lines):
@@ -105,7 +111,7 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
                             for k in range(3))
             box = boxes[ln] = QRectF(bx, by, line_w, row_h)
             lab_r = QRectF(bx, by - label_h, line_w, label_h)
-            text = tr("line at byte {a}", a=ln * LINE) if long_px else str(ln * LINE)
+            text = tr("line at byte {a}", a=_addr(ln * LINE)) if long_px else _addr(ln * LINE)
             labels = (label(text, lab_r, False), label(text, lab_r, True)) if px >= 1 else None
             dividers.extend(QRectF(bx + q * sec_w - bw_ / 2, by, bw_, row_h).toRect() for q in range(1, 4))
             secs = []

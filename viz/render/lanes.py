@@ -34,6 +34,10 @@ def lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
     off = tr("off")
     lane_txt, thr, addr = [], [], []
     idx: list[list[str]] = [[] for _ in range(n_idx)]
+    # A trace records device addresses (15 digits, unreadable 32 across): show them from the
+    # 128-byte line of the lowest one, which keeps bank and sector positions, and name it.
+    active = [ln.byte_addr for ln in d.lanes if ln.exists and ln.active]
+    base = min(active) // 128 * 128 if not d.access.indices and active and max(active) >= 10 ** 7 else 0
     for ln in d.lanes:
         lane_txt.append(str(ln.lane))
         if not ln.exists:
@@ -43,7 +47,7 @@ def lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
                 col.append("")
             continue
         thr.append(str(ln.thread[0]) if dims == 1 else ",".join(str(v) for v in ln.thread[:dims]))
-        addr.append(str(ln.byte_addr) if ln.active else "")
+        addr.append(str(ln.byte_addr - base) if ln.active else "")
         for k, col in enumerate(idx):
             if not ln.active:
                 col.append(off if k == 0 else "")
@@ -59,7 +63,7 @@ def lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
     else:
         labels = [tr("index")]
     return ([(tr("lane"), lane_txt), (thread_label, thr)] + list(zip(labels, idx))
-            + [(tr("byte addr"), addr)])
+            + [(tr("byte addr") if not base else tr("byte − 0x{base:x}", base=base), addr)])
 
 
 def row_families(th: Theme, n: int) -> list[tuple[str, ...]]:
