@@ -72,7 +72,8 @@ class TraceSourcePanel(QWidget):
             return
         from ..trace.analysis import source_lines
 
-        self.rows = source_lines(an)
+        # lines whose instructions no recorded warp executed (another kernel of the module) stay out
+        self.rows = [r for r in source_lines(an) if r["warp_instructions"]]
         self.lines.clear()
         for k, r in enumerate(self.rows):
             eff = f"{r['sector_efficiency'] * 100:.1f}%" if r["sectors"] else ""
@@ -90,7 +91,8 @@ class TraceSourcePanel(QWidget):
         self.ptx.setPlainText("")
 
     def annotated(self) -> str:
-        """The CUDA source, each line with memory instructions prefixed by its figures."""
+        """The CUDA source, each line with executed memory instructions followed by its figures
+        (after the code, so the code stays in view in a narrow panel)."""
         h = self.session.trace.header
         sources = h.get("sources") or {}
         by_line = {}
@@ -105,7 +107,7 @@ class TraceSourcePanel(QWidget):
                 r = figs.get(n)
                 tag = (tr("wf {wf} conf {conf} sec {sec}", wf=r["wavefronts"], conf=r["bank_conflicts"],
                           sec=r["sectors"]) if r else "")
-                out.append(f"{n:>4} {tag:<28} {code}")
+                out.append(f"{n:>4}  {code}" + (f"    ◀ {tag}" if tag else ""))
         return "\n".join(out)
 
     def _clicked(self, item: QTreeWidgetItem, column: int = 0) -> None:
