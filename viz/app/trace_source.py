@@ -28,6 +28,7 @@ class TraceSourcePanel(QWidget):
         self.lines = QTreeWidget()
         self.lines.setObjectName("traceLines")
         self.lines.setRootIsDecorated(False)
+        self.lines.header().setStretchLastSection(False)  # the efficiency column beside the others
         self.lines.setColumnCount(len(COLUMNS))
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.source = QPlainTextEdit()
