@@ -106,3 +106,29 @@ def test_a_runner_still_delivers_the_newest_result(qtbot):
     assert Runner.wait_all(30000)
     after(qtbot, 50)
     assert got == ["new"]
+
+
+def test_a_superseded_jobs_signal_object_is_freed_on_the_gui_thread(qtbot):
+    """A job replaced by a newer one still holds its signal object when it ends on the pool
+    thread; that QObject must be deleted on the GUI thread, not the pool thread (deleting it
+    there races the GUI thread over its connections: a segfault seen once in a CI run)."""
+    from PySide6.QtCore import QThread, Qt
+    from PySide6.QtWidgets import QApplication
+
+    runner = Runner()
+    release = threading.Event()
+    runner.submit(lambda progress, stop: release.wait(30))
+    old = runner._signals
+    threads = []
+    old.destroyed.connect(lambda *_: threads.append(QThread.currentThread()), Qt.ConnectionType.DirectConnection)
+    with qtbot.waitSignal(runner.done, timeout=30000):
+        runner.submit(lambda progress, stop: 7)   # the newer job; the old one is still waiting
+    del old
+    release.set()                                  # the old job ends on its pool thread now
+    from PySide6.QtCore import QThreadPool
+
+    assert QThreadPool.globalInstance().waitForDone(30000)   # the old job has ended
+    with qtbot.waitSignal(runner.done, timeout=30000):
+        runner.submit(lambda progress, stop: 8)    # the GUI thread frees what ended jobs left
+    qtbot.waitUntil(lambda: bool(threads), timeout=30000)
+    assert threads[0] is QApplication.instance().thread()

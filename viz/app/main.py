@@ -11,7 +11,8 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("warpviz")
     app.setOrganizationName("warpviz")
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":  # once: a new style would delete the one widgets use
+        app.setStyle("Fusion")
     return app
 
 

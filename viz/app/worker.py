@@ -20,6 +20,20 @@ from ..engine import Cancelled
 JobFn = Callable[[Callable[[float, str], None], Callable[[], bool]], Any]
 
 
+# Signal objects of jobs that ended, freed on the GUI thread (a QObject deleted on a pool
+# thread while the GUI thread touches its connections crashes the process).
+_retired: list[QObject] = []
+_retired_lock = threading.Lock()
+
+
+def _free_retired() -> None:
+    """Drop the ended jobs' signal objects; called on the GUI thread."""
+    with _retired_lock:
+        gone = _retired[:]
+        _retired.clear()
+    del gone
+
+
 class _Signals(QObject):
     done = Signal(int, object)
     failed = Signal(int, object)
@@ -40,6 +54,15 @@ class _Job(QRunnable):
             self.signals.progress.emit(self.gen, fraction, text)
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            # the pool thread lets go of its signal object and its work; the GUI thread frees them
+            with _retired_lock:
+                _retired.append(self.signals)
+            self.signals = self.fn = None
+
+    def _run(self) -> None:
         try:
             result = self.fn(self._progress, self.stop.is_set)
         except Cancelled:
@@ -72,6 +95,7 @@ class Runner(QObject):
             Runner._pool = QThreadPool.globalInstance()
 
     def submit(self, fn: JobFn) -> int:
+        _free_retired()
         self.cancel()
         self._gen += 1
         self._stop = threading.Event()
@@ -98,12 +122,14 @@ class Runner(QObject):
             self.busyChanged.emit(busy)
 
     def _on_done(self, gen: int, result) -> None:
+        _free_retired()
         if gen == self._gen and self._stop is not None:
             self._stop = None
             self._set_busy(False)
             self.done.emit(result)
 
     def _on_failed(self, gen: int, err) -> None:
+        _free_retired()
         if gen == self._gen and self._stop is not None:
             self._stop = None
             self._set_busy(False)
