@@ -31,6 +31,7 @@ from ..render.theme import THEME_LABELS, THEMES
 from ..scenario import Scenario, ScenarioError
 from . import settings as app_settings
 from .lifetime import on_language_change
+from .worker import free_retired, retire
 
 KINDS = ("mp4", "webm", "gif", "png", "svg", "png-sequence")
 STILLS = ("png", "svg")
@@ -117,6 +118,8 @@ class _ExportJob(QRunnable):
         else:
             self._emit(self.signals.finished, result)
         finally:
+            retire(self.signals)     # freed on the GUI thread, never on this one
+            self.signals = None
             self.ended.set()
 
 
@@ -732,6 +735,7 @@ class ExportDialog(QDialog):
         self._signals = None
 
     def _finished(self, res: Result) -> None:
+        QTimer.singleShot(0, free_retired)   # after this slot: its sender may be among them
         self._done()
         self.result = res
         self.progress.setRange(0, 1)
@@ -745,12 +749,14 @@ class ExportDialog(QDialog):
         self.exported.emit(res)
 
     def _failed(self, message: str) -> None:
+        QTimer.singleShot(0, free_retired)
         self._done()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self._set_message(tr("Not exported: {problem}", problem=message), error=True)
 
     def _cancelled(self) -> None:
+        QTimer.singleShot(0, free_retired)
         self._done()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from ..engine import Cancelled
 
@@ -26,7 +26,14 @@ _retired: list[QObject] = []
 _retired_lock = threading.Lock()
 
 
-def _free_retired() -> None:
+def retire(obj: QObject) -> None:
+    """Called on a pool thread for a job's signal object it holds: keep it alive until the GUI
+    thread frees it (``free_retired``)."""
+    with _retired_lock:
+        _retired.append(obj)
+
+
+def free_retired() -> None:
     """Drop the ended jobs' signal objects; called on the GUI thread."""
     with _retired_lock:
         gone = _retired[:]
@@ -58,8 +65,7 @@ class _Job(QRunnable):
             self._run()
         finally:
             # the pool thread lets go of its signal object and its work; the GUI thread frees them
-            with _retired_lock:
-                _retired.append(self.signals)
+            retire(self.signals)
             self.signals = self.fn = None
 
     def _run(self) -> None:
@@ -95,7 +101,7 @@ class Runner(QObject):
             Runner._pool = QThreadPool.globalInstance()
 
     def submit(self, fn: JobFn) -> int:
-        _free_retired()
+        free_retired()
         self.cancel()
         self._gen += 1
         self._stop = threading.Event()
@@ -122,14 +128,14 @@ class Runner(QObject):
             self.busyChanged.emit(busy)
 
     def _on_done(self, gen: int, result) -> None:
-        _free_retired()
+        QTimer.singleShot(0, free_retired)   # after this slot: its sender may be among them
         if gen == self._gen and self._stop is not None:
             self._stop = None
             self._set_busy(False)
             self.done.emit(result)
 
     def _on_failed(self, gen: int, err) -> None:
-        _free_retired()
+        QTimer.singleShot(0, free_retired)
         if gen == self._gen and self._stop is not None:
             self._stop = None
             self._set_busy(False)
