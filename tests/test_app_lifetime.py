@@ -132,3 +132,30 @@ def test_a_superseded_jobs_signal_object_is_freed_on_the_gui_thread(qtbot):
         runner.submit(lambda progress, stop: 8)    # the GUI thread frees what ended jobs left
     qtbot.waitUntil(lambda: bool(threads), timeout=30000)
     assert threads[0] is QApplication.instance().thread()
+
+
+def test_cycles_are_collected_on_the_gui_thread_only(qtbot):
+    """Automatic collection is off once the app exists (a pool thread would otherwise delete
+    widgets held in cycles); a timer on the GUI thread collects them instead."""
+    import gc
+    import weakref
+
+    from viz.app.main import make_app
+
+    make_app()
+    assert not gc.isenabled()
+
+    class Holder:
+        pass
+
+    h = Holder()
+    h.me, h.obj = h, QObject()          # a cycle holding a Qt object
+    gone = weakref.ref(h)
+    del h
+    for _ in range(2000):               # allocations enough to pass the first threshold
+        Holder()
+    assert gone() is not None           # nothing collected it behind the timer's back
+    [object() for _ in range(gc.get_threshold()[0] + 10)]
+    junk = [[k] for k in range(gc.get_threshold()[0] + 10)]    # tracked containers: count grows
+    qtbot.waitUntil(lambda: gone() is None, timeout=10000)
+    del junk

@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
+
+
+class GuiThreadGC(QObject):
+    """Python's cycle collector, run on the GUI thread only.
+
+    Left automatic, it runs in whichever thread happens to allocate, a pool thread painting
+    an export included; collecting a cycle that holds a widget there deletes the widget off
+    the GUI thread, which deadlocked (pool thread in ``gc_collect_main`` → ``~QMenu``,
+    waiting for the GIL the GUI thread needed) or crashed test runs. So automatic collection
+    is off and a timer on the GUI thread collects with the same generation thresholds.
+    pyqtgraph's ``GarbageCollector`` does the same; it is not used because importing
+    pyqtgraph costs about 0.45 s before the first window."""
+
+    def __init__(self, app: QApplication, interval_ms: int = 500):
+        super().__init__(app)
+        self.threshold = gc.get_threshold()
+        gc.disable()
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self.check)
+        self.timer.start(interval_ms)
+
+    def check(self) -> None:
+        counts, (t0, t1, t2) = gc.get_count(), self.threshold
+        if counts[0] > t0:
+            gc.collect(0)
+            if counts[1] > t1:
+                gc.collect(1)
+                if counts[2] > t2:
+                    gc.collect(2)
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
@@ -13,6 +44,8 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app.setOrganizationName("warpviz")
     if app.style().name().lower() != "fusion":  # once: a new style would delete the one widgets use
         app.setStyle("Fusion")
+    if app.findChild(GuiThreadGC) is None:
+        GuiThreadGC(app)
     return app
 
 
