@@ -200,6 +200,19 @@ def frame_count(detail: WarpDetail) -> int:
 # ---------------------------------------------------------------------------- stepping
 
 
+def lru_get(cache, key, size: int, make):
+    """``cache[key]`` (an OrderedDict kept to ``size`` entries, least recently used out first),
+    made by ``make()`` when missing."""
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = make()
+        if len(cache) > size:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return hit
+
+
 @dataclass(frozen=True)
 class Bounds:
     """How many instructions (per thread), blocks and warps (per block) a scenario has."""
@@ -308,17 +321,10 @@ class Timeline:
         self._cache_size = cache_size
 
     def _entry(self, c: Cursor) -> tuple[WarpDetail, tuple[Frame, ...]]:
-        key = (c.instruction, c.block, c.warp)
-        hit = self._cache.get(key)
-        if hit is None:
+        def make():
             d = warp_detail(self.scenario, self._instructions[c.instruction], c.block, c.warp)
-            hit = (d, frames(d))
-            self._cache[key] = hit
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(key)
-        return hit
+            return d, frames(d)
+        return lru_get(self._cache, (c.instruction, c.block, c.warp), self._cache_size, make)
 
     def detail(self, c: Cursor) -> WarpDetail:
         return self._entry(c)[0]

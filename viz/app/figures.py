@@ -109,26 +109,34 @@ class FiguresPanel(QWidget):
             top.setFont(0, bold)
             top.setFont(2, bold)
             top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
-            for name, value, why in explain_access(d):
-                item = QTreeWidgetItem([tr(name) if name else "", value, why])
-                item.setToolTip(2, why)
-                item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                item.setData(0, Qt.ItemDataRole.UserRole, ("figure", d["index"], name))
-                top.addChild(item)
-            self.tree.addTopLevelItem(top)
-            top.setExpanded(True)
+            self._add_access(top, d["index"], explain_access(d))
+        self._add_totals(an.metrics.items(), bold)
+        self._highlight()
+
+    def _add_access(self, top: QTreeWidgetItem, index: int, figures) -> None:
+        """An access's (or traced instruction's) figures under its row: name, value, why."""
+        for name, value, why in figures:
+            item = QTreeWidgetItem([tr(name) if name else "", value, why])
+            item.setToolTip(2, why)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setData(0, Qt.ItemDataRole.UserRole, ("figure", index, name))
+            top.addChild(item)
+        self.tree.addTopLevelItem(top)
+        top.setExpanded(True)
+
+    def _add_totals(self, metrics, bold: QFont) -> None:
+        """The whole launch's totals under Nsight Compute's metric names."""
         tot = QTreeWidgetItem([tr("Totals"), "", tr("Nsight Compute metric names, whole launch")])
         tot.setFont(0, bold)
         tot.setData(0, Qt.ItemDataRole.UserRole, ("totals",))
-        for k, v in an.metrics.items():
-            item = QTreeWidgetItem([tr(METRIC_LABELS[k]), f"{v:,}", k])
+        for k, v in metrics:
+            item = QTreeWidgetItem([tr(METRIC_LABELS[k]) if k in METRIC_LABELS else k, f"{v:,}", k])
             item.setToolTip(2, k)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, ("metric", k))
             tot.addChild(item)
         self.tree.addTopLevelItem(tot)
         tot.setExpanded(True)
-        self._highlight()
 
     def _refresh_trace(self) -> None:
         """A recorded trace: per static instruction the figures of `warpviz analyze FILE.wvtrace`,
@@ -160,25 +168,8 @@ class FiguresPanel(QWidget):
             top.setFont(0, bold)
             top.setFont(2, bold)
             top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
-            for name, value, why in explain_trace(d):
-                item = QTreeWidgetItem([tr(name) if name else "", value, why])
-                item.setToolTip(2, why)
-                item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                item.setData(0, Qt.ItemDataRole.UserRole, ("figure", d["index"], name))
-                top.addChild(item)
-            self.tree.addTopLevelItem(top)
-            top.setExpanded(True)
-        tot = QTreeWidgetItem([tr("Totals"), "", tr("Nsight Compute metric names, whole launch")])
-        tot.setFont(0, bold)
-        tot.setData(0, Qt.ItemDataRole.UserRole, ("totals",))
-        for k, v in list(an.metrics.items()) + list(an.other_metrics.items()):
-            item = QTreeWidgetItem([tr(METRIC_LABELS[k]) if k in METRIC_LABELS else k, f"{v:,}", k])
-            item.setToolTip(2, k)
-            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            item.setData(0, Qt.ItemDataRole.UserRole, ("metric", k))
-            tot.addChild(item)
-        self.tree.addTopLevelItem(tot)
-        tot.setExpanded(True)
+            self._add_access(top, d["index"], explain_trace(d))
+        self._add_totals(list(an.metrics.items()) + list(an.other_metrics.items()), bold)
         self._highlight()
 
     def _highlight(self) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..frames import Bounds, Cursor, Frame, frames
+from ..frames import Bounds, Cursor, Frame, frames, lru_get
 from ..layout import COL, Swizzle
 from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
@@ -243,17 +243,10 @@ class TraceTimeline:
         if n == 0:
             return None
         k = min(max(c.instruction, 0), n - 1)
-        key = (k, c.block, c.warp)
-        hit = self._cache.get(key)
-        if hit is None:
+        def make():
             d = self.source.detail(c.block, c.warp, k)
-            hit = (d, frames(d))
-            self._cache[key] = hit
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(key)
-        return hit
+            return d, frames(d)
+        return lru_get(self._cache, (k, c.block, c.warp), self._cache_size, make)
 
     def detail(self, c: Cursor) -> WarpDetail | None:
         """None for a warp that executed no recorded memory instruction (or a block not recorded)."""
