@@ -1,0 +1,66 @@
+"""Per-device calibration figures measured by ``warpviz calibrate`` (no Qt, no PyCUDA).
+
+A calibration file, ``assets/calibration/<slug>.json`` (``slug`` from the device name,
+e.g. ``nvidia-h100-80gb-hbm3``), is versioned JSON::
+
+    {"format": 1,
+     "device": {"name": ..., "sm_count": ..., "clock_mhz": ..., "driver": ..., "cuda": ...},
+     "measured": "YYYY-MM-DD", "label": "where and how", "tool": "warpviz calibrate ...",
+     "figures": {KEY: {"value": float, "unit": str, "spread_pct": float, "runs": int,
+                       "how": "one sentence: the microbenchmark"}, ...}}
+
+Keys (all optional; a reader falls back to a documented default when one is missing):
+``dram_read_gbps``, ``dram_write_gbps``, ``dram_copy_gbps`` (read + write bytes),
+``l2_read_gbps``, ``l1_read_gbps``, ``l1_sectors_per_clk_sm``,
+``shared_wavefronts_per_clk_sm``, ``lsu_inst_per_clk_sm``, ``launch_overhead_us``,
+``syncthreads_ns``, ``dram_latency_ns``, ``l2_latency_ns``, ``l1_latency_ns``,
+``shared_latency_ns``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FORMAT = 1
+CALIBRATION_DIR = Path(__file__).resolve().parent.parent.parent / "assets" / "calibration"
+
+
+def slug(device_name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    device: dict
+    figures: dict
+    measured: str = ""
+    label: str = ""
+    path: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def value(self, key: str, default: float | None = None) -> float | None:
+        f = self.figures.get(key)
+        return float(f["value"]) if isinstance(f, dict) and "value" in f else default
+
+    @classmethod
+    def from_json(cls, d: dict, path: str = "") -> "Calibration":
+        if int(d.get("format", 0)) > FORMAT:
+            raise ValueError(f"{path or 'calibration'}: format {d.get('format')} is newer than this "
+                             f"warpviz reads ({FORMAT}); update warpviz")
+        return cls(dict(d.get("device", {})), dict(d.get("figures", {})), str(d.get("measured", "")),
+                   str(d.get("label", "")), path, {k: v for k, v in d.items()
+                                                   if k not in ("device", "figures", "measured", "label")})
+
+
+def load_calibration(device_name: str = "NVIDIA H100 80GB HBM3", directory: Path | None = None) -> Calibration | None:
+    """The shipped (or written) calibration of a device, or None when there is none."""
+    p = (directory or CALIBRATION_DIR) / f"{slug(device_name)}.json"
+    if not p.is_file():
+        return None
+    return Calibration.from_json(json.loads(p.read_text(encoding="utf-8")), str(p))
+
+
+__all__ = ["Calibration", "load_calibration", "slug", "FORMAT", "CALIBRATION_DIR"]
