@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# h11app: the app's GPU panel recorder (viz.trace.pipeline.Recorder: Record trace / Record and
+# validate, the same pipeline as `warpviz trace`) on the H100, without Qt (PySide6 is not on
+# the device machine; the panel runs this object on its worker thread).
+# Run from the repo root on the device machine:  bash tools/gpu/session/h11app.sh
+# Total run time: about 1 minute with the carried PyCUDA build (about 3 minutes if
+# device_setup.sh has to build PyCUDA); hard limits per step: 30 + 150 + 60 s.
+# Writes $OUT/h11app/: log.txt, junit.xml (the -m gpu tests of tests/test_trace_recorder.py),
+# stages.json (seconds per stage of one Record and validate of kernels/trace/reduce_shfl,
+# the ten metrics trace vs Nsight Compute, the others, records and file size).
+set -u
+OUT=${OUT:-/tmp/wv-out}
+R="$OUT/h11app"
+mkdir -p "$R"
+exec > >(tee -a "$R/log.txt") 2>&1
+source tools/gpu/device_setup.sh
+export QT_QPA_PLATFORM=offscreen
+step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout -k 5 "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return 0; }
+step 30 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv
+step 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml "$R/junit.xml" tests/test_trace_recorder.py
+cat > /tmp/h11app_stages.py <<'PY'
+import json, sys, time
+from pathlib import Path
+from viz.trace.pipeline import Recorder
+
+
+def main():  # a function: the GPU child process is spawned and re-imports this file
+    out = Path(sys.argv[1])
+    t0 = time.monotonic()
+    marks = []
+    rec = Recorder()
+    try:
+        r = rec.record("kernels/trace/reduce_shfl.launch.toml", validate=True, out="/tmp/h11app-reduce_shfl.wvtrace",
+                       progress=lambda f, s: marks.append((round(time.monotonic() - t0, 3), round(f, 3), s)))
+        t_end = time.monotonic() - t0
+        first = {}
+        for t, _f, s in marks:
+            first.setdefault(s, t)
+        names = list(first)
+        stages = {s: round((first[names[k + 1]] if k + 1 < len(names) else t_end) - first[s], 3)
+                  for k, s in enumerate(names)}
+        doc = {"launch": "kernels/trace/reduce_shfl.launch.toml", "total_s": round(t_end, 3), "stages_s": stages,
+               "progress": marks, "match": r.match, "complete": r.complete, "records": r.trace.records,
+               "lane_accesses": int(r.trace.lane_accesses()), "file_bytes": r.path.stat().st_size,
+               "rows": [row.as_dict() for row in r.rows], "other": r.other, "note": r.note,
+               "gpu": r.trace.header.get("gpu", {}).get("name")}
+    finally:
+        rec.close()
+    out.write_text(json.dumps(doc, indent=1))
+    print(json.dumps({k: doc[k] for k in ("total_s", "stages_s", "match", "records", "file_bytes")}))
+
+
+if __name__ == "__main__":
+    main()
+PY
+step 60 python3 /tmp/h11app_stages.py "$R/stages.json"
+ls -la "$R"
