@@ -238,6 +238,15 @@ def _arg(path, n: int, a) -> Arg:
     return Arg(t, 0, "iota", v)
 
 
+def launch_name(path: str | Path) -> str:
+    """``NAME`` of ``NAME.launch.toml`` (or ``NAME.toml``): the trace's default name."""
+    n = Path(path).name
+    for suffix in (".launch.toml", ".toml"):
+        if n.lower().endswith(suffix):
+            return n[:-len(suffix)]
+    return n
+
+
 def load_launch(path: str | Path) -> Launch:
     p = Path(path)
     try:

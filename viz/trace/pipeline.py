@@ -332,6 +332,24 @@ def _predicated(guard: dict | None, ins_id: int) -> bool | None:
     return guard["predicated"].get(str(ins_id))
 
 
+def save_copy(src: str | Path, dst: str | Path) -> Path:
+    """Copy a trace file to ``dst`` atomically (a temporary file beside it, then a rename)."""
+    import os
+    import shutil
+
+    src, dst = Path(src), Path(dst)
+    if dst.exists() and dst.resolve() == src.resolve():
+        return dst
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return dst
+
+
 # ---------------------------------------------------------------------------- the panel's controller
 
 def missing_tools(validate: bool) -> str | None:
@@ -401,11 +419,20 @@ class Recorder:
             raise RecordingFailed(text) from err
 
     def close(self) -> None:
+        """End the GPU child process. While a recording runs (its caller cancelled it and
+        it is stopping) the process is killed instead of waiting for it."""
         s, self._session = self._session, None
-        if s is not None:
-            s.close()
+        if s is None:
+            return
+        if self._lock.acquire(timeout=2.0):
+            try:
+                s.close()
+            finally:
+                self._lock.release()
+        else:
+            s._stop()
 
 
 __all__ = ["STAGES", "Recording", "Recorder", "RecordingFailed", "record_trace", "validate_counters",
            "other_counters", "other_rows", "locate_fault", "fault_message", "failure_message", "missing_tools",
-           "blocks_text"]
+           "blocks_text", "save_copy"]
