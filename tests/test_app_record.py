@@ -44,6 +44,12 @@ def panel(w):
     return w.gpu_panel
 
 
+def table(p) -> dict[str, list[str]]:
+    """The GPU panel's trace table: {Nsight Compute metric name: [trace, Nsight Compute, mark]}."""
+    return {p.table.item(i, 0).data(Qt.ItemDataRole.UserRole): [p.table.item(i, j).text() for j in (1, 2, 3)]
+            for i in range(p.table.rowCount())}
+
+
 def click(qtbot, button):
     assert button.isVisible() and button.isEnabled(), (button.objectName(), button.toolTip())
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
@@ -185,11 +191,15 @@ def test_record_and_validate_opens_the_new_trace_with_the_counter_table(qtbot, w
     qtbot.waitUntil(lambda: s.trace_analysis is not None, timeout=20000)
     shipped = tracefile.load(TRACES / "reduce_shfl.wvtrace")
     an = analyze_trace(shipped)
-    rows = {p.table.item(i, 0).text(): [p.table.item(i, j).text() for j in (1, 2, 3)] for i in range(p.table.rowCount())}
+    rows = table(p)
     for m in METRIC_NAMES:
         assert rows[m] == [f"{an.metrics[m]:,}", f"{shipped.header['ncu'][m]:,}", "✓"]
     for k, v in shipped.header["ncu_other"].items():
-        assert rows[f"{k} (outside the ten)"] == [f"{an.other_metrics.get(k, 0):,}", f"{v:,}", "✓"]
+        assert rows[k] == [f"{an.other_metrics.get(k, 0):,}", f"{v:,}", "✓"]
+    labels = [p.table.item(i, 0).text() for i in range(p.table.rowCount())]
+    assert labels[:2] == ["shared load instructions", "shared store instructions"]   # short, as in Figures
+    assert labels[-1] == f"{list(shipped.header['ncu_other'])[-1]} (outside the ten)" or len(labels) == 10
+    assert p.tabs.tabText(0) == "Trace vs Nsight Compute"
     assert "10 of 10 metrics equal the trace" in p.summary.text()
     # the trace is the current source everywhere: picture, Source panel, library
     assert window.view.layout_ is not None or s.detail is not None
@@ -206,6 +216,9 @@ def test_record_and_validate_opens_the_new_trace_with_the_counter_table(qtbot, w
     click(qtbot, p.b_save_trace)
     assert target.read_bytes() == s.path.read_bytes() and p.status.text() == f"Saved the trace as {target}."
     assert [f.name for f in target.parent.iterdir()] == ["mine.wvtrace"]
+    # Ctrl+M: my recording beside the shipped H100 recording of the same kernel
+    press_ctrl_m(qtbot, window)
+    qtbot.waitUntil(lambda: window.compare.right.path == TRACES / "reduce_shfl.wvtrace", timeout=20000)
 
 
 @nvcc
@@ -216,7 +229,7 @@ def test_a_counter_that_differs_is_marked_in_the_table(qtbot, window, fake_gpu):
     p.recorder.counters = replayed_counters(TRACES / "reduce_shfl.wvtrace", {key: 7})
     click(qtbot, p.b_record_validate)
     qtbot.waitUntil(lambda: window.session.is_trace and window.session.trace_analysis is not None, timeout=60000)
-    rows = {p.table.item(i, 0).text(): p.table.item(i, 3).text() for i in range(p.table.rowCount())}
+    rows = {m: v[2] for m, v in table(p).items()}
     assert rows[key] == "differs" and [m for m in METRIC_NAMES if rows[m] != "✓"] == [key]
     assert p.status.text().endswith("Nsight Compute: 9 of 10 metrics equal the trace.")
     assert "9 of 10 metrics equal the trace" in p.summary.text()
@@ -389,5 +402,5 @@ def test_record_and_validate_reduce_shfl_through_the_panel_on_the_gpu(qtbot, win
     qtbot.waitUntil(lambda: window.session.is_trace and window.session.trace_analysis is not None, timeout=180000)
     assert p.last_recording.match is True, p.last_recording.validation()
     assert "10 of 10 metrics equal the trace" in p.status.text()
-    rows = {p.table.item(i, 0).text(): p.table.item(i, 3).text() for i in range(p.table.rowCount())}
-    assert all(rows[m] == "✓" for m in METRIC_NAMES)
+    rows = table(p)
+    assert all(rows[m][2] == "✓" for m in METRIC_NAMES)

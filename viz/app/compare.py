@@ -49,10 +49,11 @@ def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
     traces = [e for e in entries_ if e.trace and (path is None or e.path != path)]
     for same in ([e for e in traces if e.kernel and e.kernel == header.get("kernel")],
                  [e for e in traces if e.source and e.source == header.get("source_name")]):
-        names = [e.name for e in same if e.name != stem] or [e.name for e in same]
-        got = partner_name(stem, names)
+        got = partner_name(stem, [e.name for e in same if e.name != stem])
         if got:
             return next(e.path for e in same if e.name == got)
+        if same:                    # only recordings of the same launch (yours and the shipped one)
+            return same[0].path
     return None
 
 

@@ -113,6 +113,7 @@ class GpuPanel(QWidget):
         self.recorded_from: dict[str, Path] = {}  # trace path -> the launch file it was recorded from
         self.last_recording = None                # viz.trace.pipeline.Recording
         self._recording: tuple[str, bool] | None = None  # (launch name, validate) while one runs
+        self._launch_shown = ""                   # the launch file whose source the Kernel source tab shows
         self.stage = ""                           # the running recording's last stage
         self._reason: tuple[str, dict] | None = None  # why there is no GPU: (English template, fields)
         self._gpu = None                          # ProcessSession, made on first Run
@@ -172,7 +173,7 @@ class GpuPanel(QWidget):
         # validate / Cancel, Save trace as (the others hidden, see _show_mode)
         for b, (r, c) in ((self.b_run, (0, 0)), (self.b_validate, (0, 1)), (self.b_record, (1, 0)),
                           (self.b_record_validate, (1, 1)), (self.b_cancel, (2, 0)), (self.b_import, (2, 1)),
-                          (self.b_save_trace, (3, 1))):
+                          (self.b_save_trace, (2, 1))):     # Import and Save trace as are never shown together
             buttons.addWidget(b, r, c)
         buttons.setColumnStretch(2, 1)
         top.addWidget(self.trace_info)
@@ -600,22 +601,53 @@ class GpuPanel(QWidget):
         self.trace_info.setVisible(not scen)
         for w in (self.chart_box, self.hand_box, self.kernel):
             i = self.tabs.indexOf(w)
+            if w is self.hand_box and mode != "trace":
+                continue     # a built-in's hand-written kernel (_show_handwritten), a launch file's source (below)
             if not scen and self.tabs.currentIndex() == i:
                 self.tabs.setCurrentIndex(0)
-            if scen and w is self.hand_box:
-                continue                          # shown only for a built-in with a hand-written kernel
             self.tabs.setTabVisible(i, scen)
         if not scen:
             self._hand_for = None
+        if mode != "launch":
+            self._launch_shown = ""
         self.tabs.setTabVisible(self.tabs.indexOf(self.sass), mode != "launch")
+        if mode == "launch":
+            self._show_launch_source()
         self._headers()
         self._show_record()
+
+    def _show_launch_source(self) -> None:
+        """The open launch file's kernel source in the Kernel source tab (shown at once when
+        the file opens: the buttons and the kernel side by side)."""
+        s = self.session
+        i = self.tabs.indexOf(self.hand_box)
+        key = f"launch:{s.launch_path}:{s.launch is not None}"
+        if key == self._launch_shown:
+            return
+        self._launch_shown = key
+        if s.launch is None:
+            self.tabs.setTabVisible(i, False)
+            return
+        try:
+            text = s.launch.source.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            text = str(err)
+        self.hand.setPlainText(text)
+        line = kernel_line(text.splitlines(), s.launch.kernel)
+        self.hand_info.setText(tr("{file}: {names}.", file=s.launch.source.name,
+                                  names=tr("{function} (line {line})", function=s.launch.kernel, line=line)))
+        self._mark_line(line)
+        self.hand.horizontalScrollBar().setValue(0)
+        self.tabs.setTabVisible(i, True)
+        self.tabs.setCurrentIndex(i)
 
     def _headers(self) -> None:
         if self.mode() == "scenario":
             self.table.setHorizontalHeaderLabels([tr("metric"), tr("model"), tr("hardware"), ""])
+            self.tabs.setTabText(0, tr("Model vs hardware"))
         else:
             self.table.setHorizontalHeaderLabels([tr("metric"), tr("trace"), tr("Nsight Compute"), ""])
+            self.tabs.setTabText(0, tr("Trace vs Nsight Compute"))
 
     def recordable(self) -> Path | None:
         """The launch file Record runs: the open one, or the one the open trace was recorded from."""
@@ -707,6 +739,10 @@ class GpuPanel(QWidget):
         if hasattr(w, "library"):
             w.library.reload()
         opened = w.open_trace(rec.path) if hasattr(w, "open_trace") else False
+        dock = getattr(w, "docks", {}).get("gpu")
+        if opened and dock is not None and not getattr(w, "presenting", False):
+            dock.show()
+            dock.raise_()                          # the outcome and the counter table, not the Source tab
         parts = [tr("Recorded {records} warp-level executions of {kernel} into {path}.", records=f"{rec.trace.records:,}",
                     kernel=rec.launch.kernel, path=rec.path)]
         if not opened:
@@ -738,11 +774,16 @@ class GpuPanel(QWidget):
         s = self.session
         rows = self.trace_rows()
         self.table.setRowCount(len(rows))
+        from .figures import METRIC_LABELS
+
         for i, (m, mv, hv, ten) in enumerate(rows):
             mark = "" if mv is None or hv is None else ("✓" if mv == hv else tr("differs"))
-            for j, v in enumerate((m if ten else tr("{metric} (outside the ten)", metric=m), _num(mv), _num(hv),
-                                   mark)):
+            # short names in the narrow dock (the Figures panel's); Nsight Compute's name in the tooltip
+            label = tr(METRIC_LABELS[m]) if m in METRIC_LABELS else tr("{metric} (outside the ten)", metric=m)
+            for j, v in enumerate((label, _num(mv), _num(hv), mark)):
                 item = QTableWidgetItem(v)
+                item.setToolTip(m)
+                item.setData(Qt.ItemDataRole.UserRole, m)
                 if j in (1, 2):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, j, item)

@@ -64,6 +64,8 @@ class TraceSourcePanel(QWidget):
         if getattr(s, "is_launch", False):
             self._show_launch()
             return
+        self.lines.show()
+        self.ptx.show()
         an = s.trace_analysis if s.is_trace else None
         if an is None or an.trace is not s.trace.trace:
             self.rows = []
@@ -101,6 +103,8 @@ class TraceSourcePanel(QWidget):
         self.rows = []
         self.lines.clear()
         self.ptx.setPlainText("")
+        self.lines.hide()               # nothing recorded yet: the source gets the whole panel
+        self.ptx.hide()
         launch = s.launch
         if launch is None:
             self.note.setText(tr("This launch file cannot be recorded: {error}", error=s.launch_error))
@@ -123,6 +127,7 @@ class TraceSourcePanel(QWidget):
         cur.select(QTextCursor.SelectionType.LineUnderCursor)
         self.source.setTextCursor(cur)
         self.source.centerCursor()
+        self.source.horizontalScrollBar().setValue(0)
 
     def annotated(self) -> str:
         """The CUDA source, each line with executed memory instructions followed by its figures
