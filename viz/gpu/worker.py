@@ -118,10 +118,12 @@ class ProcessSession:
     def _wait(self, timeout: float, cancelled, what: str, progress=None):
         deadline = time.monotonic() + timeout
         while True:
-            while not self._conn.poll(0.05):
-                if cancelled is not None and cancelled():
+            while True:
+                if cancelled is not None and cancelled():    # first: a cancel that came before the call
                     self._stop()
                     raise Cancelled(f"{what}: cancelled")
+                if self._conn.poll(0.05):
+                    break
                 if time.monotonic() > deadline:
                     self._stop()
                     raise KernelFault(f"{what} ran longer than {timeout:.0f} s and was stopped")
