@@ -121,6 +121,11 @@ def test_open_a_launch_file_shows_its_kernel_and_why_it_cannot_record_here(qtbot
     assert p.b_record.isVisible() and p.b_record_validate.isVisible() and not p.b_run.isVisible()
     assert "kernel reduce_shfl of reduce_shfl.cu, grid 20 × block 256, 3 arguments" in p.trace_info.text()
     assert window.editor.text.isReadOnly() and window.editor.text.toPlainText() == REDUCE.read_text()
+    assert window.save() is None and window.save_copy() is None and not window.modified()   # nothing to save
+    assert "read-only" in window.statusBar().currentMessage()
+    from viz.app import settings
+
+    assert list(settings.user_scenario_dir().glob("*")) == []                             # no copy made
     if p.device_info is None:                                     # this machine: no GPU
         qtbot.waitUntil(lambda: p.device_reason is not None, timeout=20000)
         assert not p.b_record.isEnabled() and not p.b_record_validate.isEnabled()

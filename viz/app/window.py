@@ -464,6 +464,9 @@ class MainWindow(QMainWindow):
         if self.session.is_trace:
             self.statusBar().showMessage(tr("A trace is read-only: there is nothing to save."), 8000)
             return None
+        if self.session.is_launch:
+            self.statusBar().showMessage(tr("A launch file is shown read-only: there is nothing to save here."), 8000)
+            return None
         self.editor.flush()
         path = self.session.path
         if path is None or self.session.is_builtin:
@@ -477,6 +480,9 @@ class MainWindow(QMainWindow):
     def save_copy(self) -> Path | None:
         if self.session.is_trace:
             self.statusBar().showMessage(tr("A trace is read-only: there is nothing to save."), 8000)
+            return None
+        if self.session.is_launch:
+            self.statusBar().showMessage(tr("A launch file is shown read-only: there is nothing to save here."), 8000)
             return None
         self.editor.flush()
         stem = (self.session.path.stem if self.session.path else "scenario") + "-mine"
