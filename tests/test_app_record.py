@@ -161,6 +161,7 @@ def test_a_bad_launch_file_is_the_clis_paragraph_and_the_app_keeps_running(qtbot
     assert not p.b_record.isEnabled() and paragraph in p.b_record.toolTip()
     window.view.repaint()
     assert paragraph in window.view._launch_note()
+    assert not window.timeline.isEnabled() and window.timeline.frame_label.text() == ""   # nothing to step
     # a TOML error names the line
     bad.write_text("title = 'x'\nkernel = = 3\n")
     window.open_path(bad)
@@ -168,6 +169,7 @@ def test_a_bad_launch_file_is_the_clis_paragraph_and_the_app_keeps_running(qtbot
     # the app goes on: a scenario opens and plays
     window.open_path(ROOT / "assets" / "scenarios" / "coalesced.toml")
     assert window.session.scenario is not None and window.session.step("frame", 1)
+    assert window.timeline.isEnabled()
 
 
 # ---------------------------------------------------------------------------- recording
@@ -190,8 +192,10 @@ def test_record_and_validate_opens_the_new_trace_with_the_counter_table(qtbot, w
     assert not p.b_cancel.isEnabled() and not p.bar.isVisible() and p.b_record.isEnabled()
     # what it says: records, file, and all ten equal
     rec = p.last_recording
-    assert p.status.text() == (f"Recorded {rec.trace.records:,} warp-level executions of reduce_shfl into {s.path}. "
-                               "Nsight Compute: 10 of 10 metrics equal the trace.")
+    assert p.status.text() == (f"Recorded {rec.trace.records:,} warp-level executions of reduce_shfl into "
+                               "reduce_shfl.wvtrace. Nsight Compute: 10 of 10 metrics equal the trace.")
+    assert p.status.toolTip() == str(s.path)
+    assert p.b_record.toolTip().endswith(f"Recorded from {REDUCE}.")
     # the table: the trace's analysis beside the counters stored in it, each marked
     qtbot.waitUntil(lambda: s.trace_analysis is not None, timeout=20000)
     shipped = tracefile.load(TRACES / "reduce_shfl.wvtrace")
@@ -258,6 +262,7 @@ def test_cancel_stops_the_gpu_process_and_the_app_stays_usable(qtbot, window, fa
     # the app answers: keys, another file, and a new recording in a fresh GPU process
     window.open_path(ROOT / "assets" / "scenarios" / "coalesced.toml")
     assert window.session.step("frame", 1)
+    assert p.status.text() == ""                         # the outcome spoke of the launch file
     window.open_path(REDUCE)
     monkeypatch.delenv("WARPVIZ_FAKE_HANG")
     qtbot.waitUntil(p.b_record.isEnabled, timeout=20000)

@@ -32,8 +32,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit,
-                               QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
-                               QWidget)
+                               QProgressBar, QPushButton, QSizePolicy, QTableWidget, QTableWidgetItem, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
@@ -114,6 +114,7 @@ class GpuPanel(QWidget):
         self.last_recording = None                # viz.trace.pipeline.Recording
         self._recording: tuple[str, bool] | None = None  # (launch name, validate) while one runs
         self._launch_shown = ""                   # the launch file whose source the Kernel source tab shows
+        self._shown_path = None                   # the file the status line speaks of
         self.stage = ""                           # the running recording's last stage
         self._reason: tuple[str, dict] | None = None  # why there is no GPU: (English template, fields)
         self._gpu = None                          # ProcessSession, made on first Run
@@ -249,6 +250,10 @@ class GpuPanel(QWidget):
         lay.addWidget(self.source_label)
         lay.addLayout(top)
         lay.addWidget(self.tabs, 1)
+        # the lines of text keep their wrapped height in a short dock (a 1280x720 screen): the
+        # table shrinks (it scrolls) instead of the words being cut off
+        for label in (self.device, self.source_label, self.trace_info, self.status, self.summary):
+            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
 
         self.b_run.clicked.connect(self.run)
         self.b_validate.clicked.connect(self.validate)
@@ -399,6 +404,11 @@ class GpuPanel(QWidget):
     # ------------------------------------------------------------------ showing
 
     def refresh(self) -> None:
+        if self.session.path != self._shown_path:  # another file: the last outcome was about the old one
+            self._shown_path = self.session.path
+            if not self.runner.busy:
+                self.status.clear()
+                self.status.setToolTip("")
         self._show_mode()
         if self.mode() != "scenario":
             self._refresh_trace()
@@ -697,13 +707,16 @@ class GpuPanel(QWidget):
                             "{args} arguments.", file=s.launch_path.name, kernel=L.kernel, source=L.source.name,
                             grid=_dims(L.grid), block=_dims(L.block), args=len(L.args)))
         elif mode == "trace" and path is not None:
-            parts.append(tr("Recorded from {file}.", file=path))
+            for b in (self.b_record, self.b_record_validate):   # what Record runs, in its tooltip
+                if b.isEnabled():
+                    b.setToolTip(b.toolTip() + "\n" + tr("Recorded from {file}.", file=path))
         busy = self.runner.busy
         if plain is not None and not busy:
             parts.append(plain)
         elif valid is not None and not busy:
             parts.append(tr("Record and validate: {why}", why=valid))
         self.trace_info.setText(" ".join(parts))
+        self.trace_info.setVisible(bool(parts))
 
     def record(self, validate: bool = False) -> None:
         """Record a trace of the launch file (Record trace; with ``validate`` Record and validate):
@@ -744,7 +757,8 @@ class GpuPanel(QWidget):
             dock.show()
             dock.raise_()                          # the outcome and the counter table, not the Source tab
         parts = [tr("Recorded {records} warp-level executions of {kernel} into {path}.", records=f"{rec.trace.records:,}",
-                    kernel=rec.launch.kernel, path=rec.path)]
+                    kernel=rec.launch.kernel, path=rec.path.name)]
+        self.status.setToolTip(str(rec.path))
         if not opened:
             parts.append(tr("It could not be opened: {err}", err=getattr(w, "last_open_error", "")))
         if rec.note:
