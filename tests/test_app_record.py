@@ -414,3 +414,27 @@ def test_record_and_validate_reduce_shfl_through_the_panel_on_the_gpu(qtbot, win
     assert "10 of 10 metrics equal the trace" in p.status.text()
     rows = table(p)
     assert all(rows[m][2] == "✓" for m in METRIC_NAMES)
+
+
+def test_a_shipped_trace_shows_its_counters_and_records_again_from_kernels(qtbot, window, fake_gpu, tmp_path):
+    window.open_path(TRACES / "copy_float.wvtrace")
+    p = fake_gpu(window)
+    launch = ROOT / "kernels" / "copy_float.launch.toml"
+    assert p.recordable() == launch                           # found in kernels/ by its keys
+    assert p.b_record.isEnabled() and p.b_record.toolTip().endswith(f"Recorded from {launch}.")
+    qtbot.waitUntil(lambda: window.session.trace_analysis is not None, timeout=20000)
+    shipped = tracefile.load(TRACES / "copy_float.wvtrace")
+    an = analyze_trace(shipped)
+    assert {m: v[:2] for m, v in table(p).items() if m in METRIC_NAMES} == {
+        m: [f"{an.metrics[m]:,}", f"{shipped.header['ncu'][m]:,}"] for m in METRIC_NAMES}
+    assert all(table(p)[m][2] == "✓" for m in METRIC_NAMES) and "10 of 10 metrics" in p.summary.text()
+    assert p.b_save_trace.isVisible() and not p.b_import.isVisible()
+    p.tabs.setCurrentWidget(p.sass)
+    assert p.sass.toPlainText().splitlines() == shipped.header["sass_guard"]["sass"]
+    # a trace whose launch file is nowhere to be found: Record says what to do
+    shipped.header["launch_file_name"] = "somewhere_else.launch.toml"
+    del shipped.header["ncu"]
+    window.open_path(tracefile.save(shipped, tmp_path / "moved.wvtrace"))
+    assert not p.b_record.isEnabled() and "launch file is not known here" in p.b_record.toolTip()
+    assert p.b_record.toolTip() in p.trace_info.text()
+    assert p.summary.text() == "This trace carries no Nsight Compute counters: Record and validate measures them."
