@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog  # noqa: E402
 
 from app_helpers import make_window, user_dirs, window  # noqa: E402,F401 - fixtures
 from fake_gpu import TRACES, replayed_counters  # noqa: E402
+from viz.app.gpu_panel import OTHER_LABELS  # noqa: E402
 from viz.engine import METRIC_NAMES  # noqa: E402
 from viz.trace import tracefile  # noqa: E402
 from viz.trace.analysis import analyze_trace  # noqa: E402
@@ -207,7 +208,8 @@ def test_record_and_validate_opens_the_new_trace_with_the_counter_table(qtbot, w
         assert rows[k] == [f"{an.other_metrics.get(k, 0):,}", f"{v:,}", "✓"]
     labels = [p.table.item(i, 0).text() for i in range(p.table.rowCount())]
     assert labels[:2] == ["shared load instructions", "shared store instructions"]   # short, as in Figures
-    assert labels[-1] == f"{list(shipped.header['ncu_other'])[-1]} (outside the ten)" or len(labels) == 10
+    assert labels[10:] == [OTHER_LABELS[k] for k in sorted(shipped.header["ncu_other"])] != []
+    assert p.table.item(10, 0).font().italic() and "(outside the ten)" in p.table.item(10, 0).toolTip()
     assert p.tabs.tabText(0) == "Trace vs Nsight Compute"
     assert "10 of 10 metrics equal the trace" in p.summary.text()
     # the trace is the current source everywhere: picture, Source panel, library
@@ -228,6 +230,9 @@ def test_record_and_validate_opens_the_new_trace_with_the_counter_table(qtbot, w
     # Ctrl+M: my recording beside the shipped H100 recording of the same kernel
     press_ctrl_m(qtbot, window)
     qtbot.waitUntil(lambda: window.compare.right.path == TRACES / "reduce_shfl.wvtrace", timeout=20000)
+    title = load_launch(REDUCE).title                               # one title: the file names tell them apart
+    assert window.compare.view_left.options.title == f"{title} (reduce_shfl-2.wvtrace)"
+    assert window.compare.view_right.options.title == f"{title} (reduce_shfl.wvtrace)"
 
 
 @nvcc

@@ -204,8 +204,11 @@ class ComparePage(QWidget):
             self.right.move_to(self.left.cursor)
 
     def _titles(self) -> None:
-        for view, s in ((self.view_left, self.left), (self.view_right, self.right)):
-            title = s.scenario.shown_title if s.scenario else None
+        titles = [s.scenario.shown_title if s.scenario else None for s in (self.left, self.right)]
+        same = titles[0] is not None and titles[0] == titles[1]
+        for view, s, title in ((self.view_left, self.left, titles[0]), (self.view_right, self.right, titles[1])):
+            if same and s.path is not None:       # two recordings of one kernel: which file is which
+                title = f"{title} ({s.path.name})"
             view.options = PaintOptions(title=title, figures=True)
             view.update()
 

@@ -53,6 +53,15 @@ STAGE_LABELS = {"compile": "compiling and instrumenting", "count": "counting run
                 "ncu": "Nsight Compute on the plain kernel", "write": "writing the trace", "analyse": "analysing"}
 
 
+# Nsight Compute's counters outside the ten (viz.trace.analysis.OTHER_METRICS), as the table names them.
+OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions",
+                "smsp__inst_executed_op_global_red.sum": "global reduction instructions",
+                "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+                "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
+                "smsp__inst_executed_op_stsm.sum": "stmatrix instructions",
+                "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"}
+
+
 def recordings_dir() -> Path:
     """Where the app writes the traces it records (the user data folder's ``traces``)."""
     from . import settings
@@ -805,12 +814,19 @@ class GpuPanel(QWidget):
 
         for i, (m, mv, hv, ten) in enumerate(rows):
             mark = "" if mv is None or hv is None else ("✓" if mv == hv else tr("differs"))
-            # short names in the narrow dock (the Figures panel's); Nsight Compute's name in the tooltip
-            label = tr(METRIC_LABELS[m]) if m in METRIC_LABELS else tr("{metric} (outside the ten)", metric=m)
+            # short names in the narrow dock (the Figures panel's); Nsight Compute's name in the tooltip;
+            # the counters outside the ten in italics
+            names = METRIC_LABELS if ten else OTHER_LABELS
+            label = tr(names[m]) if m in names else m
+            tip = m if ten else tr("{metric} (outside the ten)", metric=m)
             for j, v in enumerate((label, _num(mv), _num(hv), mark)):
                 item = QTableWidgetItem(v)
-                item.setToolTip(m)
+                item.setToolTip(tip)
                 item.setData(Qt.ItemDataRole.UserRole, m)
+                if not ten:
+                    f = item.font()
+                    f.setItalic(True)
+                    item.setFont(f)
                 if j in (1, 2):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, j, item)
