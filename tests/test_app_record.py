@@ -273,7 +273,10 @@ def test_cancel_stops_the_gpu_process_and_the_app_stays_usable(qtbot, window, fa
     qtbot.waitUntil(p.b_record.isEnabled, timeout=20000)
     click(qtbot, p.b_record)
     qtbot.waitUntil(lambda: window.session.is_trace, timeout=60000)
-    assert p.recorder.pid not in (None, pid)
+    second = p.recorder.pid
+    assert second not in (None, pid)
+    window.close()                                        # the GPU process ends with the window
+    qtbot.waitUntil(lambda: not alive(second), timeout=20000)
 
 
 @nvcc

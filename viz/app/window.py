@@ -800,6 +800,8 @@ class MainWindow(QMainWindow):
         if self._sweep is not None:
             self._sweep.runner.cancel()
         self.compare.right.runner.cancel()
+        if self.gpu_panel is not None and hasattr(self.gpu_panel, "shutdown"):
+            self.gpu_panel.shutdown()          # its GPU child processes (runs, recordings) end with the window
         super().closeEvent(event)
 
     # ------------------------------------------------------------------ language
