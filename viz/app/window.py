@@ -416,8 +416,8 @@ class MainWindow(QMainWindow):
             self.docks["source"].raise_()
         self.library.set_current(path)
         self.editor.show_info(tr("A recorded trace: the launch file below is shown read-only. To change the "
-                                 "kernel or its launch, edit the launch file and record again with "
-                                 "`warpviz trace`."))
+                                 "kernel or its launch, edit the launch file and record again (Record trace in "
+                                 "the GPU panel, or `warpviz trace`)."))
         settings.put("last_scenario", str(path))
         self._update_title()
         return True
