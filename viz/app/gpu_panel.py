@@ -132,7 +132,7 @@ class GpuPanel(QWidget):
         from ..trace.pipeline import Recorder
 
         self.recorder = Recorder()                # records traces in its own GPU child process
-        self.recorded_from: dict[str, Path] = {}  # trace path -> the launch file it was recorded from
+        self.recorded_from: dict[str, Path | None] = {}  # trace path -> the launch file it was recorded from
         self.last_recording = None                # viz.trace.pipeline.Recording
         self._recording: tuple[str, bool] | None = None  # (launch name, validate) while one runs
         self._launch_shown = ""                   # the launch file whose source the Kernel source tab shows
@@ -687,8 +687,10 @@ class GpuPanel(QWidget):
         if getattr(s, "is_launch", False):
             return s.launch_path
         if s.is_trace:
-            known = self.recorded_from.get(str(s.path))
-            return known if known is not None else find_launch_file(s.trace.header)
+            key = str(s.path)
+            if key not in self.recorded_from:    # looked for once per trace (kernels/ is walked)
+                self.recorded_from[key] = find_launch_file(s.trace.header)
+            return self.recorded_from[key]
         return None
 
     def record_blocker(self, validate: bool) -> str | None:
