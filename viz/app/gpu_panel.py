@@ -952,6 +952,7 @@ class GpuPanel(QWidget):
 
     def cancel(self) -> None:
         recording = self.runner.busy and self._recording is not None
+        self._recording = None
         self.runner.cancel()
         self.status.setText(tr("Cancelled: the GPU process was stopped; nothing was written.") if recording
                             else tr("Cancelled."))
