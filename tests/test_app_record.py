@@ -372,6 +372,28 @@ def test_compare_two_traces_of_one_kernel_side_by_side(qtbot, user_dirs):
     w.close()
 
 
+def test_any_file_can_be_the_partner(qtbot, user_dirs, tmp_path, monkeypatch):
+    w = make_window(qtbot, str(TRACES / "stencil2d.wvtrace"))
+    press_ctrl_m(qtbot, w)
+    cp = w.compare
+    mine = tmp_path / "elsewhere.wvtrace"
+    mine.write_bytes((TRACES / "transpose_pad.wvtrace").read_bytes())
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(mine), ""))
+    i = cp.pick.findData("<file>")
+    assert i == cp.pick.count() - 1 and cp.pick.itemText(i) == "Other file (scenario or trace)…"
+    cp.pick.setCurrentIndex(i)
+    cp.pick.activated.emit(i)
+    qtbot.waitUntil(lambda: cp.right.trace_analysis is not None, timeout=20000)
+    assert cp.right.path == mine and cp.pick.toolTip() == str(mine)
+    bad = tmp_path / "bad.wvtrace"
+    bad.write_bytes(b"not a zip")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(bad), ""))
+    cp.pick.setCurrentIndex(i)
+    cp.pick.activated.emit(i)
+    assert cp.right.path == mine and str(bad) in cp.pick.toolTip()      # refused with the reason; kept
+    w.close()
+
+
 def test_transpose_tiles_pair_by_source_and_a_named_partner_wins(qtbot, user_dirs, tmp_path):
     w = make_window(qtbot, str(TRACES / "transpose_tile_pad1.wvtrace"))
     press_ctrl_m(qtbot, w)
