@@ -124,6 +124,13 @@ def test_open_a_launch_file_shows_its_kernel_and_why_it_cannot_record_here(qtbot
     assert window.editor.text.isReadOnly() and window.editor.text.toPlainText() == REDUCE.read_text()
     assert window.save() is None and window.save_copy() is None and not window.modified()   # nothing to save
     assert "read-only" in window.statusBar().currentMessage()
+    from viz.app.export_dialog import show as show_export
+
+    dialog = show_export(window)                                                            # Ctrl+E: says why not
+    dialog.update_preview()
+    assert dialog.problem.startswith("Nothing to export yet: record the launch file first")
+    assert not dialog.b_export.isEnabled()
+    dialog.close()
     from viz.app import settings
 
     assert list(settings.user_scenario_dir().glob("*")) == []                             # no copy made
