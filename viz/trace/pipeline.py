@@ -245,7 +245,13 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         info = session.info
         cc = info.get("compute_capability", "9.0").replace(".", "")
         free = session.limits(cancelled=cancelled).free_bytes
-        if launch.buffer_bytes > free:
+        try:                        # a launch.py that names the largest buffer (the h11kern branch)
+            from .launch import check_fits
+        except ImportError:
+            check_fits = None
+        if check_fits is not None:
+            check_fits(launch, free, f"the GPU ({info.get('name', 'GPU 0')})")
+        elif launch.buffer_bytes > free:
             raise TraceError(launch.path, "arg", f"the buffers need {launch.buffer_bytes / 2**20:,.0f} MiB but the GPU "
                              f"has {free / 2**20:,.0f} MiB free", "use smaller `count`s")
         b = build(launch, f"sm_{cc}")
@@ -302,7 +308,16 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
                          for r in b.regions],
         "sass_guard": guard, "ncu": hw, "ncu_other": other_hw,
     }
-    trace = tracefile.from_records(header, res["header"], res["addr"])
+    rows, addr = res["header"], res["addr"]
+    events = getattr(b, "events", None)          # cp.async commit/wait executions (the h11kern branch)
+    if events is not None:
+        from .ptx import EVENT_BASE
+
+        is_event = rows[:, 0] >= EVENT_BASE
+        header["events"] = [dict(e.as_dict(), file=_rel(e.file, launch.path.parent),
+                                 executed=int((rows[is_event, 0] == e.id).sum())) for e in events]
+        rows, addr = rows[~is_event], addr[~is_event]
+    trace = tracefile.from_records(header, rows, addr)
     out = Path(out) if out else launch.path.with_name(f"{launch.name}.wvtrace")
     tracefile.save(trace, out)
     trace.path = out
