@@ -422,6 +422,8 @@ class Recorder:
         try:
             launch = load_launch(launch_path)
             with self._lock:            # one recording at a time; a cancelled one lets go first
+                if progress is not None and self._session is None:
+                    progress(0.0, "compile")     # starting the GPU process (1.5 s on the H100) is part of it
                 return record_trace(launch, blocks=blocks, validate=validate, out=out,
                                     session=self.session(cancelled), counters=self.counters, progress=progress,
                                     cancelled=cancelled, log=log or notes.append, child=self.child)
