@@ -7,7 +7,7 @@ or a hand-written kernel of kernels/manifest.toml (its name, e.g. copy_guarded o
 shared_stride@shared-stride-8). Each entry is timed with the old method (each launch
 between its own pair of CUDA events, queued by Python one at a time) and with today's
 ``Session.time_launch`` (samples of back-to-back launches queued behind a spin kernel,
-scaled until the spread is under 5% or flagged noisy), twice each, in alternation.
+scaled until the spread is under 5% or flagged noisy): new, old, new.
 """
 
 from __future__ import annotations
@@ -90,13 +90,16 @@ def main() -> int:
         try:
             spec, sets, what = spec_of(session, name)
             e = {**what, "sets": sets, "old": [], "new": []}
-            for _ in range(2):
-                e["old"].append(old_time_launch(session, spec, sets))
-                e["new"].append(session.time_launch(spec, sets).as_dict())
+            e["new"].append(session.time_launch(spec, sets).as_dict())
+            e["old"].append(old_time_launch(session, spec, sets))
+            e["new"].append(session.time_launch(spec, sets).as_dict())
         except Exception as err:  # report and go on with the next entry
             e = {"error": f"{type(err).__name__}: {err}"}
         e["seconds"] = round(time.time() - t0, 2)
         doc["entries"][name] = e
+        if args.out:     # after every entry: a timeout keeps what was measured
+            with open(args.out, "w") as f:
+                json.dump(doc, f, indent=1)
         if "error" in e:
             print(f"{name}: {e['error']}", file=sys.stderr, flush=True)
         else:

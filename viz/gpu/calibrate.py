@@ -145,7 +145,7 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     host2 = np.zeros(2, np.uint64)
     hostc = np.zeros(sms, np.uint64)
 
-    # -- the clock (also ramps it: 200 ms of DRAM reads come first) -----------------
+    # -- the clock (after 180 ms of DRAM reads that ramp it up) -----------------
     big = (512 << 20) if quick else (1 << 30)
     buf = session.alloc(big)
     session.fill_random(buf, big)
@@ -154,7 +154,7 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     def read(_i, n16=big // 16):
         rd.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), n16, int(sink))
 
-    session.batch_times(read, 100, 2 if not quick else 1)
+    session.batch_times(read, 250, 2)     # ~180 ms: clocks up, TLBs warm
     clk = fn("wv_clock", "QP")
     mhz = []
     for _ in range(3):

@@ -355,8 +355,9 @@ class Session:
         Launches are queued behind a spin kernel that holds the GPU until the host has
         queued them all, so they run back to back: a sample's time is GPU time only, never
         the host's (Python's) time to queue a launch. Timing each launch between its own
-        pair of events, as warpviz did first, measured the host for kernels shorter than
-        the ~10 us Python needs per launch (a 6 us copy showed a 109% spread)."""
+        pair of events, as warpviz did first, also measured the host's gap between the start
+        event and the launch whenever the GPU had caught up with Python (a 9 us copy
+        showed a 109% spread, a 0.04 ms loop 49%)."""
         cuda = self.cuda
         out: list[float] = []
         starved = False
@@ -428,7 +429,10 @@ class Session:
         best = None
         for attempt in range(1, MAX_ATTEMPTS + 1):
             sample_ms = per_sample * est
-            samples = int(min(MAX_RUNS, max(min_runs, TIME_BUDGET_S * 1e3 / sample_ms)))
+            # what a sample costs in wall time: its GPU time, the host's queueing (while
+            # the spin kernel waits) and the spin's floor
+            cost_ms = sample_ms + 1e3 * per_sample * self._enqueue_s + 0.5
+            samples = int(min(MAX_RUNS, max(min_runs, TIME_BUDGET_S * 1e3 / cost_ms)))
             times, starved = self.batch_times(launch, per_sample, samples)
             t = Timing(tuple(times), launches_per_sample=per_sample, attempts=attempt, starved=starved)
             if best is None or t.spread < best.spread:
