@@ -139,3 +139,25 @@ def test_calibrate_runs_and_two_runs_agree_within_five_percent(tmp_path):
     assert not bad, bad
     implausible = {k: c for k, c in doc["checks"].items() if not c["ok"]}
     assert not implausible, implausible
+
+
+def test_show_prints_a_written_file_and_names_a_broken_one(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    cal.save(cal.document(_raw(dram_read_gbps=3000.0, l1_latency_ns=20.0)), path)
+    assert main(["calibrate", "--show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "dram_read_gbps" in out and "3000" in out and "l1_latency_ns" in out
+    assert main(["calibrate", "--show", str(path), "--markdown"]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert md[0].startswith("| figure |") and len(md) == 2 + 2 and "| `l1_latency_ns` | 20 ns |" in md[3]
+    doc = json.loads(path.read_text())
+    del doc["figures"]["dram_read_gbps"]["how"]
+    path.write_text(json.dumps(doc))
+    assert main(["calibrate", "--show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and 'figures.dram_read_gbps has no "how"' in err
+    path.write_text("{")
+    assert main(["calibrate", "--show", str(path)]) == 2
+    assert "line 1, column 2" in capsys.readouterr().err
+    assert main(["calibrate", "--show", str(tmp_path / "none.json")]) == 2
+    assert "cannot be read" in capsys.readouterr().err

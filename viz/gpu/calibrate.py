@@ -400,6 +400,40 @@ def format_table(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def format_markdown(doc: dict) -> str:
+    """The figures as a Markdown table (docs/GPU.md's "Calibration" section)."""
+    lines = ["| figure | value | spread | plausible? (expected) | how it is measured |", "|---|---|---|---|---|"]
+    for key, f in doc["figures"].items():
+        c = (doc.get("checks") or {}).get(key)
+        ok = "-" if c is None else f"{'yes' if c['ok'] else '**no**'} ({c['expected']})"
+        cyc = f" = {f['cycles']:g} cycles" if "cycles" in f else ""
+        lines.append(f"| `{key}` | {f['value']:,.4g} {f['unit']}{cyc} | {f['spread_pct']:.1f}% of {f['runs']} | {ok} "
+                     f"| {f['how']} |")
+    return "\n".join(lines)
+
+
+def read(path) -> dict:
+    """A calibration document from a file, or CalibrationError naming the file and the fix."""
+    from .calibration import Calibration, CalibrationError
+
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise CalibrationError(f"{path}: line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise CalibrationError(f"{path}: cannot be read ({err})") from None
+    Calibration.from_json(doc, str(path))      # the same checks as the cost model's loader
+    if not isinstance(doc.get("device"), dict):
+        raise CalibrationError(f"{path}: \"device\" must be an object with the GPU's name")
+    for key, f in doc.get("figures", {}).items():
+        for field in ("unit", "spread_pct", "runs", "how"):
+            if field not in f:
+                raise CalibrationError(f"{path}: figures.{key} has no \"{field}\"; run `warpviz calibrate` again")
+    doc.setdefault("checks", plausibility(doc["device"], doc.get("figures", {})))
+    return doc
+
+
 # ---------------------------------------------------------------------------- CLI
 
 
@@ -411,6 +445,9 @@ def add_parser(sub) -> None:
     ca.add_argument("--quick", action="store_true", help=f"{QUICK_SETS} sets and shorter loops instead of {SETS}")
     ca.add_argument("--label", help="where and when it was measured (stored in the file)")
     ca.add_argument("--dry-run", action="store_true", help="compile the microbenchmarks and list them; no GPU needed")
+    ca.add_argument("--show", metavar="PATH", nargs="?", const="", help="print a calibration file (default: the "
+                    "shipped H100's) as a table; no GPU needed")
+    ca.add_argument("--markdown", action="store_true", help="with --show: a Markdown table")
 
 
 def cmd_calibrate(args) -> int:
@@ -418,6 +455,18 @@ def cmd_calibrate(args) -> int:
     from .compile import CompileError
 
     tool = "warpviz calibrate" + (" --quick" if args.quick else "")
+    if args.show is not None:
+        from .calibration import CalibrationError
+
+        path = Path(args.show) if args.show else default_path("NVIDIA H100 80GB HBM3")
+        try:
+            doc = read(path)
+        except CalibrationError as err:
+            print(f"warpviz: {err}", file=sys.stderr)
+            return 2
+        print(dumps(doc) if args.json else format_markdown(doc) if args.markdown else format_table(doc),
+              end="" if args.json else "\n")
+        return 0
     if args.dry_run:
         from .compile import compile_cubin
 
@@ -456,5 +505,5 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
-__all__ = ["measure", "plausibility", "document", "save", "format_table", "FIGURES", "add_parser", "cmd_calibrate",
+__all__ = ["measure", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES", "add_parser", "cmd_calibrate",
            "default_path", "source", "figure"]
