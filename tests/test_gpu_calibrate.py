@@ -130,9 +130,9 @@ def test_calibrate_runs_and_two_runs_agree_within_five_percent(tmp_path):
         a = s.calibrate(quick=True)
         b = s.calibrate(quick=True)
     doc = cal.document(a)
-    cal.save(doc, tmp_path / "c.json")
-    assert load_calibration(doc["device"]["name"], tmp_path) is None      # not the device's own name
-    assert json.loads((tmp_path / "c.json").read_text())["figures"].keys() == cal.FIGURES.keys()
+    cal.save(doc, tmp_path / f"{slug(doc['device']['name'])}.json")
+    c = load_calibration(doc["device"]["name"], tmp_path)
+    assert set(c.figures) == set(cal.FIGURES) and c.device["sm_count"] == a["device"]["sm_count"]
     bad = {k: (a["figures"][k]["value"], b["figures"][k]["value"]) for k in cal.FIGURES
            if k not in HOST_FIGURES
            and abs(a["figures"][k]["value"] - b["figures"][k]["value"]) > 0.05 * abs(a["figures"][k]["value"])}
