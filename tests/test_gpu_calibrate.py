@@ -75,7 +75,7 @@ def test_plausibility_accepts_h100_like_figures_and_names_broken_ones():
                 l2_read_gbps=9000, l1_read_gbps=30000, l1_sectors_per_clk_sm=3.8,
                 shared_wavefronts_per_clk_sm=1.0, shared_conflict32_wavefronts_per_clk_sm=1.0,
                 shared_lds128_wavefronts_per_clk_sm=1.0, lsu_inst_per_clk_sm=1.0, launch_overhead_us=2.0,
-                launch_host_us=8.0, syncthreads_ns=12, syncthreads_1024_ns=20, dram_latency_ns=600,
+                launch_host_us=8.0, empty_grid_us=40.0, block_ns_per_sm=78.0, syncthreads_ns=12, syncthreads_1024_ns=20, dram_latency_ns=600,
                 l2_latency_ns=260, l1_latency_ns=20, shared_latency_ns=15)
     checks = cal.plausibility(H100, cal.document(_raw(**good))["figures"])
     assert set(checks) == set(good) and all(c["ok"] for c in checks.values()), checks

@@ -63,6 +63,10 @@ FIGURES: dict[str, tuple[str, str]] = {
                                  "kernel; GPU time per launch."),
     "launch_host_us": ("us", "Host (Python + PyCUDA) time to queue one launch while the GPU is busy: a launch loop "
                              "is this slow when the kernels are shorter."),
+    "empty_grid_us": ("us", "An empty kernel of 65536 blocks of 256 threads, launched back to back behind a spin "
+                            "kernel; GPU time per launch: what launching and retiring blocks costs."),
+    "block_ns_per_sm": ("ns", "(empty_grid_us - launch_overhead_us) / (65536 blocks / SMs): the time an SM spends "
+                              "starting and retiring one empty block of 256 threads."),
     "syncthreads_ns": ("ns", "wv_sync: one block of 256 threads per SM runs 20000 __syncthreads, each after one "
                              "dependent multiply-add; SM cycles per step / SM clock."),
     "syncthreads_1024_ns": ("ns", "As syncthreads_ns with 1024 threads (32 warps) per block."),
@@ -220,6 +224,10 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
         session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, 1)
         host_us.append(1e6 * session._enqueue_s)
     add("launch_host_us", host_us)
+    grid_times, _ = session.batch_times(lambda _i: em.prepared_call((65536, 1, 1), (256, 1, 1)), 20, sets)
+    add("empty_grid_us", [1e3 * t for t in grid_times])
+    base_us = figs["launch_overhead_us"]["value"]
+    add("block_ns_per_sm", [1e3 * (1e3 * t - base_us) / (65536 / sms) for t in grid_times])
 
     sy = fn("wv_sync", "iPP", ONE_BLOCK_PER_SM_SHARED)
     n_sync = 20000
@@ -320,6 +328,8 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
         "lsu_inst_per_clk_sm": (0.2, 4.0, "at most 4 (one per scheduler per clock)"),
         "launch_overhead_us": (0.3, 20.0, "a few microseconds"),
         "launch_host_us": (0.3, 200.0, "a few to tens of microseconds of Python"),
+        "empty_grid_us": (v("launch_overhead_us") or 0.3, 2000.0, "more than one empty launch"),
+        "block_ns_per_sm": (1.0, 2000.0, "some ns to some hundreds of ns"),
         "syncthreads_ns": (1.0, 200.0, "tens of cycles"),
         "syncthreads_1024_ns": (1.0, 400.0, "tens of cycles"),
         "dram_latency_ns": (250.0, 1500.0, "some hundreds of ns"),
