@@ -1,7 +1,10 @@
 // Microbenchmarks of `warpviz calibrate` (viz/gpu/calibrate.py): one kernel per figure.
-// Every load that must happen is inline PTX marked volatile, so the compiler can neither
-// drop it nor hoist it out of its loop; every kernel writes its accumulated value to
-// `sink` only when it equals an impossible key, so the loads stay live.
+// Every load is inline PTX (`asm volatile`), so the front end keeps it, and every kernel
+// writes its accumulated value to `sink` only when it equals an impossible key, so the
+// loads stay live. `asm volatile` does not stop ptxas, though: it merged a load with an
+// identical load of the previous loop trip (the loop was unrolled 4 times), and the first
+// H100 run read 4x the true L1 and shared rates. So shared loads are `ld.volatile.shared`
+// and the L1 and L2 loops move their addresses on every pass.
 // Per-clock kernels record, per block, the SM cycles (clock64) between two barriers into
 // `cycles[blockIdx.x]`: figures per clock per SM come from these, not from a guessed clock.
 
@@ -59,23 +62,19 @@ extern "C" __global__ void wv_write(uint4* __restrict__ p, u64 n16) {
 }
 
 // Re-reads a buffer of n16 16-byte words `passes` times through L2 only (ld.global.cg
-// skips L1), grid-stride: after the first pass every load hits L2.
+// skips L1), grid-stride, each pass rotated: after the first pass every load hits L2.
 extern "C" __global__ void wv_read_l2(const uint4* __restrict__ p, u64 n16, int passes, unsigned* sink) {
     unsigned acc = 0;
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (int r = 0; r < passes; ++r) {
-        u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x;
-        for (; i + 3 * stride < n16; i += 4 * stride) {
-            uint4 a, b, c, d;
-            asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a.x), "=r"(a.y), "=r"(a.z), "=r"(a.w) : "l"(p + i));
-            asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w) : "l"(p + i + stride));
-            asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(c.x), "=r"(c.y), "=r"(c.z), "=r"(c.w) : "l"(p + i + 2 * stride));
-            asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(d.x), "=r"(d.y), "=r"(d.z), "=r"(d.w) : "l"(p + i + 3 * stride));
-            acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
-        }
-        for (; i < n16; i += stride) {
+        // pass r starts r * 16512 bytes further on, wrapping: no two passes of one
+        // thread load the same addresses in the same order
+        const u64 shift = ((u64)r * 1032u) % n16;
+        for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n16; i += stride) {
+            u64 e = i + shift;
+            if (e >= n16) e -= n16;
             uint4 a;
-            asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a.x), "=r"(a.y), "=r"(a.z), "=r"(a.w) : "l"(p + i));
+            asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a.x), "=r"(a.y), "=r"(a.z), "=r"(a.w) : "l"(p + e));
             acc ^= a.x ^ a.y ^ a.z ^ a.w;
         }
     }
@@ -86,7 +85,8 @@ extern "C" __global__ void wv_read_l2(const uint4* __restrict__ p, u64 n16, int 
 
 // Each block re-reads its own 16 KiB (1024 16-byte words) `iters` times with
 // ld.global.ca (cached in L1): 8 coalesced float4 loads per thread per iteration,
-// 16 sectors each per warp. The first iteration brings the lines in; the rest hit L1.
+// 16 sectors each per warp, 640 bytes further on each trip (wrapping in the 16 KiB). The
+// first trips bring the lines in; the rest hit L1.
 extern "C" __global__ void wv_read_l1(const uint4* __restrict__ p, int iters, unsigned* sink, u64* cycles) {
     const uint4* q = p + (u64)blockIdx.x * 1024;
     const unsigned t = threadIdx.x;
@@ -94,11 +94,12 @@ extern "C" __global__ void wv_read_l1(const uint4* __restrict__ p, int iters, un
     __syncthreads();
     u64 c0 = clock64();
     for (int r = 0; r < iters; ++r) {
+        const unsigned o = t + (unsigned)r * 40u;   // 640 bytes on per trip: 128 trips before a repeat
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             uint4 a;
             asm volatile("ld.global.ca.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a.x), "=r"(a.y), "=r"(a.z), "=r"(a.w)
-                         : "l"(q + ((t + j * 128u) & 1023u)));
+                         : "l"(q + ((o + j * 128u) & 1023u)));
             acc ^= a.x ^ a.y ^ a.z ^ a.w;
         }
     }
@@ -129,7 +130,7 @@ extern "C" __global__ void wv_shared(int mode, int iters, unsigned* sink, u64* c
 #pragma unroll
             for (int j = 0; j < 16; ++j) {
                 unsigned a, b, c, d;
-                asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
                              : "r"(addr + 16u * (unsigned)(j & 1)));
                 acc ^= a ^ b ^ c ^ d;
             }
@@ -139,7 +140,7 @@ extern "C" __global__ void wv_shared(int mode, int iters, unsigned* sink, u64* c
 #pragma unroll
             for (int j = 0; j < 16; ++j) {
                 unsigned a;
-                asm volatile("ld.shared.u32 %0, [%1];" : "=r"(a) : "r"(addr + 4u * (unsigned)j));
+                asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(a) : "r"(addr + 4u * (unsigned)j));
                 acc ^= a;
             }
         }

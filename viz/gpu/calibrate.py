@@ -43,14 +43,16 @@ FIGURES: dict[str, tuple[str, str]] = {
                                  "bytes written / time."),
     "dram_copy_gbps": ("GB/s", "cudaMemcpy device to device of 512 MiB; (bytes read + bytes written) / time."),
     "l2_read_gbps": ("GB/s", "wv_read_l2 re-reads a 12 MiB buffer 128 times with ld.global.cg.v4 (L2 only, L1 "
-                              "skipped), grid-stride; after the first pass every load hits L2; bytes / time."),
+                              "skipped), grid-stride, each pass rotated by 16 KiB; after the first pass every load hits "
+                              "L2; bytes / time."),
     "l1_read_gbps": ("GB/s", "wv_read_l1: one block of 1024 threads per SM re-reads its own 16 KiB 4096 times with "
-                              "ld.global.ca.v4 (hits in L1 after the first pass); all SMs' bytes / time."),
+                              "coalesced ld.global.ca.v4, 640 bytes further on each time (hits in L1 after the first "
+                              "pass); all SMs' bytes / time."),
     "l1_sectors_per_clk_sm": ("sectors/clk/SM", "The same L1-hit loop: 32-byte sectors a block loads / the cycles "
                                                 "(clock64) its SM took."),
     "shared_wavefronts_per_clk_sm": ("wavefronts/clk/SM", "wv_shared mode 0: 32 warps per SM issue conflict-free LDS.32 "
-                                                          "(lane l reads word l: 1 wavefront each), 16 per loop step; "
-                                                          "wavefronts / SM cycles."),
+                                                          "(ld.volatile.shared, lane l reads word l: 1 wavefront "
+                                                          "each), 16 per loop step; wavefronts / SM cycles."),
     "shared_conflict32_wavefronts_per_clk_sm": ("wavefronts/clk/SM", "wv_shared mode 1, the check: LDS.32 where all 32 "
                                                                      "lanes hit one bank at 32 different words (32 "
                                                                      "wavefronts each); wavefronts / SM cycles."),

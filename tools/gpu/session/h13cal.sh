@@ -1,12 +1,13 @@
 #!/bin/bash
-# h13cal device run: `warpviz calibrate` twice (stability), the noisy bench entries
-# re-timed with the old and the new timing method, and the calibrate -m gpu test.
+# h13cal device run 2: `warpviz calibrate` twice with the fixed L1/shared loops (stability
+# and plausibility), the calibrate -m gpu test, the SASS of the microbenchmarks (one
+# LDS/LDG per load?), and reduce_tree re-timed old vs new method.
 # Run from the repo root on the device machine:  bash tools/gpu/session/h13cal.sh
-# Expected time: about 2.5 minutes with the carried PyCUDA build (setup 15 s, each
-# calibrate 15-30 s, retime 60 s, test 30 s); every step has its own timeout and the
-# steps' limits add up to 230 s beyond setup (3.8 minutes at worst).
+# Expected time: about 45 s with the carried PyCUDA build (setup 10 s, each calibrate
+# 6 s, test 10 s, SASS 3 s, retime 6 s); every step has its own timeout and the steps'
+# limits add up to 120 s beyond setup.
 # Writes $OUT/h13cal/: log.txt, calib-1.json, calib-2.json (calibration files),
-# calib-1.txt, calib-2.txt (tables), retime.json, smi-*.csv.
+# calib-1.txt, calib-2.txt (tables), calibrate.sass, retime.json, smi-*.csv.
 set -u
 OUT=${OUT:-/tmp/wv-out}
 R="$OUT/h13cal"; mkdir -p "$R"
@@ -16,11 +17,8 @@ step() { local limit=$1; shift; echo "=== $* (limit ${limit}s) $(date -u +%T)"; 
 smi() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv > "$R/smi-$1.csv" 2>&1; cat "$R/smi-$1.csv"; }
 smi before
 LABEL="$(nvidia-smi --query-gpu=name --format=csv,noheader) on the workplace device machine (nvidia-h100-x1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader), measured $(date -u +%F) with warpviz calibrate"
-step 50 python3 -m viz.cli calibrate --out "$R/calib-1.json" --label "$LABEL" > "$R/calib-1.txt"; cat "$R/calib-1.txt"
-step 50 python3 -m viz.cli calibrate --out "$R/calib-2.json" --label "$LABEL" > "$R/calib-2.txt"; cat "$R/calib-2.txt"
-smi mid
-step 85 python3 tools/gpu/retime.py --out "$R/retime.json" copy_guarded copy_grid_stride reduce_interleaved \
-  shared_stride@shared-stride-8 shared_stride@shared-stride-1 char-stride-4 pad-tile-64x64-pad copy_float4 transpose-tile
+step 30 python3 -m viz.cli calibrate --out "$R/calib-1.json" --label "$LABEL" > "$R/calib-1.txt"; cat "$R/calib-1.txt"
+step 30 python3 -m viz.cli calibrate --out "$R/calib-2.json" --label "$LABEL" > "$R/calib-2.txt"; cat "$R/calib-2.txt"
 python3 - "$R" <<'PY'
 import json, sys
 r = sys.argv[1]
@@ -33,6 +31,13 @@ try:
 except Exception as err:
     print("compare failed:", err)
 PY
-step 45 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_calibrate.py
+step 30 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_calibrate.py
+step 20 python3 -c "
+from viz.gpu.calibrate import source
+from viz.gpu.compile import compile_cubin
+open('/tmp/wv-calibrate.cubin', 'wb').write(compile_cubin(source()))"
+cuobjdump -sass /tmp/wv-calibrate.cubin > "$R/calibrate.sass" 2>&1
+awk '/Function :/ {f=$3} /LDS|LDG|STG/ {split($0, a, ";"); n=split(a[1], w, " "); for (i=1;i<=n;i++) if (w[i] ~ /^(LDS|LDG|STG)/) c[f" "w[i]]++} END {for (k in c) print k, c[k]}' "$R/calibrate.sass" | sort
+step 20 python3 tools/gpu/retime.py --out "$R/retime.json" reduce_tree
 smi after
 ls -la "$R"
