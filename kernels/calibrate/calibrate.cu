@@ -70,6 +70,7 @@ extern "C" __global__ void wv_read_l2(const uint4* __restrict__ p, u64 n16, int 
         // pass r starts r * 16512 bytes further on, wrapping: no two passes of one
         // thread load the same addresses in the same order
         const u64 shift = ((u64)r * 1032u) % n16;
+#pragma unroll 4
         for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n16; i += stride) {
             u64 e = i + shift;
             if (e >= n16) e -= n16;

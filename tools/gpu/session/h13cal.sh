@@ -7,7 +7,8 @@
 # 6 s, test 10 s, SASS 3 s, retime 6 s); every step has its own timeout and the steps'
 # limits add up to 120 s beyond setup.
 # Writes $OUT/h13cal/: log.txt, calib-1.json, calib-2.json (calibration files),
-# calib-1.txt, calib-2.txt (tables), calibrate.sass, retime.json, smi-*.csv.
+# calib-1.txt, calib-2.txt (tables), calibrate.sass and calibrate-run1.sass (the SASS of
+# today's microbenchmarks and of run 1's), retime.json, smi-*.csv.
 set -u
 OUT=${OUT:-/tmp/wv-out}
 R="$OUT/h13cal"; mkdir -p "$R"
@@ -37,7 +38,9 @@ from viz.gpu.calibrate import source
 from viz.gpu.compile import compile_cubin
 open('/tmp/wv-calibrate.cubin', 'wb').write(compile_cubin(source()))"
 cuobjdump -sass /tmp/wv-calibrate.cubin > "$R/calibrate.sass" 2>&1
-awk '/Function :/ {f=$3} /LDS|LDG|STG/ {split($0, a, ";"); n=split(a[1], w, " "); for (i=1;i<=n;i++) if (w[i] ~ /^(LDS|LDG|STG)/) c[f" "w[i]]++} END {for (k in c) print k, c[k]}' "$R/calibrate.sass" | sort
+nvcc -arch=sm_90 -O3 -std=c++17 -lineinfo -cubin -o /tmp/wv-run1.cubin tools/gpu/session/h13cal-run1.cu && cuobjdump -sass /tmp/wv-run1.cubin > "$R/calibrate-run1.sass" 2>&1
+for f in calibrate-run1 calibrate; do echo "== $f: memory instructions per function"
+awk '/Function :/ {f=$3} /LDS|LDG|STG/ {split($0, a, ";"); n=split(a[1], w, " "); for (i=1;i<=n;i++) if (w[i] ~ /^(LDS|LDG|STG)/) c[f" "w[i]]++} END {for (k in c) print k, c[k]}' "$R/$f.sass" | sort; done
 step 20 python3 tools/gpu/retime.py --out "$R/retime.json" reduce_tree
 smi after
 ls -la "$R"
