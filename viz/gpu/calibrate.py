@@ -327,7 +327,7 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
         "shared_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
         "shared_conflict32_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1, like the conflict-free loop"),
         "shared_lds128_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
-        "lsu_inst_per_clk_sm": (0.2, 4.0, "at most 4 (one per scheduler per clock)"),
+        "lsu_inst_per_clk_sm": (0.2, 1.02, "at most 1: each broadcast LDS.32 is one shared wavefront"),
         "launch_overhead_us": (0.3, 20.0, "a few microseconds"),
         "launch_host_us": (0.3, 200.0, "a few to tens of microseconds of Python"),
         "empty_grid_us": (v("launch_overhead_us") or 0.3, 2000.0, "more than one empty launch"),
