@@ -161,3 +161,47 @@ def test_show_prints_a_written_file_and_names_a_broken_one(tmp_path, capsys):
     assert "line 1, column 2" in capsys.readouterr().err
     assert main(["calibrate", "--show", str(tmp_path / "none.json")]) == 2
     assert "cannot be read" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- the timing method (no GPU)
+
+
+class _Clocked:
+    """Just enough of ``runner.Session`` for its timing policy: samples whose noise shrinks
+    with their length, as on the GPU (a host hiccup of ``hiccup_ms`` lands in one sample)."""
+
+    def __init__(self, kernel_ms: float, hiccup_ms: float):
+        self.kernel_ms, self.hiccup_ms, self._enqueue_s, self.calls = kernel_ms, hiccup_ms, 5e-6, []
+
+    def batch_times(self, launch, per_sample, samples):
+        self.calls.append((per_sample, samples))
+        out = [self.kernel_ms + (self.hiccup_ms / per_sample if i % 5 == 0 else 0.0) for i in range(samples)]
+        return out, False
+
+
+def test_timing_records_noisy_and_its_scale():
+    t = Timing((1.0,) * 8 + (1.2, 1.3), launches_per_sample=7, attempts=2)
+    d = t.as_dict()
+    assert d["noisy"] is True and d["launches_per_sample"] == 7 and d["attempts"] == 2 and d["runs"] == 10
+    assert Timing((1.0,) * 10).as_dict()["noisy"] is False and "starved" not in Timing((1.0,)).as_dict()
+    assert Timing((1.0, 1.0, 1.0, 1.0, 1.049)).noisy is False       # (p90 - p10) / median = 2.9%
+
+
+def test_a_noisy_timing_is_retried_with_longer_samples_then_flagged():
+    from viz.gpu.runner import MAX_ATTEMPTS, SAMPLE_MS, Session
+
+    quiet = _Clocked(kernel_ms=0.5, hiccup_ms=0.0)
+    t = Session._scaled_timing(quiet, lambda i: None, 30, lambda: False)
+    assert t.attempts == 1 and not t.noisy and t.launches_per_sample == round(SAMPLE_MS / 0.5)
+    # a hiccup of 0.1 ms in every fifth sample: a spread of 10% at 2 launches a sample, 2.5% at 8
+    bumpy = _Clocked(kernel_ms=0.5, hiccup_ms=0.1)
+    t = Session._scaled_timing(bumpy, lambda i: None, 30, lambda: False)
+    assert [c[0] for c in bumpy.calls[-2:]] == [2, 8] and t.attempts == 2 and not t.noisy
+    assert t.launches_per_sample == 8 and abs(t.spread - 0.025) < 1e-9 and abs(t.median_ms - 0.5) < 1e-9
+    # a hiccup that longer samples cannot hide: retried while the time budget allows,
+    # then flagged noisy
+    awful = _Clocked(kernel_ms=0.5, hiccup_ms=100.0)
+    t = Session._scaled_timing(awful, lambda i: None, 30, lambda: False)
+    assert t.noisy and 2 <= t.attempts <= MAX_ATTEMPTS and t.spread > 0.05
+    lengths = [c[0] for c in awful.calls[-t.attempts:]]
+    assert lengths == [lengths[0] * 4 ** k for k in range(t.attempts)]
