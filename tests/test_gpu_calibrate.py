@@ -205,3 +205,52 @@ def test_a_noisy_timing_is_retried_with_longer_samples_then_flagged():
     assert t.noisy and 2 <= t.attempts <= MAX_ATTEMPTS and t.spread > 0.05
     lengths = [c[0] for c in awful.calls[-t.attempts:]]
     assert lengths == [lengths[0] * 4 ** k for k in range(t.attempts)]
+
+
+class _Queue:
+    """A GPU stream as ``batch_times`` sees it: events time-stamped by the launches queued
+    before them (each launch ``ms`` long); ``late`` says whether the spin kernel had already
+    ended when the host finished queueing, per batch."""
+
+    def __init__(self, ms: float, late: list[bool]):
+        self.t, self.ms, self.late, self.spins, self.launched = 0.0, ms, list(late), [], 0
+        q = self
+
+        class Event:
+            def record(self):
+                self.t = q.t
+
+            def time_till(self, other):
+                return other.t - self.t
+
+            def query(self):
+                return q.late.pop(0) if q.late else False
+
+            def synchronize(self):
+                pass
+
+        self.cuda = type("cuda", (), {"Event": Event})
+        self._enqueue_s = 20e-6
+
+    def spin(self, ns):
+        self.spins.append(ns)
+
+    def launch(self, _i):
+        self.t += self.ms
+        self.launched += 1
+
+
+def test_batch_times_reruns_a_batch_the_spin_did_not_cover_and_says_when_it_could_not():
+    from viz.gpu.runner import QUEUE_LAUNCHES, Session
+
+    q = _Queue(0.002, late=[False])
+    times, starved = Session.batch_times(q, q.launch, 100, 10)
+    assert len(times) == 10 and all(abs(t - 0.002) < 1e-12 for t in times) and not starved
+    assert len(q.spins) == -(-10 // (QUEUE_LAUNCHES // 100)) and q.launched == 1000
+    q = _Queue(0.002, late=[True, False, False, False])
+    times, starved = Session.batch_times(q, q.launch, 100, 3)
+    assert len(times) == 3 and not starved and q.launched == 600      # the late batch ran again
+    assert len(q.spins) == 2
+    q = _Queue(0.002, late=[True, True])
+    times, starved = Session.batch_times(q, q.launch, 100, 3)
+    assert len(times) == 3 and starved                                 # late again: recorded, not hidden
