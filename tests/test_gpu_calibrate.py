@@ -254,3 +254,20 @@ def test_batch_times_reruns_a_batch_the_spin_did_not_cover_and_says_when_it_coul
     q = _Queue(0.002, late=[True, True])
     times, starved = Session.batch_times(q, q.launch, 100, 3)
     assert len(times) == 3 and starved                                 # late again: recorded, not hidden
+
+
+def test_the_shipped_h100_calibration_loads_and_is_plausible():
+    from viz import assets
+    from viz.gpu.calibration import CALIBRATION_DIR
+
+    assert CALIBRATION_DIR == assets.root() / "calibration"          # a wheel carries it under viz/_data
+    c = load_calibration("NVIDIA H100 80GB HBM3")
+    assert c is not None and c.device["name"] == "NVIDIA H100 80GB HBM3" and c.device["sm_count"] == 132
+    assert c.measured and c.device["driver"] and c.extra["gpu_state"]["before"]["sm_clock_mhz"]
+    doc = cal.read(c.path)
+    assert set(doc["figures"]) <= set(cal.FIGURES) and len(doc["figures"]) >= 15
+    assert all(f["runs"] >= 3 and len(f["sets"]) == f["runs"] and f["how"] for f in doc["figures"].values())
+    bad = {k: ch for k, ch in doc["checks"].items() if not ch["ok"]}
+    assert not bad, bad
+    gpu = {k: f for k, f in doc["figures"].items() if k not in HOST_FIGURES}
+    assert all(f["spread_pct"] < 5 for f in gpu.values()), {k: f["spread_pct"] for k, f in gpu.items()}

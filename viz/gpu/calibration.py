@@ -24,8 +24,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import assets
+
 FORMAT = 1
-CALIBRATION_DIR = Path(__file__).resolve().parent.parent.parent / "assets" / "calibration"
+CALIBRATION_DIR = assets.root() / "calibration"     # assets/calibration, or inside a wheel
 
 
 class CalibrationError(ValueError):
