@@ -1,14 +1,15 @@
 #!/bin/bash
-# h13cal device run 2: `warpviz calibrate` twice with the fixed L1/shared loops (stability
-# and plausibility), the calibrate -m gpu test, the SASS of the microbenchmarks (one
-# LDS/LDG per load?), and reduce_tree re-timed old vs new method.
+# h13cal device run: `warpviz calibrate` twice (stability and plausibility), the
+# calibrate -m gpu test, the SASS of the microbenchmarks (one LDS/LDG per load?), and
+# reduce_tree re-timed with the old and the new timing method. (Run 2 of 2026-11-23 also
+# dumped run 1's SASS; its first run re-timed nine entries: docs/GPU.md, Timing method.)
 # Run from the repo root on the device machine:  bash tools/gpu/session/h13cal.sh
 # Expected time: about 45 s with the carried PyCUDA build (setup 10 s, each calibrate
 # 6 s, test 10 s, SASS 3 s, retime 6 s); every step has its own timeout and the steps'
 # limits add up to 120 s beyond setup.
 # Writes $OUT/h13cal/: log.txt, calib-1.json, calib-2.json (calibration files),
-# calib-1.txt, calib-2.txt (tables), calibrate.sass and calibrate-run1.sass (the SASS of
-# today's microbenchmarks and of run 1's), retime.json, smi-*.csv.
+# calib-1.txt, calib-2.txt (tables), calibrate.sass (the microbenchmarks' SASS),
+# retime.json, smi-*.csv.
 set -u
 OUT=${OUT:-/tmp/wv-out}
 R="$OUT/h13cal"; mkdir -p "$R"
@@ -38,8 +39,7 @@ from viz.gpu.calibrate import source
 from viz.gpu.compile import compile_cubin
 open('/tmp/wv-calibrate.cubin', 'wb').write(compile_cubin(source()))"
 cuobjdump -sass /tmp/wv-calibrate.cubin > "$R/calibrate.sass" 2>&1
-nvcc -arch=sm_90 -O3 -std=c++17 -lineinfo -cubin -o /tmp/wv-run1.cubin tools/gpu/session/h13cal-run1.cu && cuobjdump -sass /tmp/wv-run1.cubin > "$R/calibrate-run1.sass" 2>&1
-for f in calibrate-run1 calibrate; do echo "== $f: memory instructions per function"
+for f in calibrate; do echo "== $f: memory instructions per function"
 awk '/Function :/ {f=$3} /LDS|LDG|STG/ {split($0, a, ";"); n=split(a[1], w, " "); for (i=1;i<=n;i++) if (w[i] ~ /^(LDS|LDG|STG)/) c[f" "w[i]]++} END {for (k in c) print k, c[k]}' "$R/$f.sass" | sort; done
 step 20 python3 tools/gpu/retime.py --out "$R/retime.json" reduce_tree
 smi after
