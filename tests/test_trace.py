@@ -260,7 +260,7 @@ def test_instrumented_kernels_assemble(src, tmp_path):
     # every ld/st/atom/red/ldmatrix/cp.async line of global, shared or generic space is instrumented
     want = 0
     for ln in ptx.splitlines():
-        m = re.match(r"\s*(@!?%\w+\s+)?((ld|st|atom|red|ldmatrix|cp\.async)\.[\w.:]+)", ln)
+        m = re.match(r"\s*(@!?%\w+\s+)?((ld|st|atom|red|ldmatrix|stmatrix|cp\.async)\.[\w.:]+)", ln)
         if m and classify(m.group(2)) is not None:
             want += 2 if m.group(2).startswith("cp.async") else 1
     assert len(instrs) == want > 0

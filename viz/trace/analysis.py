@@ -19,7 +19,9 @@ What a recording adds (as Nsight Compute counts it, docs/GPU.md):
   generic LD/ST, not an LDS/STS, so it does not count in ``smsp__inst_executed_op_shared_*``;
   the global part is a request with its sectors (measured on the H100, docs/GPU.md).
 * ``cp.async`` (LDGSTS): its global side counts as a global load request with its sectors;
-  its shared side counts in none of the ten. ``ldmatrix`` costs shared-load wavefronts.
+  its shared side counts in none of the ten. ``ldmatrix`` costs shared-load wavefronts,
+  ``stmatrix`` shared-store wavefronts (neither is an LDS/STS instruction); their
+  ``.x1``/``.x2`` forms take row addresses from lanes 0..7 / 0..15 only.
   Their instructions, and ``atom``/``red``, are reported under their own Nsight Compute
   names, outside the ten.
 """
@@ -44,6 +46,15 @@ OTHER_METRICS = {
     ("ldmatrix", "shared"): "smsp__inst_executed_op_ldsm.sum",
     ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
 }
+
+
+def matrix_lanes(opcode: str) -> int:
+    """Lanes that give a row address to ``ldmatrix``/``stmatrix``: 8 per 8x8 matrix
+    (``.x1`` 8, ``.x2`` 16, ``.x4`` 32)."""
+    for n in (1, 2, 4):
+        if f".x{n}." in opcode + ".":
+            return 8 * n
+    return 32
 
 
 def mask_bits(m: np.ndarray) -> np.ndarray:
@@ -73,7 +84,7 @@ class TraceInstrStats:
     def counted(self) -> bool:
         """Does this instruction enter the ten metrics (any of them)?"""
         k, sp = self.instr["kind"], self.instr["space"]
-        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k == "ldmatrix"
+        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k in ("ldmatrix", "stmatrix")
 
     @property
     def conflicts(self) -> int:
@@ -207,11 +218,14 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
         if rows.size:
             addr = trace.addresses(rows)
             pred = mask_bits(trace.pred[rows])
+            if ins["kind"] in ("ldmatrix", "stmatrix"):
+                # .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
+                pred[:, matrix_lanes(ins["opcode"]):] = False
             sh = pred & mask_bits(trace.shared[rows])
             gl = pred & mask_bits(trace.global_[rows])
             width = int(ins["width"])
             is_load = ins["op"] == "load"
-            counts_shared = ins["kind"] in ("load", "store", "ldmatrix")
+            counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
             counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
             if counts_shared and (ins["space"] == "shared" or sh.any()):
                 p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]

@@ -173,6 +173,7 @@ def _trace(launch, blocks, args) -> int:
     from . import tracefile
     from .analysis import analyze_trace, to_json, to_table
     from .build import build, sass_guard
+    from .launch import check_fits
     from . import record
     from .record import request
 
@@ -181,10 +182,7 @@ def _trace(launch, blocks, args) -> int:
     try:
         info = session.info
         cc = info.get("compute_capability", "9.0").replace(".", "")
-        free = session.limits().free_bytes
-        if launch.buffer_bytes > free:
-            raise TraceError(launch.path, "arg", f"the buffers need {launch.buffer_bytes / 2**20:,.0f} MiB but the GPU "
-                             f"has {free / 2**20:,.0f} MiB free", "use smaller `count`s")
+        check_fits(launch, session.limits().free_bytes, f"the GPU ({info.get('name', 'GPU 0')})")
         b = build(launch, f"sm_{cc}")
         print(f"warpviz: {len(b.instrs)} memory instruction(s) instrumented in {launch.source.name}", file=sys.stderr)
         chosen = blocks

@@ -530,7 +530,8 @@ def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr]
             indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
             for ins in by_line[n]:
                 block = recording_block(ins, widths, symbols)
-                if check and not checked and ins.space in ("global", "generic") and ins.kind != "cp.async":
+                # cp.async: its global source (operand 1) is checked; the copy is issued by the block
+                if check and not checked and ins.space in ("global", "generic"):
                     block = block[:-1] + check_block(ins) + ["}"]
                     checked = True
                 out += [indent + x for x in block]
