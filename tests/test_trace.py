@@ -215,7 +215,7 @@ def test_instrument_records_masks_addresses_and_keeps_the_original():
     orig = [ln.strip() for ln in HAND_PTX.splitlines()]
     it = iter(lines)
     assert all(any(x == y for y in it) for x in orig)
-    assert lines.count("activemask.b32 %wvr0;") == 7
+    assert lines.count("activemask.b32 %wvr0;") == 8                   # 7 memory instructions + 1 event
     assert "vote.sync.ballot.b32 %wvr1, %p1, %wvr0;" in lines
     assert "vote.sync.ballot.b32 %wvr1, !%p1, %wvr0;" in lines
     assert "add.s64 %wvd0, %rd3, 16;" in lines                         # 64-bit register + offset
@@ -225,8 +225,9 @@ def test_instrument_records_masks_addresses_and_keeps_the_original():
     # the recording block comes right before its instruction
     k = lines.index("@!%p1 st.shared.f32 \t[%r4+-4], %f1;".strip())
     assert lines[k - 1] == "}" and "mov.u32 %wvr13, 1;" in lines[k - 12:k]
-    # ld.local and cp.async.wait_all are not recorded; the ids are in the table
-    assert sum(1 for ln in lines if ln.startswith("mov.u32 %wvr13,")) == 7
+    # ld.local is not recorded; cp.async.wait_all is recorded as an event (its own id range)
+    assert [ln for ln in lines if ln.startswith("mov.u32 %wvr13,")] == \
+        [f"mov.u32 %wvr13, {k};" for k in range(7)] + ["mov.u32 %wvr13, 1048576;"]
 
 
 @nvcc

@@ -92,6 +92,32 @@ def test_cpasync_double_buffer_records_both_operands_not_the_group_instructions(
     assert assemble(text, "sm_90a", "fault-finding")[:4] == b"\x7fELF"
 
 
+@nvcc
+@pytest.mark.nvcc
+def test_cpasync_group_instructions_are_recorded_as_events(tmp_path):
+    from viz.trace.build import assemble
+    from viz.trace.ptx import EVENT_BASE
+
+    ptx = _ptx("cpasync_double", tmp_path)
+    p = parse(ptx)
+    assert [e.opcode for e in p.events] == ["cp.async.commit_group", "cp.async.commit_group",
+                                            "cp.async.wait_group", "cp.async.wait_all"]
+    assert [e.id for e in p.events] == [EVENT_BASE + k for k in range(4)]
+    assert all(e.kind == "event" and e.space == "none" and e.line > 0 for e in p.events)
+    assert all(i.id < EVENT_BASE for i in p.instrs)                     # memory ids unchanged
+    text, instrs, _ = instrument_full(ptx)
+    lines = [ln.strip() for ln in text.splitlines()]
+    where = [k for k, ln in enumerate(lines) if ln.startswith("cp.async.") and "group" in ln or ln.startswith(
+        "cp.async.wait_all")]
+    assert len(where) == len(p.events)
+    for e, at in zip(p.events, where):      # a recording block (id, no address, no lane mask) before each
+        assert lines[at] == e.ptx
+        block = lines[max(k for k in range(at) if lines[k] == "{"):at]
+        assert f"mov.u32 %wvr13, {e.id};" in block and "mov.u64 %wvd0, 0;" in block
+        assert "mov.b32 %wvr2, 0;" in block and "mov.b32 %wvr3, 0;" in block
+    assert assemble(text, "sm_90a", "instrumented")[:4] == b"\x7fELF"
+
+
 def _stmatrix_trace(opcode: str, addr: np.ndarray, warps: int = 3) -> tracefile.Trace:
     table = [{"id": 0, "line_no": 1, "ptx": f"{opcode} [%r1], {{%r2, %r3}};", "function": "k", "opcode": opcode,
               "kind": "stmatrix", "op": "store", "space": "shared", "width": 16, "predicate": "",
@@ -162,6 +188,11 @@ def test_new_kernels_validate_on_the_gpu(name, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert rc == 0 and doc["validation"]["match"], doc["validation"]["rows"]
     assert all(r["match"] for r in doc["validation"]["other"]), doc["validation"]["other"]
+    if name == "cpasync_double":
+        # 3 blocks of 4 warps; blocks 0 and 1 take 3 tiles, block 2 takes 2: commit_group before
+        # the loop 12, in it 32; wait_group 1 32; wait_all 12
+        assert [e["executed"] for e in doc["trace"]["events"]] == [12, 32, 32, 12]
+        assert int(tracefile.load(out).instr.max()) < (1 << 20)          # no event among the records
 
 
 def _write(tmp_path: Path, source: str, args: str, block: int = 32, grid: int = 1) -> Path:

@@ -325,7 +325,8 @@ def to_json(an: TraceAnalysis) -> dict:
         "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
                   "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
-                  "note": h.get("note", "")},
+                  "note": h.get("note", ""),
+                  "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])]},
         "lines": an.per_line(),
     }
 

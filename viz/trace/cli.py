@@ -174,6 +174,7 @@ def _trace(launch, blocks, args) -> int:
     from .analysis import analyze_trace, to_json, to_table
     from .build import build, sass_guard
     from .launch import check_fits
+    from .ptx import EVENT_BASE
     from . import record
     from .record import request
 
@@ -231,7 +232,11 @@ def _trace(launch, blocks, args) -> int:
                          for r in b.regions],
         "sass_guard": guard, "ncu": counters, "ncu_other": other_counters,
     }
-    trace = tracefile.from_records(header, res["header"], res["addr"])
+    rec, addr = res["header"], res["addr"]
+    is_event = rec[:, 0] >= EVENT_BASE
+    header["events"] = [dict(e.as_dict(), file=_rel(e.file, launch.path.parent),
+                             executed=int((rec[is_event, 0] == e.id).sum())) for e in b.events]
+    trace = tracefile.from_records(header, rec[~is_event], addr[~is_event])
     out = Path(args.out) if args.out else launch.path.with_name(f"{launch.name}.wvtrace")
     tracefile.save(trace, out)
     trace.path = out

@@ -30,6 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+# Events: instructions that touch no memory but whose executions are counted per warp
+# (``cp.async.commit_group``/``wait_group``/``wait_all``: ptxas may emit never-true
+# ``@!PT LDS`` for them, docs/GPU.md). Their records carry ids from EVENT_BASE on; the
+# trace command counts them into the trace's header and drops them from the records.
+EVENT_BASE = 1 << 20
+_EVENT = re.compile(r"^cp\.async\.(commit_group|wait_group|wait_all)\b")
 RECORD_BYTES = 288           # 32-byte header + 32 lanes x 8-byte address
 HEADER_WORDS = 8             # id, block, warp, active, predicate, shared, global, 0
 BITMAP_WORDS = 2048          # __wv_blocks: blocks 0..65535 can be selected one by one
@@ -84,6 +90,7 @@ class Parsed:
     files: dict[int, str]
     skipped: list[tuple[int, str]]          # (line, text) memory-looking instructions not recorded, and why
     regions: list["SkipRegion"] = None      # forward branches over straight-line code with shared loads/stores
+    events: list[MemInstr] = None           # cp.async group instructions whose executions are counted (EVENT_BASE + k)
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,7 @@ def parse(text: str) -> Parsed:
         if m:
             files[int(m.group(1))] = m.group(2)
     instrs: list[MemInstr] = []
+    events: list[MemInstr] = []
     skipped: list[tuple[int, str]] = []
     func = ""
     loc = (0, 0)
@@ -177,6 +185,12 @@ def parse(text: str) -> Parsed:
         if not m:
             continue
         opcode = m.group("opcode")
+        if _EVENT.match(opcode):
+            pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+            srcfile, srcline = files.get(loc[0], ""), loc[1]
+            events.append(MemInstr(EVENT_BASE + len(events), i + 1, s, func, opcode, "event", "none", "none", 0,
+                                   pred, "0", 0, srcfile, srcline))
+            continue
         cls = classify(opcode)
         if cls is None:
             if opcode.startswith(("cp.async.bulk", "ld.", "st.", "atom.", "red.")) and "async" in opcode:
@@ -202,7 +216,7 @@ def parse(text: str) -> Parsed:
             instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
                                    addrs[k].strip(), k, srcfile, srcline))
     instrs = _unused_atomics_are_reductions(lines, instrs)
-    return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs))
+    return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs), events)
 
 
 def _unused_atomics_are_reductions(lines: list[str], instrs: list[MemInstr]) -> list[MemInstr]:
@@ -342,6 +356,8 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
               "@%wvp1 cvta.to.shared.u64 %wvd0, %wvd0;"]
     elif ins.space == "shared":
         c += ["mov.b32 %wvr2, %wvr0;", "mov.b32 %wvr3, 0;"]
+    elif ins.space == "none":                            # an event: no address
+        c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
     else:
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, %wvr0;"]
     _prologue(c)
@@ -509,13 +525,14 @@ def check_block(ins: MemInstr) -> list[str]:
 
 
 def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr], list[SkipRegion]]:
-    """``check``: the fault-finding variant (``check_block``), not for recording traces."""
+    """``check``: the fault-finding variant (``check_block``), not for recording traces.
+    Events (``parse(text).events``) are recorded too, with ids from ``EVENT_BASE``."""
     parsed = parse(text)
     lines = parsed.lines
     widths = _reg_widths(lines)
     symbols = _symbols(lines)
     by_line: dict[int, list[MemInstr]] = {}
-    for ins in parsed.instrs:
+    for ins in parsed.instrs + parsed.events:
         by_line.setdefault(ins.line_no, []).append(ins)
     branches = {r.line_no: r for r in parsed.regions}
     out: list[str] = []
@@ -631,6 +648,6 @@ def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
     return ""
 
 
-__all__ = ["MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
+__all__ = ["EVENT_BASE", "MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
            "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared",
            "SkipRegion", "skip_block", "instrument_full", "check_block", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]
