@@ -24,15 +24,15 @@ FIXED = ["smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_
          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "smsp__inst_executed_op_ldsm.sum",
          "smsp__inst_executed_op_ldgsts.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]
-PATTERN = re.compile(r"(stsm|ldsm|ldgsts|stmatrix|ldmatrix|shared_op_st|shared_op_ld|op_shared_st|op_shared_ld|"
-                     r"mem_shared_cmd|shared_st|shared_ld)", re.I)
+PATTERN = re.compile(r"(stsm|ldsm|ldgsts|stmatrix|ldmatrix|mem_shared|op_shared|shared_st|shared_ld)", re.I)
 
 
 def discover(out: Path) -> list[str]:
     try:
         p = subprocess.run(["ncu", "--query-metrics", "--chip", "gh100"], capture_output=True, text=True, timeout=60)
-        names = [ln.split()[0] for ln in p.stdout.splitlines() if ln.split() and PATTERN.search(ln.split()[0])
-                 and "__" in ln.split()[0]]
+        rows = [ln.split() for ln in p.stdout.splitlines()]
+        names = [r[0] for r in rows if len(r) > 1 and "__" in r[0] and PATTERN.search(r[0]) and r[1] == "Counter"]
+        (out / "ncu_query_metrics.txt").write_text(p.stdout)
     except Exception as err:
         names = []
         print("query-metrics failed:", err)
@@ -40,7 +40,7 @@ def discover(out: Path) -> list[str]:
     found = [n + ".sum" for n in names if not n.endswith((".sum", "_pct", "_ratio", ".pct"))]
     metrics = list(dict.fromkeys(FIXED + found))
     print(f"{len(names)} matching counters; profiling {len(metrics)}")
-    return metrics[:60]
+    return metrics[:90]
 
 
 def spec_for(launch, cubin: bytes, kernel: str, tmp: Path) -> dict:
