@@ -4,8 +4,9 @@
    (``ncu --query-metrics --chip gh100``, filtered) -> OUTDIR/ncu_metric_names.txt.
 2. Those counters on the plain stmatrix_frag, ldmatrix_cpasync and cpasync_double kernels:
    does an STSM count as a shared store, in which wavefronts? -> OUTDIR/ncu_extra.json.
-3. The shared-load counters on every kernel of ldsm_variants.cu (one ncu run): is each
-   `@!PT LDS` an executed shared load in every variant? -> same JSON, key "variants".
+3. The shared-memory counters on every kernel of ldsm_variants.cu (is each `@!PT LDS` an
+   executed shared load in every variant?) and of stsm_variants.cu (each stmatrix form
+   alone), one ncu run -> same JSON, key "variants".
 """
 import base64
 import json
@@ -83,9 +84,16 @@ def main(out: Path) -> int:
                         str(HERE / "ldsm_variants.cu")], check=True, timeout=120)
         names = re.findall(r"^K\((\w+),", (HERE / "ldsm_variants.cu").read_text(), re.M)
         specs = [spec_for(lf, cub.read_bytes(), n, tmp) for n in names]
+        # one stmatrix form per kernel (stsm_variants.cu), the stmatrix_frag launch
+        lf = load_launch(ROOT / "kernels" / "trace" / "stmatrix_frag.launch.toml")
+        cub2 = tmp / "s.cubin"
+        subprocess.run(["nvcc", "-arch=sm_90", "-O3", "-lineinfo", "-cubin", "-o", str(cub2),
+                        str(HERE / "stsm_variants.cu")], check=True, timeout=120, capture_output=True)
+        names2 = re.findall(r"__global__ void (\w+)\(", (HERE / "stsm_variants.cu").read_text())
+        specs += [spec_for(lf, cub2.read_bytes(), n, tmp) for n in names2]
         try:
             counters, log = run_ncu({"launches": specs}, driver="viz.trace.ncu_driver", metrics=tuple(FIXED))
-            res["variants"] = {n: c for n, c in zip(names, counters)}
+            res["variants"] = {n: c for n, c in zip(names + names2, counters)}
         except Exception as err:
             res["variants_error"] = str(err)[-1500:]
     (out / "ncu_extra.json").write_text(json.dumps(res, indent=1))
