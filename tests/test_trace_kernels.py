@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +196,15 @@ def test_new_kernels_validate_on_the_gpu(name, tmp_path, capsys):
         assert int(tracefile.load(out).instr.max()) < (1 << 20)          # no event among the records
 
 
+def _paragraph(err: str) -> str:
+    """The error paragraph: the last line of stderr (before it, warpviz may say how many
+    instructions it instrumented). Echoed so that the device log keeps the whole text."""
+    sys.stderr.write(err)
+    para = [ln for ln in err.splitlines() if not re.fullmatch(r"warpviz: \d+ memory instruction\(s\) instrumented in \S+", ln)]
+    assert len(para) == 1 and para[0].startswith("warpviz: ")
+    return para[0]
+
+
 def _write(tmp_path: Path, source: str, args: str, block: int = 32, grid: int = 1) -> Path:
     (tmp_path / "k.cu").write_text(source)
     p = tmp_path / "k.launch.toml"
@@ -213,6 +223,7 @@ def test_buffers_over_the_gpus_memory_exit_2_before_allocating(tmp_path, capsys)
     p = _write(tmp_path, OK_SOURCE, '[[arg]]\ntype = "float*"\ncount = 53687091200\n\n[[arg]]\ntype = "int"\nvalue = 32\n')
     assert main(["trace", str(p)]) == 2
     err = capsys.readouterr().err
+    sys.stderr.write(err)
     assert err.count("\n") == 1 and str(p) in err and "buffer [[arg]] 1 (float*, count = 53,687,091,200)" in err
     assert re.search(r"needs 200\.00 GiB .* but the GPU \(NVIDIA [^)]*\) has [\d.,]+ GiB \([\d,]+ bytes\) free", err)
     ok = _write(tmp_path, OK_SOURCE, OK_ARGS)
@@ -237,8 +248,8 @@ def test_a_cpasync_that_faults_names_its_instruction_and_lanes(tmp_path, capsys)
             '[[arg]]\ntype = "int"\nvalue = 50000000\n')
     p = _write(tmp_path, CPASYNC_FAULT, args)
     assert main(["trace", str(p)]) == 2
-    err = capsys.readouterr().err
-    assert "failed on the GPU" in err and str(p) in err and err.count("\n") == 1
+    err = _paragraph(capsys.readouterr().err)
+    assert "failed on the GPU" in err and str(p) in err
     # lane t copies from in + t * 50,000,000 float4s: every lane but 0 leaves the buffers
     m = re.search(r"instruction 2 at k\.cu:4 \(`cp\.async\.cg\.shared\.global [^`]*`\), block 0 warp 0, "
                   r"lanes 1, 2, .*lane 1's address is \+([\d,]+) bytes from the start of the buffers", err)
@@ -266,10 +277,75 @@ def test_a_stmatrix_that_faults_exits_2_with_one_paragraph(tmp_path, capsys):
     args = '[[arg]]\ntype = "unsigned*"\ncount = 32\n\n[[arg]]\ntype = "int"\nvalue = 1048576\n'
     p = _write(tmp_path, STMATRIX_FAULT, args)
     assert main(["trace", str(p)]) == 2
-    err = capsys.readouterr().err
+    err = _paragraph(capsys.readouterr().err)
     # a shared address outside the block's window: CUDA says so; the finder checks global
     # addresses only, so the message points to compute-sanitizer
-    assert "failed on the GPU" in err and str(p) in err and err.count("\n") == 1
+    assert "failed on the GPU" in err and str(p) in err
     assert "compute-sanitizer" in err
     ok = _write(tmp_path, OK_SOURCE, OK_ARGS)
     assert main(["trace", str(ok), "--out", str(tmp_path / "ok.wvtrace")]) == 0
+
+
+# ---------------------------------------------------------------------------- ptxas's @!PT LDS before LDGSTS
+
+
+def _shipped(name: str) -> tracefile.Trace:
+    return tracefile.load(ROOT / "assets" / "traces" / f"{name}.wvtrace")
+
+
+def test_never_true_loads_before_each_ldgsts_are_found_in_the_plain_sass():
+    from viz.trace.ptx import MemInstr, predicated_shared, sass_ldgsts, sass_predicated
+
+    # the plain SASS of cpasync_double recorded on the H100: three `@!PT LDS RZ, [RZ]` before
+    # each of its two LDGSTS; the second LDGSTS (the loop's guarded prefetch) is predicated
+    t = _shipped("cpasync_double")
+    sass = t.header["sass_guard"]["sass"]
+    assert sum("@!PT LDS RZ, [RZ]" in ln for ln in sass) == 6
+    instrs = [MemInstr(**{k: i[k] for k in MemInstr.__dataclass_fields__}) for i in t.instructions]
+    cp = [i.id for i in instrs if i.kind == "cp.async" and i.space == "global"]
+    assert sass_ldgsts(sass, instrs) == {cp[0]: (False, 3), cp[1]: (True, 3)}
+    # they are no PTX load: the one ld.shared maps to the one real LDS (not predicated)
+    lds = next(i.id for i in instrs if i.kind == "load" and i.space == "shared")
+    assert sass_predicated(sass, instrs) == {lds: False, cp[0]: False, cp[1]: True}
+    assert predicated_shared(sass) == 0
+    assert sass_ldgsts(sass[:-1] + [ln for ln in sass if "LDGSTS" in ln], instrs) is None   # 3 LDGSTS, 2 cp.async
+
+
+def test_ldmatrix_cpasync_counts_the_never_true_loads_and_equals_all_ten():
+    t = _shipped("ldmatrix_cpasync")
+    an = analyze_trace(t)
+    cp = next(s for s in an.stats if s.instr["kind"] == "cp.async" and s.instr["space"] == "global")
+    assert (cp.executed, cp.never_true_lds) == (4, 12)                 # 4 warps x 3 @!PT LDS
+    assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == t.header["ncu"]["smsp__inst_executed_op_shared_ld.sum"] == 12
+    assert an.metrics == {k: t.header["ncu"][k] for k in an.metrics}
+    d = next(a for a in an.per_access() if a["index"] == cp.instr["id"])
+    assert d["never_true_shared_loads"] == 12
+
+
+def test_a_predicated_off_ldgsts_counts_with_its_never_true_loads(tmp_path):
+    """cpasync_double's loop prefetch: a warp past the last tile branches around the cp.async
+    in the PTX; ptxas predicated the LDGSTS, so that warp still executes it (and the three
+    @!PT LDS before it): Nsight Compute counts 44 LDGSTS and 32 + 3 x 44 = 164 shared loads."""
+    from viz.trace.ptx import parse
+
+    t = _shipped("cpasync_double")
+    # the PTX branch around the loop's cp.async is a skip region now
+    ptx_regions = parse(_ptx("cpasync_double", tmp_path)).regions
+    cp = [i["id"] for i in t.instructions if i["kind"] == "cp.async" and i["space"] == "global"]
+    assert [r.ids for r in ptx_regions if set(r.ids) & set(cp)] == [(cp[0],), (cp[1],)]
+    # add the skip records the run-1 recording lacks: one per warp and loop pass that skipped
+    # the prefetch (the last pass of each block: 3 blocks x 4 warps), as the recorder writes them
+    inst = [dict(i) for i in t.instructions]
+    inst[cp[1]]["sass_predicated"] = True
+    rows = [[cp[1], b, w, 0xFFFFFFFF, 0, 0, 0, 1] for b in range(3) for w in range(4)]
+    n = t.records
+    heads = np.concatenate([np.stack([t.instr, t.block, t.warp, t.active, t.pred, t.shared, t.global_,
+                                      t.flags.astype(np.uint32)], 1), np.array(rows, np.uint32)])
+    addr = np.concatenate([t.addresses(np.arange(n)).astype(np.int64).view(np.uint64),
+                           np.zeros((len(rows), 32), np.uint64)])
+    t2 = tracefile.from_records(dict(t.header, instructions=inst), heads, addr)
+    an = analyze_trace(t2)
+    ncu = t.header["ncu"]
+    assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == 32 + 3 * 44 == 164
+    assert an.metrics == {k: ncu[k] for k in an.metrics}
+    assert an.other_metrics["smsp__inst_executed_op_ldgsts.sum"] == t.header["ncu_other"]["smsp__inst_executed_op_ldgsts.sum"] == 44

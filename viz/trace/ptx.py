@@ -104,7 +104,7 @@ class SkipRegion:
 
     line_no: int          # the branch's PTX line (1-based)
     predicate: str        # "%p3" or "!%p3": the branch is taken where it holds
-    ids: tuple[int, ...]  # the shared load/store instructions inside
+    ids: tuple[int, ...]  # the shared load/store instructions inside, and the global entry of each cp.async
 
 
 _BRA = re.compile(r"^@(!)?(%[\w$]+)\s+bra(?:\.uni)?\s+([\w$]+)\s*;")
@@ -261,7 +261,8 @@ def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
             if _BARRIER.match(t):
                 break
             for ins in by_line.get(j + 1, []):
-                if ins.space == "shared" and ins.kind in ("load", "store"):
+                if ins.space == "shared" and ins.kind in ("load", "store") or \
+                        ins.kind == "cp.async" and ins.space == "global":
                     ids.append(ins.id)
         if ok and ids:
             out.append(SkipRegion(i + 1, ("!" if m.group(1) else "") + m.group(2), tuple(ids)))
@@ -599,14 +600,46 @@ def compare_sass(original: list[str], instrumented: list[str], sites: int,
     return problems
 
 
+def _never_true(line: str) -> bool:
+    """``@!PT LDS RZ, [RZ]``: a load under the never-true predicate. ptxas puts three before
+    every LDGSTS (cp.async) on sm_90 (measured: docs/GPU.md); they are no PTX instruction."""
+    toks = line.split("*/", 1)[-1].split()
+    return bool(toks) and toks[0] == "@!PT"
+
+
 def predicated_shared(lines: list[str]) -> int:
-    """SASS LDS/STS that run under a predicate (``@P0 STS ...``)."""
+    """SASS LDS/STS that run under a predicate (``@P0 STS ...``; not the never-true ``@!PT``)."""
     n = 0
     for ln in lines:
         toks = ln.split("*/", 1)[-1].split()
-        if len(toks) > 1 and toks[0].startswith("@") and toks[1].split(".")[0] in ("LDS", "STS"):
+        if len(toks) > 1 and toks[0].startswith("@") and not _never_true(ln) and \
+                toks[1].split(".")[0] in ("LDS", "STS"):
             n += 1
     return n
+
+
+def sass_ldgsts(original: list[str], instrs: list[MemInstr]) -> dict[int, tuple[bool, int]] | None:
+    """Per ``cp.async`` of the PTX (its global entry's id): (is its LDGSTS predicated in the
+    plain SASS, how many never-true ``@!PT LDS`` stand right before it). The k-th cp.async
+    of the PTX is taken to be the k-th LDGSTS; None where their numbers differ."""
+    cps = [i for i in instrs if i.kind == "cp.async" and i.space == "global"]
+    sites: list[tuple[bool, int]] = []
+    run = 0
+    for ln in original:
+        toks = ln.split("*/", 1)[-1].split()
+        if not toks:
+            continue
+        if _never_true(ln) and len(toks) > 1 and toks[1].split(".")[0] == "LDS":
+            run += 1
+            continue
+        pred = toks[0].startswith("@")
+        op = (toks[1] if pred and len(toks) > 1 else toks[0]).split(".")[0]
+        if op == "LDGSTS":
+            sites.append((pred, run))
+        run = 0
+    if len(sites) != len(cps):
+        return None
+    return {i.id: site for i, site in zip(cps, sites)}
 
 
 def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bool] | None:
@@ -619,6 +652,8 @@ def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bo
         ptx = [i for i in instrs if i.space == "shared" and i.kind == ptx_kind]
         sass = []
         for ln in original:
+            if _never_true(ln):
+                continue
             toks = ln.split("*/", 1)[-1].split()
             pred = bool(toks) and toks[0].startswith("@")
             if pred:
@@ -629,6 +664,9 @@ def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bo
             return None
         for i, p in zip(ptx, sass):
             out[i.id] = p
+    cp = sass_ldgsts(original, instrs)
+    for k, (p, _) in (cp or {}).items():
+        out[k] = p
     return out
 
 
@@ -650,4 +688,4 @@ def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
 
 __all__ = ["EVENT_BASE", "MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
            "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared",
-           "SkipRegion", "skip_block", "instrument_full", "check_block", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]
+           "SkipRegion", "skip_block", "sass_ldgsts", "instrument_full", "check_block", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]
