@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "kernels" / "trace"
 HAVE_NVCC = shutil.which("nvcc") is not None and shutil.which("ptxas") is not None
 nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
-NEW = ["softmax_row", "particles_aos28", "particles_aos32", "cpasync_double", "stmatrix_frag"]
+NEW = ["softmax_row", "softmax_warp", "particles_aos28", "particles_aos32", "cpasync_double", "stmatrix_frag"]
 
 
 def _ptx(name: str, tmp_path: Path) -> str:
