@@ -349,3 +349,17 @@ def test_a_predicated_off_ldgsts_counts_with_its_never_true_loads(tmp_path):
     assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == 32 + 3 * 44 == 164
     assert an.metrics == {k: ncu[k] for k in an.metrics}
     assert an.other_metrics["smsp__inst_executed_op_ldgsts.sum"] == t.header["ncu_other"]["smsp__inst_executed_op_ldgsts.sum"] == 44
+
+
+def test_figures_say_why_a_cpasync_counts_shared_loads(capsys):
+    from viz.trace.analysis import explain_trace
+
+    an = analyze_trace(_shipped("ldmatrix_cpasync"))
+    d = next(a for a in an.per_access() if a["kind"] == "cp.async" and a["space"] == "global")
+    rows = explain_trace(d)
+    assert ("", "+12") in [r[:2] for r in rows]
+    assert any("@!PT LDS" in r[2] for r in rows)
+    assert main(["analyze", str(ROOT / "assets" / "traces" / "ldmatrix_cpasync.wvtrace")]) == 0
+    out = capsys.readouterr().out
+    assert "+12 never-true shared loads (@!PT LDS before the LDGSTS: counted as shared loads)" in out
+    assert re.search(r"smsp__inst_executed_op_shared_ld\.sum\s+12\n", out)
