@@ -572,7 +572,7 @@ def test_trace_over_the_size_limit_records_the_blocks_that_fit(tmp_path, capsys,
 
     monkeypatch.setattr(record, "MAX_RECORDS", 3000)
     out = tmp_path / "big.wvtrace"
-    rc = main(["trace", str(KERNELS / "launch" / "transpose_tile_pad1.launch.toml"), "--out", str(out)])
+    rc = main(["trace", str(KERNELS / "transpose_tile_pad1.launch.toml"), "--out", str(out)])
     err = capsys.readouterr().err
     trace = tracefile.load(out)
     assert rc == 0 and "over the limit of 3,000" in err

@@ -17,7 +17,7 @@ from . import TraceError
 
 FORMAT = 1
 KEYS = {"format", "title", "notes", "source", "kernel", "block", "grid", "shared_bytes", "defines", "include_dirs",
-        "arg"}
+        "arg", "compare"}
 BUFFER_TYPES = {"char*": 1, "short*": 2, "half*": 2, "int*": 4, "unsigned*": 4, "float*": 4, "double*": 8,
                 "long long*": 8, "int2*": 8, "int4*": 16, "float2*": 8, "float4*": 16, "double2*": 16, "void*": 1}
 SCALAR_TYPES = {"char": 1, "short": 2, "int": 4, "unsigned": 4, "long long": 8, "unsigned long long": 8,
@@ -68,6 +68,7 @@ class Launch:
     defines: dict[str, str] = field(default_factory=dict)
     include_dirs: tuple[Path, ...] = ()
     args: tuple[Arg, ...] = ()
+    compare: str = ""       # the trace (or scenario) the app compares this kernel's trace with
 
     @property
     def name(self) -> str:
@@ -159,7 +160,7 @@ def parse_launch(text: str, path: Path) -> Launch:
     for key in ("source", "kernel", "block", "grid"):
         if key not in d:
             raise TraceError(path, key, f"the key `{key}` is missing", f"add `{key} = ...` (see docs/trace-format.md)")
-    for key in ("title", "notes", "source", "kernel"):
+    for key in ("title", "notes", "source", "kernel", "compare"):
         if key in d and not isinstance(d[key], str):
             raise TraceError(path, key, f"`{key}` must be a string", f'write `{key} = "..."`')
     if not re.fullmatch(r"[A-Za-z_]\w*", d["kernel"]):
@@ -208,7 +209,7 @@ def parse_launch(text: str, path: Path) -> Launch:
                          f"{MAX_BUFFER_BYTES >> 30} GiB", "use smaller `count`s (a small launch traces quickly)")
     return Launch(path, text, d.get("title", path.name), d.get("notes", ""), source, d["kernel"], block, grid,
                   shared, {str(k): str(v) for k, v in defines.items()}, tuple((here / x).resolve() for x in incs),
-                  tuple(args))
+                  tuple(args), d.get("compare", ""))
 
 
 def _arg(path, n: int, a) -> Arg:
@@ -256,6 +257,15 @@ def _arg(path, n: int, a) -> Arg:
         raise TraceError(path, f"{where}.count", f"scalar [[arg]] {n} takes `value`, not `count`/`fill`",
                          "remove `count`/`fill`, or give a pointer type such as float*")
     return Arg(t, 0, "iota", v)
+
+
+def launch_name(path: str | Path) -> str:
+    """``NAME`` of ``NAME.launch.toml`` (or ``NAME.toml``): the trace's default name."""
+    n = Path(path).name
+    for suffix in (".launch.toml", ".toml"):
+        if n.lower().endswith(suffix):
+            return n[:-len(suffix)]
+    return n
 
 
 def load_launch(path: str | Path) -> Launch:
