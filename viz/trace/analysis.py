@@ -213,7 +213,10 @@ def _ldgsts_sites(trace: Trace) -> dict[int, tuple[bool, int]]:
     if not sass:
         return {}
     fields = MemInstr.__dataclass_fields__
-    instrs = [MemInstr(**{k: ins[k] for k in fields}) for ins in trace.instructions]
+    try:
+        instrs = [MemInstr(**{k: ins[k] for k in fields}) for ins in trace.instructions]
+    except (KeyError, TypeError):       # a header without the full instruction table: nothing assumed
+        return {}
     return sass_ldgsts(sass, instrs) or {}
 
 
