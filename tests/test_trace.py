@@ -400,9 +400,6 @@ SHIPPED = tracefile.shipped()
 KNOWN = {
     # ptxas vectorises the loops over the shared partial array in the plain kernel only
     "softmax_row": {"smsp__inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"},
-    # recorded before cp.async got skip records: its 12 predicated-off LDGSTS (and their 36
-    # @!PT LDS) are not in the recording (run 2 re-records it)
-    "cpasync_double": {"smsp__inst_executed_op_shared_ld.sum"},
     "sgemm_float4_scalar_sts": {"smsp__inst_executed_op_shared_st.sum",
                                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
                                 "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"},
@@ -619,7 +616,7 @@ def test_global_atomic_with_unused_result_is_a_reduction():
     assert kinds == [("reduction", "atom.global.add.u32"), ("atomic", "atom.global.add.u32")]
 
 
-OTHER_RECORDED = ["reduce_shfl", "generic_atomic", "ldmatrix_cpasync"]
+OTHER_RECORDED = ["reduce_shfl", "generic_atomic", "ldmatrix_cpasync", "cpasync_double", "stmatrix_frag"]
 
 
 @pytest.mark.parametrize("name", OTHER_RECORDED)

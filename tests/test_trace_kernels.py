@@ -325,30 +325,33 @@ def test_ldmatrix_cpasync_counts_the_never_true_loads_and_equals_all_ten():
 def test_a_predicated_off_ldgsts_counts_with_its_never_true_loads(tmp_path):
     """cpasync_double's loop prefetch: a warp past the last tile branches around the cp.async
     in the PTX; ptxas predicated the LDGSTS, so that warp still executes it (and the three
-    @!PT LDS before it): Nsight Compute counts 44 LDGSTS and 32 + 3 x 44 = 164 shared loads."""
+    @!PT LDS before it): the H100 counts 44 LDGSTS and 32 + 3 x 44 = 164 shared loads."""
     from viz.trace.ptx import parse
 
     t = _shipped("cpasync_double")
-    # the PTX branch around the loop's cp.async is a skip region now
+    # the PTX branch around each cp.async is a skip region
     ptx_regions = parse(_ptx("cpasync_double", tmp_path)).regions
     cp = [i["id"] for i in t.instructions if i["kind"] == "cp.async" and i["space"] == "global"]
     assert [r.ids for r in ptx_regions if set(r.ids) & set(cp)] == [(cp[0],), (cp[1],)]
-    # add the skip records the run-1 recording lacks: one per warp and loop pass that skipped
-    # the prefetch (the last pass of each block: 3 blocks x 4 warps), as the recorder writes them
-    inst = [dict(i) for i in t.instructions]
-    inst[cp[1]]["sass_predicated"] = True
-    rows = [[cp[1], b, w, 0xFFFFFFFF, 0, 0, 0, 1] for b in range(3) for w in range(4)]
-    n = t.records
-    heads = np.concatenate([np.stack([t.instr, t.block, t.warp, t.active, t.pred, t.shared, t.global_,
-                                      t.flags.astype(np.uint32)], 1), np.array(rows, np.uint32)])
-    addr = np.concatenate([t.addresses(np.arange(n)).astype(np.int64).view(np.uint64),
-                           np.zeros((len(rows), 32), np.uint64)])
-    t2 = tracefile.from_records(dict(t.header, instructions=inst), heads, addr)
-    an = analyze_trace(t2)
+    assert [t.instructions[k]["sass_predicated"] for k in cp] == [False, True]
+    # the recording: one skip record per warp whose last loop pass skips the prefetch
+    skips = (t.instr == cp[1]) & (t.flags == 1)
+    assert int(skips.sum()) == 12 and sorted(set(zip(t.block[skips].tolist(), t.warp[skips].tolist()))) == \
+        [(b, w) for b in range(3) for w in range(4)]
+    an = analyze_trace(t)
     ncu = t.header["ncu"]
+    s = an.stats[cp[1]]
+    assert (s.executed, s.predicated_off, s.never_true_lds) == (20, 12, 3 * 32)
     assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == 32 + 3 * 44 == 164
     assert an.metrics == {k: ncu[k] for k in an.metrics}
     assert an.other_metrics["smsp__inst_executed_op_ldgsts.sum"] == t.header["ncu_other"]["smsp__inst_executed_op_ldgsts.sum"] == 44
+    # had ptxas kept the branch (LDGSTS not predicated), those warps would not execute it
+    inst = [dict(i) for i in t.instructions]
+    inst[cp[1]]["sass_predicated"] = False
+    t.header = dict(t.header, instructions=inst)
+    an = analyze_trace(t)
+    assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == 32 + 3 * 32
+    assert an.other_metrics["smsp__inst_executed_op_ldgsts.sum"] == 32
 
 
 def test_figures_say_why_a_cpasync_counts_shared_loads(capsys):
