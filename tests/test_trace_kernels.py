@@ -366,3 +366,18 @@ def test_figures_say_why_a_cpasync_counts_shared_loads(capsys):
     out = capsys.readouterr().out
     assert "+12 never-true shared loads (@!PT LDS before the LDGSTS: counted as shared loads)" in out
     assert re.search(r"smsp__inst_executed_op_shared_ld\.sum\s+12\n", out)
+
+
+def test_sass_guard_leaves_the_never_true_loads_out():
+    from viz.trace.ptx import compare_sass
+
+    # ldmatrix_cpasync's plain SASS as recorded on the H100 has three @!PT LDS before its
+    # LDGSTS; ptxas put two in the instrumented kernel, which changes no real load
+    plain = _shipped("ldmatrix_cpasync").header["sass_guard"]["sass"]
+    assert sum("@!PT LDS" in ln for ln in plain) == 3
+    first = next(k for k, ln in enumerate(plain) if "@!PT LDS" in ln)
+    inst = plain[:first] + plain[first + 1:] + ["/*0f00*/ STG.E desc[UR4][R2.64], R4"] * 21 + \
+        ["/*0f10*/ ATOMG.E.ADD.STRONG.GPU PT, R5, desc[UR4][R2.64], R6"] * 7
+    assert compare_sass(plain, inst, 7) == []
+    assert compare_sass(plain, [ln for ln in inst if "LDSM" not in ln], 7) == \
+        ["LDSM: 1 in the plain kernel, 0 instrumented (expected 1)"]
