@@ -381,3 +381,11 @@ def test_sass_guard_leaves_the_never_true_loads_out():
     assert compare_sass(plain, inst, 7) == []
     assert compare_sass(plain, [ln for ln in inst if "LDSM" not in ln], 7) == \
         ["LDSM: 1 in the plain kernel, 0 instrumented (expected 1)"]
+
+
+def test_every_counter_outside_the_ten_has_a_short_name_in_the_gpu_panel():
+    pytest.importorskip("PySide6")
+    from viz.app.gpu_panel import OTHER_LABELS
+    from viz.trace.analysis import OTHER_METRICS
+
+    assert set(OTHER_METRICS.values()) == set(OTHER_LABELS)

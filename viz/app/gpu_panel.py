@@ -58,7 +58,7 @@ OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic in
                 "smsp__inst_executed_op_global_red.sum": "global reduction instructions",
                 "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
                 "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
-                "smsp__inst_executed_op_stsm.sum": "stmatrix instructions",
+                "sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions",
                 "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"}
 
 
