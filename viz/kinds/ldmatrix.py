@@ -1,0 +1,157 @@
+"""ldmatrix and stmatrix (m8n8, b16): the matrix kinds of scenario format 3.
+
+A warp instruction ``ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16`` moves N (1, 2 or
+4) 8x8 matrices of 16-bit elements between shared memory and registers. Each lane gives
+the shared address of one 16-byte row: lanes 0-7 the rows of matrix 0, lanes 8-15 those
+of matrix 1, and so on; with .x1 only lanes 0-7's addresses are used, with .x2 lanes
+0-15. Every lane of the warp must execute it (``.sync.aligned``), so a scenario may not
+guard it with ``when``.
+
+Registers: lane l receives, of each matrix i, register i holding the elements
+(row l/4, columns 2*(l%4) and 2*(l%4)+1); with .trans the matrix is transposed on the
+way, so the lane gets (rows 2*(l%4) and 2*(l%4)+1, column l/4). ``stmatrix`` is the
+same map backwards.
+
+How the H100 serves the rows (measured, docs/memory-model.md "ldmatrix and stmatrix"):
+see ``PHASES_LIKE_LDS128`` and ``count_metrics``. This module is pure Python (no Qt, no
+numba): the engine calls it for the parts that differ from a 16-byte shared access.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ROW_BYTES = 16            # one row of 8 b16 elements
+ROWS = 8                  # rows (and columns) of one matrix
+OP_RE = re.compile(r"^\s*(ldmatrix|stmatrix)\.x([124])(\.trans)?\s*$")
+OP_NAMES = tuple(f"{k}.x{n}{t}" for k in ("ldmatrix", "stmatrix") for n in (1, 2, 4) for t in ("", ".trans"))
+
+# Nsight Compute counts LDSM warp instructions here (and not in smsp__inst_executed_op_shared_ld),
+# and STSM with the shared stores; their wavefronts and bank conflicts count with the shared
+# loads / stores. Measured on the H100: docs/memory-model.md.
+LDSM_INST_METRIC = "smsp__inst_executed_op_ldsm.sum"
+
+
+@dataclass(frozen=True)
+class MatrixOp:
+    """One of ``OP_NAMES``: which instruction, how many matrices, transposed or not."""
+
+    kind: str                 # "ldmatrix" | "stmatrix"
+    num: int                  # 1, 2 or 4 matrices
+    trans: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"{self.kind}.x{self.num}" + (".trans" if self.trans else "")
+
+    @property
+    def is_load(self) -> bool:
+        return self.kind == "ldmatrix"
+
+    @property
+    def op(self) -> str:
+        """The plain op it counts as: "load" (ldmatrix) or "store" (stmatrix)."""
+        return "load" if self.is_load else "store"
+
+    @property
+    def lanes_used(self) -> int:
+        """Lanes whose row address the instruction reads: 8 per matrix."""
+        return ROWS * self.num
+
+    @property
+    def ptx(self) -> str:
+        return f"{self.kind}.sync.aligned.m8n8.x{self.num}" + (".trans" if self.trans else "") + ".shared.b16"
+
+    @property
+    def sass(self) -> str:
+        """The SASS mnemonic ptxas emits (LDSM.16.M88.4, LDSM.16.MT88.2, STSM.16.M88.4 ...)."""
+        return ("LDSM" if self.is_load else "STSM") + (".16.MT88." if self.trans else ".16.M88.") + str(self.num)
+
+
+def parse_op(text: object) -> MatrixOp | None:
+    """``"ldmatrix.x4"``, ``"stmatrix.x2.trans"`` ... -> MatrixOp; anything else None."""
+    if not isinstance(text, str):
+        return None
+    m = OP_RE.match(text)
+    if not m:
+        return None
+    return MatrixOp(m.group(1), int(m.group(2)), bool(m.group(3)))
+
+
+def looks_like_matrix_op(text: object) -> bool:
+    """A misspelt matrix op ("ldmatrix", "ldmatrix.x3", "ldsm.x4"): the loader says what is allowed."""
+    return isinstance(text, str) and bool(re.match(r"\s*(ld|st)(matrix|sm)", text, re.I))
+
+
+def matrix_of_lane(lane: int) -> int:
+    """The matrix whose row lane ``lane`` addresses (lanes 0-7: 0, 8-15: 1, ...)."""
+    return (lane % 32) // ROWS
+
+
+def row_of_lane(lane: int) -> int:
+    return lane % ROWS
+
+
+def fragment(lane: int, matrix: int, trans: bool) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The two (row, column) elements of ``matrix`` that register ``matrix`` of ``lane``
+    holds (its low half first)."""
+    r, c = (lane % 32) // 4, 2 * (lane % 4)
+    if trans:
+        return (c, r), (c + 1, r)
+    return (r, c), (r, c + 1)
+
+
+def holders(matrix_row: int, column: int, trans: bool) -> int:
+    """The lane that holds element (row, column) of a matrix (inverse of ``fragment``)."""
+    if trans:
+        matrix_row, column = column, matrix_row
+    return 4 * matrix_row + column // 2
+
+
+def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
+    """Per lane: (matrix, register, row, column) of each b16 element it ends with (ldmatrix)
+    or gives (stmatrix), in register order, low half first."""
+    out = []
+    for lane in range(32):
+        mine = []
+        for i in range(op.num):
+            for row, col in fragment(lane, i, op.trans):
+                mine.append((i, i, row, col))
+        out.append(mine)
+    return out
+
+
+# ---------------------------------------------------------------------------- the H100 rule
+
+# The rows of one matrix (8 lanes, 8 x 16 bytes = 32 banks' worth) form one phase, exactly
+# like a quarter-warp phase of a 16-byte LDS/STS; a phase takes as many wavefronts as the
+# most distinct 32-bit words any one bank must deliver. Unlike LDS.128, lanes that repeat
+# addresses in pairs do not merge phases. Set from the H100 probe (docs/memory-model.md).
+PHASES_LIKE_LDS128 = True
+PAIR_MERGE = False
+
+
+def phases_of(op: MatrixOp) -> tuple[tuple[int, ...], ...]:
+    """The lanes of each phase: one phase per matrix."""
+    return tuple(tuple(range(ROWS * i, ROWS * i + ROWS)) for i in range(op.num))
+
+
+def warp_wavefronts(op: MatrixOp, rows: list[int]) -> tuple[int, int]:
+    """(wavefronts, ideal) of one warp's instruction from its 32 lanes' row byte addresses
+    (only the first ``op.lanes_used`` matter). The engine counts the same with its compiled
+    shared-memory counter; this plain version is the reference the tests compare with."""
+    wf = 0
+    for lanes in phases_of(op):
+        per_bank: dict[int, set[int]] = {}
+        for ln in lanes:
+            w0 = rows[ln] >> 2
+            for q in range(ROW_BYTES // 4):
+                per_bank.setdefault((w0 + q) & 31, set()).add(w0 + q)
+        wf += max(len(s) for s in per_bank.values())
+    return wf, op.num
+
+
+__all__ = ["MatrixOp", "parse_op", "OP_NAMES", "ROW_BYTES", "fragment", "fragment_table", "holders",
+           "matrix_of_lane", "row_of_lane", "phases_of", "warp_wavefronts", "LDSM_INST_METRIC",
+           "looks_like_matrix_op"]
