@@ -2,13 +2,15 @@
 # ldmatrix / stmatrix probe on the H100 (task h12ldsm). Run from the repo root on the
 # device machine:   bash tools/gpu/session/h12ldsm.sh
 # Total run time: about 2-3 minutes; at most ~4 minutes (device_setup ~20-30 s, then every
-# step below under `timeout`, all of them together capped at BUDGET=195 s).
+# step below under `timeout`, all of them together capped at BUDGET=205 s).
 # Builds tools/gpu/session/h12ldsm_probe.cu (one kernel per ldmatrix/stmatrix form, one
 # instruction per warp, row addresses from a table), saves `ncu --query-metrics`, picks the
 # shared/LDSM/STSM counters that exist, and profiles every case (h12ldsm.py cases: ~365
 # launches, 1 block each) under Nsight Compute: five "core" runs with the core counters
 # over all cases (most telling first), one "wide" run (second) with every candidate
 # counter over ~30 cases. A run cut by its timeout loses only its own cases.
+# After core-2: `warpviz validate` of the four ldmatrix/stmatrix built-ins and 16 random
+# ldmatrix scenarios (--kind ldmatrix) -> validate.json.
 # Results under $OUT/h12ldsm/: h12ldsm.json (each case: per-lane byte offsets of every warp
 # and all counters), cases.json, query-*.txt(.gz), metrics_*.txt, core-*.csv, wide.csv,
 # sass.txt (the SASS of every probe kernel), log.txt.
@@ -20,7 +22,7 @@ exec > >(tee -a "$D/log.txt") 2>&1
 exec 3>&1   # the log, for step lines of commands whose output goes to a file
 S=tools/gpu/session
 B=/tmp/h12ldsm-build; mkdir -p "$B"
-T0=$(date +%s); BUDGET=195
+T0=$(date +%s); BUDGET=205
 step() {
   local limit=$1; shift
   local left=$(( BUDGET - ($(date +%s) - T0) ))
@@ -60,6 +62,13 @@ while read -r csv cases first last metrics; do
     profile "$csv" "$cases" "$first" "$last" metrics_core.txt 40
   fi
   CSVS+=("$D/$csv")
+  if [ "$csv" = core-2.csv ]; then
+    # the model as it stands (one phase per matrix): the built-ins and random ldmatrix scenarios
+    step 60 python3 -m viz.cli validate ldmatrix-x4-tile ldmatrix-x4-tile-sw128 stmatrix-accumulator \
+        stmatrix-accumulator-pad --random 16 --kind ldmatrix --seed 1 --json > "$D/validate.json" 2> "$D/validate.err"
+    tail -3 "$D/validate.err"
+    python3 -c "import json; v=json.load(open('$D/validate.json')); print('validate: matching', sum(r['match'] is True for r in v), 'of', len(v))" || true
+  fi
 done < "$D/runs.txt"
 step 20 python3 $S/h12ldsm.py collect "$D" "$D/h12ldsm.json" "${CSVS[@]}" > "$D/summary.txt"
 tail -3 "$D/summary.txt"
