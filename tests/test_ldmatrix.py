@@ -223,3 +223,63 @@ def test_generated_kernels_emit_one_real_instruction_per_access():
         # each access's own instruction (ptxas may unroll a loop into several copies)
         assert set(found) == {a.matrix.ptx for a in sc.accesses} and len(found) >= len(sc.accesses), name
         assert not re.search(r"\b(ld|st)\.(volatile\.)?shared\.", ptx), name   # nothing else touches shared
+
+
+# ---------------------------------------------------------------------------- the picture
+
+
+def test_matrix_map_table_and_cli(tmp_path):
+    from viz.kinds.ldmatrix import matrix_map
+
+    m = matrix_map(warp_detail(load("ldmatrix-x4-tile"), 0, 0, 1))
+    assert (m.wavefronts, m.conflicts) == (32, 28)
+    r = next(r for r in m.rows if r.lane == 9)
+    assert (r.matrix, r.row, r.banks, r.byte_addr) == (1, 1, (0, 3), 16 * 128 + 128 + 1024)
+    assert sorted(r.wavefront for r in m.rows) == list(range(1, 33))     # 8-way: one row per wavefront
+    assert m.holder[0][1] == (4, 4, 5, 5, 6, 6, 7, 7)
+    proc = subprocess.run([sys.executable, "-m", "viz.cli", "matrix", "ldmatrix-x4-tile", "-w", "1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "\n    1     9       3200   0-3 " in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "viz.cli", "matrix", "coalesced"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "no access is ldmatrix or stmatrix" in proc.stderr
+
+
+def _paint(m, size):
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    from viz.export import ensure_qt
+    from viz.render import theme
+    from viz.render.matrix_view import paint_matrix_map
+
+    ensure_qt()
+    img = QImage(size[0], size[1], QImage.Format.Format_RGB32)
+    p = QPainter(img)
+    try:
+        return paint_matrix_map(p, QRectF(0, 0, *size), m, theme("light"))
+    finally:
+        p.end()
+
+
+@pytest.mark.parametrize("name, warp", [("ldmatrix-x4-tile-sw128", 1), ("stmatrix-accumulator-pad", 3)])
+def test_matrix_picture_writes_every_number_at_14px_or_more_without_overlap(name, warp):
+    from viz.kinds.ldmatrix import matrix_map
+
+    m = matrix_map(warp_detail(load(name), 0, 0, warp))
+    g = _paint(m, (1920, 1080))
+    assert g.cell_px >= 14 and not g.notes
+    assert min(px for _, _, px in g.texts) >= 14
+    numbers = [t for _, t, _ in g.texts if t.isdigit()]
+    assert len(g.cells) == 4 * 64 and len(numbers) >= 4 * 64       # every holder lane is written
+    boxes = [b for b, _, _ in g.texts]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.adjusted(1, 1, -1, -1).intersects(b.adjusted(1, 1, -1, -1)), "texts overlap"
+
+
+def test_matrix_picture_in_a_flat_strip_keeps_the_proportional_minimum():
+    from viz.kinds.ldmatrix import matrix_map
+
+    g = _paint(matrix_map(warp_detail(load("ldmatrix-x4-tile"), 0)), (1920, 300))
+    assert min(px for _, _, px in g.texts) >= int(14 * 300 / 1080)
+    assert g.cell_px > 0 and len(g.cells) == 256

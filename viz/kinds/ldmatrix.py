@@ -152,6 +152,84 @@ def warp_wavefronts(op: MatrixOp, rows: list[int]) -> tuple[int, int]:
     return wf, op.num
 
 
-__all__ = ["MatrixOp", "parse_op", "OP_NAMES", "ROW_BYTES", "fragment", "fragment_table", "holders",
+# ---------------------------------------------------------------------------- the picture's model
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One 16-byte row of one matrix, as the warp instruction moves it."""
+
+    matrix: int
+    row: int
+    lane: int                 # the lane that gives its address
+    byte_addr: int
+    banks: tuple[int, int]    # first and last bank of its 4 words
+    wavefront: int            # 1-based wavefront that moves it (the last of its words)
+
+
+@dataclass(frozen=True)
+class MatrixMap:
+    """What ``viz.render.matrix_view`` draws for one warp instruction of ldmatrix/stmatrix:
+    each matrix's 8 rows in memory (who gives the address, which banks, which wavefront)
+    and, for each of its 64 elements, the lane whose register holds it."""
+
+    op: MatrixOp
+    title: str                # the access as written
+    where: str                # block, warp, instruction
+    rows: tuple[MatrixRow, ...]
+    holder: tuple[tuple[tuple[int, ...], ...], ...]   # [matrix][row][column] -> lane
+    wavefronts: int
+    conflicts: int
+
+    @property
+    def text(self) -> str:
+        """A one-line name (an SVG's title): the op and the access."""
+        return f"{self.op.text} {self.title}"
+
+    def natural_size(self, scale: float = 1.0) -> tuple[int, int]:
+        """Every number at 16 px or more: matrices side by side (.x1, .x2) or 2 x 2 (.x4)."""
+        across = 2 if self.op.num == 4 else self.op.num
+        down = 2 if self.op.num == 4 else 1
+        w = 120 + across * 560
+        h = 230 + down * 420
+        return int(max(960, w) * scale), int(h * scale)
+
+    def to_text(self) -> str:
+        out = [f"{self.op.text}  {self.title}  ({self.where})",
+               f"{self.wavefronts} wavefronts, {self.conflicts} bank conflicts; "
+               + ("lane l holds (row 2*(l%4) and 2*(l%4)+1, column l/4) of each matrix" if self.op.trans else
+                  "lane l holds (row l/4, columns 2*(l%4) and 2*(l%4)+1) of each matrix")]
+        for i in range(self.op.num):
+            out.append("")
+            out.append(f"matrix {i} (register {i} of every lane)")
+            out.append("  row  lane  byte addr  banks  wf | lanes holding columns 0-7")
+            for r in self.rows:
+                if r.matrix != i:
+                    continue
+                lanes = " ".join(f"{x:>2}" for x in self.holder[i][r.row])
+                out.append(f"  {r.row:>3}  {r.lane:>4}  {r.byte_addr:>9}  {r.banks[0]:>2}-{r.banks[1]:<2} {r.wavefront:>3} | {lanes}")
+        return "\n".join(out)
+
+
+def matrix_map(detail) -> MatrixMap:
+    """The MatrixMap of one warp instruction (a ``viz.warp.WarpDetail`` of a matrix access)."""
+    from ..frames import access_text
+    from ..i18n import tr
+
+    op = detail.access.matrix
+    if op is None:
+        raise ValueError("not an ldmatrix / stmatrix access")
+    rows = []
+    for ln in detail.lanes[: op.lanes_used]:
+        rows.append(MatrixRow(matrix_of_lane(ln.lane), row_of_lane(ln.lane), ln.lane, ln.byte_addr,
+                              (ln.banks[0], ln.banks[-1]), ln.wavefront + 1))
+    holder = tuple(tuple(tuple(holders(r, c, op.trans) for c in range(ROWS)) for r in range(ROWS))
+                   for _ in range(op.num))
+    where = tr("block ({x},{y},{z}) · warp {w}", x=detail.block_xyz[0], y=detail.block_xyz[1],
+               z=detail.block_xyz[2], w=detail.warp) + " · " + tr("instruction {k}", k=detail.instruction.number + 1)
+    return MatrixMap(op, access_text(detail), where, tuple(rows), holder, detail.wavefronts, detail.conflicts)
+
+
+__all__ = ["MatrixMap", "MatrixRow", "matrix_map", "MatrixOp", "parse_op", "OP_NAMES", "ROW_BYTES", "fragment", "fragment_table", "holders",
            "matrix_of_lane", "row_of_lane", "phases_of", "warp_wavefronts", "LDSM_INST_METRIC",
            "looks_like_matrix_op"]
