@@ -59,3 +59,22 @@ def test_when_on_a_matrix_op_is_refused_at_its_field_and_nothing_is_lost(qtbot, 
         assert 'when = "lane < 8"' in w.editor.text.toPlainText()  # and the edit is kept
     finally:
         w.close()
+
+
+def test_gpu_panel_lists_the_ldsm_instruction_counter(qtbot, user_dirs):  # noqa: F811
+    from test_app_gpu_panel import panel, table
+
+    from viz.engine import METRIC_NAMES
+
+    w = make_window(qtbot, "ldmatrix-x4-tile")
+    try:
+        wait_analysis(qtbot, w)
+        qtbot.waitUntil(lambda: w.gpu_panel is not None, timeout=20000)   # built after the first frame
+        p = panel(w)
+        p.refresh()
+        rows = table(p)
+        assert set(rows) == set(METRIC_NAMES) | {"smsp__inst_executed_op_ldsm.sum"}
+        assert rows["smsp__inst_executed_op_ldsm.sum"][0] == "16"
+        assert rows["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"][0] == "512"
+    finally:
+        w.close()
