@@ -51,7 +51,7 @@ def test_every_op_name_parses_and_prints_back():
         assert op is not None and op.text == name
         assert op.ptx == name.replace(".x", ".sync.aligned.m8n8.x") + ".shared.b16"
     assert parse_op("ldmatrix.x3") is None and parse_op("load") is None and parse_op(4) is None
-    assert MatrixOp("stmatrix", 2, True).sass == "STSM.16.MT88.2"
+    assert MatrixOp("stmatrix", 2, True).sass == "STSM.16.MT88.2" and MatrixOp("ldmatrix", 1).sass == "LDSM.16.M88"
 
 
 def test_fragments_are_the_ptx_layout_and_invert():
@@ -82,9 +82,9 @@ def test_ldmatrix_counts_as_a_shared_load_with_its_own_instruction_counter():
                            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 28}
 
 
-def test_stmatrix_counts_with_the_shared_stores():
+def test_stmatrix_counts_with_the_shared_stores_and_its_own_instruction_counter():
     sc = sc_of(op="stmatrix.x2.trans", shape="[64, 72]")     # 144-byte rows: conflict-free
-    assert figures(sc) == {"smsp__inst_executed_op_shared_st.sum": 1,
+    assert figures(sc) == {"smsp__inst_executed_op_shared_stsm.sum": 1,
                            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 2}
 
 
@@ -248,11 +248,9 @@ def _paint(m, size):
     from PySide6.QtCore import QRectF
     from PySide6.QtGui import QImage, QPainter
 
-    from viz.export import ensure_qt
     from viz.render import theme
     from viz.render.matrix_view import paint_matrix_map
 
-    ensure_qt()
     img = QImage(size[0], size[1], QImage.Format.Format_RGB32)
     p = QPainter(img)
     try:
@@ -262,7 +260,7 @@ def _paint(m, size):
 
 
 @pytest.mark.parametrize("name, warp", [("ldmatrix-x4-tile-sw128", 1), ("stmatrix-accumulator-pad", 3)])
-def test_matrix_picture_writes_every_number_at_14px_or_more_without_overlap(name, warp):
+def test_matrix_picture_writes_every_number_at_14px_or_more_without_overlap(qapp, name, warp):
     from viz.kinds.ldmatrix import matrix_map
 
     m = matrix_map(warp_detail(load(name), 0, 0, warp))
@@ -277,7 +275,7 @@ def test_matrix_picture_writes_every_number_at_14px_or_more_without_overlap(name
             assert not a.adjusted(1, 1, -1, -1).intersects(b.adjusted(1, 1, -1, -1)), "texts overlap"
 
 
-def test_matrix_picture_in_a_flat_strip_keeps_the_proportional_minimum():
+def test_matrix_picture_in_a_flat_strip_keeps_the_proportional_minimum(qapp):
     from viz.kinds.ldmatrix import matrix_map
 
     g = _paint(matrix_map(warp_detail(load("ldmatrix-x4-tile"), 0)), (1920, 300))

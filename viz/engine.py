@@ -113,9 +113,10 @@ class Analysis:
         for s in self.stats:
             if s.space == "shared":
                 inst, wf, conf = SHARED_METRICS[s.op]
-                if s.matrix is not None and s.matrix.is_load:
-                    # LDSM has its own instruction counter (measured: docs/memory-model.md)
-                    m[matrix_kind.LDSM_INST_METRIC] = m.get(matrix_kind.LDSM_INST_METRIC, 0) + s.warp_instructions
+                if s.matrix is not None:
+                    # LDSM and STSM have instruction counters of their own (measured: docs/memory-model.md)
+                    key = s.matrix.inst_metric
+                    m[key] = m.get(key, 0) + s.warp_instructions
                 else:
                     m[inst] += s.warp_instructions
                 m[wf] += s.wavefronts

@@ -27,10 +27,11 @@ ROWS = 8                  # rows (and columns) of one matrix
 OP_RE = re.compile(r"^\s*(ldmatrix|stmatrix)\.x([124])(\.trans)?\s*$")
 OP_NAMES = tuple(f"{k}.x{n}{t}" for k in ("ldmatrix", "stmatrix") for n in (1, 2, 4) for t in ("", ".trans"))
 
-# Nsight Compute counts LDSM warp instructions here (and not in smsp__inst_executed_op_shared_ld),
-# and STSM with the shared stores; their wavefronts and bank conflicts count with the shared
-# loads / stores. Measured on the H100: docs/memory-model.md.
+# Nsight Compute counts LDSM and STSM warp instructions in counters of their own (neither is in
+# smsp__inst_executed_op_shared_ld / _st: both read 0 in all 365 probes); their wavefronts and
+# bank conflicts count with the shared loads / stores. Measured on the H100: docs/memory-model.md.
 LDSM_INST_METRIC = "smsp__inst_executed_op_ldsm.sum"
+STSM_INST_METRIC = "smsp__inst_executed_op_shared_stsm.sum"
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,15 @@ class MatrixOp:
         return f"{self.kind}.sync.aligned.m8n8.x{self.num}" + (".trans" if self.trans else "") + ".shared.b16"
 
     @property
+    def inst_metric(self) -> str:
+        """The Nsight Compute counter of these warp instructions."""
+        return LDSM_INST_METRIC if self.is_load else STSM_INST_METRIC
+
+    @property
     def sass(self) -> str:
-        """The SASS mnemonic ptxas emits (LDSM.16.M88.4, LDSM.16.MT88.2, STSM.16.M88.4 ...)."""
-        return ("LDSM" if self.is_load else "STSM") + (".16.MT88." if self.trans else ".16.M88.") + str(self.num)
+        """The SASS mnemonic ptxas emits (LDSM.16.M88, LDSM.16.MT88.2, STSM.16.M88.4 ...; seen on the H100)."""
+        return ("LDSM" if self.is_load else "STSM") + (".16.MT88" if self.trans else ".16.M88") + \
+            ("" if self.num == 1 else f".{self.num}")
 
 
 def parse_op(text: object) -> MatrixOp | None:
@@ -127,7 +134,8 @@ def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
 # The rows of one matrix (8 lanes, 8 x 16 bytes = 32 banks' worth) form one phase, exactly
 # like a quarter-warp phase of a 16-byte LDS/STS; a phase takes as many wavefronts as the
 # most distinct 32-bit words any one bank must deliver. Unlike LDS.128, lanes that repeat
-# addresses in pairs do not merge phases. Set from the H100 probe (docs/memory-model.md).
+# addresses in pairs do not merge phases. Measured on the H100: all 365 probes of
+# tools/gpu/session/h12ldsm.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
 PHASES_LIKE_LDS128 = True
 PAIR_MERGE = False
 
@@ -231,5 +239,5 @@ def matrix_map(detail) -> MatrixMap:
 
 
 __all__ = ["MatrixMap", "MatrixRow", "matrix_map", "MatrixOp", "parse_op", "OP_NAMES", "ROW_BYTES", "fragment", "fragment_table", "holders",
-           "matrix_of_lane", "row_of_lane", "phases_of", "warp_wavefronts", "LDSM_INST_METRIC",
+           "matrix_of_lane", "row_of_lane", "phases_of", "warp_wavefronts", "LDSM_INST_METRIC", "STSM_INST_METRIC",
            "looks_like_matrix_op"]
