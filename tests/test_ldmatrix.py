@@ -281,3 +281,17 @@ def test_matrix_picture_in_a_flat_strip_keeps_the_proportional_minimum(qapp):
     g = _paint(matrix_map(warp_detail(load("ldmatrix-x4-tile"), 0)), (1920, 300))
     assert min(px for _, _, px in g.texts) >= int(14 * 300 / 1080)
     assert g.cell_px > 0 and len(g.cells) == 256
+
+
+def test_json_and_the_notebook_api_name_the_matrix_op(qapp):
+    from viz import api
+    from viz.report import to_json
+
+    doc = to_json(analyze(load("stmatrix-accumulator-pad")))
+    a = doc["accesses"][0]
+    assert (a["op"], a["matrix_op"], a["matrices"], a["trans"]) == ("store", "stmatrix.x4", 4, False)
+    assert doc["metrics"]["smsp__inst_executed_op_shared_stsm.sum"] == 16
+    pic = api.scenario("ldmatrix-x4-tile-sw128").matrix_map(warp=1)
+    assert "matrix 3 (register 3 of every lane)" in repr(pic) and pic.svg().startswith("<?xml")
+    with pytest.raises(Exception, match="not an ldmatrix / stmatrix instruction"):
+        api.scenario("coalesced").matrix_map(instruction=1)
