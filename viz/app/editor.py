@@ -402,8 +402,8 @@ class EditorPanel(QWidget):
                 sw = QComboBox()
                 sw.setEditable(True)
                 sw.addItems(SWIZZLES)
-                sw.setToolTip(tr("none, xor, xor:K, diagonal, bitrev, bitrev-xor, cute:B,M,S, expr:EXPR, Sw<B,M,S> "
-                                 "or tma:32B / tma:64B / tma:128B (Sw and tma need format = 2)"))
+                sw.setToolTip(tr("none, xor, xor:K, diagonal, bitrev, bitrev-xor, cute:B,M,S, expr:EXPR, `Sw<B,M,S>` "
+                                 "or `tma:32B` / `tma:64B` / `tma:128B` (these need `format = 2`)"))
                 add(form, tr("Swizzle"), ("arrays", name, "swizzle"), sw, (lambda w=sw: w.currentText()))
             sp = QSpinBox()
             sp.setRange(0, 1 << 20)
@@ -416,7 +416,8 @@ class EditorPanel(QWidget):
                     continue
                 op = QComboBox()
                 op.addItems(OPS)
-                op.setToolTip(tr("load or store; ldmatrix / stmatrix (.x1, .x2, .x4, .trans) need format = 3"))
+                op.setToolTip(tr("`load` or `store`; `ldmatrix` / `stmatrix` (`.x1`, `.x2`, `.x4`, `.trans`) need "
+                                 "`format = 3`"))
                 add(form, tr("{k}: op", k=k), ("access", k, "op"), op, (lambda w=op: w.currentText()))
                 e = QLineEdit()
                 add(form, tr("{k}: at", k=k), ("access", k, "at"), e, (lambda e=e: e.text()))
