@@ -295,3 +295,15 @@ def test_json_and_the_notebook_api_name_the_matrix_op(qapp):
     assert "matrix 3 (register 3 of every lane)" in repr(pic) and pic.svg().startswith("<?xml")
     with pytest.raises(Exception, match="not an ldmatrix / stmatrix instruction"):
         api.scenario("coalesced").matrix_map(instruction=1)
+
+
+def test_the_probe_scripts_python_side_runs_dry(tmp_path):
+    """tools/gpu/session/h12ldsm.py (the H100 probe's cases, metric choice and CSV parsing)
+    on a made-up ncu query and CSV; and its rule checker on the shipped recording."""
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "tools/gpu/session/h12ldsm.py"), "dry", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "dry run: 365 cases" in proc.stdout and "collect ok" in proc.stdout
+    offs = __import__("json").loads((tmp_path / "cases.json").read_text())
+    assert all(o % 16 == 0 for c in offs for w in c["offsets"] for o in w)
