@@ -307,3 +307,20 @@ def test_the_probe_scripts_python_side_runs_dry(tmp_path):
     assert "dry run: 365 cases" in proc.stdout and "collect ok" in proc.stdout
     offs = __import__("json").loads((tmp_path / "cases.json").read_text())
     assert all(o % 16 == 0 for c in offs for w in c["offsets"] for o in w)
+
+
+def test_a_results_file_keeps_the_ldsm_and_stsm_counters():
+    """warpviz bench writes the model and the counters of every scenario: a file with
+    ldmatrix / stmatrix scenarios (their own instruction counters) must load again."""
+    from viz.gpu import results
+
+    doc = results.new_document({"name": "NVIDIA H100"}, "test", "2026-11-23", "0")
+    m = analyze(load("stmatrix-accumulator")).metrics
+    hw = dict(m, **{"smsp__inst_executed_op_shared_stsm.sum": 15})
+    doc["scenarios"]["stmatrix-accumulator"] = {"model": m, "counters": hw}
+    back = results.loads(results.dumps(doc))
+    assert results.mismatches(back["scenarios"]["stmatrix-accumulator"]) == [
+        {"metric": "smsp__inst_executed_op_shared_stsm.sum", "model": 16, "hardware": 15}]
+    doc["scenarios"]["x"] = {"model": {"smsp__inst_executed_op_nonsense.sum": 1}}
+    with pytest.raises(results.ResultsError, match="unknown metric"):
+        results.dumps(doc)

@@ -59,6 +59,10 @@ METRIC_NAMES = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
 )
 
+# Counters of an access kind's own, counted only where a scenario uses it (after the ten):
+# LDSM and STSM warp instructions (viz.kinds.ldmatrix).
+KIND_METRIC_NAMES = (matrix_kind.LDSM_INST_METRIC, matrix_kind.STSM_INST_METRIC)
+
 
 class Cancelled(Exception):
     """The caller asked the analysis to stop."""
