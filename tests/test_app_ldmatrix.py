@@ -4,6 +4,8 @@ the last valid state and the text."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from app_helpers import make_window, user_dirs, wait_analysis  # noqa: F401 - fixtures
 from test_numbering import view_texts
 
@@ -76,5 +78,31 @@ def test_gpu_panel_lists_the_ldsm_instruction_counter(qtbot, user_dirs):  # noqa
         assert set(rows) == set(METRIC_NAMES) | {"smsp__inst_executed_op_ldsm.sum"}
         assert rows["smsp__inst_executed_op_ldsm.sum"][0] == "16"
         assert rows["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"][0] == "512"
+    finally:
+        w.close()
+
+
+def test_view_menu_shows_the_fragments_and_follows_the_timeline(qtbot, user_dirs):  # noqa: F811
+    w = make_window(qtbot, "stmatrix-accumulator")
+    try:
+        assert w.a_matrix in w.m_view.actions()
+        w.a_matrix.trigger()
+        dlg = w.matrix_dialog
+        qtbot.waitUntil(dlg.isVisible)
+        assert dlg.map is not None and dlg.map.op.text == "stmatrix.x4" and not dlg.picture.pixmap().isNull()
+        assert (dlg.map.wavefronts, dlg.map.conflicts) == (32, 28)
+        assert "stmatrix.x4: lane l gives row l % 8" in dlg.note.text()
+        qtbot.keyClick(w.view, Qt.Key.Key_PageDown)                  # next warp: the dialog follows
+        qtbot.waitUntil(lambda: "warp 1" in dlg.map.where)
+        assert dlg.map.rows[0].byte_addr == 16 * 128
+    finally:
+        w.close()
+
+
+def test_the_fragments_dialog_says_when_the_instruction_is_plain(qtbot, user_dirs):  # noqa: F811
+    w = make_window(qtbot, "transpose-tile")
+    try:
+        dlg = w.show_matrix()
+        assert dlg.map is None and "not an ldmatrix or stmatrix" in dlg.note.text()
     finally:
         w.close()
