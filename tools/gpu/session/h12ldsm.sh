@@ -6,7 +6,7 @@
 # capped together at BUDGET=100 s); well under the 150 s this run may take.
 # Results under $OUT/h12ldsm/: validate-builtins.json, validate-random.json,
 # validate-plain.json (warpviz validate --json), sass.txt (the SASS of the built-ins'
-# kernels: LDSM / STSM), log.txt.
+# kernels: LDSM / STSM), misaligned.txt (does a misaligned row address fault?), log.txt.
 # (The probe that measured the rule is tools/gpu/session/h12ldsm-probe.sh, device run 1.)
 source tools/gpu/device_setup.sh
 set -u
@@ -46,9 +46,6 @@ summary "$D/validate-builtins.json"
 step 60 python3 -m viz.cli validate --random 60 --kind ldmatrix --seed 2 --json > "$D/validate-random.json" \
     2> "$D/validate-random.err"
 summary "$D/validate-random.json"
-step 40 python3 -m viz.cli validate coalesced transpose-tile-pad vector-int4 cute-sw128-tile --random 8 --seed 5 \
-    --json > "$D/validate-plain.json" 2> "$D/validate-plain.err"
-summary "$D/validate-plain.json"
 step 20 python3 - > "$D/sass.txt" 2>&1 <<'PY'
 from viz.scenario import load
 from viz.gpu.codegen import generate
@@ -58,5 +55,13 @@ for n in ["ldmatrix-x4-tile", "stmatrix-accumulator"]:
     print("\n".join(sass_memory_instructions(compile_cubin(generate(load(n)).source)) or ["(no cuobjdump)"]))
 PY
 grep -E "==|LDSM|STSM" "$D/sass.txt" | head -12
+# Misaligned row addresses: does the GPU fault (as warpviz's refusal says)? One process each.
+if step 30 nvcc -O3 -arch=sm_90a -o /tmp/h12ldsm_misaligned tools/gpu/session/h12ldsm_misaligned.cu; then
+  for mode in 0 1 2 3; do step 10 /tmp/h12ldsm_misaligned $mode; done > "$D/misaligned.txt" 2>&1
+  cat "$D/misaligned.txt"
+fi
+step 40 python3 -m viz.cli validate coalesced transpose-tile-pad vector-int4 cute-sw128-tile --random 8 --seed 5 \
+    --json > "$D/validate-plain.json" 2> "$D/validate-plain.err"
+summary "$D/validate-plain.json"
 echo "total $(( $(date +%s) - T0 )) s after setup"
 ls -la "$D"
