@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..engine import METRIC_NAMES
+from ..engine import KIND_METRIC_NAMES, METRIC_NAMES
 from ..i18n import tr
 from ..render import PaintOptions
 from ..scenario import compare_in_text, compare_path, partner_name
@@ -222,7 +222,8 @@ class ComparePage(QWidget):
         for k in list(dict.fromkeys([*wl, *wr])):
             rows.append((k, wl.get(k, ""), wr.get(k, "")))
         ml, mr = _metrics(self.left), _metrics(self.right)
-        for k in [*METRIC_NAMES, *sorted((set(ml) | set(mr)) - set(METRIC_NAMES))]:
+        known = [*METRIC_NAMES, *KIND_METRIC_NAMES]
+        for k in [*known, *sorted((set(ml) | set(mr)) - set(known))]:
             a, b = ml.get(k), mr.get(k)
             if a or b:
                 rows.append((k, "" if a is None else f"{a:,}", "" if b is None else f"{b:,}"))

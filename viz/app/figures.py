@@ -22,6 +22,8 @@ METRIC_LABELS = {
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "global load sectors",
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": "global store requests",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "global store sectors",
+    "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions (LDSM)",
+    "smsp__inst_executed_op_shared_stsm.sum": "stmatrix instructions (STSM)",
 }
 
 # Figure names as report.explain_access writes them, for the catalog.

@@ -58,7 +58,7 @@ OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic in
                 "smsp__inst_executed_op_global_red.sum": "global reduction instructions",
                 "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
                 "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
-                "smsp__inst_executed_op_stsm.sum": "stmatrix instructions",
+                "sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions",
                 "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"}
 
 
@@ -444,8 +444,10 @@ class GpuPanel(QWidget):
         elif e and e.get("model"):
             model = e["model"]
         hw = {r["metric"]: r["hardware"] for r in rows} if rows else (e or {}).get("counters")
-        self.table.setRowCount(len(METRIC_NAMES))
-        for i, m in enumerate(METRIC_NAMES):
+        # the ten metrics, then an access kind's own counter where the model counts one (LDSM)
+        names = list(METRIC_NAMES) + [m for m in (model or {}) if m not in METRIC_NAMES]
+        self.table.setRowCount(len(names))
+        for i, m in enumerate(names):
             mv = None if model is None else model.get(m)
             hv = None if hw is None else hw.get(m)
             mark = "" if mv is None or hv is None else ("✓" if mv == hv else tr("differs"))

@@ -25,7 +25,7 @@ SCALAR_TYPES = {"char": 1, "short": 2, "int": 4, "unsigned": 4, "long long": 8, 
 FILLS = ("zero", "iota", "ones", "random")
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
-MAX_BUFFER_BYTES = 16 << 30      # a sanity bound before asking the GPU; the GPU's own memory is checked there
+MAX_BUFFER_BYTES = 256 << 30     # a sanity bound before asking the GPU (above any GPU's memory); ``check_fits`` checks the GPU's
 MAX_SHARED_BYTES = 227 * 1024    # H100's opt-in maximum per block
 
 
@@ -108,6 +108,27 @@ class Launch:
             if a.is_buffer:
                 at += -(-max(a.nbytes, 1) // 256) * 256
         return max(at, 256)
+
+
+def check_fits(launch: Launch, free_bytes: int, gpu: str = "the GPU") -> None:
+    """Before anything is allocated: raise ``TraceError`` when the launch's buffers (one
+    allocation, each buffer 256-byte aligned) need more than the GPU's free memory. The
+    paragraph names the largest buffer, its size, the total and the free memory."""
+    need = launch.buffer_bytes
+    if need <= free_bytes:
+        return
+    bufs = [(a.nbytes, n) for n, a in enumerate(launch.args, 1) if a.is_buffer]
+    size, n = max(bufs)
+    a = launch.args[n - 1]
+    others = f" (all {len(bufs)} buffers together: {_bytes(need)})" if len(bufs) > 1 else ""
+    raise TraceError(launch.path, f"arg {n}.count",
+                     f"buffer [[arg]] {n} ({a.type}, count = {a.count:,}) needs {_bytes(size)}{others}, but {gpu} "
+                     f"has {_bytes(free_bytes)} free; nothing was allocated",
+                     "use smaller `count`s (a trace needs only a small launch)")
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 2**30:,.2f} GiB ({n:,} bytes)" if n >= 2**30 else f"{n / 2**20:,.1f} MiB ({n:,} bytes)"
 
 
 def _dims(path, key: str, v) -> tuple[int, int, int]:
@@ -300,5 +321,5 @@ def check_params(launch: Launch, ptx: str) -> None:
                              "give the parameter's C type (pointers: a buffer type such as float*)")
 
 
-__all__ = ["Launch", "Arg", "load_launch", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]

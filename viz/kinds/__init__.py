@@ -1,0 +1,1 @@
+"""Access kinds beyond plain loads and stores: one module per kind (see docs/scenario-format.md)."""
