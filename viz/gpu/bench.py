@@ -126,16 +126,9 @@ def validate(items: list[tuple[str, Scenario]], progress: Progress = _noop, canc
 def _time_scenario(session, sc: Scenario, name: str, memcpy_gbps: float, device_model,
                    cancelled=_noop, replicas: int | None = None) -> dict:
     """Scale, generate, time; bandwidths and the cost model's prediction."""
-    from .compile import compile_cubin
-    from .plan import plan_scale
-    from .runner import generated_launch
-
-    scale = plan_scale(sc, session.limits(), replicas=replicas)
+    scale, spec = scenario_timed_launch(sc, name, session.limits(), replicas)
     unit = scale.scenario
-    kernel = generate(unit, name=name)
-    cubin = compile_cubin(kernel.source)
-    timing = session.time_launch(generated_launch(kernel, cubin, scale.replicas, label=name),
-                                 scale.buffer_sets, cancelled=cancelled)
+    timing = session.time_launch(spec, scale.buffer_sets, cancelled=cancelled)
     out = {"scale": scale.as_dict(), **timing.as_dict()}
     from .simulate import work_estimate
 
@@ -143,6 +136,81 @@ def _time_scenario(session, sc: Scenario, name: str, memcpy_gbps: float, device_
         return out
     an = analyze(unit)
     out.update(_rates(an, scale.replicas, timing.median_ms, memcpy_gbps, device_model))
+    return out
+
+
+def scenario_timed_launch(sc: Scenario, name: str, limits, replicas: int | None = None):
+    """The timed launch of a scenario: (its Scale, the LaunchSpec that ``time_launch`` runs
+    over ``scale.buffer_sets`` buffer sets). The bottleneck measurement profiles the same."""
+    from .compile import compile_cubin
+    from .plan import plan_scale
+    from .runner import generated_launch
+
+    scale = plan_scale(sc, limits, replicas=replicas)
+    kernel = generate(scale.scenario, name=name)
+    cubin = compile_cubin(kernel.source)
+    return scale, generated_launch(kernel, cubin, scale.replicas, label=name)
+
+
+def hand_timed_launch(k, cubin: bytes, limits):
+    """The timed launch of a kernels/ entry: (scaled scenario, LaunchSpec, buffer sets)."""
+    from . import handwritten
+    from .plan import DeviceLimits, plan_scale
+
+    big = handwritten.scenario_of(k, True)
+    bspec = handwritten.launch_spec(k, big, cubin)
+    sets = plan_scale(big, DeviceLimits(limits.sm_count, limits.l2_bytes, limits.free_bytes), replicas=1).buffer_sets
+    return big, bspec, sets
+
+
+def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool = True,
+                   sweeps: bool = False) -> list[dict]:
+    """Every launch that ``bench`` times, as data, without a GPU: [{"kind": "scenario" |
+    "kernel" | "sweep", "label", "spec": LaunchSpec, "buffer_sets", "error"}]. Kernel names
+    are the ones ``bench`` gives them, so a profile lines up with the timed entries."""
+    from . import handwritten
+    from .plan import plan_scale
+
+    out: list[dict] = []
+    sources = []   # compile them all in parallel first (the cubin cache serves the rest)
+    for i, (label, sc) in enumerate(items):
+        try:
+            sources.append(generate(plan_scale(sc, limits).scenario, name=kernel_name(i, label)).source)
+        except (ScenarioError, ValueError):
+            pass
+    compile_many(sources)
+    for i, (label, sc) in enumerate(items):
+        try:
+            scale, spec = scenario_timed_launch(sc, kernel_name(i, label), limits)
+            out.append({"kind": "scenario", "label": label, "spec": spec, "buffer_sets": scale.buffer_sets})
+        except (ScenarioError, CompileError, ValueError) as err:
+            out.append({"kind": "scenario", "label": label, "spec": None, "error": str(err)[-400:]})
+    if hand_kernels:
+        ks = handwritten.manifest()
+        srcs = sorted({k.file for k in ks})
+        cubins = dict(zip(srcs, compile_many([handwritten.file_source(f) for f in srcs])))
+        for k in ks:
+            cub = cubins[k.file]
+            if isinstance(cub, CompileError):
+                out.append({"kind": "kernel", "label": k.name, "spec": None, "error": cub.log[-400:]})
+                continue
+            _big, spec, sets = hand_timed_launch(k, cub, limits)
+            spec.label = k.name
+            out.append({"kind": "kernel", "label": k.name, "spec": spec, "buffer_sets": sets})
+    if sweeps:
+        for name, sw in SWEEPS.items():
+            if "scenarios" in sw:
+                continue
+            base = _sweep_base(sw)
+            replicas = None
+            for v in sw["values"]:
+                sc = with_params(base, {sw["param"]: v})
+                if replicas is None:
+                    replicas = plan_scale(sc, limits).replicas
+                kname = f"wv_sweep_{name.replace('-', '_')}_{v}"
+                scale, spec = scenario_timed_launch(sc, kname, limits, replicas)
+                out.append({"kind": "sweep", "label": f"{name}:{v}", "sweep": name, "value": v, "spec": spec,
+                            "buffer_sets": scale.buffer_sets})
     return out
 
 
@@ -377,7 +445,6 @@ def _counters_in_groups(prepared, hand_specs, group: int = 400):
 
 def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> dict:
     from . import handwritten
-    from .plan import DeviceLimits, plan_scale
     from .results import mismatches
     from .runner import KernelFault
     from .simulate import work_estimate
@@ -394,10 +461,7 @@ def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> 
         before = handwritten.initial_bytes(sc)
         after = session.run_once(spec, before)
         out["check"] = handwritten.check(k, sc, before, after)
-        big = handwritten.scenario_of(k, True)
-        bspec = handwritten.launch_spec(k, big, cubin)
-        lim = session.limits()
-        sets = plan_scale(big, DeviceLimits(lim.sm_count, lim.l2_bytes, lim.free_bytes), replicas=1).buffer_sets
+        big, bspec, sets = hand_timed_launch(k, cubin, session.limits())
         timing = session.time_launch(bspec, sets, cancelled=cancelled)
         t = {"scale": {"params": dict(k.timing.get("params", {})), "grid": list(big.launch.grid),
                        "buffer_sets": sets, "launch_global_bytes": bspec.buffer_bytes}, **timing.as_dict()}
