@@ -42,13 +42,13 @@ def _items():
 
 
 def prep(outdir: Path, query_all: str = "", query_base: str = "", sections_text: str = "",
-         sweeps: bool = False, limits=None, items=None) -> dict:
+         sweeps: bool = False, limits=None, items=None, hand_kernels: bool = True) -> dict:
     from .bench import timed_launches
     from .plan import DeviceLimits
 
     outdir.mkdir(parents=True, exist_ok=True)
     limits = limits or DeviceLimits()
-    launches = timed_launches(items if items is not None else _items(), limits, True, sweeps)
+    launches = timed_launches(items if items is not None else _items(), limits, hand_kernels, sweeps)
     ok, missing = ncu.choose_metrics(ncu.BOTTLENECK_METRICS, query_all, query_base)
     if not query_all and not query_base:
         ok, missing = list(ncu.BOTTLENECK_METRICS), []   # dry mode: nothing to check against
