@@ -72,7 +72,7 @@ METRICS=$(tr -d '\n' < "$W/metrics.txt")
 SECTIONS=$(cat "$W/sections.txt")
 for spec in "$W"/batch-*.json; do
   b=$(basename "$spec" .json)
-  n=$(( $(left) - 12 ))
+  n=$(( $(left) - 25 ))   # room for the import (a few s) and the summary
   case "$b" in batch-3*) want=60 ;; *) want=80 ;; esac
   lim=$(( n < want ? n : want ))
   if [ "$lim" -lt 20 ]; then echo "h13model: $b skipped: $(left) s left of the ${BUDGET} s budget"; continue; fi
