@@ -55,6 +55,11 @@ else
   QARGS=""
 fi
 
+# 1b. How fast SMs start blocks (a few seconds; the cost model's block_launch_ns).
+if [ "$DRY" != 1 ]; then
+  step 30 $PY tools/gpu/session/h13model_blocks.py --json "$R/blocks.json" > "$R/blocks.log" 2>&1; tail -2 "$R/blocks.log"
+fi
+
 # 2. The timed launches (as `warpviz bench --all` builds them), batched; metric names checked.
 rm -rf "$W"/*
 step 120 $PY -m viz.gpu.bottleneck prep "$W" --sweeps $QARGS || { echo "h13model: prep failed"; exit 1; }

@@ -1,0 +1,167 @@
+"""Where a launch's global sectors come from: L1, L2 or DRAM (pure numpy, no GPU).
+
+The cost model (``viz.gpu.costmodel``) needs, for each global load, how many of its
+sectors a cache already holds, and how many bytes DRAM must move. Both follow from the
+addresses the engine evaluates (``viz.engine.evaluate_instruction``), replayed in program
+order over a window of blocks:
+
+* **L1** (per SM, not coherent): a load sector that the same block touched with an
+  earlier load hits in L1. Stores do not allocate in L1. A ``.volatile`` global load
+  (``viz.gpu.codegen.repeated_accesses``: a thread reads a word twice) is a strong load that
+  bypasses L1, so it never hits there.
+* **L2** (device wide, ``l2_bytes``): a sector touched earlier in the window hits in L2.
+  The window is the whole replica when its global arrays fit in half of L2 (data stays
+  from block to block), else one wave of co-resident blocks (``wave_blocks``, in launch
+  order): reuse further apart than that is assumed evicted.
+* **DRAM**: every 64-byte half line touched in a window is moved once (DRAM moves 64-byte
+  halves: a sector whose neighbour is not touched still costs 64 bytes, measured on H100
+  with stride-16 floats), loads as reads, stores as writes.
+
+Windows are replayed on a sample of blocks (at most ``max_lanes`` thread-instructions) and
+scaled to the replica; replicas are distinct data, so a launch's figures are a replica's
+times the number of replicas. Nothing here reads a measurement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine import evaluate_instruction
+from ..scenario import Scenario, expand_instructions
+
+MAX_LANES = 6_000_000      # thread-instructions replayed per window (the rest is scaled)
+
+
+@dataclass
+class InstrReuse:
+    """One global warp instruction's sectors in a window, by where they are served."""
+
+    number: int
+    op: str
+    sectors: int = 0
+    l1_hits: int = 0
+    l2_hits: int = 0
+    requests: int = 0
+
+    @property
+    def l1_hit_rate(self) -> float:
+        return self.l1_hits / self.sectors if self.sectors else 0.0
+
+    @property
+    def l2_hit_rate(self) -> float:
+        """Of the sectors that miss L1 (stores: all), the part L2 holds."""
+        miss = self.sectors - self.l1_hits
+        return self.l2_hits / miss if miss else 0.0
+
+
+@dataclass
+class Reuse:
+    """A replica's global traffic by level (already scaled from the window)."""
+
+    load_sectors: int = 0
+    store_sectors: int = 0
+    l1_hit_sectors: float = 0.0
+    l2_sectors: float = 0.0          # sectors that reach L2 (L1 load misses + stores)
+    dram_read_bytes: float = 0.0
+    dram_write_bytes: float = 0.0
+    window: str = "replica"          # "replica" or "wave"
+    sampled_blocks: int = 0
+    blocks: int = 0
+    per_instruction: dict[int, InstrReuse] = field(default_factory=dict)
+
+    @property
+    def dram_bytes(self) -> float:
+        return self.dram_read_bytes + self.dram_write_bytes
+
+    def as_dict(self) -> dict:
+        return {"l1_hit_sectors": round(self.l1_hit_sectors), "l2_sectors": round(self.l2_sectors),
+                "dram_read_bytes": round(self.dram_read_bytes), "dram_write_bytes": round(self.dram_write_bytes),
+                "window": self.window, "sampled_blocks": self.sampled_blocks}
+
+
+def _global_instructions(sc: Scenario):
+    return [i for i in expand_instructions(sc) if sc.array(sc.accesses[i.access].array).space == "global"]
+
+
+def _volatile_accesses(sc: Scenario) -> set[int]:
+    from .codegen import _may_repeat, repeated_accesses
+
+    rep = repeated_accesses(sc)
+    if rep is None:
+        rep = {a.index for a in sc.accesses if sc.array(a.array).space == "global" and _may_repeat(a, sc)}
+    return rep
+
+
+def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int = MAX_LANES) -> Reuse:
+    """A replica's reuse (see the module docstring); ``wave_blocks`` = SMs x resident blocks."""
+    instrs = _global_instructions(sc)
+    nb, tpb = sc.launch.blocks, sc.launch.threads_per_block
+    out = Reuse(blocks=nb)
+    if not instrs:
+        return out
+    footprint = sum(a.footprint for a in sc.arrays if a.space == "global")
+    fits = footprint <= l2_bytes // 2
+    window = nb if fits else max(1, min(nb, wave_blocks))
+    out.window = "replica" if fits or window == nb else "wave"
+    per_block_lanes = max(1, tpb * len(instrs))
+    sample = max(1, min(window, max_lanes // per_block_lanes))
+    # Blocks of the window in launch order; a sample keeps the first ones (they run together).
+    blocks = np.arange(sample, dtype=np.int64)
+    out.sampled_blocks = int(sample)
+    volatile = _volatile_accesses(sc)
+    threads = np.arange(tpb, dtype=np.int64)
+    nw = -(-tpb // 32)
+    warp_of = np.broadcast_to(threads // 32, (sample, tpb))
+    block_of = np.broadcast_to(blocks.reshape(-1, 1), (sample, tpb))
+    span = max(1, -(-(max((a.start + a.footprint for a in sc.arrays if a.space == "global"), default=0)) // 32) + 1)
+    seen_l1 = np.empty(0, np.int64)      # block * span + sector, sorted
+    seen_l2 = np.empty(0, np.int64)      # sector, sorted
+    chunks = {"load": np.empty(0, np.int64), "store": np.empty(0, np.int64)}
+    stats = {i.number: InstrReuse(i.number, sc.accesses[i.access].op) for i in instrs}
+    for ins in instrs:
+        acc = sc.accesses[ins.access]
+        lv = evaluate_instruction(sc, ins, blocks, threads)
+        addr = np.broadcast_to(lv.addr.natural(), (sample, tpb))
+        mask = np.broadcast_to(np.asarray(lv.mask), (sample, tpb))
+        if not mask.any():
+            continue
+        sec = addr[mask] // 32
+        # One request per warp with an active lane; its sectors are the warp's distinct ones.
+        wkey = np.unique((block_of[mask] * nw + warp_of[mask]) * span + sec)
+        st = stats[ins.number]
+        sectors = wkey % span
+        bsec = (wkey // span // nw) * span + sectors
+        st.requests += len(np.unique(wkey // span))
+        st.sectors += len(sectors)
+        if acc.op == "load" and acc.index not in volatile:
+            hit = np.isin(bsec, seen_l1, assume_unique=False)
+            st.l1_hits += int(hit.sum())
+            miss = sectors[~hit]
+            seen_l1 = np.union1d(seen_l1, bsec)
+        else:
+            miss = sectors
+        st.l2_hits += int(np.isin(miss, seen_l2).sum())
+        seen_l2 = np.union1d(seen_l2, sectors)
+        chunks[acc.op] = np.union1d(chunks[acc.op], sectors // 2)
+    scale = nb / sample
+    for st in stats.values():
+        if st.op == "load":
+            out.load_sectors += st.sectors
+            out.l1_hit_sectors += st.l1_hits
+            out.l2_sectors += st.sectors - st.l1_hits
+        else:
+            out.store_sectors += st.sectors
+            out.l2_sectors += st.sectors
+    out.load_sectors = round(out.load_sectors * scale)
+    out.store_sectors = round(out.store_sectors * scale)
+    out.l1_hit_sectors *= scale
+    out.l2_sectors *= scale
+    out.dram_read_bytes = len(chunks["load"]) * 64 * scale
+    out.dram_write_bytes = len(chunks["store"]) * 64 * scale
+    out.per_instruction = stats
+    return out
+
+
+__all__ = ["Reuse", "InstrReuse", "analyze_reuse", "MAX_LANES"]
