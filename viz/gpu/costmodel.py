@@ -1,36 +1,62 @@
-"""A simple, documented cost model: a launch's time from the model's counts.
+"""The cost model: a launch's time from the model's counts, as a list of explained terms.
 
-The model counts what each warp instruction costs the memory system; the GPU serves
-those costs in parallel units, and the slowest unit sets the time (a roofline over
-three resources):
+Every GPU unit that a launch keeps busy gives a *term*: the time that unit alone would
+need. The slowest term bounds the launch, and the prediction says which one and by how
+much ("bound by shared wavefronts: 0.26 ms of 0.27 ms"). All terms come from what the
+engine knows about the scenario (its addresses, counts and launch), the compiled kernel
+(registers, shared memory) and per-device figures (``viz.gpu.calibration``, with the
+documented defaults below while a device has no calibration file). No term reads a
+measured time or a measured counter of the launch it predicts.
 
-* DRAM:   ``DRAM bytes / DRAM bandwidth`` (measured D2D cudaMemcpy where known, read +
-          write). DRAM moves 64-byte halves of a line: a sector whose neighbour in the
-          same half is not touched still costs 64 bytes (measured on H100: a stride-16
-          float read, two sectors per line in different halves, took twice as long as
-          stride 8, four sectors per line). Per instruction the model gives sectors and
-          lines, so DRAM bytes = 64 x min(sectors, 2 x lines): exact for consecutive
-          sectors, and for one sector per half. Every byte is assumed to come from or go
-          to DRAM once: no reuse through L1/L2, so kernels that re-read (stencils,
-          gathers, GEMM tiles) are predicted slower than they run.
-* L1:     ``sectors / (SMs x 4 sectors per clock)``: the L1/TEX tag stage of an SM
-          handles one 128-byte line, 4 sectors, per clock.
-* Shared: ``wavefronts / (SMs x 1 wavefront per clock)``: a shared-memory wavefront is
-          one pass through the 32 banks, one per clock per SM.
-* Issue:  ``memory warp instructions / (SMs x 1 per clock)``: the LSU takes one warp
-          instruction per clock per SM.
+Throughput terms (each spread over the SMs that have blocks):
 
-``time = max(DRAM, L1, Shared, Issue) + launch overhead``. The terms assume the work is
-spread evenly over the SMs; with fewer blocks than SMs the busy SMs set the time
-(``active_sms``). Good enough to predict the *shape* of a sweep: padding a transpose
-tile turns 32 wavefronts per column read into 1 and the time drops to the DRAM floor.
+* **DRAM**: bytes DRAM must move / DRAM bandwidth. The bytes come from ``viz.gpu.reuse``:
+  every 64-byte half line the launch touches, once per window in which L2 keeps it (a
+  replica when its arrays fit in half of L2, else one wave of co-resident blocks). So a
+  GEMM or a stencil that re-reads its inputs pays for them once, and a stride-16 read
+  pays 64 bytes per 4-byte element.
+* **L2**: sectors that reach L2 (L1 load misses and all stores) x 32 bytes / L2 bandwidth.
+* **L1**: sectors / (SMs x L1 sectors per clock): the L1 tag stage.
+* **shared**: shared wavefronts / (SMs x wavefronts per clock).
+* **LSU issue**: memory warp instructions / (SMs x LSU instructions per clock).
+* **block launches**: blocks per SM x the time an SM needs to start and retire a block.
+
+Latency term (a wave of blocks cannot finish before its slowest warp's chain does):
+
+* **latency**: waves x the chain of one block: block start, then each load the busiest
+  warp waits for (shared, L1, L2 or DRAM latency, by where ``viz.gpu.reuse`` says its
+  sectors are; the generated kernels use each loaded value at once) and each
+  ``__syncthreads``. Waves = blocks per SM / resident blocks per SM, where residency
+  (occupancy) follows from threads, registers and shared memory per block.
+
+``time = max(terms) + launch overhead``. Every figure a term uses is named in
+``Prediction.terms`` so the panel and the docs can show the arithmetic.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, replace
 
 LAUNCH_OVERHEAD_S = 3e-6   # an empty kernel launch on H100, back to back
+
+# Calibration key -> (default, unit, where the default comes from). The cost model reads
+# each through viz.gpu.calibration (load_calibration().value(key, default)).
+DEFAULTS: dict[str, tuple[float, str, str]] = {
+    "dram_copy_gbps": (2962.0, "GB/s", "device-to-device cudaMemcpy on the H100 (assets/measurements/h100.json)"),
+    "l2_read_gbps": (5500.0, "GB/s", "H100 L2 hit bandwidth, about 5.5 TB/s (published microbenchmarks)"),
+    "l1_sectors_per_clk_sm": (4.0, "sectors/clk/SM", "128 bytes per clock per SM"),
+    "shared_wavefronts_per_clk_sm": (1.0, "wavefronts/clk/SM", "one pass through the 32 banks per clock"),
+    "lsu_inst_per_clk_sm": (1.0, "warp instructions/clk/SM", "one memory instruction per clock per SM"),
+    "launch_overhead_us": (3.0, "us", "an empty kernel launched back to back on the H100"),
+    "block_launch_ns": (85.0, "ns", "per block per SM: 33792 blocks of the one-barrier shared lessons ran in "
+                                    "24 us on 132 SMs (assets/measurements/h100.json)"),
+    "syncthreads_ns": (20.0, "ns", "a __syncthreads of 256 threads, about 40 clocks"),
+    "dram_latency_ns": (700.0, "ns", "a dependent DRAM load under load on the H100"),
+    "l2_latency_ns": (150.0, "ns", "a dependent L2 hit, about 300 clocks"),
+    "l1_latency_ns": (20.0, "ns", "a dependent L1 hit, about 40 clocks"),
+    "shared_latency_ns": (16.0, "ns", "a dependent shared load, about 30 clocks"),
+}
 
 
 @dataclass(frozen=True)
@@ -43,18 +69,103 @@ class DeviceModel:
     wavefronts_per_clock: float = 1.0
     lsu_instructions_per_clock: float = 1.0
     launch_overhead_s: float = LAUNCH_OVERHEAD_S
+    l2_bytes: int = 50 << 20
+    l2_bytes_per_s: float = 5.5e12
+    block_launch_s: float = 85e-9
+    syncthreads_s: float = 20e-9
+    dram_latency_s: float = 700e-9
+    l2_latency_s: float = 150e-9
+    l1_latency_s: float = 20e-9
+    shared_latency_s: float = 16e-9
+    max_threads_per_sm: int = 2048
+    max_blocks_per_sm: int = 32
+    registers_per_sm: int = 65536
+    shared_per_sm: int = 233472            # 228 KiB usable of the 256 KiB L1/shared
+    sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
     @classmethod
-    def from_device(cls, info: dict, memcpy_gbps: float | None = None) -> "DeviceModel":
-        """From a results file's ``device`` table (and the measured cudaMemcpy ceiling)."""
-        bw = (memcpy_gbps or info.get("peak_bandwidth_gbs") or 3000.0) * 1e9
-        return cls(info.get("name", "GPU"), int(info.get("sm_count", 132)),
-                   float(info.get("clock_mhz", 1980)) * 1e6, bw)
+    def from_device(cls, info: dict, memcpy_gbps: float | None = None, calibration=None) -> "DeviceModel":
+        """From a results file's ``device`` table, the measured cudaMemcpy ceiling and the
+        device's calibration (``viz.gpu.calibration.load_calibration``; looked up by name
+        when not given, defaults where it has no figure)."""
+        if calibration is None:
+            try:
+                from .calibration import load_calibration
+
+                calibration = load_calibration(info.get("name", "NVIDIA H100 80GB HBM3"))
+            except (OSError, ValueError):
+                calibration = None
+        src = []
+
+        def fig(key: str, measured: float | None = None) -> float:
+            v = calibration.value(key) if calibration is not None else None
+            if v is not None:
+                src.append((key, "calibration"))
+                return v
+            if measured:
+                src.append((key, "measured"))
+                return measured
+            src.append((key, "default"))
+            return DEFAULTS[key][0]
+
+        bw = fig("dram_copy_gbps", memcpy_gbps)
+        return cls(
+            info.get("name", "GPU"), int(info.get("sm_count", 132)), float(info.get("clock_mhz", 1980)) * 1e6,
+            bw * 1e9, fig("l1_sectors_per_clk_sm"), fig("shared_wavefronts_per_clk_sm"), fig("lsu_inst_per_clk_sm"),
+            fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", 50 << 20)), fig("l2_read_gbps") * 1e9,
+            fig("block_launch_ns") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
+            fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
+            sources=tuple(src))
+
+    def figures(self) -> dict:
+        """The figures the model uses, for the results file."""
+        return {"dram_gbps": round(self.dram_bytes_per_s / 1e9, 2), "sm_count": self.sm_count,
+                "clock_mhz": round(self.clock_hz / 1e6), "l1_sectors_per_clock": self.l1_sectors_per_clock,
+                "wavefronts_per_clock": self.wavefronts_per_clock,
+                "lsu_instructions_per_clock": self.lsu_instructions_per_clock,
+                "launch_overhead_us": round(self.launch_overhead_s * 1e6, 3),
+                "l2_gbps": round(self.l2_bytes_per_s / 1e9, 1), "l2_bytes": self.l2_bytes,
+                "block_launch_ns": round(self.block_launch_s * 1e9, 2),
+                "syncthreads_ns": round(self.syncthreads_s * 1e9, 2),
+                "dram_latency_ns": round(self.dram_latency_s * 1e9, 1),
+                "l2_latency_ns": round(self.l2_latency_s * 1e9, 1), "l1_latency_ns": round(self.l1_latency_s * 1e9, 1),
+                "shared_latency_ns": round(self.shared_latency_s * 1e9, 1), "sources": dict(self.sources)}
 
 
 # The H100 SXM (80 GB HBM3) of the device machine: 132 SMs, 1980 MHz boost clock, and the
 # 2962 GB/s that a device-to-device cudaMemcpy reached there (assets/measurements/h100.json).
 H100 = DeviceModel("NVIDIA H100 80GB HBM3", 132, 1.98e9, 2.962e12)
+
+
+# ---------------------------------------------------------------------------- the launch
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one launch asks of the GPU (all totals over the whole launch)."""
+
+    blocks: int
+    threads_per_block: int
+    sectors: int = 0                 # global sectors through the L1 tag stage
+    wavefronts: int = 0              # shared wavefronts
+    instructions: int = 0            # memory warp instructions
+    dram_bytes: float = 0.0          # after reuse (viz.gpu.reuse)
+    l2_sectors: float = 0.0          # sectors that reach L2
+    chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds
+    chain: tuple = ()                # (what, count, seconds each) of that chain
+    registers: int | None = None     # per thread, from the compiled kernel
+    shared_bytes: int = 0            # per block (static + dynamic)
+    notes: tuple = ()
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str          # "DRAM", "L2", "L1", "shared", "LSU issue", "block launches", "latency"
+    seconds: float
+    what: str          # the arithmetic, in words
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ms": round(self.seconds * 1e3, 6), "what": self.what}
 
 
 @dataclass(frozen=True)
@@ -64,20 +175,93 @@ class Prediction:
     l1_s: float
     shared_s: float
     issue_s: float
+    terms: tuple[Term, ...] = ()
+    overhead_s: float = 0.0
+    occupancy: dict = field(default_factory=dict)
 
     @property
     def bound(self) -> str:
+        if self.terms:
+            return max(self.terms, key=lambda t: t.seconds).name
         terms = {"DRAM": self.dram_s, "L1": self.l1_s, "shared": self.shared_s, "issue": self.issue_s}
         return max(terms, key=terms.get)
+
+    @property
+    def bound_s(self) -> float:
+        return max((t.seconds for t in self.terms), default=max(self.dram_s, self.l1_s, self.shared_s, self.issue_s))
 
     @property
     def ms(self) -> float:
         return self.seconds * 1e3
 
+    def explain(self) -> str:
+        """ "bound by shared wavefronts: 0.26 ms of 0.27 ms" """
+        return f"bound by {self.bound}: {self.bound_s * 1e3:.4g} ms of {self.ms:.4g} ms"
+
+    def term(self, name: str) -> float:
+        return next((t.seconds for t in self.terms if t.name == name), 0.0)
+
     def as_dict(self) -> dict:
-        return {"ms": round(self.ms, 6), "bound": self.bound, "dram_ms": round(self.dram_s * 1e3, 6),
-                "l1_ms": round(self.l1_s * 1e3, 6), "shared_ms": round(self.shared_s * 1e3, 6),
-                "issue_ms": round(self.issue_s * 1e3, 6)}
+        d = {"ms": round(self.ms, 6), "bound": self.bound, "dram_ms": round(self.dram_s * 1e3, 6),
+             "l1_ms": round(self.l1_s * 1e3, 6), "shared_ms": round(self.shared_s * 1e3, 6),
+             "issue_ms": round(self.issue_s * 1e3, 6)}
+        if self.terms:
+            d.update(bound_ms=round(self.bound_s * 1e3, 6), overhead_ms=round(self.overhead_s * 1e3, 6),
+                     explain=self.explain(), terms=[t.as_dict() for t in self.terms], occupancy=dict(self.occupancy))
+        return d
+
+
+def occupancy(device: DeviceModel, threads_per_block: int, registers: int | None, shared_bytes: int) -> dict:
+    """Resident blocks per SM and what limits them (threads, blocks, registers, shared memory)."""
+    warps = -(-threads_per_block // 32)
+    limits = {"threads": device.max_threads_per_sm // max(1, warps * 32), "blocks": device.max_blocks_per_sm}
+    if registers:
+        per_warp = -(-registers * 32 // 256) * 256        # allocated per warp in units of 256
+        limits["registers"] = device.registers_per_sm // max(1, per_warp * warps)
+    if shared_bytes:
+        limits["shared memory"] = device.shared_per_sm // (-(-(shared_bytes + 1024) // 128) * 128)
+    k = max(1, min(limits.values()))
+    by = min(limits, key=limits.get)
+    return {"blocks_per_sm": k, "limited_by": by, "warps_per_sm": k * warps, "limits": limits,
+            "registers": registers, "shared_bytes": shared_bytes}
+
+
+def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
+    """The prediction for a launch (see the module docstring)."""
+    sms_busy = max(1, min(device.sm_count, w.blocks))
+    clk = device.clock_hz
+    occ = occupancy(device, w.threads_per_block, w.registers, w.shared_bytes)
+    k = occ["blocks_per_sm"]
+    per_sm = -(-w.blocks // device.sm_count)           # the busiest SM's blocks (the tail of small grids)
+    waves = per_sm / k if per_sm > k else 1.0
+    terms = []
+    dram = w.dram_bytes / device.dram_bytes_per_s
+    terms.append(Term("DRAM", dram, f"{w.dram_bytes / 1e6:.4g} MB after reuse / {device.dram_bytes_per_s / 1e9:.0f} GB/s"))
+    l2 = w.l2_sectors * 32 / device.l2_bytes_per_s
+    terms.append(Term("L2", l2, f"{w.l2_sectors / 1e6:.4g} M sectors x 32 B / {device.l2_bytes_per_s / 1e9:.0f} GB/s"))
+    l1 = w.sectors / (sms_busy * device.l1_sectors_per_clock * clk)
+    terms.append(Term("L1", l1, f"{w.sectors / 1e6:.4g} M sectors / ({sms_busy} SMs x "
+                                f"{device.l1_sectors_per_clock:g} per clock)"))
+    shared = w.wavefronts / (sms_busy * device.wavefronts_per_clock * clk)
+    terms.append(Term("shared", shared, f"{w.wavefronts / 1e6:.4g} M wavefronts / ({sms_busy} SMs x "
+                                        f"{device.wavefronts_per_clock:g} per clock)"))
+    issue = w.instructions / (sms_busy * device.lsu_instructions_per_clock * clk)
+    terms.append(Term("LSU issue", issue, f"{w.instructions / 1e6:.4g} M memory instructions / ({sms_busy} SMs x "
+                                          f"{device.lsu_instructions_per_clock:g} per clock)"))
+    blocks_t = per_sm * device.block_launch_s
+    terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
+    block_life = device.block_launch_s + w.chain_s
+    lat = waves * block_life
+    chain_text = " + ".join(f"{n:g} x {what} {s * 1e9:.0f} ns" for what, n, s in w.chain if n) or "no waits"
+    terms.append(Term("latency", lat, f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, "
+                                      f"limited by {occ['limited_by']}) x {block_life * 1e9:.0f} ns per block "
+                                      f"(start {device.block_launch_s * 1e9:.0f} ns + {chain_text})"))
+    body = max(t.seconds for t in terms)
+    return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
+                      device.launch_overhead_s, occ)
+
+
+# ---------------------------------------------------------------------------- from the engine
 
 
 def totals(metrics: dict[str, int]) -> dict[str, int]:
@@ -93,22 +277,82 @@ def totals(metrics: dict[str, int]) -> dict[str, int]:
 
 
 def dram_bytes(sectors_and_lines) -> int:
-    """64 x min(sectors, 2 x lines), summed over (sectors, lines) of each instruction."""
+    """64 x min(sectors, 2 x lines), summed over (sectors, lines) of each instruction: the
+    DRAM bytes without any reuse (every instruction's sectors from DRAM)."""
     return sum(64 * min(s, 2 * ln) for s, ln in sectors_and_lines)
+
+
+def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
+             shared_bytes: int | None = None, reuse=None) -> Workload:
+    """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
+    ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None)."""
+    import numpy as np
+
+    from .reuse import analyze_reuse
+
+    sc = an.scenario
+    t = totals(an.metrics)
+    tpb = sc.launch.threads_per_block
+    if shared_bytes is None:
+        shared_bytes = sum(a.footprint for a in sc.arrays if a.space == "shared")
+    occ = occupancy(device, tpb, registers, shared_bytes)
+    if reuse is None:
+        reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes)
+    # The chain of the busiest warp of block 0: each load it waits for, each barrier.
+    from .codegen import plan_groups
+
+    per_instr = reuse.per_instruction
+    nw = -(-tpb // 32)
+    lat = np.zeros(nw)
+    counts = {"shared": np.zeros(nw), "L1": np.zeros(nw), "L2": np.zeros(nw), "DRAM": np.zeros(nw)}
+    for s in an.stats:
+        if s.op != "load" or s.per_warp_active is None or not len(s.per_warp_active):
+            continue
+        active = s.per_warp_active[0] > 0
+        if s.space == "shared":
+            lat[active] += device.shared_latency_s
+            counts["shared"][active] += 1
+            continue
+        r = per_instr.get(s.instruction.number)
+        spr = (r.sectors / r.requests) if r and r.requests else 1.0
+        p_miss1 = min(1.0, (1 - r.l1_hit_rate) * spr) if r else 1.0
+        p_miss2 = min(1.0, (1 - r.l2_hit_rate) * spr) if r else 1.0
+        e = device.l1_latency_s + p_miss1 * ((device.l2_latency_s - device.l1_latency_s)
+                                             + p_miss2 * (device.dram_latency_s - device.l2_latency_s))
+        lat[active] += e
+        level = "DRAM" if p_miss1 * p_miss2 >= 0.5 else "L2" if p_miss1 >= 0.5 else "L1"
+        counts[level][active] += 1
+    busiest = int(np.argmax(lat)) if nw else 0
+    barriers = sum(1 for g in plan_groups(sc) if g.barrier_before)
+    chain_s = float(lat[busiest]) + barriers * device.syncthreads_s
+    level_s = {"shared": device.shared_latency_s, "L1": device.l1_latency_s, "L2": device.l2_latency_s,
+               "DRAM": device.dram_latency_s}
+    chain = tuple((f"{lv} load", float(c[busiest]), level_s[lv]) for lv, c in counts.items()) + \
+        (("__syncthreads", float(barriers), device.syncthreads_s),)
+    return Workload(
+        blocks=sc.launch.blocks * repeat, threads_per_block=tpb, sectors=t["sectors"] * repeat,
+        wavefronts=t["wavefronts"] * repeat, instructions=t["instructions"] * repeat,
+        dram_bytes=reuse.dram_bytes * repeat, l2_sectors=reuse.l2_sectors * repeat, chain_s=chain_s, chain=chain,
+        registers=registers, shared_bytes=shared_bytes)
 
 
 def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1,
             blocks: int | None = None, dram: int | None = None) -> Prediction:
-    """Predicted time of a launch whose counts are ``metrics`` x ``repeat`` (replicas);
-    ``dram`` is one repeat's DRAM bytes (``dram_bytes``), else sectors x 32."""
+    """A quick prediction from the ten metric totals alone (no addresses: no reuse, no
+    latency chain): ``repeat`` replicas, ``blocks`` blocks, ``dram`` bytes per replica
+    (``dram_bytes``, else sectors x 32). The bench uses ``predict_launch(workload(...))``."""
     t = totals(metrics)
-    sms = device.sm_count if blocks is None else max(1, min(device.sm_count, blocks))
-    clk = device.clock_hz
-    dram = (t["sectors"] * 32 if dram is None else dram) * repeat / device.dram_bytes_per_s
-    l1 = t["sectors"] * repeat / (sms * device.l1_sectors_per_clock * clk)
-    shared = t["wavefronts"] * repeat / (sms * device.wavefronts_per_clock * clk)
-    issue = t["instructions"] * repeat / (sms * device.lsu_instructions_per_clock * clk)
-    return Prediction(max(dram, l1, shared, issue) + device.launch_overhead_s, dram, l1, shared, issue)
+    w = Workload(blocks=blocks if blocks is not None else device.sm_count, threads_per_block=256,
+                 sectors=t["sectors"] * repeat, wavefronts=t["wavefronts"] * repeat,
+                 instructions=t["instructions"] * repeat,
+                 dram_bytes=(t["sectors"] * 32 if dram is None else dram) * repeat,
+                 l2_sectors=t["sectors"] * repeat)
+    return predict_launch(replace(w), device)
 
 
-__all__ = ["DeviceModel", "H100", "Prediction", "predict", "totals", "dram_bytes"]
+def launch_blocks(grid) -> int:
+    return math.prod(grid)
+
+
+__all__ = ["DeviceModel", "H100", "Prediction", "Term", "Workload", "predict", "predict_launch", "workload",
+           "occupancy", "totals", "dram_bytes", "DEFAULTS"]

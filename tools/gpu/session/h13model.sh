@@ -72,6 +72,15 @@ if command -v cuobjdump >/dev/null; then
   echo "resource usage of $(ls "$W"/cubins | wc -l) cubins -> resource-usage.txt"
 fi
 
+# 3b. SASS of a few kernels: how ptxas schedules loads (how many are in flight before the first use).
+if command -v cuobjdump >/dev/null; then
+  for k in wv_0[0-9][0-9]_gemm_naive wv_0[0-9][0-9]_reduction_tree wv_0[0-9][0-9]_coalesced wv_0[0-9][0-9]_stencil_global \
+           wv_0[0-9][0-9]_transpose_naive wv_0[0-9][0-9]_gemm_tiled reduce_tree reduce_interleaved gemm_naive; do
+    for f in "$W"/cubins/$k.cubin; do [ -f "$f" ] && { echo "== $(basename "$f")"; timeout 10 cuobjdump -sass "$f"; }; done
+  done > "$R/sass.txt" 2>&1
+  gzip -f "$R/sass.txt"
+fi
+
 # 4. Nsight Compute over each batch, at the GPU's own clocks (as timed), the fill kernel skipped.
 METRICS=$(tr -d '\n' < "$W/metrics.txt")
 SECTIONS=$(cat "$W/sections.txt")
