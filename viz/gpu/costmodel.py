@@ -283,9 +283,12 @@ def dram_bytes(sectors_and_lines) -> int:
 
 
 def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
-             shared_bytes: int | None = None, reuse=None) -> Workload:
+             shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None) -> Workload:
     """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
-    ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None)."""
+    ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None).
+    ``blocks_total``: the analysis covers only the first rows of a launch of that many
+    blocks whose blocks all do the same work (``viz.gpu.predict.analysis_of``): its
+    counts are scaled up to it."""
     import numpy as np
 
     from .reuse import analyze_reuse
@@ -329,10 +332,12 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
                "DRAM": device.dram_latency_s}
     chain = tuple((f"{lv} load", float(c[busiest]), level_s[lv]) for lv, c in counts.items()) + \
         (("__syncthreads", float(barriers), device.syncthreads_s),)
+    blocks = blocks_total or sc.launch.blocks
+    f = repeat * blocks / sc.launch.blocks
     return Workload(
-        blocks=sc.launch.blocks * repeat, threads_per_block=tpb, sectors=t["sectors"] * repeat,
-        wavefronts=t["wavefronts"] * repeat, instructions=t["instructions"] * repeat,
-        dram_bytes=reuse.dram_bytes * repeat, l2_sectors=reuse.l2_sectors * repeat, chain_s=chain_s, chain=chain,
+        blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
+        wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
+        dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
         registers=registers, shared_bytes=shared_bytes)
 
 

@@ -134,6 +134,22 @@ def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = Non
             metrics: tuple[str, ...] = METRIC_NAMES) -> tuple[list, str]:
     """Profile every launch of ``spec`` (see ``ncu_driver``); returns ([counters or None per
     launch of the spec, in its order], log)."""
+    stdout, stderr, returncode = _ncu_process(["--metrics", ",".join(metrics), "--csv", "--print-units", "base"],
+                                              spec, timeout, python, cancelled, driver)
+    log = stdout + "\n" + stderr
+    counters = parse_launches(stdout)
+    if not counters:
+        reason = explain_failure(log, returncode)
+        if reason:
+            raise reason
+        tail = "\n".join(log.strip().splitlines()[-15:])
+        raise RuntimeError(f"ncu returned no counters (exit {returncode}):\n{tail}")
+    return match_launches([d["name"] for d in spec["launches"]], counters), log
+
+
+def _ncu_process(args: list[str], spec: dict, timeout: float, python: str | None, cancelled,
+                 driver: str = "viz.gpu.ncu_driver") -> tuple[str, str, int]:
+    """ncu ARGS over ``python -m DRIVER SPEC``: (stdout, stderr, exit status); cancellable."""
     ncu = find_ncu()
     if not ncu:
         raise GpuUnavailable("Nsight Compute (ncu) is not installed or not on the PATH", "ncu")
@@ -143,8 +159,7 @@ def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = Non
         spec_path.write_text(json.dumps(spec))
         env = dict(os.environ)
         env["PYTHONPATH"] = repo_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        cmd = [ncu, "--metrics", ",".join(metrics), "--csv", "--print-units", "base",
-               "--target-processes", "all", "--kernel-name-base", "function",
+        cmd = [ncu, *args, "--target-processes", "all", "--kernel-name-base", "function",
                python or sys.executable, "-m", driver, str(spec_path)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         waited = 0.0
@@ -162,15 +177,45 @@ def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = Non
                     from .worker import Cancelled
 
                     raise Cancelled("Nsight Compute: cancelled") from None
+    return stdout, stderr, proc.returncode
+
+
+def ncu_listing(*args: str, timeout: float = 120) -> str:
+    """The text of ``ncu ARGS`` (``--query-metrics``, ``--list-sections``), or "" when it fails."""
+    ncu = find_ncu()
+    if not ncu:
+        return ""
+    try:
+        p = subprocess.run([ncu, *args], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return p.stdout if p.returncode == 0 else ""
+
+
+def run_bottlenecks(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None,
+                    cancelled=None) -> tuple[list, str, list[str]]:
+    """Profile a ``"mode": "timed"`` spec (``viz.gpu.bottleneck``) with the bottleneck sections
+    and metrics, names checked against this ncu first: ([raw counters or None per launch],
+    log, [metrics this ncu does not know])."""
+    base = ncu_listing("--query-metrics")
+    full = ncu_listing("--query-metrics", "--query-metrics-mode", "all")
+    sections_text = ncu_listing("--list-sections")
+    ok, missing = choose_metrics(BOTTLENECK_METRICS, full, base)
+    sections = [a for s in BOTTLENECK_SECTIONS if not sections_text or s in sections_text.split()
+                for a in ("--section", s)]
+    args = ["--launch-skip", "1", "--clock-control", "none", *sections,
+            *(["--metrics", ",".join(ok)] if ok else []), "--csv", "--page", "raw", "--print-units", "base"]
+    stdout, stderr, returncode = _ncu_process(args, spec, timeout, python, cancelled)
     log = stdout + "\n" + stderr
-    counters = parse_launches(stdout)
-    if not counters:
-        reason = explain_failure(log, proc.returncode)
+    profiled = parse_raw(stdout)
+    if not profiled:
+        reason = explain_failure(log, returncode)
         if reason:
             raise reason
         tail = "\n".join(log.strip().splitlines()[-15:])
-        raise RuntimeError(f"ncu returned no counters (exit {proc.returncode}):\n{tail}")
-    return match_launches([d["name"] for d in spec["launches"]], counters), log
+        raise RuntimeError(f"ncu returned no counters (exit {returncode}):\n{tail}")
+    got = match_launches([d["name"] for d in spec["launches"]], profiled)
+    return [None if m is None else {k: v for k, v in m.items() if k != "_id"} for m in got], log, missing
 
 
 # ---------------------------------------------------------------------------- bottlenecks
@@ -361,4 +406,4 @@ def _round(v, nd: int = 2):
 
 __all__ = ["find_ncu", "parse_csv", "parse_launches", "match_launches", "compare", "MetricRow", "run_ncu", "explain_failure",
            "BOTTLENECK_METRICS", "BOTTLENECK_SECTIONS", "choose_metrics", "available_metrics", "parse_raw",
-           "summarize", "THROUGHPUT_UNITS"]
+           "summarize", "THROUGHPUT_UNITS", "run_bottlenecks", "ncu_listing"]

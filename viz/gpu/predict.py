@@ -57,13 +57,42 @@ def hand_resources(k, sc: Scenario) -> Resources:
     return Resources(use.get("registers"), dyn + use.get("shared_bytes", 0))
 
 
+ANALYSIS_LIMIT = 300_000_000   # lane-bytes (simulate.work_estimate) analysed in full; beyond, the first rows
+
+
+def analysis_of(sc: Scenario):
+    """(Analysis, blocks of the launch): the whole launch, or for a very large one (a
+    scaled GEMM) its first rows of blocks, whose counts ``costmodel.workload`` scales up.
+    Every block of such a launch does the same work (the scenario's loops do not depend
+    on the block), so the first rows stand for the rest."""
+    from dataclasses import replace as _replace
+
+    from ..scenario import Launch
+    from .simulate import work_estimate
+
+    total = sc.launch.blocks
+    work = work_estimate(sc)
+    if work <= ANALYSIS_LIMIT:
+        return analyze(sc), total
+    gx, gy, gz = sc.launch.grid
+    per_block = work / total
+    keep = max(1, int(ANALYSIS_LIMIT // per_block))
+    if keep >= gx:
+        grid = (gx, max(1, min(gy, keep // gx)), 1)
+    else:
+        grid = (max(1, keep), 1, 1)
+    small = _replace(sc, launch=Launch(sc.launch.block, grid))
+    return analyze(small), total
+
+
 def predict_scenario(sc: Scenario, device: costmodel.DeviceModel, limits: DeviceLimits, name: str,
                      replicas: int | None = None, resources: Resources | None = None):
     """(Prediction, Resources) of a scenario's timed launch (``bench._time_scenario``)."""
     scale = plan_scale(sc, limits, replicas=replicas)
     unit = scale.scenario
     res = resources or generated_resources(unit, name)
-    w = costmodel.workload(analyze(unit), scale.replicas, device, res.registers, res.shared_bytes)
+    an, blocks = analysis_of(unit)
+    w = costmodel.workload(an, scale.replicas, device, res.registers, res.shared_bytes, blocks_total=blocks)
     return costmodel.predict_launch(w, device), res
 
 
@@ -73,7 +102,8 @@ def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None =
 
     big = handwritten.scenario_of(k, True)
     res = resources or hand_resources(k, big)
-    w = costmodel.workload(analyze(big), 1, device, res.registers, res.shared_bytes)
+    an, blocks = analysis_of(big)
+    w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks)
     return costmodel.predict_launch(w, device), res
 
 

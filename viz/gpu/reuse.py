@@ -116,11 +116,9 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     warp_of = np.broadcast_to(threads // 32, (sample, tpb))
     block_of = np.broadcast_to(blocks.reshape(-1, 1), (sample, tpb))
     span = max(1, -(-(max((a.start + a.footprint for a in sc.arrays if a.space == "global"), default=0)) // 32) + 1)
-    seen_l1 = np.empty(0, np.int64)      # block * span + sector, sorted
-    seen_l2 = np.empty(0, np.int64)      # sector, sorted
-    chunks = {"load": np.empty(0, np.int64), "store": np.empty(0, np.int64)}
     stats = {i.number: InstrReuse(i.number, sc.accesses[i.access].op) for i in instrs}
-    for ins in instrs:
+    parts_sec, parts_bsec, parts_ins, parts_l1ok, parts_load = [], [], [], [], []
+    for n, ins in enumerate(instrs):
         acc = sc.accesses[ins.access]
         lv = evaluate_instruction(sc, ins, blocks, threads)
         addr = np.broadcast_to(lv.addr.natural(), (sample, tpb))
@@ -130,21 +128,42 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         sec = addr[mask] // 32
         # One request per warp with an active lane; its sectors are the warp's distinct ones.
         wkey = np.unique((block_of[mask] * nw + warp_of[mask]) * span + sec)
-        st = stats[ins.number]
         sectors = wkey % span
-        bsec = (wkey // span // nw) * span + sectors
+        st = stats[ins.number]
         st.requests += len(np.unique(wkey // span))
         st.sectors += len(sectors)
-        if acc.op == "load" and acc.index not in volatile:
-            hit = np.isin(bsec, seen_l1, assume_unique=False)
-            st.l1_hits += int(hit.sum())
-            miss = sectors[~hit]
-            seen_l1 = np.union1d(seen_l1, bsec)
-        else:
-            miss = sectors
-        st.l2_hits += int(np.isin(miss, seen_l2).sum())
-        seen_l2 = np.union1d(seen_l2, sectors)
-        chunks[acc.op] = np.union1d(chunks[acc.op], sectors // 2)
+        parts_sec.append(sectors)
+        parts_bsec.append((wkey // span // nw) * span + sectors)
+        parts_ins.append(np.full(len(sectors), n, np.int64))
+        is_load = acc.op == "load"
+        parts_l1ok.append(np.full(len(sectors), is_load and acc.index not in volatile))
+        parts_load.append(np.full(len(sectors), is_load))
+    if not parts_sec:
+        return out
+    # Program order is the order of these arrays: an occurrence is a hit when an earlier
+    # one touched the same sector (L2: anywhere in the window; L1: an earlier cached load
+    # of the same block). np.unique's return_index gives each key's first occurrence.
+    sec = np.concatenate(parts_sec)
+    bsec = np.concatenate(parts_bsec)
+    ins_of = np.concatenate(parts_ins)
+    l1ok = np.concatenate(parts_l1ok)
+    is_load = np.concatenate(parts_load)
+    first2 = np.zeros(len(sec), bool)
+    first2[np.unique(sec, return_index=True)[1]] = True
+    l1hit = np.zeros(len(sec), bool)
+    idx = np.flatnonzero(l1ok)
+    if len(idx):
+        first1 = np.zeros(len(idx), bool)
+        first1[np.unique(bsec[idx], return_index=True)[1]] = True
+        l1hit[idx[~first1]] = True
+    l2hit = ~l1hit & ~first2
+    n_ins = len(instrs)
+    l1c = np.bincount(ins_of[l1hit], minlength=n_ins)
+    l2c = np.bincount(ins_of[l2hit], minlength=n_ins)
+    for n, ins in enumerate(instrs):
+        stats[ins.number].l1_hits += int(l1c[n])
+        stats[ins.number].l2_hits += int(l2c[n])
+    chunks = {"load": np.unique(sec[is_load] // 2), "store": np.unique(sec[~is_load] // 2)}
     scale = nb / sample
     for st in stats.values():
         if st.op == "load":
