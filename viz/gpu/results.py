@@ -150,6 +150,7 @@ def apply_bottleneck(entry: dict, summary: dict | None, memcpy_gbps: float | Non
     t["dram_bytes"] = dram
     t["dram_gbps"] = round(gbps(dram, t["median_ms"]), 2)
     pct = (summary.get("throughput_pct") or {}).get("DRAM")
+    t["dram_pct_of_peak"] = pct
     if memcpy_gbps and pct is not None and pct >= STREAMING_PCT:
         t["fraction_of_memcpy"] = round(t["dram_gbps"] / memcpy_gbps, 4)
         t.pop("fraction_note", None)
