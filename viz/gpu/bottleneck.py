@@ -118,6 +118,66 @@ def collect(outdir: Path) -> dict:
             "sections": index.get("sections", []), "notes": notes, "entries": entries}
 
 
+def merge(doc: dict, bdoc: dict | None, repredict: bool = True, device=None) -> dict:
+    """Attach measured bottlenecks (``collect``'s document) to a results file's timed
+    entries and, with ``repredict``, recompute every prediction with today's cost model
+    (``viz.gpu.predict``), sweeps included. Returns the document (version 2)."""
+    from . import costmodel, results
+    from .predict import predict_document
+
+    memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
+    if bdoc:
+        n = 0
+        for k, e in (bdoc.get("entries") or {}).items():
+            kind, _, label = k.partition(":")
+            section = {"scenario": "scenarios", "kernel": "kernels"}.get(kind)
+            entry = (doc.get(section) or {}).get(label) if section else None
+            if entry is not None and e.get("summary"):
+                results.apply_bottleneck(entry, e["summary"], memcpy)
+                n += 1
+            elif kind == "sweep" and e.get("summary"):
+                name, _, value = label.partition(":")
+                for pt in ((doc.get("sweeps") or {}).get(name) or {}).get("points", []):
+                    if str(pt.get("value")) == value:
+                        pt["bottleneck"] = e["summary"]
+        doc["bottleneck_note"] = ("Nsight Compute on each timed launch (same grid, replicas and buffer), at the "
+                                  f"GPU's own clocks, caches flushed before each pass; {n} entries")
+    if repredict:
+        device = device or costmodel.DeviceModel.from_device(doc["device"], memcpy)
+        for (section, name), (p, res) in predict_document(doc, device).items():
+            doc[section][name]["timing"]["predicted"] = p.as_dict()
+            doc[section][name]["timing"]["resources"] = res.as_dict()
+        _repredict_sweeps(doc, device)
+        doc["cost_model"] = device.figures()
+    doc["version"] = results.VERSION
+    return doc
+
+
+def _repredict_sweeps(doc: dict, device) -> None:
+    from ..scenario import with_params
+    from .bench import SWEEPS, _sweep_base
+    from .predict import limits_of, predict_scenario
+
+    limits = limits_of(doc["device"])
+    for name, sweep in (doc.get("sweeps") or {}).items():
+        spec = SWEEPS.get(name)
+        if not spec:
+            continue
+        for pt in sweep.get("points", []):
+            if "scenarios" in spec:
+                e = (doc.get("scenarios") or {}).get(pt.get("value")) or {}
+                pt["predicted_ms"] = ((e.get("timing") or {}).get("predicted") or {}).get("ms")
+                continue
+            sc = with_params(_sweep_base(spec), {spec["param"]: pt["value"]})
+            replicas = ((pt.get("timing") or {}).get("scale") or {}).get("replicas")
+            kname = f"wv_sweep_{name.replace('-', '_')}_{pt['value']}"
+            p, res = predict_scenario(sc, device, limits, kname, replicas=replicas)
+            pt["predicted_ms"] = round(p.ms, 6)
+            if isinstance(pt.get("timing"), dict):
+                pt["timing"]["predicted"] = p.as_dict()
+                pt["timing"]["resources"] = res.as_dict()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m viz.gpu.bottleneck")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -130,7 +190,20 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("collect")
     c.add_argument("dir")
     c.add_argument("--out", required=True)
+    m = sub.add_parser("merge", help="attach bottlenecks to a results file and recompute its predictions")
+    m.add_argument("results")
+    m.add_argument("--bottlenecks", default=None)
+    m.add_argument("--out", required=True)
+    m.add_argument("--no-repredict", action="store_true")
     a = ap.parse_args(argv)
+    if a.cmd == "merge":
+        from . import results
+
+        doc = results.load(a.results)
+        bdoc = json.loads(Path(a.bottlenecks).read_text()) if a.bottlenecks else None
+        results.save(merge(doc, bdoc, not a.no_repredict), a.out)
+        print(f"bottleneck merge: wrote {a.out}")
+        return 0
 
     def read(f):
         return Path(f).read_text(errors="replace") if f and Path(f).is_file() else ""

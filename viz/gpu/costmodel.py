@@ -301,37 +301,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     occ = occupancy(device, tpb, registers, shared_bytes)
     if reuse is None:
         reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes)
-    # The chain of the busiest warp of block 0: each load it waits for, each barrier.
-    from .codegen import plan_groups
-
-    per_instr = reuse.per_instruction
-    nw = -(-tpb // 32)
-    lat = np.zeros(nw)
-    counts = {"shared": np.zeros(nw), "L1": np.zeros(nw), "L2": np.zeros(nw), "DRAM": np.zeros(nw)}
-    for s in an.stats:
-        if s.op != "load" or s.per_warp_active is None or not len(s.per_warp_active):
-            continue
-        active = s.per_warp_active[0] > 0
-        if s.space == "shared":
-            lat[active] += device.shared_latency_s
-            counts["shared"][active] += 1
-            continue
-        r = per_instr.get(s.instruction.number)
-        spr = (r.sectors / r.requests) if r and r.requests else 1.0
-        p_miss1 = min(1.0, (1 - r.l1_hit_rate) * spr) if r else 1.0
-        p_miss2 = min(1.0, (1 - r.l2_hit_rate) * spr) if r else 1.0
-        e = device.l1_latency_s + p_miss1 * ((device.l2_latency_s - device.l1_latency_s)
-                                             + p_miss2 * (device.dram_latency_s - device.l2_latency_s))
-        lat[active] += e
-        level = "DRAM" if p_miss1 * p_miss2 >= 0.5 else "L2" if p_miss1 >= 0.5 else "L1"
-        counts[level][active] += 1
-    busiest = int(np.argmax(lat)) if nw else 0
-    barriers = sum(1 for g in plan_groups(sc) if g.barrier_before)
-    chain_s = float(lat[busiest]) + barriers * device.syncthreads_s
-    level_s = {"shared": device.shared_latency_s, "L1": device.l1_latency_s, "L2": device.l2_latency_s,
-               "DRAM": device.dram_latency_s}
-    chain = tuple((f"{lv} load", float(c[busiest]), level_s[lv]) for lv, c in counts.items()) + \
-        (("__syncthreads", float(barriers), device.syncthreads_s),)
+    chain_s, chain = _chain(an, reuse, device)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
     return Workload(
@@ -339,6 +309,84 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
         dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
         registers=registers, shared_bytes=shared_bytes)
+
+
+LOADS_IN_FLIGHT = 16   # independent loads a warp has in flight: ptxas issues about 16 LDGs ahead of
+                       # their first use (SASS of the generated gemm-naive kernel)
+BRANCH_CYCLES = 24     # a predicated access (``when``) sits in its own vote + branch + one-trip loop
+                       # (LDC, VOTE.ANY, ISETP, BRA; SASS of reduction-tree): its load cannot overlap
+
+
+def _load_latency(s, reuse, device: DeviceModel) -> tuple[float, str]:
+    """Expected latency of one warp's global load instruction, and the level it mostly waits on."""
+    r = reuse.per_instruction.get(s.instruction.number) if reuse is not None else None
+    spr = (r.sectors / r.requests) if r and r.requests else 1.0
+    # A request waits for its slowest sector: it misses when any of its sectors misses.
+    p_miss1 = min(1.0, (1 - r.l1_hit_rate) * spr) if r else 1.0
+    p_miss2 = min(1.0, (1 - r.l2_hit_rate) * spr) if r else 1.0
+    e = device.l1_latency_s + p_miss1 * ((device.l2_latency_s - device.l1_latency_s)
+                                         + p_miss2 * (device.dram_latency_s - device.l2_latency_s))
+    level = "DRAM" if p_miss1 * p_miss2 >= 0.5 else "L2" if p_miss1 >= 0.5 else "L1"
+    return e, level
+
+
+def _chain(an, reuse, device: DeviceModel) -> tuple[float, tuple]:
+    """One block's dependent chain: per stretch between barriers, the slowest warp's loads
+    (independent loads overlap, up to LOADS_IN_FLIGHT; a predicated access waits alone),
+    then the barrier. Returns (seconds, ((what, count, seconds each), ...))."""
+    import numpy as np
+
+    from .codegen import plan_groups
+
+    sc = an.scenario
+    nw = -(-sc.launch.threads_per_block // 32)
+    segment_of = {}
+    seg = 0
+    for g in plan_groups(sc):
+        if g.barrier_before:
+            seg += 1
+        for a in g.accesses:
+            segment_of[a.index] = seg
+    nseg = seg + 1
+    serial = np.zeros((nseg, nw))       # predicated loads and branch overheads, in sequence
+    overlap_sum = np.zeros((nseg, nw))  # independent loads: summed latency ...
+    overlap_max = np.zeros((nseg, nw))  # ... and the longest one
+    counts = {lv: np.zeros(nw) for lv in ("shared", "L1", "L2", "DRAM")}
+    branches = np.zeros(nw)
+    branch_s = BRANCH_CYCLES / device.clock_hz
+    level_s = {"shared": device.shared_latency_s, "L1": device.l1_latency_s, "L2": device.l2_latency_s,
+               "DRAM": device.dram_latency_s}
+    for s in an.stats:
+        if s.per_warp_active is None or not len(s.per_warp_active):
+            continue
+        acc = sc.accesses[s.instruction.access]
+        k = segment_of.get(acc.index, 0)
+        active = s.per_warp_active[0] > 0
+        predicated = acc.when is not None
+        if predicated:
+            serial[k, active] += branch_s
+            branches[active] += 1
+        if s.op != "load":
+            continue
+        if s.space == "shared":
+            e, level = device.shared_latency_s, "shared"
+        else:
+            e, level = _load_latency(s, reuse, device)
+        counts[level][active] += 1
+        if predicated:
+            serial[k, active] += e
+        else:
+            overlap_sum[k, active] += e
+            overlap_max[k, active] = np.maximum(overlap_max[k, active], e)
+    per_seg = serial + np.maximum(overlap_max, overlap_sum / LOADS_IN_FLIGHT)
+    seg_time = per_seg.max(axis=1)                 # a barrier waits for the slowest warp
+    barriers = nseg - 1
+    total = float(seg_time.sum()) + barriers * device.syncthreads_s
+    busiest = int(np.argmax(per_seg.sum(axis=0))) if nw else 0
+    chain = tuple((f"{lv} load", float(c[busiest]), level_s[lv]) for lv, c in counts.items()) + \
+        (("predicated access", float(branches[busiest]), branch_s), ("__syncthreads", float(barriers),
+                                                                       device.syncthreads_s))
+    return total, chain
 
 
 def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1,

@@ -113,7 +113,7 @@ def _res(entry: dict) -> Resources | None:
 
 
 def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, names=None) -> dict:
-    """{(section, name): Prediction} for every timed entry of a results file, rebuilt from
+    """{(section, name): (Prediction, Resources)} for every timed entry of a results file, rebuilt from
     its scenarios and the recorded resources (compiled here when the file has none)."""
     from ..scenario import load
     from . import handwritten
@@ -130,7 +130,7 @@ def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, nam
         if not t or "median_ms" not in t:
             continue
         sc = load(name)
-        out[("scenarios", name)] = predict_scenario(sc, device, limits, kernel_name(i, name), resources=_res(e))[0]
+        out[("scenarios", name)] = predict_scenario(sc, device, limits, kernel_name(i, name), resources=_res(e))
     hand = {k.name: k for k in handwritten.manifest()}
     for name, e in doc.get("kernels", {}).items():
         if names is not None and name not in names:
@@ -138,14 +138,15 @@ def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, nam
         t = e.get("timing")
         if not t or "median_ms" not in t or name not in hand:
             continue
-        out[("kernels", name)] = predict_hand(hand[name], device, _res(e))[0]
+        out[("kernels", name)] = predict_hand(hand[name], device, _res(e))
     return out
 
 
 def accuracy(doc: dict, predictions: dict, within: float = 0.2) -> dict:
     """Measured / predicted per entry, and how many are within ``within``."""
     rows = []
-    for (section, name), p in predictions.items():
+    for (section, name), pr in predictions.items():
+        p = pr[0] if isinstance(pr, tuple) else pr
         m = doc[section][name]["timing"]["median_ms"]
         rows.append({"section": section, "name": name, "measured_ms": m, "predicted_ms": round(p.ms, 6),
                      "ratio": round(m / p.ms, 4) if p.ms else None, "bound": p.bound})
