@@ -49,7 +49,7 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
     "shared_wavefronts_per_clk_sm": (1.0, "wavefronts/clk/SM", "one pass through the 32 banks per clock"),
     "lsu_inst_per_clk_sm": (1.0, "warp instructions/clk/SM", "one memory instruction per clock per SM"),
     "launch_overhead_us": (3.0, "us", "an empty kernel launched back to back on the H100"),
-    "block_launch_ns": (85.0, "ns", "per block per SM: 33792 blocks of the one-barrier shared lessons ran in "
+    "block_ns_per_sm": (85.0, "ns", "per block per SM: 33792 blocks of the one-barrier shared lessons ran in "
                                     "24 us on 132 SMs (assets/measurements/h100.json)"),
     "syncthreads_ns": (20.0, "ns", "a __syncthreads of 256 threads, about 40 clocks"),
     "dram_latency_ns": (700.0, "ns", "a dependent DRAM load under load on the H100"),
@@ -113,7 +113,7 @@ class DeviceModel:
             info.get("name", "GPU"), int(info.get("sm_count", 132)), float(info.get("clock_mhz", 1980)) * 1e6,
             bw * 1e9, fig("l1_sectors_per_clk_sm"), fig("shared_wavefronts_per_clk_sm"), fig("lsu_inst_per_clk_sm"),
             fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", 50 << 20)), fig("l2_read_gbps") * 1e9,
-            fig("block_launch_ns") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
+            fig("block_ns_per_sm") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
             fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
             sources=tuple(src))
 
@@ -125,7 +125,7 @@ class DeviceModel:
                 "lsu_instructions_per_clock": self.lsu_instructions_per_clock,
                 "launch_overhead_us": round(self.launch_overhead_s * 1e6, 3),
                 "l2_gbps": round(self.l2_bytes_per_s / 1e9, 1), "l2_bytes": self.l2_bytes,
-                "block_launch_ns": round(self.block_launch_s * 1e9, 2),
+                "block_ns_per_sm": round(self.block_launch_s * 1e9, 2),
                 "syncthreads_ns": round(self.syncthreads_s * 1e9, 2),
                 "dram_latency_ns": round(self.dram_latency_s * 1e9, 1),
                 "l2_latency_ns": round(self.l2_latency_s * 1e9, 1), "l1_latency_ns": round(self.l1_latency_s * 1e9, 1),

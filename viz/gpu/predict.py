@@ -150,8 +150,9 @@ def accuracy(doc: dict, predictions: dict, within: float = 0.2) -> dict:
         m = doc[section][name]["timing"]["median_ms"]
         rows.append({"section": section, "name": name, "measured_ms": m, "predicted_ms": round(p.ms, 6),
                      "ratio": round(m / p.ms, 4) if p.ms else None, "bound": p.bound})
-    ok = [r for r in rows if r["ratio"] and abs(r["ratio"] - 1) <= within]
-    rows.sort(key=lambda r: -abs((r["ratio"] or 0) - 1))
+    # within: |predicted - measured| <= within x measured
+    ok = [r for r in rows if r["ratio"] and abs(r["predicted_ms"] - r["measured_ms"]) <= within * r["measured_ms"]]
+    rows.sort(key=lambda r: -abs(r["predicted_ms"] - r["measured_ms"]) / r["measured_ms"])
     return {"entries": len(rows), "within": len(ok), "rows": rows}
 
 
