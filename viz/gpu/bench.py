@@ -214,7 +214,7 @@ def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool
 
 
 def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_model, resources=None,
-           blocks_total: int | None = None) -> dict:
+           blocks_total: int | None = None, generated: bool = True) -> dict:
     """Bandwidths of a timed launch and the cost model's prediction of it. ``an`` covers
     one replica (or its first rows of ``blocks_total`` blocks, ``predict.analysis_of``).
     The DRAM columns (``dram_gbps``, ``fraction_of_memcpy``) need the launch's DRAM
@@ -227,7 +227,8 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     useful = round(sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * f)
     warp_inst = round(sum(s.warp_instructions for s in an.stats) * f)
     w = costmodel.workload(an, repeat, device_model, getattr(resources, "registers", None),
-                           getattr(resources, "shared_bytes", None), blocks_total=blocks_total)
+                           getattr(resources, "shared_bytes", None), blocks_total=blocks_total,
+                           generated=generated)
     pred = costmodel.predict_launch(w, device_model)
     sectors = round(t["sectors"] * f)
     out = {
@@ -501,7 +502,8 @@ def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> 
         from .predict import analysis_of, hand_resources
 
         an, blocks = analysis_of(big)
-        t.update(_rates(an, 1, timing.median_ms, memcpy_gbps, device_model, hand_resources(k, big), blocks))
+        t.update(_rates(an, 1, timing.median_ms, memcpy_gbps, device_model, hand_resources(k, big), blocks,
+                        generated=False))
         out["timing"] = t
     except KernelFault as err:
         out["error"] = str(err)

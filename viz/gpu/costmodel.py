@@ -81,6 +81,7 @@ class DeviceModel:
     max_blocks_per_sm: int = 32
     registers_per_sm: int = 65536
     shared_per_sm: int = 233472            # 228 KiB usable of the 256 KiB L1/shared
+    issue_per_clock: float = 4.0           # 4 schedulers per SM, one warp instruction each per clock
     sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
     @classmethod
@@ -157,6 +158,7 @@ class Workload:
     l2_sectors: float = 0.0          # sectors that reach L2
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds
     chain: tuple = ()                # (what, count, seconds each) of that chain
+    warp_instructions: float = 0.0   # every SASS instruction the warps issue (estimate_instructions)
     registers: int | None = None     # per thread, from the compiled kernel
     shared_bytes: int = 0            # per block (static + dynamic)
     notes: tuple = ()
@@ -252,6 +254,10 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     issue = w.instructions / (sms_busy * device.lsu_instructions_per_clock * clk)
     terms.append(Term("LSU issue", issue, f"{w.instructions / 1e6:.4g} M memory instructions / ({sms_busy} SMs x "
                                           f"{device.lsu_instructions_per_clock:g} per clock)"))
+    issue_all = w.warp_instructions / (sms_busy * device.issue_per_clock * clk)
+    terms.append(Term("instruction issue", issue_all, f"{w.warp_instructions / 1e6:.4g} M warp instructions (estimated "
+                                                      f"from the kernel's shape) / ({sms_busy} SMs x "
+                                                      f"{device.issue_per_clock:g} per clock)"))
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
     block_life = device.block_launch_s + w.chain_s
@@ -260,6 +266,12 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     terms.append(Term("latency", lat, f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, "
                                       f"limited by {occ['limited_by']}) x {block_life * 1e9:.0f} ns per block "
                                       f"(start {device.block_launch_s * 1e9:.0f} ns + {chain_text})"))
+    # A warp's waiting and its issuing overlap only in part: alone, a block needs its chain
+    # plus its instructions' issue time; with many warps hiding each other, the larger of
+    # the two. Between those, the model takes their quadrature sum.
+    both = math.hypot(lat, issue_all)
+    terms.append(Term("latency + issue", both, f"sqrt(latency {lat * 1e3:.4g} ms ^ 2 + instruction issue "
+                                               f"{issue_all * 1e3:.4g} ms ^ 2): waiting and issuing overlap in part"))
     body = max(t.seconds for t in terms)
     return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
                       device.launch_overhead_s, occ)
@@ -287,12 +299,14 @@ def dram_bytes(sectors_and_lines) -> int:
 
 
 def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
-             shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None) -> Workload:
+             shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None,
+             generated: bool = True) -> Workload:
     """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
     ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None).
     ``blocks_total``: the analysis covers only the first rows of a launch of that many
     blocks whose blocks all do the same work (``viz.gpu.predict.analysis_of``): its
-    counts are scaled up to it."""
+    counts are scaled up to it. ``generated``: warpviz's generated kernel (its ``when``
+    accesses sit in vote + branch + loop, ``estimate_instructions``), else a hand-written one."""
     import numpy as np
 
     from .reuse import analyze_reuse
@@ -305,13 +319,14 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     occ = occupancy(device, tpb, registers, shared_bytes)
     if reuse is None:
         reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes)
-    chain_s, chain = _chain(an, reuse, device)
+    chain_s, chain = _chain(an, reuse, device, generated)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
         dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
+        warp_instructions=estimate_instructions(an, generated) * f,
         registers=registers, shared_bytes=shared_bytes)
 
 
@@ -334,7 +349,44 @@ def _load_latency(s, reuse, device: DeviceModel) -> tuple[float, str]:
     return e, level
 
 
-def _chain(an, reuse, device: DeviceModel) -> tuple[float, tuple]:
+# SASS instructions of the generated kernels, from their shape (cuobjdump -sass of coalesced,
+# stencil-global, reduction-tree on sm_90): a prologue (ids, pointers) and epilogue (the
+# sink test), a plain access (address, the load or store, the hash of a loaded value), and
+# an access with a ``when`` (vote, branch, one-trip loop around it; a warp with no active
+# lane only votes and branches over it).
+SASS_PROLOGUE, SASS_EPILOGUE = 22, 6
+SASS_PLAIN = {"global": 6, "shared": 4}
+SASS_PREDICATED = {"global": 21, "shared": 12}
+SASS_SKIPPED = 3
+
+
+def estimate_instructions(an, generated: bool = True) -> float:
+    """Warp instructions one replica issues (every SASS instruction, not only memory ones).
+    A hand-written kernel (``generated=False``) guards an access with a plain predicate: no
+    vote, branch or loop around it."""
+    import numpy as np
+
+    sc = an.scenario
+    nb = sc.launch.blocks
+    nw = -(-sc.launch.threads_per_block // 32)
+    from .codegen import plan_groups
+
+    barriers = sum(1 for g in plan_groups(sc) if g.barrier_before)
+    total = float(nb * nw * (SASS_PROLOGUE + SASS_EPILOGUE + barriers))
+    for s in an.stats:
+        if s.per_warp_active is None:
+            continue
+        acc = sc.accesses[s.instruction.access]
+        active = int(np.count_nonzero(s.per_warp_active))
+        idle = s.per_warp_active.size - active
+        if acc.when is not None and generated:
+            total += active * SASS_PREDICATED[s.space] + idle * SASS_SKIPPED
+        else:
+            total += active * SASS_PLAIN[s.space] + (idle if acc.when is not None else 0)
+    return total
+
+
+def _chain(an, reuse, device: DeviceModel, generated: bool = True) -> tuple[float, tuple]:
     """One block's dependent chain: per stretch between barriers, the slowest warp's loads
     (independent loads overlap, up to LOADS_IN_FLIGHT; a predicated access waits alone),
     then the barrier. Returns (seconds, ((what, count, seconds each), ...))."""
@@ -366,7 +418,7 @@ def _chain(an, reuse, device: DeviceModel) -> tuple[float, tuple]:
         acc = sc.accesses[s.instruction.access]
         k = segment_of.get(acc.index, 0)
         active = s.per_warp_active[0] > 0
-        predicated = acc.when is not None
+        predicated = acc.when is not None and generated
         if predicated:
             serial[k, active] += branch_s
             branches[active] += 1

@@ -103,7 +103,7 @@ def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None =
     big = handwritten.scenario_of(k, True)
     res = resources or hand_resources(k, big)
     an, blocks = analysis_of(big)
-    w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks)
+    w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks, generated=False)
     return costmodel.predict_launch(w, device), res
 
 
