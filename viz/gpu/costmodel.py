@@ -153,6 +153,7 @@ class Workload:
     threads_per_block: int
     sectors: int = 0                 # global sectors through the L1 tag stage
     wavefronts: int = 0              # shared wavefronts
+    global_lines: int = 0            # global data wavefronts: one per 128-byte line a request touches
     instructions: int = 0            # memory warp instructions
     dram_bytes: float = 0.0          # after reuse (viz.gpu.reuse)
     l2_sectors: float = 0.0          # sectors that reach L2
@@ -248,9 +249,12 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     l1 = w.sectors / (sms_busy * device.l1_sectors_per_clock * clk)
     terms.append(Term("L1", l1, f"{w.sectors / 1e6:.4g} M sectors / ({sms_busy} SMs x "
                                 f"{device.l1_sectors_per_clock:g} per clock)"))
-    shared = w.wavefronts / (sms_busy * device.wavefronts_per_clock * clk)
-    terms.append(Term("shared", shared, f"{w.wavefronts / 1e6:.4g} M wavefronts / ({sms_busy} SMs x "
-                                        f"{device.wavefronts_per_clock:g} per clock)"))
+    # Shared wavefronts and global data share the L1's data pipe (one pass of 128 bytes
+    # per clock): a global request takes one pass per line it touches.
+    shared = (w.wavefronts + w.global_lines) / (sms_busy * device.wavefronts_per_clock * clk)
+    terms.append(Term("shared" if w.wavefronts >= w.global_lines else "L1 data", shared,
+                      f"({w.wavefronts / 1e6:.4g} M shared wavefronts + {w.global_lines / 1e6:.4g} M global "
+                      f"lines) / ({sms_busy} SMs x {device.wavefronts_per_clock:g} per clock)"))
     issue = w.instructions / (sms_busy * device.lsu_instructions_per_clock * clk)
     terms.append(Term("LSU issue", issue, f"{w.instructions / 1e6:.4g} M memory instructions / ({sms_busy} SMs x "
                                           f"{device.lsu_instructions_per_clock:g} per clock)"))
@@ -327,6 +331,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
         dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
         warp_instructions=estimate_instructions(an, generated) * f,
+        global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
         registers=registers, shared_bytes=shared_bytes)
 
 
@@ -386,43 +391,84 @@ def estimate_instructions(an, generated: bool = True) -> float:
     return total
 
 
-def _chain(an, reuse, device: DeviceModel, generated: bool = True) -> tuple[float, tuple]:
-    """One block's dependent chain: per stretch between barriers, the slowest warp's loads
-    (independent loads overlap, up to LOADS_IN_FLIGHT; a predicated access waits alone),
-    then the barrier. Returns (seconds, ((what, count, seconds each), ...))."""
-    import numpy as np
-
+def program_order(an) -> list[tuple[int, object]]:
+    """(barrier segment, InstrStats) in the order a thread runs them: the generator's groups
+    (``codegen.plan_groups``) in turn; inside a group with loops, loop point by loop point,
+    each point running the group's accesses in order."""
     from .codegen import plan_groups
 
     sc = an.scenario
-    nw = -(-sc.launch.threads_per_block // 32)
-    segment_of = {}
+    by_key: dict = {}
+    for s in an.stats:
+        by_key.setdefault((s.instruction.access, s.instruction.loop), []).append(s)
+    out = []
     seg = 0
     for g in plan_groups(sc):
         if g.barrier_before:
             seg += 1
-        for a in g.accesses:
-            segment_of[a.index] = seg
-    nseg = seg + 1
-    serial = np.zeros((nseg, nw))       # predicated loads and branch overheads, in sequence
-    overlap_sum = np.zeros((nseg, nw))  # independent loads: summed latency ...
-    overlap_max = np.zeros((nseg, nw))  # ... and the longest one
+        idx = {a.index for a in g.accesses}
+        points = []
+        for s in an.stats:
+            if s.instruction.access in idx and s.instruction.loop not in points:
+                points.append(s.instruction.loop)
+        for pt in points:
+            for a in g.accesses:
+                out.extend((seg, s) for s in by_key.get((a.index, pt), []))
+    return out
+
+
+def _chain(an, reuse, device: DeviceModel, generated: bool = True) -> tuple[float, tuple]:
+    """One block's dependent chain, for its slowest warp: loads issue back to back and
+    overlap (up to LOADS_IN_FLIGHT) until a store, which writes a loaded value and so waits
+    for them, or a barrier, which waits for every warp; a predicated access of the
+    generated kernel waits alone. Returns (seconds, ((what, count, seconds each), ...))."""
+    import numpy as np
+
+    sc = an.scenario
+    nw = -(-sc.launch.threads_per_block // 32)
     counts = {lv: np.zeros(nw) for lv in ("shared", "L1", "L2", "DRAM")}
     branches = np.zeros(nw)
     branch_s = BRANCH_CYCLES / device.clock_hz
     level_s = {"shared": device.shared_latency_s, "L1": device.l1_latency_s, "L2": device.l2_latency_s,
                "DRAM": device.dram_latency_s}
-    for s in an.stats:
+    warp_time = np.zeros(nw)            # this segment so far, per warp
+    run_sum = np.zeros(nw)              # the open run of overlapping loads
+    run_max = np.zeros(nw)
+    run_shared = np.zeros(nw, bool)
+    total = 0.0
+    barriers = 0
+    seg = 0
+
+    def close_run():
+        nonlocal run_sum, run_max, warp_time, run_shared
+        warp_time = warp_time + np.maximum(run_max, run_sum / LOADS_IN_FLIGHT)
+        run_sum = np.zeros(nw)
+        run_max = np.zeros(nw)
+        run_shared = np.zeros(nw, bool)
+
+    for k, s in program_order(an):
+        if k != seg:
+            close_run()
+            total += float(warp_time.max()) + device.syncthreads_s   # the barrier waits for all warps
+            barriers += 1
+            warp_time = np.zeros(nw)
+            seg = k
         if s.per_warp_active is None or not len(s.per_warp_active):
             continue
         acc = sc.accesses[s.instruction.access]
-        k = segment_of.get(acc.index, 0)
         active = s.per_warp_active[0] > 0
         predicated = acc.when is not None and generated
         if predicated:
-            serial[k, active] += branch_s
+            close_run()
+            warp_time[active] += branch_s
             branches[active] += 1
         if s.op != "load":
+            # A store writes a loaded value, so it waits for the open run of loads, and later
+            # loads that may alias it cannot move above it: any global store, and a shared
+            # store after shared loads. ptxas does move global loads above shared stores (SASS
+            # of gemm-tiled: every LDG of the tile first, then the STSs), so those keep overlapping.
+            if s.space == "global" or run_shared.any():
+                close_run()
             continue
         if s.space == "shared":
             e, level = device.shared_latency_s, "shared"
@@ -430,15 +476,15 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True) -> tuple[floa
             e, level = _load_latency(s, reuse, device)
         counts[level][active] += 1
         if predicated:
-            serial[k, active] += e
+            warp_time[active] += e      # used at once inside its own branch
         else:
-            overlap_sum[k, active] += e
-            overlap_max[k, active] = np.maximum(overlap_max[k, active], e)
-    per_seg = serial + np.maximum(overlap_max, overlap_sum / LOADS_IN_FLIGHT)
-    seg_time = per_seg.max(axis=1)                 # a barrier waits for the slowest warp
-    barriers = nseg - 1
-    total = float(seg_time.sum()) + barriers * device.syncthreads_s
-    busiest = int(np.argmax(per_seg.sum(axis=0))) if nw else 0
+            run_sum[active] += e
+            run_max[active] = np.maximum(run_max[active], e)
+            if s.space == "shared":
+                run_shared[active] = True
+    close_run()
+    total += float(warp_time.max())
+    busiest = 0
     chain = tuple((f"{lv} load", float(c[busiest]), level_s[lv]) for lv, c in counts.items()) + \
         (("predicated access", float(branches[busiest]), branch_s), ("__syncthreads", float(barriers),
                                                                        device.syncthreads_s))
