@@ -59,6 +59,12 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
 }
 
 
+# What one SM can do per clock at most (Nsight Compute's peaks on the H100: a 32-way
+# conflicted LDS runs at 1 wavefront per clock, 180 M LSU instructions of gemm-naive at 55%
+# of peak took 1.27 ms, i.e. a peak of 1 per clock): a calibrated figure above is refused.
+PER_CLOCK_MAX = {"l1_sectors_per_clk_sm": 4.0, "shared_wavefronts_per_clk_sm": 1.0, "lsu_inst_per_clk_sm": 1.0}
+
+
 @dataclass(frozen=True)
 class DeviceModel:
     name: str
@@ -105,6 +111,11 @@ class DeviceModel:
                 src.append((key, "measured"))
                 return measured
             v = calibration.value(key) if calibration is not None else None
+            if v is not None and key in PER_CLOCK_MAX and v > PER_CLOCK_MAX[key] * 1.02:
+                # Above what one SM can do per clock: the microbenchmark counted wrongly.
+                src.append((key, f"default (calibration's {v:.3g} is above the {PER_CLOCK_MAX[key]:g} per clock "
+                                 f"an SM can do)"))
+                return DEFAULTS[key][0]
             if v is not None:
                 src.append((key, "calibration"))
                 return v
@@ -155,8 +166,10 @@ class Workload:
     wavefronts: int = 0              # shared wavefronts
     global_lines: int = 0            # global data wavefronts: one per 128-byte line a request touches
     instructions: int = 0            # memory warp instructions
-    dram_bytes: float = 0.0          # after reuse (viz.gpu.reuse)
-    l2_sectors: float = 0.0          # sectors that reach L2
+    dram_bytes: float = 0.0          # after reuse (viz.gpu.reuse), read + write
+    dram_read_bytes: float = 0.0     # of which reads (L2 fills)
+    l2_sectors: float = 0.0          # sectors that reach L2 from L1
+    partial_store_sectors: float = 0.0   # store sectors written in part: L2 merges them (a second slot)
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds
     chain: tuple = ()                # (what, count, seconds each) of that chain
     warp_instructions: float = 0.0   # every SASS instruction the warps issue (estimate_instructions)
@@ -244,8 +257,13 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     terms = []
     dram = w.dram_bytes / device.dram_bytes_per_s
     terms.append(Term("DRAM", dram, f"{w.dram_bytes / 1e6:.4g} MB after reuse / {device.dram_bytes_per_s / 1e9:.0f} GB/s"))
-    l2 = w.l2_sectors * 32 / device.l2_bytes_per_s
-    terms.append(Term("L2", l2, f"{w.l2_sectors / 1e6:.4g} M sectors x 32 B / {device.l2_bytes_per_s / 1e9:.0f} GB/s"))
+    # L2 slices serve the sectors L1 sends, a second slot for each partly written store
+    # sector (merged into its 32-byte ECC granule), and DRAM's fills and write-backs.
+    l2_slots = w.l2_sectors + w.partial_store_sectors + w.dram_read_bytes / 32
+    l2 = l2_slots * 32 / device.l2_bytes_per_s
+    terms.append(Term("L2", l2, f"({w.l2_sectors / 1e6:.4g} M sectors from L1 + {w.partial_store_sectors / 1e6:.4g} M "
+                                f"partial stores + {w.dram_read_bytes / 32e6:.4g} M DRAM fills) x 32 B / "
+                                f"{device.l2_bytes_per_s / 1e9:.0f} GB/s"))
     l1 = w.sectors / (sms_busy * device.l1_sectors_per_clock * clk)
     terms.append(Term("L1", l1, f"{w.sectors / 1e6:.4g} M sectors / ({sms_busy} SMs x "
                                 f"{device.l1_sectors_per_clock:g} per clock)"))
@@ -322,7 +340,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         shared_bytes = sum(a.footprint for a in sc.arrays if a.space == "shared")
     occ = occupancy(device, tpb, registers, shared_bytes)
     if reuse is None:
-        reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes)
+        reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat)
     chain_s, chain = _chain(an, reuse, device, generated)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
@@ -330,6 +348,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
         dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
+        partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f,
         warp_instructions=estimate_instructions(an, generated) * f,
         global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
         registers=registers, shared_bytes=shared_bytes)
@@ -355,12 +374,13 @@ def _load_latency(s, reuse, device: DeviceModel) -> tuple[float, str]:
 
 
 # SASS instructions of the generated kernels, from their shape (cuobjdump -sass of coalesced,
-# stencil-global, reduction-tree on sm_90): a prologue (ids, pointers) and epilogue (the
-# sink test), a plain access (address, the load or store, the hash of a loaded value), and
+# stencil-global, reduction-tree, transpose-tile, gemm-naive on sm_90): a prologue (ids,
+# pointers) and epilogue (the sink test), a plain access (the load or store with its offset
+# folded in, the hash of a loaded value, an address step), and
 # an access with a ``when`` (vote, branch, one-trip loop around it; a warp with no active
 # lane only votes and branches over it).
 SASS_PROLOGUE, SASS_EPILOGUE = 22, 6
-SASS_PLAIN = {"global": 6, "shared": 4}
+SASS_PLAIN = {"global": 3, "shared": 2}
 SASS_PREDICATED = {"global": 21, "shared": 12}
 SASS_SKIPPED = 3
 

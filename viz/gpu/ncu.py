@@ -337,8 +337,8 @@ THROUGHPUT_UNITS = (  # (unit, metric of its throughput as % of peak, in order o
     ("L2", ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed")),
     ("L1", ("l1tex__t_sectors.avg.pct_of_peak_sustained_elapsed", "l1tex__throughput.avg.pct_of_peak_sustained_elapsed")),
     ("shared pipe", ("l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",)),
-    ("LSU issue", ("smsp__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
-                   "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active")),
+    ("LSU issue", ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+                   "smsp__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active")),
     ("issue", ("smsp__issue_active.avg.pct_of_peak_sustained_active",)),
 )
 

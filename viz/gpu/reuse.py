@@ -64,6 +64,7 @@ class Reuse:
     store_sectors: int = 0
     l1_hit_sectors: float = 0.0
     l2_sectors: float = 0.0          # sectors that reach L2 (L1 load misses + stores)
+    partial_store_sectors: float = 0.0   # store sectors a warp writes only in part
     dram_read_bytes: float = 0.0
     dram_write_bytes: float = 0.0
     window: str = "replica"          # "replica" or "wave"
@@ -77,6 +78,7 @@ class Reuse:
 
     def as_dict(self) -> dict:
         return {"l1_hit_sectors": round(self.l1_hit_sectors), "l2_sectors": round(self.l2_sectors),
+                "partial_store_sectors": round(self.partial_store_sectors),
                 "dram_read_bytes": round(self.dram_read_bytes), "dram_write_bytes": round(self.dram_write_bytes),
                 "window": self.window, "sampled_blocks": self.sampled_blocks}
 
@@ -94,30 +96,53 @@ def _volatile_accesses(sc: Scenario) -> set[int]:
     return rep
 
 
-def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int = MAX_LANES) -> Reuse:
-    """A replica's reuse (see the module docstring); ``wave_blocks`` = SMs x resident blocks."""
+def launch_order(sc: Scenario, replicas: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``count`` blocks the GPU starts, as (replica, block of the scenario). The
+    generated kernel's grid is (gx x replicas, gy, gz), started x fastest: a replica's
+    blocks are contiguous only when gy = gz = 1; otherwise its rows are gx x replicas
+    blocks apart, and data they share is reused that far apart."""
+    gx, gy, gz = sc.launch.grid
+    i = np.arange(min(count, sc.launch.blocks * replicas), dtype=np.int64)
+    x_all = i % (gx * replicas)
+    rest = i // (gx * replicas)
+    y, z = rest % gy, rest // gy
+    return x_all // gx, (x_all % gx) + gx * (y + gy * z)
+
+
+def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int = MAX_LANES,
+                  replicas: int = 1) -> Reuse:
+    """A replica's reuse (see the module docstring); ``wave_blocks`` = SMs x resident blocks.
+    The window is the blocks, in launch order over all ``replicas``, whose data fits in
+    half of L2 (at least one wave): reuse between blocks further apart is lost."""
     instrs = _global_instructions(sc)
     nb, tpb = sc.launch.blocks, sc.launch.threads_per_block
     out = Reuse(blocks=nb)
     if not instrs:
         return out
+    total = nb * max(1, replicas)
     footprint = sum(a.footprint for a in sc.arrays if a.space == "global")
-    fits = footprint <= l2_bytes // 2
-    window = nb if fits else max(1, min(nb, wave_blocks))
-    out.window = "replica" if fits or window == nb else "wave"
+    per_block = max(32, footprint // max(1, nb))             # bytes a block brings, at most its share
+    window = int(min(total, max(wave_blocks, (l2_bytes // 2) // per_block)))
+    out.window = "launch" if window >= total else "wave" if window <= wave_blocks else "L2"
     per_block_lanes = max(1, tpb * len(instrs))
     sample = max(1, min(window, max_lanes // per_block_lanes))
-    # Blocks of the window in launch order; a sample keeps the first ones (they run together).
-    blocks = np.arange(sample, dtype=np.int64)
+    # The window's first blocks in launch order (they run together).
+    rep, blocks = launch_order(sc, max(1, replicas), sample)
+    sample = len(blocks)
     out.sampled_blocks = int(sample)
     volatile = _volatile_accesses(sc)
     threads = np.arange(tpb, dtype=np.int64)
     nw = -(-tpb // 32)
     warp_of = np.broadcast_to(threads // 32, (sample, tpb))
-    block_of = np.broadcast_to(blocks.reshape(-1, 1), (sample, tpb))
+    slot = np.arange(sample, dtype=np.int64)           # the block's place in the window
+    block_of = np.broadcast_to(slot.reshape(-1, 1), (sample, tpb))
+    rep_of = np.broadcast_to(rep.reshape(-1, 1), (sample, tpb))
     span = max(1, -(-(max((a.start + a.footprint for a in sc.arrays if a.space == "global"), default=0)) // 32) + 1)
+    span += span % 2                                    # even: a 64-byte chunk never spans two replicas
+    span2 = span * (int(rep.max()) + 1)                 # sector keys over the sampled replicas
     stats = {i.number: InstrReuse(i.number, sc.accesses[i.access].op) for i in instrs}
     parts_sec, parts_bsec, parts_ins, parts_l1ok, parts_load = [], [], [], [], []
+    store_bytes: dict = {}
     for n, ins in enumerate(instrs):
         acc = sc.accesses[ins.access]
         lv = evaluate_instruction(sc, ins, blocks, threads)
@@ -125,17 +150,21 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         mask = np.broadcast_to(np.asarray(lv.mask), (sample, tpb))
         if not mask.any():
             continue
-        sec = addr[mask] // 32
+        # Replicas are distinct data: sector r x span + s.
+        sec = addr[mask] // 32 + rep_of[mask] * span
         # One request per warp with an active lane; its sectors are the warp's distinct ones.
-        wkey = np.unique((block_of[mask] * nw + warp_of[mask]) * span + sec)
-        sectors = wkey % span
+        wkey, lanes = np.unique((block_of[mask] * nw + warp_of[mask]) * span2 + sec, return_counts=True)
+        sectors = wkey % span2
         st = stats[ins.number]
-        st.requests += len(np.unique(wkey // span))
+        st.requests += len(np.unique(wkey // span2))
         st.sectors += len(sectors)
         parts_sec.append(sectors)
-        parts_bsec.append((wkey // span // nw) * span + sectors)
+        parts_bsec.append((wkey // span2 // nw) * span2 + sectors)
         parts_ins.append(np.full(len(sectors), n, np.int64))
         is_load = acc.op == "load"
+        if not is_load:   # bytes each warp writes per sector, summed over the access's parts
+            key = (ins.access, ins.loop)
+            store_bytes.setdefault(key, []).append((wkey, lanes * ins.size))
         parts_l1ok.append(np.full(len(sectors), is_load and acc.index not in volatile))
         parts_load.append(np.full(len(sectors), is_load))
     if not parts_sec:
@@ -164,6 +193,14 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         stats[ins.number].l1_hits += int(l1c[n])
         stats[ins.number].l2_hits += int(l2c[n])
     chunks = {"load": np.unique(sec[is_load] // 2), "store": np.unique(sec[~is_load] // 2)}
+    # A store sector that a warp's access (all its parts: .x, .y, .z of a float3) writes only
+    # in part (fewer than 32 bytes) is merged in L2.
+    partial = 0
+    for pieces in store_bytes.values():
+        keys = np.concatenate([k for k, _ in pieces])
+        nbytes = np.concatenate([b for _, b in pieces])
+        u, inv = np.unique(keys, return_inverse=True)
+        partial += int(np.count_nonzero(np.bincount(inv, weights=nbytes) < 32))
     scale = nb / sample
     for st in stats.values():
         if st.op == "load":
@@ -179,6 +216,7 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     out.l2_sectors *= scale
     out.dram_read_bytes = len(chunks["load"]) * 64 * scale
     out.dram_write_bytes = len(chunks["store"]) * 64 * scale
+    out.partial_store_sectors = partial * scale
     out.per_instruction = stats
     return out
 

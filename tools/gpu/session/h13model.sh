@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# h13model (issue 13, items 3 and 4): the measured bottleneck of every timed launch of
+# h13model, device run 2: the latency of a dependent DRAM load while DRAM is busy
+# (tools/gpu/session/h13model_latency.py), for the cost model's dram_loaded_latency_ns.
+# Expected run time: about 40 s (device_setup ~20 s, the probe ~10 s); hard budget 150 s.
+# H13MODEL_MODE=bottlenecks runs run 1's Nsight Compute pass instead (about 2 minutes, below).
+#
+# Run 1 (H13MODEL_MODE=bottlenecks): the measured bottleneck of every timed launch of
 # `warpviz bench --all` (built-in scenarios, kernels/ entries, the pad/stride sweeps).
 #
-#   source-free usage on the device, from the repo root:   bash tools/gpu/session/h13model.sh
+#   usage on the device, from the repo root:   bash tools/gpu/session/h13model.sh
 #   dry run here (no GPU, no ncu: builds and checks everything, prints the ncu commands):
-#       H13MODEL_DRY=1 PYTHON=/work/main/.venv/bin/python OUT=/tmp/h13out bash tools/gpu/session/h13model.sh
+#       H13MODEL_MODE=bottlenecks H13MODEL_DRY=1 PYTHON=/work/main/.venv/bin/python OUT=/tmp/h13out bash tools/gpu/session/h13model.sh
 #
-# Expected run time on the H100: about 3 minutes (device_setup ~10 s with the carried
-# PyCUDA build, compile ~20 s, five ncu processes of 18-28 launches ~25 s each); every step
+# Run 1's expected run time on the H100: about 2 minutes (device_setup ~10 s with the carried
+# PyCUDA build, compile ~20 s, five ncu processes of 18-28 launches ~15 s each); every step
 # has a `timeout` and the script stops starting new ncu batches at 225 s, so it ends in under
 # 4 minutes. The sweeps batch (3a) runs last and only if time is left.
 #
@@ -16,6 +21,7 @@
 # the raw counters), index.json (the launches), metrics.txt / missing.txt / sections.txt
 # (what was asked; names checked against this ncu's --query-metrics), query-*.txt.gz,
 # batch-*.raw.csv (ncu --page raw), batch-*.ncu.log, resource-usage.txt (cuobjdump).
+# Run 2 writes log.txt and loaded-latency.json.
 set -u
 OUT=${OUT:-/tmp/wv-out}
 R="$OUT/h13model"
@@ -28,6 +34,22 @@ DRY=${H13MODEL_DRY:-0}
 elapsed() { echo $(( $(date +%s) - T0 )); }
 left() { echo $(( BUDGET - $(date +%s) + T0 )); }
 step() { local limit=$1; shift; echo "=== [$(elapsed) s] $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
+
+MODE=${H13MODEL_MODE:-latency}
+if [ "$MODE" = latency ]; then
+  if [ "$DRY" = 1 ]; then
+    echo "h13model: DRY run of the latency probe: compiling its kernel only"
+    ${PYTHON:-python3} -c "import re; from viz.gpu.compile import compile_cubin; src=open('tools/gpu/session/h13model_latency.py').read(); print(len(compile_cubin(re.search(r'SOURCE = r\"\"\"(.*?)\"\"\"', src, re.S).group(1))), 'bytes of cubin')"
+    exit 0
+  fi
+  source tools/gpu/device_setup.sh
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks_event_reasons.active --format=csv
+  step 60 python3 tools/gpu/session/h13model_latency.py --json "$R/loaded-latency.json"
+  nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
+  echo "h13model: done in $(elapsed) s"
+  ls -la "$R"
+  exit 0
+fi
 
 if [ "$DRY" = 1 ]; then
   PY=${PYTHON:-python3}
