@@ -52,7 +52,9 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
     "block_ns_per_sm": (85.0, "ns", "per block per SM: 33792 blocks of the one-barrier shared lessons ran in "
                                     "24 us on 132 SMs (assets/measurements/h100.json)"),
     "syncthreads_ns": (20.0, "ns", "a __syncthreads of 256 threads, about 40 clocks"),
-    "dram_latency_ns": (700.0, "ns", "a dependent DRAM load under load on the H100"),
+    "dram_latency_ns": (330.0, "ns", "a dependent DRAM load on an idle GPU (H100 pointer chase)"),
+    "dram_loaded_latency_ns": (800.0, "ns", "a dependent DRAM load while DRAM streams near its peak "
+                                            "(tools/gpu/session/h13model_latency.py)"),
     "l2_latency_ns": (150.0, "ns", "a dependent L2 hit, about 300 clocks"),
     "l1_latency_ns": (20.0, "ns", "a dependent L1 hit, about 40 clocks"),
     "shared_latency_ns": (16.0, "ns", "a dependent shared load, about 30 clocks"),
@@ -79,7 +81,7 @@ class DeviceModel:
     l2_bytes_per_s: float = 5.5e12
     block_launch_s: float = 85e-9
     syncthreads_s: float = 20e-9
-    dram_latency_s: float = 700e-9
+    dram_latency_s: float = 330e-9
     l2_latency_s: float = 150e-9
     l1_latency_s: float = 20e-9
     shared_latency_s: float = 16e-9
@@ -88,6 +90,7 @@ class DeviceModel:
     registers_per_sm: int = 65536
     shared_per_sm: int = 233472            # 228 KiB usable of the 256 KiB L1/shared
     issue_per_clock: float = 4.0           # 4 schedulers per SM, one warp instruction each per clock
+    dram_loaded_latency_s: float = 800e-9
     sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
     @classmethod
@@ -129,7 +132,7 @@ class DeviceModel:
             fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", 50 << 20)), fig("l2_read_gbps") * 1e9,
             fig("block_ns_per_sm") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
             fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
-            sources=tuple(src))
+            dram_loaded_latency_s=fig("dram_loaded_latency_ns") * 1e-9, sources=tuple(src))
 
     def figures(self) -> dict:
         """The figures the model uses, for the results file."""
@@ -142,6 +145,7 @@ class DeviceModel:
                 "block_ns_per_sm": round(self.block_launch_s * 1e9, 2),
                 "syncthreads_ns": round(self.syncthreads_s * 1e9, 2),
                 "dram_latency_ns": round(self.dram_latency_s * 1e9, 1),
+                "dram_loaded_latency_ns": round(self.dram_loaded_latency_s * 1e9, 1),
                 "l2_latency_ns": round(self.l2_latency_s * 1e9, 1), "l1_latency_ns": round(self.l1_latency_s * 1e9, 1),
                 "shared_latency_ns": round(self.shared_latency_s * 1e9, 1), "sources": dict(self.sources)}
 
@@ -170,7 +174,8 @@ class Workload:
     dram_read_bytes: float = 0.0     # of which reads (L2 fills)
     l2_sectors: float = 0.0          # sectors that reach L2 from L1
     partial_store_sectors: float = 0.0   # store sectors written in part: L2 merges them (a second slot)
-    chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds
+    chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
+    chain_loaded_s: float = 0.0      # the same with DRAM loads at their loaded latency
     chain: tuple = ()                # (what, count, seconds each) of that chain
     warp_instructions: float = 0.0   # every SASS instruction the warps issue (estimate_instructions)
     registers: int | None = None     # per thread, from the compiled kernel
@@ -282,12 +287,19 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
                                                       f"{device.issue_per_clock:g} per clock)"))
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
-    block_life = device.block_launch_s + w.chain_s
+    # A DRAM load waits longer the busier DRAM is: between the idle latency and the loaded
+    # one, by DRAM's share of the busiest throughput term.
+    busiest = max(t.seconds for t in terms)
+    rho = min(1.0, dram / busiest) if busiest > 0 else 0.0
+    chain_s = w.chain_s + rho * max(0.0, w.chain_loaded_s - w.chain_s)
+    block_life = device.block_launch_s + chain_s
     lat = waves * block_life
     chain_text = " + ".join(f"{n:g} x {what} {s * 1e9:.0f} ns" for what, n, s in w.chain if n) or "no waits"
     terms.append(Term("latency", lat, f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, "
                                       f"limited by {occ['limited_by']}) x {block_life * 1e9:.0f} ns per block "
-                                      f"(start {device.block_launch_s * 1e9:.0f} ns + {chain_text})"))
+                                      f"(start {device.block_launch_s * 1e9:.0f} ns + {chain_text}; DRAM loads "
+                                      f"at {(device.dram_latency_s + rho * (device.dram_loaded_latency_s - device.dram_latency_s)) * 1e9:.0f} ns "
+                                      f"with DRAM {100 * rho:.0f}% busy)"))
     # A warp's waiting and its issuing overlap only in part: alone, a block needs its chain
     # plus its instructions' issue time; with many warps hiding each other, the larger of
     # the two. Between those, the model takes their quadrature sum.
@@ -342,12 +354,14 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     if reuse is None:
         reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat)
     chain_s, chain = _chain(an, reuse, device, generated)
+    chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_loaded_latency_s), generated)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
         dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
+        chain_loaded_s=max(chain_loaded_s, chain_s),
         partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f,
         warp_instructions=estimate_instructions(an, generated) * f,
         global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
