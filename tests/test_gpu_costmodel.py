@@ -193,3 +193,35 @@ def test_a_column_store_writes_every_sector_in_part():
     r = analyze_reuse(load("transpose-naive"), 1056, 50 << 20)
     assert r.partial_store_sectors == r.store_sectors == 65536
     assert analyze_reuse(load("float3-whole"), 1056, 50 << 20).partial_store_sectors == 0
+
+
+def test_the_shipped_predictions_are_reproduced():
+    """The cost model, with the figures the shipped file records (its calibration at the
+    time), rebuilds the shipped file's predictions exactly: terms, bound and time."""
+    from viz.gpu import results
+    from viz.gpu.predict import predict_document
+
+    doc = results.load()
+    names = {"transpose-tile", "transpose-tile-pad", "coalesced", "reduction-tree", "shared-stride-32",
+             "gemm-naive", "copy_float4", "stencil_shared", "transpose_naive", "shared_stride@shared-stride-8"}
+    got = predict_document(doc, names=names)
+    assert len(got) == len(names)
+    for (section, name), (p, _res) in got.items():
+        assert p.as_dict() == doc[section][name]["timing"]["predicted"], name
+
+
+def test_sweeps_follow_the_measured_shape():
+    """Padding the transpose tile, global stride and shared stride: the predicted times
+    rise and fall where the measured ones do, within 20% at every point."""
+    from viz.gpu import results
+
+    doc = results.load()
+    for name in ("transpose-pad", "global-stride", "shared-stride"):
+        pts = doc["sweeps"][name]["points"]
+        meas = [p["median_ms"] for p in pts]
+        pred = [p["predicted_ms"] for p in pts]
+        for a, b in zip(zip(meas, meas[1:]), zip(pred, pred[1:])):
+            # a step the measurement takes by more than 10% the prediction takes the same way
+            if abs(a[1] / a[0] - 1) > 0.1:
+                assert (a[1] > a[0]) == (b[1] > b[0]), name
+        assert all(abs(p / m - 1) <= 0.2 for m, p in zip(meas, pred)), name

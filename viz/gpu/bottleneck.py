@@ -144,6 +144,8 @@ def merge(doc: dict, bdoc: dict | None, repredict: bool = True, device=None) -> 
                                   f"GPU's own clocks, caches flushed before each pass; {n} entries")
     if repredict:
         device = device or costmodel.DeviceModel.from_device(doc["device"], memcpy)
+        # Through the recorded figures, so the file's predictions can be recomputed from it alone.
+        device = costmodel.DeviceModel.from_figures(doc["device"].get("name", "GPU"), device.figures())
         for (section, name), (p, res) in predict_document(doc, device).items():
             doc[section][name]["timing"]["predicted"] = p.as_dict()
             doc[section][name]["timing"]["resources"] = res.as_dict()
@@ -195,13 +197,22 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--bottlenecks", default=None)
     m.add_argument("--out", required=True)
     m.add_argument("--no-repredict", action="store_true")
+    m.add_argument("--calibration", default=None, help="a calibration file (default: the installed one)")
     a = ap.parse_args(argv)
     if a.cmd == "merge":
         from . import results
 
         doc = results.load(a.results)
         bdoc = json.loads(Path(a.bottlenecks).read_text()) if a.bottlenecks else None
-        results.save(merge(doc, bdoc, not a.no_repredict), a.out)
+        device = None
+        if a.calibration:
+            from . import costmodel
+            from .calibration import Calibration
+
+            cal = Calibration.from_json(json.loads(Path(a.calibration).read_text()), a.calibration)
+            memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
+            device = costmodel.DeviceModel.from_device(doc["device"], memcpy, cal)
+        results.save(merge(doc, bdoc, not a.no_repredict, device), a.out)
         print(f"bottleneck merge: wrote {a.out}")
         return 0
 

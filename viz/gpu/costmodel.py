@@ -134,20 +134,33 @@ class DeviceModel:
             fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
             dram_loaded_latency_s=fig("dram_loaded_latency_ns") * 1e-9, sources=tuple(src))
 
+    @classmethod
+    def from_figures(cls, name: str, fig: dict) -> "DeviceModel":
+        """Back from ``figures()`` (a results file's ``cost_model``): the device a file's
+        predictions were made with, whatever calibration is installed now."""
+        g = lambda k, d: float(fig[k]) if fig.get(k) is not None else d  # noqa: E731
+        return cls(name, int(fig["sm_count"]), g("clock_mhz", 1980) * 1e6, g("dram_gbps", 2962) * 1e9,
+                   g("l1_sectors_per_clock", 4.0), g("wavefronts_per_clock", 1.0), g("lsu_instructions_per_clock", 1.0),
+                   g("launch_overhead_us", 3.0) * 1e-6, int(g("l2_bytes", 50 << 20)), g("l2_gbps", 5500) * 1e9,
+                   g("block_ns_per_sm", 85) * 1e-9, g("syncthreads_ns", 20) * 1e-9, g("dram_latency_ns", 330) * 1e-9,
+                   g("l2_latency_ns", 150) * 1e-9, g("l1_latency_ns", 20) * 1e-9, g("shared_latency_ns", 16) * 1e-9,
+                   dram_loaded_latency_s=g("dram_loaded_latency_ns", 800) * 1e-9,
+                   sources=tuple((fig.get("sources") or {}).items()))
+
     def figures(self) -> dict:
         """The figures the model uses, for the results file."""
         return {"dram_gbps": round(self.dram_bytes_per_s / 1e9, 2), "sm_count": self.sm_count,
                 "clock_mhz": round(self.clock_hz / 1e6), "l1_sectors_per_clock": self.l1_sectors_per_clock,
                 "wavefronts_per_clock": self.wavefronts_per_clock,
                 "lsu_instructions_per_clock": self.lsu_instructions_per_clock,
-                "launch_overhead_us": round(self.launch_overhead_s * 1e6, 3),
-                "l2_gbps": round(self.l2_bytes_per_s / 1e9, 1), "l2_bytes": self.l2_bytes,
-                "block_ns_per_sm": round(self.block_launch_s * 1e9, 2),
-                "syncthreads_ns": round(self.syncthreads_s * 1e9, 2),
-                "dram_latency_ns": round(self.dram_latency_s * 1e9, 1),
-                "dram_loaded_latency_ns": round(self.dram_loaded_latency_s * 1e9, 1),
-                "l2_latency_ns": round(self.l2_latency_s * 1e9, 1), "l1_latency_ns": round(self.l1_latency_s * 1e9, 1),
-                "shared_latency_ns": round(self.shared_latency_s * 1e9, 1), "sources": dict(self.sources)}
+                "launch_overhead_us": round(self.launch_overhead_s * 1e6, 4),
+                "l2_gbps": round(self.l2_bytes_per_s / 1e9, 3), "l2_bytes": self.l2_bytes,
+                "block_ns_per_sm": round(self.block_launch_s * 1e9, 3),
+                "syncthreads_ns": round(self.syncthreads_s * 1e9, 3),
+                "dram_latency_ns": round(self.dram_latency_s * 1e9, 3),
+                "dram_loaded_latency_ns": round(self.dram_loaded_latency_s * 1e9, 3),
+                "l2_latency_ns": round(self.l2_latency_s * 1e9, 3), "l1_latency_ns": round(self.l1_latency_s * 1e9, 3),
+                "shared_latency_ns": round(self.shared_latency_s * 1e9, 3), "sources": dict(self.sources)}
 
 
 # The H100 SXM (80 GB HBM3) of the device machine: 132 SMs, 1980 MHz boost clock, and the
@@ -282,30 +295,35 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     terms.append(Term("LSU issue", issue, f"{w.instructions / 1e6:.4g} M memory instructions / ({sms_busy} SMs x "
                                           f"{device.lsu_instructions_per_clock:g} per clock)"))
     issue_all = w.warp_instructions / (sms_busy * device.issue_per_clock * clk)
-    terms.append(Term("instruction issue", issue_all, f"{w.warp_instructions / 1e6:.4g} M warp instructions (estimated "
-                                                      f"from the kernel's shape) / ({sms_busy} SMs x "
-                                                      f"{device.issue_per_clock:g} per clock)"))
+    issue_text = (f"{w.warp_instructions / 1e6:.4g} M warp instructions (estimated from the kernel's shape) / "
+                  f"({sms_busy} SMs x {device.issue_per_clock:g} per clock)")
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
     # A DRAM load waits longer the busier DRAM is: between the idle latency and the loaded
     # one, by DRAM's share of the busiest throughput term.
-    busiest = max(t.seconds for t in terms)
+    busiest = max([t.seconds for t in terms] + [issue_all])
     rho = min(1.0, dram / busiest) if busiest > 0 else 0.0
     chain_s = w.chain_s + rho * max(0.0, w.chain_loaded_s - w.chain_s)
     block_life = device.block_launch_s + chain_s
     lat = waves * block_life
     chain_text = " + ".join(f"{n:g} x {what} {s * 1e9:.0f} ns" for what, n, s in w.chain if n) or "no waits"
-    terms.append(Term("latency", lat, f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, "
-                                      f"limited by {occ['limited_by']}) x {block_life * 1e9:.0f} ns per block "
-                                      f"(start {device.block_launch_s * 1e9:.0f} ns + {chain_text}; DRAM loads "
-                                      f"at {(device.dram_latency_s + rho * (device.dram_loaded_latency_s - device.dram_latency_s)) * 1e9:.0f} ns "
-                                      f"with DRAM {100 * rho:.0f}% busy)"))
+    lat_text = (f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, limited by {occ['limited_by']}) x "
+                f"{block_life * 1e9:.0f} ns per block (start {device.block_launch_s * 1e9:.0f} ns + {chain_text}; "
+                f"DRAM loads at {(device.dram_latency_s + rho * (device.dram_loaded_latency_s - device.dram_latency_s)) * 1e9:.0f}"
+                f" ns with DRAM {100 * rho:.0f}% busy)")
     # A warp's waiting and its issuing overlap only in part: alone, a block needs its chain
     # plus its instructions' issue time; with many warps hiding each other, the larger of
-    # the two. Between those, the model takes their quadrature sum.
+    # the two. Between those, the model takes their quadrature sum, named after the larger.
     both = math.hypot(lat, issue_all)
-    terms.append(Term("latency + issue", both, f"sqrt(latency {lat * 1e3:.4g} ms ^ 2 + instruction issue "
-                                               f"{issue_all * 1e3:.4g} ms ^ 2): waiting and issuing overlap in part"))
+    note = (f"; with the other ({{other:.4g}} ms) in quadrature: sqrt({lat * 1e3:.4g}^2 + {issue_all * 1e3:.4g}^2) ms, "
+            f"as waiting and issuing overlap only in part")
+    if lat >= issue_all:
+        terms.append(Term("latency", both, f"{lat * 1e3:.4g} ms = " + lat_text + note.format(other=issue_all * 1e3)))
+        terms.append(Term("instruction issue", issue_all, issue_text))
+    else:
+        terms.append(Term("latency", lat, lat_text))
+        terms.append(Term("instruction issue", both, f"{issue_all * 1e3:.4g} ms = " + issue_text
+                          + note.format(other=lat * 1e3)))
     body = max(t.seconds for t in terms)
     return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
                       device.launch_overhead_s, occ)

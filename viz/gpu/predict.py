@@ -112,6 +112,16 @@ def _res(entry: dict) -> Resources | None:
     return Resources(r.get("registers"), r.get("shared_bytes")) if isinstance(r, dict) else None
 
 
+def device_of(doc: dict) -> costmodel.DeviceModel:
+    """The device model a results file's predictions were made with (its ``cost_model``
+    figures, version 2), else one from its device table, measured memcpy and calibration."""
+    fig = doc.get("cost_model") or {}
+    if "l2_gbps" in fig and "sm_count" in fig:
+        return costmodel.DeviceModel.from_figures(doc["device"].get("name", "GPU"), fig)
+    memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
+    return costmodel.DeviceModel.from_device(doc["device"], memcpy)
+
+
 def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, names=None) -> dict:
     """{(section, name): (Prediction, Resources)} for every timed entry of a results file, rebuilt from
     its scenarios and the recorded resources (compiled here when the file has none)."""
@@ -119,8 +129,7 @@ def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, nam
     from . import handwritten
     from .bench import kernel_name
 
-    memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
-    device = device or costmodel.DeviceModel.from_device(doc["device"], memcpy)
+    device = device or device_of(doc)
     limits = limits_of(doc["device"])
     out = {}
     for i, (name, e) in enumerate(doc.get("scenarios", {}).items()):
