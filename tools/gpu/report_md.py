@@ -81,6 +81,26 @@ def bottleneck_table(doc, section="scenarios"):
     return "\n".join(out)
 
 
+def evidence_table(doc):
+    """What the model computed from the addresses beside what Nsight Compute counted on the
+    timed launch: DRAM bytes (reuse), sectors L1 sends to L2 (L1 hits), warp instructions."""
+    out = ["| name | DRAM MB model / H100 | L1→L2 sectors (M) model / H100 | warp instructions (M) model / H100 |",
+           "|---|---|---|---|"]
+    for section in ("scenarios", "kernels"):
+        for name, e in doc[section].items():
+            p = ((e.get("timing") or {}).get("predicted") or {}).get("inputs")
+            b = e.get("bottleneck")
+            if not p or not b:
+                continue
+            dram = ((b.get("dram_bytes_read") or 0) + (b.get("dram_bytes_write") or 0)) / 1e6
+            l2 = b.get("l2_sectors_from_l1")
+            inst = b.get("warp_instructions")
+            out.append(f"| {name} | {p['dram_bytes'] / 1e6:,.0f} / {dram:,.0f} | {p['l2_sectors_from_l1'] / 1e6:.2f} / "
+                       f"{'' if l2 is None else f'{l2 / 1e6:.2f}'} | {p['warp_instructions'] / 1e6:.1f} / "
+                       f"{'' if inst is None else f'{inst / 1e6:.1f}'} |")
+    return "\n".join(out)
+
+
 def accuracy_summary(doc, within=0.2):
     """How many timed entries the cost model predicts within 20%, and the worst ones."""
     rows = []
@@ -128,6 +148,8 @@ if __name__ == "__main__":
         print(bottleneck_table(doc))
         print()
         print(bottleneck_table(doc, "kernels"))
+        print("\n### The model's inputs beside the counters (evidence)\n")
+        print(evidence_table(doc))
     print("\n### Timings, built-in scenarios (generated kernels)\n")
     print(timing_table(doc))
     print("\n### Timings, hand-written kernels\n")

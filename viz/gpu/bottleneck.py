@@ -129,6 +129,8 @@ def merge(doc: dict, bdoc: dict | None, repredict: bool = True, device=None) -> 
     if bdoc:
         n = 0
         for k, e in (bdoc.get("entries") or {}).items():
+            if e.get("raw"):
+                e = dict(e, summary=ncu.summarize(e["raw"]))     # today's summary of the raw counters
             kind, _, label = k.partition(":")
             section = {"scenario": "scenarios", "kernel": "kernels"}.get(kind)
             entry = (doc.get(section) or {}).get(label) if section else None

@@ -216,6 +216,7 @@ class Prediction:
     terms: tuple[Term, ...] = ()
     overhead_s: float = 0.0
     occupancy: dict = field(default_factory=dict)
+    inputs: dict = field(default_factory=dict)      # the workload figures the terms used
 
     @property
     def bound(self) -> str:
@@ -245,7 +246,8 @@ class Prediction:
              "issue_ms": round(self.issue_s * 1e3, 6)}
         if self.terms:
             d.update(bound_ms=round(self.bound_s * 1e3, 6), overhead_ms=round(self.overhead_s * 1e3, 6),
-                     explain=self.explain(), terms=[t.as_dict() for t in self.terms], occupancy=dict(self.occupancy))
+                     explain=self.explain(), terms=[t.as_dict() for t in self.terms], occupancy=dict(self.occupancy),
+                     inputs=dict(self.inputs))
         return d
 
 
@@ -325,8 +327,11 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
         terms.append(Term("instruction issue", both, f"{issue_all * 1e3:.4g} ms = " + issue_text
                           + note.format(other=lat * 1e3)))
     body = max(t.seconds for t in terms)
+    inputs = {"dram_bytes": round(w.dram_bytes), "l2_sectors_from_l1": round(w.l2_sectors),
+              "partial_store_sectors": round(w.partial_store_sectors), "warp_instructions": round(w.warp_instructions),
+              "chain_ns": round(chain_s * 1e9, 1), "dram_busy": round(rho, 3)}
     return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
-                      device.launch_overhead_s, occ)
+                      device.launch_overhead_s, occ, inputs)
 
 
 # ---------------------------------------------------------------------------- from the engine
@@ -370,7 +375,8 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         shared_bytes = sum(a.footprint for a in sc.arrays if a.space == "shared")
     occ = occupancy(device, tpb, registers, shared_bytes)
     if reuse is None:
-        reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat)
+        reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat,
+                              blocks_total=blocks_total)
     chain_s, chain = _chain(an, reuse, device, generated)
     chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_loaded_latency_s), generated)
     blocks = blocks_total or sc.launch.blocks

@@ -378,6 +378,7 @@ def summarize(m: dict) -> dict:
         "l1_sectors": _int(num("l1tex__t_sectors.sum")),
         "l1_hit_pct": _round(num("l1tex__t_sector_hit_rate.pct")),
         "shared_wavefronts": _int(num("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")),
+        "warp_instructions": _int(num("smsp__inst_executed.sum")),
         "shared_bank_conflicts": _int(num("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum")),
         "throughput_pct": thr,
         "registers_per_thread": _int(num("launch__registers_per_thread")),

@@ -110,7 +110,7 @@ def launch_order(sc: Scenario, replicas: int, count: int) -> tuple[np.ndarray, n
 
 
 def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int = MAX_LANES,
-                  replicas: int = 1) -> Reuse:
+                  replicas: int = 1, blocks_total: int | None = None) -> Reuse:
     """A replica's reuse (see the module docstring); ``wave_blocks`` = SMs x resident blocks.
     The window is the blocks, in launch order over all ``replicas``, whose data fits in
     half of L2 (at least one wave): reuse between blocks further apart is lost."""
@@ -119,9 +119,10 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     out = Reuse(blocks=nb)
     if not instrs:
         return out
-    total = nb * max(1, replicas)
+    # ``blocks_total``: ``sc`` is the first rows of a larger launch (predict.analysis_of).
+    total = (blocks_total or nb) * max(1, replicas)
     footprint = sum(a.footprint for a in sc.arrays if a.space == "global")
-    per_block = max(32, footprint // max(1, nb))             # bytes a block brings, at most its share
+    per_block = max(32, footprint // max(1, blocks_total or nb))   # bytes a block brings, at most its share
     window = int(min(total, max(wave_blocks, (l2_bytes // 2) // per_block)))
     out.window = "launch" if window >= total else "wave" if window <= wave_blocks else "L2"
     per_block_lanes = max(1, tpb * len(instrs))
@@ -216,6 +217,16 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     out.l2_sectors *= scale
     out.dram_read_bytes = len(chunks["load"]) * 64 * scale
     out.dram_write_bytes = len(chunks["store"]) * 64 * scale
+    if out.window == "launch":
+        # Everything fits in half of L2: no byte crosses DRAM twice, whatever a sample of a
+        # few blocks (a long GEMM loop) suggests when scaled up.
+        def arrays_of(op):
+            names = {sc.accesses[i.access].array for i in instrs if sc.accesses[i.access].op == op}
+            return sum(-(-a.footprint // 64) * 64 for a in sc.arrays if a.name in names)
+
+        share = nb / (blocks_total or nb)     # the caller scales a first-rows analysis back up
+        out.dram_read_bytes = min(out.dram_read_bytes, arrays_of("load") * share)
+        out.dram_write_bytes = min(out.dram_write_bytes, arrays_of("store") * share)
     out.partial_store_sectors = partial * scale
     out.per_instruction = stats
     return out
