@@ -68,6 +68,7 @@ def slower(a: str, b: str) -> float:
 
 MEMCPY = H["ceiling"]["memcpy_d2d"]["gbps"]
 N0, N1, N3, N4, C0, C1 = "{:.0f}", "{:.1f}", "{:.3f}", "{:.4f}", "{:,.0f}", "{:,.1f}"
+TINY = ("reduce_interleaved", "reduce_tree", "copy_guarded", "copy_grid_stride")   # the 16- and 32-block launches
 TOML = "assets/scenarios/{}.toml".format
 COPIES = "the hand-written copy kernel ran at {} GB/s with float, {} GB/s with float2 and {} GB/s with float4, against {} GB/s for cudaMemcpy"
 
@@ -143,6 +144,11 @@ QUOTES: list[tuple[str, str, list[tuple[float, str]]]] = [
     ("docs/GPU.md", "took {} ms against {} ms for stride 8",
      [(sweep("global-stride", 16), "{:.2f}"), (sweep("global-stride", 8), "{:.2f}")]),
     ("docs/GPU.md", "more than half the {} GB/s of the others", [(MEMCPY, C0)]),
+    ("docs/GPU.md", "Nsight Compute measured the same launches at {}–{} µs of GPU time and the model predicts {}–{} µs",
+     [(1000 * min(H["kernels"][k]["bottleneck"]["duration_ms"] for k in TINY), N1),
+      (1000 * max(H["kernels"][k]["bottleneck"]["duration_ms"] for k in TINY), N1),
+      (1000 * min(timing(k, "predicted", "kernels")["ms"] for k in TINY), N1),
+      (1000 * max(timing(k, "predicted", "kernels")["ms"] for k in TINY), N1)]),
     # counter values of the built-ins ("H100 measured N ...")
     (TOML("aos-float3-r"), "H100 measured {} sectors per request for AoS float3 .x", [(per_request("aos-float3-r"), N0)]),
     (TOML("float3-whole"), "H100 measured {} sectors per request for AoS float3 .x", [(per_request("aos-float3-r"), N0)]),

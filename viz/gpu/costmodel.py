@@ -302,8 +302,9 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
     # A DRAM load waits longer the busier DRAM is: between the idle latency and the loaded
-    # one, by DRAM's share of the busiest throughput term.
-    busiest = max([t.seconds for t in terms] + [issue_all])
+    # one, by DRAM's share of the busiest term
+    # (DRAM's share of the time the launch would take with idle-DRAM latencies.)
+    busiest = max([t.seconds for t in terms] + [issue_all, waves * (device.block_launch_s + w.chain_s)])
     rho = min(1.0, dram / busiest) if busiest > 0 else 0.0
     chain_s = w.chain_s + rho * max(0.0, w.chain_loaded_s - w.chain_s)
     block_life = device.block_launch_s + chain_s
