@@ -137,3 +137,24 @@ def test_prep_and_collect_round_trip(tmp_path):
     a, b = doc["entries"]["scenario:coalesced"], doc["entries"]["scenario:shared-stride-32"]
     assert a["summary"]["bound"]["unit"] == "DRAM" and a["launch"]["grid"] == list(spec["launches"][0]["grid"])
     assert "summary" not in b and "not profiled" in b["error"]
+
+
+def test_merge_attaches_measured_bottlenecks_to_a_results_file():
+    """bottleneck.merge: each profiled launch's summary lands on its entry, with the DRAM
+    columns from its counters; a launch that ncu did not profile leaves its entry alone."""
+    doc = results.load()
+    doc["scenarios"]["coalesced"].pop("bottleneck", None)
+    doc["scenarios"]["transpose-tile"].pop("bottleneck", None)
+    bdoc = {"entries": {
+        "scenario:coalesced": {"raw": {"dram__bytes_read.sum": 268435456.0, "dram__bytes_write.sum": 268435456.0,
+                                       "dram__throughput.avg.pct_of_peak_sustained_elapsed": 70.0,
+                                       "gpu__time_duration.sum": 228000.0}},
+        "scenario:transpose-tile": {"error": "not profiled (ncu timed out or the launch failed)"}}}
+    out = bottleneck.merge(doc, bdoc, repredict=False)
+    results.validate(out)
+    e = out["scenarios"]["coalesced"]
+    assert e["bottleneck"]["bound"] == {"unit": "DRAM", "pct_of_peak": 70.0}
+    assert e["bottleneck"]["duration_ms"] == pytest.approx(0.228)
+    t = e["timing"]
+    assert t["dram_bytes"] == 1 << 29 and t["dram_gbps"] == pytest.approx((1 << 29) / t["median_ms"] / 1e6, rel=1e-3)
+    assert "bottleneck" not in out["scenarios"]["transpose-tile"] and out["version"] == results.VERSION
