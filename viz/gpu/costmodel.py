@@ -404,8 +404,10 @@ def _load_latency(s, reuse, device: DeviceModel) -> tuple[float, str]:
     r = reuse.per_instruction.get(s.instruction.number) if reuse is not None else None
     spr = (r.sectors / r.requests) if r and r.requests else 1.0
     # A request waits for its slowest sector: it misses when any of its sectors misses.
-    p_miss1 = min(1.0, (1 - r.l1_hit_rate) * spr) if r else 1.0
-    p_miss2 = min(1.0, (1 - r.l2_hit_rate) * spr) if r else 1.0
+    # Hits on sectors still on their way wait like misses (reuse.IN_FLIGHT).
+    p_miss1 = min(1.0, (1 - (r.l1_hits - r.l1_waits) / r.sectors) * spr) if r and r.sectors else 1.0
+    miss = (r.sectors - r.l1_hits + r.l1_waits) if r else 0
+    p_miss2 = min(1.0, (1 - (r.l2_hits - r.l2_waits) / miss) * spr) if r and miss else 1.0
     e = device.l1_latency_s + p_miss1 * ((device.l2_latency_s - device.l1_latency_s)
                                          + p_miss2 * (device.dram_latency_s - device.l2_latency_s))
     level = "DRAM" if p_miss1 * p_miss2 >= 0.5 else "L2" if p_miss1 >= 0.5 else "L1"

@@ -44,6 +44,8 @@ class InstrReuse:
     l1_hits: int = 0
     l2_hits: int = 0
     requests: int = 0
+    l1_waits: int = 0      # L1 hits on a sector still being fetched: they wait like a miss
+    l2_waits: int = 0      # L2 hits on a sector still coming from DRAM
 
     @property
     def l1_hit_rate(self) -> float:
@@ -83,8 +85,55 @@ class Reuse:
                 "window": self.window, "sampled_blocks": self.sampled_blocks}
 
 
+IN_FLIGHT = 16   # a hit on a sector that a load at most this many loads earlier fetched waits for it
+
+
 def _global_instructions(sc: Scenario):
-    return [i for i in expand_instructions(sc) if sc.array(sc.accesses[i.access].array).space == "global"]
+    """The global warp instructions in the order a thread runs them (the generator's groups
+    in turn; in a group with loops, loop point by loop point)."""
+    from .codegen import plan_groups
+
+    instrs = [i for i in expand_instructions(sc) if sc.array(sc.accesses[i.access].array).space == "global"]
+    by_key: dict = {}
+    for i in instrs:
+        by_key.setdefault((i.access, i.loop), []).append(i)
+    out = []
+    for g in plan_groups(sc):
+        idx = {a.index for a in g.accesses}
+        points = []
+        for i in instrs:
+            if i.access in idx and i.loop not in points:
+                points.append(i.loop)
+        for pt in points:
+            for a in g.accesses:
+                out.extend(by_key.pop((a.index, pt), []))
+    for rest in by_key.values():       # (none: every access is in a group)
+        out.extend(rest)
+    return out
+
+
+def _runs(sc: Scenario, instrs) -> list[int]:
+    """For each global instruction (program order), the run of loads in flight together it
+    belongs to: a barrier, a global store, or an access with a ``when`` (the generated kernel
+    waits for it alone) ends a run, so a later load finds the earlier ones arrived."""
+    from .codegen import plan_groups
+
+    barrier_at = set()
+    for g in plan_groups(sc):
+        if g.barrier_before and g.accesses:
+            barrier_at.add(g.accesses[0].index)
+    run, out, seen = 0, [], set()
+    for i in instrs:
+        a = sc.accesses[i.access]
+        if a.index in barrier_at and a.index not in seen:
+            run += 1
+        seen.add(a.index)
+        if a.when is not None:
+            run += 1
+        out.append(run)
+        if a.op == "store" or a.when is not None:
+            run += 1
+    return out
 
 
 def _volatile_accesses(sc: Scenario) -> set[int]:
@@ -178,19 +227,34 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     ins_of = np.concatenate(parts_ins)
     l1ok = np.concatenate(parts_l1ok)
     is_load = np.concatenate(parts_load)
+    run_of = np.asarray(_runs(sc, instrs), np.int64)
     first2 = np.zeros(len(sec), bool)
-    first2[np.unique(sec, return_index=True)[1]] = True
+    _, f2, inv2 = np.unique(sec, return_index=True, return_inverse=True)
+    first2[f2] = True
     l1hit = np.zeros(len(sec), bool)
+    l1wait = np.zeros(len(sec), bool)
     idx = np.flatnonzero(l1ok)
     if len(idx):
         first1 = np.zeros(len(idx), bool)
-        first1[np.unique(bsec[idx], return_index=True)[1]] = True
+        _, f1, inv1 = np.unique(bsec[idx], return_index=True, return_inverse=True)
+        first1[f1] = True
         l1hit[idx[~first1]] = True
+        # A hit on a sector an earlier load of the block fetched no more than IN_FLIGHT loads
+        # before (the same instruction's other warps included) finds it still on its way.
+        src = idx[f1[inv1.reshape(-1)]]
+        near = (ins_of[idx] - ins_of[src] < IN_FLIGHT) & (run_of[ins_of[idx]] == run_of[ins_of[src]])
+        l1wait[idx[~first1 & near]] = True
     l2hit = ~l1hit & ~first2
+    src2 = f2[inv2.reshape(-1)]
+    l2wait = l2hit & (ins_of - ins_of[src2] < IN_FLIGHT) & (run_of[ins_of] == run_of[ins_of[src2]])
     n_ins = len(instrs)
     l1c = np.bincount(ins_of[l1hit], minlength=n_ins)
     l2c = np.bincount(ins_of[l2hit], minlength=n_ins)
+    l1w = np.bincount(ins_of[l1wait], minlength=n_ins)
+    l2w = np.bincount(ins_of[l2wait], minlength=n_ins)
     for n, ins in enumerate(instrs):
+        stats[ins.number].l1_waits += int(l1w[n])
+        stats[ins.number].l2_waits += int(l2w[n])
         stats[ins.number].l1_hits += int(l1c[n])
         stats[ins.number].l2_hits += int(l2c[n])
     chunks = {"load": np.unique(sec[is_load] // 2), "store": np.unique(sec[~is_load] // 2)}
