@@ -225,3 +225,19 @@ def test_sweeps_follow_the_measured_shape():
             if abs(a[1] / a[0] - 1) > 0.1:
                 assert (a[1] > a[0]) == (b[1] > b[0]), name
         assert all(abs(p / m - 1) <= 0.2 for m, p in zip(meas, pred)), name
+
+
+def test_hits_on_sectors_still_on_their_way_wait():
+    """gemm-naive issues its loads back to back: the other warps of a block ask for the B
+    sector one warp already fetches, and a row's A sector serves the next 7 iterations while
+    it is still coming: nearly every L1 hit waits like a miss. stencil-global's neighbours are
+    loaded inside ``when`` branches, each waited for: their hits are real hits, but for the
+    one sector per warp that the next warp fetches in the same instruction."""
+    g = analyze_reuse(load("gemm-naive"), 1056, 50 << 20)
+    hits = sum(x.l1_hits for x in g.per_instruction.values())
+    waits = sum(x.l1_waits for x in g.per_instruction.values())
+    assert hits == waits == 35840
+    s = analyze_reuse(load("stencil-global"), 1056, 50 << 20)
+    hits = sum(x.l1_hits for x in s.per_instruction.values())
+    waits = sum(x.l1_waits for x in s.per_instruction.values())
+    assert hits == 4992 and waits == 448 == 64 * 7     # 7 warp boundaries in each of 64 blocks
