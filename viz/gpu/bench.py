@@ -214,7 +214,7 @@ def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool
 
 
 def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_model, resources=None,
-           blocks_total: int | None = None, generated: bool = True) -> dict:
+           blocks_total: int | None = None, generated: bool = True, serial_loops: bool = False) -> dict:
     """Bandwidths of a timed launch and the cost model's prediction of it. ``an`` covers
     one replica (or its first rows of ``blocks_total`` blocks, ``predict.analysis_of``).
     The DRAM columns (``dram_gbps``, ``fraction_of_memcpy``) need the launch's DRAM
@@ -228,7 +228,7 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     warp_inst = round(sum(s.warp_instructions for s in an.stats) * f)
     w = costmodel.workload(an, repeat, device_model, getattr(resources, "registers", None),
                            getattr(resources, "shared_bytes", None), blocks_total=blocks_total,
-                           generated=generated)
+                           generated=generated, serial_loops=serial_loops)
     pred = costmodel.predict_launch(w, device_model)
     sectors = round(t["sectors"] * f)
     out = {
@@ -499,11 +499,11 @@ def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> 
         timing = session.time_launch(bspec, sets, cancelled=cancelled)
         t = {"scale": {"params": dict(k.timing.get("params", {})), "grid": list(big.launch.grid),
                        "buffer_sets": sets, "launch_global_bytes": bspec.buffer_bytes}, **timing.as_dict()}
-        from .predict import analysis_of, hand_resources
+        from .predict import analysis_of, hand_resources, serial_loops
 
         an, blocks = analysis_of(big)
         t.update(_rates(an, 1, timing.median_ms, memcpy_gbps, device_model, hand_resources(k, big), blocks,
-                        generated=False))
+                        generated=False, serial_loops=serial_loops(k)))
         out["timing"] = t
     except KernelFault as err:
         out["error"] = str(err)

@@ -358,13 +358,15 @@ def dram_bytes(sectors_and_lines) -> int:
 
 def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
              shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None,
-             generated: bool = True) -> Workload:
+             generated: bool = True, serial_loops: bool = False) -> Workload:
     """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
     ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None).
     ``blocks_total``: the analysis covers only the first rows of a launch of that many
     blocks whose blocks all do the same work (``viz.gpu.predict.analysis_of``): its
     counts are scaled up to it. ``generated``: warpviz's generated kernel (its ``when``
-    accesses sit in vote + branch + loop, ``estimate_instructions``), else a hand-written one."""
+    accesses sit in vote + branch + loop, ``estimate_instructions``), else a hand-written one.
+    ``serial_loops``: the kernel's loops are not unrolled (``#pragma unroll 1``): each
+    iteration waits for its own loads before the next one issues."""
     import numpy as np
 
     from .reuse import analyze_reuse
@@ -377,9 +379,10 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     occ = occupancy(device, tpb, registers, shared_bytes)
     if reuse is None:
         reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat,
-                              blocks_total=blocks_total)
-    chain_s, chain = _chain(an, reuse, device, generated)
-    chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_loaded_latency_s), generated)
+                              blocks_total=blocks_total, serial_loops=serial_loops)
+    chain_s, chain = _chain(an, reuse, device, generated, serial_loops)
+    chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_loaded_latency_s), generated,
+                               serial_loops)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
     return Workload(
@@ -406,8 +409,9 @@ def _load_latency(s, reuse, device: DeviceModel) -> tuple[float, str]:
     # A request waits for its slowest sector: it misses when any of its sectors misses.
     # Hits on sectors still on their way wait like misses (reuse.IN_FLIGHT).
     p_miss1 = min(1.0, (1 - (r.l1_hits - r.l1_waits) / r.sectors) * spr) if r and r.sectors else 1.0
-    miss = (r.sectors - r.l1_hits + r.l1_waits) if r else 0
-    p_miss2 = min(1.0, (1 - (r.l2_hits - r.l2_waits) / miss) * spr) if r and miss else 1.0
+    # (a waiting L1 hit waits for the fetch of the sector it found: the same L2 outcome)
+    miss = (r.sectors - r.l1_hits) if r else 0
+    p_miss2 = min(1.0, (1 - (r.l2_hits - r.l2_waits) / miss) * spr) if r and miss else (0.0 if r else 1.0)
     e = device.l1_latency_s + p_miss1 * ((device.l2_latency_s - device.l1_latency_s)
                                          + p_miss2 * (device.dram_latency_s - device.l2_latency_s))
     level = "DRAM" if p_miss1 * p_miss2 >= 0.5 else "L2" if p_miss1 >= 0.5 else "L1"
@@ -478,7 +482,7 @@ def program_order(an) -> list[tuple[int, object]]:
     return out
 
 
-def _chain(an, reuse, device: DeviceModel, generated: bool = True) -> tuple[float, tuple]:
+def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops: bool = False) -> tuple[float, tuple]:
     """One block's dependent chain, for its slowest warp: loads issue back to back and
     overlap (up to LOADS_IN_FLIGHT) until a store, which writes a loaded value and so waits
     for them, or a barrier, which waits for every warp; a predicated access of the
@@ -507,7 +511,11 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True) -> tuple[floa
         run_max = np.zeros(nw)
         run_shared = np.zeros(nw, bool)
 
+    prev_loop = None
     for k, s in program_order(an):
+        if serial_loops and s.instruction.loop and s.instruction.loop != prev_loop:
+            close_run()                 # a `#pragma unroll 1` loop waits for each iteration's loads
+        prev_loop = s.instruction.loop
         if k != seg:
             close_run()
             total += float(warp_time.max()) + device.syncthreads_s   # the barrier waits for all warps

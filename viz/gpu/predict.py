@@ -85,6 +85,20 @@ def analysis_of(sc: Scenario):
     return analyze(small), total
 
 
+def serial_loops(k) -> bool:
+    """Whether a kernels/ function keeps its loops rolled (``#pragma unroll 1`` in its body)."""
+    import re
+
+    from . import handwritten
+
+    src = handwritten.file_source(k.file)
+    m = re.search(r"\b" + re.escape(k.function) + r"\s*\(", src)
+    if not m:
+        return False
+    end = src.find("\n}", m.end())
+    return "#pragma unroll 1" in src[m.end():end if end > 0 else None]
+
+
 def predict_scenario(sc: Scenario, device: costmodel.DeviceModel, limits: DeviceLimits, name: str,
                      replicas: int | None = None, resources: Resources | None = None):
     """(Prediction, Resources) of a scenario's timed launch (``bench._time_scenario``)."""
@@ -103,7 +117,8 @@ def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None =
     big = handwritten.scenario_of(k, True)
     res = resources or hand_resources(k, big)
     an, blocks = analysis_of(big)
-    w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks, generated=False)
+    w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks, generated=False,
+                           serial_loops=serial_loops(k))
     return costmodel.predict_launch(w, device), res
 
 

@@ -112,7 +112,7 @@ def _global_instructions(sc: Scenario):
     return out
 
 
-def _runs(sc: Scenario, instrs) -> list[int]:
+def _runs(sc: Scenario, instrs, serial_loops: bool = False) -> list[int]:
     """For each global instruction (program order), the run of loads in flight together it
     belongs to: a barrier, a global store, or an access with a ``when`` (the generated kernel
     waits for it alone) ends a run, so a later load finds the earlier ones arrived."""
@@ -122,9 +122,12 @@ def _runs(sc: Scenario, instrs) -> list[int]:
     for g in plan_groups(sc):
         if g.barrier_before and g.accesses:
             barrier_at.add(g.accesses[0].index)
-    run, out, seen = 0, [], set()
+    run, out, seen, prev = 0, [], set(), None
     for i in instrs:
         a = sc.accesses[i.access]
+        if serial_loops and i.loop and i.loop != prev:
+            run += 1                    # a loop that is not unrolled waits for each iteration
+        prev = i.loop
         if a.index in barrier_at and a.index not in seen:
             run += 1
         seen.add(a.index)
@@ -159,7 +162,7 @@ def launch_order(sc: Scenario, replicas: int, count: int) -> tuple[np.ndarray, n
 
 
 def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int = MAX_LANES,
-                  replicas: int = 1, blocks_total: int | None = None) -> Reuse:
+                  replicas: int = 1, blocks_total: int | None = None, serial_loops: bool = False) -> Reuse:
     """A replica's reuse (see the module docstring); ``wave_blocks`` = SMs x resident blocks.
     The window is the blocks, in launch order over all ``replicas``, whose data fits in
     half of L2 (at least one wave): reuse between blocks further apart is lost."""
@@ -227,7 +230,7 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     ins_of = np.concatenate(parts_ins)
     l1ok = np.concatenate(parts_l1ok)
     is_load = np.concatenate(parts_load)
-    run_of = np.asarray(_runs(sc, instrs), np.int64)
+    run_of = np.asarray(_runs(sc, instrs, serial_loops), np.int64)
     first2 = np.zeros(len(sec), bool)
     _, f2, inv2 = np.unique(sec, return_index=True, return_inverse=True)
     first2[f2] = True
@@ -291,6 +294,14 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         share = nb / (blocks_total or nb)     # the caller scales a first-rows analysis back up
         out.dram_read_bytes = min(out.dram_read_bytes, arrays_of("load") * share)
         out.dram_write_bytes = min(out.dram_write_bytes, arrays_of("store") * share)
+        # Every loaded sector misses L2 once over the whole launch, however the sample of its
+        # first blocks paid for first touches: spread the misses evenly over the loads.
+        l1_miss = sum(st.sectors - st.l1_hits for st in stats.values() if st.op == "load") * scale
+        m = min(1.0, out.dram_read_bytes / 32 / l1_miss) if l1_miss else 1.0
+        for st in stats.values():
+            if st.op == "load" and sample < total:
+                st.l2_hits = int(round((st.sectors - st.l1_hits) * (1 - m)))
+                st.l2_waits = min(st.l2_waits, st.l2_hits)
     out.partial_store_sectors = partial * scale
     out.per_instruction = stats
     return out
