@@ -256,7 +256,10 @@ def occupancy(device: DeviceModel, threads_per_block: int, registers: int | None
     warps = -(-threads_per_block // 32)
     limits = {"threads": device.max_threads_per_sm // max(1, warps * 32), "blocks": device.max_blocks_per_sm}
     if registers:
-        per_warp = -(-registers * 32 // 256) * 256        # allocated per warp in units of 256
+        # At least 16 registers per thread are allocated (Nsight Compute's
+        # launch__registers_per_thread is max(16, ptxas's count) for all 101 shipped launches),
+        # per warp in units of 256.
+        per_warp = -(-max(16, registers) * 32 // 256) * 256
         limits["registers"] = device.registers_per_sm // max(1, per_warp * warps)
     if shared_bytes:
         limits["shared memory"] = device.shared_per_sm // (-(-(shared_bytes + 1024) // 128) * 128)
@@ -572,10 +575,6 @@ def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1
                  dram_bytes=(t["sectors"] * 32 if dram is None else dram) * repeat,
                  l2_sectors=t["sectors"] * repeat)
     return predict_launch(replace(w), device)
-
-
-def launch_blocks(grid) -> int:
-    return math.prod(grid)
 
 
 __all__ = ["DeviceModel", "H100", "Prediction", "Term", "Workload", "predict", "predict_launch", "workload",
