@@ -55,6 +55,15 @@ def _term(name: str) -> str:
     return name if language() == "en" else tr(TERM_NAMES.get(name, name))
 
 
+# Nsight Compute's stall reasons that are one plain word (the others are snake_case names).
+STALL_WORDS = {"barrier": "stall: barrier", "wait": "stall: wait", "drain": "stall: drain", "membar": "stall: membar",
+               "misc": "stall: misc", "sleeping": "stall: sleeping", "selected": "stall: selected"}
+
+
+def _stall(reason: str) -> str:
+    return reason if language() == "en" or reason not in STALL_WORDS else tr(STALL_WORDS[reason])
+
+
 def bottleneck_text(e: dict | None) -> str:
     """Two lines: what bounds the cost model's prediction, and what Nsight Compute measured
     on the timed launch (the busiest unit as % of its peak, hit rates, occupancy, stalls)."""
@@ -86,7 +95,7 @@ def bottleneck_text(e: dict | None) -> str:
                             if b.get("registers_per_thread") else ""))
         if b.get("stalls"):
             parts.append(tr("top stalls: {stalls}", stalls=sep(", ").join(
-                f"{x['reason']} {100 * (x.get('share') or 0):.0f}%" for x in b["stalls"])))
+                f"{_stall(x['reason'])} {100 * (x.get('share') or 0):.0f}%" for x in b["stalls"])))
         lines.append(sep("; ").join(parts))
     elif p:
         lines.append(tr("measured: no Nsight Compute bottleneck in this results file (warpviz bench records it "
