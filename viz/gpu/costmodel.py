@@ -53,8 +53,10 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
                                     "24 us on 132 SMs (assets/measurements/h100.json)"),
     "syncthreads_ns": (20.0, "ns", "a __syncthreads of 256 threads, about 40 clocks"),
     "dram_latency_ns": (330.0, "ns", "a dependent DRAM load on an idle GPU (H100 pointer chase)"),
-    "dram_loaded_latency_ns": (800.0, "ns", "a dependent DRAM load while DRAM streams near its peak "
-                                            "(tools/gpu/session/h13model_latency.py)"),
+    "dram_loaded_latency_ns": (800.0, "ns", "a dependent DRAM load while DRAM streams near its peak: an "
+                                            "estimate, the per-block time of the scalar copies (1986 blocks per SM, "
+                                            "8 resident, 0.2286 ms) less the block start; measured by "
+                                            "tools/gpu/session/h13model_latency.py when a calibration has it"),
     "l2_latency_ns": (150.0, "ns", "a dependent L2 hit, about 300 clocks"),
     "l1_latency_ns": (20.0, "ns", "a dependent L1 hit, about 40 clocks"),
     "shared_latency_ns": (16.0, "ns", "a dependent shared load, about 30 clocks"),
