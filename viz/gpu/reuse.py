@@ -174,8 +174,19 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     # ``blocks_total``: ``sc`` is the first rows of a larger launch (predict.analysis_of).
     total = (blocks_total or nb) * max(1, replicas)
     footprint = sum(a.footprint for a in sc.arrays if a.space == "global")
-    per_block = max(32, footprint // max(1, blocks_total or nb))   # bytes a block brings, at most its share
+    # Bytes a block brings into L2: the sectors block 0 touches (a gather's are scattered),
+    # at least its share of the arrays.
+    first = np.zeros(1, np.int64)
+    threads0 = np.arange(tpb, dtype=np.int64)
+    touched = set()
+    for ins in instrs:
+        lv0 = evaluate_instruction(sc, ins, first, threads0)
+        a0 = np.broadcast_to(lv0.addr.natural(), (1, tpb))[np.broadcast_to(np.asarray(lv0.mask), (1, tpb))]
+        touched.update((a0 // 32).tolist())
+    per_block = max(32, 32 * len(touched), footprint // max(1, blocks_total or nb))
     window = int(min(total, max(wave_blocks, (l2_bytes // 2) // per_block)))
+    if footprint * max(1, replicas) <= l2_bytes // 2:
+        window = total                  # the whole launch's arrays fit in half of L2
     out.window = "launch" if window >= total else "wave" if window <= wave_blocks else "L2"
     per_block_lanes = max(1, tpb * len(instrs))
     sample = max(1, min(window, max_lanes // per_block_lanes))
