@@ -190,8 +190,22 @@ class GpuPanel(QWidget):
         numbers = QWidget()
         nl = QVBoxLayout(numbers)
         nl.setContentsMargins(0, 0, 0, 0)
-        nl.addWidget(self.summary)
-        nl.addWidget(self.bottleneck)
+        # The summary and the bottlenecks scroll rather than squeeze when the dock is small.
+        from PySide6.QtWidgets import QFrame, QScrollArea
+
+        texts = QWidget()
+        tl = QVBoxLayout(texts)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.summary)
+        tl.addWidget(self.bottleneck)
+        tl.addStretch(1)
+        self.texts = QScrollArea()
+        self.texts.setObjectName("gpuTexts")
+        self.texts.setWidgetResizable(True)
+        self.texts.setFrameShape(QFrame.Shape.NoFrame)
+        self.texts.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.texts.setWidget(texts)
+        nl.addWidget(self.texts, 1)
         nl.addWidget(self.table, 1)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
