@@ -158,3 +158,21 @@ def test_merge_attaches_measured_bottlenecks_to_a_results_file():
     t = e["timing"]
     assert t["dram_bytes"] == 1 << 29 and t["dram_gbps"] == pytest.approx((1 << 29) / t["median_ms"] / 1e6, rel=1e-3)
     assert "bottleneck" not in out["scenarios"]["transpose-tile"] and out["version"] == results.VERSION
+
+
+def test_a_real_nsight_compute_raw_page_is_read():
+    """Two launches of run 1's H100 profile (tests/data, trimmed to the columns warpviz reads):
+    names, DRAM bytes, the busiest unit, registers and the top stall come out as ncu wrote them."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "data" / "ncu_raw_h100_sample.csv").read_text()
+    launches = ncu.parse_raw(text)
+    assert [n for n, _ in launches] == ["wv_006_coalesced", "wv_027_reduction_tree"]
+    copy = ncu.summarize(launches[0][1])
+    assert (copy["dram_bytes_read"], copy["dram_bytes_write"]) == (268445440, 252622336)
+    assert copy["bound"] == {"unit": "DRAM", "pct_of_peak": 69.46}
+    assert copy["registers_per_thread"] == 16 and copy["stalls"][0]["reason"] == "long_scoreboard"
+    assert copy["duration_ms"] == pytest.approx(0.223808)
+    red = ncu.summarize(launches[1][1])
+    assert red["bound"]["unit"] == "issue" and red["stalls"][0]["reason"] == "barrier"
+    assert red["warp_instructions"] == 770722432
