@@ -8,7 +8,7 @@ import sys
 
 from . import __version__
 
-COMMANDS = ("list", "analyze", "export", "validate", "bench", "trace", "layout", "gui")
+COMMANDS = ("list", "analyze", "export", "validate", "bench", "calibrate", "trace", "layout", "gui")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)
 
     add_gpu_parsers(sub)
+    from .gpu.calibrate import add_parser as add_calibrate_parser  # no GPU import until it runs
+
+    add_calibrate_parser(sub)
 
     from .export_cli import add_parser as add_export_parser  # no Qt import until it runs
     from .trace.cli import add_parser as add_trace_parser  # no GPU import until it runs
@@ -170,12 +173,13 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["gui", *argv]
     args = _parser().parse_args(argv)
     from .export_cli import cmd_export
+    from .gpu.calibrate import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate
     from .trace.cli import cmd_trace
 
     handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout,
                "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,
-               "trace": cmd_trace}.get(args.command)
+               "trace": cmd_trace, "calibrate": cmd_calibrate}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
     try:

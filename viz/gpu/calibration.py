@@ -24,8 +24,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import assets
+
 FORMAT = 1
-CALIBRATION_DIR = Path(__file__).resolve().parent.parent.parent / "assets" / "calibration"
+CALIBRATION_DIR = assets.root() / "calibration"     # assets/calibration, or inside a wheel
+
+
+class CalibrationError(ValueError):
+    """A calibration file cannot be read; the message names the file, the place and the fix."""
 
 
 def slug(device_name: str) -> str:
@@ -47,9 +53,23 @@ class Calibration:
 
     @classmethod
     def from_json(cls, d: dict, path: str = "") -> "Calibration":
-        if int(d.get("format", 0)) > FORMAT:
-            raise ValueError(f"{path or 'calibration'}: format {d.get('format')} is newer than this "
-                             f"warpviz reads ({FORMAT}); update warpviz")
+        where = path or "calibration"
+        fix = "run `warpviz calibrate` to write a new one"
+        if not isinstance(d, dict):
+            raise CalibrationError(f"{where}: the file must hold a JSON object, not {type(d).__name__}; {fix}")
+        fmt = d.get("format", 0)
+        if not isinstance(fmt, int) or isinstance(fmt, bool):
+            raise CalibrationError(f"{where}: \"format\" must be an integer, not {fmt!r}; {fix}")
+        if fmt > FORMAT:
+            raise CalibrationError(f"{where}: format {fmt} is newer than this warpviz reads ({FORMAT}); "
+                                   f"update warpviz")
+        figures = d.get("figures", {})
+        if not isinstance(figures, dict):
+            raise CalibrationError(f"{where}: \"figures\" must be an object of figures; {fix}")
+        for key, f in figures.items():
+            v = f.get("value") if isinstance(f, dict) else None
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v != v:
+                raise CalibrationError(f"{where}: figures.{key}.value must be a number, not {v!r}; {fix}")
         return cls(dict(d.get("device", {})), dict(d.get("figures", {})), str(d.get("measured", "")),
                    str(d.get("label", "")), path, {k: v for k, v in d.items()
                                                    if k not in ("device", "figures", "measured", "label")})
@@ -60,7 +80,14 @@ def load_calibration(device_name: str = "NVIDIA H100 80GB HBM3", directory: Path
     p = (directory or CALIBRATION_DIR) / f"{slug(device_name)}.json"
     if not p.is_file():
         return None
-    return Calibration.from_json(json.loads(p.read_text(encoding="utf-8")), str(p))
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise CalibrationError(f"{p}: line {err.lineno}, column {err.colno}: {err.msg}; fix the file or run "
+                               f"`warpviz calibrate` to write a new one") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise CalibrationError(f"{p}: cannot be read ({err}); run `warpviz calibrate` to write a new one") from None
+    return Calibration.from_json(doc, str(p))
 
 
-__all__ = ["Calibration", "load_calibration", "slug", "FORMAT", "CALIBRATION_DIR"]
+__all__ = ["Calibration", "CalibrationError", "load_calibration", "slug", "FORMAT", "CALIBRATION_DIR"]

@@ -157,11 +157,22 @@ def plan_scale(sc: Scenario, limits: DeviceLimits = DeviceLimits(), target_bytes
 # ---------------------------------------------------------------------------- statistics
 
 
+NOISY_SPREAD = 0.05
+
+
 @dataclass(frozen=True)
 class Timing:
-    """CUDA-event times of repeated launches, in milliseconds."""
+    """Times of repeated launches, in milliseconds per launch.
+
+    Each entry of ``times_ms`` is one sample: the mean of ``launches_per_sample`` launches
+    run back to back (``runner.Session.batch_times``). ``attempts`` counts the runs it
+    took (a noisy run is repeated with longer samples); ``starved`` says the GPU may have
+    waited for the host inside a sample."""
 
     times_ms: tuple[float, ...]
+    launches_per_sample: int = 1
+    attempts: int = 1
+    starved: bool = False
 
     @property
     def runs(self) -> int:
@@ -180,10 +191,17 @@ class Timing:
         m = self.median_ms
         return (self.quantile(0.9) - self.quantile(0.1)) / m if m > 0 else 0.0
 
+    @property
+    def noisy(self) -> bool:
+        """The spread stayed at or above ``NOISY_SPREAD`` (5%): the median is less certain."""
+        return self.spread >= NOISY_SPREAD
+
     def as_dict(self) -> dict:
         return {"median_ms": round(self.median_ms, 6), "p10_ms": round(self.quantile(0.1), 6),
                 "p90_ms": round(self.quantile(0.9), 6), "min_ms": round(min(self.times_ms), 6),
-                "max_ms": round(max(self.times_ms), 6), "runs": self.runs, "spread": round(self.spread, 5)}
+                "max_ms": round(max(self.times_ms), 6), "runs": self.runs, "spread": round(self.spread, 5),
+                "launches_per_sample": self.launches_per_sample, "attempts": self.attempts,
+                "noisy": self.noisy, **({"starved": True} if self.starved else {})}
 
 
 def gbps(nbytes: float, ms: float) -> float:
@@ -192,4 +210,4 @@ def gbps(nbytes: float, ms: float) -> float:
 
 
 __all__ = ["Scale", "plan_scale", "scaled_scenario", "Timing", "DeviceLimits", "TimingError", "gbps",
-           "global_unit_bytes", "TARGET_BYTES"]
+           "global_unit_bytes", "TARGET_BYTES", "NOISY_SPREAD"]

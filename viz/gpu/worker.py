@@ -147,6 +147,9 @@ class ProcessSession:
     def time_memcpy(self, nbytes: int = MEMCPY_BYTES, runs: int = MIN_RUNS, cancelled=None):
         return self._call("time_memcpy", nbytes, runs, cancelled=cancelled)
 
+    def calibrate(self, quick: bool = False, verbose: bool = False, cancelled=None):
+        return self._call("calibrate", quick=quick, verbose=verbose, cancelled=cancelled)
+
     def close(self) -> None:
         if self._conn is not None and self._proc is not None and self._proc.is_alive():
             try:

@@ -1,0 +1,273 @@
+"""warpviz calibrate: the calibration file (pure), its checks, and on the GPU its stability."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from viz.cli import main
+from viz.gpu import calibrate as cal
+from viz.gpu.calibration import FORMAT, CalibrationError, load_calibration, slug
+from viz.gpu.plan import Timing
+
+H100 = {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "clock_mhz": 1980, "peak_bandwidth_gbs": 3352.3,
+        "driver": "580.159.04", "cuda_driver_api": "13.0", "compute_capability": "9.0"}
+
+
+def _raw(**values) -> dict:
+    figs = {k: cal.figure([v, v * 1.01, v * 0.99, v, v], *cal.FIGURES[k]) for k, v in values.items()}
+    return {"device": dict(H100), "figures": figs, "state_before": None, "state_after": None, "sets": 5}
+
+
+def test_a_figure_is_the_median_of_its_sets_with_its_spread():
+    f = cal.figure([10.0, 11.0, 9.0, 10.0, 30.0], "GB/s", "how")
+    assert f["value"] == 10.0 and f["runs"] == 5 and f["sets"] == [10.0, 11.0, 9.0, 10.0, 30.0]
+    t = Timing((10.0, 11.0, 9.0, 10.0, 30.0))
+    assert f["spread_pct"] == round(100 * t.spread, 2) > 5
+
+
+def test_written_file_loads_through_the_loader(tmp_path):
+    doc = cal.document(_raw(dram_read_gbps=3000.0, l2_latency_ns=250.0), label="here", now="2026-11-23T16:00:00+00:00")
+    path = tmp_path / f"{slug(H100['name'])}.json"
+    cal.save(doc, path)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]     # no temporary file left behind
+    c = load_calibration(H100["name"], tmp_path)
+    assert c.value("dram_read_gbps") == 3000.0 and c.value("l2_latency_ns") == 250.0
+    assert c.value("l1_latency_ns", 33.0) == 33.0                  # missing: the reader's default
+    assert c.measured == "2026-11-23" and c.label == "here" and c.device["sm_count"] == 132
+    assert c.extra["format"] == FORMAT and c.extra["tool"] == "warpviz calibrate"
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "x.json"
+    path.write_text('{"format": 1, "figures": {}}')
+    monkeypatch.setattr(cal, "dumps", lambda d: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError):
+        cal.save({"figures": {}}, path)
+    assert path.read_text() == '{"format": 1, "figures": {}}' and len(list(tmp_path.iterdir())) == 1
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"format": 1, "figures": {', ["line 1, column 27", "warpviz calibrate"]),
+    ('{"format": 2, "figures": {}}', ["format 2 is newer", "(1)", "update warpviz"]),
+    ('{"format": "one"}', ['"format" must be an integer']),
+    ('[1, 2]', ["JSON object"]),
+    ('{"format": 1, "figures": {"dram_read_gbps": {"value": "fast"}}}', ["figures.dram_read_gbps.value", "'fast'"]),
+    ('{"format": 1, "figures": []}', ['"figures" must be an object']),
+])
+def test_bad_or_newer_files_give_clear_messages(tmp_path, text, words):
+    path = tmp_path / f"{slug(H100['name'])}.json"
+    path.write_text(text)
+    with pytest.raises(CalibrationError) as err:
+        load_calibration(H100["name"], tmp_path)
+    assert str(path) in str(err.value)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_no_file_means_no_calibration(tmp_path):
+    assert load_calibration("Some Other GPU", tmp_path) is None
+
+
+def test_plausibility_accepts_h100_like_figures_and_names_broken_ones():
+    good = dict(sm_clock_mhz=1980, dram_read_gbps=3000, dram_write_gbps=2900, dram_copy_gbps=2950,
+                l2_read_gbps=9000, l1_read_gbps=30000, l1_sectors_per_clk_sm=3.8,
+                shared_wavefronts_per_clk_sm=1.0, shared_conflict32_wavefronts_per_clk_sm=1.0,
+                shared_lds128_wavefronts_per_clk_sm=1.0, lsu_inst_per_clk_sm=1.0, launch_overhead_us=2.0,
+                launch_host_us=8.0, empty_grid_us=40.0, block_ns_per_sm=78.0, syncthreads_ns=12, syncthreads_1024_ns=20, dram_latency_ns=600,
+                l2_latency_ns=260, l1_latency_ns=20, shared_latency_ns=15)
+    checks = cal.plausibility(H100, cal.document(_raw(**good))["figures"])
+    assert set(checks) == set(good) and all(c["ok"] for c in checks.values()), checks
+    # a loop the compiler emptied, a buffer that stayed in L2, caches in the wrong order:
+    bad = {**good, "dram_read_gbps": 9000.0, "shared_wavefronts_per_clk_sm": 7.5, "l2_latency_ns": 15.0}
+    checks = cal.plausibility(H100, cal.document(_raw(**bad))["figures"])
+    assert sorted(k for k, c in checks.items() if not c["ok"]) == [
+        "dram_read_gbps", "l2_latency_ns", "l2_read_gbps", "shared_wavefronts_per_clk_sm"]
+    assert "3352 GB/s DRAM peak" in checks["dram_read_gbps"]["expected"]
+
+
+def test_every_figure_has_a_unit_and_a_how_and_the_table_shows_it():
+    doc = cal.document(_raw(dram_read_gbps=100.0))
+    text = cal.format_table(doc)
+    assert "dram_read_gbps" in text and "IMPLAUSIBLE" in text
+    for key, (unit, how) in cal.FIGURES.items():
+        assert unit and how.endswith(".") and len(how) > 30, key
+
+
+def test_calibrate_without_a_gpu_exits_2_with_the_reason(capsys, monkeypatch):
+    from viz.gpu import GpuUnavailable
+
+    def no_gpu(_counters):
+        raise GpuUnavailable("no NVIDIA driver: test", "driver")
+
+    monkeypatch.setattr("viz.gpu.cli._require", no_gpu)
+    assert main(["calibrate", "--quick"]) == 2
+    assert "cannot calibrate on this machine: no NVIDIA driver" in capsys.readouterr().err
+
+
+def test_the_microbenchmarks_compile_for_sm_90(capsys):
+    from viz.gpu.compile import find_nvcc
+
+    if not find_nvcc():
+        pytest.skip("nvcc is not installed")
+    assert main(["calibrate", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "compiles" in out and all(k in out for k in cal.FIGURES)
+
+
+# ---------------------------------------------------------------------------- on the GPU
+
+HOST_FIGURES = {"launch_host_us"}   # the host's (Python's) time, not the GPU's: not held to 5%
+
+
+@pytest.mark.gpu
+def test_calibrate_runs_and_two_runs_agree_within_five_percent(tmp_path):
+    pytest.importorskip("pycuda")
+    from viz.gpu.worker import ProcessSession
+
+    with ProcessSession() as s:
+        a = s.calibrate(quick=True)
+        b = s.calibrate(quick=True)
+    doc = cal.document(a)
+    cal.save(doc, tmp_path / f"{slug(doc['device']['name'])}.json")
+    c = load_calibration(doc["device"]["name"], tmp_path)
+    assert set(c.figures) == set(cal.FIGURES) and c.device["sm_count"] == a["device"]["sm_count"]
+    bad = {k: (a["figures"][k]["value"], b["figures"][k]["value"]) for k in cal.FIGURES
+           if k not in HOST_FIGURES
+           and abs(a["figures"][k]["value"] - b["figures"][k]["value"]) > 0.05 * abs(a["figures"][k]["value"])}
+    assert not bad, bad
+    implausible = {k: c for k, c in doc["checks"].items() if not c["ok"]}
+    assert not implausible, implausible
+
+
+def test_show_prints_a_written_file_and_names_a_broken_one(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    cal.save(cal.document(_raw(dram_read_gbps=3000.0, l1_latency_ns=20.0)), path)
+    assert main(["calibrate", "--show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "dram_read_gbps" in out and "3000" in out and "l1_latency_ns" in out
+    assert main(["calibrate", "--show", str(path), "--markdown"]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert md[0].startswith("| figure |") and len(md) == 2 + 2 and "| `l1_latency_ns` | 20 ns |" in md[3]
+    doc = json.loads(path.read_text())
+    del doc["figures"]["dram_read_gbps"]["how"]
+    path.write_text(json.dumps(doc))
+    assert main(["calibrate", "--show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and 'figures.dram_read_gbps has no "how"' in err
+    path.write_text("{")
+    assert main(["calibrate", "--show", str(path)]) == 2
+    assert "line 1, column 2" in capsys.readouterr().err
+    assert main(["calibrate", "--show", str(tmp_path / "none.json")]) == 2
+    assert "cannot be read" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- the timing method (no GPU)
+
+
+class _Clocked:
+    """Just enough of ``runner.Session`` for its timing policy: samples whose noise shrinks
+    with their length, as on the GPU (a host hiccup of ``hiccup_ms`` lands in one sample)."""
+
+    def __init__(self, kernel_ms: float, hiccup_ms: float):
+        self.kernel_ms, self.hiccup_ms, self._enqueue_s, self.calls = kernel_ms, hiccup_ms, 5e-6, []
+
+    def batch_times(self, launch, per_sample, samples):
+        self.calls.append((per_sample, samples))
+        out = [self.kernel_ms + (self.hiccup_ms / per_sample if i % 5 == 0 else 0.0) for i in range(samples)]
+        return out, False
+
+
+def test_timing_records_noisy_and_its_scale():
+    t = Timing((1.0,) * 8 + (1.2, 1.3), launches_per_sample=7, attempts=2)
+    d = t.as_dict()
+    assert d["noisy"] is True and d["launches_per_sample"] == 7 and d["attempts"] == 2 and d["runs"] == 10
+    assert Timing((1.0,) * 10).as_dict()["noisy"] is False and "starved" not in Timing((1.0,)).as_dict()
+    assert Timing((1.0, 1.0, 1.0, 1.0, 1.049)).noisy is False       # (p90 - p10) / median = 2.9%
+
+
+def test_a_noisy_timing_is_retried_with_longer_samples_then_flagged():
+    from viz.gpu.runner import MAX_ATTEMPTS, SAMPLE_MS, Session
+
+    quiet = _Clocked(kernel_ms=0.5, hiccup_ms=0.0)
+    t = Session._scaled_timing(quiet, lambda i: None, 30, lambda: False)
+    assert t.attempts == 1 and not t.noisy and t.launches_per_sample == round(SAMPLE_MS / 0.5)
+    # a hiccup of 0.1 ms in every fifth sample: a spread of 10% at 2 launches a sample, 2.5% at 8
+    bumpy = _Clocked(kernel_ms=0.5, hiccup_ms=0.1)
+    t = Session._scaled_timing(bumpy, lambda i: None, 30, lambda: False)
+    assert [c[0] for c in bumpy.calls[-2:]] == [2, 8] and t.attempts == 2 and not t.noisy
+    assert t.launches_per_sample == 8 and abs(t.spread - 0.025) < 1e-9 and abs(t.median_ms - 0.5) < 1e-9
+    # a hiccup that longer samples cannot hide: retried while the time budget allows,
+    # then flagged noisy
+    awful = _Clocked(kernel_ms=0.5, hiccup_ms=100.0)
+    t = Session._scaled_timing(awful, lambda i: None, 30, lambda: False)
+    assert t.noisy and 2 <= t.attempts <= MAX_ATTEMPTS and t.spread > 0.05
+    lengths = [c[0] for c in awful.calls[-t.attempts:]]
+    assert lengths == [lengths[0] * 4 ** k for k in range(t.attempts)]
+
+
+class _Queue:
+    """A GPU stream as ``batch_times`` sees it: events time-stamped by the launches queued
+    before them (each launch ``ms`` long); ``late`` says whether the spin kernel had already
+    ended when the host finished queueing, per batch."""
+
+    def __init__(self, ms: float, late: list[bool]):
+        self.t, self.ms, self.late, self.spins, self.launched = 0.0, ms, list(late), [], 0
+        q = self
+
+        class Event:
+            def record(self):
+                self.t = q.t
+
+            def time_till(self, other):
+                return other.t - self.t
+
+            def query(self):
+                return q.late.pop(0) if q.late else False
+
+            def synchronize(self):
+                pass
+
+        self.cuda = type("cuda", (), {"Event": Event})
+        self._enqueue_s = 20e-6
+
+    def spin(self, ns):
+        self.spins.append(ns)
+
+    def launch(self, _i):
+        self.t += self.ms
+        self.launched += 1
+
+
+def test_batch_times_reruns_a_batch_the_spin_did_not_cover_and_says_when_it_could_not():
+    from viz.gpu.runner import QUEUE_LAUNCHES, Session
+
+    q = _Queue(0.002, late=[False])
+    times, starved = Session.batch_times(q, q.launch, 100, 10)
+    assert len(times) == 10 and all(abs(t - 0.002) < 1e-12 for t in times) and not starved
+    assert len(q.spins) == -(-10 // (QUEUE_LAUNCHES // 100)) and q.launched == 1000
+    q = _Queue(0.002, late=[True, False, False, False])
+    times, starved = Session.batch_times(q, q.launch, 100, 3)
+    assert len(times) == 3 and not starved and q.launched == 600      # the late batch ran again
+    assert len(q.spins) == 2
+    q = _Queue(0.002, late=[True, True])
+    times, starved = Session.batch_times(q, q.launch, 100, 3)
+    assert len(times) == 3 and starved                                 # late again: recorded, not hidden
+
+
+def test_the_shipped_h100_calibration_loads_and_is_plausible():
+    from viz import assets
+    from viz.gpu.calibration import CALIBRATION_DIR
+
+    assert CALIBRATION_DIR == assets.root() / "calibration"          # a wheel carries it under viz/_data
+    c = load_calibration("NVIDIA H100 80GB HBM3")
+    assert c is not None and c.device["name"] == "NVIDIA H100 80GB HBM3" and c.device["sm_count"] == 132
+    assert c.measured and c.device["driver"] and c.extra["gpu_state"]["before"]["sm_clock_mhz"]
+    doc = cal.read(c.path)
+    assert set(doc["figures"]) <= set(cal.FIGURES) and len(doc["figures"]) >= 15
+    assert all(f["runs"] >= 3 and len(f["sets"]) == f["runs"] and f["how"] for f in doc["figures"].values())
+    bad = {k: ch for k, ch in doc["checks"].items() if not ch["ok"]}
+    assert not bad, bad
+    gpu = {k: f for k, f in doc["figures"].items() if k not in HOST_FIGURES}
+    assert all(f["spread_pct"] < 5 for f in gpu.values()), {k: f["spread_pct"] for k, f in gpu.items()}

@@ -1,0 +1,522 @@
+"""``warpviz calibrate``: microbenchmarks that measure the GPU at hand (no Qt; PyCUDA only
+through ``runner.Session``).
+
+Each figure of ``viz.gpu.calibration`` comes from one kernel of
+``kernels/calibrate/calibrate.cu``, run ``SETS`` times (5 with ``--quick``); the figure is
+the median of the sets and its spread is (p90 - p10) / median over them. Bandwidths and
+latencies come from CUDA events around launches queued back to back behind a spin kernel
+(``Session.batch_times``: GPU time, never the host's); figures per clock per SM come from
+the SM's own cycle counter (``clock64``) read by each block, with one block per SM (a
+large dynamic shared allocation keeps a second block off), so they do not depend on a
+guessed clock. ``plausibility`` checks every figure against what the device's
+specifications allow. The document is written atomically (``save``).
+
+``measure`` runs inside the GPU process (``Session.calibrate``); everything else here is
+pure and tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .. import assets
+from .calibration import CALIBRATION_DIR, FORMAT, slug
+
+SETS = 7
+QUICK_SETS = 5
+ONE_BLOCK_PER_SM_SHARED = 116 * 1024   # dynamic shared bytes that leave room for one block per SM (228 KiB)
+
+# key -> (unit, how it is measured)
+FIGURES: dict[str, tuple[str, str]] = {
+    "sm_clock_mhz": ("MHz", "One thread spins 20 ms on %globaltimer and counts clock64 cycles: the SM clock while "
+                             "the GPU is busy (every per-clock figure is measured in cycles, this converts them)."),
+    "dram_read_gbps": ("GB/s", "wv_read streams a 1 GiB buffer (20x the L2) with ld.global.cs.v4 (float4), "
+                                "grid-stride, 4 loads in flight per thread, 4 blocks of 512 per SM; bytes read / time."),
+    "dram_write_gbps": ("GB/s", "wv_write stores 16 bytes per thread (st.global.cs.v4) over a 1 GiB buffer, grid-stride; "
+                                 "bytes written / time."),
+    "dram_copy_gbps": ("GB/s", "cudaMemcpy device to device of 512 MiB; (bytes read + bytes written) / time."),
+    "l2_read_gbps": ("GB/s", "wv_read_l2 re-reads a 12 MiB buffer 128 times with ld.global.cg.v4 (L2 only, L1 "
+                              "skipped), grid-stride, each pass rotated by 16 KiB; after the first pass every load hits "
+                              "L2; bytes / time."),
+    "l1_read_gbps": ("GB/s", "wv_read_l1: one block of 1024 threads per SM re-reads its own 16 KiB 4096 times with "
+                              "coalesced ld.global.ca.v4, 640 bytes further on each time (hits in L1 after the first "
+                              "pass); all SMs' bytes / time."),
+    "l1_sectors_per_clk_sm": ("sectors/clk/SM", "The same L1-hit loop: 32-byte sectors a block loads / the cycles "
+                                                "(clock64) its SM took."),
+    "shared_wavefronts_per_clk_sm": ("wavefronts/clk/SM", "wv_shared mode 0: 32 warps per SM issue conflict-free LDS.32 "
+                                                          "(ld.volatile.shared, lane l reads word l: 1 wavefront "
+                                                          "each), 16 per loop step; wavefronts / SM cycles."),
+    "shared_conflict32_wavefronts_per_clk_sm": ("wavefronts/clk/SM", "wv_shared mode 1, the check: LDS.32 where all 32 "
+                                                                     "lanes hit one bank at 32 different words (32 "
+                                                                     "wavefronts each); wavefronts / SM cycles."),
+    "shared_lds128_wavefronts_per_clk_sm": ("wavefronts/clk/SM", "wv_shared mode 3: conflict-free LDS.128 (512 bytes "
+                                                                 "a warp: 4 wavefronts each); wavefronts / SM cycles."),
+    "lsu_inst_per_clk_sm": ("warp-instructions/clk/SM", "wv_shared mode 2: LDS.32 where every lane reads the same word "
+                                                        "(1 wavefront, so the issue of memory instructions bounds it); "
+                                                        "warp-level instructions / SM cycles."),
+    "launch_overhead_us": ("us", "An empty kernel (1 block of 32) launched 200 times back to back behind a spin "
+                                 "kernel; GPU time per launch."),
+    "launch_host_us": ("us", "Host (Python + PyCUDA) time to queue one launch while the GPU is busy: a launch loop "
+                             "is this slow when the kernels are shorter."),
+    "empty_grid_us": ("us", "An empty kernel of 65536 blocks of 256 threads, launched back to back behind a spin "
+                            "kernel; GPU time per launch: what launching and retiring blocks costs."),
+    "block_ns_per_sm": ("ns", "(empty_grid_us - launch_overhead_us) / (65536 blocks / SMs): the time an SM spends "
+                              "starting and retiring one empty block of 256 threads."),
+    "syncthreads_ns": ("ns", "wv_sync: one block of 256 threads per SM runs 20000 __syncthreads, each after one "
+                             "dependent multiply-add; SM cycles per step / SM clock."),
+    "syncthreads_1024_ns": ("ns", "As syncthreads_ns with 1024 threads (32 warps) per block."),
+    "dram_latency_ns": ("ns", "wv_chase: one thread follows a random cycle of 8-byte pointers 256 bytes apart over "
+                              "256 MiB (ld.global.cg), each set from a fresh part of the cycle; time / dependent loads."),
+    "l2_latency_ns": ("ns", "wv_chase over 8 MiB (32768 pointers 256 bytes apart, ld.global.cg) after one pass has "
+                            "brought it into L2; time / dependent loads."),
+    "l1_latency_ns": ("ns", "wv_chase over 16 KiB (128 pointers 128 bytes apart, ld.global.ca) after one pass has "
+                            "brought it into L1; time / dependent loads."),
+    "shared_latency_ns": ("ns", "wv_chase_shared: one thread follows a random cycle of 1024 shared-memory addresses "
+                                "(each LDS.32 loads the next address); time / dependent loads."),
+}
+
+
+def source() -> str:
+    return (assets.kernels_dir() / "calibrate" / "calibrate.cu").read_text(encoding="utf-8")
+
+
+def figure(values, unit: str, how: str, cycles: float | None = None) -> dict:
+    """A figure from its per-set values: median, spread (p90 - p10) / median in percent."""
+    from .plan import Timing
+
+    vals = [float(v) for v in values]
+    t = Timing(tuple(vals))
+    out = {"value": _round(t.median_ms), "unit": unit, "spread_pct": round(100 * t.spread, 2), "runs": len(vals),
+           "how": how, "sets": [_round(v) for v in vals]}
+    if cycles is not None:
+        out["cycles"] = round(cycles, 2)
+    return out
+
+
+def _round(v: float) -> float:
+    return float(f"{v:.5g}")
+
+
+# ---------------------------------------------------------------------------- on the GPU
+
+
+def measure(session, quick: bool = False, verbose: bool = False) -> dict:
+    """Every microbenchmark on ``session`` (a ``runner.Session``); returns the figures and
+    the GPU's state before and after (see ``document``)."""
+    from .compile import compile_cubin
+    from .runner import gpu_state
+
+    cuda = session.cuda
+    sets = QUICK_SETS if quick else SETS
+    info = session.info
+    sms = int(info["sm_count"])
+    cubin = compile_cubin(source())
+    figs: dict[str, dict] = {}
+    state_before = gpu_state()
+
+    def say(key):
+        if verbose:
+            f = figs[key]
+            print(f"calibrate: {key} = {f['value']:g} {f['unit']} (spread {f['spread_pct']:.1f}%)", file=sys.stderr,
+                  flush=True)
+
+    def fn(name: str, fmt: str, shared: int = 0):
+        f = session.function(cubin, name)
+        f.prepare(fmt)
+        if shared > 48 * 1024:
+            f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        return f
+
+    def add(key, values, cycles=None):
+        unit, how = FIGURES[key]
+        figs[key] = figure(values, unit, how, cycles)
+        say(key)
+
+    def per_launch_ms(launch, target_ms: float = 1.0) -> list[float]:
+        warm, _ = session.batch_times(launch, 2, 1)
+        per = max(1, min(400, round(target_ms / max(1e-4, warm[0]))))
+        times, _ = session.batch_times(launch, per, sets)
+        return times
+
+    sink = session.alloc(256)
+    out = session.alloc(256)
+    cyc = session.alloc(8 * sms)
+    host2 = np.zeros(2, np.uint64)
+    hostc = np.zeros(sms, np.uint64)
+
+    # -- the clock (after 180 ms of DRAM reads that ramp it up) -----------------
+    big = (512 << 20) if quick else (1 << 30)
+    buf = session.alloc(big)
+    session.fill_random(buf, big)
+    rd = fn("wv_read", "PQP")
+
+    def read(_i, n16=big // 16):
+        rd.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), n16, int(sink))
+
+    session.batch_times(read, 250, 2)     # ~180 ms: clocks up, TLBs warm
+    clk = fn("wv_clock", "QP")
+    mhz = []
+    for _ in range(3):
+        clk.prepared_call((1, 1, 1), (1, 1, 1), 20_000_000, int(out))
+        cuda.Context.synchronize()
+        cuda.memcpy_dtoh(host2, out)
+        mhz.append(1e3 * float(host2[0]) / float(host2[1]))
+    add("sm_clock_mhz", mhz)
+    clock_mhz = figs["sm_clock_mhz"]["value"]
+
+    # -- DRAM --------------------------------------------------------------------
+    add("dram_read_gbps", [big / (t * 1e-3) / 1e9 for t in per_launch_ms(read)])
+    wr = fn("wv_write", "PQ")
+    add("dram_write_gbps", [big / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: wr.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), big // 16))])
+    half = big // 2
+    add("dram_copy_gbps", [2 * half / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: cuda.memcpy_dtod_async(int(buf) + half, int(buf), half))])
+
+    # -- L2 hits -------------------------------------------------------------------
+    l2_bytes, passes = 12 << 20, 128
+    l2 = fn("wv_read_l2", "PQiP")
+    add("l2_read_gbps", [l2_bytes * passes / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: l2.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), l2_bytes // 16, passes, int(sink)))])
+
+    # -- per-clock loops: one block per SM, cycles per block --------------------------
+    def cycles_sets(launch) -> tuple[list[float], list[float]]:
+        """(ms per launch, median cycles of the blocks) for each set."""
+        launch(0)
+        cuda.Context.synchronize()
+        ms, cycles = [], []
+        for _ in range(sets):
+            t, _ = session.batch_times(launch, 1, 1)
+            cuda.memcpy_dtoh(hostc, cyc)
+            ms.append(t[0])
+            cycles.append(float(np.median(hostc.astype(np.float64))))
+        return ms, cycles
+
+    iters = 2048 if quick else 4096
+    l1 = fn("wv_read_l1", "PiPP", ONE_BLOCK_PER_SM_SHARED)
+    ms, cyc_l1 = cycles_sets(lambda _i: l1.prepared_call((sms, 1, 1), (1024, 1, 1), int(buf), iters, int(sink),
+                                                         int(cyc), shared_size=ONE_BLOCK_PER_SM_SHARED))
+    block_bytes = 1024 * 8 * 16 * iters
+    add("l1_read_gbps", [sms * block_bytes / (t * 1e-3) / 1e9 for t in ms])
+    add("l1_sectors_per_clk_sm", [block_bytes / 32 / c for c in cyc_l1])
+
+    sh = fn("wv_shared", "iiPP", ONE_BLOCK_PER_SM_SHARED)
+    modes = {0: ("shared_wavefronts_per_clk_sm", 8192, 1), 1: ("shared_conflict32_wavefronts_per_clk_sm", 256, 32),
+             3: ("shared_lds128_wavefronts_per_clk_sm", 2048, 4), 2: ("lsu_inst_per_clk_sm", 8192, None)}
+    for mode, (key, it, wf) in modes.items():
+        it = it // 2 if quick else it
+        _ms, cy = cycles_sets(lambda _i, m=mode, n=it: sh.prepared_call((sms, 1, 1), (1024, 1, 1), m, n, int(sink),
+                                                                        int(cyc), shared_size=ONE_BLOCK_PER_SM_SHARED))
+        inst = 32 * it * 16                              # warp-level loads of one block (32 warps)
+        add(key, [inst * (wf or 1) / c for c in cy])
+
+    # -- launches and barriers ---------------------------------------------------------
+    em = fn("wv_empty", "")
+    times, _ = session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, sets)
+    add("launch_overhead_us", [1e3 * t for t in times])
+    host_us = []
+    for _ in range(sets):
+        session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, 1)
+        host_us.append(1e6 * session._enqueue_s)
+    add("launch_host_us", host_us)
+    grid_times, _ = session.batch_times(lambda _i: em.prepared_call((65536, 1, 1), (256, 1, 1)), 20, sets)
+    add("empty_grid_us", [1e3 * t for t in grid_times])
+    base_us = figs["launch_overhead_us"]["value"]
+    add("block_ns_per_sm", [1e3 * (1e3 * t - base_us) / (65536 / sms) for t in grid_times])
+
+    sy = fn("wv_sync", "iPP", ONE_BLOCK_PER_SM_SHARED)
+    n_sync = 20000
+    for key, threads in (("syncthreads_ns", 256), ("syncthreads_1024_ns", 1024)):
+        _ms, cy = cycles_sets(lambda _i, th=threads: sy.prepared_call((sms, 1, 1), (th, 1, 1), n_sync, int(sink),
+                                                                      int(cyc), shared_size=ONE_BLOCK_PER_SM_SHARED))
+        per = [c / n_sync for c in cy]
+        add(key, [1e3 * p / clock_mhz for p in per], cycles=float(np.median(per)))
+
+    # -- latency chains -------------------------------------------------------------------
+    ch = fn("wv_chase", "PiiP")
+    rng = np.random.default_rng(12345)
+
+    def chain(region: int, gap: int, cache: int, steps: int, fresh: bool) -> tuple[list[float], float]:
+        n = region // gap
+        mem = session.alloc(region)
+        try:
+            base = int(mem)
+            order = rng.permutation(n)
+            host = np.zeros(region // 8, np.uint64)
+            host[order * (gap // 8)] = (base + np.roll(order, -1) * gap).astype(np.uint64)
+            cuda.memcpy_htod(mem, host)
+            starts = [base + int(order[(k * steps) % n]) * gap for k in range(sets + 1)]
+            if not fresh:    # one full pass first, so the region sits in the cache
+                ch.prepared_call((1, 1, 1), (32, 1, 1), starts[0], 2 * n, cache, int(out))
+            times, cycles = [], []
+            for k in range(1, sets + 1):
+                t, _ = session.batch_times(
+                    lambda _i, s=starts[k]: ch.prepared_call((1, 1, 1), (32, 1, 1), s, steps, cache, int(out)), 1, 1)
+                cuda.memcpy_dtoh(host2, out)
+                times.append(1e6 * t[0] / steps)
+                cycles.append(float(host2[1]) / steps)
+            return times, float(np.median(cycles))
+        finally:
+            mem.free()
+
+    buf.free()
+    for key, region, gap, cache, steps, fresh in (
+            ("dram_latency_ns", 256 << 20, 256, 0, 10000 if quick else 20000, True),
+            ("l2_latency_ns", 8 << 20, 256, 0, 20000 if quick else 50000, False),
+            ("l1_latency_ns", 16 << 10, 128, 1, 50000 if quick else 100000, False)):
+        ns, cy = chain(region, gap, cache, steps, fresh)
+        add(key, ns, cycles=cy)
+
+    cs = fn("wv_chase_shared", "PiiP")
+    n = 1024
+    order = rng.permutation(n)
+    nxt = np.zeros(n, np.uint32)
+    nxt[order] = np.roll(order, -1)
+    nbuf = session.alloc(4 * n)
+    cuda.memcpy_htod(nbuf, nxt)
+    steps = 50000 if quick else 100000
+    ns, cycles = [], []
+    for _ in range(sets):
+        t, _ = session.batch_times(lambda _i: cs.prepared_call((1, 1, 1), (32, 1, 1), int(nbuf), n, steps, int(out)),
+                                   1, 1)
+        cuda.memcpy_dtoh(host2, out)
+        ns.append(1e6 * t[0] / steps)
+        cycles.append(float(host2[1]) / steps)
+    add("shared_latency_ns", ns, cycles=float(np.median(cycles)))
+    for b in (nbuf, sink, out, cyc):
+        b.free()
+    return {"device": dict(info), "figures": figs, "state_before": state_before, "state_after": gpu_state(),
+            "sets": sets}
+
+
+# ---------------------------------------------------------------------------- pure
+
+
+def plausibility(device: dict, figures: dict) -> dict[str, dict]:
+    """Every figure against what the device's specifications allow: ``{key: {"ok": bool,
+    "expected": "low..high: why"}}``. Limits are wide on purpose: they catch a
+    broken microbenchmark (a load the compiler removed, a buffer in the wrong cache), not
+    a slow card."""
+    sms = float(device.get("sm_count") or 132)
+    max_mhz = float(device.get("clock_mhz") or 1980)
+    peak = float(device.get("peak_bandwidth_gbs") or 3352)
+
+    def v(key):
+        f = figures.get(key)
+        return float(f["value"]) if isinstance(f, dict) else None
+
+    mhz = v("sm_clock_mhz") or max_mhz
+    dram = v("dram_read_gbps") or 0.8 * peak
+    l1_peak = sms * 128 * mhz * 1e6 / 1e9          # 128 bytes per clock per SM
+    rules = {
+        "sm_clock_mhz": (0.7 * max_mhz, 1.01 * max_mhz, f"at most the {max_mhz:.0f} MHz boost clock"),
+        "dram_read_gbps": (0.7 * peak, peak, f"70-100% of the {peak:.0f} GB/s DRAM peak"),
+        "dram_write_gbps": (0.6 * peak, peak, f"60-100% of the {peak:.0f} GB/s DRAM peak"),
+        "dram_copy_gbps": (0.6 * peak, peak, f"60-100% of the {peak:.0f} GB/s DRAM peak"),
+        "l2_read_gbps": (1.5 * dram, sms * 64 * mhz * 1e6 / 1e9,
+                         "above 1.5x DRAM, at most 64 bytes per clock per SM"),
+        "l1_read_gbps": (0.4 * l1_peak, 1.02 * l1_peak, f"40-100% of {l1_peak:.0f} GB/s (128 B/clk/SM)"),
+        "l1_sectors_per_clk_sm": (1.6, 4.08, "at most 4 (128 bytes per clock per SM)"),
+        "shared_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
+        "shared_conflict32_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1, like the conflict-free loop"),
+        "shared_lds128_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
+        "lsu_inst_per_clk_sm": (0.2, 1.02, "at most 1: each broadcast LDS.32 is one shared wavefront"),
+        "launch_overhead_us": (0.3, 20.0, "a few microseconds"),
+        "launch_host_us": (0.3, 200.0, "a few to tens of microseconds of Python"),
+        "empty_grid_us": (v("launch_overhead_us") or 0.3, 2000.0, "more than one empty launch"),
+        "block_ns_per_sm": (1.0, 2000.0, "some ns to some hundreds of ns"),
+        "syncthreads_ns": (1.0, 200.0, "tens of cycles"),
+        "syncthreads_1024_ns": (1.0, 400.0, "tens of cycles"),
+        "dram_latency_ns": (250.0, 1500.0, "some hundreds of ns"),
+        "l2_latency_ns": (60.0, 600.0, "between L1 and DRAM"),
+        "l1_latency_ns": (5.0, 80.0, "some tens of cycles"),
+        "shared_latency_ns": (3.0, 60.0, "some tens of cycles"),
+    }
+    out = {}
+    for key, (lo, hi, why) in rules.items():
+        val = v(key)
+        if val is None:
+            continue
+        out[key] = {"ok": bool(lo <= val <= hi), "expected": f"{float(f'{lo:.4g}'):g}..{float(f'{hi:.4g}'):g}: {why}"}
+    order = [("l1_latency_ns", "l2_latency_ns"), ("l2_latency_ns", "dram_latency_ns"),
+             ("dram_read_gbps", "l2_read_gbps")]
+    for a, b in order:
+        if v(a) is not None and v(b) is not None and not v(a) < v(b) and b in out:
+            out[b] = {"ok": False, "expected": f"more than {a} ({v(a):g})"}
+    return out
+
+
+def document(raw: dict, label: str | None = None, tool: str = "warpviz calibrate", now: str | None = None) -> dict:
+    """The calibration document (``viz.gpu.calibration``'s format) from ``measure``'s result."""
+    from .. import __version__
+
+    dev = raw["device"]
+    now = now or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    figs = raw["figures"]
+    checks = plausibility(dev, figs)
+    device = {"name": dev.get("name"), "sm_count": dev.get("sm_count"), "clock_mhz": dev.get("clock_mhz"),
+              "driver": dev.get("driver"), "cuda": dev.get("cuda_driver_api"),
+              "compute_capability": dev.get("compute_capability"), "memory_clock_mhz": dev.get("memory_clock_mhz"),
+              "peak_bandwidth_gbs": dev.get("peak_bandwidth_gbs"), "l2_bytes": dev.get("l2_bytes")}
+    return {"format": FORMAT, "device": device, "measured": now[:10], "measured_at": now,
+            "label": label or f"{dev.get('name')}, measured {now[:10]} with {tool}", "tool": tool,
+            "warpviz": __version__, "sets": raw.get("sets"),
+            "gpu_state": {"before": raw.get("state_before"), "after": raw.get("state_after")},
+            "figures": figs, "checks": checks}
+
+
+def default_path(device_name: str) -> Path:
+    return CALIBRATION_DIR / f"{slug(device_name)}.json"
+
+
+def dumps(doc: dict) -> str:
+    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
+
+
+def save(doc: dict, path) -> None:
+    """Write atomically: a temporary file beside the target, then a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(dumps(doc))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def format_table(doc: dict) -> str:
+    """The readable summary: figure, value, spread, plausibility."""
+    dev = doc["device"]
+    state = (doc.get("gpu_state") or {}).get("before") or {}
+    lines = [f"{dev.get('name')} ({dev.get('sm_count')} SMs, driver {dev.get('driver')}, CUDA {dev.get('cuda')}), "
+             f"{doc.get('measured_at', doc.get('measured'))}; nvidia-smi SM clock {state.get('sm_clock_mhz', '?')} MHz"
+             f" of {state.get('max_sm_clock_mhz', '?')}", "",
+             f"{'figure':<42} {'value':>12} {'unit':<26} {'spread':>7}  check"]
+    for key, f in doc["figures"].items():
+        c = (doc.get("checks") or {}).get(key)
+        mark = "-" if c is None else ("ok" if c["ok"] else f"IMPLAUSIBLE, expected {c['expected']}")
+        lines.append(f"{key:<42} {f['value']:>12g} {f['unit']:<26} {f['spread_pct']:>6.1f}%  {mark}")
+    return "\n".join(lines)
+
+
+def format_markdown(doc: dict) -> str:
+    """The figures as a Markdown table (docs/GPU.md's "Calibration" section)."""
+    lines = ["| figure | value | spread | plausible? (expected) | how it is measured |", "|---|---|---|---|---|"]
+    for key, f in doc["figures"].items():
+        c = (doc.get("checks") or {}).get(key)
+        ok = "-" if c is None else f"{'yes' if c['ok'] else '**no**'} ({c['expected']})"
+        ok = ok.replace("|", "/")
+        cyc = f" = {f['cycles']:g} cycles" if "cycles" in f else ""
+        lines.append(f"| `{key}` | {f['value']:,.4g} {f['unit']}{cyc} | {f['spread_pct']:.1f}% of {f['runs']} | {ok} "
+                     f"| {f['how']} |")
+    return "\n".join(lines)
+
+
+def read(path) -> dict:
+    """A calibration document from a file, or CalibrationError naming the file and the fix."""
+    from .calibration import Calibration, CalibrationError
+
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise CalibrationError(f"{path}: line {err.lineno}, column {err.colno}: {err.msg}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise CalibrationError(f"{path}: cannot be read ({err})") from None
+    Calibration.from_json(doc, str(path))      # the same checks as the cost model's loader
+    if not isinstance(doc.get("device"), dict):
+        raise CalibrationError(f"{path}: \"device\" must be an object with the GPU's name")
+    for key, f in doc.get("figures", {}).items():
+        for field in ("unit", "spread_pct", "runs", "how"):
+            if field not in f:
+                raise CalibrationError(f"{path}: figures.{key} has no \"{field}\"; run `warpviz calibrate` again")
+    doc["checks"] = plausibility(doc["device"], doc.get("figures", {}))    # by today's rules
+    return doc
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def add_parser(sub) -> None:
+    ca = sub.add_parser("calibrate", help="measure this machine's GPU (bandwidths, latencies, rates) for the cost model")
+    ca.add_argument("--out", metavar="PATH", help="write the calibration file here (default: assets/calibration/"
+                                                  "<device>.json, where the cost model looks)")
+    ca.add_argument("--json", action="store_true", help="print the calibration document")
+    ca.add_argument("--quick", action="store_true", help=f"{QUICK_SETS} sets and shorter loops instead of {SETS}")
+    ca.add_argument("--label", help="where and when it was measured (stored in the file)")
+    ca.add_argument("--dry-run", action="store_true", help="compile the microbenchmarks and list them; no GPU needed")
+    ca.add_argument("--show", metavar="PATH", nargs="?", const="", help="print a calibration file (default: the "
+                    "shipped H100's) as a table; no GPU needed")
+    ca.add_argument("--markdown", action="store_true", help="with --show: a Markdown table")
+
+
+def cmd_calibrate(args) -> int:
+    from . import GpuUnavailable
+    from .compile import CompileError
+
+    tool = "warpviz calibrate" + (" --quick" if args.quick else "")
+    if args.show is not None:
+        from .calibration import CalibrationError
+
+        path = Path(args.show) if args.show else default_path("NVIDIA H100 80GB HBM3")
+        try:
+            doc = read(path)
+        except CalibrationError as err:
+            print(f"warpviz: {err}", file=sys.stderr)
+            return 2
+        print(dumps(doc) if args.json else format_markdown(doc) if args.markdown else format_table(doc),
+              end="" if args.json else "\n")
+        return 0
+    if args.dry_run:
+        from .compile import compile_cubin
+
+        try:
+            cubin = compile_cubin(source())
+        except (CompileError, GpuUnavailable) as err:
+            print(f"warpviz: cannot compile kernels/calibrate/calibrate.cu: {err}", file=sys.stderr)
+            return 2
+        print(f"kernels/calibrate/calibrate.cu compiles ({len(cubin)} bytes of sm_90 cubin); figures:")
+        for key, (unit, how) in FIGURES.items():
+            print(f"  {key} [{unit}]: {how}")
+        return 0
+    try:
+        from .cli import _require
+        from .worker import ProcessSession
+
+        _require(False)
+        with ProcessSession() as session:
+            raw = session.calibrate(quick=args.quick, verbose=not args.json)
+    except GpuUnavailable as err:
+        print(f"warpviz: cannot calibrate on this machine: {err.reason}", file=sys.stderr)
+        return 2
+    doc = document(raw, args.label, tool)
+    path = Path(args.out) if args.out else default_path(doc["device"]["name"] or "gpu")
+    try:
+        save(doc, path)
+    except OSError as err:
+        print(f"warpviz: cannot write {path}: {err}; give --out PATH", file=sys.stderr)
+        return 2
+    print(f"wrote {path}", file=sys.stderr)
+    print(dumps(doc) if args.json else format_table(doc), end="\n" if not args.json else "")
+    bad = [k for k, c in doc["checks"].items() if not c["ok"]]
+    if bad:
+        print(f"warpviz: implausible figures: {', '.join(bad)} (see 'check' above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+__all__ = ["measure", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES", "add_parser", "cmd_calibrate",
+           "default_path", "source", "figure"]
