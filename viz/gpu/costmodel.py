@@ -15,7 +15,8 @@ Throughput terms (each spread over the SMs that have blocks):
   replica when its arrays fit in half of L2, else one wave of co-resident blocks). So a
   GEMM or a stencil that re-reads its inputs pays for them once, and a stride-16 read
   pays 64 bytes per 4-byte element.
-* **L2**: sectors that reach L2 (L1 load misses and all stores) x 32 bytes / L2 bandwidth.
+* **L2**: sectors that reach L2 (L1 load misses and all stores), DRAM's fills and a second
+  slot per partly written store sector, x 32 bytes / L2 bandwidth.
 * **L1**: sectors / (SMs x L1 sectors per clock): the L1 tag stage.
 * **shared**: shared wavefronts / (SMs x wavefronts per clock).
 * **LSU issue**: memory warp instructions / (SMs x LSU instructions per clock).
@@ -26,7 +27,8 @@ Latency term (a wave of blocks cannot finish before its slowest warp's chain doe
 * **latency**: waves x the chain of one block: block start, then each load the busiest
   warp waits for (shared, L1, L2 or DRAM latency, by where ``viz.gpu.reuse`` says its
   sectors are; the generated kernels use each loaded value at once) and each
-  ``__syncthreads``. Waves = blocks per SM / resident blocks per SM, where residency
+  ``__syncthreads``; DRAM waits grow with the DRAM rate the launch drives
+  (``LOADED_LATENCY_H100``, measured). Waves = blocks per SM / resident blocks per SM, where residency
   (occupancy) follows from threads, registers and shared memory per block.
 
 ``time = max(terms) + launch overhead``. Every figure a term uses is named in
@@ -53,14 +55,17 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
                                     "24 us on 132 SMs (assets/measurements/h100.json)"),
     "syncthreads_ns": (20.0, "ns", "a __syncthreads of 256 threads, about 40 clocks"),
     "dram_latency_ns": (330.0, "ns", "a dependent DRAM load on an idle GPU (H100 pointer chase)"),
-    "dram_loaded_latency_ns": (800.0, "ns", "a dependent DRAM load while DRAM streams near its peak: an "
-                                            "estimate, the per-block time of the scalar copies (1986 blocks per SM, "
-                                            "8 resident, 0.2286 ms) less the block start; measured by "
-                                            "tools/gpu/session/h13model_latency.py when a calibration has it"),
     "l2_latency_ns": (150.0, "ns", "a dependent L2 hit, about 300 clocks"),
     "l1_latency_ns": (20.0, "ns", "a dependent L1 hit, about 40 clocks"),
     "shared_latency_ns": (16.0, "ns", "a dependent shared load, about 30 clocks"),
 }
+
+
+# How much longer a dependent load waits while DRAM streams at a given rate: a pointer chase
+# through L2-resident data while a copy streams on the other SMs (H100, device run 2,
+# tools/gpu/session/h13model_latency.py): (copy GB/s, chase ns). At the copy's saturation
+# (2.81 TB/s with 8 streaming blocks per SM) the chase took 1572 ns.
+LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
 
 
 # What one SM can do per clock at most (Nsight Compute's peaks on the H100: a 32-way
@@ -92,7 +97,7 @@ class DeviceModel:
     registers_per_sm: int = 65536
     shared_per_sm: int = 233472            # 228 KiB usable of the 256 KiB L1/shared
     issue_per_clock: float = 4.0           # 4 schedulers per SM, one warp instruction each per clock
-    dram_loaded_latency_s: float = 800e-9
+    loaded_latency: tuple = LOADED_LATENCY_H100    # ((DRAM GB/s, latency ns), ...), increasing
     sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
     @classmethod
@@ -134,7 +139,7 @@ class DeviceModel:
             fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", 50 << 20)), fig("l2_read_gbps") * 1e9,
             fig("block_ns_per_sm") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
             fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
-            dram_loaded_latency_s=fig("dram_loaded_latency_ns") * 1e-9, sources=tuple(src))
+            sources=tuple(src) + (("loaded_latency", "measured (H100, tools/gpu/session/h13model_latency.py)"),))
 
     @classmethod
     def from_figures(cls, name: str, fig: dict) -> "DeviceModel":
@@ -146,7 +151,7 @@ class DeviceModel:
                    g("launch_overhead_us", 3.0) * 1e-6, int(g("l2_bytes", 50 << 20)), g("l2_gbps", 5500) * 1e9,
                    g("block_ns_per_sm", 85) * 1e-9, g("syncthreads_ns", 20) * 1e-9, g("dram_latency_ns", 330) * 1e-9,
                    g("l2_latency_ns", 150) * 1e-9, g("l1_latency_ns", 20) * 1e-9, g("shared_latency_ns", 16) * 1e-9,
-                   dram_loaded_latency_s=g("dram_loaded_latency_ns", 800) * 1e-9,
+                   loaded_latency=tuple(tuple(x) for x in fig.get("loaded_latency") or LOADED_LATENCY_H100),
                    sources=tuple((fig.get("sources") or {}).items()))
 
     def figures(self) -> dict:
@@ -160,7 +165,7 @@ class DeviceModel:
                 "block_ns_per_sm": round(self.block_launch_s * 1e9, 3),
                 "syncthreads_ns": round(self.syncthreads_s * 1e9, 3),
                 "dram_latency_ns": round(self.dram_latency_s * 1e9, 3),
-                "dram_loaded_latency_ns": round(self.dram_loaded_latency_s * 1e9, 3),
+                "loaded_latency": [list(x) for x in self.loaded_latency],
                 "l2_latency_ns": round(self.l2_latency_s * 1e9, 3), "l1_latency_ns": round(self.l1_latency_s * 1e9, 3),
                 "shared_latency_ns": round(self.shared_latency_s * 1e9, 3), "sources": dict(self.sources)}
 
@@ -190,7 +195,7 @@ class Workload:
     l2_sectors: float = 0.0          # sectors that reach L2 from L1
     partial_store_sectors: float = 0.0   # store sectors written in part: L2 merges them (a second slot)
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
-    chain_loaded_s: float = 0.0      # the same with DRAM loads at their loaded latency
+    chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
     chain: tuple = ()                # (what, count, seconds each) of that chain
     warp_instructions: float = 0.0   # every SASS instruction the warps issue (estimate_instructions)
     registers: int | None = None     # per thread, from the compiled kernel
@@ -253,6 +258,16 @@ class Prediction:
         return d
 
 
+def _interp(x: float, xs, ys) -> float:
+    """Piecewise-linear through (xs, ys), flat beyond the ends."""
+    if x <= xs[0]:
+        return ys[0]
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return ys[-1]
+
+
 def occupancy(device: DeviceModel, threads_per_block: int, registers: int | None, shared_bytes: int) -> dict:
     """Resident blocks per SM and what limits them (threads, blocks, registers, shared memory)."""
     warps = -(-threads_per_block // 32)
@@ -306,19 +321,32 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
                   f"({sms_busy} SMs x {device.issue_per_clock:g} per clock)")
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
-    # A DRAM load waits longer the busier DRAM is: between the idle latency and the loaded
-    # one, by DRAM's share of the busiest term
-    # (DRAM's share of the time the launch would take with idle-DRAM latencies.)
-    busiest = max([t.seconds for t in terms] + [issue_all, waves * (device.block_launch_s + w.chain_s)])
-    rho = min(1.0, dram / busiest) if busiest > 0 else 0.0
-    chain_s = w.chain_s + rho * max(0.0, w.chain_loaded_s - w.chain_s)
+    # A DRAM load waits longer the busier DRAM is (the measured table ``loaded_latency``:
+    # extra wait by the DRAM rate). The rate is the launch's own: DRAM bytes over its time,
+    # and its time depends on the wait, so the two are solved together (a fixed point;
+    # the time only grows with the wait, the rate only falls, so it settles).
+    xs = [x for x, _ in device.loaded_latency]
+    ys = [y for _, y in device.loaded_latency]
+    others = max([t.seconds for t in terms] + [issue_all])
+    slope = max(0.0, w.chain_loaded_s - w.chain_s) / 1000.0      # chain seconds per ns of extra wait
+    extra_ns = 0.0
+    for _ in range(60):
+        lat_try = waves * (device.block_launch_s + w.chain_s + slope * extra_ns)
+        t_try = max(others, math.hypot(lat_try, issue_all))
+        gbps_now = w.dram_bytes / t_try / 1e9 if t_try > 0 else 0.0
+        new_extra = (_interp(gbps_now, xs, ys) - ys[0]) if xs else 0.0
+        if abs(new_extra - extra_ns) < 0.5:
+            extra_ns = new_extra
+            break
+        extra_ns = 0.5 * (extra_ns + new_extra)
+    rho = min(1.0, dram / t_try) if t_try > 0 else 0.0
+    chain_s = w.chain_s + slope * extra_ns
     block_life = device.block_launch_s + chain_s
     lat = waves * block_life
     chain_text = " + ".join(f"{n:g} x {what} {s * 1e9:.0f} ns" for what, n, s in w.chain if n) or "no waits"
     lat_text = (f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, limited by {occ['limited_by']}) x "
                 f"{block_life * 1e9:.0f} ns per block (start {device.block_launch_s * 1e9:.0f} ns + {chain_text}; "
-                f"DRAM loads at {(device.dram_latency_s + rho * (device.dram_loaded_latency_s - device.dram_latency_s)) * 1e9:.0f}"
-                f" ns with DRAM {100 * rho:.0f}% busy)")
+                f"DRAM loads at {device.dram_latency_s * 1e9 + extra_ns:.0f} ns with DRAM {100 * rho:.0f}% busy)")
     # A warp's waiting and its issuing overlap only in part: alone, a block needs its chain
     # plus its instructions' issue time; with many warps hiding each other, the larger of
     # the two. Between those, the model takes their quadrature sum, named after the larger.
@@ -386,7 +414,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat,
                               blocks_total=blocks_total, serial_loops=serial_loops)
     chain_s, chain = _chain(an, reuse, device, generated, serial_loops)
-    chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_loaded_latency_s), generated,
+    chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_latency_s + 1e-6), generated,
                                serial_loops)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
