@@ -132,6 +132,11 @@ class English:
             sc = load(path)
             self.data |= {sc.title, sc.notes, sc.title_zh, sc.notes_zh}
             self.whole |= set(sc.tags)
+        # The shipped traces' titles are their launch files' own text: the compare picker lists them too.
+        from viz.app.library import read_trace_entry
+        from viz.trace.tracefile import shipped
+
+        self.data |= {read_trace_entry(p).title for p in shipped()}
 
     def scenario(self, name: str) -> None:
         """Allow the scenario's code (its names) and its title, tags and notes (translated elsewhere)."""

@@ -15,7 +15,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 START = "## Tables of the shipped file"
-END = "## Traces of real kernels"
 
 
 def main(argv: list[str]) -> int:
@@ -25,7 +24,11 @@ def main(argv: list[str]) -> int:
     text = path.read_text(encoding="utf-8")
     a = text.index(START)
     start = text.index("Measured: ", a)
-    end = text.index(END, start)
+    # up to the next section (a horizontal rule and "## ...", or the traces' section)
+    end = text.index("\n## ", start)
+    seg = text[start:end].rstrip()
+    if seg.endswith("---"):
+        end = start + len(seg) - 3
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text(text[:start] + out.strip() + "\n\n" + text[end:], encoding="utf-8")
     os.replace(tmp, path)

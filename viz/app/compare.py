@@ -1,12 +1,13 @@
-"""Compare mode: two scenarios side by side (e.g. a tile plain, padded, XOR-swizzled),
-stepping together, with their figures next to each other."""
+"""Compare mode: two scenarios or traces side by side (e.g. a tile plain, padded,
+XOR-swizzled; a recorded kernel and its variant), stepping together, with their figures
+next to each other. Any scenario or trace of the library (or a file) can be the partner."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..engine import METRIC_NAMES
@@ -26,6 +27,42 @@ def partner(name: str, names: list[str], compare: str = "", source: str = "") ->
     if named is not None:
         return named
     return partner_name(name, names)
+
+
+OTHER_FILE = "<file>"     # the pick list's "Other file…" item
+
+
+def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
+    """The trace to compare a trace with: the one its launch file names (``compare``: a path
+    relative to the trace, or a library name), else another trace of the same kernel
+    function, else of the same CUDA source file (the closest name among them: a kernel's
+    variant, e.g. ``sgemm_float4`` and ``sgemm_float4_scalar_sts``, the transpose tiles)."""
+    named = str(header.get("compare") or "")
+    if named:
+        if path is not None and (path.parent / named).is_file():
+            return path.parent / named
+        stem = Path(named).name.removesuffix(".wvtrace").removesuffix(".toml")
+        for e in entries_:
+            if e.name == stem and not e.launch:
+                return e.path
+    stem = path.stem if path is not None else str(header.get("name", ""))
+    traces = [e for e in entries_ if e.trace and (path is None or e.path != path)]
+    for same in ([e for e in traces if e.kernel and e.kernel == header.get("kernel")],
+                 [e for e in traces if e.source and e.source == header.get("source_name")]):
+        got = partner_name(stem, [e.name for e in same if e.name != stem])
+        if got:
+            return next(e.path for e in same if e.name == got)
+        if same:                    # only recordings of the same launch (yours and the shipped one)
+            return same[0].path
+    return None
+
+
+def _metrics(s: Session) -> dict:
+    """The whole launch's totals: a scenario's analysis, or a trace's (with the counters outside the ten)."""
+    if s.is_trace:
+        an = s.trace_analysis
+        return {**an.metrics, **an.other_metrics} if an is not None and an.trace is s.trace.trace else {}
+    return s.analysis.metrics if s.analysis else {}
 
 
 def warp_figures(session: Session) -> list[tuple[str, str]]:
@@ -79,7 +116,8 @@ class ComparePage(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(v, 1)
-        self.pick.activated.connect(lambda _i: self.open_right(self.pick.currentData()))
+        self.entries: list = []
+        self.pick.activated.connect(lambda _i: self._picked())
         left.positionChanged.connect(self._follow)
         left.changed.connect(self._titles)
         left.analysisChanged.connect(self.refresh)
@@ -92,22 +130,52 @@ class ComparePage(QWidget):
 
     def fill_picks(self) -> None:
         keep = self.pick.currentData()
+        self.pick.blockSignals(True)
         self.pick.clear()
-        for e in (e for e in entries() if not e.trace):   # a trace is not compared side by side
+        self.entries = [e for e in entries() if not e.launch]    # scenarios and traces
+        for e in self.entries:
             self.pick.addItem(f"{e.title}  [{e.name}]", str(e.path))
+        self.pick.addItem(tr("Other file (scenario or trace)…"), OTHER_FILE)
+        self.pick.blockSignals(False)
         i = self.pick.findData(keep)
         if i >= 0:
             self.pick.setCurrentIndex(i)
 
-    def open_right(self, path: str | Path | None) -> None:
+    def _picked(self) -> None:
+        data = self.pick.currentData()
+        if data == OTHER_FILE:
+            path, _ = QFileDialog.getOpenFileName(self, tr("Compare with"), "",
+                                                  tr("Scenarios and traces (*.toml *.wvtrace)"))
+            if not path:
+                i = self.pick.findData(str(self.right.path)) if self.right.path else -1
+                self.pick.setCurrentIndex(max(0, i))
+                return
+            data = path
+        self.open_right(data)
+
+    def open_right(self, path: str | Path | None) -> bool:
+        """Show ``path`` (a scenario or a ``.wvtrace``) on the right; False (with the reason in
+        the pick's tooltip) for a trace that cannot be read."""
         if not path:
-            return
+            return False
+        path = Path(path)
         i = self.pick.findData(str(path))
         if i >= 0:
             self.pick.setCurrentIndex(i)
         self.right.cursor = self.left.cursor
         self.partner_of = self.left.path
-        self.right.open(Path(path))
+        if path.suffix.lower() == ".wvtrace":
+            from ..trace import TraceError
+
+            try:
+                self.right.open_trace(path)
+            except TraceError as err:
+                self.pick.setToolTip(err.paragraph())
+                return False
+        else:
+            self.right.open(path)
+        self.pick.setToolTip(str(path))
+        return True
 
     def ensure_partner(self) -> None:
         """Pick a partner for the left scenario if the right side is empty or was picked for
@@ -116,22 +184,31 @@ class ComparePage(QWidget):
             return
         if self.right.scenario is not None and self.partner_of == self.left.path:
             return
-        names = [Path(self.pick.itemData(i)).stem for i in range(self.pick.count())]
+        if self.left.is_trace:
+            self.fill_picks()               # a trace recorded since is a candidate too
+            other = trace_partner(self.left.trace.header, self.left.path, self.entries)
+            if other is not None:
+                self.open_right(other)
+            return
+        names = [e.name for e in self.entries if not e.trace]
         sc = self.left.scenario
         other = (partner(self.left.path.stem, names, sc.compare, sc.source) if sc is not None else
                  compare_in_text(self.left.text, str(self.left.path)) or partner_name(self.left.path.stem, names))
         if isinstance(other, Path):
             self.open_right(other)
         elif other:
-            self.open_right(self.pick.itemData(names.index(other)))
+            self.open_right(next(e.path for e in self.entries if e.name == other and not e.trace))
 
     def _follow(self) -> None:
         if self.right.scenario is not None:
             self.right.move_to(self.left.cursor)
 
     def _titles(self) -> None:
-        for view, s in ((self.view_left, self.left), (self.view_right, self.right)):
-            title = s.scenario.shown_title if s.scenario else None
+        titles = [s.scenario.shown_title if s.scenario else None for s in (self.left, self.right)]
+        same = titles[0] is not None and titles[0] == titles[1]
+        for view, s, title in ((self.view_left, self.left, titles[0]), (self.view_right, self.right, titles[1])):
+            if same and s.path is not None:       # two recordings of one kernel: which file is which
+                title = f"{title} ({s.path.name})"
             view.options = PaintOptions(title=title, figures=True)
             view.update()
 
@@ -144,9 +221,8 @@ class ComparePage(QWidget):
         wl, wr = dict(warp_figures(self.left)), dict(warp_figures(self.right))
         for k in list(dict.fromkeys([*wl, *wr])):
             rows.append((k, wl.get(k, ""), wr.get(k, "")))
-        ml = self.left.analysis.metrics if self.left.analysis else {}
-        mr = self.right.analysis.metrics if self.right.analysis else {}
-        for k in METRIC_NAMES:
+        ml, mr = _metrics(self.left), _metrics(self.right)
+        for k in [*METRIC_NAMES, *sorted((set(ml) | set(mr)) - set(METRIC_NAMES))]:
             a, b = ml.get(k), mr.get(k)
             if a or b:
                 rows.append((k, "" if a is None else f"{a:,}", "" if b is None else f"{b:,}"))

@@ -202,8 +202,8 @@ class EditorPanel(QWidget):
     # -- text ----------------------------------------------------------------
 
     def _load_text(self) -> None:
-        trace = getattr(self.session, "is_trace", False)
-        self.text.setReadOnly(trace)                  # a recorded trace's launch file: shown, not edited
+        trace = getattr(self.session, "is_trace", False) or getattr(self.session, "is_launch", False)
+        self.text.setReadOnly(trace)                  # a launch file (a trace's, or to record): shown, not edited
         self.tabs.setTabEnabled(0, not trace)
         if trace:
             self.tabs.setCurrentIndex(1)
@@ -266,7 +266,7 @@ class EditorPanel(QWidget):
 
     def _sync_form(self, force: bool = False) -> None:
         """Show the text's values in the form; a field being typed into is left alone unless ``force``."""
-        if getattr(self.session, "is_trace", False):
+        if getattr(self.session, "is_trace", False) or getattr(self.session, "is_launch", False):
             return
         raw = self._raw()
         if raw is None:

@@ -545,6 +545,9 @@ class ExportDialog(QDialog):
         message to show. ``first_warp``: only the first selected block and warp (the preview)."""
         s = self.session
         sc = s.scenario
+        if sc is None and getattr(s, "is_launch", False):
+            raise ExportError(tr("Nothing to export yet: record the launch file first (Record trace in the GPU "
+                                 "panel), then export its trace."))
         if sc is None:
             raise ExportError(tr("Nothing to export: the scenario has an error (see the editor)."))
         kind = self.kind()

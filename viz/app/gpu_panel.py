@@ -8,6 +8,13 @@ of measured times over the prediction for the scenario and for a sweep.
 Without a GPU it shows measurements from a results file: the shipped H100 file by
 default, or one chosen with **Import measurements** (``warpviz bench --all --out F``).
 
+With a launch file open (``*.launch.toml``) or a trace, the panel records instead:
+**Record trace** and **Record and validate** run ``viz.trace.pipeline.Recorder`` (the
+pipeline of `warpviz trace`) on the worker thread, with its stages on a progress bar and
+Cancel killing the GPU child process; the new trace opens as the current source, and the
+table compares a trace's ten metrics (and the others) with the Nsight Compute counters it
+carries. **Save trace as…** copies the open trace elsewhere (atomically).
+
 GPU work runs on a worker thread (``viz.app.worker.Runner``); the CUDA context lives
 in a child process (``viz.gpu.worker.ProcessSession``), so a faulting or hanging kernel,
 or Cancel, kills only that process and the next Run starts a fresh one.
@@ -16,6 +23,7 @@ or Cancel, kills only that process and the next Run starts a fresh one.
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from pathlib import Path
 
@@ -23,8 +31,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
-                               QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit,
+                               QProgressBar, QPushButton, QSizePolicy, QTableWidget, QTableWidgetItem, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
@@ -37,6 +46,67 @@ PREDICTED = "#d97706"
 
 # What limits the cost model's time (viz.gpu.costmodel.Prediction.bound), as shown.
 BOUND_NAMES = {"DRAM": "DRAM", "L1": "L1", "shared": "shared memory", "issue": "instruction issue"}
+
+
+# The recording's stages (viz.trace.pipeline.STAGES), as the progress bar names them.
+STAGE_LABELS = {"compile": "compiling and instrumenting", "count": "counting run", "record": "recording run",
+                "ncu": "Nsight Compute on the plain kernel", "write": "writing the trace", "analyse": "analysing"}
+
+
+# Nsight Compute's counters outside the ten (viz.trace.analysis.OTHER_METRICS), as the table names them.
+OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions",
+                "smsp__inst_executed_op_global_red.sum": "global reduction instructions",
+                "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+                "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
+                "sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions",
+                "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"}
+
+
+def recordings_dir() -> Path:
+    """Where the app writes the traces it records (the user data folder's ``traces``)."""
+    from . import settings
+
+    d = settings.data_dir() / "traces"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def unique_recording_path(name: str) -> Path:
+    d = recordings_dir()
+    path, k = d / f"{name}.wvtrace", 2
+    while path.exists():
+        path, k = d / f"{name}-{k}.wvtrace", k + 1
+    return path
+
+
+def find_launch_file(header: dict) -> Path | None:
+    """The launch file a trace was recorded from, when it is among ``kernels/`` (the shipped
+    traces' launch files) with the same keys and values; None otherwise."""
+    from .. import assets
+
+    import tomllib
+
+    def same(a: str, b: str) -> bool:
+        """The same launch, wherever the file moved (the source compared by its file name)."""
+        try:
+            da, db = tomllib.loads(a), tomllib.loads(b)
+        except tomllib.TOMLDecodeError:
+            return False
+        for d in (da, db):
+            if isinstance(d.get("source"), str):
+                d["source"] = Path(d["source"]).name
+        return da == db
+
+    name, text = header.get("launch_file_name"), header.get("launch_file")
+    if not name or not text:
+        return None
+    try:
+        for p in sorted(assets.kernels_dir().rglob(name)):
+            if same(p.read_text(encoding="utf-8"), text):
+                return p
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def _bound(name: str) -> str:
@@ -127,6 +197,15 @@ class GpuPanel(QWidget):
         self.live: dict[str, dict] = {}          # this session's runs, by scenario name
         self.validation: dict[str, list] = {}    # this session's counter comparisons
         self.device_info: dict | None = None
+        from ..trace.pipeline import Recorder
+
+        self.recorder = Recorder()                # records traces in its own GPU child process
+        self.recorded_from: dict[str, Path | None] = {}  # trace path -> the launch file it was recorded from
+        self.last_recording = None                # viz.trace.pipeline.Recording
+        self._recording: tuple[str, bool] | None = None  # (launch name, validate) while one runs
+        self._launch_shown = ""                   # the launch file whose source the Kernel source tab shows
+        self._shown_path = None                   # the file the status line speaks of
+        self.stage = ""                           # the running recording's last stage
         self._reason: tuple[str, dict] | None = None  # why there is no GPU: (English template, fields)
         self._gpu = None                          # ProcessSession, made on first Run
         self._gpu_lock = threading.Lock()
@@ -134,13 +213,14 @@ class GpuPanel(QWidget):
         self.runner = Runner(self)
         self.runner.done.connect(self._job_done)
         self.runner.failed.connect(self._job_failed)
-        self.runner.progress.connect(lambda f, t: self.status.setText(f"{int(f * 100)}% {t}"))
+        self.runner.progress.connect(self._progress)
         self.runner.busyChanged.connect(self._busy)
         self.aux = Runner(self)                   # source, SASS, device probe: never blocks the GUI
         self.aux.done.connect(self._aux_done)
         self.aux.failed.connect(lambda err: self.status.setText(str(err)))
         self._build()
         self.session.changed.connect(self.refresh)
+        self.session.analysisChanged.connect(lambda: self.refresh() if self.mode() == "trace" else None)
         self.deviceKnown.connect(self.device.setText)
         self.load_measurements(None)
         app = QApplication.instance()
@@ -160,19 +240,36 @@ class GpuPanel(QWidget):
         self.source_label.setObjectName("gpuMeasurements")
         self.source_label.setWordWrap(True)
         self.b_run, self.b_validate, self.b_cancel, self.b_import = (QPushButton() for _ in range(4))
+        self.b_record, self.b_record_validate, self.b_save_trace = (QPushButton() for _ in range(3))
         for b, name in ((self.b_run, "gpuRun"), (self.b_validate, "gpuValidate"), (self.b_cancel, "gpuCancel"),
-                        (self.b_import, "gpuImport")):
+                        (self.b_import, "gpuImport"), (self.b_record, "gpuRecord"),
+                        (self.b_record_validate, "gpuRecordValidate"), (self.b_save_trace, "gpuSaveTrace")):
             b.setObjectName(name)
         self.b_cancel.setEnabled(False)
         self.status = QLabel()
         self.status.setObjectName("gpuStatus")
         self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.trace_info = QLabel()                 # the launch file to record, or why it cannot be
+        self.trace_info.setObjectName("gpuTraceInfo")
+        self.trace_info.setWordWrap(True)
+        self.trace_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.bar = QProgressBar()
+        self.bar.setObjectName("gpuProgress")
+        self.bar.setRange(0, 100)
+        self.bar.hide()
         top = QVBoxLayout()  # the buttons, then the status under them: the dock stays narrow
         buttons = QGridLayout()  # two by two: the dock fits beside the picture on a 1280-px screen
-        for k, b in enumerate((self.b_run, self.b_validate, self.b_cancel, self.b_import)):
-            buttons.addWidget(b, k // 2, k % 2)
+        # scenarios: Run, Validate / Cancel, Import; launch files and traces: Record, Record and
+        # validate / Cancel, Save trace as (the others hidden, see _show_mode)
+        for b, (r, c) in ((self.b_run, (0, 0)), (self.b_validate, (0, 1)), (self.b_record, (1, 0)),
+                          (self.b_record_validate, (1, 1)), (self.b_cancel, (2, 0)), (self.b_import, (2, 1)),
+                          (self.b_save_trace, (2, 1))):     # Import and Save trace as are never shown together
+            buttons.addWidget(b, r, c)
         buttons.setColumnStretch(2, 1)
+        top.addWidget(self.trace_info)
         top.addLayout(buttons)
+        top.addWidget(self.bar)
         top.addWidget(self.status)
 
         self.table = QTableWidget(0, 4)
@@ -241,7 +338,7 @@ class GpuPanel(QWidget):
         self.sweep_choice.setObjectName("gpuSweep")
         self.b_sweep = QPushButton()
         self.b_sweep.setObjectName("gpuRunSweep")
-        chart_box = QWidget()
+        self.chart_box = chart_box = QWidget()
         cl = QVBoxLayout(chart_box)
         cl.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -263,11 +360,18 @@ class GpuPanel(QWidget):
         lay.addWidget(self.source_label)
         lay.addLayout(top)
         lay.addWidget(self.tabs, 1)
+        # the lines of text keep their wrapped height in a short dock (a 1280x720 screen): the
+        # table shrinks (it scrolls) instead of the words being cut off
+        for label in (self.device, self.source_label, self.trace_info, self.status, self.summary):
+            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
 
         self.b_run.clicked.connect(self.run)
         self.b_validate.clicked.connect(self.validate)
         self.b_cancel.clicked.connect(self.cancel)
         self.b_import.clicked.connect(self._import_dialog)
+        self.b_record.clicked.connect(lambda: self.record(validate=False))
+        self.b_record_validate.clicked.connect(lambda: self.record(validate=True))
+        self.b_save_trace.clicked.connect(lambda: self.save_trace_as())
         self.b_sweep.clicked.connect(self.run_sweep)
         self.sweep_choice.currentIndexChanged.connect(lambda _i: self._draw_chart())
         self.tabs.currentChanged.connect(lambda _i: self._tab_shown())
@@ -283,6 +387,10 @@ class GpuPanel(QWidget):
         self.b_cancel.setText(tr("Cancel"))
         self.b_import.setText(tr("Import measurements…"))
         self.b_sweep.setText(tr("Run sweep on GPU"))
+        self.b_record.setText(tr("Record trace"))
+        self.b_record_validate.setText(tr("Record and validate"))
+        self.b_save_trace.setText(tr("Save trace as…"))
+        self.b_save_trace.setToolTip(tr("Copy the open trace to a file of your choice"))
         for i, name in enumerate((tr("Model vs hardware"), tr("Chart"), tr("Kernel source"), tr("Generated kernel"),
                                   tr("SASS"))):
             self.tabs.setTabText(i, name)
@@ -290,7 +398,7 @@ class GpuPanel(QWidget):
         self.tabs.setTabToolTip(3, tr("The kernel warpviz generates from the scenario for a GPU run, with its "
                                       "helper macros"))
         self._hand_for = None   # the info line follows the language
-        self.table.setHorizontalHeaderLabels([tr("metric"), tr("model"), tr("hardware"), ""])
+        self._headers()
         dock = self.parentWidget()
         if dock is not None and hasattr(dock, "setWindowTitle") and dock is not self.window_:
             dock.setWindowTitle(tr("GPU"))
@@ -335,15 +443,20 @@ class GpuPanel(QWidget):
         tip = "" if has else (self.device_reason or "")
         for b in (self.b_run, self.b_validate, self.b_sweep):
             b.setToolTip(tip)
+        self._show_record()
+
+    def set_device(self, info: dict | None, reason: str | None = None) -> None:
+        """The device found (``viz.gpu.runner.probe``'s dict), or None with the English reason."""
+        self.device_info = info
+        self._reason = None if info is not None else ("No GPU here: {why}", {"why": reason or "?"})
+        self._show_device()
 
     def _aux_done(self, result) -> None:
         kind, value = result
         if kind == "device":
-            self.device_info, self._reason = value, None
-            self._show_device()
+            self.set_device(value)
         elif kind == "reason":
-            self.device_info, self._reason = None, ("No GPU here: {why}", {"why": value})
-            self._show_device()
+            self.set_device(None, value)
         elif kind == "source":
             self.kernel.setPlainText(value)
         elif kind == "sass":
@@ -401,6 +514,15 @@ class GpuPanel(QWidget):
     # ------------------------------------------------------------------ showing
 
     def refresh(self) -> None:
+        if self.session.path != self._shown_path:  # another file: the last outcome was about the old one
+            self._shown_path = self.session.path
+            if not self.runner.busy:
+                self.status.clear()
+                self.status.setToolTip("")
+        self._show_mode()
+        if self.mode() != "scenario":
+            self._refresh_trace()
+            return
         sc = self.session.scenario
         e, where = self.entry()
         rows = self.validation.get(self.session.name)
@@ -557,7 +679,7 @@ class GpuPanel(QWidget):
 
     def _tab_shown(self) -> None:
         sc = self.session.scenario
-        if sc is None:
+        if sc is None or self.mode() != "scenario":
             return
         w = self.tabs.currentWidget()
         if w is self.kernel:
@@ -582,6 +704,276 @@ class GpuPanel(QWidget):
                 return ("sass", "\n".join(lines) or tr("(no memory instructions)"))
 
             self.aux.submit(sass)
+
+    # ------------------------------------------------------------------ launch files and traces
+
+    def mode(self) -> str:
+        """"launch" (a launch file is open), "trace" or "scenario"."""
+        s = self.session
+        return "launch" if getattr(s, "is_launch", False) else "trace" if s.is_trace else "scenario"
+
+    def _show_mode(self) -> None:
+        mode = self.mode()
+        scen = mode == "scenario"
+        for b in (self.b_run, self.b_validate, self.b_import):
+            b.setVisible(scen)
+        for b in (self.b_record, self.b_record_validate):
+            b.setVisible(not scen)
+        self.b_save_trace.setVisible(mode == "trace")
+        self.source_label.setVisible(scen)
+        self.trace_info.setVisible(not scen)
+        for w in (self.chart_box, self.hand_box, self.kernel):
+            i = self.tabs.indexOf(w)
+            if w is self.hand_box and mode != "trace":
+                continue     # a built-in's hand-written kernel (_show_handwritten), a launch file's source (below)
+            if not scen and self.tabs.currentIndex() == i:
+                self.tabs.setCurrentIndex(0)
+            self.tabs.setTabVisible(i, scen)
+        if not scen:
+            self._hand_for = None
+        if mode != "launch":
+            self._launch_shown = ""
+        self.tabs.setTabVisible(self.tabs.indexOf(self.sass), mode != "launch")
+        if mode == "launch":
+            self._show_launch_source()
+        self._headers()
+        self._show_record()
+
+    def _show_launch_source(self) -> None:
+        """The open launch file's kernel source in the Kernel source tab (shown at once when
+        the file opens: the buttons and the kernel side by side)."""
+        s = self.session
+        i = self.tabs.indexOf(self.hand_box)
+        key = f"launch:{s.launch_path}:{s.launch is not None}"
+        if key == self._launch_shown:
+            return
+        self._launch_shown = key
+        if s.launch is None:
+            self.tabs.setTabVisible(i, False)
+            return
+        try:
+            text = s.launch.source.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            text = str(err)
+        self.hand.setPlainText(text)
+        line = kernel_line(text.splitlines(), s.launch.kernel)
+        self.hand_info.setText(tr("{file}: {names}.", file=s.launch.source.name,
+                                  names=tr("{function} (line {line})", function=s.launch.kernel, line=line)))
+        self._mark_line(line)
+        self.hand.horizontalScrollBar().setValue(0)
+        self.tabs.setTabVisible(i, True)
+        self.tabs.setCurrentIndex(i)
+
+    def _headers(self) -> None:
+        if self.mode() == "scenario":
+            self.table.setHorizontalHeaderLabels([tr("metric"), tr("model"), tr("hardware"), ""])
+            self.tabs.setTabText(0, tr("Model vs hardware"))
+        else:
+            self.table.setHorizontalHeaderLabels([tr("metric"), tr("trace"), tr("Nsight Compute"), ""])
+            self.tabs.setTabText(0, tr("Trace vs Nsight Compute"))
+
+    def recordable(self) -> Path | None:
+        """The launch file Record runs: the open one, or the one the open trace was recorded from."""
+        s = self.session
+        if getattr(s, "is_launch", False):
+            return s.launch_path
+        if s.is_trace:
+            key = str(s.path)
+            if key not in self.recorded_from:    # looked for once per trace (kernels/ is walked)
+                self.recorded_from[key] = find_launch_file(s.trace.header)
+            return self.recorded_from[key]
+        return None
+
+    def record_blocker(self, validate: bool) -> str | None:
+        """Why Record trace (``validate``: Record and validate) cannot run now, in words; None if it can."""
+        s = self.session
+        if getattr(s, "is_launch", False) and s.launch is None:
+            return tr("This launch file cannot be recorded: {error}", error=s.launch_error)
+        if self.recordable() is None:
+            return tr("Open a launch file (*.launch.toml) to record a trace of its kernel: this trace's launch "
+                      "file is not known here.")
+        if self.runner.busy:
+            return tr("A GPU job is running: wait for it, or Cancel it.")
+        if self.device_info is None:
+            return self.device_reason or tr("GPU: checking…")
+        why = self.recorder.missing(validate)
+        return tr("Cannot record here: {why}", why=why) if why else None
+
+    def _show_record(self) -> None:
+        if not hasattr(self, "b_record"):
+            return
+        plain, valid = self.record_blocker(False), self.record_blocker(True)
+        self.b_record.setEnabled(plain is None)
+        self.b_record_validate.setEnabled(valid is None)
+        self.b_record.setToolTip(plain or tr("Run the kernel once with every memory instruction recorded, write "
+                                             "the trace and open it"))
+        self.b_record_validate.setToolTip(valid or tr("Record, then count the plain kernel with Nsight Compute and "
+                                                      "compare the ten metrics"))
+        self.b_save_trace.setEnabled(self.session.is_trace and not self.runner.busy)
+        mode = self.mode()
+        if mode == "scenario":
+            return
+        parts = []
+        s = self.session
+        path = self.recordable()
+        if mode == "launch" and s.launch is not None:
+            L = s.launch
+            parts.append(tr("Launch file {file}: kernel {kernel} of {source}, grid {grid} × block {block}, "
+                            "{args} arguments.", file=s.launch_path.name, kernel=L.kernel, source=L.source.name,
+                            grid=_dims(L.grid), block=_dims(L.block), args=len(L.args)))
+        elif mode == "trace" and path is not None:
+            for b in (self.b_record, self.b_record_validate):   # what Record runs, in its tooltip
+                if b.isEnabled():
+                    b.setToolTip(b.toolTip() + "\n" + tr("Recorded from {file}.", file=path))
+        busy = self.runner.busy
+        if plain is not None and not busy:
+            parts.append(plain)
+        elif valid is not None and not busy:
+            parts.append(tr("Record and validate: {why}", why=valid))
+        self.trace_info.setText(" ".join(parts))
+        self.trace_info.setVisible(bool(parts))
+
+    def record(self, validate: bool = False) -> None:
+        """Record a trace of the launch file (Record trace; with ``validate`` Record and validate):
+        on the worker thread, in the recorder's GPU child process; the new trace opens."""
+        why = self.record_blocker(validate)
+        if why is not None:
+            self.status.setText(why)
+            return
+        path = self.recordable()
+        from ..trace.launch import launch_name
+
+        name = launch_name(path)
+        out = unique_recording_path(name)
+        recorder = self.recorder
+
+        def job(progress, cancelled):
+            return ("trace", str(path), recorder.record(path, validate=validate, out=out, progress=progress,
+                                                          cancelled=cancelled))
+
+        self._recording = (name, validate)
+        self.stage = ""
+        self.bar.setValue(0)
+        self.status.setText(tr("Recording {name}…", name=name))
+        self.runner.submit(job)
+        self.bar.show()
+
+    def _recorded(self, launch_path: Path, rec) -> None:
+        """A recording finished: remember it, open its trace as the current source, say what it found."""
+        self._recording = None
+        self.last_recording = rec
+        self.recorded_from[str(rec.path)] = launch_path
+        w = self.window_
+        if hasattr(w, "library"):
+            w.library.reload()
+        opened = w.open_trace(rec.path) if hasattr(w, "open_trace") else False
+        dock = getattr(w, "docks", {}).get("gpu")
+        if opened and dock is not None and not getattr(w, "presenting", False):
+            dock.show()
+            dock.raise_()                          # the outcome and the counter table, not the Source tab
+        parts = [tr("Recorded {records} warp-level executions of {kernel} into {path}.", records=f"{rec.trace.records:,}",
+                    kernel=rec.launch.kernel, path=rec.path.name)]
+        self.status.setToolTip(str(rec.path))
+        if not opened:
+            parts.append(tr("It could not be opened: {err}", err=getattr(w, "last_open_error", "")))
+        if rec.note:
+            parts.append(tr("Partial trace: {note}", note=rec.note))
+        if rec.rows is not None:
+            n = sum(r.match for r in rec.rows)
+            parts.append(tr("Nsight Compute: {n} of {total} metrics equal the trace.", n=n, total=len(rec.rows)))
+        self.status.setText(" ".join(parts))
+        self.refresh()
+
+    def trace_rows(self) -> list[tuple[str, int | None, int | None, bool]]:
+        """(metric, trace, Nsight Compute, one of the ten) of the open trace: the ten metrics, then
+        the counters outside them that Nsight Compute read (atomics, LDSM, LDGSTS)."""
+        s = self.session
+        if not s.is_trace:
+            return []
+        an = s.trace_analysis if s.trace_analysis is not None and s.trace_analysis.trace is s.trace.trace else None
+        h = s.trace.header
+        hw, other = h.get("ncu") or {}, h.get("ncu_other") or {}
+        model = an.metrics if an is not None else {}
+        model_other = an.other_metrics if an is not None else {}
+        rows = [(m, model.get(m), hw.get(m), True) for m in METRIC_NAMES]
+        rows += [(k, int(model_other.get(k, 0)) if an is not None else None, other[k], False) for k in sorted(other)]
+        return rows
+
+    def _refresh_trace(self) -> None:
+        s = self.session
+        rows = self.trace_rows()
+        self.table.setRowCount(len(rows))
+        from .figures import METRIC_LABELS
+
+        for i, (m, mv, hv, ten) in enumerate(rows):
+            mark = "" if mv is None or hv is None else ("✓" if mv == hv else tr("differs"))
+            # short names in the narrow dock (the Figures panel's); Nsight Compute's name in the tooltip;
+            # the counters outside the ten in italics
+            names = METRIC_LABELS if ten else OTHER_LABELS
+            label = tr(names[m]) if m in names else m
+            tip = m if ten else tr("{metric} (outside the ten)", metric=m)
+            for j, v in enumerate((label, _num(mv), _num(hv), mark)):
+                item = QTableWidgetItem(v)
+                item.setToolTip(tip)
+                item.setData(Qt.ItemDataRole.UserRole, m)
+                if not ten:
+                    f = item.font()
+                    f.setItalic(True)
+                    item.setFont(f)
+                if j in (1, 2):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(i, j, item)
+        self.table.resizeColumnsToContents()
+        self.summary.setText(self._trace_summary(rows))
+        if s.is_trace:
+            guard = s.trace.header.get("sass_guard") or {}
+            sass = guard.get("sass") or []
+            self.sass.setPlainText("\n".join(sass) if sass else tr("No SASS in this trace (cuobjdump was not "
+                                                                    "installed where it was recorded)."))
+
+    def _trace_summary(self, rows) -> str:
+        s = self.session
+        if self.mode() == "launch":
+            return tr("Record and validate compares the recording's ten metrics with Nsight Compute on the "
+                      "kernel without the recording code; the table shows both here.")
+        h = s.trace.header
+        if not h.get("ncu"):
+            return tr("This trace carries no Nsight Compute counters: Record and validate measures them.")
+        if s.trace_analysis is None:
+            return tr("Analysing the whole launch…")
+        ten = [r for r in rows if r[3]]
+        others = [r for r in rows if not r[3]]
+        text = tr("Nsight Compute on the plain kernel ({gpu}): {n} of {total} metrics equal the trace.",
+                  gpu=(h.get("gpu") or {}).get("name", "?"), n=sum(r[1] == r[2] for r in ten), total=len(ten))
+        if others:
+            text += " " + tr("Outside the ten: {n} of {total} equal.", n=sum(r[1] == r[2] for r in others),
+                             total=len(others))
+        if not h.get("complete", True):
+            text += " " + tr("A partial trace: expect differences.")
+        return text
+
+    def save_trace_as(self, path: str | Path | None = None) -> Path | None:
+        """Copy the open trace to ``path`` (asked for when None), atomically."""
+        s = self.session
+        if not s.is_trace or s.path is None:
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, tr("Save trace as"), str(Path.home() / s.path.name),
+                                                  tr("Traces (*.wvtrace)"))
+            if not path:
+                return None
+        path = Path(path)
+        if path.suffix.lower() != ".wvtrace":
+            path = path.with_name(path.name + ".wvtrace")
+        from ..trace.pipeline import save_copy
+
+        try:
+            save_copy(s.path, path)
+        except OSError as err:
+            self.status.setText(tr("Cannot save the trace as {path}: {err}", path=path, err=err.strerror or err))
+            return None
+        self.status.setText(tr("Saved the trace as {path}.", path=path))
+        return path
 
     # ------------------------------------------------------------------ GPU jobs
 
@@ -650,15 +1042,35 @@ class GpuPanel(QWidget):
         self.runner.submit(job)
 
     def cancel(self) -> None:
+        recording = self.runner.busy and self._recording is not None
+        self._recording = None
         self.runner.cancel()
-        self.status.setText(tr("Cancelled."))
+        self.status.setText(tr("Cancelled: the GPU process was stopped; nothing was written.") if recording
+                            else tr("Cancelled."))
 
     def _busy(self, busy: bool) -> None:
         self.b_cancel.setEnabled(busy)
+        if not busy:
+            self.bar.hide()
         self._show_device()
+
+    def _progress(self, fraction: float, text: str) -> None:
+        if self._recording is not None and text in STAGE_LABELS:
+            stages = [st for st in STAGE_LABELS if self._recording[1] or st != "ncu"]
+            k = stages.index(text) + 1 if text in stages else len(stages)
+            self.status.setText(tr("Recording {name}: {stage} (step {k} of {n})…", name=self._recording[0],
+                                   stage=tr(STAGE_LABELS[text]), k=k, n=len(stages)))
+            self.stage = text
+        else:
+            self.status.setText(f"{int(fraction * 100)}% {text}")
+        self.bar.setValue(int(fraction * 100))
+        self.bar.setVisible(self.runner.busy)
 
     def _job_done(self, result) -> None:
         kind, name, value = result
+        if kind == "trace":
+            self._recorded(Path(name), value)
+            return
         if kind == "run":
             self.live[name] = value
             self.status.setText(value.get("error") or tr("Measured {name}.", name=name))
@@ -675,6 +1087,10 @@ class GpuPanel(QWidget):
         self.refresh()
 
     def _job_failed(self, err) -> None:
+        if self._recording is not None:
+            self._recording = None
+            self.status.setText(str(err))   # the CLI's paragraph (file, key or line, problem, fix)
+            return
         if isinstance(err, GpuUnavailable):
             self.device_info, self._reason = None, ("No GPU here: {why}", {"why": err.reason})
             self._show_device()
@@ -685,6 +1101,7 @@ class GpuPanel(QWidget):
         if self._gpu is not None:
             self._gpu.close()
             self._gpu = None
+        self.recorder.close()
 
 
 def kernel_line(lines: list[str], function: str) -> int:
@@ -701,6 +1118,13 @@ def kernel_line(lines: list[str], function: str) -> int:
             if rx.search(ln):
                 return n
     return next((n for n, ln in enumerate(lines, 1) if word.search(ln)), 1)
+
+
+def _dims(d) -> str:
+    d = list(d)
+    while len(d) > 1 and d[-1] == 1:
+        d.pop()
+    return " × ".join(str(x) for x in d)
 
 
 def _num(v) -> str:

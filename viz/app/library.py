@@ -24,7 +24,10 @@ class Entry:
     notes: str
     builtin: bool
     other: str = ""        # the title and notes in the other language, found by search too
-    trace: bool = False    # a shipped recorded trace (.wvtrace): the "Traces" group
+    trace: bool = False    # a recorded trace (.wvtrace): the "Traces" group
+    kernel: str = ""       # a trace's kernel function and CUDA source file (compare picks by them)
+    source: str = ""
+    launch: bool = False   # a launch file to record (kernels/**/*.launch.toml): the "Launch files" group
 
     @property
     def name(self) -> str:
@@ -55,8 +58,8 @@ def read_entry(path: Path, builtin: bool) -> Entry:
     return Entry(path, title, tags, notes.strip(), builtin, other)
 
 
-def read_trace_entry(path: Path) -> Entry:
-    """A shipped trace's title and kernel from its header.json (cheap: the arrays are not read);
+def read_trace_entry(path: Path, builtin: bool = True) -> Entry:
+    """A trace's title and kernel from its header.json (cheap: the arrays are not read);
     tagged "trace"."""
     import json
     import zipfile
@@ -71,7 +74,37 @@ def read_trace_entry(path: Path) -> Entry:
     title = str(h.get("title") or path.stem)
     gpu = h.get("gpu", {}).get("name", "") if isinstance(h.get("gpu"), dict) else ""
     notes = tr("Trace of the kernel {kernel}, recorded on {gpu}", kernel=h.get("kernel", path.stem), gpu=gpu or "?")
-    return Entry(path, title, ("trace",), notes, True, str(h.get("kernel", "")), trace=True)
+    return Entry(path, title, ("trace",), notes, builtin, str(h.get("kernel", "")), trace=True,
+                 kernel=str(h.get("kernel", "")), source=str(h.get("source_name", "")))
+
+
+def read_launch_entry(path: Path) -> Entry:
+    """A launch file's title and kernel straight from its TOML (not checked: opening it says
+    what is wrong); tagged "launch"."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raw = {}
+    kernel = raw.get("kernel") if isinstance(raw.get("kernel"), str) else ""
+    title = raw.get("title") if isinstance(raw.get("title"), str) else path.name
+    notes = tr("Launch file of the kernel {kernel}: open it, then Record trace in the GPU panel", kernel=kernel or "?")
+    return Entry(path, title, ("launch",), notes, True, kernel, kernel=kernel, launch=True)
+
+
+def launch_files() -> list[Path]:
+    """The launch files of ``kernels/`` (the built-ins' hand-written kernels and the test kernels)."""
+    from .. import assets
+
+    try:
+        return sorted(assets.kernels_dir().rglob("*.launch.toml"))
+    except OSError:
+        return []
+
+
+def recordings() -> list[Path]:
+    """The traces the app recorded (the user data folder's ``traces``)."""
+    d = settings.data_dir() / "traces"
+    return sorted(d.glob("*.wvtrace")) if d.is_dir() else []
 
 
 def tag_label(tag: str) -> str:
@@ -87,6 +120,8 @@ def entries() -> list[Entry]:
     from ..trace.tracefile import shipped
 
     out += [read_trace_entry(p) for p in shipped()]
+    out += [read_trace_entry(p, False) for p in recordings()]
+    out += [read_launch_entry(p) for p in launch_files()]
     return out
 
 
@@ -161,7 +196,9 @@ class LibraryPanel(QWidget):
         self.tree.clear()
         groups = {True: QTreeWidgetItem([tr("Built-in scenarios")]),
                   False: QTreeWidgetItem([tr("My scenarios ({folder})", folder=settings.user_scenario_dir())]),
-                  "trace": QTreeWidgetItem([tr("Traces (real kernels recorded on an H100)")])}
+                  "trace": QTreeWidgetItem([tr("Traces (real kernels recorded on an H100)")]),
+                  "mine": QTreeWidgetItem([tr("My recorded traces ({folder})", folder=settings.data_dir() / "traces")]),
+                  "launch": QTreeWidgetItem([tr("Launch files to record (kernels/)")])}
         for g in groups.values():
             g.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.tree.addTopLevelItem(g)
@@ -171,11 +208,16 @@ class LibraryPanel(QWidget):
             item = QTreeWidgetItem([f"{e.title}"])
             item.setToolTip(0, f"{e.name}\n{', '.join(map(tag_label, e.tags))}\n\n{e.notes}")
             item.setData(0, Qt.ItemDataRole.UserRole, str(e.path))
-            groups["trace" if e.trace else e.builtin].addChild(item)
+            group = ("launch" if e.launch else "mine" if e.trace and not e.builtin else "trace" if e.trace
+                     else e.builtin)
+            groups[group].addChild(item)
             if self.current is not None and e.path == self.current:
                 self.tree.setCurrentItem(item)
-        for g in groups.values():
-            g.setExpanded(True)
+        for key, g in groups.items():
+            # 54 launch files: listed when a search or the tag asks for them, folded otherwise
+            g.setExpanded(key != "launch" or bool(words) or tag == "launch" or (
+                self.current is not None and str(self.current).endswith(".launch.toml")))
+            g.setHidden(key == "mine" and g.childCount() == 0)
             count = f"  {sep(' (').strip()}{g.childCount()}{sep(')')}"
             g.setText(0, g.text(0) + count if count not in g.text(0) else g.text(0))
 

@@ -49,6 +49,12 @@ class Session(QObject):
         # ``trace_analysis`` its analysis (``analysis`` stays None).
         self.trace = None
         self.trace_analysis = None
+        # A launch file (``*.launch.toml``) when one is open: nothing to picture until the GPU
+        # panel records it; ``launch`` is its parsed form, or None with ``launch_error`` (the
+        # CLI's paragraph) when the file is bad.
+        self.launch_path: Path | None = None
+        self.launch = None
+        self.launch_error = None
         self.runner = Runner(self)
         self.runner.done.connect(self._analysis_done)
         self.runner.failed.connect(self._analysis_failed)
@@ -76,6 +82,7 @@ class Session(QObject):
         self.name = path.stem
         self._valid = None
         self.trace = self.trace_analysis = None
+        self.launch_path = self.launch = self.launch_error = None
         self.scenario = None
         self.analysis = None
         self.cursor = Cursor()
@@ -85,6 +92,7 @@ class Session(QObject):
     def open_text(self, text: str, name: str = "untitled") -> None:
         self.path, self.name, self._valid = None, name, None
         self.trace = self.trace_analysis = None
+        self.launch_path = self.launch = self.launch_error = None
         self.scenario = self.analysis = None
         self.cursor = Cursor()
         self.set_text(text)
@@ -96,6 +104,7 @@ class Session(QObject):
         self.path, self.name, self.text = None, "", ""
         self.scenario = self.analysis = self.timeline = self._valid = None
         self.trace = self.trace_analysis = None
+        self.launch_path = self.launch = self.launch_error = None
         self._set_error(None)
         self.changed.emit()
         self.positionChanged.emit()
@@ -116,6 +125,7 @@ class Session(QObject):
         self.runner.cancel()
         self.path, self.name = path, path.stem
         self.trace, self.trace_analysis = src, None
+        self.launch_path = self.launch = self.launch_error = None
         self.text = src.header.get("launch_file", "")
         self.scenario, self.analysis, self._valid = src.scenario, None, None
         self.timeline = timeline
@@ -127,12 +137,40 @@ class Session(QObject):
         trace = src.trace
         self.runner.submit(lambda progress, cancel: analyze_trace(trace, progress, cancel))
 
+    @property
+    def is_launch(self) -> bool:
+        return self.launch_path is not None
+
+    def open_launch(self, path: Path | str) -> None:
+        """Open a launch file: its text (read-only) and its kernel's source; the picture waits
+        for a recording. A bad file opens too, with ``launch_error`` set (the CLI's paragraph).
+        Raises OSError / UnicodeDecodeError when the file cannot be read."""
+        from ..trace import TraceError
+        from ..trace.launch import launch_name, load_launch
+
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        try:
+            launch, error = load_launch(path), None
+        except TraceError as err:
+            launch, error = None, err
+        self.runner.cancel()
+        self.path, self.name, self.text = path, launch_name(path), text
+        self.trace = self.trace_analysis = None
+        self.scenario = self.analysis = self.timeline = self._valid = None
+        self.launch_path, self.launch, self.launch_error = path, launch, error
+        self.cursor = Cursor()
+        self._set_error(None)
+        self.textChanged.emit()
+        self.changed.emit()
+        self.positionChanged.emit()
+
     # -- editing -------------------------------------------------------------
 
     def set_text(self, text: str) -> bool:
         """Take the editor's text; True when it is valid (the views then show it)."""
-        if self.trace is not None:
-            return False            # a trace's launch file is shown, not edited
+        if self.trace is not None or self.launch_path is not None:
+            return False            # a launch file (a trace's, or one to record) is shown, not edited
         self.text = text
         self.runner.cancel()
         try:
@@ -289,3 +327,21 @@ class Session(QObject):
 
     def at_end(self) -> bool:
         return self.timeline is None or self.cursor.at_end(self._bounds(self.cursor), self.timeline.frame_count)
+
+
+def is_launch_file(path: Path | str) -> bool:
+    """A launch file to record (``NAME.launch.toml``), not a scenario: by its name, or a TOML
+    file whose top level has ``kernel`` and ``source`` (keys no scenario has)."""
+    import tomllib
+
+    path = Path(path)
+    if path.name.lower().endswith(".launch.toml"):
+        return True
+    if path.suffix.lower() != ".toml":
+        return False
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return "kernel" in raw and "source" in raw
+

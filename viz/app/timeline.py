@@ -170,7 +170,12 @@ class Timeline(QWidget):
         s = self.session
         sc = s.scenario
         if sc is None:
+            if getattr(s, "is_launch", False):       # a launch file: nothing recorded to step through yet
+                self.setEnabled(False)
+                self.frame_label.setText("")
+                self.where.setText("")
             return
+        self.setEnabled(True)
         c = s.cursor
         for sb, low, top, v in ((self.instr, 1, s.instruction_count, c.instruction + 1),
                                 (self.block, 0, sc.launch.blocks - 1, c.block),

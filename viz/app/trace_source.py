@@ -61,6 +61,11 @@ class TraceSourcePanel(QWidget):
     def refresh(self) -> None:
         s = self.session
         self.lines.setHeaderLabels([tr(c) for c in COLUMNS])
+        if getattr(s, "is_launch", False):
+            self._show_launch()
+            return
+        self.lines.show()
+        self.ptx.show()
         an = s.trace_analysis if s.is_trace else None
         if an is None or an.trace is not s.trace.trace:
             self.rows = []
@@ -90,6 +95,39 @@ class TraceSourcePanel(QWidget):
                              "instruction in the picture."))
         self.source.setPlainText(self.annotated())
         self.ptx.setPlainText("")
+
+    def _show_launch(self) -> None:
+        """A launch file is open: its kernel's CUDA source, the kernel's definition selected;
+        the per-line figures come with a recording."""
+        s = self.session
+        self.rows = []
+        self.lines.clear()
+        self.ptx.setPlainText("")
+        self.lines.hide()               # nothing recorded yet: the source gets the whole panel
+        self.ptx.hide()
+        launch = s.launch
+        if launch is None:
+            self.note.setText(tr("This launch file cannot be recorded: {error}", error=s.launch_error))
+            self.source.setPlainText("")
+            return
+        try:
+            text = launch.source.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            self.note.setText(tr("Cannot read {path}: {err}", path=launch.source, err=err))
+            self.source.setPlainText("")
+            return
+        lines = text.splitlines()
+        at = kernel_definition(lines, launch.kernel)
+        self.note.setText(tr("{source}: the kernel {kernel} (line {line}) of the open launch file. Record trace (GPU "
+                             "panel) runs it once and fills this panel with each line's figures.",
+                             source=launch.source.name, kernel=launch.kernel, line=at))
+        self.source.setPlainText("\n".join(f"{n:>4}  {code}" for n, code in enumerate(lines, 1)))
+        block = self.source.document().findBlockByNumber(at - 1)
+        cur = QTextCursor(block)
+        cur.select(QTextCursor.SelectionType.LineUnderCursor)
+        self.source.setTextCursor(cur)
+        self.source.centerCursor()
+        self.source.horizontalScrollBar().setValue(0)
 
     def annotated(self) -> str:
         """The CUDA source, each line with executed memory instructions followed by its figures
@@ -150,3 +188,14 @@ class TraceSourcePanel(QWidget):
 
     def retranslate(self) -> None:
         self.refresh()
+
+
+def kernel_definition(lines: list[str], kernel: str) -> int:
+    """The 1-based line of ``kernel``'s ``__global__`` definition (else its first mention, else 1)."""
+    import re
+
+    word = re.compile(rf"\b{re.escape(kernel)}\b")
+    for n, ln in enumerate(lines, 1):
+        if word.search(ln) and "__global__" in " ".join(lines[max(0, n - 3):n]):
+            return n
+    return next((n for n, ln in enumerate(lines, 1) if word.search(ln)), 1)

@@ -48,8 +48,8 @@ class FrameView(QWidget):
         if d is None or f is None:
             p.fillRect(rect, self.theme.q("background"))
             p.setPen(self.theme.q("muted"))
-            msg = self.session.error.message() if self.session.error else tr(
-                "Open a scenario from the library, or drop a .toml file here.")
+            msg = self.session.error.message() if self.session.error else (self._launch_note() or tr(
+                "Open a scenario from the library, or drop a .toml file here."))
             p.drawText(rect.adjusted(40, 40, -40, -40), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, msg)
             self.layout_ = None
         else:
@@ -63,6 +63,17 @@ class FrameView(QWidget):
                 p.drawRect(self.layout_.lanes[self.hover].adjusted(-1, -1, 1, 1))
         p.end()
         self.last_paint_ms = (time.perf_counter() - t0) * 1000
+
+    def _launch_note(self) -> str:
+        """What stands in for the picture while a launch file is open (nothing is recorded yet)."""
+        s = self.session
+        if not getattr(s, "is_launch", False):
+            return ""
+        if s.launch is None:
+            return tr("This launch file cannot be recorded: {error}", error=s.launch_error)
+        return tr("Launch file of the kernel {kernel} ({source}): press Record trace in the GPU panel to run it "
+                  "once with every memory instruction recorded; the picture shows each warp's accesses then.",
+                  kernel=s.launch.kernel, source=s.launch.source.name)
 
     def lane_at(self, pos: QPointF) -> int:
         if self.layout_ is None:

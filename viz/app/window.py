@@ -371,6 +371,10 @@ class MainWindow(QMainWindow):
         path = Path(path)
         if path.suffix.lower() == ".wvtrace":
             return self.open_trace(path)
+        from .state import is_launch_file
+
+        if is_launch_file(path):
+            return self.open_launch(path)
         self.editor.flush()
         self.autosave()
         self._keep_unsaved_edits()
@@ -405,14 +409,41 @@ class MainWindow(QMainWindow):
             return False
         self.last_open_error = ""
         if self.a_compare.isChecked():
-            self.a_compare.setChecked(False)       # a trace is not compared side by side (yet)
+            self.compare.right.clear()             # a new left side picks a new partner
+            self.compare.ensure_partner()
         if not self.presenting:
             self.docks["source"].show()
             self.docks["source"].raise_()
         self.library.set_current(path)
         self.editor.show_info(tr("A recorded trace: the launch file below is shown read-only. To change the "
-                                 "kernel or its launch, edit the launch file and record again with "
-                                 "`warpviz trace`."))
+                                 "kernel or its launch, edit the launch file and record again (Record trace in "
+                                 "the GPU panel, or `warpviz trace`)."))
+        settings.put("last_scenario", str(path))
+        self._update_title()
+        return True
+
+    def open_launch(self, path: Path) -> bool:
+        """Open a launch file (``*.launch.toml``): its kernel's source in the Source panel and
+        the GPU panel's Record trace / Record and validate. A bad file opens with the CLI's
+        message in the GPU panel; nothing else changes."""
+        self.editor.flush()
+        self.autosave()
+        self._keep_unsaved_edits()
+        try:
+            self.session.open_launch(path)
+        except (OSError, UnicodeDecodeError) as err:
+            QMessageBox.warning(self, "warpviz", tr("Cannot open {path}: {err}", path=path, err=err))
+            return False
+        if self.a_compare.isChecked():
+            self.a_compare.setChecked(False)       # nothing to compare before it is recorded
+        if not self.presenting:
+            for key in ("source", "gpu"):
+                if key in self.docks:
+                    self.docks[key].show()
+                    self.docks[key].raise_()
+        self.library.set_current(path)
+        self.editor.show_info(tr("A launch file: record a trace of its kernel with Record trace in the GPU panel. "
+                                 "It is shown read-only; edit it in your editor, then open it again."))
         settings.put("last_scenario", str(path))
         self._update_title()
         return True
@@ -421,7 +452,7 @@ class MainWindow(QMainWindow):
         start = str(settings.user_scenario_dir())
         path, _ = QFileDialog.getOpenFileName(self, tr("Open a scenario"), start,
                                               tr("Scenarios and traces (*.toml *.wvtrace);;Scenarios (*.toml);;"
-                                                 "Traces (*.wvtrace)"))
+                                                 "Traces (*.wvtrace)") + ";;" + tr("Launch files (*.launch.toml)"))
         if path:
             self.open_path(Path(path))
 
@@ -432,6 +463,9 @@ class MainWindow(QMainWindow):
         """Save: your own scenario or an opened file in place; a built-in as a copy in your scenarios."""
         if self.session.is_trace:
             self.statusBar().showMessage(tr("A trace is read-only: there is nothing to save."), 8000)
+            return None
+        if self.session.is_launch:
+            self.statusBar().showMessage(tr("A launch file is shown read-only: there is nothing to save here."), 8000)
             return None
         self.editor.flush()
         path = self.session.path
@@ -446,6 +480,9 @@ class MainWindow(QMainWindow):
     def save_copy(self) -> Path | None:
         if self.session.is_trace:
             self.statusBar().showMessage(tr("A trace is read-only: there is nothing to save."), 8000)
+            return None
+        if self.session.is_launch:
+            self.statusBar().showMessage(tr("A launch file is shown read-only: there is nothing to save here."), 8000)
             return None
         self.editor.flush()
         stem = (self.session.path.stem if self.session.path else "scenario") + "-mine"
@@ -492,7 +529,7 @@ class MainWindow(QMainWindow):
 
     def modified(self) -> bool:
         p = self.session.path
-        if self.session.is_trace:
+        if self.session.is_trace or self.session.is_launch:
             return False            # read-only: nothing to save
         try:
             return p is None or p.read_text(encoding="utf-8") != self.session.text
@@ -532,8 +569,9 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ modes
 
     def set_compare(self, on: bool) -> None:
-        if on and self.session.is_trace:
-            self.statusBar().showMessage(tr("Compare works on scenarios; a trace opens on its own."), 8000)
+        if on and self.session.is_launch:
+            self.statusBar().showMessage(tr("Record the launch file first (GPU panel): then its trace can be "
+                                            "compared."), 8000)
             self.a_compare.setChecked(False)
             return
         self.stack.setCurrentIndex(1 if on else 0)
@@ -672,9 +710,10 @@ class MainWindow(QMainWindow):
 
     def _update_title(self) -> None:
         sc = self.session.scenario
+        title = sc.shown_title if sc else (self.session.launch.title if self.session.launch else "")
         name = self.session.path.name if self.session.path else tr("untitled")
         mark = " *" if self.session.path is not None and not self.is_user_file(self.session.path) and self.modified() else ""
-        self.setWindowTitle(f"{sc.shown_title if sc else ''} — {name}{mark} — warpviz")
+        self.setWindowTitle(f"{title} — {name}{mark} — warpviz")
 
     def show_keys(self) -> None:
         QMessageBox.information(self, tr("Keys"), KEYS_HELP())
@@ -761,6 +800,8 @@ class MainWindow(QMainWindow):
         if self._sweep is not None:
             self._sweep.runner.cancel()
         self.compare.right.runner.cancel()
+        if self.gpu_panel is not None and hasattr(self.gpu_panel, "shutdown"):
+            self.gpu_panel.shutdown()          # its GPU child processes (runs, recordings) end with the window
         super().closeEvent(event)
 
     # ------------------------------------------------------------------ language

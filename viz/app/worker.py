@@ -52,12 +52,15 @@ class _Job(QRunnable):
         super().__init__()
         self.gen, self.fn, self.signals, self.stop = gen, fn, signals, stop
         self._last = 0.0
+        self._text = ""
         self.setAutoDelete(True)
 
     def _progress(self, fraction: float, text: str) -> None:
         now = time.monotonic()
-        if now - self._last > 0.05 or fraction >= 1.0:
-            self._last = now
+        # at most one update per 50 ms, but never drop a new stage (a recording's "ncu" step
+        # follows the recording run within milliseconds and then lasts seconds)
+        if now - self._last > 0.05 or fraction >= 1.0 or text != self._text:
+            self._last, self._text = now, text
             self.signals.progress.emit(self.gen, fraction, text)
 
     def run(self) -> None:

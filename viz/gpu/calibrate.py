@@ -59,8 +59,8 @@ FIGURES: dict[str, tuple[str, str]] = {
     "shared_lds128_wavefronts_per_clk_sm": ("wavefronts/clk/SM", "wv_shared mode 3: conflict-free LDS.128 (512 bytes "
                                                                  "a warp: 4 wavefronts each); wavefronts / SM cycles."),
     "lsu_inst_per_clk_sm": ("warp-instructions/clk/SM", "wv_shared mode 2: LDS.32 where every lane reads the same word "
-                                                        "(1 wavefront, so the issue of memory instructions bounds it); "
-                                                        "warp-level instructions / SM cycles."),
+                                                        "(1 wavefront each, so the issue of shared loads or the shared "
+                                                        "pipe bounds it); warp-level instructions / SM cycles."),
     "launch_overhead_us": ("us", "An empty kernel (1 block of 32) launched 200 times back to back behind a spin "
                                  "kernel; GPU time per launch."),
     "launch_host_us": ("us", "Host (Python + PyCUDA) time to queue one launch while the GPU is busy: a launch loop "
@@ -420,7 +420,8 @@ def format_markdown(doc: dict) -> str:
         ok = "-" if c is None else f"{'yes' if c['ok'] else '**no**'} ({c['expected']})"
         ok = ok.replace("|", "/")
         cyc = f" = {f['cycles']:g} cycles" if "cycles" in f else ""
-        lines.append(f"| `{key}` | {f['value']:,.4g} {f['unit']}{cyc} | {f['spread_pct']:.1f}% of {f['runs']} | {ok} "
+        val = f"{f['value']:,.0f}" if abs(f["value"]) >= 1000 else f"{f['value']:.4g}"
+        lines.append(f"| `{key}` | {val} {f['unit']}{cyc} | {f['spread_pct']:.1f}% of {f['runs']} | {ok} "
                      f"| {f['how']} |")
     return "\n".join(lines)
 

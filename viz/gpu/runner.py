@@ -318,11 +318,12 @@ class Session:
 
         return self._guard(f"launch of {spec.label or spec.name}", go)
 
-    def trace_record(self, req: dict) -> dict:
-        """Count and record the instrumented kernel of a trace (``viz.trace.record``)."""
+    def trace_record(self, req: dict, progress=None) -> dict:
+        """Count and record the instrumented kernel of a trace (``viz.trace.record``);
+        ``progress("record")`` between the counting and the recording run."""
         from ..trace.record import run_recording
 
-        return run_recording(self, req)
+        return run_recording(self, req, progress)
 
     def trace_check(self, req: dict) -> dict | None:
         """The fault-finding run of a trace (``viz.trace.record.run_fault_check``)."""

@@ -5,7 +5,14 @@ CUDA documents that after an illegal-address fault "the process must be terminat
 relaunched" before CUDA works again, so a faulting kernel must not live in the app's (or
 the CLI's) own process. ``ProcessSession`` has ``runner.Session``'s methods; each call is
 sent over a pipe to a spawned child that owns the CUDA context. While waiting, the
-parent polls ``cancelled()`` and a time limit; either kills the child.
+parent polls ``cancelled()`` and a time limit; either kills the child. A call may report
+progress: the child sends ``("progress", stage)`` messages before its answer, handed to the
+caller's ``progress`` callback (the trace recorder says when counting ends and recording
+starts).
+
+``child`` names the session class the child serves (``"module:Class"``, default
+``viz.gpu.runner.Session``): tests serve a replaying session so that the app's real
+worker, pipe and cancel path run without a GPU.
 """
 
 from __future__ import annotations
@@ -25,11 +32,20 @@ class Cancelled(Exception):
     """The caller cancelled; the child process was stopped."""
 
 
-def _serve(conn) -> None:
-    from .runner import Session
+def _session_class(child: str | None):
+    if not child:
+        from .runner import Session
 
+        return Session
+    import importlib
+
+    module, _, name = child.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _serve(conn, child: str | None = None) -> None:
     try:
-        session = Session()
+        session = _session_class(child)()
     except GpuUnavailable as err:
         conn.send(("unavailable", (err.reason, err.kind)))
         return
@@ -44,6 +60,8 @@ def _serve(conn) -> None:
             break
         if method == "close":
             break
+        if kwargs.pop("_progress", False):
+            kwargs["progress"] = lambda stage: conn.send(("progress", stage))
         try:
             conn.send(("ok", getattr(session, method)(*args, **kwargs)))
         except KernelFault as err:
@@ -62,21 +80,27 @@ def _serve(conn) -> None:
 class ProcessSession:
     """``runner.Session``'s interface, served by a child process (see the module doc)."""
 
-    def __init__(self, call_timeout_s: float = CALL_TIMEOUT_S):
+    def __init__(self, call_timeout_s: float = CALL_TIMEOUT_S, child: str | None = None, cancelled=None):
         self.call_timeout_s = call_timeout_s
+        self.child = child
         self._proc = None
         self._conn = None
         self.info: dict = {}
-        self._start()
+        self._start(cancelled)
 
-    def _start(self) -> None:
+    @property
+    def pid(self) -> int | None:
+        """The child process's id while it runs (None once stopped)."""
+        return self._proc.pid if self._proc is not None and self._proc.is_alive() else None
+
+    def _start(self, cancelled=None) -> None:
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_serve, args=(child,), daemon=True, name="warpviz-gpu")
+        proc = ctx.Process(target=_serve, args=(child, self.child), daemon=True, name="warpviz-gpu")
         proc.start()
         child.close()
         self._proc, self._conn = proc, parent
-        kind, payload = self._wait(START_TIMEOUT_S, None, "starting the GPU session")
+        kind, payload = self._wait(START_TIMEOUT_S, cancelled, "starting the GPU session")
         if kind == "unavailable":
             self._stop()
             raise GpuUnavailable(*payload)
@@ -91,30 +115,39 @@ class ProcessSession:
             self._conn.close()
         self._proc = self._conn = None
 
-    def _wait(self, timeout: float, cancelled, what: str):
+    def _wait(self, timeout: float, cancelled, what: str, progress=None):
         deadline = time.monotonic() + timeout
-        while not self._conn.poll(0.05):
-            if cancelled is not None and cancelled():
+        while True:
+            while True:
+                if cancelled is not None and cancelled():    # first: a cancel that came before the call
+                    self._stop()
+                    raise Cancelled(f"{what}: cancelled")
+                if self._conn.poll(0.05):
+                    break
+                if time.monotonic() > deadline:
+                    self._stop()
+                    raise KernelFault(f"{what} ran longer than {timeout:.0f} s and was stopped")
+                if not self._proc.is_alive():
+                    self._stop()
+                    raise KernelFault(f"{what}: the GPU process died")
+            try:
+                message = self._conn.recv()
+            except (EOFError, OSError):
                 self._stop()
-                raise Cancelled(f"{what}: cancelled")
-            if time.monotonic() > deadline:
-                self._stop()
-                raise KernelFault(f"{what} ran longer than {timeout:.0f} s and was stopped")
-            if not self._proc.is_alive():
-                self._stop()
-                raise KernelFault(f"{what}: the GPU process died")
-        try:
-            return self._conn.recv()
-        except (EOFError, OSError):
-            self._stop()
-            raise KernelFault(f"{what}: the GPU process died") from None
+                raise KernelFault(f"{what}: the GPU process died") from None
+            if message[0] != "progress":
+                return message
+            if progress is not None:
+                progress(message[1])
 
-    def _call(self, method: str, *args, cancelled=None, timeout: float | None = None, **kwargs):
+    def _call(self, method: str, *args, cancelled=None, timeout: float | None = None, progress=None, **kwargs):
         if self._proc is None or not self._proc.is_alive():
             self._stop()
-            self._start()
+            self._start(cancelled)
+        if progress is not None:
+            kwargs["_progress"] = True
         self._conn.send((method, args, kwargs))
-        kind, payload = self._wait(timeout or self.call_timeout_s, cancelled, method.replace("_", " "))
+        kind, payload = self._wait(timeout or self.call_timeout_s, cancelled, method.replace("_", " "), progress)
         if kind == "ok":
             return payload
         if kind == "fault":
@@ -126,14 +159,15 @@ class ProcessSession:
 
     # -- Session's interface ------------------------------------------------
 
-    def limits(self):
-        return self._call("limits")
+    def limits(self, cancelled=None):
+        return self._call("limits", cancelled=cancelled)
 
     def run_once(self, spec, initial, cancelled=None):
         return self._call("run_once", spec, initial, cancelled=cancelled)
 
-    def trace_record(self, req, cancelled=None):
-        return self._call("trace_record", req, cancelled=cancelled)
+    def trace_record(self, req, cancelled=None, progress=None):
+        """Count, then record (``progress("record")`` between the two, from the child)."""
+        return self._call("trace_record", req, cancelled=cancelled, progress=progress)
 
     def trace_check(self, req, cancelled=None, timeout=None):
         return self._call("trace_check", req, cancelled=cancelled, timeout=timeout)

@@ -19,7 +19,9 @@ What a recording adds (as Nsight Compute counts it, docs/GPU.md):
   generic LD/ST, not an LDS/STS, so it does not count in ``smsp__inst_executed_op_shared_*``;
   the global part is a request with its sectors (measured on the H100, docs/GPU.md).
 * ``cp.async`` (LDGSTS): its global side counts as a global load request with its sectors;
-  its shared side counts in none of the ten. ``ldmatrix`` costs shared-load wavefronts.
+  its shared side counts in none of the ten. ``ldmatrix`` costs shared-load wavefronts,
+  ``stmatrix`` shared-store wavefronts (neither is an LDS/STS instruction); their
+  ``.x1``/``.x2`` forms take row addresses from lanes 0..7 / 0..15 only.
   Their instructions, and ``atom``/``red``, are reported under their own Nsight Compute
   names, outside the ten.
 """
@@ -35,15 +37,25 @@ from .tracefile import Trace
 
 LANE_BITS = np.arange(32, dtype=np.uint32)
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
-# smsp__inst_executed_op_global_atom nor an stsm counter there).
+# smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level).
 OTHER_METRICS = {
     ("atomic", "global"): "smsp__sass_inst_executed_op_global_atom.sum",
     ("reduction", "global"): "smsp__inst_executed_op_global_red.sum",
     ("atomic", "shared"): "smsp__inst_executed_op_shared_atom.sum",
     ("reduction", "shared"): "smsp__inst_executed_op_shared_atom.sum",
     ("ldmatrix", "shared"): "smsp__inst_executed_op_ldsm.sum",
+    ("stmatrix", "shared"): "sm__sass_inst_executed_op_shared_stsm.sum",
     ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
 }
+
+
+def matrix_lanes(opcode: str) -> int:
+    """Lanes that give a row address to ``ldmatrix``/``stmatrix``: 8 per 8x8 matrix
+    (``.x1`` 8, ``.x2`` 16, ``.x4`` 32)."""
+    for n in (1, 2, 4):
+        if f".x{n}." in opcode + ".":
+            return 8 * n
+    return 32
 
 
 def mask_bits(m: np.ndarray) -> np.ndarray:
@@ -67,13 +79,14 @@ class TraceInstrStats:
     shared_lanes: int = 0
     skipped_warps: int = 0      # skip records: warps whose lanes all branched around it
     predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
+    never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
 
     @property
     def counted(self) -> bool:
         """Does this instruction enter the ten metrics (any of them)?"""
         k, sp = self.instr["kind"], self.instr["space"]
-        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k == "ldmatrix"
+        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k in ("ldmatrix", "stmatrix")
 
     @property
     def conflicts(self) -> int:
@@ -110,7 +123,8 @@ class TraceAnalysis:
             name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
             if name is None:
                 continue
-            out[name] = out.get(name, 0) + s.executed
+            # a predicated-off LDGSTS still counts in smsp__inst_executed_op_ldgsts
+            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0)
         return out
 
     def per_access(self) -> list[dict]:
@@ -123,6 +137,7 @@ class TraceAnalysis:
                  "function": ins["function"], "access_bytes": ins["width"], "executed": s.executed,
                  "counted_in_metrics": s.counted, "warp_instructions": s.warp_instructions,
                  "predicated_off_warps": s.predicated_off, "branched_around_warps": s.skipped_warps,
+                 "never_true_shared_loads": s.never_true_lds,
                  "active_lanes": s.active_lanes, "bytes_requested": s.active_lanes * ins["width"]}
             if s.shared_lanes or ins["space"] == "shared":
                 d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
@@ -189,7 +204,24 @@ def _ratio(a: int, b: int) -> float:
     return round(a / b, 4) if b else 0.0
 
 
+def _ldgsts_sites(trace: Trace) -> dict[int, tuple[bool, int]]:
+    """Per cp.async (global entry id): (LDGSTS predicated, number of ``@!PT LDS`` before it),
+    from the plain kernel's SASS stored in the trace (``ptx.sass_ldgsts``); {} without it."""
+    from .ptx import MemInstr, sass_ldgsts
+
+    sass = (trace.header.get("sass_guard") or {}).get("sass")
+    if not sass:
+        return {}
+    fields = MemInstr.__dataclass_fields__
+    try:
+        instrs = [MemInstr(**{k: ins[k] for k in fields}) for ins in trace.instructions]
+    except (KeyError, TypeError):       # a header without the full instruction table: nothing assumed
+        return {}
+    return sass_ldgsts(sass, instrs) or {}
+
+
 def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
+    sites = _ldgsts_sites(trace) if any(i["kind"] == "cp.async" for i in trace.instructions) else {}
     order = np.argsort(trace.instr, kind="stable")
     ids = trace.instr[order]
     bounds = np.searchsorted(ids, np.arange(len(trace.instructions) + 1))
@@ -207,11 +239,14 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
         if rows.size:
             addr = trace.addresses(rows)
             pred = mask_bits(trace.pred[rows])
+            if ins["kind"] in ("ldmatrix", "stmatrix"):
+                # .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
+                pred[:, matrix_lanes(ins["opcode"]):] = False
             sh = pred & mask_bits(trace.shared[rows])
             gl = pred & mask_bits(trace.global_[rows])
             width = int(ins["width"])
             is_load = ins["op"] == "load"
-            counts_shared = ins["kind"] in ("load", "store", "ldmatrix")
+            counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
             counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
             if counts_shared and (ins["space"] == "shared" or sh.any()):
                 p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
@@ -233,9 +268,16 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
         if skip.size and ins.get("sass_predicated") is True:
             # ptxas predicated it: the warps that branched around it in the PTX execute it
             # with no lane on, and Nsight Compute counts them (no wavefront)
-            st.shared_instructions += int(skip.size)
+            if ins["kind"] != "cp.async":
+                st.shared_instructions += int(skip.size)
             st.warp_instructions += int(skip.size)
             st.predicated_off = int(skip.size)
+        if ins["id"] in sites:
+            # ptxas puts never-true `@!PT LDS RZ, [RZ]` before each LDGSTS; every warp that
+            # reaches it executes them (also where the LDGSTS is predicated off), and Nsight
+            # Compute counts each in smsp__inst_executed_op_shared_ld (no wavefront)
+            st.never_true_lds = sites[ins["id"]][1] * (st.executed + st.predicated_off)
+            st.shared_instructions += st.never_true_lds
         stats.append(st)
         if progress is not None:
             progress((k + 1) / max(1, len(trace.instructions)), f"instruction {k + 1} of {len(trace.instructions)}")
@@ -260,6 +302,10 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
         rows.append(("", f"+{d['predicated_off_warps']:,}",
                      tr("warps with every lane off: ptxas predicated the instruction, so they execute it "
                         "and Nsight Compute counts them")))
+    if d.get("never_true_shared_loads"):
+        rows.append(("", f"+{d['never_true_shared_loads']:,}",
+                     tr("never-true shared loads: ptxas puts @!PT LDS before each LDGSTS; every warp that reaches "
+                        "it executes them and Nsight Compute counts them as shared loads (no wavefront)")))
     if d["executed"] == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
@@ -311,7 +357,8 @@ def to_json(an: TraceAnalysis) -> dict:
         "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
                   "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
-                  "note": h.get("note", "")},
+                  "note": h.get("note", ""),
+                  "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])]},
         "lines": an.per_line(),
     }
 
@@ -332,6 +379,9 @@ def to_table(an: TraceAnalysis) -> str:
                  f"active lanes {d['active_lanes']:,}"]
         if d["predicated_off_warps"]:
             parts.append(f"+{d['predicated_off_warps']:,} warps with every lane off (ptxas predicated it: counted)")
+        if d["never_true_shared_loads"]:
+            parts.append(f"+{d['never_true_shared_loads']:,} never-true shared loads (@!PT LDS before the LDGSTS: "
+                         "counted as shared loads)")
         if "wavefronts" in d:
             parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
         if "sectors" in d:

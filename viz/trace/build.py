@@ -17,7 +17,7 @@ from ..gpu import GpuUnavailable
 from ..gpu.compile import ARCH, find_nvcc, find_tool, nvcc_version, sass_memory_instructions
 from . import TraceError
 from .launch import Launch, check_params
-from .ptx import MemInstr, SkipRegion, compare_sass, instrument_full, predication_note, sass_predicated
+from .ptx import MemInstr, SkipRegion, compare_sass, instrument_full, parse, predication_note, sass_predicated
 
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
 
@@ -32,6 +32,7 @@ class Build:
     arch: str
     nvcc: str
     regions: list[SkipRegion]
+    events: tuple[MemInstr, ...] = ()       # recorded non-memory instructions (ptx.EVENT_BASE ids)
 
 
 def first_error_line(log: str) -> str:
@@ -82,7 +83,7 @@ def build(launch: Launch, arch: str = ARCH) -> Build:
     check_params(launch, ptx)
     text, instrs, regions = instrument_full(ptx)
     return Build(ptx, text, assemble(ptx, arch, "plain"), assemble(text, arch, "instrumented"), instrs, arch,
-                 nvcc_version(), regions)
+                 nvcc_version(), regions, tuple(parse(ptx).events))
 
 
 def build_check(launch: Launch, arch: str = ARCH) -> tuple[bytes, list[MemInstr]]:
@@ -106,7 +107,7 @@ def sass_guard(b: Build) -> dict | None:
     if a is None or c is None:
         return None
     pred = sass_predicated(a, b.instrs)
-    return {"problems": compare_sass(a, c, len(b.instrs), b.regions), "note": predication_note(a, b.instrs),
+    return {"problems": compare_sass(a, c, len(b.instrs) + len(b.events), b.regions), "note": predication_note(a, b.instrs),
             "sass": a, "predicated": None if pred is None else {str(k): v for k, v in pred.items()}}
 
 

@@ -17,7 +17,7 @@ from . import TraceError
 
 FORMAT = 1
 KEYS = {"format", "title", "notes", "source", "kernel", "block", "grid", "shared_bytes", "defines", "include_dirs",
-        "arg"}
+        "arg", "compare"}
 BUFFER_TYPES = {"char*": 1, "short*": 2, "half*": 2, "int*": 4, "unsigned*": 4, "float*": 4, "double*": 8,
                 "long long*": 8, "int2*": 8, "int4*": 16, "float2*": 8, "float4*": 16, "double2*": 16, "void*": 1}
 SCALAR_TYPES = {"char": 1, "short": 2, "int": 4, "unsigned": 4, "long long": 8, "unsigned long long": 8,
@@ -25,7 +25,7 @@ SCALAR_TYPES = {"char": 1, "short": 2, "int": 4, "unsigned": 4, "long long": 8, 
 FILLS = ("zero", "iota", "ones", "random")
 MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
-MAX_BUFFER_BYTES = 16 << 30      # a sanity bound before asking the GPU; the GPU's own memory is checked there
+MAX_BUFFER_BYTES = 256 << 30     # a sanity bound before asking the GPU (above any GPU's memory); ``check_fits`` checks the GPU's
 MAX_SHARED_BYTES = 227 * 1024    # H100's opt-in maximum per block
 
 
@@ -68,6 +68,7 @@ class Launch:
     defines: dict[str, str] = field(default_factory=dict)
     include_dirs: tuple[Path, ...] = ()
     args: tuple[Arg, ...] = ()
+    compare: str = ""       # the trace (or scenario) the app compares this kernel's trace with
 
     @property
     def name(self) -> str:
@@ -109,6 +110,27 @@ class Launch:
         return max(at, 256)
 
 
+def check_fits(launch: Launch, free_bytes: int, gpu: str = "the GPU") -> None:
+    """Before anything is allocated: raise ``TraceError`` when the launch's buffers (one
+    allocation, each buffer 256-byte aligned) need more than the GPU's free memory. The
+    paragraph names the largest buffer, its size, the total and the free memory."""
+    need = launch.buffer_bytes
+    if need <= free_bytes:
+        return
+    bufs = [(a.nbytes, n) for n, a in enumerate(launch.args, 1) if a.is_buffer]
+    size, n = max(bufs)
+    a = launch.args[n - 1]
+    others = f" (all {len(bufs)} buffers together: {_bytes(need)})" if len(bufs) > 1 else ""
+    raise TraceError(launch.path, f"arg {n}.count",
+                     f"buffer [[arg]] {n} ({a.type}, count = {a.count:,}) needs {_bytes(size)}{others}, but {gpu} "
+                     f"has {_bytes(free_bytes)} free; nothing was allocated",
+                     "use smaller `count`s (a trace needs only a small launch)")
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 2**30:,.2f} GiB ({n:,} bytes)" if n >= 2**30 else f"{n / 2**20:,.1f} MiB ({n:,} bytes)"
+
+
 def _dims(path, key: str, v) -> tuple[int, int, int]:
     if isinstance(v, int) and not isinstance(v, bool):
         v = [v]
@@ -138,7 +160,7 @@ def parse_launch(text: str, path: Path) -> Launch:
     for key in ("source", "kernel", "block", "grid"):
         if key not in d:
             raise TraceError(path, key, f"the key `{key}` is missing", f"add `{key} = ...` (see docs/trace-format.md)")
-    for key in ("title", "notes", "source", "kernel"):
+    for key in ("title", "notes", "source", "kernel", "compare"):
         if key in d and not isinstance(d[key], str):
             raise TraceError(path, key, f"`{key}` must be a string", f'write `{key} = "..."`')
     if not re.fullmatch(r"[A-Za-z_]\w*", d["kernel"]):
@@ -187,7 +209,7 @@ def parse_launch(text: str, path: Path) -> Launch:
                          f"{MAX_BUFFER_BYTES >> 30} GiB", "use smaller `count`s (a small launch traces quickly)")
     return Launch(path, text, d.get("title", path.name), d.get("notes", ""), source, d["kernel"], block, grid,
                   shared, {str(k): str(v) for k, v in defines.items()}, tuple((here / x).resolve() for x in incs),
-                  tuple(args))
+                  tuple(args), d.get("compare", ""))
 
 
 def _arg(path, n: int, a) -> Arg:
@@ -235,6 +257,15 @@ def _arg(path, n: int, a) -> Arg:
         raise TraceError(path, f"{where}.count", f"scalar [[arg]] {n} takes `value`, not `count`/`fill`",
                          "remove `count`/`fill`, or give a pointer type such as float*")
     return Arg(t, 0, "iota", v)
+
+
+def launch_name(path: str | Path) -> str:
+    """``NAME`` of ``NAME.launch.toml`` (or ``NAME.toml``): the trace's default name."""
+    n = Path(path).name
+    for suffix in (".launch.toml", ".toml"):
+        if n.lower().endswith(suffix):
+            return n[:-len(suffix)]
+    return n
 
 
 def load_launch(path: str | Path) -> Launch:
@@ -290,5 +321,5 @@ def check_params(launch: Launch, ptx: str) -> None:
                              "give the parameter's C type (pointers: a buffer type such as float*)")
 
 
-__all__ = ["Launch", "Arg", "load_launch", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]

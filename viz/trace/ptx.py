@@ -30,6 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+# Events: instructions that touch no memory but whose executions are counted per warp
+# (``cp.async.commit_group``/``wait_group``/``wait_all``: ptxas may emit never-true
+# ``@!PT LDS`` for them, docs/GPU.md). Their records carry ids from EVENT_BASE on; the
+# trace command counts them into the trace's header and drops them from the records.
+EVENT_BASE = 1 << 20
+_EVENT = re.compile(r"^cp\.async\.(commit_group|wait_group|wait_all)\b")
 RECORD_BYTES = 288           # 32-byte header + 32 lanes x 8-byte address
 HEADER_WORDS = 8             # id, block, warp, active, predicate, shared, global, 0
 BITMAP_WORDS = 2048          # __wv_blocks: blocks 0..65535 can be selected one by one
@@ -84,6 +90,7 @@ class Parsed:
     files: dict[int, str]
     skipped: list[tuple[int, str]]          # (line, text) memory-looking instructions not recorded, and why
     regions: list["SkipRegion"] = None      # forward branches over straight-line code with shared loads/stores
+    events: list[MemInstr] = None           # cp.async group instructions whose executions are counted (EVENT_BASE + k)
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,7 @@ class SkipRegion:
 
     line_no: int          # the branch's PTX line (1-based)
     predicate: str        # "%p3" or "!%p3": the branch is taken where it holds
-    ids: tuple[int, ...]  # the shared load/store instructions inside
+    ids: tuple[int, ...]  # the shared load/store instructions inside, and the global entry of each cp.async
 
 
 _BRA = re.compile(r"^@(!)?(%[\w$]+)\s+bra(?:\.uni)?\s+([\w$]+)\s*;")
@@ -153,6 +160,7 @@ def parse(text: str) -> Parsed:
         if m:
             files[int(m.group(1))] = m.group(2)
     instrs: list[MemInstr] = []
+    events: list[MemInstr] = []
     skipped: list[tuple[int, str]] = []
     func = ""
     loc = (0, 0)
@@ -177,6 +185,12 @@ def parse(text: str) -> Parsed:
         if not m:
             continue
         opcode = m.group("opcode")
+        if _EVENT.match(opcode):
+            pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+            srcfile, srcline = files.get(loc[0], ""), loc[1]
+            events.append(MemInstr(EVENT_BASE + len(events), i + 1, s, func, opcode, "event", "none", "none", 0,
+                                   pred, "0", 0, srcfile, srcline))
+            continue
         cls = classify(opcode)
         if cls is None:
             if opcode.startswith(("cp.async.bulk", "ld.", "st.", "atom.", "red.")) and "async" in opcode:
@@ -202,7 +216,7 @@ def parse(text: str) -> Parsed:
             instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
                                    addrs[k].strip(), k, srcfile, srcline))
     instrs = _unused_atomics_are_reductions(lines, instrs)
-    return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs))
+    return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs), events)
 
 
 def _unused_atomics_are_reductions(lines: list[str], instrs: list[MemInstr]) -> list[MemInstr]:
@@ -247,7 +261,8 @@ def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
             if _BARRIER.match(t):
                 break
             for ins in by_line.get(j + 1, []):
-                if ins.space == "shared" and ins.kind in ("load", "store"):
+                if ins.space == "shared" and ins.kind in ("load", "store") or \
+                        ins.kind == "cp.async" and ins.space == "global":
                     ids.append(ins.id)
         if ok and ids:
             out.append(SkipRegion(i + 1, ("!" if m.group(1) else "") + m.group(2), tuple(ids)))
@@ -342,6 +357,8 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
               "@%wvp1 cvta.to.shared.u64 %wvd0, %wvd0;"]
     elif ins.space == "shared":
         c += ["mov.b32 %wvr2, %wvr0;", "mov.b32 %wvr3, 0;"]
+    elif ins.space == "none":                            # an event: no address
+        c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
     else:
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, %wvr0;"]
     _prologue(c)
@@ -509,13 +526,14 @@ def check_block(ins: MemInstr) -> list[str]:
 
 
 def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr], list[SkipRegion]]:
-    """``check``: the fault-finding variant (``check_block``), not for recording traces."""
+    """``check``: the fault-finding variant (``check_block``), not for recording traces.
+    Events (``parse(text).events``) are recorded too, with ids from ``EVENT_BASE``."""
     parsed = parse(text)
     lines = parsed.lines
     widths = _reg_widths(lines)
     symbols = _symbols(lines)
     by_line: dict[int, list[MemInstr]] = {}
-    for ins in parsed.instrs:
+    for ins in parsed.instrs + parsed.events:
         by_line.setdefault(ins.line_no, []).append(ins)
     branches = {r.line_no: r for r in parsed.regions}
     out: list[str] = []
@@ -530,7 +548,8 @@ def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr]
             indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
             for ins in by_line[n]:
                 block = recording_block(ins, widths, symbols)
-                if check and not checked and ins.space in ("global", "generic") and ins.kind != "cp.async":
+                # cp.async: its global source (operand 1) is checked; the copy is issued by the block
+                if check and not checked and ins.space in ("global", "generic"):
                     block = block[:-1] + check_block(ins) + ["}"]
                     checked = True
                 out += [indent + x for x in block]
@@ -551,9 +570,14 @@ UNTOUCHED_SASS = ("LDG", "LDS", "STS", "LDSM", "STSM", "ATOMS", "LDGSTS", "LD", 
 
 
 def sass_opcode_counts(lines: list[str]) -> dict[str, int]:
-    """Opcode (without modifiers) -> count, over ``compile.memory_lines`` output."""
+    """Opcode (without modifiers) -> count, over ``compile.memory_lines`` output. The
+    never-true ``@!PT LDS`` that ptxas puts before an LDGSTS are left out: they load
+    nothing, the analysis counts them from the plain kernel's SASS, and ptxas emits a
+    different number of them in the instrumented kernel (3 and 2 in ``ldmatrix_cpasync``)."""
     out: dict[str, int] = {}
     for ln in lines:
+        if _never_true(ln):
+            continue
         text = ln.split("*/", 1)[-1].strip()
         toks = text.split()
         if toks and toks[0].startswith("@"):
@@ -581,14 +605,46 @@ def compare_sass(original: list[str], instrumented: list[str], sites: int,
     return problems
 
 
+def _never_true(line: str) -> bool:
+    """``@!PT LDS RZ, [RZ]``: a load under the never-true predicate. ptxas puts three before
+    every LDGSTS (cp.async) on sm_90 (measured: docs/GPU.md); they are no PTX instruction."""
+    toks = line.split("*/", 1)[-1].split()
+    return bool(toks) and toks[0] == "@!PT"
+
+
 def predicated_shared(lines: list[str]) -> int:
-    """SASS LDS/STS that run under a predicate (``@P0 STS ...``)."""
+    """SASS LDS/STS that run under a predicate (``@P0 STS ...``; not the never-true ``@!PT``)."""
     n = 0
     for ln in lines:
         toks = ln.split("*/", 1)[-1].split()
-        if len(toks) > 1 and toks[0].startswith("@") and toks[1].split(".")[0] in ("LDS", "STS"):
+        if len(toks) > 1 and toks[0].startswith("@") and not _never_true(ln) and \
+                toks[1].split(".")[0] in ("LDS", "STS"):
             n += 1
     return n
+
+
+def sass_ldgsts(original: list[str], instrs: list[MemInstr]) -> dict[int, tuple[bool, int]] | None:
+    """Per ``cp.async`` of the PTX (its global entry's id): (is its LDGSTS predicated in the
+    plain SASS, how many never-true ``@!PT LDS`` stand right before it). The k-th cp.async
+    of the PTX is taken to be the k-th LDGSTS; None where their numbers differ."""
+    cps = [i for i in instrs if i.kind == "cp.async" and i.space == "global"]
+    sites: list[tuple[bool, int]] = []
+    run = 0
+    for ln in original:
+        toks = ln.split("*/", 1)[-1].split()
+        if not toks:
+            continue
+        if _never_true(ln) and len(toks) > 1 and toks[1].split(".")[0] == "LDS":
+            run += 1
+            continue
+        pred = toks[0].startswith("@")
+        op = (toks[1] if pred and len(toks) > 1 else toks[0]).split(".")[0]
+        if op == "LDGSTS":
+            sites.append((pred, run))
+        run = 0
+    if len(sites) != len(cps):
+        return None
+    return {i.id: site for i, site in zip(cps, sites)}
 
 
 def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bool] | None:
@@ -601,6 +657,8 @@ def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bo
         ptx = [i for i in instrs if i.space == "shared" and i.kind == ptx_kind]
         sass = []
         for ln in original:
+            if _never_true(ln):
+                continue
             toks = ln.split("*/", 1)[-1].split()
             pred = bool(toks) and toks[0].startswith("@")
             if pred:
@@ -611,6 +669,9 @@ def sass_predicated(original: list[str], instrs: list[MemInstr]) -> dict[int, bo
             return None
         for i, p in zip(ptx, sass):
             out[i.id] = p
+    cp = sass_ldgsts(original, instrs)
+    for k, (p, _) in (cp or {}).items():
+        out[k] = p
     return out
 
 
@@ -630,6 +691,6 @@ def predication_note(original: list[str], instrs: list[MemInstr]) -> str:
     return ""
 
 
-__all__ = ["MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
+__all__ = ["EVENT_BASE", "MemInstr", "Parsed", "parse", "instrument", "classify", "PtxError", "RECORD_BYTES", "HEADER_WORDS",
            "CTL_SYMBOL", "BITMAP_SYMBOL", "BITMAP_WORDS", "compare_sass", "predication_note", "predicated_shared",
-           "SkipRegion", "skip_block", "instrument_full", "check_block", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]
+           "SkipRegion", "skip_block", "sass_ldgsts", "instrument_full", "check_block", "find_regions", "sass_predicated", "sass_opcode_counts", "UNTOUCHED_SASS"]

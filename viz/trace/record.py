@@ -97,8 +97,8 @@ def run_plain(session, req: dict) -> None:
     session._guard(f"launch of {req['kernel']}", go)
 
 
-def run_recording(session, req: dict) -> dict:
-    """Count, then record. Returns {"header": (n, 8) uint32, "addr": (n, 32) uint64,
+def run_recording(session, req: dict, progress=None) -> dict:
+    """Count, then record (``progress("record")`` in between, when given). Returns {"header": (n, 8) uint32, "addr": (n, 32) uint64,
     "executed": total warp-level executions in the selected blocks, "capacity": slots}."""
     cuda = session.cuda
 
@@ -132,6 +132,8 @@ def run_recording(session, req: dict) -> dict:
             return int(n[0])
 
         executed = launch(0, 0)
+        if progress is not None:
+            progress("record")
         cap = min(executed, int(req["max_records"]))
         records = cuda.mem_alloc(max(1, cap) * RECORD_BYTES)
         again = launch(int(records), cap)

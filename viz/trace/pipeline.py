@@ -1,0 +1,453 @@
+"""Record a trace of a launch file: the one pipeline behind `warpviz trace` and the app's
+GPU panel (Record trace / Record and validate).
+
+Stages, in this order, each reported as ``progress(fraction, stage)`` with ``stage`` one of
+``STAGES``: ``compile`` (start the GPU process, nvcc, instrument, ptxas), ``count`` (the
+counting run), ``record`` (the recording run), ``ncu`` (Nsight Compute on the plain kernel,
+only when validating), ``write`` (the ``.wvtrace``, atomically) and ``analyse``.
+``cancelled()`` is polled between the stages and, while the GPU child process or Nsight
+Compute runs, every 50 ms: a cancel kills that process and raises
+``viz.gpu.worker.Cancelled``; the next recording starts a fresh child.
+
+``Recorder`` is what the GPU panel drives: a Qt-free object holding the GPU child process
+between recordings, which turns every failure into the paragraph the CLI prints. Nothing
+here imports Qt; PyCUDA is used only in the child process.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import TraceError
+
+MAX_RETRIES = 3
+SELECTABLE_BLOCKS = 65536   # the recorder's block bitmap (viz.trace.ptx.BITMAP_WORDS x 32)
+
+STAGES = ("compile", "count", "record", "ncu", "write", "analyse")
+# Where each stage starts on the progress bar, without and with Nsight Compute.
+_AT = {False: {"compile": 0.0, "count": 0.3, "record": 0.45, "write": 0.7, "analyse": 0.8},
+       True: {"compile": 0.0, "count": 0.15, "record": 0.25, "ncu": 0.4, "write": 0.8, "analyse": 0.87}}
+
+
+def _stderr(text: str) -> None:
+    print(f"warpviz: {text}", file=sys.stderr)
+
+
+def blocks_text(blocks: list[int] | None) -> str:
+    if blocks is None:
+        return "all"
+    out, i = [], 0
+    while i < len(blocks):
+        j = i
+        while j + 1 < len(blocks) and blocks[j + 1] == blocks[j] + 1:
+            j += 1
+        out.append(str(blocks[i]) if i == j else f"{blocks[i]}-{blocks[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+# ---------------------------------------------------------------------------- Nsight Compute
+
+def validate_counters(launch, build, blocks, metrics=None, cancelled=None) -> dict[str, int]:
+    """Nsight Compute's ten metrics (or ``metrics``) on the plain kernel, same launch and buffers."""
+    import numpy as np
+
+    from ..gpu.ncu import run_ncu
+    from .record import host_buffer
+
+    with tempfile.TemporaryDirectory(prefix="warpviz-trace-ncu-") as tmp:
+        buf = Path(tmp) / "buffer.npy"
+        np.save(buf, host_buffer(launch))
+        spec = {"launches": [{"name": launch.kernel, "cubin": base64.b64encode(build.cubin).decode(),
+                              "buffer": str(buf), "block": list(launch.block), "grid": list(launch.grid),
+                              "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
+                              "offsets": launch.buffer_offsets()}]}
+        kw = {"metrics": tuple(metrics)} if metrics else {}
+        counters, log = run_ncu(spec, driver="viz.trace.ncu_driver", cancelled=cancelled, **kw)
+    if not counters or counters[0] is None:
+        tail = "\n".join(log.strip().splitlines()[-8:])
+        raise RuntimeError(f"Nsight Compute did not profile {launch.kernel}:\n{tail}")
+    return counters[0]
+
+
+def other_counters(launch, build, blocks, counters=validate_counters, cancelled=None,
+                   log=_stderr) -> dict[str, int] | None:
+    """The counters of ``analysis.OTHER_METRICS`` (atomics, LDSM, STSM, LDGSTS), or None
+    where this Nsight Compute cannot read them (they are outside the ten, so that is not
+    an error)."""
+    from ..gpu.worker import Cancelled
+    from .analysis import OTHER_METRICS
+
+    try:
+        return counters(launch, build, blocks, sorted(set(OTHER_METRICS.values())), cancelled=cancelled)
+    except Cancelled:
+        raise
+    except Exception as err:  # an unknown metric name, a profiler error: say so, carry on
+        log(f"Nsight Compute did not read the atomic/LDSM/LDGSTS counters: {str(err)[:300]}")
+        return None
+
+
+def other_rows(model: dict[str, int], hardware: dict[str, int] | None) -> list[dict]:
+    """Comparison rows for the instructions outside the ten (only where ncu read a value)."""
+    if not hardware:
+        return []
+    out = []
+    for k in sorted(set(model) | set(hardware)):
+        if k in hardware:
+            m = int(model.get(k, 0))
+            out.append({"metric": k, "model": m, "hardware": hardware[k], "match": m == hardware[k]})
+    return out
+
+
+# ---------------------------------------------------------------------------- failures
+
+def locate_fault(launch, timeout_s: float = 120, child: str | None = None) -> str:
+    """After a fault: run the fault-finding variant in a fresh GPU process and say which
+    instruction and lanes left the launch's buffers (or were misaligned); "" if unknown."""
+    from ..gpu.worker import ProcessSession
+    from .build import build_check
+    from .record import request
+
+    try:
+        cubin, instrs = build_check(launch)
+        session = ProcessSession(child=child)
+        try:
+            hit = session.trace_check(request(launch, cubin), timeout=timeout_s)
+        finally:
+            session.close()
+    except Exception:
+        return ""
+    if not hit:
+        return ""
+    ins = instrs[hit["instr"]]
+    lanes = [k for k in range(32) if hit["lanes"] >> k & 1]
+    lo, hi = hit["base"], hit["base"] + hit["size"]
+    a = int(hit["addr"][lanes[0]])
+    why = (f"{a - lo:+,} bytes from the start of the buffers (valid: 0..{hi - lo - 1:,})" if not lo <= a < hi
+           else f"not aligned to {ins.width} bytes")
+    src = f"{Path(ins.file).name}:{ins.line}" if ins.line else "(no line information)"
+    lane_text = ", ".join(str(k) for k in lanes[:8]) + (f" and {len(lanes) - 8} more" if len(lanes) > 8 else "")
+    return (f"The first faulting access found: instruction {ins.id + 1} at {src} (`{' '.join(ins.ptx.split())}`), "
+            f"block {hit['block']} warp {hit['warp']}, lanes {lane_text}: lane {lanes[0]}'s address is {why}. ")
+
+
+def fault_message(launch, err, child: str | None = None) -> str:
+    """The paragraph for a kernel that failed on the GPU (``KernelFault``)."""
+    where = locate_fault(launch, child=child)
+    return (f"{launch.path}: the kernel `{launch.kernel}` failed on the GPU: {err}. {where}Fix: check the "
+            "kernel's indices against the [[arg]] counts" + ("" if where else
+                                                              " (run it under compute-sanitizer to find the line)"))
+
+
+class RecordingFailed(Exception):
+    """A recording that could not be made: ``str(err)`` is the one paragraph the CLI prints
+    (file, key or line, problem, fix)."""
+
+
+def failure_message(err: BaseException, launch=None, child: str | None = None) -> str | None:
+    """The CLI's paragraph for a failure of the pipeline, or None for an unexpected error."""
+    from ..gpu import GpuUnavailable
+    from ..gpu.compile import CompileError
+    from ..gpu.runner import KernelFault
+
+    if isinstance(err, TraceError):
+        return str(err)
+    if isinstance(err, GpuUnavailable):
+        return f"cannot trace here: {err.reason}"
+    if isinstance(err, KernelFault) and launch is not None:
+        return fault_message(launch, err, child)
+    if isinstance(err, CompileError):
+        return str(err)
+    return None
+
+
+# ---------------------------------------------------------------------------- the pipeline
+
+@dataclass
+class Recording:
+    """A recording made by ``record_trace``: the file written, its trace and analysis, and
+    (when validated) Nsight Compute's counters and the comparison rows."""
+
+    launch: object
+    path: Path
+    trace: object
+    analysis: object
+    complete: bool
+    note: str
+    guard: dict | None
+    counters: dict | None = None
+    other_counters: dict | None = None
+    rows: list | None = None                  # viz.gpu.ncu.MetricRow, the ten
+    other: list[dict] = field(default_factory=list)
+    stages: list[str] = field(default_factory=list)
+
+    @property
+    def match(self) -> bool | None:
+        """All ten equal Nsight Compute (None: not validated)."""
+        return None if self.rows is None else all(r.match for r in self.rows)
+
+    def validation(self) -> dict | None:
+        if self.rows is None:
+            return None
+        return {"complete": self.complete, "rows": [r.as_dict() for r in self.rows], "match": self.match,
+                "sass_guard": self.guard, "other": self.other}
+
+
+def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = False, out: str | Path | None = None,
+                 session=None, counters=None, progress=None, cancelled=None, log=_stderr,
+                 child: str | None = None) -> Recording:
+    """Compile, count, record, (validate,) write and analyse ``launch`` (a ``viz.trace.launch.Launch``).
+
+    ``session``: a ``viz.gpu.worker.ProcessSession`` to use and keep open (else one is
+    started, with ``child``'s session class, and closed here). ``counters``: reads Nsight
+    Compute's counters (default ``validate_counters``). ``out``: the ``.wvtrace`` (default
+    beside the launch file). Raises TraceError, GpuUnavailable, KernelFault, CompileError
+    (see ``failure_message``) or ``viz.gpu.worker.Cancelled``."""
+    from .. import __version__
+    from ..gpu.ncu import compare
+    from ..gpu.runner import driver_version_string
+    from ..gpu.worker import Cancelled, ProcessSession
+    from . import record, tracefile
+    from .analysis import analyze_trace
+    from .build import build, sass_guard
+    from .record import request
+
+    counters_fn = counters or validate_counters
+    at = _AT[bool(validate)]
+    seen: list[str] = []
+
+    def mark(name: str) -> None:
+        if not seen or seen[-1] != name:
+            seen.append(name)
+        if progress is not None:
+            progress(at[name], name)
+
+    def stage(name: str) -> None:
+        if cancelled is not None and cancelled():
+            raise Cancelled(f"recording {launch.name}: cancelled")
+        mark(name)
+
+    def sub(name: str, nxt: str):
+        """progress inside a stage, from its start to the next stage's."""
+        lo, hi = at[name], at[nxt] if nxt else 1.0
+        return None if progress is None else (lambda f, _t="": progress(lo + (hi - lo) * min(max(f, 0.0), 1.0), name))
+
+    stage("compile")
+    own = session is None
+    if own:
+        session = ProcessSession(child=child, cancelled=cancelled)
+    try:
+        info = session.info
+        cc = info.get("compute_capability", "9.0").replace(".", "")
+        free = session.limits(cancelled=cancelled).free_bytes
+        try:                        # a launch.py that names the largest buffer (the h11kern branch)
+            from .launch import check_fits
+        except ImportError:
+            check_fits = None
+        if check_fits is not None:
+            check_fits(launch, free, f"the GPU ({info.get('name', 'GPU 0')})")
+        elif launch.buffer_bytes > free:
+            raise TraceError(launch.path, "arg", f"the buffers need {launch.buffer_bytes / 2**20:,.0f} MiB but the GPU "
+                             f"has {free / 2**20:,.0f} MiB free", "use smaller `count`s")
+        b = build(launch, f"sm_{cc}")
+        log(f"{len(b.instrs)} memory instruction(s) instrumented in {launch.source.name}")
+        chosen = blocks
+        note = ""
+        max_records = record.MAX_RECORDS
+        for _ in range(MAX_RETRIES):
+            stage("count")
+            res = session.trace_record(request(launch, b.instrumented_cubin, chosen, max_records),
+                                       cancelled=cancelled, progress=lambda s: mark(s) if s in at else None)
+            if res["executed"] <= res["capacity"]:
+                break
+            per_block = res["executed"] / (len(chosen) if chosen is not None else launch.blocks)
+            fit = min(SELECTABLE_BLOCKS, max(1, int(max_records / max(per_block, 1) * 0.9)))
+            base = chosen if chosen is not None else list(range(launch.blocks))
+            if fit >= len(base):
+                fit = max(1, len(base) // 2)
+            chosen = base[:fit]
+            note = (f"the whole launch needs {res['executed']:,} records, over the limit of {max_records:,}: "
+                    f"recorded blocks {blocks_text(chosen)} only")
+            log(note)
+        if "record" not in seen:
+            stage("record")     # a child that does not report its stages
+        if res["executed"] > res["capacity"]:
+            note = f"recorded {res['capacity']:,} of {res['executed']:,} warp-level executions (the size limit)"
+        if res["executed"] != res["executed_again"]:
+            note += (f"; the counting run saw {res['executed']:,} executions and the recording run "
+                     f"{res['executed_again']:,} (the kernel's control flow depends on timing or data it changes)")
+        hw = other_hw = None
+        if validate:
+            stage("ncu")
+            hw = counters_fn(launch, b, chosen, cancelled=cancelled)
+            other_hw = other_counters(launch, b, chosen, counters_fn, cancelled, log)
+        guard = sass_guard(b)
+    finally:
+        if own:
+            session.close()
+    stage("write")
+    complete = chosen is None and res["executed"] <= res["capacity"] and res["executed"] == res["executed_again"]
+    sources = {str(launch.source.name): launch.source.read_text()}
+    header = {
+        "title": launch.title, "name": launch.name, "kernel": launch.kernel, "notes": launch.notes,
+        **({"compare": launch.compare} if launch.compare else {}),
+        "launch": {"block": list(launch.block), "grid": list(launch.grid), "shared_bytes": launch.shared_bytes,
+                   "args": [a.as_dict() for a in launch.args]},
+        "launch_file": launch.text, "launch_file_name": launch.path.name, "source_name": launch.source.name,
+        "sources": sources, "gpu": info, "driver": driver_version_string() or info.get("driver"),
+        "nvcc": b.nvcc, "arch": b.arch, "warpviz": __version__,
+        "recorded_blocks": blocks_text(chosen), "complete": complete, "note": note,
+        "instructions": [dict(i.as_dict(), file=_rel(i.file, launch.path.parent),
+                              sass_predicated=_predicated(guard, i.id)) for i in b.instrs],
+        "skip_regions": [{"ptx_line": r.line_no, "predicate": r.predicate, "instructions": list(r.ids)}
+                         for r in b.regions],
+        "sass_guard": guard, "ncu": hw, "ncu_other": other_hw,
+    }
+    rows, addr = res["header"], res["addr"]
+    events = getattr(b, "events", None)          # cp.async commit/wait executions (the h11kern branch)
+    if events is not None:
+        from .ptx import EVENT_BASE
+
+        is_event = rows[:, 0] >= EVENT_BASE
+        header["events"] = [dict(e.as_dict(), file=_rel(e.file, launch.path.parent),
+                                 executed=int((rows[is_event, 0] == e.id).sum())) for e in events]
+        rows, addr = rows[~is_event], addr[~is_event]
+    trace = tracefile.from_records(header, rows, addr)
+    out = Path(out) if out else launch.path.with_name(f"{launch.name}.wvtrace")
+    tracefile.save(trace, out)
+    trace.path = out
+    stage("analyse")
+    an = analyze_trace(trace, sub("analyse", ""), cancelled)
+    rec = Recording(launch, out, trace, an, complete, note, guard, hw, other_hw, stages=seen)
+    if hw is not None:
+        rec.rows = compare(an.metrics, hw)
+        rec.other = other_rows(an.other_metrics, other_hw)
+    if progress is not None:
+        progress(1.0, "analyse")
+    return rec
+
+
+def _rel(file: str, here: Path) -> str:
+    """A source path relative to the launch file's folder (the trace travels), else as is."""
+    try:
+        return str(Path(file).resolve().relative_to(here.resolve()))
+    except (ValueError, OSError):
+        return file
+
+
+def _predicated(guard: dict | None, ins_id: int) -> bool | None:
+    """Did ptxas predicate this shared load/store in the plain kernel? None: not known."""
+    if not guard or guard.get("predicated") is None:
+        return None
+    return guard["predicated"].get(str(ins_id))
+
+
+def save_copy(src: str | Path, dst: str | Path) -> Path:
+    """Copy a trace file to ``dst`` atomically (a temporary file beside it, then a rename)."""
+    import os
+    import shutil
+
+    src, dst = Path(src), Path(dst)
+    if dst.exists() and dst.resolve() == src.resolve():
+        return dst
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return dst
+
+
+# ---------------------------------------------------------------------------- the panel's controller
+
+def missing_tools(validate: bool) -> str | None:
+    """Why a recording (with Nsight Compute when ``validate``) cannot run here, as far as the
+    tools on the PATH say; None when nvcc, ptxas (and ncu) are there. The GPU and PyCUDA
+    are the device probe's business (``viz.gpu.runner.probe``)."""
+    from ..gpu.compile import find_nvcc, find_tool
+    from ..gpu.ncu import find_ncu
+
+    if not find_nvcc():
+        return "nvcc (the CUDA compiler) is not installed or not on the PATH"
+    if not find_tool("ptxas"):
+        return "ptxas (the PTX assembler, part of the CUDA toolkit) is not installed"
+    if validate and not find_ncu():
+        return "Nsight Compute (ncu) is not installed or not on the PATH: Record trace works without it"
+    return None
+
+
+class Recorder:
+    """The GPU panel's recordings, without Qt: load the launch file, run ``record_trace`` in
+    a GPU child process kept between recordings (restarted after a fault or a cancel), and
+    turn any failure into ``RecordingFailed`` with the CLI's paragraph.
+
+    ``child``: the child's session class (tests replay a shipped trace); ``counters``:
+    replaces Nsight Compute (tests)."""
+
+    def __init__(self, child: str | None = None, counters=None):
+        self.child = child
+        self.counters = counters
+        self._session = None
+        self._lock = threading.Lock()
+
+    def missing(self, validate: bool) -> str | None:
+        return missing_tools(validate)
+
+    def session(self, cancelled=None):
+        from ..gpu.worker import ProcessSession
+
+        if self._session is None:
+            self._session = ProcessSession(child=self.child, cancelled=cancelled)
+        return self._session
+
+    @property
+    def pid(self) -> int | None:
+        """The GPU child process's id while it runs."""
+        return None if self._session is None else self._session.pid
+
+    def record(self, launch_path: str | Path, *, validate: bool, out: str | Path, blocks=None,
+               progress=None, cancelled=None, log=None) -> Recording:
+        from ..gpu.worker import Cancelled
+        from .launch import load_launch
+
+        launch = None
+        notes: list[str] = []
+        try:
+            launch = load_launch(launch_path)
+            with self._lock:            # one recording at a time; a cancelled one lets go first
+                return record_trace(launch, blocks=blocks, validate=validate, out=out,
+                                    session=self.session(cancelled), counters=self.counters, progress=progress,
+                                    cancelled=cancelled, log=log or notes.append, child=self.child)
+        except Cancelled:
+            raise
+        except Exception as err:  # noqa: BLE001 - every failure is a paragraph for the panel
+            text = failure_message(err, launch, self.child)
+            if text is None:
+                raise
+            raise RecordingFailed(text) from err
+
+    def close(self) -> None:
+        """End the GPU child process. While a recording runs (its caller cancelled it and
+        it is stopping) the process is killed instead of waiting for it."""
+        s, self._session = self._session, None
+        if s is None:
+            return
+        if self._lock.acquire(timeout=2.0):
+            try:
+                s.close()
+            finally:
+                self._lock.release()
+        else:
+            s._stop()
+
+
+__all__ = ["STAGES", "Recording", "Recorder", "RecordingFailed", "record_trace", "validate_counters",
+           "other_counters", "other_rows", "locate_fault", "fault_message", "failure_message", "missing_tools",
+           "blocks_text", "save_copy"]
