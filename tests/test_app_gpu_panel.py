@@ -110,3 +110,33 @@ def test_run_without_a_gpu_says_why_and_keeps_working(qtbot, window):
     qtbot.mouseClick(p.b_cancel, Qt.MouseButton.LeftButton)  # disabled: nothing happens
     p.run()
     assert p.status.text() == p.device.text()
+
+
+def test_predicted_and_measured_bottlenecks_side_by_side(qtbot, window, tmp_path):
+    """A results file with the cost model's terms and Nsight Compute's summary of the timed
+    launch: the panel names the predicted bound and the measured busiest unit."""
+    from viz.gpu import ncu
+    from viz.gpu.predict import predict_document
+
+    wait_analysis(qtbot, window)
+    p = panel(window)
+    doc = results.load()
+    e = doc["scenarios"]["transpose-tile"]
+    pred, _res = predict_document(doc, names={"transpose-tile"})[("scenarios", "transpose-tile")]
+    e["timing"]["predicted"] = pred.as_dict()
+    raw = {"dram__throughput.avg.pct_of_peak_sustained_elapsed": 54.0,
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed": 92.0,
+           "lts__throughput.avg.pct_of_peak_sustained_elapsed": 30.0, "dram__bytes_read.sum": 268435456,
+           "dram__bytes_write.sum": 268435456, "lts__t_sector_hit_rate.pct": 1.0,
+           "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio": 6.0,
+           "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": 2.0,
+           "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": 2.0}
+    results.apply_bottleneck(e, ncu.summarize(raw), doc["ceiling"]["memcpy_d2d"]["gbps"])
+    assert p.load_measurements(results.save(doc, tmp_path / "with-bottleneck.json"))
+    text = p.bottleneck.text()
+    assert f"Predicted: {pred.bound}-bound ({pred.bound_s * 1e3:.4f} ms of {pred.ms:.4f} ms)" in text
+    assert "measured: shared pipe at 92% of peak (DRAM 54%, L2 30%)" in text
+    assert "top stalls: mio_throttle 60%, barrier 20%, long_scoreboard 20%" in text
+    assert "DRAM 537 MB" in text
+    # DRAM at 54% of its peak: this transpose streams DRAM, so its fraction of memcpy is shown.
+    assert "% of cudaMemcpy" in p.summary.text()

@@ -317,6 +317,20 @@ def test_bench_pipeline_with_a_fake_gpu(monkeypatch):
         return c, {}
 
     monkeypatch.setattr(bench_mod, "counters_for", fake_counters)
+    from viz.gpu import ncu as ncu_mod
+
+    profiled = []
+
+    def fake_bottlenecks(spec, cancelled=None):
+        """Nsight Compute on the timed launches: coalesced streams DRAM, the transpose does not."""
+        profiled.extend((d["name"], tuple(d["grid"])) for d in spec["launches"])
+        hot = ["coalesced" in d["name"] for d in spec["launches"]]
+        return ([{"dram__bytes_read.sum": (1 << 29) * h, "dram__bytes_write.sum": (1 << 29) * h,
+                  "dram__throughput.avg.pct_of_peak_sustained_elapsed": 88.0 if h else 10.0,
+                  "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed": 0.0 if h else 31.0}
+                 for h in hot], "", [])
+
+    monkeypatch.setattr(ncu_mod, "run_bottlenecks", fake_bottlenecks)
     fake = FakeSession()
 
     def answer(spec, initial):
@@ -331,7 +345,17 @@ def test_bench_pipeline_with_a_fake_gpu(monkeypatch):
     t = e["timing"]
     assert t["median_ms"] == pytest.approx(0.101) and t["runs"] == 30
     assert t["scale"]["replicas"] * 131072 >= 512 << 20
-    assert t["fraction_of_memcpy"] > 0 and t["predicted"]["bound"] == "DRAM"
+    # The profiled launches are the timed ones (replicas included).
+    assert [n for n, _ in profiled] == ["wv_000_coalesced", "wv_001_transpose_tile_pad"]
+    assert profiled[0][1][0] == 64 * t["scale"]["replicas"]
+    # DRAM columns from the counters; "of memcpy" only where DRAM streams.
+    memcpy = doc["ceiling"]["memcpy_d2d"]["gbps"]
+    assert t["dram_bytes"] == 1 << 30 and e["bottleneck"]["bound"] == {"unit": "DRAM", "pct_of_peak": 88.0}
+    assert t["fraction_of_memcpy"] == pytest.approx((1 << 30) / 0.101e-3 / 1e9 / memcpy, rel=1e-3)
+    tp = doc["scenarios"]["transpose-tile-pad"]["timing"]
+    assert tp["fraction_of_memcpy"] is None and "10%" in tp["fraction_note"]
+    p = t["predicted"]
+    assert p["bound"] in {x["name"] for x in p["terms"]} and p["explain"].startswith(f"bound by {p['bound']}")
     bad = doc["scenarios"]["transpose-tile-pad"]
     assert bad["match"] is False and bad["mismatches"][0]["hardware"] == bad["mismatches"][0]["model"] + 1
     from viz.gpu.cli import format_bench

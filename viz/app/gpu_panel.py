@@ -114,6 +114,74 @@ def _bound(name: str) -> str:
     return name if language() == "en" else tr(BOUND_NAMES.get(name, name))
 
 
+# The cost model's terms (viz.gpu.costmodel.Term.name) and Nsight Compute's units
+# (viz.gpu.ncu.THROUGHPUT_UNITS), as shown.
+TERM_NAMES = {"DRAM": "DRAM", "L2": "L2", "L1": "L1", "shared": "shared memory", "LSU issue": "LSU issue",
+              "block launches": "block launches", "latency": "latency", "issue": "instruction issue",
+              "shared pipe": "shared pipe", "L1 data": "L1 data"}
+
+
+def _term(name: str) -> str:
+    return name if language() == "en" else tr(TERM_NAMES.get(name, name))
+
+
+# Nsight Compute's stall reasons that are one plain word (the others are snake_case names).
+STALL_WORDS = {"barrier": "stall: barrier", "wait": "stall: wait", "drain": "stall: drain", "membar": "stall: membar",
+               "misc": "stall: misc", "sleeping": "stall: sleeping", "selected": "stall: selected"}
+
+
+def _stall(reason: str) -> str:
+    return reason if language() == "en" or reason not in STALL_WORDS else tr(STALL_WORDS[reason])
+
+
+def bottleneck_text(e: dict | None) -> str:
+    """Two lines: what bounds the cost model's prediction, and what Nsight Compute measured
+    on the timed launch (the busiest unit as % of its peak, hit rates, occupancy, stalls)."""
+    t = (e or {}).get("timing") or {}
+    p = t.get("predicted") or {}
+    lines = []
+    if p.get("terms"):
+        terms = sorted(p["terms"], key=lambda x: -x["ms"])
+        nxt = sep(", ").join(tr("{name} {ms:.4f} ms", name=_term(x["name"]), ms=x["ms"]) for x in terms[1:3])
+        lines.append(tr("Predicted: {bound}-bound ({b:.4f} ms of {ms:.4f} ms); next: {next}",
+                        bound=_term(p["bound"]), b=p.get("bound_ms", terms[0]["ms"]), ms=p["ms"], next=nxt))
+    elif p:
+        lines.append(tr("Predicted: {bound}-bound ({ms:.4f} ms)", bound=_term(p.get("bound", "")), ms=p.get("ms", 0)))
+    b = (e or {}).get("bottleneck")
+    if b and b.get("bound"):
+        thr = b.get("throughput_pct") or {}
+        others = sep(", ").join(tr("{unit} {pct:.0f}%", unit=_term(u), pct=v)
+                                for u, v in sorted(thr.items(), key=lambda kv: -kv[1]) if u != b["bound"]["unit"])
+        parts = [tr("measured: {unit} at {pct:.0f}% of peak ({others})", unit=_term(b["bound"]["unit"]),
+                    pct=b["bound"]["pct_of_peak"], others=others)]
+        if b.get("l2_hit_pct") is not None or b.get("l1_hit_pct") is not None:
+            parts.append(tr("L1 hits {l1}, L2 hits {l2}", l1=_pct(b.get("l1_hit_pct")), l2=_pct(b.get("l2_hit_pct"))))
+        if b.get("dram_bytes_read") is not None:
+            parts.append(tr("DRAM {mb:,.0f} MB", mb=((b.get("dram_bytes_read") or 0)
+                                                     + (b.get("dram_bytes_write") or 0)) / 1e6))
+        if b.get("achieved_occupancy_pct") is not None:
+            parts.append(tr("occupancy {pct:.0f}%", pct=b["achieved_occupancy_pct"])
+                         + (tr(" ({regs} registers per thread)", regs=b["registers_per_thread"])
+                            if b.get("registers_per_thread") else ""))
+        if b.get("stalls"):
+            parts.append(tr("top stalls: {stalls}", stalls=sep(", ").join(
+                f"{_stall(x['reason'])} {100 * (x.get('share') or 0):.0f}%" for x in b["stalls"])))
+        lines.append(sep("; ").join(parts))
+    elif p:
+        lines.append(tr("measured: no Nsight Compute bottleneck in this results file (warpviz bench records it "
+                        "where ncu can read the GPU's counters)"))
+    if t and t.get("fraction_of_memcpy") is None and "fraction_note" in t:
+        pct = t.get("dram_pct_of_peak")
+        lines.append(tr("Fraction of cudaMemcpy not shown: DRAM ran at {pct:.0f}% of its peak, so this kernel does "
+                        "not stream DRAM", pct=pct) if pct is not None else
+                     tr("Fraction of cudaMemcpy not shown: it needs the DRAM counters of the timed launch"))
+    return "\n".join(lines)
+
+
+def _pct(v) -> str:
+    return "-" if v is None else f"{v:.0f}%"
+
+
 class GpuPanel(QWidget):
     """Constructed as ``GpuPanel(main_window)``; reads ``main_window.session``."""
 
@@ -211,10 +279,30 @@ class GpuPanel(QWidget):
         self.summary.setObjectName("gpuSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Predicted and measured bottleneck side by side (issue 13).
+        self.bottleneck = QLabel()
+        self.bottleneck.setObjectName("gpuBottleneck")
+        self.bottleneck.setWordWrap(True)
+        self.bottleneck.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         numbers = QWidget()
         nl = QVBoxLayout(numbers)
         nl.setContentsMargins(0, 0, 0, 0)
-        nl.addWidget(self.summary)
+        # The summary and the bottlenecks scroll rather than squeeze when the dock is small.
+        from PySide6.QtWidgets import QFrame, QScrollArea
+
+        texts = QWidget()
+        tl = QVBoxLayout(texts)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.summary)
+        tl.addWidget(self.bottleneck)
+        tl.addStretch(1)
+        self.texts = QScrollArea()
+        self.texts.setObjectName("gpuTexts")
+        self.texts.setWidgetResizable(True)
+        self.texts.setFrameShape(QFrame.Shape.NoFrame)
+        self.texts.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.texts.setWidget(texts)
+        nl.addWidget(self.texts, 1)
         nl.addWidget(self.table, 1)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -458,6 +546,7 @@ class GpuPanel(QWidget):
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
         self.summary.setText(self._summary_text(sc, e, where))
+        self.bottleneck.setText(bottleneck_text(e) if sc is not None else "")
         self._show_handwritten()
         self._draw_chart()
         self._tab_shown()
@@ -532,6 +621,8 @@ class GpuPanel(QWidget):
                             n=t.get("runs", 0), sp=100 * t.get("spread", 0)))
             if t.get("useful_gbps"):
                 parts.append(tr("{gbps:,.0f} GB/s useful", gbps=t["useful_gbps"]))
+            if t.get("dram_gbps"):
+                parts.append(tr("{gbps:,.0f} GB/s of DRAM traffic (counters)", gbps=t["dram_gbps"]))
             if t.get("fraction_of_memcpy"):
                 parts.append(tr("{pct:.0f}% of cudaMemcpy", pct=100 * t["fraction_of_memcpy"]))
             if t.get("ns_per_warp_instruction"):

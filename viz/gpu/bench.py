@@ -127,42 +127,121 @@ def validate(items: list[tuple[str, Scenario]], progress: Progress = _noop, canc
 def _time_scenario(session, sc: Scenario, name: str, memcpy_gbps: float, device_model,
                    cancelled=_noop, replicas: int | None = None) -> dict:
     """Scale, generate, time; bandwidths and the cost model's prediction."""
+    scale, spec = scenario_timed_launch(sc, name, session.limits(), replicas)
+    unit = scale.scenario
+    timing = session.time_launch(spec, scale.buffer_sets, cancelled=cancelled)
+    out = {"scale": scale.as_dict(), **timing.as_dict()}
+    from .predict import analysis_of, generated_resources
+
+    an, blocks = analysis_of(unit)
+    out.update(_rates(an, scale.replicas, timing.median_ms, memcpy_gbps, device_model,
+                      generated_resources(unit, name), blocks))
+    return out
+
+
+def scenario_timed_launch(sc: Scenario, name: str, limits, replicas: int | None = None):
+    """The timed launch of a scenario: (its Scale, the LaunchSpec that ``time_launch`` runs
+    over ``scale.buffer_sets`` buffer sets). The bottleneck measurement profiles the same."""
     from .compile import compile_cubin
     from .plan import plan_scale
     from .runner import generated_launch
 
-    scale = plan_scale(sc, session.limits(), replicas=replicas)
-    unit = scale.scenario
-    kernel = generate(unit, name=name)
+    scale = plan_scale(sc, limits, replicas=replicas)
+    kernel = generate(scale.scenario, name=name)
     cubin = compile_cubin(kernel.source)
-    timing = session.time_launch(generated_launch(kernel, cubin, scale.replicas, label=name),
-                                 scale.buffer_sets, cancelled=cancelled)
-    out = {"scale": scale.as_dict(), **timing.as_dict()}
-    from .simulate import work_estimate
+    return scale, generated_launch(kernel, cubin, scale.replicas, label=name)
 
-    if work_estimate(unit) > MAX_SCALED_WORK:
-        return out
-    an = analyze(unit)
-    out.update(_rates(an, scale.replicas, timing.median_ms, memcpy_gbps, device_model))
+
+def hand_timed_launch(k, cubin: bytes, limits):
+    """The timed launch of a kernels/ entry: (scaled scenario, LaunchSpec, buffer sets)."""
+    from . import handwritten
+    from .plan import DeviceLimits, plan_scale
+
+    big = handwritten.scenario_of(k, True)
+    bspec = handwritten.launch_spec(k, big, cubin)
+    sets = plan_scale(big, DeviceLimits(limits.sm_count, limits.l2_bytes, limits.free_bytes), replicas=1).buffer_sets
+    return big, bspec, sets
+
+
+def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool = True,
+                   sweeps: bool = False) -> list[dict]:
+    """Every launch that ``bench`` times, as data, without a GPU: [{"kind": "scenario" |
+    "kernel" | "sweep", "label", "spec": LaunchSpec, "buffer_sets", "error"}]. Kernel names
+    are the ones ``bench`` gives them, so a profile lines up with the timed entries."""
+    from . import handwritten
+    from .plan import plan_scale
+
+    out: list[dict] = []
+    sources = []   # compile them all in parallel first (the cubin cache serves the rest)
+    for i, (label, sc) in enumerate(items):
+        try:
+            sources.append(generate(plan_scale(sc, limits).scenario, name=kernel_name(i, label)).source)
+        except (ScenarioError, ValueError):
+            pass
+    compile_many(sources)
+    for i, (label, sc) in enumerate(items):
+        try:
+            scale, spec = scenario_timed_launch(sc, kernel_name(i, label), limits)
+            out.append({"kind": "scenario", "label": label, "spec": spec, "buffer_sets": scale.buffer_sets})
+        except (ScenarioError, CompileError, ValueError) as err:
+            out.append({"kind": "scenario", "label": label, "spec": None, "error": str(err)[-400:]})
+    if hand_kernels:
+        ks = handwritten.manifest()
+        srcs = sorted({k.file for k in ks})
+        cubins = dict(zip(srcs, compile_many([handwritten.file_source(f) for f in srcs])))
+        for k in ks:
+            cub = cubins[k.file]
+            if isinstance(cub, CompileError):
+                out.append({"kind": "kernel", "label": k.name, "spec": None, "error": cub.log[-400:]})
+                continue
+            _big, spec, sets = hand_timed_launch(k, cub, limits)
+            spec.label = k.name
+            out.append({"kind": "kernel", "label": k.name, "spec": spec, "buffer_sets": sets})
+    if sweeps:
+        for name, sw in SWEEPS.items():
+            if "scenarios" in sw:
+                continue
+            base = _sweep_base(sw)
+            replicas = None
+            for v in sw["values"]:
+                sc = with_params(base, {sw["param"]: v})
+                if replicas is None:
+                    replicas = plan_scale(sc, limits).replicas
+                kname = f"wv_sweep_{name.replace('-', '_')}_{v}"
+                scale, spec = scenario_timed_launch(sc, kname, limits, replicas)
+                out.append({"kind": "sweep", "label": f"{name}:{v}", "sweep": name, "value": v, "spec": spec,
+                            "buffer_sets": scale.buffer_sets})
     return out
 
 
-def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_model) -> dict:
+def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_model, resources=None,
+           blocks_total: int | None = None, generated: bool = True, serial_loops: bool = False) -> dict:
+    """Bandwidths of a timed launch and the cost model's prediction of it. ``an`` covers
+    one replica (or its first rows of ``blocks_total`` blocks, ``predict.analysis_of``).
+    The DRAM columns (``dram_gbps``, ``fraction_of_memcpy``) need the launch's DRAM
+    counters: ``results.apply_bottleneck`` fills them."""
     from .plan import gbps
 
     m = an.metrics
     t = costmodel.totals(m)
-    useful = sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * repeat
-    warp_inst = sum(s.warp_instructions for s in an.stats) * repeat
-    dram = costmodel.dram_bytes((s.sectors, s.lines) for s in an.stats if s.space == "global")
-    pred = costmodel.predict(m, device_model, repeat, an.scenario.launch.blocks * repeat, dram)
-    return {
-        "bytes_moved": t["sectors"] * 32 * repeat, "bytes_requested": useful, "warp_instructions": warp_inst,
-        "gbps": round(gbps(t["sectors"] * 32 * repeat, ms), 2), "useful_gbps": round(gbps(useful, ms), 2),
+    f = repeat * (blocks_total or an.scenario.launch.blocks) / an.scenario.launch.blocks
+    useful = round(sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * f)
+    warp_inst = round(sum(s.warp_instructions for s in an.stats) * f)
+    w = costmodel.workload(an, repeat, device_model, getattr(resources, "registers", None),
+                           getattr(resources, "shared_bytes", None), blocks_total=blocks_total,
+                           generated=generated, serial_loops=serial_loops)
+    pred = costmodel.predict_launch(w, device_model)
+    sectors = round(t["sectors"] * f)
+    out = {
+        "bytes_moved": sectors * 32, "bytes_requested": useful, "warp_instructions": warp_inst,
+        "gbps": round(gbps(sectors * 32, ms), 2), "useful_gbps": round(gbps(useful, ms), 2),
         "ns_per_warp_instruction": round(ms * 1e6 / warp_inst, 6) if warp_inst else None,
-        "fraction_of_memcpy": round(gbps(useful, ms) / memcpy_gbps, 4) if memcpy_gbps and useful else None,
+        "fraction_of_memcpy": None, "fraction_note": "needs the DRAM counters of this launch",
         "predicted": pred.as_dict(),
     }
+    if resources is not None:
+        out["resources"] = resources.as_dict()
+    return out
 
 
 def _check_generated(session, p: Prepared) -> dict:
@@ -241,8 +320,29 @@ def run_sweep(session, name: str, memcpy_gbps: float, device_model, doc_scenario
             "points": points}
 
 
+def measure_bottlenecks(doc: dict, items, limits, hand_kernels: bool, memcpy_gbps: float, cancelled=_noop) -> None:
+    """Nsight Compute on every timed launch (``timed_launches``), attached to the document's
+    entries (``results.apply_bottleneck``)."""
+    from .ncu import run_bottlenecks, summarize
+    from .results import apply_bottleneck
+
+    launches = [d for d in timed_launches(items, limits, hand_kernels) if d.get("spec") is not None]
+    if not launches:
+        return
+    got, _log, missing = run_bottlenecks({"mode": "timed", "launches": [d["spec"].to_json() for d in launches]},
+                                         cancelled=cancelled)
+    for d, raw in zip(launches, got):
+        entry = doc["scenarios" if d["kind"] == "scenario" else "kernels"].get(d["label"])
+        if entry is not None and raw is not None:
+            apply_bottleneck(entry, summarize(raw), memcpy_gbps)
+    doc["bottleneck_note"] = ("Nsight Compute on each timed launch (same grid, replicas and buffer), at the "
+                              "GPU's own clocks, caches flushed before each pass"
+                              + (f"; metrics this ncu does not know: {', '.join(missing)}" if missing else ""))
+
+
 def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool = True, hand_kernels: bool = True,
-          sweeps: bool = True, label: str | None = None, progress: Progress = _noop, cancelled=_noop) -> dict:
+          sweeps: bool = True, label: str | None = None, progress: Progress = _noop, cancelled=_noop,
+          bottlenecks: bool = True) -> dict:
     """The whole measurement (see the module docstring); returns the results document."""
     from . import handwritten
     from .compile import compile_cubin
@@ -270,10 +370,7 @@ def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool =
             doc["device"]["warning"] = (f"cudaMemcpy reached only {memcpy_gbps:.0f} GB/s of the "
                                         f"{peak:.0f} GB/s peak: the GPU looked throttled or shared")
         device_model = costmodel.DeviceModel.from_device(dev, memcpy_gbps)
-        doc["cost_model"] = {"dram_gbps": round(memcpy_gbps, 2), "sm_count": device_model.sm_count,
-                             "clock_mhz": dev.get("clock_mhz"), "l1_sectors_per_clock": device_model.l1_sectors_per_clock,
-                             "wavefronts_per_clock": device_model.wavefronts_per_clock,
-                             "launch_overhead_us": device_model.launch_overhead_s * 1e6}
+        doc["cost_model"] = device_model.figures()
         progress(0.03, "compiling kernels")
         prepared = prepare(items)
         hand = []
@@ -332,6 +429,12 @@ def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool =
                 entry["error"] = err
                 continue
             entry.update(_bench_hand(session, k, cub, kcounters.get(k.name), memcpy_gbps, device_model, cancelled))
+        if with_counters and bottlenecks:
+            progress(0.78, "measuring the bottlenecks of the timed launches with Nsight Compute")
+            try:
+                measure_bottlenecks(doc, items, session.limits(), hand_kernels, memcpy_gbps, cancelled)
+            except (GpuUnavailable, RuntimeError) as err:
+                doc["bottleneck_note"] = f"no bottleneck counters: {getattr(err, 'reason', None) or err}"
         if sweeps:
             for si, name in enumerate(SWEEPS):
                 progress(0.8 + 0.18 * si / len(SWEEPS), f"sweep {name}")
@@ -378,10 +481,8 @@ def _counters_in_groups(prepared, hand_specs, group: int = 400):
 
 def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> dict:
     from . import handwritten
-    from .plan import DeviceLimits, plan_scale
     from .results import mismatches
     from .runner import KernelFault
-    from .simulate import work_estimate
 
     out: dict = {}
     sc = handwritten.scenario_of(k, False)
@@ -395,19 +496,19 @@ def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> 
         before = handwritten.initial_bytes(sc)
         after = session.run_once(spec, before)
         out["check"] = handwritten.check(k, sc, before, after)
-        big = handwritten.scenario_of(k, True)
-        bspec = handwritten.launch_spec(k, big, cubin)
-        lim = session.limits()
-        sets = plan_scale(big, DeviceLimits(lim.sm_count, lim.l2_bytes, lim.free_bytes), replicas=1).buffer_sets
+        big, bspec, sets = hand_timed_launch(k, cubin, session.limits())
         timing = session.time_launch(bspec, sets, cancelled=cancelled)
         t = {"scale": {"params": dict(k.timing.get("params", {})), "grid": list(big.launch.grid),
                        "buffer_sets": sets, "launch_global_bytes": bspec.buffer_bytes}, **timing.as_dict()}
-        if work_estimate(big) <= MAX_SCALED_WORK:
-            t.update(_rates(analyze(big), 1, timing.median_ms, memcpy_gbps, device_model))
+        from .predict import analysis_of, hand_resources, serial_loops
+
+        an, blocks = analysis_of(big)
+        t.update(_rates(an, 1, timing.median_ms, memcpy_gbps, device_model, hand_resources(k, big), blocks,
+                        generated=False, serial_loops=serial_loops(k)))
         out["timing"] = t
     except KernelFault as err:
         out["error"] = str(err)
     return out
 
 
-__all__ = ["validate", "bench", "run_one", "prepare", "counters_for", "Prepared", "SWEEPS", "run_sweep", "Cancelled"]
+__all__ = ["validate", "bench", "measure_bottlenecks", "timed_launches", "run_one", "prepare", "counters_for", "Prepared", "SWEEPS", "run_sweep", "Cancelled"]

@@ -120,6 +120,64 @@ def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_F
     return data
 
 
+def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
+                   use_cache: bool = True, timeout: float = 300) -> dict[str, dict]:
+    """Registers per thread, static shared memory and barriers of each kernel in ``source``
+    as ptxas reports them (``nvcc -Xptxas -v``; no GPU needed): {function: {"registers",
+    "shared_bytes", "barriers", "spill_bytes"}}. Cached beside the cubins."""
+    import json
+
+    nvcc = find_nvcc()
+    if not nvcc:
+        raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
+    key = _key(source, arch, flags)
+    cached = cache_dir() / f"{key}.usage.json"
+    if use_cache and cached.exists():
+        return json.loads(cached.read_text())
+    with tempfile.TemporaryDirectory(prefix="warpviz-nvcc-") as tmp:
+        src = Path(tmp) / "kernel.cu"
+        src.write_text(source)
+        try:
+            proc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *flags, "-Xptxas", "-v", "-o",
+                                   str(Path(tmp) / "k.cubin"), str(src)], capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"nvcc took more than {timeout:.0f} s") from None
+        if proc.returncode != 0:
+            raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
+    out = parse_ptxas_usage(proc.stderr + proc.stdout)
+    if use_cache:
+        tmp_path = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp_path.write_text(json.dumps(out))
+        os.replace(tmp_path, cached)
+    return out
+
+
+def parse_ptxas_usage(text: str) -> dict[str, dict]:
+    """``ptxas -v`` output -> {function: {"registers", "shared_bytes", "barriers", "spill_bytes"}}."""
+    out: dict[str, dict] = {}
+    fn = None
+    for line in text.splitlines():
+        m = re.search(r"(?:Compiling entry function|Function properties for) '?([A-Za-z_][\w$]*)'?", line)
+        if m:
+            fn = m.group(1)
+            out.setdefault(fn, {"registers": 0, "shared_bytes": 0, "barriers": 0, "spill_bytes": 0})
+            continue
+        if fn is None:
+            continue
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            out[fn]["registers"] = int(m.group(1))
+            b = re.search(r"used (\d+) barriers", line)
+            out[fn]["barriers"] = int(b.group(1)) if b else 0
+            sm = re.search(r"(\d+) bytes smem", line)
+            out[fn]["shared_bytes"] = int(sm.group(1)) if sm else 0
+        m = re.search(r"(\d+) bytes spill stores", line)
+        if m:
+            out[fn]["spill_bytes"] = int(m.group(1))
+    return out
+
+
 def compile_many(sources: list[str], arch: str = ARCH, jobs: int | None = None) -> list[bytes | CompileError]:
     """Compile several kernels in parallel; each entry is a cubin or the CompileError."""
 

@@ -1,36 +1,77 @@
-"""A simple, documented cost model: a launch's time from the model's counts.
+"""The cost model: a launch's time from the model's counts, as a list of explained terms.
 
-The model counts what each warp instruction costs the memory system; the GPU serves
-those costs in parallel units, and the slowest unit sets the time (a roofline over
-three resources):
+Every GPU unit that a launch keeps busy gives a *term*: the time that unit alone would
+need. The slowest term bounds the launch, and the prediction says which one and by how
+much ("bound by shared wavefronts: 0.26 ms of 0.27 ms"). All terms come from what the
+engine knows about the scenario (its addresses, counts and launch), the compiled kernel
+(registers, shared memory) and per-device figures (``viz.gpu.calibration``, with the
+documented defaults below while a device has no calibration file). No term reads a
+measured time or a measured counter of the launch it predicts.
 
-* DRAM:   ``DRAM bytes / DRAM bandwidth`` (measured D2D cudaMemcpy where known, read +
-          write). DRAM moves 64-byte halves of a line: a sector whose neighbour in the
-          same half is not touched still costs 64 bytes (measured on H100: a stride-16
-          float read, two sectors per line in different halves, took twice as long as
-          stride 8, four sectors per line). Per instruction the model gives sectors and
-          lines, so DRAM bytes = 64 x min(sectors, 2 x lines): exact for consecutive
-          sectors, and for one sector per half. Every byte is assumed to come from or go
-          to DRAM once: no reuse through L1/L2, so kernels that re-read (stencils,
-          gathers, GEMM tiles) are predicted slower than they run.
-* L1:     ``sectors / (SMs x 4 sectors per clock)``: the L1/TEX tag stage of an SM
-          handles one 128-byte line, 4 sectors, per clock.
-* Shared: ``wavefronts / (SMs x 1 wavefront per clock)``: a shared-memory wavefront is
-          one pass through the 32 banks, one per clock per SM.
-* Issue:  ``memory warp instructions / (SMs x 1 per clock)``: the LSU takes one warp
-          instruction per clock per SM.
+Throughput terms (each spread over the SMs that have blocks):
 
-``time = max(DRAM, L1, Shared, Issue) + launch overhead``. The terms assume the work is
-spread evenly over the SMs; with fewer blocks than SMs the busy SMs set the time
-(``active_sms``). Good enough to predict the *shape* of a sweep: padding a transpose
-tile turns 32 wavefronts per column read into 1 and the time drops to the DRAM floor.
+* **DRAM**: bytes DRAM must move / DRAM bandwidth. The bytes come from ``viz.gpu.reuse``:
+  every 64-byte half line the launch touches, once per window in which L2 keeps it (a
+  replica when its arrays fit in half of L2, else one wave of co-resident blocks). So a
+  GEMM or a stencil that re-reads its inputs pays for them once, and a stride-16 read
+  pays 64 bytes per 4-byte element.
+* **L2**: sectors that reach L2 (L1 load misses and all stores), DRAM's fills and a second
+  slot per partly written store sector, x 32 bytes / L2 bandwidth.
+* **L1**: sectors / (SMs x L1 sectors per clock): the L1 tag stage.
+* **shared**: shared wavefronts / (SMs x wavefronts per clock).
+* **LSU issue**: memory warp instructions / (SMs x LSU instructions per clock).
+* **block launches**: blocks per SM x the time an SM needs to start and retire a block.
+
+Latency term (a wave of blocks cannot finish before its slowest warp's chain does):
+
+* **latency**: waves x the chain of one block: block start, then each load the busiest
+  warp waits for (shared, L1, L2 or DRAM latency, by where ``viz.gpu.reuse`` says its
+  sectors are; the generated kernels use each loaded value at once) and each
+  ``__syncthreads``; DRAM waits grow with the DRAM rate the launch drives
+  (``LOADED_LATENCY_H100``, measured). Waves = blocks per SM / resident blocks per SM, where residency
+  (occupancy) follows from threads, registers and shared memory per block.
+
+``time = max(terms) + launch overhead``. Every figure a term uses is named in
+``Prediction.terms`` so the panel and the docs can show the arithmetic.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, replace
 
 LAUNCH_OVERHEAD_S = 3e-6   # an empty kernel launch on H100, back to back
+
+# Calibration key -> (default, unit, where the default comes from). The cost model reads
+# each through viz.gpu.calibration (load_calibration().value(key, default)).
+DEFAULTS: dict[str, tuple[float, str, str]] = {
+    "dram_copy_gbps": (2962.0, "GB/s", "device-to-device cudaMemcpy on the H100 (assets/measurements/h100.json)"),
+    "l2_read_gbps": (5500.0, "GB/s", "H100 L2 hit bandwidth, about 5.5 TB/s (published microbenchmarks)"),
+    "l1_sectors_per_clk_sm": (4.0, "sectors/clk/SM", "128 bytes per clock per SM"),
+    "shared_wavefronts_per_clk_sm": (1.0, "wavefronts/clk/SM", "one pass through the 32 banks per clock"),
+    "lsu_inst_per_clk_sm": (1.0, "warp instructions/clk/SM", "one memory instruction per clock per SM"),
+    "launch_overhead_us": (3.0, "us", "an empty kernel launched back to back on the H100"),
+    "block_ns_per_sm": (85.0, "ns", "per block per SM: 33792 blocks of the one-barrier shared lessons ran in "
+                                    "24 us on 132 SMs (assets/measurements/h100.json)"),
+    "syncthreads_ns": (20.0, "ns", "a __syncthreads of 256 threads, about 40 clocks"),
+    "dram_latency_ns": (330.0, "ns", "a dependent DRAM load on an idle GPU (H100 pointer chase)"),
+    "l2_latency_ns": (150.0, "ns", "a dependent L2 hit, about 300 clocks"),
+    "l1_latency_ns": (20.0, "ns", "a dependent L1 hit, about 40 clocks"),
+    "shared_latency_ns": (16.0, "ns", "a dependent shared load, about 30 clocks"),
+}
+
+
+# How much longer a dependent load waits while DRAM streams at a given rate: a pointer chase
+# through L2-resident data while a copy streams on the other SMs (H100, device run 2,
+# tools/gpu/session/h13model_latency.py): (copy GB/s, chase ns). At the copy's saturation
+# (2.81 TB/s with 8 streaming blocks per SM) the chase took 1572 ns.
+LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
+
+
+# What one SM can do per clock at most (Nsight Compute's peaks on the H100: a 32-way
+# conflicted LDS runs at 1 wavefront per clock, 180 M LSU instructions of gemm-naive at 55%
+# of peak took 1.27 ms, i.e. a peak of 1 per clock): a calibrated figure above is refused.
+PER_CLOCK_MAX = {"l1_sectors_per_clk_sm": 4.0, "shared_wavefronts_per_clk_sm": 1.0, "lsu_inst_per_clk_sm": 1.0}
 
 
 @dataclass(frozen=True)
@@ -43,18 +84,133 @@ class DeviceModel:
     wavefronts_per_clock: float = 1.0
     lsu_instructions_per_clock: float = 1.0
     launch_overhead_s: float = LAUNCH_OVERHEAD_S
+    l2_bytes: int = 50 << 20
+    l2_bytes_per_s: float = 5.5e12
+    block_launch_s: float = 85e-9
+    syncthreads_s: float = 20e-9
+    dram_latency_s: float = 330e-9
+    l2_latency_s: float = 150e-9
+    l1_latency_s: float = 20e-9
+    shared_latency_s: float = 16e-9
+    max_threads_per_sm: int = 2048
+    max_blocks_per_sm: int = 32
+    registers_per_sm: int = 65536
+    shared_per_sm: int = 233472            # 228 KiB usable of the 256 KiB L1/shared
+    issue_per_clock: float = 4.0           # 4 schedulers per SM, one warp instruction each per clock
+    loaded_latency: tuple = LOADED_LATENCY_H100    # ((DRAM GB/s, latency ns), ...), increasing
+    sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
     @classmethod
-    def from_device(cls, info: dict, memcpy_gbps: float | None = None) -> "DeviceModel":
-        """From a results file's ``device`` table (and the measured cudaMemcpy ceiling)."""
-        bw = (memcpy_gbps or info.get("peak_bandwidth_gbs") or 3000.0) * 1e9
-        return cls(info.get("name", "GPU"), int(info.get("sm_count", 132)),
-                   float(info.get("clock_mhz", 1980)) * 1e6, bw)
+    def from_device(cls, info: dict, memcpy_gbps: float | None = None, calibration=None) -> "DeviceModel":
+        """From a results file's ``device`` table, the measured cudaMemcpy ceiling and the
+        device's calibration (``viz.gpu.calibration.load_calibration``; looked up by name
+        when not given, defaults where it has no figure)."""
+        if calibration is None:
+            try:
+                from .calibration import load_calibration
+
+                calibration = load_calibration(info.get("name", "NVIDIA H100 80GB HBM3"))
+            except (OSError, ValueError):
+                calibration = None
+        src = []
+
+        def fig(key: str, measured: float | None = None) -> float:
+            # A figure measured in the same session (the bench's own cudaMemcpy) first,
+            # then the device's calibration file, then the documented default.
+            if measured:
+                src.append((key, "measured"))
+                return measured
+            v = calibration.value(key) if calibration is not None else None
+            if v is not None and key in PER_CLOCK_MAX and v > PER_CLOCK_MAX[key] * 1.02:
+                # Above what one SM can do per clock: the microbenchmark counted wrongly.
+                src.append((key, f"default (calibration's {v:.3g} is above the {PER_CLOCK_MAX[key]:g} per clock "
+                                 f"an SM can do)"))
+                return DEFAULTS[key][0]
+            if v is not None:
+                src.append((key, "calibration"))
+                return v
+            src.append((key, "default"))
+            return DEFAULTS[key][0]
+
+        bw = fig("dram_copy_gbps", memcpy_gbps)
+        return cls(
+            info.get("name", "GPU"), int(info.get("sm_count", 132)), float(info.get("clock_mhz", 1980)) * 1e6,
+            bw * 1e9, fig("l1_sectors_per_clk_sm"), fig("shared_wavefronts_per_clk_sm"), fig("lsu_inst_per_clk_sm"),
+            fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", 50 << 20)), fig("l2_read_gbps") * 1e9,
+            fig("block_ns_per_sm") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
+            fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
+            sources=tuple(src) + (("loaded_latency", "measured (H100, tools/gpu/session/h13model_latency.py)"),))
+
+    @classmethod
+    def from_figures(cls, name: str, fig: dict) -> "DeviceModel":
+        """Back from ``figures()`` (a results file's ``cost_model``): the device a file's
+        predictions were made with, whatever calibration is installed now."""
+        g = lambda k, d: float(fig[k]) if fig.get(k) is not None else d  # noqa: E731
+        return cls(name, int(fig["sm_count"]), g("clock_mhz", 1980) * 1e6, g("dram_gbps", 2962) * 1e9,
+                   g("l1_sectors_per_clock", 4.0), g("wavefronts_per_clock", 1.0), g("lsu_instructions_per_clock", 1.0),
+                   g("launch_overhead_us", 3.0) * 1e-6, int(g("l2_bytes", 50 << 20)), g("l2_gbps", 5500) * 1e9,
+                   g("block_ns_per_sm", 85) * 1e-9, g("syncthreads_ns", 20) * 1e-9, g("dram_latency_ns", 330) * 1e-9,
+                   g("l2_latency_ns", 150) * 1e-9, g("l1_latency_ns", 20) * 1e-9, g("shared_latency_ns", 16) * 1e-9,
+                   loaded_latency=tuple(tuple(x) for x in fig.get("loaded_latency") or LOADED_LATENCY_H100),
+                   sources=tuple((fig.get("sources") or {}).items()))
+
+    def figures(self) -> dict:
+        """The figures the model uses, for the results file."""
+        return {"dram_gbps": round(self.dram_bytes_per_s / 1e9, 2), "sm_count": self.sm_count,
+                "clock_mhz": round(self.clock_hz / 1e6), "l1_sectors_per_clock": self.l1_sectors_per_clock,
+                "wavefronts_per_clock": self.wavefronts_per_clock,
+                "lsu_instructions_per_clock": self.lsu_instructions_per_clock,
+                "launch_overhead_us": round(self.launch_overhead_s * 1e6, 4),
+                "l2_gbps": round(self.l2_bytes_per_s / 1e9, 3), "l2_bytes": self.l2_bytes,
+                "block_ns_per_sm": round(self.block_launch_s * 1e9, 3),
+                "syncthreads_ns": round(self.syncthreads_s * 1e9, 3),
+                "dram_latency_ns": round(self.dram_latency_s * 1e9, 3),
+                "loaded_latency": [list(x) for x in self.loaded_latency],
+                "l2_latency_ns": round(self.l2_latency_s * 1e9, 3), "l1_latency_ns": round(self.l1_latency_s * 1e9, 3),
+                "shared_latency_ns": round(self.shared_latency_s * 1e9, 3), "sources": dict(self.sources)}
 
 
 # The H100 SXM (80 GB HBM3) of the device machine: 132 SMs, 1980 MHz boost clock, and the
 # 2962 GB/s that a device-to-device cudaMemcpy reached there (assets/measurements/h100.json).
-H100 = DeviceModel("NVIDIA H100 80GB HBM3", 132, 1.98e9, 2.962e12)
+# Its other figures come from its calibration file (assets/calibration/), else DEFAULTS.
+H100 = DeviceModel.from_device({"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "clock_mhz": 1980,
+                                "l2_bytes": 52428800}, 2961.82)
+
+
+# ---------------------------------------------------------------------------- the launch
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one launch asks of the GPU (all totals over the whole launch)."""
+
+    blocks: int
+    threads_per_block: int
+    sectors: int = 0                 # global sectors through the L1 tag stage
+    wavefronts: int = 0              # shared wavefronts
+    global_lines: int = 0            # global data wavefronts: one per 128-byte line a request touches
+    instructions: int = 0            # memory warp instructions
+    dram_bytes: float = 0.0          # after reuse (viz.gpu.reuse), read + write
+    dram_read_bytes: float = 0.0     # of which reads (L2 fills)
+    l2_sectors: float = 0.0          # sectors that reach L2 from L1
+    partial_store_sectors: float = 0.0   # store sectors written in part: L2 merges them (a second slot)
+    chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
+    chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
+    chain: tuple = ()                # (what, count, seconds each) of that chain
+    warp_instructions: float = 0.0   # every SASS instruction the warps issue (estimate_instructions)
+    registers: int | None = None     # per thread, from the compiled kernel
+    shared_bytes: int = 0            # per block (static + dynamic)
+    notes: tuple = ()
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str          # "DRAM", "L2", "L1", "shared", "LSU issue", "block launches", "latency"
+    seconds: float
+    what: str          # the arithmetic, in words
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ms": round(self.seconds * 1e3, 6), "what": self.what}
 
 
 @dataclass(frozen=True)
@@ -64,20 +220,155 @@ class Prediction:
     l1_s: float
     shared_s: float
     issue_s: float
+    terms: tuple[Term, ...] = ()
+    overhead_s: float = 0.0
+    occupancy: dict = field(default_factory=dict)
+    inputs: dict = field(default_factory=dict)      # the workload figures the terms used
 
     @property
     def bound(self) -> str:
+        if self.terms:
+            return max(self.terms, key=lambda t: t.seconds).name
         terms = {"DRAM": self.dram_s, "L1": self.l1_s, "shared": self.shared_s, "issue": self.issue_s}
         return max(terms, key=terms.get)
+
+    @property
+    def bound_s(self) -> float:
+        return max((t.seconds for t in self.terms), default=max(self.dram_s, self.l1_s, self.shared_s, self.issue_s))
 
     @property
     def ms(self) -> float:
         return self.seconds * 1e3
 
+    def explain(self) -> str:
+        """ "bound by shared wavefronts: 0.26 ms of 0.27 ms" """
+        return f"bound by {self.bound}: {self.bound_s * 1e3:.4g} ms of {self.ms:.4g} ms"
+
+    def term(self, name: str) -> float:
+        return next((t.seconds for t in self.terms if t.name == name), 0.0)
+
     def as_dict(self) -> dict:
-        return {"ms": round(self.ms, 6), "bound": self.bound, "dram_ms": round(self.dram_s * 1e3, 6),
-                "l1_ms": round(self.l1_s * 1e3, 6), "shared_ms": round(self.shared_s * 1e3, 6),
-                "issue_ms": round(self.issue_s * 1e3, 6)}
+        d = {"ms": round(self.ms, 6), "bound": self.bound, "dram_ms": round(self.dram_s * 1e3, 6),
+             "l1_ms": round(self.l1_s * 1e3, 6), "shared_ms": round(self.shared_s * 1e3, 6),
+             "issue_ms": round(self.issue_s * 1e3, 6)}
+        if self.terms:
+            d.update(bound_ms=round(self.bound_s * 1e3, 6), overhead_ms=round(self.overhead_s * 1e3, 6),
+                     explain=self.explain(), terms=[t.as_dict() for t in self.terms], occupancy=dict(self.occupancy),
+                     inputs=dict(self.inputs))
+        return d
+
+
+def _interp(x: float, xs, ys) -> float:
+    """Piecewise-linear through (xs, ys), flat beyond the ends."""
+    if x <= xs[0]:
+        return ys[0]
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return ys[-1]
+
+
+def occupancy(device: DeviceModel, threads_per_block: int, registers: int | None, shared_bytes: int) -> dict:
+    """Resident blocks per SM and what limits them (threads, blocks, registers, shared memory)."""
+    warps = -(-threads_per_block // 32)
+    limits = {"threads": device.max_threads_per_sm // max(1, warps * 32), "blocks": device.max_blocks_per_sm}
+    if registers:
+        # At least 16 registers per thread are allocated (Nsight Compute's
+        # launch__registers_per_thread is max(16, ptxas's count) for all 101 shipped launches),
+        # per warp in units of 256.
+        per_warp = -(-max(16, registers) * 32 // 256) * 256
+        limits["registers"] = device.registers_per_sm // max(1, per_warp * warps)
+    if shared_bytes:
+        limits["shared memory"] = device.shared_per_sm // (-(-(shared_bytes + 1024) // 128) * 128)
+    k = max(1, min(limits.values()))
+    by = min(limits, key=limits.get)
+    return {"blocks_per_sm": k, "limited_by": by, "warps_per_sm": k * warps, "limits": limits,
+            "registers": registers, "shared_bytes": shared_bytes}
+
+
+def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
+    """The prediction for a launch (see the module docstring)."""
+    sms_busy = max(1, min(device.sm_count, w.blocks))
+    clk = device.clock_hz
+    occ = occupancy(device, w.threads_per_block, w.registers, w.shared_bytes)
+    k = occ["blocks_per_sm"]
+    per_sm = -(-w.blocks // device.sm_count)           # the busiest SM's blocks (the tail of small grids)
+    waves = per_sm / k if per_sm > k else 1.0
+    terms = []
+    dram = w.dram_bytes / device.dram_bytes_per_s
+    terms.append(Term("DRAM", dram, f"{w.dram_bytes / 1e6:.4g} MB after reuse / {device.dram_bytes_per_s / 1e9:.0f} GB/s"))
+    # L2 slices serve the sectors L1 sends, a second slot for each partly written store
+    # sector (merged into its 32-byte ECC granule), and DRAM's fills and write-backs.
+    l2_slots = w.l2_sectors + w.partial_store_sectors + w.dram_read_bytes / 32
+    l2 = l2_slots * 32 / device.l2_bytes_per_s
+    terms.append(Term("L2", l2, f"({w.l2_sectors / 1e6:.4g} M sectors from L1 + {w.partial_store_sectors / 1e6:.4g} M "
+                                f"partial stores + {w.dram_read_bytes / 32e6:.4g} M DRAM fills) x 32 B / "
+                                f"{device.l2_bytes_per_s / 1e9:.0f} GB/s"))
+    l1 = w.sectors / (sms_busy * device.l1_sectors_per_clock * clk)
+    terms.append(Term("L1", l1, f"{w.sectors / 1e6:.4g} M sectors / ({sms_busy} SMs x "
+                                f"{device.l1_sectors_per_clock:g} per clock)"))
+    # Shared wavefronts and global data share the L1's data pipe (one pass of 128 bytes
+    # per clock): a global request takes one pass per line it touches.
+    shared = (w.wavefronts + w.global_lines) / (sms_busy * device.wavefronts_per_clock * clk)
+    terms.append(Term("shared" if w.wavefronts >= w.global_lines else "L1 data", shared,
+                      f"({w.wavefronts / 1e6:.4g} M shared wavefronts + {w.global_lines / 1e6:.4g} M global "
+                      f"lines) / ({sms_busy} SMs x {device.wavefronts_per_clock:g} per clock)"))
+    issue = w.instructions / (sms_busy * device.lsu_instructions_per_clock * clk)
+    terms.append(Term("LSU issue", issue, f"{w.instructions / 1e6:.4g} M memory instructions / ({sms_busy} SMs x "
+                                          f"{device.lsu_instructions_per_clock:g} per clock)"))
+    issue_all = w.warp_instructions / (sms_busy * device.issue_per_clock * clk)
+    issue_text = (f"{w.warp_instructions / 1e6:.4g} M warp instructions (estimated from the kernel's shape) / "
+                  f"({sms_busy} SMs x {device.issue_per_clock:g} per clock)")
+    blocks_t = per_sm * device.block_launch_s
+    terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
+    # A DRAM load waits longer the busier DRAM is (the measured table ``loaded_latency``:
+    # extra wait by the DRAM rate). The rate is the launch's own: DRAM bytes over its time,
+    # and its time depends on the wait, so the two are solved together (a fixed point;
+    # the time only grows with the wait, the rate only falls, so it settles).
+    xs = [x for x, _ in device.loaded_latency]
+    ys = [y for _, y in device.loaded_latency]
+    others = max([t.seconds for t in terms] + [issue_all])
+    slope = max(0.0, w.chain_loaded_s - w.chain_s) / 1000.0      # chain seconds per ns of extra wait
+    extra_ns = 0.0
+    for _ in range(60):
+        lat_try = waves * (device.block_launch_s + w.chain_s + slope * extra_ns)
+        t_try = max(others, math.hypot(lat_try, issue_all))
+        gbps_now = w.dram_bytes / t_try / 1e9 if t_try > 0 else 0.0
+        new_extra = (_interp(gbps_now, xs, ys) - ys[0]) if xs else 0.0
+        if abs(new_extra - extra_ns) < 0.5:
+            extra_ns = new_extra
+            break
+        extra_ns = 0.5 * (extra_ns + new_extra)
+    rho = min(1.0, dram / t_try) if t_try > 0 else 0.0
+    chain_s = w.chain_s + slope * extra_ns
+    block_life = device.block_launch_s + chain_s
+    lat = waves * block_life
+    chain_text = " + ".join(f"{n:g} x {what} {s * 1e9:.0f} ns" for what, n, s in w.chain if n) or "no waits"
+    lat_text = (f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, limited by {occ['limited_by']}) x "
+                f"{block_life * 1e9:.0f} ns per block (start {device.block_launch_s * 1e9:.0f} ns + {chain_text}; "
+                f"DRAM loads at {device.dram_latency_s * 1e9 + extra_ns:.0f} ns with DRAM {100 * rho:.0f}% busy)")
+    # A warp's waiting and its issuing overlap only in part: alone, a block needs its chain
+    # plus its instructions' issue time; with many warps hiding each other, the larger of
+    # the two. Between those, the model takes their quadrature sum, named after the larger.
+    both = math.hypot(lat, issue_all)
+    note = (f"; with the other ({{other:.4g}} ms) in quadrature: sqrt({lat * 1e3:.4g}^2 + {issue_all * 1e3:.4g}^2) ms, "
+            f"as waiting and issuing overlap only in part")
+    if lat >= issue_all:
+        terms.append(Term("latency", both, f"{lat * 1e3:.4g} ms = " + lat_text + note.format(other=issue_all * 1e3)))
+        terms.append(Term("instruction issue", issue_all, issue_text))
+    else:
+        terms.append(Term("latency", lat, lat_text))
+        terms.append(Term("instruction issue", both, f"{issue_all * 1e3:.4g} ms = " + issue_text
+                          + note.format(other=lat * 1e3)))
+    body = max(t.seconds for t in terms)
+    inputs = {"dram_bytes": round(w.dram_bytes), "l2_sectors_from_l1": round(w.l2_sectors),
+              "partial_store_sectors": round(w.partial_store_sectors), "warp_instructions": round(w.warp_instructions),
+              "chain_ns": round(chain_s * 1e9, 1), "dram_busy": round(rho, 3)}
+    return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
+                      device.launch_overhead_s, occ, inputs)
+
+
+# ---------------------------------------------------------------------------- from the engine
 
 
 def totals(metrics: dict[str, int]) -> dict[str, int]:
@@ -95,22 +386,228 @@ def totals(metrics: dict[str, int]) -> dict[str, int]:
 
 
 def dram_bytes(sectors_and_lines) -> int:
-    """64 x min(sectors, 2 x lines), summed over (sectors, lines) of each instruction."""
+    """64 x min(sectors, 2 x lines), summed over (sectors, lines) of each instruction: the
+    DRAM bytes without any reuse (every instruction's sectors from DRAM)."""
     return sum(64 * min(s, 2 * ln) for s, ln in sectors_and_lines)
+
+
+def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
+             shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None,
+             generated: bool = True, serial_loops: bool = False) -> Workload:
+    """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
+    ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None).
+    ``blocks_total``: the analysis covers only the first rows of a launch of that many
+    blocks whose blocks all do the same work (``viz.gpu.predict.analysis_of``): its
+    counts are scaled up to it. ``generated``: warpviz's generated kernel (its ``when``
+    accesses sit in vote + branch + loop, ``estimate_instructions``), else a hand-written one.
+    ``serial_loops``: the kernel's loops are not unrolled (``#pragma unroll 1``): each
+    iteration waits for its own loads before the next one issues."""
+    import numpy as np
+
+    from .reuse import analyze_reuse
+
+    sc = an.scenario
+    t = totals(an.metrics)
+    tpb = sc.launch.threads_per_block
+    if shared_bytes is None:
+        shared_bytes = sum(a.footprint for a in sc.arrays if a.space == "shared")
+    occ = occupancy(device, tpb, registers, shared_bytes)
+    if reuse is None:
+        reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat,
+                              blocks_total=blocks_total, serial_loops=serial_loops)
+    chain_s, chain = _chain(an, reuse, device, generated, serial_loops)
+    chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_latency_s + 1e-6), generated,
+                               serial_loops)
+    blocks = blocks_total or sc.launch.blocks
+    f = repeat * blocks / sc.launch.blocks
+    return Workload(
+        blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
+        wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
+        dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
+        chain_loaded_s=max(chain_loaded_s, chain_s),
+        partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f,
+        warp_instructions=estimate_instructions(an, generated) * f,
+        global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
+        registers=registers, shared_bytes=shared_bytes)
+
+
+LOADS_IN_FLIGHT = 16   # independent loads a warp has in flight: ptxas issues about 16 LDGs ahead of
+                       # their first use (SASS of the generated gemm-naive kernel)
+BRANCH_CYCLES = 24     # a predicated access (``when``) sits in its own vote + branch + one-trip loop
+                       # (LDC, VOTE.ANY, ISETP, BRA; SASS of reduction-tree): its load cannot overlap
+
+
+def _load_latency(s, reuse, device: DeviceModel) -> tuple[float, str]:
+    """Expected latency of one warp's global load instruction, and the level it mostly waits on."""
+    r = reuse.per_instruction.get(s.instruction.number) if reuse is not None else None
+    spr = (r.sectors / r.requests) if r and r.requests else 1.0
+    # A request waits for its slowest sector: it misses when any of its sectors misses.
+    # Hits on sectors still on their way wait like misses (reuse.IN_FLIGHT).
+    p_miss1 = min(1.0, (1 - (r.l1_hits - r.l1_waits) / r.sectors) * spr) if r and r.sectors else 1.0
+    # (a waiting L1 hit waits for the fetch of the sector it found: the same L2 outcome)
+    miss = (r.sectors - r.l1_hits) if r else 0
+    p_miss2 = min(1.0, (1 - (r.l2_hits - r.l2_waits) / miss) * spr) if r and miss else (0.0 if r else 1.0)
+    e = device.l1_latency_s + p_miss1 * ((device.l2_latency_s - device.l1_latency_s)
+                                         + p_miss2 * (device.dram_latency_s - device.l2_latency_s))
+    level = "DRAM" if p_miss1 * p_miss2 >= 0.5 else "L2" if p_miss1 >= 0.5 else "L1"
+    return e, level
+
+
+# SASS instructions of the generated kernels, from their shape (cuobjdump -sass of coalesced,
+# stencil-global, reduction-tree, transpose-tile, gemm-naive on sm_90): a prologue (ids,
+# pointers) and epilogue (the sink test), a plain access (the load or store with its offset
+# folded in, the hash of a loaded value, an address step), and
+# an access with a ``when`` (vote, branch, one-trip loop around it; a warp with no active
+# lane only votes and branches over it).
+SASS_PROLOGUE, SASS_EPILOGUE = 22, 6
+SASS_PLAIN = {"global": 3, "shared": 2}
+SASS_PREDICATED = {"global": 21, "shared": 12}
+SASS_SKIPPED = 3
+
+
+def estimate_instructions(an, generated: bool = True) -> float:
+    """Warp instructions one replica issues (every SASS instruction, not only memory ones).
+    A hand-written kernel (``generated=False``) guards an access with a plain predicate: no
+    vote, branch or loop around it."""
+    import numpy as np
+
+    sc = an.scenario
+    nb = sc.launch.blocks
+    nw = -(-sc.launch.threads_per_block // 32)
+    from .codegen import plan_groups
+
+    barriers = sum(1 for g in plan_groups(sc) if g.barrier_before)
+    total = float(nb * nw * (SASS_PROLOGUE + SASS_EPILOGUE + barriers))
+    for s in an.stats:
+        if s.per_warp_active is None:
+            continue
+        acc = sc.accesses[s.instruction.access]
+        active = int(np.count_nonzero(s.per_warp_active))
+        idle = s.per_warp_active.size - active
+        if acc.when is not None and generated:
+            total += active * SASS_PREDICATED[s.space] + idle * SASS_SKIPPED
+        else:
+            total += active * SASS_PLAIN[s.space] + (idle if acc.when is not None else 0)
+    return total
+
+
+def program_order(an) -> list[tuple[int, object]]:
+    """(barrier segment, InstrStats) in the order a thread runs them: the generator's groups
+    (``codegen.plan_groups``) in turn; inside a group with loops, loop point by loop point,
+    each point running the group's accesses in order."""
+    from .codegen import plan_groups
+
+    sc = an.scenario
+    by_key: dict = {}
+    for s in an.stats:
+        by_key.setdefault((s.instruction.access, s.instruction.loop), []).append(s)
+    out = []
+    seg = 0
+    for g in plan_groups(sc):
+        if g.barrier_before:
+            seg += 1
+        idx = {a.index for a in g.accesses}
+        points = []
+        for s in an.stats:
+            if s.instruction.access in idx and s.instruction.loop not in points:
+                points.append(s.instruction.loop)
+        for pt in points:
+            for a in g.accesses:
+                out.extend((seg, s) for s in by_key.get((a.index, pt), []))
+    return out
+
+
+def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops: bool = False) -> tuple[float, tuple]:
+    """One block's dependent chain, for its slowest warp: loads issue back to back and
+    overlap (up to LOADS_IN_FLIGHT) until a store, which writes a loaded value and so waits
+    for them, or a barrier, which waits for every warp; a predicated access of the
+    generated kernel waits alone. Returns (seconds, ((what, count, seconds each), ...))."""
+    import numpy as np
+
+    sc = an.scenario
+    nw = -(-sc.launch.threads_per_block // 32)
+    counts = {lv: np.zeros(nw) for lv in ("shared", "L1", "L2", "DRAM")}
+    branches = np.zeros(nw)
+    branch_s = BRANCH_CYCLES / device.clock_hz
+    level_s = {"shared": device.shared_latency_s, "L1": device.l1_latency_s, "L2": device.l2_latency_s,
+               "DRAM": device.dram_latency_s}
+    warp_time = np.zeros(nw)            # this segment so far, per warp
+    run_sum = np.zeros(nw)              # the open run of overlapping loads
+    run_max = np.zeros(nw)
+    run_shared = np.zeros(nw, bool)
+    total = 0.0
+    barriers = 0
+    seg = 0
+
+    def close_run():
+        nonlocal run_sum, run_max, warp_time, run_shared
+        warp_time = warp_time + np.maximum(run_max, run_sum / LOADS_IN_FLIGHT)
+        run_sum = np.zeros(nw)
+        run_max = np.zeros(nw)
+        run_shared = np.zeros(nw, bool)
+
+    prev_loop = None
+    for k, s in program_order(an):
+        if serial_loops and s.instruction.loop and s.instruction.loop != prev_loop:
+            close_run()                 # a `#pragma unroll 1` loop waits for each iteration's loads
+        prev_loop = s.instruction.loop
+        if k != seg:
+            close_run()
+            total += float(warp_time.max()) + device.syncthreads_s   # the barrier waits for all warps
+            barriers += 1
+            warp_time = np.zeros(nw)
+            seg = k
+        if s.per_warp_active is None or not len(s.per_warp_active):
+            continue
+        acc = sc.accesses[s.instruction.access]
+        active = s.per_warp_active[0] > 0
+        predicated = acc.when is not None and generated
+        if predicated:
+            close_run()
+            warp_time[active] += branch_s
+            branches[active] += 1
+        if s.op != "load":
+            # A store writes a loaded value, so it waits for the open run of loads, and later
+            # loads that may alias it cannot move above it: any global store, and a shared
+            # store after shared loads. ptxas does move global loads above shared stores (SASS
+            # of gemm-tiled: every LDG of the tile first, then the STSs), so those keep overlapping.
+            if s.space == "global" or run_shared.any():
+                close_run()
+            continue
+        if s.space == "shared":
+            e, level = device.shared_latency_s, "shared"
+        else:
+            e, level = _load_latency(s, reuse, device)
+        counts[level][active] += 1
+        if predicated:
+            warp_time[active] += e      # used at once inside its own branch
+        else:
+            run_sum[active] += e
+            run_max[active] = np.maximum(run_max[active], e)
+            if s.space == "shared":
+                run_shared[active] = True
+    close_run()
+    total += float(warp_time.max())
+    busiest = 0
+    chain = tuple((f"{lv} load", float(c[busiest]), level_s[lv]) for lv, c in counts.items()) + \
+        (("predicated access", float(branches[busiest]), branch_s), ("__syncthreads", float(barriers),
+                                                                       device.syncthreads_s))
+    return total, chain
 
 
 def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1,
             blocks: int | None = None, dram: int | None = None) -> Prediction:
-    """Predicted time of a launch whose counts are ``metrics`` x ``repeat`` (replicas);
-    ``dram`` is one repeat's DRAM bytes (``dram_bytes``), else sectors x 32."""
+    """A quick prediction from the ten metric totals alone (no addresses: no reuse, no
+    latency chain): ``repeat`` replicas, ``blocks`` blocks, ``dram`` bytes per replica
+    (``dram_bytes``, else sectors x 32). The bench uses ``predict_launch(workload(...))``."""
     t = totals(metrics)
-    sms = device.sm_count if blocks is None else max(1, min(device.sm_count, blocks))
-    clk = device.clock_hz
-    dram = (t["sectors"] * 32 if dram is None else dram) * repeat / device.dram_bytes_per_s
-    l1 = t["sectors"] * repeat / (sms * device.l1_sectors_per_clock * clk)
-    shared = t["wavefronts"] * repeat / (sms * device.wavefronts_per_clock * clk)
-    issue = t["instructions"] * repeat / (sms * device.lsu_instructions_per_clock * clk)
-    return Prediction(max(dram, l1, shared, issue) + device.launch_overhead_s, dram, l1, shared, issue)
+    w = Workload(blocks=blocks if blocks is not None else device.sm_count, threads_per_block=256,
+                 sectors=t["sectors"] * repeat, wavefronts=t["wavefronts"] * repeat,
+                 instructions=t["instructions"] * repeat,
+                 dram_bytes=(t["sectors"] * 32 if dram is None else dram) * repeat,
+                 l2_sectors=t["sectors"] * repeat)
+    return predict_launch(replace(w), device)
 
 
-__all__ = ["DeviceModel", "H100", "Prediction", "predict", "totals", "dram_bytes"]
+__all__ = ["DeviceModel", "H100", "Prediction", "Term", "Workload", "predict", "predict_launch", "workload",
+           "occupancy", "totals", "dram_bytes", "DEFAULTS"]

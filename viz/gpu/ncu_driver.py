@@ -4,6 +4,12 @@
 as JSON, ...]}`` (``viz.gpu.runner.LaunchSpec.to_json``). Each launch gets a zeroed
 buffer of its own; the addresses, not the data, decide the counters. A failing launch
 is reported on stderr and the others still run.
+
+With ``"mode": "timed"`` (the bottleneck measurement, ``viz.gpu.ncu.BOTTLENECK_METRICS``)
+the launches are the timed runs themselves (scaled, ``viz.gpu.bench.timed_launches``):
+one buffer as large as the largest launch is filled with random words first (the fill
+kernel is the process's first launch: ncu skips it with ``--launch-skip 1``), as the
+timed run fills its buffers, and every launch runs on it once.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ def main(argv: list[str]) -> int:
     spec = json.loads(open(argv[0]).read())
     session = Session()
     failures = 0
+    if spec.get("mode") == "timed":
+        return _timed(session, spec, LaunchSpec, KernelFault)
     try:
         for d in spec["launches"]:
             ls = LaunchSpec.from_json(d)
@@ -26,6 +34,28 @@ def main(argv: list[str]) -> int:
             except KernelFault as err:
                 failures += 1
                 print(f"warpviz-ncu-driver: {ls.name}: {err}", file=sys.stderr)
+    finally:
+        session.close()
+    return 1 if failures else 0
+
+
+def _timed(session, spec: dict, LaunchSpec, KernelFault) -> int:
+    launches = [LaunchSpec.from_json(d) for d in spec["launches"]]
+    failures = 0
+    try:
+        size = max([ls.buffer_bytes for ls in launches] + [256])
+        buf = session.alloc(size)
+        session.fill_random(buf, size, seed=1)
+        for ls in launches:
+            try:
+                fn = session._guard("loading", lambda: session._prepared(ls))
+                session._guard(f"launch of {ls.label or ls.name}",
+                               lambda: (session._launch(fn, ls, int(buf)), session.cuda.Context.synchronize()))
+                print(f"warpviz-ncu-driver: ran {ls.label or ls.name}", file=sys.stderr)
+            except KernelFault as err:
+                failures += 1
+                print(f"warpviz-ncu-driver: {ls.label or ls.name}: {err}", file=sys.stderr)
+                break  # the context is broken after a fault: the rest cannot run
     finally:
         session.close()
     return 1 if failures else 0

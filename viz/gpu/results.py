@@ -16,6 +16,13 @@ A versioned JSON document, so a file recorded on one machine (the shipped H100 f
                                       fraction_of_memcpy, predicted: {ms, bound, ...}},
                            "error": "why it could not run" (only then)}},
       "kernels": {NAME: {"scenario", "counters", "match", "check", "timing"}},
+      (version 2) every timed entry may add "bottleneck": what Nsight Compute measured on
+      the timed launch itself (``viz.gpu.ncu.summarize``: DRAM bytes, L1/L2 hit rates,
+      % of peak of DRAM / L2 / L1 / shared pipe / LSU, occupancy, registers, top stalls),
+      and its timing "dram_bytes", "dram_gbps" (from those counters) and
+      "fraction_of_memcpy" (only where DRAM ran at >= 50% of its peak, else null with
+      "fraction_note" saying why); "predicted" carries the cost model's "terms" and
+      "explain"; "resources" the compiled kernel's registers and shared memory.
       "sweeps": {NAME: {"param", "scenario", "points": [{"value", "label", "median_ms",
                                                         "predicted_ms", "model": {...}}]}}
     }
@@ -33,7 +40,8 @@ from .. import assets
 from ..engine import KIND_METRIC_NAMES, METRIC_NAMES
 
 FORMAT = "warpviz-measurements"
-VERSION = 1
+VERSION = 2
+STREAMING_PCT = 50.0   # DRAM % of peak from which "fraction of memcpy" is shown
 SHIPPED = "h100.json"
 
 
@@ -78,6 +86,11 @@ def validate(doc: Any, source: str = "<measurements>") -> dict:
         t = entry.get("timing")
         if t is not None and (not isinstance(t, dict) or not isinstance(t.get("median_ms"), (int, float))):
             _fail(source, f"scenario {name!r}: timing needs a numeric median_ms")
+    for section in ("scenarios", "kernels"):
+        for name, entry in (doc.get(section) or {}).items():
+            b = entry.get("bottleneck") if isinstance(entry, dict) else None
+            if b is not None and (not isinstance(b, dict) or not isinstance(b.get("throughput_pct", {}), dict)):
+                _fail(source, f"{section[:-1]} {name!r}: bottleneck must be an object with a throughput_pct table")
     for key in ("kernels", "sweeps", "ceiling"):
         if key in doc and not isinstance(doc[key], dict):
             _fail(source, f"{key!r} must be an object")
@@ -119,6 +132,34 @@ def new_document(device: dict, label: str, measured_at: str, version: str) -> di
             "warpviz": version, "device": device, "ceiling": {}, "scenarios": {}, "kernels": {}, "sweeps": {}}
 
 
+def apply_bottleneck(entry: dict, summary: dict | None, memcpy_gbps: float | None) -> None:
+    """Attach a measured bottleneck (``viz.gpu.ncu.summarize`` of the timed launch) to a
+    timed entry and fill its DRAM columns from the counters."""
+    from .plan import gbps
+
+    if not summary:
+        return
+    entry["bottleneck"] = summary
+    t = entry.get("timing")
+    if not isinstance(t, dict) or not t.get("median_ms"):
+        return
+    rd, wr = summary.get("dram_bytes_read"), summary.get("dram_bytes_write")
+    if rd is None and wr is None:
+        return
+    dram = (rd or 0) + (wr or 0)
+    t["dram_bytes"] = dram
+    t["dram_gbps"] = round(gbps(dram, t["median_ms"]), 2)
+    pct = (summary.get("throughput_pct") or {}).get("DRAM")
+    t["dram_pct_of_peak"] = pct
+    if memcpy_gbps and pct is not None and pct >= STREAMING_PCT:
+        t["fraction_of_memcpy"] = round(t["dram_gbps"] / memcpy_gbps, 4)
+        t.pop("fraction_note", None)
+    else:
+        t["fraction_of_memcpy"] = None
+        t["fraction_note"] = (f"not shown: DRAM ran at {pct:.0f}% of its peak (the kernel does not stream DRAM)"
+                              if pct is not None else "not shown: no DRAM throughput counter")
+
+
 def mismatches(entry: dict) -> list[dict]:
     """Metrics where the counters differ from the model (an empty list when they agree)."""
     model, hw = entry.get("model") or {}, entry.get("counters")
@@ -129,4 +170,4 @@ def mismatches(entry: dict) -> list[dict]:
 
 
 __all__ = ["load", "loads", "save", "dumps", "validate", "new_document", "shipped_path", "ResultsError",
-           "mismatches", "FORMAT", "VERSION"]
+           "mismatches", "FORMAT", "VERSION", "apply_bottleneck", "STREAMING_PCT"]

@@ -1,0 +1,243 @@
+"""The cost model without a GPU: invariants (hypothesis), occupancy, where sectors are served
+(L1 / L2 / DRAM from the addresses), the dependent chain, and the shipped predictions."""
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from viz.engine import analyze
+from viz.gpu import costmodel
+from viz.gpu.costmodel import H100, Workload, occupancy, predict_launch
+from viz.gpu.reuse import analyze_reuse
+from viz.scenario import load, loads
+
+workloads = st.builds(
+    Workload,
+    blocks=st.integers(1, 2_000_000), threads_per_block=st.sampled_from([32, 64, 128, 256, 512, 1024]),
+    sectors=st.integers(0, 10**9), wavefronts=st.integers(0, 10**9), instructions=st.integers(0, 10**9),
+    dram_bytes=st.floats(0, 1e10), l2_sectors=st.floats(0, 1e9), chain_s=st.floats(0, 1e-4),
+    registers=st.one_of(st.none(), st.integers(8, 255)), shared_bytes=st.integers(0, 200_000))
+FIELDS = ["sectors", "wavefronts", "instructions", "dram_bytes", "l2_sectors", "chain_s"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(workloads, st.sampled_from(FIELDS), st.floats(1.0, 10.0))
+def test_more_work_never_predicts_less_time(w, name, factor):
+    """More wavefronts, sectors, instructions, DRAM bytes, L2 sectors or latency: never a
+    shorter prediction."""
+    more = getattr(w, name) * factor
+    bigger = replace(w, **{name: int(more) if isinstance(getattr(w, name), int) else more})
+    assert predict_launch(bigger).seconds >= predict_launch(w).seconds * (1 - 1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(workloads, st.integers(2, 8))
+def test_more_blocks_doing_the_same_each_never_predicts_less_time(w, k):
+    more = replace(w, blocks=w.blocks * k, sectors=w.sectors * k, wavefronts=w.wavefronts * k,
+                   instructions=w.instructions * k, dram_bytes=w.dram_bytes * k, l2_sectors=w.l2_sectors * k)
+    assert predict_launch(more).seconds >= predict_launch(w).seconds * (1 - 1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(workloads, st.integers(1, 264))
+def test_more_sms_never_slower_and_the_bound_is_the_largest_term(w, sms):
+    few = replace(H100, sm_count=sms)
+    many = replace(H100, sm_count=sms + 1)
+    assert predict_launch(w, many).seconds <= predict_launch(w, few).seconds * (1 + 1e-12)
+    p = predict_launch(w)
+    top = max(p.terms, key=lambda t: t.seconds)
+    assert p.bound == top.name and p.seconds == pytest.approx(top.seconds + H100.launch_overhead_s)
+    assert p.explain() == f"bound by {top.name}: {top.seconds * 1e3:.4g} ms of {p.ms:.4g} ms"
+
+
+@settings(max_examples=100, deadline=None)
+@given(workloads, st.integers(8, 255), st.integers(0, 100_000))
+def test_more_registers_or_shared_memory_never_raise_occupancy(w, regs, extra):
+    a = occupancy(H100, w.threads_per_block, regs, w.shared_bytes)
+    b = occupancy(H100, w.threads_per_block, min(255, regs + 8), w.shared_bytes + extra)
+    assert 1 <= b["blocks_per_sm"] <= a["blocks_per_sm"] <= 32
+
+
+def test_occupancy_limits():
+    assert occupancy(H100, 256, 32, 0)["blocks_per_sm"] == 8                     # 2048 threads per SM
+    o = occupancy(H100, 1024, 64, 0)
+    assert (o["blocks_per_sm"], o["limited_by"]) == (1, "registers")             # 64 x 1024 = all 65536
+    o = occupancy(H100, 128, 32, 48 * 1024)
+    assert (o["blocks_per_sm"], o["limited_by"]) == (4, "shared memory")          # 228 KiB // 49 KiB
+    assert occupancy(H100, 32, 16, 0)["blocks_per_sm"] == 32                     # at most 32 blocks
+
+
+def test_the_tail_of_a_small_grid_costs_a_whole_block_time():
+    """16 blocks on 132 SMs take as long as one block's chain, not 16/132 of it."""
+    w = Workload(blocks=16, threads_per_block=256, chain_s=2e-6)
+    p = predict_launch(w)
+    assert p.term("latency") == pytest.approx(H100.block_launch_s + 2e-6)
+    assert predict_launch(replace(w, blocks=132)).term("latency") == pytest.approx(p.term("latency"))
+    assert predict_launch(replace(w, blocks=132 * 16)).term("latency") == pytest.approx(2 * p.term("latency"))
+
+
+# ---------------------------------------------------------------------------- reuse
+
+
+def test_a_copy_moves_each_byte_once_and_hits_no_cache():
+    sc = load("coalesced")                       # 16384 floats in, 16384 out
+    r = analyze_reuse(sc, 1056, 50 << 20)
+    assert (r.load_sectors, r.store_sectors) == (2048, 2048)
+    assert (r.l1_hit_sectors, r.l2_sectors) == (0, 4096)
+    assert (r.dram_read_bytes, r.dram_write_bytes) == (65536, 65536)
+
+
+def test_float3_parts_hit_in_l1_and_dram_moves_the_array_once():
+    """x, y and z of a float3 are three loads over the same 12 sectors per warp: the 2nd and
+    3rd find them in L1; DRAM moves the 192 KiB array once, not three times."""
+    sc = load("float3-whole")
+    r = analyze_reuse(sc, 1056, 50 << 20)
+    assert r.load_sectors == 18432 and r.l1_hit_sectors == 18432 * 2 // 3
+    assert r.dram_read_bytes == 16384 * 12 and r.dram_write_bytes == 16384 * 12
+    an = analyze(sc)
+    no_reuse = costmodel.dram_bytes((s.sectors, s.lines) for s in an.stats if s.space == "global")
+    assert no_reuse > 2 * r.dram_bytes
+
+
+def test_a_strided_read_pays_64_bytes_per_element_in_dram():
+    text = """
+[launch]
+block = [256]
+grid = [8]
+[arrays.a]
+space = "global"
+type = "float"
+shape = [32768]
+[[access]]
+op = "load"
+at = "a[(blockIdx.x*blockDim.x + threadIdx.x) * 16]"
+"""
+    r = analyze_reuse(loads(text, name="s16"), 1056, 50 << 20)
+    assert r.load_sectors == 2048 and r.dram_read_bytes == 2048 * 64 and r.l1_hit_sectors == 0
+
+
+def test_a_repeated_volatile_load_does_not_hit_l1():
+    """A thread that reads its word twice gets ``.volatile`` loads (codegen), which bypass L1:
+    the second read is an L2 hit."""
+    text = """
+[launch]
+block = [64]
+grid = [2]
+[arrays.a]
+space = "global"
+type = "float"
+shape = [128]
+[[access]]
+op = "load"
+at = "a[blockIdx.x*blockDim.x + threadIdx.x]"
+for = { r = "0:2" }
+"""
+    r = analyze_reuse(loads(text, name="twice"), 1056, 50 << 20)
+    assert r.load_sectors == 32 and r.l1_hit_sectors == 0 and r.l2_sectors == 32
+    second = [x for x in r.per_instruction.values()][1]
+    assert second.l2_hits == second.sectors == 16 and r.dram_read_bytes == 512
+
+
+def test_a_large_launch_keeps_reuse_within_a_wave():
+    """Arrays bigger than half of L2: the window is one wave of blocks, sampled."""
+    sc = load("transpose-naive")
+    whole = analyze_reuse(sc, 132 * 8, 50 << 20)
+    small_l2 = analyze_reuse(sc, 16, 1 << 10)
+    assert whole.window == "launch" and whole.sampled_blocks == sc.launch.blocks
+    assert small_l2.window == "wave" and small_l2.sampled_blocks == 16
+    # Reuse further apart than a wave is lost: never fewer DRAM bytes than with the whole replica.
+    assert small_l2.dram_bytes >= whole.dram_bytes
+
+
+# ---------------------------------------------------------------------------- the chain
+
+
+def test_the_reduction_chain_counts_its_steps():
+    """Warp 0 of reduction-tree waits for one DRAM load, 17 shared loads (2 per halving step
+    and cache[0]), 26 predicated accesses and 3 barriers; no load of it overlaps another."""
+    w = costmodel.workload(analyze(load("reduction-tree")))
+    chain = {what: n for what, n, _s in w.chain}
+    assert chain == {"shared load": 17, "L1 load": 0, "L2 load": 0, "DRAM load": 1, "predicated access": 26,
+                     "__syncthreads": 3}
+    d = H100
+    expected = (d.dram_latency_s + 17 * d.shared_latency_s + 26 * costmodel.BRANCH_CYCLES / d.clock_hz
+                + 3 * d.syncthreads_s)
+    assert w.chain_s == pytest.approx(expected)
+
+
+def test_independent_loads_overlap():
+    """gemm-naive's 128 loads per thread are independent: the chain is far below their sum."""
+    w = costmodel.workload(analyze(load("gemm-naive")))
+    summed = sum(n * s for what, n, s in w.chain if what.endswith("load"))
+    assert w.chain_s < summed / 8 and w.chain_s >= H100.dram_latency_s
+
+
+def test_blocks_that_share_data_far_apart_in_launch_order_read_it_again():
+    """gemm-naive's grid is (2 x replicas, 8): the 8 block rows that read one B are 2 x
+    replicas blocks apart when the GPU starts them, so with 10923 replicas B comes from DRAM
+    once per row: 8 x 16 KiB + A's 16 KiB per replica (Nsight Compute measured 1.61 GB of
+    DRAM reads for the 10923 replicas, 147 KiB each)."""
+    sc = load("gemm-naive")
+    one = analyze_reuse(sc, 1056, 50 << 20, replicas=1)
+    many = analyze_reuse(sc, 1056, 50 << 20, replicas=10923)
+    assert one.window == "launch" and one.dram_read_bytes == 2 * 16384
+    assert many.dram_read_bytes == pytest.approx(8 * 16384 + 16384, rel=0.02)
+    assert many.dram_write_bytes == one.dram_write_bytes == 16384
+
+
+def test_a_column_store_writes_every_sector_in_part():
+    """transpose-naive stores 4 bytes per lane, one lane per line: every store sector is
+    written in part, and L2 merges each (its second slot in the L2 term)."""
+    r = analyze_reuse(load("transpose-naive"), 1056, 50 << 20)
+    assert r.partial_store_sectors == r.store_sectors == 65536
+    assert analyze_reuse(load("float3-whole"), 1056, 50 << 20).partial_store_sectors == 0
+
+
+def test_the_shipped_predictions_are_reproduced():
+    """The cost model, with the figures the shipped file records (its calibration at the
+    time), rebuilds the shipped file's predictions exactly: terms, bound and time."""
+    from viz.gpu import results
+    from viz.gpu.predict import predict_document
+
+    doc = results.load()
+    names = {"transpose-tile", "transpose-tile-pad", "coalesced", "reduction-tree", "shared-stride-32",
+             "gemm-naive", "copy_float4", "stencil_shared", "transpose_naive", "shared_stride@shared-stride-8"}
+    got = predict_document(doc, names=names)
+    assert len(got) == len(names)
+    for (section, name), (p, _res) in got.items():
+        assert p.as_dict() == doc[section][name]["timing"]["predicted"], name
+
+
+def test_sweeps_follow_the_measured_shape():
+    """Padding the transpose tile, global stride and shared stride: the predicted times
+    rise and fall where the measured ones do, within 20% at every point."""
+    from viz.gpu import results
+
+    doc = results.load()
+    for name in ("transpose-pad", "global-stride", "shared-stride"):
+        pts = doc["sweeps"][name]["points"]
+        meas = [p["median_ms"] for p in pts]
+        pred = [p["predicted_ms"] for p in pts]
+        for a, b in zip(zip(meas, meas[1:]), zip(pred, pred[1:])):
+            # a step the measurement takes by more than 10% the prediction takes the same way
+            if abs(a[1] / a[0] - 1) > 0.1:
+                assert (a[1] > a[0]) == (b[1] > b[0]), name
+        assert all(abs(p / m - 1) <= 0.2 for m, p in zip(meas, pred)), name
+
+
+def test_hits_on_sectors_still_on_their_way_wait():
+    """gemm-naive issues its loads back to back: the other warps of a block ask for the B
+    sector one warp already fetches, and a row's A sector serves the next 7 iterations while
+    it is still coming: nearly every L1 hit waits like a miss. stencil-global's neighbours are
+    loaded inside ``when`` branches, each waited for: their hits are real hits, but for the
+    one sector per warp that the next warp fetches in the same instruction."""
+    g = analyze_reuse(load("gemm-naive"), 1056, 50 << 20)
+    hits = sum(x.l1_hits for x in g.per_instruction.values())
+    waits = sum(x.l1_waits for x in g.per_instruction.values())
+    assert hits == waits == 35840
+    s = analyze_reuse(load("stencil-global"), 1056, 50 << 20)
+    hits = sum(x.l1_hits for x in s.per_instruction.values())
+    waits = sum(x.l1_waits for x in s.per_instruction.values())
+    assert hits == 4992 and waits == 448 == 64 * 7     # 7 warp boundaries in each of 64 blocks

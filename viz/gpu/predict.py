@@ -1,0 +1,183 @@
+"""The cost model applied to the launches ``bench`` times (no GPU: nvcc at most).
+
+``bench`` records, for every timed entry, the scale of its launch and the compiled
+kernel's registers; ``predict_entry`` rebuilds the same launch from the scenario (or the
+``kernels/`` entry) and predicts it with ``viz.gpu.costmodel``. ``predict_document`` does it
+for a whole results file, so the shipped predictions can be recomputed (and checked) on a
+laptop, and ``accuracy`` compares them with the measured medians.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..engine import analyze
+from ..scenario import Scenario
+from . import costmodel
+from .plan import DeviceLimits, plan_scale
+
+
+@dataclass(frozen=True)
+class Resources:
+    registers: int | None
+    shared_bytes: int | None = None
+
+    def as_dict(self) -> dict:
+        return {"registers": self.registers, "shared_bytes": self.shared_bytes}
+
+
+def limits_of(device: dict) -> DeviceLimits:
+    return DeviceLimits(int(device.get("sm_count", 132)), int(device.get("l2_bytes", 50 << 20)))
+
+
+def generated_resources(unit: Scenario, name: str) -> Resources:
+    """Registers of a scenario's generated kernel (ptxas), or unknown without nvcc."""
+    from . import GpuUnavailable
+    from .codegen import generate
+    from .compile import CompileError, resource_usage
+
+    try:
+        kernel = generate(unit, name=name)
+        use = resource_usage(kernel.source).get(name) or {}
+        return Resources(use.get("registers"), kernel.shared_bytes + use.get("shared_bytes", 0))
+    except (GpuUnavailable, CompileError):
+        return Resources(None, None)
+
+
+def hand_resources(k, sc: Scenario) -> Resources:
+    from . import GpuUnavailable, handwritten
+    from .compile import CompileError, resource_usage
+    from .plan import _const
+
+    try:
+        use = resource_usage(handwritten.file_source(k.file)).get(k.function) or {}
+    except (GpuUnavailable, CompileError):
+        use = {}
+    dyn = _const(k.shared, dict(sc.params), f"shared of {k.name}")
+    return Resources(use.get("registers"), dyn + use.get("shared_bytes", 0))
+
+
+ANALYSIS_LIMIT = 300_000_000   # lane-bytes (simulate.work_estimate) analysed in full; beyond, the first rows
+
+
+def analysis_of(sc: Scenario):
+    """(Analysis, blocks of the launch): the whole launch, or for a very large one (a
+    scaled GEMM) its first rows of blocks, whose counts ``costmodel.workload`` scales up.
+    Every block of such a launch does the same work (the scenario's loops do not depend
+    on the block), so the first rows stand for the rest."""
+    from dataclasses import replace as _replace
+
+    from ..scenario import Launch
+    from .simulate import work_estimate
+
+    total = sc.launch.blocks
+    work = work_estimate(sc)
+    if work <= ANALYSIS_LIMIT:
+        return analyze(sc), total
+    gx, gy, gz = sc.launch.grid
+    per_block = work / total
+    keep = max(1, int(ANALYSIS_LIMIT // per_block))
+    if keep >= gx:
+        grid = (gx, max(1, min(gy, keep // gx)), 1)
+    else:
+        grid = (max(1, keep), 1, 1)
+    small = _replace(sc, launch=Launch(sc.launch.block, grid))
+    return analyze(small), total
+
+
+def serial_loops(k) -> bool:
+    """Whether a kernels/ function keeps its loops rolled (``#pragma unroll 1`` in its body)."""
+    import re
+
+    from . import handwritten
+
+    src = handwritten.file_source(k.file)
+    m = re.search(r"\b" + re.escape(k.function) + r"\s*\(", src)
+    if not m:
+        return False
+    end = src.find("\n}", m.end())
+    return "#pragma unroll 1" in src[m.end():end if end > 0 else None]
+
+
+def predict_scenario(sc: Scenario, device: costmodel.DeviceModel, limits: DeviceLimits, name: str,
+                     replicas: int | None = None, resources: Resources | None = None):
+    """(Prediction, Resources) of a scenario's timed launch (``bench._time_scenario``)."""
+    scale = plan_scale(sc, limits, replicas=replicas)
+    unit = scale.scenario
+    res = resources or generated_resources(unit, name)
+    an, blocks = analysis_of(unit)
+    w = costmodel.workload(an, scale.replicas, device, res.registers, res.shared_bytes, blocks_total=blocks)
+    return costmodel.predict_launch(w, device), res
+
+
+def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None = None):
+    """(Prediction, Resources) of a kernels/ entry's timed launch (``bench._bench_hand``)."""
+    from . import handwritten
+
+    big = handwritten.scenario_of(k, True)
+    res = resources or hand_resources(k, big)
+    an, blocks = analysis_of(big)
+    w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks, generated=False,
+                           serial_loops=serial_loops(k))
+    return costmodel.predict_launch(w, device), res
+
+
+def _res(entry: dict) -> Resources | None:
+    r = (entry.get("timing") or {}).get("resources") or entry.get("resources")
+    return Resources(r.get("registers"), r.get("shared_bytes")) if isinstance(r, dict) else None
+
+
+def device_of(doc: dict) -> costmodel.DeviceModel:
+    """The device model a results file's predictions were made with (its ``cost_model``
+    figures, version 2), else one from its device table, measured memcpy and calibration."""
+    fig = doc.get("cost_model") or {}
+    if "l2_gbps" in fig and "sm_count" in fig:
+        return costmodel.DeviceModel.from_figures(doc["device"].get("name", "GPU"), fig)
+    memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
+    return costmodel.DeviceModel.from_device(doc["device"], memcpy)
+
+
+def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, names=None) -> dict:
+    """{(section, name): (Prediction, Resources)} for every timed entry of a results file, rebuilt from
+    its scenarios and the recorded resources (compiled here when the file has none)."""
+    from ..scenario import load
+    from . import handwritten
+    from .bench import kernel_name
+
+    device = device or device_of(doc)
+    limits = limits_of(doc["device"])
+    out = {}
+    for i, (name, e) in enumerate(doc.get("scenarios", {}).items()):
+        if names is not None and name not in names:
+            continue
+        t = e.get("timing")
+        if not t or "median_ms" not in t:
+            continue
+        sc = load(name)
+        out[("scenarios", name)] = predict_scenario(sc, device, limits, kernel_name(i, name), resources=_res(e))
+    hand = {k.name: k for k in handwritten.manifest()}
+    for name, e in doc.get("kernels", {}).items():
+        if names is not None and name not in names:
+            continue
+        t = e.get("timing")
+        if not t or "median_ms" not in t or name not in hand:
+            continue
+        out[("kernels", name)] = predict_hand(hand[name], device, _res(e))
+    return out
+
+
+def accuracy(doc: dict, predictions: dict, within: float = 0.2) -> dict:
+    """Measured / predicted per entry, and how many are within ``within``."""
+    rows = []
+    for (section, name), pr in predictions.items():
+        p = pr[0] if isinstance(pr, tuple) else pr
+        m = doc[section][name]["timing"]["median_ms"]
+        rows.append({"section": section, "name": name, "measured_ms": m, "predicted_ms": round(p.ms, 6),
+                     "ratio": round(m / p.ms, 4) if p.ms else None, "bound": p.bound})
+    # within: |predicted - measured| <= within x measured
+    ok = [r for r in rows if r["ratio"] and abs(r["predicted_ms"] - r["measured_ms"]) <= within * r["measured_ms"]]
+    rows.sort(key=lambda r: -abs(r["predicted_ms"] - r["measured_ms"]) / r["measured_ms"])
+    return {"entries": len(rows), "within": len(ok), "rows": rows}
+
+
+__all__ = ["predict_scenario", "predict_hand", "predict_document", "accuracy", "Resources"]
