@@ -231,13 +231,17 @@ _COMMON = [r"^smsp__inst_executed_op_(shared|global|ldgsts|generic|ldsm|stsm)",
            r"^l1tex__data_pipe_lsu_wavefronts(_mem_shared)?(_op_ld|_op_st|_op_atom|_op_red|_op_ldgsts|_cmd_read|_cmd_write)?$",
            r"^l1tex__data_bank_conflicts_pipe_lsu(_mem_shared)?(_op_\w+|_cmd_\w+)?$",
            r"^l1tex__data_bank_(reads|writes)$"]
-GROUPS = {
-    "cp": _COMMON + [r"ldgsts", r"^l1tex__t_(requests|sectors)_pipe_lsu_mem_global_op_ld$",
-                     r"^l1tex__t_(sectors|requests)_pipe_lsu_mem_global_op_ld_(lookup_hit|lookup_miss)$",
-                     r"^l1tex__m_xbar2l1tex_read_(bytes|sectors)$", r"^lts__t_sectors_srcunit_tex_op_read$"],
-    "atom": _COMMON + [r"^(l1tex|smsp)__\w*(atom|_red)\w*$"],
-    "tma": _COMMON + [r"^(l1tex|smsp|sm)__\w*(tma|utma|bulk|tensor_map)\w*$",
-                      r"^l1tex__m_xbar2l1tex_read_(bytes|sectors)$", r"^lts__t_sectors_srcunit_tex_op_read$"],
+GROUPS = {  # the kind's own patterns first (the list is cut at MAX_METRICS)
+    "cp": [r"ldgsts", r"^l1tex__t_(requests|sectors)_pipe_lsu_mem_global_op_ld$",
+           r"^l1tex__t_(sectors|requests)_pipe_lsu_mem_global_op_ld_(lookup_hit|lookup_miss)$",
+           r"^l1tex__data_bank_(reads|writes)\w*$", r"set_conflicts\w*ld",
+           r"^l1tex__m_xbar2l1tex_read_(bytes|sectors)$", r"^lts__t_sectors_srcunit_tex_op_read$"] + _COMMON,
+    "atom": [r"^(l1tex|smsp|sm)__\w*shared\w*(atom|_red)\w*$", r"^(l1tex|smsp|sm)__\w*(atom|_red)\w*shared\w*$",
+             r"^smsp__\w*(atom|_red)\w*$", r"^l1tex__data_bank_(reads|writes)\w*$", r"set_conflicts\w*(atom|red)",
+             r"^l1tex__\w*(atom|_red)\w*$"] + _COMMON,
+    "tma": [r"^(l1tex|smsp|sm)__\w*(tma|utma|bulk|tensor_map)\w*$", r"^l1tex__data_bank_(reads|writes)\w*$",
+            r"^l1tex__data_pipe_\w*wavefronts\w*$", r"^smsp__inst_executed_op_\w*$",
+            r"^l1tex__m_xbar2l1tex_read_(bytes|sectors)$", r"^lts__t_sectors_srcunit_tex_op_read$"] + _COMMON,
 }
 MAX_METRICS = 64
 # Always wanted where they exist (the ten contract metrics and the kind's own instruction counts).

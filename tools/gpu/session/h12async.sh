@@ -23,7 +23,8 @@ echo "ncu: $NCU"; "$NCU" --version | tail -1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 
 step 30 nvcc -arch=sm_90a -O3 -std=c++17 -o "$BIN" tools/gpu/session/h12async_probe.cu
-step 15 bash -c "'$NCU' --query-metrics --query-metrics-mode all --chip gh100 > '$D/query-metrics.txt' 2>&1 || '$NCU' --query-metrics --query-metrics-mode all > '$D/query-metrics.txt' 2>&1"
+Q="'$NCU' --query-metrics"
+step 20 bash -c "$Q --query-metrics-mode all --chip gh100 > '$D/query-metrics.txt' 2>&1 || $Q --query-metrics-mode all > '$D/query-metrics.txt' 2>&1 || $Q > '$D/query-metrics.txt' 2>&1"
 wc -l "$D/query-metrics.txt"
 grep -iE 'ldgsts|atom|_red|tma|bulk|ldsm|stsm' "$D/query-metrics.txt" | grep -E '\.sum\b' | sort -u > "$D/query-interesting.txt"; wc -l "$D/query-interesting.txt"
 step 10 python3 $PY cases /tmp/h12async_cases.txt "$D/cases.json"
