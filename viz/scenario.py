@@ -24,7 +24,9 @@ from .layout import TMA_SWIZZLES, LayoutError, Swizzle, check_bijection, layout_
 from .layout_text import AuthoredLayout, check as check_layout, fit, parse_layout
 from .types import ElemType, all_type_names, named_type, struct
 
-FORMAT_VERSION = 2
+KIND_OPS = ("cp.async", "atomic", "tma.load")   # format 3 access kinds of viz.kinds
+
+FORMAT_VERSION = 3
 FORMAT_2_SWIZZLES = ("tma:", "Sw<", "Swizzle<")   # swizzles that came with format 2
 
 # Limits (H100, compute capability 9.0) and of the analysis itself.
@@ -177,6 +179,11 @@ class Access:
     when_text: str | None
     parts: tuple[tuple[int, int], ...]  # (byte offset in the element, size) per instruction
     line: int | None = None
+    source: "Access | None" = None     # format 3 kinds (viz.kinds): cp.async's global source, TMA's box origin
+    options: tuple[tuple[str, Any], ...] = ()   # format 3 kinds: cache, result, box, swizzle ...
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
 
     @property
     def size(self) -> int:
@@ -810,6 +817,10 @@ class _Builder:
         where = f"access {k}"
         if not isinstance(raw, dict):
             self.fail(where, tr("an access must be a table"), tr("write [[access]] with op and at"))
+        if raw.get("op") in KIND_OPS:      # cp.async, atomic, tma.load (scenario format 3: viz.kinds)
+            from .kinds.build import build_kind_access
+
+            return build_kind_access(self, k, raw)
         self.unknown_keys(raw, ACCESS_KEYS, where)
         op = raw.get("op")
         if op not in ("load", "store"):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import __version__
-from ..engine import Analysis, analyze
+from ..engine import METRIC_NAMES, Analysis, analyze
 from ..scenario import Scenario, ScenarioError, loads, with_params
 from . import GpuUnavailable, costmodel
 from .codegen import GeneratedKernel, generate
@@ -91,7 +91,10 @@ def counters_for(prepared: list[Prepared], hand: list | None = None, cancelled=N
         owners.append(("kernel", name))
     if not launches:
         return {}, {}
-    counters, _log = run_ncu({"launches": launches}, cancelled=cancelled)
+    from ..kinds import KIND_METRICS, uses_kinds
+
+    extra = KIND_METRICS if any(uses_kinds(p.scenario) for p in prepared if p.cubin is not None) else ()
+    counters, _log = run_ncu({"launches": launches}, cancelled=cancelled, metrics=METRIC_NAMES + extra)
     by_scenario, by_kernel = {}, {}
     for (kind, label), metrics in zip(owners, counters):
         if metrics is not None:

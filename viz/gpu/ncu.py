@@ -54,9 +54,13 @@ class MetricRow:
 
 
 def compare(model: dict[str, int], hardware: dict[str, int] | None) -> list[MetricRow]:
-    """One row per contract metric: the model's total and the counter's."""
+    """One row per contract metric: the model's total and the counter's; then one per
+    counter of the format 3 kinds (cp.async, atomic, tma.load) that the model gives."""
+    from ..kinds import KIND_METRICS
+
     hw = hardware or {}
-    return [MetricRow(m, int(model.get(m, 0)), hw.get(m)) for m in METRIC_NAMES]
+    names = METRIC_NAMES + tuple(m for m in KIND_METRICS if m in model)
+    return [MetricRow(m, int(model.get(m, 0)), hw.get(m)) for m in names]
 
 
 def _number(text: str) -> int | None:

@@ -1,0 +1,44 @@
+"""Access kinds beyond plain loads and stores (scenario format 3).
+
+* ``cp.async`` (``viz.kinds.async_copy``): LDGSTS, a copy of 4, 8 or 16 bytes per lane
+  from global memory straight into shared memory.
+* ``tma.load`` (``viz.kinds.async_copy``): a 2-D tile copy by the tensor-memory
+  accelerator (UTMALDG), issued by one thread of the block, written into shared memory
+  in the destination array's swizzle (none, ``tma:32B``, ``tma:64B``, ``tma:128B``).
+* ``atomic`` (``viz.kinds.atomics``): ``atomicAdd`` on a 4-byte shared element (ATOMS).
+
+Each kind is parsed by ``viz.kinds.build`` (called from ``viz.scenario``), counted by its
+module (called from ``viz.engine``) and emitted by ``viz.gpu.codegen``. Their counters
+are Nsight Compute's own metrics for the kind (``KIND_METRICS``), beside the ten; how the
+H100 counts them is in docs/memory-model.md.
+"""
+
+from __future__ import annotations
+
+from ..scenario import KIND_OPS
+
+# Nsight Compute metrics that only the kinds of this package produce (present on the H100:
+# tools/gpu/session/h12async.sh lists them from `ncu --query-metrics`).
+LDGSTS_METRICS = (
+    "smsp__inst_executed_op_ldgsts.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
+)
+ATOM_METRICS = (
+    "smsp__inst_executed_op_shared_atom.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum",
+)
+TMA_METRICS: tuple[str, ...] = ()
+KIND_METRICS = LDGSTS_METRICS + ATOM_METRICS + TMA_METRICS
+
+
+def is_kind(op: str) -> bool:
+    return op in KIND_OPS
+
+
+def uses_kinds(sc) -> bool:
+    return any(a.op in KIND_OPS for a in sc.accesses)
+
+
+__all__ = ["KIND_OPS", "KIND_METRICS", "LDGSTS_METRICS", "ATOM_METRICS", "TMA_METRICS", "is_kind", "uses_kinds"]

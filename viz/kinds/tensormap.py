@@ -1,0 +1,72 @@
+"""A real CUtensorMap for a generated kernel's ``tma.load``: ``cuTensorMapEncodeTiled``
+called through ctypes on libcuda (the runner's process has a CUDA context already).
+
+The map describes the global tensor in bytes (data type UINT8, the inner dimension in
+bytes): the TMA moves bytes and its swizzles permute 16-byte chunks, so the element
+type changes nothing in where the box lands, and 16-byte elements (``float4``, which
+no TMA data type has) work too. The 128 bytes are passed by value as the kernel's first
+parameters (``viz.kinds.codegen``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+SWIZZLE = {"none": 0, "tma:32B": 1, "tma:64B": 2, "tma:128B": 3}   # CUtensorMapSwizzle
+DATA_TYPE_UINT8 = 0
+INTERLEAVE_NONE = 0
+L2_PROMOTION_NONE = 0
+OOB_FILL_NONE = 0
+
+_lib = None
+
+
+class TensorMapError(RuntimeError):
+    pass
+
+
+def _libcuda():
+    global _lib
+    if _lib is None:
+        for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+            try:
+                _lib = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+        else:
+            raise TensorMapError("libcuda could not be loaded: a tma.load needs the NVIDIA driver")
+    return _lib
+
+
+def encode_args(spec: dict, global_address: int):
+    """The arguments of cuTensorMapEncodeTiled for ``spec`` (TensorMapSpec.to_json) at
+    ``global_address`` (dims innermost first, in bytes)."""
+    row_bytes = spec["cols"] * spec["esize"]
+    dims = (ctypes.c_uint64 * 2)(row_bytes, spec["rows"])
+    strides = (ctypes.c_uint64 * 1)(row_bytes)
+    box = (ctypes.c_uint32 * 2)(spec["box_cols"] * spec["esize"], spec["box_rows"])
+    estr = (ctypes.c_uint32 * 2)(1, 1)
+    return dims, strides, box, estr, SWIZZLE[spec["swizzle"]]
+
+
+def encode(spec: dict, global_address: int) -> bytes:
+    """The 128-byte CUtensorMap of ``spec`` for the tensor at ``global_address``."""
+    if global_address % 16:
+        raise TensorMapError(f"the tensor {spec['array']} starts at {global_address:#x}, not a multiple of 16 bytes")
+    lib = _libcuda()
+    fn = lib.cuTensorMapEncodeTiled
+    fn.restype = ctypes.c_int
+    out = (ctypes.c_uint8 * 128)()
+    dims, strides, box, estr, swz = encode_args(spec, global_address)
+    rc = fn(ctypes.byref(out), ctypes.c_int(DATA_TYPE_UINT8), ctypes.c_uint32(2), ctypes.c_void_p(global_address),
+            dims, strides, box, estr, ctypes.c_int(INTERLEAVE_NONE), ctypes.c_int(swz),
+            ctypes.c_int(L2_PROMOTION_NONE), ctypes.c_int(OOB_FILL_NONE))
+    if rc != 0:
+        raise TensorMapError(f"cuTensorMapEncodeTiled refused the tensor map of {spec['array']} (CUresult {rc}): "
+                             f"box {spec['box_rows']} x {spec['box_cols']} of {spec['esize']}-byte elements, "
+                             f"swizzle {spec['swizzle']}")
+    return bytes(out)
+
+
+__all__ = ["encode", "encode_args", "TensorMapError", "SWIZZLE"]
