@@ -171,7 +171,7 @@ def test_wrong_dimensions_and_field(tmp_path, capsys):
 
 
 def test_newer_format_is_not_misread(tmp_path, capsys):
-    refuse(tmp_path, capsys, "format = 3\n" + GOOD, "format 3", "newer than this warpviz reads", "Update warpviz")
+    refuse(tmp_path, capsys, "format = 4\n" + GOOD, "format 4", "newer than this warpviz reads", "Update warpviz")
 
 
 def test_unreadable_and_missing_files(tmp_path, capsys):

@@ -49,8 +49,8 @@ def figures(sc):
     return doc["metrics"], doc["accesses"]
 
 
-def test_this_warpviz_reads_formats_1_and_2():
-    assert FORMAT_VERSION == 2       # 2: array layouts (CuTe, Triton), Sw<B,M,S> and tma: swizzles
+def test_this_warpviz_reads_formats_1_to_3():
+    assert FORMAT_VERSION == 3       # 2: array layouts (CuTe, Triton), Sw<B,M,S> and tma: swizzles; 3: access kinds
 
 
 def test_file_without_format_keeps_loading_as_format_1():

@@ -173,6 +173,11 @@ def _tma(b, k: int, raw: dict) -> Access:
     if garr.type.size != arr.type.size:
         b.fail(where, tr("the tensor's elements are {a} bytes but the tile's are {b}", a=garr.type.size,
                          b=arr.type.size), tr("give both arrays the same type"), key="from")
+    if (garr.shape[1] * garr.type.size) % 16 or garr.base % 16:
+        b.fail(where, tr("the TMA needs the tensor {g} to start at a multiple of 16 bytes and its rows to be a "
+                         "multiple of 16 bytes; they are at byte {base} and {row} bytes long", g=garr.name,
+                         base=garr.base, row=garr.shape[1] * garr.type.size),
+               tr("make the tensor's row a multiple of 16 bytes and its offset a multiple of 16"), key="from")
     thread_names = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "tid", "lane", "warp"}
     used = set().union(*(names(n) for n in src.indices))
     if used & thread_names:
