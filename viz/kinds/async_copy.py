@@ -27,6 +27,20 @@ LDGSTS_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
 LDGSTS_CONF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"
 
 
+def source_values(scenario, instr, access, blocks, threads):
+    """The lane values of a kind's global side (cp.async's ``from``, the TMA's box origin);
+    its errors name the kind, the key ``from`` and its line."""
+    from ..engine import evaluate_instruction
+    from ..scenario import line_of
+
+    try:
+        return evaluate_instruction(scenario, instr, blocks, threads, access=access.source)
+    except ScenarioError as err:
+        where = f"access {access.index} ({access.op} {access.text}, from = {access.source.text})"
+        raise ScenarioError(err.source, where, err.problem, err.fix,
+                            line_of(scenario.text, f"access {access.index}", "from") or err.line) from None
+
+
 def analyze_cp_async(scenario, instr, access, ctx):
     """One cp.async warp instruction over the launch (``ctx``: viz.engine._KindContext)."""
     from ..engine import InstrStats, count_chunk, evaluate_instruction
@@ -37,7 +51,7 @@ def analyze_cp_async(scenario, instr, access, ctx):
     sectors = lines = used = 0
     for blocks in ctx.chunks():
         dst = evaluate_instruction(scenario, instr, blocks, ctx.threads, access=access)
-        src = evaluate_instruction(scenario, instr, blocks, ctx.threads, access=access.source)
+        src = source_values(scenario, instr, access, blocks, ctx.threads)
         wf, ph, act, _e1, deep = count_chunk("shared", instr.size, dst, ctx.nw, ctx.shortcuts, False)
         sec, ln, _a, distinct, _z = count_chunk("global", instr.size, src, ctx.nw, ctx.shortcuts, True)
         b0 = int(blocks[0])
@@ -64,9 +78,9 @@ def analyze_cp_async(scenario, instr, access, ctx):
 def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The box's first (row, col) in the tensor for each block; a box that leaves the tensor
     is a ScenarioError naming the block and the fix."""
-    from ..engine import describe_lane, evaluate_instruction
+    from ..engine import describe_lane
 
-    lv = evaluate_instruction(scenario, instr, blocks, np.zeros(1, np.int64), access=access.source)
+    lv = source_values(scenario, instr, access, blocks, np.zeros(1, np.int64))
     rows = np.broadcast_to(lv.indices[0].natural(), (len(blocks), 1))[:, 0]
     cols = np.broadcast_to(lv.indices[1].natural(), (len(blocks), 1))[:, 0]
     brows, bcols = access.option("box")

@@ -56,9 +56,12 @@ def _plain(b, k: int, raw: dict, op: str, at_key: str, as_op: str = "load") -> A
         return b.build_access(k, plain)
     except ScenarioError as err:
         w = re.sub(rf"^access {k} \({as_op} ", f"access {k} ({op} ", err.where)
-        if at_key != "at" and w.startswith(f"access {k} ({op} "):
-            w = f"access {k} ({op}, {at_key} = {w[len(f'access {k} ({op} '):]}"
-        raise ScenarioError(err.source, w, err.problem, err.fix,
+        problem = err.problem
+        if at_key != "at":
+            if w.startswith(f"access {k} ({op} "):
+                w = f"access {k} ({op}, {at_key} = {w[len(f'access {k} ({op} '):]}"
+            problem = re.sub(r'^at = "', f'{at_key} = "', problem)
+        raise ScenarioError(err.source, w, problem, err.fix,
                             _line(b, k, at_key) if at_key != "at" else err.line) from None
 
 

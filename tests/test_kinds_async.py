@@ -1,0 +1,384 @@
+"""Scenario format 3 kinds cp.async, atomic and tma.load (viz/kinds): parsing, bad input
+named by field with the fix (exit 2 on the CLI), the counting rules of
+docs/memory-model.md, the generated kernels' real instructions, random scenarios."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from viz.cli import main
+from viz.engine import analyze
+from viz.gpu.codegen import generate
+from viz.gpu.compile import find_nvcc
+from viz.gpu.runner import generated_launch
+from viz.kinds import ATOM_METRICS, LDGSTS_METRICS
+from viz.kinds.randomgen import scenarios as kind_scenarios
+from viz.kinds.tensormap import encode_args
+from viz.report import explain_access
+from viz.scenario import ScenarioError, load, loads
+
+needs_nvcc = pytest.mark.skipif(find_nvcc() is None, reason="nvcc is not installed")
+
+LD_REQ = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+LD_SEC = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+INST, WF, CONF = LDGSTS_METRICS
+A_INST, A_WF, A_CONF = ATOM_METRICS
+
+
+def cp(at="s[lane]", src="g[lane]", t="float4", extra="", block="[32]", grid="[1]", fmt=3, sshape="[1024]"):
+    return loads(f"""{f'format = {fmt}' if fmt else ''}
+[launch]
+block = {block}
+grid = {grid}
+[arrays.g]
+space = "global"
+type = "{t}"
+shape = [65536]
+[arrays.s]
+space = "shared"
+type = "{t}"
+shape = {sshape}
+[[access]]
+op = "cp.async"
+at = "{at}"
+from = "{src}"
+{extra}
+""", source="case.toml")
+
+
+def atomic(at="h[lane]", t="int", extra="", block="[32]", bins=1024, space="shared"):
+    return loads(f"""format = 3
+[launch]
+block = {block}
+grid = [1]
+[arrays.h]
+space = "{space}"
+type = "{t}"
+shape = [{bins}]
+[[access]]
+op = "atomic"
+at = "{at}"
+{extra}
+""", source="case.toml")
+
+
+def tma(swizzle="tma:128B", t="half", tile="[8, 64]", tensor="[64, 128]", src="A[blockIdx.x * 8][0]", extra="",
+        grid="[4]", before=""):
+    return loads(f"""format = 3
+[launch]
+block = [64]
+grid = {grid}
+{before}[arrays.tile]
+space = "shared"
+type = "{t}"
+shape = {tile}
+swizzle = "{swizzle}"
+[arrays.A]
+space = "global"
+type = "{t}"
+shape = {tensor}
+[[access]]
+op = "tma.load"
+at = "tile"
+from = "{src}"
+{extra}
+""", source="case.toml")
+
+
+def err(fn, *args, **kw) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        sc = fn(*args, **kw)
+        analyze(sc)
+    return info.value
+
+
+# ---------------------------------------------------------------------------- cp.async
+
+
+def test_cp_async_16_bytes_counts_an_ldg128_and_an_sts128():
+    m = analyze(cp(block="[128]", grid="[2]")).metrics
+    warps = 8
+    assert m[LD_REQ] == warps and m[LD_SEC] == 16 * warps      # global side: LDG.128, in the ten
+    assert m[INST] == warps and m[WF] == 4 * warps and m[CONF] == 0
+    # the shared side is in none of the ten
+    assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == 0
+    assert m["smsp__inst_executed_op_shared_st.sum"] == 0
+
+
+@pytest.mark.parametrize("t,size", [("float", 4), ("float2", 8), ("float4", 16)])
+def test_cp_async_shared_side_is_written_like_a_store_of_its_size(t, size):
+    """A cp.async's shared wavefronts are those of an STS of the same addresses."""
+    for at in ("s[lane]", "s[lane * 32 % 1024]", "s[0]", "s[(lane * 7) % 64]", "s[lane / 4]"):
+        a = analyze(cp(at=at, t=t)).metrics
+        b = analyze(loads(f"""[launch]
+block = [32]
+grid = [1]
+[arrays.s]
+space = "shared"
+type = "{t}"
+shape = [1024]
+[[access]]
+op = "store"
+at = "{at}"
+""")).metrics
+        assert a[WF] == b["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"], (t, at)
+        assert a[CONF] == b["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"], (t, at)
+
+
+def test_cp_async_4_bytes_on_one_bank_is_32_way():
+    m = analyze(cp(at="s[lane * 32]", src="g[lane]", t="float")).metrics
+    assert m[WF] == 32 and m[CONF] == 31
+    assert m[LD_REQ] == 1 and m[LD_SEC] == 4
+
+
+def test_cp_async_global_stride_counts_sectors_like_a_load():
+    m = analyze(cp(at="s[lane]", src="g[lane * 8]", t="float4")).metrics      # 128-byte stride
+    assert m[LD_SEC] == 32 and m[LD_REQ] == 1
+
+
+def test_cp_async_when_counts_only_active_warps():
+    m = analyze(cp(block="[64]", extra='when = "warp == 1"')).metrics
+    assert m[INST] == 1 and m[LD_REQ] == 1
+
+
+def test_cp_async_per_access_has_both_sides_and_reasons():
+    d = analyze(cp(block="[64]")).per_access()[0]
+    assert d["kind"] == "cp.async" and d["requests"] == 2 and d["sectors"] == 32 and d["wavefronts"] == 8
+    rows = explain_access(d)
+    assert [r[0] for r in rows][-2:] == ["requests", "sectors"]
+    assert "LDG" in rows[-2][2] and rows[-1][2].startswith("16.00 per request")
+
+
+@pytest.mark.parametrize("kw,fragments", [
+    ({"t": "float", "extra": 'cache = "cg"'}, ["cache", "cp.async.cg copies 16 bytes only", 'cache = "ca"']),
+    ({"t": "short"}, ["cp.async copies 4, 8 or 16 bytes per lane", "float4"]),
+    ({"extra": 'cache = "cx"'}, ['cache must be "ca" or "cg"']),
+    ({"src": "s[lane]"}, ["from names the shared array s", "global array in from"]),
+    ({"at": "g[lane]"}, ["cp.async writes shared memory", "g is a global array"]),
+    ({"src": "g[lane + 70000]"}, ["(cp.async s[lane], from = g[lane + 70000])", "out of bounds", "line 16"]),
+    ({"src": "g[lane"}, ['from = "g[lane": ', "never closed", "line 16"]),
+    ({"fmt": 2}, ["part of scenario format 3", "format = 3"]),
+    ({"fmt": 0}, ["part of scenario format 3", "format = 3"]),
+])
+def test_cp_async_bad_input_names_the_field_and_the_fix(kw, fragments):
+    e = err(cp, **kw)
+    for f in fragments:
+        assert f in str(e), str(e)
+    assert e.fix or "format" in str(e)
+
+
+def test_cp_async_without_from_says_so():
+    with pytest.raises(ScenarioError) as info:
+        loads('format = 3\n[launch]\nblock = [32]\ngrid = [1]\n[arrays.s]\nspace = "shared"\ntype = "float"\n'
+              'shape = [32]\n[[access]]\nop = "cp.async"\nat = "s[lane]"\n', source="x.toml")
+    assert "the key from is missing" in str(info.value) and "Add from" in str(info.value)
+
+
+def test_cp_async_unknown_key_suggests_the_right_one():
+    e = err(cp, extra='form = "g[lane]"')
+    assert "unknown key 'form'" in str(e) and "line 17" in str(e)
+
+
+# ---------------------------------------------------------------------------- atomics
+
+
+def _ref_atomic_wavefronts(words: list[int]) -> int:
+    """The rule in plain Python: the busiest bank's distinct words."""
+    banks: dict[int, set[int]] = {}
+    for w in words:
+        banks.setdefault(w % 32, set()).add(w)
+    return max(len(v) for v in banks.values())
+
+
+@pytest.mark.parametrize("at,wf", [
+    ("h[lane]", 1), ("h[0]", 1), ("h[lane / 4]", 1), ("h[lane * 32]", 32), ("h[lane * 2]", 2),
+    ("h[(lane % 4) * 32]", 4), ("h[(lane / 16) * 32]", 2), ("h[lane < 16 ? 0 : lane]", 1),
+])
+def test_atomic_wavefronts_are_the_busiest_banks_distinct_words(at, wf):
+    m = analyze(atomic(at)).metrics
+    assert m[A_INST] == 1 and m[A_WF] == wf and m[A_CONF] == wf - 1
+    assert all(m[k] == 0 for k in ("smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"))
+
+
+def test_atomic_few_bins_versus_many_bins_builtins():
+    few = analyze(load("shared-histogram-few-bins")).metrics
+    many = analyze(load("shared-histogram-many-bins")).metrics
+    assert few[A_INST] == many[A_INST] == 16 * 8
+    assert few[A_CONF] == 0 < many[A_CONF]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.integers(0, 1023), min_size=32, max_size=32), st.integers(1, 2**32 - 1))
+def test_atomic_rule_matches_the_reference_on_random_bins(bins, mask):
+    table = "[" + ", ".join(map(str, bins)) + "]"
+    # the bin of each lane through a lookup expression: ((lane == 0) ? b0 : (lane == 1) ? b1 : ...)
+    expr = " : ".join(f"lane == {i} ? {b}" for i, b in enumerate(bins[:-1])) + f" : {bins[-1]}"
+    when = f"(({mask} >> lane) & 1) == 1"
+    m = analyze(atomic(f"h[{expr}]", extra=f'when = "{when}"')).metrics
+    active = [b for i, b in enumerate(bins) if (mask >> i) & 1]
+    assert table
+    assert m[A_WF] == _ref_atomic_wavefronts(active)
+    assert m[A_INST] == 1
+
+
+@pytest.mark.parametrize("kw,fragments", [
+    ({"t": "double"}, ["atomic adds to a 4-byte int or float", "double"]),
+    ({"space": "global"}, ["atomic models atomicAdd on shared memory", "global atomics are not modelled"]),
+    ({"extra": 'result = "maybe"'}, ['result must be "used" or "unused"']),
+    ({"at": "h[lane + 2000]"}, ["out of bounds"]),
+])
+def test_atomic_bad_input_names_the_field_and_the_fix(kw, fragments):
+    e = err(atomic, **kw)
+    for f in fragments:
+        assert f in str(e), str(e)
+
+
+# ---------------------------------------------------------------------------- tma.load
+
+
+def test_tma_is_one_instruction_per_block_and_reads_swizzled_tiles_without_conflicts():
+    sc = tma(extra="", grid="[4]")
+    an = analyze(sc)
+    d = an.per_access()[0]
+    assert d["kind"] == "tma.load" and d["warp_instructions"] == 4 and d["bytes_copied"] == 4 * 8 * 128
+    assert d["box"] == [8, 64] and d["swizzle"] == "tma:128B"
+    rows = explain_access(d)
+    assert [r[0] for r in rows] == ["warp instructions", "bytes copied", "swizzle"]
+    assert rows[1][1] == "4,096" and "8 x 64" in rows[1][2]
+    # the built-ins: the column read of a tma:NB tile is conflict-free, the unswizzled one is not
+    for n in ("tma-swizzle-32b", "tma-swizzle-64b", "tma-swizzle-128b"):
+        assert analyze(load(n)).metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 0, n
+    assert analyze(load("tma-swizzle-none")).metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] > 0
+
+
+@pytest.mark.parametrize("kw,key,fragments", [
+    ({"extra": "box = [8, 128]"}, "box",
+     ["with swizzle tma:128B the box's inner side may be at most 128 bytes (64 elements), but it is 256 bytes",
+      "box = [8, 64]"]),
+    ({"swizzle": "tma:64B", "tile": "[8, 32]", "extra": "box = [8, 64]"}, "box",
+     ["at most 64 bytes (32 elements)"]),
+    ({"extra": "box = [16, 64]"}, "box", ["does not fit the tile tile[8][64]", "[16, 64]"]),
+    ({"extra": "box = [8, 300]"}, "box", ["each side must be 1 to 256 elements"]),
+    ({"extra": 'box = "8x64"'}, "box", ["box must be [ROWS, COLS]"]),
+    ({"swizzle": "none", "tile": "[8, 4]", "extra": "box = [8, 4]"}, "box", ["multiple of 16 bytes"]),
+    ({"tensor": "[64, 32]", "swizzle": "none", "tile": "[8, 64]"}, "box", ["does not fit the tensor A[64][32]"]),
+    ({"src": "A[lane][0]"}, "from", ["cannot depend on lane"]),
+    ({"swizzle": "xor"}, "at", ["one of its own swizzles", 'swizzle = "tma:128B"']),
+    ({"before": '[arrays.x]\nspace = "shared"\ntype = "float"\nshape = [40]\n'}, "at",
+     ["must start at a multiple of 1024", "Declare the tile first"]),
+])
+def test_tma_bad_input_names_the_field_and_the_fix(kw, key, fragments):
+    e = err(tma, **kw)
+    for f in fragments:
+        assert f in str(e), str(e)
+    assert e.line is not None
+
+
+def test_tma_box_leaving_the_tensor_names_the_block_and_the_fix():
+    e = err(tma, src="A[blockIdx.x * 20][0]")     # block 3 starts at row 60 of 64: 8 rows do not fit
+    assert "leaves the tensor A[64][128]" in str(e) and "block (3,0,0)" in str(e)
+    assert "at most 56" in str(e)
+
+
+def test_cli_exit_status_2_with_one_paragraph(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(tma.__wrapped__ if hasattr(tma, "__wrapped__") else "")
+    text = """format = 3
+[launch]
+block = [32]
+grid = [1]
+[arrays.tile]
+space = "shared"
+type = "half"
+shape = [8, 64]
+swizzle = "tma:128B"
+[arrays.A]
+space = "global"
+type = "half"
+shape = [64, 128]
+[[access]]
+op = "tma.load"
+at = "tile"
+from = "A[0][0]"
+box = [8, 128]
+"""
+    bad.write_text(text)
+    assert main(["analyze", str(bad)]) == 2
+    out, e = capsys.readouterr()
+    assert out == "" and "Traceback" not in e and e.count("\n") == 1
+    assert "line 18" in e and "box" in e and "Make the box's inner side 64 elements" in e
+
+
+# ---------------------------------------------------------------------------- generated kernels
+
+
+def test_generated_kernels_emit_the_real_instructions():
+    src = generate(load("cp-async-pipeline")).source
+    assert 'cp.async.cg.shared.global [%0], [%1], 16;' in src and "cp.async.wait_all" in src
+    src = generate(atomic("h[lane]", extra='result = "used"')).source
+    assert "atom.shared.add.u32" in src and "WV_KEEP(wv_o)" in src
+    src = generate(atomic("h[lane]", t="float")).source
+    assert "red.shared.add.f32" in src
+    k = generate(load("tma-swizzle-128b"))
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in k.source
+    assert "const __grid_constant__ WvTensorMap wv_tmap0" in k.source
+    assert k.source.index("wv_tmap0") < k.source.index("wv_g_A")    # the tensor map is the first parameter
+    (tm,) = k.tensor_maps
+    assert (tm.rows, tm.cols, tm.box_rows, tm.box_cols, tm.swizzle, tm.esize) == (32, 16, 8, 8, "tma:128B", 16)
+    spec = generated_launch(k, b"")
+    assert spec.args[0][0] == "tmap" and spec.arg_format.startswith("128sP")
+
+
+def test_tensor_map_arguments_are_in_bytes():
+    k = generate(load("tma-swizzle-64b"))
+    dims, strides, box, estr, swz = encode_args(k.tensor_maps[0].to_json(), 0x10000)
+    assert list(dims) == [8 * 16, 64] and list(strides) == [128] and list(box) == [64, 16] and swz == 2
+
+
+@needs_nvcc
+def test_kind_kernels_compile_and_keep_their_instructions():
+    from tests.test_gpu_codegen import nvcc
+
+    items = [(n, load(n)) for n in ("cp-async-pipeline", "tma-swizzle-none", "tma-swizzle-32b", "tma-swizzle-64b",
+                                    "tma-swizzle-128b", "shared-histogram-few-bins", "shared-histogram-many-bins")]
+    items += kind_scenarios(9, seed=4)
+    ptx = nvcc("\n".join(generate(sc, name=f"k{i}").source for i, (_, sc) in enumerate(items)), "-ptx")
+    bodies = dict(zip(re.findall(r"\.entry\s+(\w+)\(", ptx), re.split(r"\.entry\s+\w+\(", ptx)[1:]))
+    for i, (name, sc) in enumerate(items):
+        body = bodies[f"k{i}"]
+        ops = {a.op for a in sc.accesses}
+        if "cp.async" in ops:
+            assert re.search(r"cp\.async\.c[ag]\.shared\.global", body), name
+        if "atomic" in ops:
+            assert re.search(r"(atom|red)\.shared\.add", body), name
+        if "tma.load" in ops:
+            assert "cp.async.bulk.tensor.2d" in body and "mbarrier.try_wait.parity" in body, name
+
+
+def test_random_scenarios_of_each_kind_are_seeded_and_valid():
+    a = kind_scenarios(9, seed=7)
+    b = kind_scenarios(9, seed=7)
+    assert [n for n, _ in a] == [n for n, _ in b] and len(a) == 9
+    assert [sc.text for _, sc in a] == [sc.text for _, sc in b]
+    kinds = [{x.op for x in sc.accesses} & {"cp.async", "atomic", "tma.load"} for _, sc in a]
+    assert kinds[:3] == [{"cp.async"}, {"atomic"}, {"tma.load"}]
+    for _, sc in a:
+        m = analyze(sc).metrics
+        assert all(isinstance(v, int) and v >= 0 for v in m.values())
+
+
+def test_validate_random_kinds_rejects_an_unknown_kind(capsys):
+    assert main(["validate", "--random", "2", "--kinds", "ldgsts"]) == 2
+    assert "unknown kind 'ldgsts'" in capsys.readouterr().err
+
+
+def test_per_warp_figures_of_the_kinds_have_the_launch_shape():
+    an = analyze(load("shared-histogram-many-bins"))
+    s = an.stats[1]
+    assert s.per_warp.shape == (16, 8) and int(s.per_warp.sum()) == s.wavefronts
+    assert np.all(s.per_warp_active == 32)
