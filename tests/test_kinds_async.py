@@ -286,7 +286,6 @@ def test_tma_box_leaving_the_tensor_names_the_block_and_the_fix():
 
 def test_cli_exit_status_2_with_one_paragraph(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
-    bad.write_text(tma.__wrapped__ if hasattr(tma, "__wrapped__") else "")
     text = """format = 3
 [launch]
 block = [32]
