@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 
 from ..i18n import sep, tr
 from ..types import all_type_names
+from ..scenario import KIND_OPS
 from .highlight import TomlHighlighter
 from .state import Session
 from .undo import Snapshot, UndoKeys
@@ -410,6 +411,7 @@ class EditorPanel(QWidget):
                     continue
                 op = QComboBox()
                 op.addItems(["load", "store"])
+                op.addItems(KIND_OPS)      # format 3: cp.async, atomic, tma.load (their other keys: in the text)
                 add(form, tr("{k}: op", k=k), ("access", k, "op"), op, (lambda w=op: w.currentText()))
                 e = QLineEdit()
                 add(form, tr("{k}: at", k=k), ("access", k, "at"), e, (lambda e=e: e.text()))
