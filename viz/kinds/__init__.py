@@ -31,6 +31,15 @@ ATOM_METRICS = (
 )
 TMA_METRICS: tuple[str, ...] = ()
 KIND_METRICS = LDGSTS_METRICS + ATOM_METRICS + TMA_METRICS
+# How the app's Figures panel names them (viz/app/figures.py; Chinese in zh_CN.toml).
+KIND_METRIC_LABELS = {
+    "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum": "cp.async shared wavefronts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum": "cp.async shared bank conflicts",
+    "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",
+}
 
 
 def is_kind(op: str) -> bool:
@@ -41,4 +50,4 @@ def uses_kinds(sc) -> bool:
     return any(a.op in KIND_OPS for a in sc.accesses)
 
 
-__all__ = ["KIND_OPS", "KIND_METRICS", "LDGSTS_METRICS", "ATOM_METRICS", "TMA_METRICS", "is_kind", "uses_kinds"]
+__all__ = ["KIND_OPS", "KIND_METRICS", "KIND_METRIC_LABELS", "LDGSTS_METRICS", "ATOM_METRICS", "TMA_METRICS", "is_kind", "uses_kinds"]
