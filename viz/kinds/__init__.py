@@ -21,21 +21,20 @@ from ..scenario import KIND_OPS
 # tools/gpu/session/h12async.sh lists them from `ncu --query-metrics`).
 LDGSTS_METRICS = (
     "smsp__inst_executed_op_ldgsts.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum",
 )
 ATOM_METRICS = (
     "smsp__inst_executed_op_shared_atom.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum",
 )
-TMA_METRICS: tuple[str, ...] = ()
+TMA_METRICS = (
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum",
+)
 KIND_METRICS = LDGSTS_METRICS + ATOM_METRICS + TMA_METRICS
 # How the app's Figures panel names them (viz/app/figures.py; Chinese in zh_CN.toml).
 KIND_METRIC_LABELS = {
     "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum": "cp.async shared wavefronts",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum": "cp.async shared bank conflicts",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum": "TMA global sectors read",
     "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",

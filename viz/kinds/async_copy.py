@@ -1,16 +1,24 @@
 """cp.async (LDGSTS) and TMA 2-D tile copies (UTMALDG): how the H100 counts them.
 
-The rules (docs/memory-model.md, "cp.async" and "TMA tile copies"), measured with
-tools/gpu/session/h12async.sh:
+The rules (docs/memory-model.md, "cp.async, TMA tile copies and shared atomics"),
+measured with tools/gpu/session/h12async-probe.sh (122 cp.async and 59 TMA probes):
 
-* ``cp.async`` of N bytes: the global side is an LDG of N bytes (requests and sectors,
-  counted by Nsight Compute in the ten's ``..._global_op_ld`` metrics and again in the
-  ``ldgsts`` ones); the shared side is written like an STS of N bytes (phases of 32, 16
-  or 8 lanes; a phase takes as many wavefronts as its busiest bank has distinct words),
-  counted only in the ``..._shared_op_ldgsts`` metrics.
-* ``tma.load``: one instruction per block (thread 0), the box written into the tile in the
-  tile's swizzle; the copy itself does not pass the LSU pipe, so no shared-memory metric of
-  the ten or of LDGSTS counts it.
+* ``cp.async`` is one request per warp in the ten's global-load metrics
+  (``l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld``) and one instruction in
+  ``smsp__inst_executed_op_ldgsts``. Its sectors: ``.ca`` as an LDG of that width (the
+  distinct 32-byte sectors); ``.cg`` (L1 bypassed) counts, after dropping the lanes whose
+  16-byte shared destination a later lane overwrites, the distinct pairs (global
+  128-byte line, shared 32-byte sector). nvcc puts three predicated-off ``LDS`` before
+  an LDGSTS, which count in ``smsp__inst_executed_op_shared_ld`` (three per warp that
+  runs the access); no wavefront of the ten counts LDGSTS.
+* The shared side (the figures, not a counter of its own on the H100): phases as for a
+  store of that width, each taking as many wavefronts as its busiest bank has *lanes*
+  (lanes on one address are not merged); ``.ca``'s ``op_ldgsts`` bank conflicts add the
+  L1 data-array conflicts of the global reads, and ``.cg`` counts none.
+* ``tma.load``: one copy per block (thread 0); the box lands in the tile's swizzle (CuTe
+  ``Swizzle<1|2|3,4,3>`` on byte offsets, measured element by element), reads the box's
+  sectors (``l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld``) and counts in none
+  of the ten. The box's first byte must be 16-byte aligned (a misaligned one faults).
 """
 
 from __future__ import annotations
@@ -18,13 +26,75 @@ from __future__ import annotations
 import numpy as np
 
 from ..i18n import tr
+from ..kernels_numba import njit
 from ..scenario import ScenarioError
 
 LD_REQ = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
 LD_SEC = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 LDGSTS_INST = "smsp__inst_executed_op_ldgsts.sum"
-LDGSTS_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
-LDGSTS_CONF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum"
+SHARED_LD_INST = "smsp__inst_executed_op_shared_ld.sum"
+TMA_SECTORS = "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"
+DUMMY_LDS = 3   # predicated-off LDS that nvcc puts before an LDGSTS (counted per warp running the access)
+
+
+@njit(cache=True, nogil=True)
+def ldgsts_shared(addr, mask, size, wavefronts, phases):
+    """Per (block, warp): the shared side of a cp.async of ``size`` bytes: phases of 32, 16
+    or 8 lanes; each takes as many wavefronts as its busiest bank has lane-words."""
+    nb, nt = addr.shape
+    nw = wavefronts.shape[1]
+    per = 32 if size <= 4 else (16 if size == 8 else 8)
+    words = size // 4 if size >= 4 else 1
+    count = np.zeros(32, np.int64)
+    for b in range(nb):
+        for w in range(nw):
+            wf = 0
+            ph = 0
+            for p in range(0, 32, per):
+                count[:] = 0
+                any_active = False
+                for t in range(w * 32 + p, min(nt, w * 32 + p + per)):
+                    if mask[b, t]:
+                        any_active = True
+                        for q in range(words):
+                            count[((addr[b, t] >> 2) + q) & 31] += 1
+                if any_active:
+                    ph += 1
+                    wf += count.max()
+            wavefronts[b, w] = wf
+            phases[b, w] = ph
+
+
+@njit(cache=True, nogil=True)
+def cg_sectors(gaddr, saddr, mask, out):
+    """Per (block, warp): the sectors of a cp.async.cg: lanes whose 16-byte shared slot a
+    later lane writes again are dropped; the rest count distinct (global line, shared sector)."""
+    nb, nt = gaddr.shape
+    nw = out.shape[1]
+    keys = np.empty(32, np.int64)
+    for b in range(nb):
+        for w in range(nw):
+            n = 0
+            for t in range(w * 32, min(nt, w * 32 + 32)):
+                if not mask[b, t]:
+                    continue
+                later = False
+                for u in range(t + 1, min(nt, w * 32 + 32)):
+                    if mask[b, u] and (saddr[b, u] >> 4) == (saddr[b, t] >> 4):
+                        later = True
+                        break
+                if later:
+                    continue
+                k = (gaddr[b, t] >> 7) * 2147483648 + (saddr[b, t] >> 5)
+                seen = False
+                for i in range(n):
+                    if keys[i] == k:
+                        seen = True
+                        break
+                if not seen:
+                    keys[n] = k
+                    n += 1
+            out[b, w] = n
 
 
 def source_values(scenario, instr, access, blocks, threads):
@@ -49,30 +119,49 @@ def analyze_cp_async(scenario, instr, access, ctx):
     per_warp = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     sectors = lines = used = 0
+    cg = access.option("cache") == "cg"
     for blocks in ctx.chunks():
         dst = evaluate_instruction(scenario, instr, blocks, ctx.threads, access=access)
         src = source_values(scenario, instr, access, blocks, ctx.threads)
-        wf, ph, act, _e1, deep = count_chunk("shared", instr.size, dst, ctx.nw, ctx.shortcuts, False)
-        sec, ln, _a, distinct, _z = count_chunk("global", instr.size, src, ctx.nw, ctx.shortcuts, True)
+        nb, nt = dst.shape
+        saddr = np.ascontiguousarray(np.broadcast_to(dst.addr.natural(), (nb, nt)), np.int64)
+        mask = np.ascontiguousarray(np.broadcast_to(dst.mask, (nb, nt)), np.bool_)
+        wf = np.zeros((nb, ctx.nw), np.int32)
+        ph = np.zeros((nb, ctx.nw), np.int32)
+        ldgsts_shared(saddr, mask, instr.size, wf, ph)
+        sec, ln, act, distinct, _z = count_chunk("global", instr.size, src, ctx.nw, ctx.shortcuts, True)
+        if cg:
+            gaddr = np.ascontiguousarray(np.broadcast_to(src.addr.natural(), (nb, nt)), np.int64)
+            sec = np.zeros((nb, ctx.nw), np.int32)
+            cg_sectors(gaddr, saddr, mask, sec)
         b0 = int(blocks[0])
-        per_warp[b0:b0 + len(blocks)] = wf
-        per_active[b0:b0 + len(blocks)] = act
+        per_warp[b0:b0 + nb] = np.minimum(wf, 255)
+        per_active[b0:b0 + nb] = act
         st.warp_instructions += int((act > 0).sum())
         st.active_lanes += int(act.sum())
         st.wavefronts += int(wf.sum())
         st.phases += int(ph.sum())
-        st.deepest = max(st.deepest, int(deep.max(initial=0)))
+        st.deepest = max(st.deepest, int((wf - ph + 1).max(initial=0)))
         sectors += int(sec.sum())
         lines += int(ln.sum())
         used += int(distinct.sum()) * instr.size
         ctx.step(instr)
     st.sectors, st.lines, st.bytes_used = sectors, lines, used
     st.per_warp, st.per_warp_active = per_warp, per_active
-    st.kind_metrics = {
-        LD_REQ: st.warp_instructions, LD_SEC: sectors,
-        LDGSTS_INST: st.warp_instructions, LDGSTS_WF: st.wavefronts, LDGSTS_CONF: st.wavefronts - st.phases,
-    }
+    first = not access.loops or dict(instr.loop) == first_point(scenario, access)
+    # the three predicated-off LDS before the access's LDGSTS: once per warp that runs it
+    # (measured on cp-async-pipeline, whose loop of two copies ran them once per warp)
+    dummies = DUMMY_LDS * st.warp_instructions if first else 0
+    st.kind_metrics = {LD_REQ: st.warp_instructions, LD_SEC: sectors, LDGSTS_INST: st.warp_instructions,
+                       SHARED_LD_INST: dummies}
     return st
+
+
+def first_point(scenario, access) -> dict:
+    from ..scenario import loop_points
+
+    pts = loop_points(scenario, access)
+    return pts[0] if pts else {}
 
 
 def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +175,17 @@ def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray
     brows, bcols = access.option("box")
     garr = scenario.array(access.source.array)
     gr, gc = garr.shape
+    esize = garr.type.size
+    misaligned = (garr.base + cols * esize) % 16 != 0
+    if misaligned.any():
+        i = int(np.argmax(misaligned))
+        lane = describe_lane(scenario, int(blocks[i]), 0, instr)
+        raise ScenarioError(
+            scenario.source, access.label(),
+            tr("the box starts at {g}[{row}][{col}], byte {b} of the tensor, not a multiple of 16, at {lane}; "
+               "the TMA faults on such a copy", g=garr.name, row=int(rows[i]), col=int(cols[i]),
+               b=int(garr.base + cols[i] * esize), lane=lane),
+            tr("make from's column a multiple of {n}", n=max(1, 16 // esize)), access.line)
     bad = (rows + brows > gr) | (cols + bcols > gc)
     if bad.any():
         i = int(np.argmax(bad))
@@ -123,8 +223,8 @@ def analyze_tma(scenario, instr, access, ctx):
     st.sectors = sectors
     st.bytes_used = nbytes * ctx.nblocks
     st.per_warp, st.per_warp_active = per_warp, per_active
-    st.kind_metrics = {}
+    st.kind_metrics = {TMA_SECTORS: sectors}
     return st
 
 
-__all__ = ["analyze_cp_async", "analyze_tma", "tma_origins"]
+__all__ = ["analyze_cp_async", "analyze_tma", "tma_origins", "ldgsts_shared", "cg_sectors"]

@@ -1,9 +1,17 @@
 """Shared-memory atomics (ATOMS): how the H100 counts ``atomicAdd`` on shared memory.
 
-The rule (docs/memory-model.md, "Shared atomics"), measured with
-tools/gpu/session/h12async.sh: one warp instruction is one phase of its 32 lanes; it
-takes as many wavefronts as its busiest bank has distinct words (as a 4-byte store).
-Lanes on the same address do not add wavefronts.
+The rules (docs/memory-model.md, "Shared atomics"), measured on the H100 with
+tools/gpu/session/h12async-probe.sh (one warp, one instruction, 75 address patterns):
+
+* ``atomicAdd(&h[i], 1)`` whose result is unused (``result = "unused"``): nvcc combines
+  the lanes that hit one address (``ATOMS.POPC.INC``: one atomic per distinct address,
+  adding the number of lanes), so the instruction takes as many wavefronts as its busiest
+  bank has *distinct words*. Same-address contention costs nothing.
+* ``atom.shared.add`` with its old value read (``result = "used"``, ``ATOMS.ADD``): every
+  lane is served in turn, so it takes as many wavefronts as its busiest bank has *active
+  lanes*: 32 lanes on one address are 32 wavefronts.
+
+Both count in ``..._shared_op_atom`` (conflicts = wavefronts - 1) and in none of the ten.
 """
 
 from __future__ import annotations
@@ -18,8 +26,9 @@ ATOM_CONF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"
 
 
 @njit(cache=True, nogil=True)
-def atom_counts(addr, mask, wavefronts, phases, active, deepest):
-    """Per (block, warp): wavefronts of one 4-byte shared atomic (the rule above)."""
+def atom_counts(addr, mask, per_lane, wavefronts, phases, active, deepest):
+    """Per (block, warp): wavefronts of one 4-byte shared atomic: the busiest bank's
+    distinct words (``per_lane`` False) or active lanes (True)."""
     nb, nt = addr.shape
     nw = wavefronts.shape[1]
     words = np.empty(32, np.int64)
@@ -35,24 +44,20 @@ def atom_counts(addr, mask, wavefronts, phases, active, deepest):
                 continue
             best = 0
             for i in range(n):
-                seen_before = False
-                for j in range(i):
-                    if words[j] == words[i]:
-                        seen_before = True
-                        break
-                if seen_before:
-                    continue
-                # distinct words in this word's bank
                 c = 0
                 for j in range(n):
-                    if (words[j] & 31) == (words[i] & 31):
-                        dup = False
-                        for q in range(j):
-                            if words[q] == words[j]:
-                                dup = True
-                                break
-                        if not dup:
-                            c += 1
+                    if (words[j] & 31) != (words[i] & 31):
+                        continue
+                    if per_lane:
+                        c += 1
+                        continue
+                    dup = False
+                    for q in range(j):
+                        if words[q] == words[j]:
+                            dup = True
+                            break
+                    if not dup:
+                        c += 1
                 if c > best:
                     best = c
             wavefronts[b, w] = best
@@ -60,10 +65,10 @@ def atom_counts(addr, mask, wavefronts, phases, active, deepest):
             deepest[b, w] = best
 
 
-def count_atomic(addr: np.ndarray, mask: np.ndarray, nw: int):
+def count_atomic(addr: np.ndarray, mask: np.ndarray, nw: int, per_lane: bool = False):
     n = addr.shape[0]
     out = tuple(np.zeros((n, nw), np.int32) for _ in range(4))
-    atom_counts(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(mask, np.bool_), *out)
+    atom_counts(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(mask, np.bool_), per_lane, *out)
     return out
 
 
@@ -79,7 +84,7 @@ def analyze_atomic(scenario, instr, access, ctx):
         nb, nt = lv.shape
         addr = np.broadcast_to(lv.addr.natural(), (nb, nt))
         mask = np.broadcast_to(lv.mask, (nb, nt))
-        wf, ph, act, deep = count_atomic(addr, mask, ctx.nw)
+        wf, ph, act, deep = count_atomic(addr, mask, ctx.nw, access.option("result") == "used")
         b0 = int(blocks[0])
         per_warp[b0:b0 + nb] = np.minimum(wf, 255)
         per_active[b0:b0 + nb] = act

@@ -23,7 +23,7 @@ KEYS = {
     "tma.load": {"op", "at", "from", "box", "for", "note"},
 }
 CP_ASYNC_SIZES = (4, 8, 16)
-ATOMIC_TYPES = ("int", "float")
+ATOMIC_TYPES = ("int",)
 TMA_MAX_BOX = 256        # elements per box dimension (cuTensorMapEncodeTiled)
 
 
@@ -132,14 +132,19 @@ def _atomic(b, k: int, raw: dict) -> Access:
         b.fail(where, tr("atomic models atomicAdd on shared memory; {name} is a global array", name=arr.name),
                tr("name a shared array (global atomics are not modelled yet)"), key="at")
     tname = arr.type.name if acc.field is None else next(f.type.name for f in arr.type.fields if f.name == acc.field)
+    if tname == "float":
+        b.fail(where, tr("atomicAdd on a shared float is a compare-and-swap loop on the H100 (LDS then ATOMS.CAST.SPIN "
+                         "until no other lane interfered), which warpviz does not model"),
+               tr("count with an int histogram, as the built-ins shared-histogram-few-bins and -many-bins do"),
+               key="at")
     if len(acc.parts) != 1 or acc.size != 4 or tname not in ATOMIC_TYPES:
-        b.fail(where, tr("atomic adds to a 4-byte int or float; {what} is {type}", what=acc.text,
-                         type=tname),
-               tr("make the array's type int or float"), key="at")
+        b.fail(where, tr("atomic adds to a 4-byte int; {what} is {type}", what=acc.text, type=tname),
+               tr("make the array's type int"), key="at")
     result = raw.get("result", "unused")
     if result not in ("used", "unused"):
         b.fail(where, tr("result must be \"used\" or \"unused\", not {v!r}", v=result),
-               tr("used: the old value is read (atom); unused: a reduction (red), as a histogram does"), key="result")
+               tr("unused: atomicAdd(&h[i], 1) as a histogram writes it; used: atom.shared.add whose old value is "
+                  "read"), key="result")
     return replace(acc, op="atomic", options=(("result", result), ("type", tname)))
 
 
@@ -198,6 +203,11 @@ def _tma(b, k: int, raw: dict) -> Access:
     if not (1 <= brows <= TMA_MAX_BOX and 1 <= bcols <= TMA_MAX_BOX):
         b.fail(where, tr("box = [{r}, {c}]: each side must be 1 to {max} elements", r=brows, c=bcols,
                          max=TMA_MAX_BOX), tr("split the copy into several boxes"), key="box")
+    factor = 2 if esize == 16 else 1        # a 16-byte element is two UINT64 for the TMA
+    if bcols * factor > TMA_MAX_BOX:
+        b.fail(where, tr("box = [{r}, {c}]: the TMA copies at most {n} elements of {size} bytes per row",
+                         r=brows, c=bcols, n=TMA_MAX_BOX // factor, size=esize),
+               tr("split the copy into several boxes"), key="box")
     if swz in TMA_SWIZZLES:
         span = TMA_SWIZZLES[swz][1]
         if bcols * esize > span:

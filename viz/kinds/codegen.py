@@ -21,6 +21,12 @@ TMAP_STRUCT = ("#ifndef WV_TENSOR_MAP\n#define WV_TENSOR_MAP\n"
                "struct __align__(64) WvTensorMap { unsigned long long wv_opaque[16]; };  // a CUtensorMap\n#endif")
 
 
+def data_type(esize: int) -> tuple[int, int]:
+    """(CUtensorMapDataType, TMA elements per scenario element): UINT8/16/32/64 of the
+    element's size; a 16-byte element (float4, int4) is two UINT64."""
+    return {1: (0, 1), 2: (1, 1), 4: (2, 1), 8: (4, 1), 16: (4, 2)}[esize]
+
+
 @dataclass(frozen=True)
 class TensorMapSpec:
     """What the runner needs to encode one tensor map (``viz.kinds.tensormap``)."""
@@ -82,22 +88,19 @@ def cp_async_body(a, arr, sc, rename) -> list[str]:
 
 
 def atomic_body(a, arr, sc, rename) -> list[str]:
+    """``result = "unused"``: ``atomicAdd(&h[i], 1)`` in CUDA C++, which nvcc turns into
+    ATOMS.POPC.INC (lanes on one address combined); ``"used"``: ``atom.shared.add.u32``
+    of lane + 1 whose old value enters the running hash (ATOMS.ADD, lane by lane): the two
+    forms the H100 probe measured."""
     body = _indices(a, rename)
     body.append(f"const long long wv_e = {_elem(arr, rename, 'wv_row', 'wv_col')};")
-    body.append(f"const unsigned wv_a = wv_sbase + (unsigned)({arr.base}LL + wv_e * {arr.type.size}LL) + "
-                f"{a.parts[0][0]}u;")
-    is_float = a.option("type") == "float"
+    off = f"({arr.base}LL + wv_e * {arr.type.size}LL + {a.parts[0][0]}LL)"
     if a.option("result") == "used":
-        if is_float:
-            body.append('{ float wv_o; asm volatile("atom.shared.add.f32 %0, [%1], %2;" : "=f"(wv_o) : "r"(wv_a), '
-                        '"f"(1.0f) : "memory"); WV_KEEP(__float_as_uint(wv_o)); }')
-        else:
-            body.append('{ unsigned wv_o; asm volatile("atom.shared.add.u32 %0, [%1], %2;" : "=r"(wv_o) : "r"(wv_a), '
-                        '"r"(1u) : "memory"); WV_KEEP(wv_o); }')
-    elif is_float:
-        body.append('asm volatile("red.shared.add.f32 [%0], %1;" :: "r"(wv_a), "f"(1.0f) : "memory");')
+        body.append(f"const unsigned wv_a = wv_sbase + (unsigned){off};")
+        body.append('{ unsigned wv_o; asm volatile("atom.shared.add.u32 %0, [%1], %2;" : "=r"(wv_o) : "r"(wv_a), '
+                    '"r"((unsigned)wv_lane + 1u) : "memory"); WV_KEEP(wv_o); }')
     else:
-        body.append('asm volatile("red.shared.add.u32 [%0], %1;" :: "r"(wv_a), "r"(1u) : "memory");')
+        body.append(f"atomicAdd((unsigned*)(wv_smem + {off}), 1u);")
     return body
 
 
@@ -114,7 +117,8 @@ def tma_lines(a, arr, sc, rename, k: int) -> list[str]:
                f'"r"({nbytes}u) : "memory");')
     out.append('  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes '
                '[%0], [%1, {%2, %3}], [%4];"')
-    out.append(f'    :: "r"(wv_sbase + {arr.base}u), "l"((unsigned long long)&wv_tmap{k}), "r"((int)wv_col), '
+    factor = data_type(arr.type.size)[1]
+    out.append(f'    :: "r"(wv_sbase + {arr.base}u), "l"((unsigned long long)&wv_tmap{k}), "r"((int)(wv_col * {factor})), '
                '"r"((int)wv_row), "r"(wv_mbar) : "memory");')
     out.append("}")
     out.append('asm volatile("{\\n.reg .pred P1;\\nWV_WAIT:\\n'
@@ -153,4 +157,4 @@ def extra_shared_bytes(sc, shared_bytes: int) -> int:
 
 
 __all__ = ["TensorMapSpec", "tensor_maps", "cp_async_body", "atomic_body", "tma_lines", "kernel_params",
-           "kernel_prologue", "extra_shared_bytes", "TMAP_STRUCT"]
+           "kernel_prologue", "extra_shared_bytes", "TMAP_STRUCT", "data_type"]

@@ -113,7 +113,8 @@ def tma_text(r: random.Random) -> str:
     grows = rows * r.randint(1, 4) + r.randint(0, 8)
     gcols = cols * r.randint(1, 3) + r.choice([0, 16 // esize if esize < 16 else 1])
     ry = f"(blockIdx.x * {r.randint(0, 7)} + blockIdx.y) % {grows - rows + 1}"
-    cx = f"(blockIdx.x * {r.randint(0, 5)}) % {gcols - cols + 1}"
+    al = max(1, 16 // esize)            # the box's first byte must be 16-byte aligned (a misaligned one faults)
+    cx = f"((blockIdx.x * {r.randint(0, 5)}) % {(gcols - cols) // al + 1}) * {al}"
     text = f"""format = 3
 title = "random tma.load"
 [launch]

@@ -1,10 +1,10 @@
 """A real CUtensorMap for a generated kernel's ``tma.load``: ``cuTensorMapEncodeTiled``
 called through ctypes on libcuda (the runner's process has a CUDA context already).
 
-The map describes the global tensor in bytes (data type UINT8, the inner dimension in
-bytes): the TMA moves bytes and its swizzles permute 16-byte chunks, so the element
-type changes nothing in where the box lands, and 16-byte elements (``float4``, which
-no TMA data type has) work too. The 128 bytes are passed by value as the kernel's first
+The map's data type is the unsigned integer of the element's size (UINT8/16/32/64; a
+16-byte element is two UINT64): the TMA moves bytes and its swizzles permute 16-byte
+chunks, so only the size matters for where the box lands (measured: the probe's UINT16
+and UINT32 boxes landed alike). The 128 bytes are passed by value as the kernel's first
 parameters (``viz.kinds.codegen``).
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 import ctypes
 
 SWIZZLE = {"none": 0, "tma:32B": 1, "tma:64B": 2, "tma:128B": 3}   # CUtensorMapSwizzle
-DATA_TYPE_UINT8 = 0
 INTERLEAVE_NONE = 0
 L2_PROMOTION_NONE = 0
 OOB_FILL_NONE = 0
@@ -41,13 +40,17 @@ def _libcuda():
 
 def encode_args(spec: dict, global_address: int):
     """The arguments of cuTensorMapEncodeTiled for ``spec`` (TensorMapSpec.to_json) at
-    ``global_address`` (dims innermost first, in bytes)."""
+    ``global_address``: (data type, dims innermost first, row stride in bytes, box, element
+    strides, swizzle)."""
+    from .codegen import data_type
+
+    dtype, factor = data_type(spec["esize"])
     row_bytes = spec["cols"] * spec["esize"]
-    dims = (ctypes.c_uint64 * 2)(row_bytes, spec["rows"])
+    dims = (ctypes.c_uint64 * 2)(spec["cols"] * factor, spec["rows"])
     strides = (ctypes.c_uint64 * 1)(row_bytes)
-    box = (ctypes.c_uint32 * 2)(spec["box_cols"] * spec["esize"], spec["box_rows"])
+    box = (ctypes.c_uint32 * 2)(spec["box_cols"] * factor, spec["box_rows"])
     estr = (ctypes.c_uint32 * 2)(1, 1)
-    return dims, strides, box, estr, SWIZZLE[spec["swizzle"]]
+    return dtype, dims, strides, box, estr, SWIZZLE[spec["swizzle"]]
 
 
 def encode(spec: dict, global_address: int) -> bytes:
@@ -58,8 +61,8 @@ def encode(spec: dict, global_address: int) -> bytes:
     fn = lib.cuTensorMapEncodeTiled
     fn.restype = ctypes.c_int
     out = (ctypes.c_uint8 * 128)()
-    dims, strides, box, estr, swz = encode_args(spec, global_address)
-    rc = fn(ctypes.byref(out), ctypes.c_int(DATA_TYPE_UINT8), ctypes.c_uint32(2), ctypes.c_void_p(global_address),
+    dtype, dims, strides, box, estr, swz = encode_args(spec, global_address)
+    rc = fn(ctypes.byref(out), ctypes.c_int(dtype), ctypes.c_uint32(2), ctypes.c_void_p(global_address),
             dims, strides, box, estr, ctypes.c_int(INTERLEAVE_NONE), ctypes.c_int(swz),
             ctypes.c_int(L2_PROMOTION_NONE), ctypes.c_int(OOB_FILL_NONE))
     if rc != 0:
