@@ -1,11 +1,14 @@
 #!/bin/bash
 # h12async, device run 2: `warpviz validate` of the cp.async / TMA / shared-atomic built-ins
-# and of random scenarios of those kinds, against Nsight Compute on the H100.
+# and of random scenarios of those kinds against Nsight Compute on the H100, then the
+# instruction counters (smsp__*) that run 1 could not list, on a subset of its probes.
 # Run from the repo root on the device machine:  bash tools/gpu/session/h12async.sh
-# Total run time: about 2 minutes expected, under 4 at worst (each step has its own
-# `timeout`; the limits add up to 215 s after device_setup.sh).
-# Writes under $OUT/h12async/: log.txt, validate-builtins.json, validate-random.json,
-# sass-builtins.txt (the memory instructions of the built-ins' generated kernels).
+# Device time: about 100 s expected, under 150 s with device_setup.sh: each step has its
+# own `timeout` (50 + 40 s of validate; the probe step only if under 80 s have passed,
+# and it ends by 115 s; then at most 10 + 5 s).
+# Writes under $OUT/h12async/: log.txt, validate.json and validate-tma.json (built-ins then
+# random scenarios),
+# probe-smsp.csv and probe-smsp.json (the probes' instruction counters), sass-builtins.txt.
 # (Device run 1, the probe of the rules, is tools/gpu/session/h12async-probe.sh.)
 set -u
 OUT=${OUT:-/tmp/wv-out}
@@ -14,33 +17,41 @@ exec > >(tee -a "$D/log.txt") 2>&1
 source tools/gpu/device_setup.sh
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
 T0=$(date +%s)
-BUILTINS="cp-async-pipeline tma-swizzle-none tma-swizzle-32b tma-swizzle-64b tma-swizzle-128b shared-histogram-few-bins shared-histogram-many-bins"
-
-step 80 python3 -m viz.cli validate $BUILTINS --json > "$D/validate-builtins.json"
-python3 - "$D/validate-builtins.json" <<'PY'
+# Two Nsight Compute sessions, so that a fault in a TMA kernel cannot take the others with it.
+step 50 python3 -m viz.cli validate cp-async-pipeline shared-histogram-few-bins shared-histogram-many-bins \
+  --random 16 --seed 23 --kinds cp.async,atomic --json > "$D/validate.json"
+step 40 python3 -m viz.cli validate tma-swizzle-none tma-swizzle-32b tma-swizzle-64b tma-swizzle-128b \
+  --random 8 --seed 23 --kinds tma.load --json > "$D/validate-tma.json"
+python3 - "$D/validate.json" "$D/validate-tma.json" <<'PY'
 import json, sys
-v = json.load(open(sys.argv[1]))
-for r in v:
-    bad = [x for x in r["rows"] if not x["match"]]
-    print(r["label"], "MATCH" if r["match"] else "MISMATCH", r["error"] or "", [(x["metric"], x["model"], x["hardware"]) for x in bad])
+for f in sys.argv[1:]:
+    t = open(f).read()
+    if "[" not in t:
+        print(f, "no results"); continue
+    v = json.loads(t[t.index("["):t.rindex("]") + 1])
+    print(f, "matching:", sum(r["match"] is True for r in v), "of", len(v))
+    for r in v:
+        bad = [(x["metric"], x["model"], x["hardware"]) for x in r["rows"] if not x["match"]]
+        print(" ", r["label"], "MATCH" if r["match"] else "MISMATCH", r["error"] or "", bad)
 PY
-step 110 python3 -m viz.cli validate --random 36 --seed 23 --kinds cp.async,atomic,tma.load --json > "$D/validate-random.json"
-python3 - "$D/validate-random.json" <<'PY'
-import json, sys
-v = json.load(open(sys.argv[1]))
-print("random kind scenarios matching:", sum(r["match"] is True for r in v), "of", len(v))
-for r in v:
-    if r["match"] is not True:
-        bad = [x for x in r["rows"] if not x["match"]]
-        print(" ", r["label"], r["error"] or "", [(x["metric"], x["model"], x["hardware"]) for x in bad])
-PY
-timeout 25 python3 - > "$D/sass-builtins.txt" 2>&1 <<'PY'
+# The probes' instruction counters (run 1 could not list the smsp__ metrics in time).
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | tail -1)
+if [ $(( $(date +%s) - T0 )) -lt 80 ]; then
+  step 10 nvcc -arch=sm_90a -O3 -std=c++17 -o /tmp/h12async_probe tools/gpu/session/h12async_probe.cu
+  python3 tools/gpu/session/h12async.py cases /tmp/h12async_cases.txt "$D/cases.json" > /dev/null
+  LEFT=$(( 115 - ($(date +%s) - T0) )); [ "$LEFT" -gt 25 ] && LEFT=25
+  step "$LEFT" "$NCU" --metrics smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_ldgsts.sum,smsp__inst_executed_op_shared_atom.sum,smsp__inst_executed.sum \
+    --csv --print-units base --kernel-name-base function /tmp/h12async_probe /tmp/h12async_cases.txt count cp_ca4,cp_cg16,atom_u32,atomicadd_cpp,tma2d \
+    > "$D/probe-smsp.csv" 2> "$D/probe-smsp.err"
+  timeout 10 python3 tools/gpu/session/h12async.py collect "$D/cases.json" /dev/null "$D/probe-smsp.json" "$D/probe-smsp.csv"
+fi
+timeout 5 python3 - > "$D/sass-builtins.txt" 2>&1 <<'PY'
 import re, subprocess, tempfile
 from pathlib import Path
 from viz.scenario import load
 from viz.gpu.codegen import generate
 from viz.gpu.compile import compile_cubin, find_tool
-for n in ["cp-async-pipeline", "tma-swizzle-128b", "shared-histogram-many-bins"]:
+for n in ["cp-async-pipeline", "shared-histogram-many-bins"]:
     print("==", n)
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "k.cubin"
