@@ -107,7 +107,7 @@ def test_cp_async_16_bytes_counts_an_ldg128_and_three_dummy_lds():
     warps = 8
     assert m[LD_REQ] == warps and m[LD_SEC] == 16 * warps      # global side: LDG.128, in the ten
     assert m[INST] == warps
-    assert m[SH_LD] == 3 * warps                                  # nvcc's predicated-off LDS before LDGSTS
+    assert m[SH_LD] == 3 * warps                                  # nvcc's predicated-off LDS before each LDGSTS
     # no shared wavefront of the ten counts it
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == 0
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 0
@@ -127,9 +127,17 @@ def test_cp_async_shared_side_does_not_merge_lanes_on_one_address(t, at, wf):
     assert d["wavefronts"] == wf, (t, at)
 
 
-def test_cp_async_in_a_loop_runs_the_dummy_lds_once_per_warp():
+def test_cp_async_in_a_loop_runs_the_dummy_lds_before_every_copy():
     m = analyze(load("cp-async-pipeline")).metrics
-    assert m[INST] == 64 and m[SH_LD] == 64 + 3 * 32     # 160: what the H100 counted (device run 1)
+    assert m[INST] == 64 and m[SH_LD] == 64 + 3 * 64      # 64 LDS.128 and 3 per LDGSTS
+
+
+def test_every_generated_ldgsts_has_its_own_region():
+    """The generated kernel keeps each cp.async in a one-trip loop (or its `when` region),
+    so nvcc puts its three predicated-off LDS before every LDGSTS, whatever it unrolls."""
+    src = generate(load("cp-async-pipeline")).source
+    body = src[src.index("// access 0"):src.index("// access 1")]
+    assert body.count("for (int wv_r = 0; wv_r < wv_one; ++wv_r) {") == 1 and "#pragma unroll 1" in body
 
 
 def test_cp_async_cg_sectors_pair_global_lines_with_shared_sectors():

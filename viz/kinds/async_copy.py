@@ -9,8 +9,9 @@ measured with tools/gpu/session/h12async-probe.sh (122 cp.async and 59 TMA probe
   distinct 32-byte sectors); ``.cg`` (L1 bypassed) counts, after dropping the lanes whose
   16-byte shared destination a later lane overwrites, the distinct pairs (global
   128-byte line, shared 32-byte sector). nvcc puts three predicated-off ``LDS`` before
-  an LDGSTS, which count in ``smsp__inst_executed_op_shared_ld`` (three per warp that
-  runs the access); no wavefront of the ten counts LDGSTS.
+  an LDGSTS, which count in ``smsp__inst_executed_op_shared_ld`` (three per warp
+  instruction: the generated kernel keeps each cp.async in a region of its own); no
+  wavefront of the ten counts LDGSTS.
 * The shared side (the figures, not a counter of its own on the H100): phases as for a
   store of that width, each taking as many wavefronts as its busiest bank has *lanes*
   (lanes on one address are not merged); ``.ca``'s ``op_ldgsts`` bank conflicts add the
@@ -148,20 +149,12 @@ def analyze_cp_async(scenario, instr, access, ctx):
         ctx.step(instr)
     st.sectors, st.lines, st.bytes_used = sectors, lines, used
     st.per_warp, st.per_warp_active = per_warp, per_active
-    first = not access.loops or dict(instr.loop) == first_point(scenario, access)
-    # the three predicated-off LDS before the access's LDGSTS: once per warp that runs it
-    # (measured on cp-async-pipeline, whose loop of two copies ran them once per warp)
-    dummies = DUMMY_LDS * st.warp_instructions if first else 0
+    # nvcc's three predicated-off LDS before each LDGSTS (the generated kernel keeps every
+    # cp.async in a region of its own, so they run once per warp instruction)
+    dummies = DUMMY_LDS * st.warp_instructions
     st.kind_metrics = {LD_REQ: st.warp_instructions, LD_SEC: sectors, LDGSTS_INST: st.warp_instructions,
                        SHARED_LD_INST: dummies}
     return st
-
-
-def first_point(scenario, access) -> dict:
-    from ..scenario import loop_points
-
-    pts = loop_points(scenario, access)
-    return pts[0] if pts else {}
 
 
 def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
