@@ -407,3 +407,22 @@ def test_per_warp_figures_of_the_kinds_have_the_launch_shape():
     s = an.stats[1]
     assert s.per_warp.shape == (16, 8) and int(s.per_warp.sum()) == s.wavefronts
     assert np.all(s.per_warp_active == 32)
+
+
+def test_the_picture_counts_what_the_figures_count():
+    """The single-warp view (viz.warp, what the painter draws) gives every cp.async and
+    atomic the wavefronts the whole-launch analysis counts, lanes on one address included."""
+    from viz.warp import warp_detail
+
+    items = kind_scenarios(30, seed=11, kinds=("cp.async", "atomic"))
+    items += [(n, load(n)) for n in ("cp-async-pipeline", "shared-histogram-few-bins", "shared-histogram-many-bins")]
+    checked = 0
+    for name, sc in items:
+        an = analyze(sc)
+        for st in an.stats:
+            if st.op not in ("cp.async", "atomic") or not st.per_warp_active[0, 0]:
+                continue
+            d = warp_detail(sc, st.instruction, 0, 0)
+            assert d.wavefronts == int(st.per_warp[0, 0]), name
+            checked += 1
+    assert checked >= 10

@@ -125,7 +125,7 @@ def _wavefront_caption(d: WarpDetail, k: int) -> str:
     waiting = d.active_lanes - done
     head = tr("Wavefront {k} of {n}", k=k + 1, n=d.wavefronts)
     fmt = dict(words=_count(len(words), "word"), lanes=_count(len(lanes), "lane"))
-    if d.op == "store":
+    if d.op in ("store", "cp.async", "atomic", "tma.load"):      # writes (viz.kinds)
         body = _plural(banks, "1 bank stores {words} from {lanes}", "{n} banks store {words} from {lanes}", **fmt)
     else:
         body = _plural(banks, "1 bank delivers {words} to {lanes}", "{n} banks deliver {words} to {lanes}", **fmt)

@@ -152,7 +152,7 @@ def _elem_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _El
 def _header_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _HeaderPlan:
     elem_w = min(width * 0.3, 440 * s)
     left_w = width - elem_w - 16 * s
-    op = tr("store") if d.op == "store" else tr("load")
+    op = tr("store") if d.op == "store" else tr("load") if d.op == "load" else d.op   # cp.async, atomic, tma.load
     line1 = f"{op}  {access_text(d)}"
     px1 = fit_px(th.mono, [line1], left_w, max(mp, 30 * s), mp, bold=True)
     l1 = [line1]
