@@ -426,3 +426,12 @@ def test_the_picture_counts_what_the_figures_count():
             assert d.wavefronts == int(st.per_warp[0, 0]), name
             checked += 1
     assert checked >= 10
+
+
+def test_the_notebook_api_builds_a_kind_scenario_from_keywords():
+    from viz import api
+
+    sc = api.scenario(block=[32], grid=[1], arrays={"h": {"space": "shared", "type": "int", "shape": [64]}},
+                      access=[{"op": "atomic", "at": "h[lane % 4]", "result": "used"}])
+    m = sc.analyze().metrics
+    assert m[A_WF] == 8 and m[A_CONF] == 7       # 8 lanes on each of 4 banks, served in turn
