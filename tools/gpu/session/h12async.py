@@ -167,6 +167,10 @@ def tma_cases() -> list[dict]:
         bw = 128 // esize
         out.append(_case("tma2d", f"tma2d e{esize} swz128 box {bw}x8 partly outside", zero, mask=0, esize=esize,
                          swz=3, bw=bw, bh=8, x0=256 - bw // 2, y0=124, mode=1, note="box crosses the tensor edge"))
+    # boxes starting 16 bytes into a 32-byte sector (device run 2: which sectors does the TMA count?)
+    for esize, bw, x0 in ((2, 8, 8), (2, 16, 8), (4, 12, 4), (4, 8, 12)):
+        out.append(_case("tma2d", f"tma2d e{esize} swznone box {bw}x8 at ({x0},0), 16 B into a sector", zero, mask=0,
+                         esize=esize, swz=0, bw=bw, bh=8, x0=x0, y0=0, mode=1))
     # baselines: mbarrier only, no copy
     out.append(_case("tma2d", "tma2d baseline: mbarrier only", zero, mask=0, esize=2, swz=0, bw=64, bh=8, mode=0))
     # LDS.128 after TMA: 8 rows x 128 B (64 x u16), lanes read 16-byte chunks.
