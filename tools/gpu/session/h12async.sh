@@ -41,7 +41,7 @@ if [ $(( $(date +%s) - T0 )) -lt 80 ]; then
   python3 tools/gpu/session/h12async.py cases /tmp/h12async_cases.txt "$D/cases.json" > /dev/null
   LEFT=$(( 115 - ($(date +%s) - T0) )); [ "$LEFT" -gt 25 ] && LEFT=25
   step "$LEFT" "$NCU" --metrics smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_ldgsts.sum,smsp__inst_executed_op_shared_atom.sum,smsp__inst_executed.sum,l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum \
-    --csv --print-units base --kernel-name-base function /tmp/h12async_probe /tmp/h12async_cases.txt count cp_ca4,cp_cg16,atom_u32,atomicadd_cpp,tma2d \
+    --csv --print-units base --kernel-name-base function /tmp/h12async_probe /tmp/h12async_cases.txt count tma2d,atomicadd_cpp,atom_u32 \
     > "$D/probe-smsp.csv" 2> "$D/probe-smsp.err"
   timeout 10 python3 tools/gpu/session/h12async.py collect "$D/cases.json" /dev/null "$D/probe-smsp.json" "$D/probe-smsp.csv"
 fi
