@@ -435,3 +435,16 @@ def test_the_notebook_api_builds_a_kind_scenario_from_keywords():
                       access=[{"op": "atomic", "at": "h[lane % 4]", "result": "used"}])
     m = sc.analyze().metrics
     assert m[A_WF] == 8 and m[A_CONF] == 7       # 8 lanes on each of 4 banks, served in turn
+
+
+def test_the_picture_of_a_tma_copy_has_no_wavefront_and_says_why():
+    from viz.frames import frames
+    from viz.warp import warp_detail
+
+    sc = load("tma-swizzle-128b")
+    ins = sc.instructions()[0]
+    d = warp_detail(sc, ins, 0, 0)
+    assert d.wavefronts == 0 and d.active_lanes == 1 and not d.bank_words
+    assert analyze(sc).stats[0].per_warp[0, 0] == 0
+    captions = " ".join(f.caption for f in frames(d))
+    assert "one TMA copy of the 8 x 8 box (1024 bytes) into tile" in captions

@@ -96,6 +96,13 @@ def _compute_caption(d: WarpDetail) -> str:
 
 
 def _request_caption(d: WarpDetail) -> str:
+    if d.op == "tma.load":     # viz.kinds: one copy of the whole box, by thread 0
+        a = d.access
+        box = a.option("box")
+        return tr("Thread 0 issues one TMA copy of the {r} x {c} box ({bytes}) into {name}: the tensor-memory "
+                  "accelerator writes it in the tile's swizzle without the banks' load and store path, so no "
+                  "wavefront is counted; `warpviz layout` draws where each element lands.", r=box[0], c=box[1],
+                  bytes=_count(a.option("bytes"), "byte"), name=a.array)
     if d.space == "shared":
         words = _count(len(d.bank_words), "word")
         banks = _count(len({bw.bank for bw in d.bank_words}), "bank")

@@ -188,7 +188,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
     word_wf: dict[tuple[int, int], int] = {}
     wf_phase: list[int] = []
     active_phases = 0
-    if space == "shared":
+    if space == "shared" and access.op != "tma.load":   # the TMA writes the tile itself, not through the banks' path
         for p, lanes_in in enumerate(phases):
             order: dict[int, dict[int, list[int]]] = {}
             for ln in lanes_in:
@@ -225,7 +225,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
         words: tuple[int, ...] = ()
         wfs: tuple[int, ...] = ()
         sector = line = -1
-        if active and space == "shared":
+        if active and space == "shared" and access.op != "tma.load":
             words = tuple((a >> 2) + q for q in range(words_per_lane))
             wfs = tuple(word_wf[(phase, (w, ln) if per_lane else w)] for w in words)
         if active and space == "global":
