@@ -60,3 +60,20 @@ def test_a_bad_tma_box_is_reported_and_the_text_kept(qtbot, user_dirs):  # noqa:
     finally:
         w.close()
 
+
+
+def test_the_gpu_panel_lists_the_kinds_counters(qtbot, user_dirs):  # noqa: F811
+    from viz.kinds import ATOM_METRICS
+
+    w = make_window(qtbot, "shared-histogram-many-bins")
+    try:
+        wait_analysis(qtbot, w)
+        p = w.gpu_panel
+        p.refresh()
+        shown = {p.table.item(i, 0).text(): p.table.item(i, 1).text() for i in range(p.table.rowCount())}
+        m = w.session.analysis.metrics
+        for k in ATOM_METRICS:
+            assert shown[k] == f"{m[k]:,}", k
+        assert len(shown) == 10 + len(ATOM_METRICS)
+    finally:
+        w.close()

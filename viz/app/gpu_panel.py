@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..engine import METRIC_NAMES
+from ..kinds import KIND_METRICS
 from ..gpu import GpuUnavailable, results
 from ..i18n import language, sep, tr
 from .worker import Runner
@@ -322,8 +323,9 @@ class GpuPanel(QWidget):
         elif e and e.get("model"):
             model = e["model"]
         hw = {r["metric"]: r["hardware"] for r in rows} if rows else (e or {}).get("counters")
-        self.table.setRowCount(len(METRIC_NAMES))
-        for i, m in enumerate(METRIC_NAMES):
+        names = METRIC_NAMES + tuple(k for k in KIND_METRICS if model and k in model)   # cp.async, atomics, TMA
+        self.table.setRowCount(len(names))
+        for i, m in enumerate(names):
             mv = None if model is None else model.get(m)
             hv = None if hw is None else hw.get(m)
             mark = "" if mv is None or hv is None else ("✓" if mv == hv else tr("differs"))
