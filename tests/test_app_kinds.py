@@ -68,6 +68,7 @@ def test_the_gpu_panel_lists_the_kinds_counters(qtbot, user_dirs):  # noqa: F811
     w = make_window(qtbot, "shared-histogram-many-bins")
     try:
         wait_analysis(qtbot, w)
+        qtbot.waitUntil(lambda: w.gpu_panel is not None, timeout=20000)   # built after the first frame
         p = w.gpu_panel
         p.refresh()
         shown = {p.table.item(i, 0).text(): p.table.item(i, 1).text() for i in range(p.table.rowCount())}
