@@ -31,6 +31,7 @@ ALLOWED = {
     "gpu", "nvcc", "cuobjdump", "ncu", "Nsight", "Compute", "cudaMemcpy", "bench", "GB", "KiB", "MiB", "ms", "ns",
     "MP", "WebM", "GIF", "PNG", "SVG", "VP", "mp", "webm", "gif", "png", "svg", "Home", "End", "PageUp", "PageDown",
     "PgUp", "PgDn", "Ctrl", "Shift", "Esc", "Space", "Okabe", "Ito", "English", "struct",
+    "ldmatrix", "stmatrix",          # PTX instructions (View → ldmatrix / stmatrix fragments)
 }
 CODE = re.compile("|".join([
     r"`[^`]*`",                                    # `code` in a sentence

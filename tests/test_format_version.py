@@ -50,7 +50,8 @@ def figures(sc):
 
 
 def test_this_warpviz_reads_formats_1_to_3():
-    assert FORMAT_VERSION == 3       # 2: array layouts (CuTe, Triton), Sw<B,M,S> and tma: swizzles; 3: access kinds
+    assert FORMAT_VERSION == 3       # 2: array layouts (CuTe, Triton), Sw<B,M,S> and tma: swizzles;
+    #                                  3: ldmatrix / stmatrix (and the other Hopper access kinds)
 
 
 def test_file_without_format_keeps_loading_as_format_1():

@@ -38,6 +38,7 @@ def test_example_notebook_runs(tmp_path, monkeypatch):
     assert texts[5].strip() == "(128, 0)"
     assert "image/png" in kinds[7] and "wavefront" in texts[7].lower()
     assert texts[8].strip() == "(256, 32)"       # 8 column reads: 32 wavefronts each plain, 4 swizzled
+    assert texts[-1].startswith("4 0\n") and "image/svg+xml" in kinds[-1]   # ldmatrix.x4, swizzled: 4, 0
     assert "text/html" in kinds[9]
     html = "".join(o["data"]["text/html"] for o in code[9].outputs if "text/html" in o.get("data", {}))
     assert html.startswith("<video") and "base64," in html

@@ -72,6 +72,10 @@ def check_lanes(d, sc, value, why):
     elif m := full(N + r" on average per warp instruction: the lanes whose `when` holds \(inactive lanes "
                    r"make no access\)", why):
         assert m[1] == avg(active, inst) and active < 32 * inst and a.when is not None
+    elif m := full(N + r" on average per warp instruction: ((?:ld|st)matrix\.x([124])(?:\.trans)?) reads the row "
+                   r"addresses of the first (\d+) lanes only \(8 per matrix\)", why):
+        assert m[1] == avg(active, inst) and a.matrix is not None and a.matrix.text == m[2]
+        assert int(m[4]) == 8 * int(m[3]) == 8 * a.matrix.num < 32 and active == 8 * a.matrix.num * inst
     elif m := full(N + r" on average per warp instruction: the block size is not a multiple of 32, so its "
                    r"last warp is partial", why):
         assert m[1] == avg(active, inst) and active < 32 * inst and a.when is None
@@ -81,6 +85,7 @@ def check_lanes(d, sc, value, why):
 
 
 PHASE_RULES = {
+    r"(16)-byte rows of (?:ld|st)matrix\.x([124])(?:\.trans)?: one phase per 8x8 matrix": "matrix",
     r"(\d+)-byte accesses: one phase for all 32 lanes": "one",
     r"(8)-byte accesses: two half-warp phases": "none",
     r"(16)-byte accesses: four quarter-warp phases": "none",
@@ -118,7 +123,9 @@ def check_phases(d, why):
         size = int(p[1])
         g = groups[size]
         named.append(size)
-        if kind == "one":
+        if kind == "matrix":
+            assert d["matrices"] == int(p[2]) and g["paired_instructions"] == 0
+        elif kind == "one":
             assert size <= 4
         elif kind == "none":
             assert g["paired_instructions"] == 0
@@ -129,7 +136,11 @@ def check_phases(d, why):
             assert 0 < num(p[2]) < num(p[3])
     assert sorted(named) == sorted(groups), why          # every size once, nothing else
     assert idle == d["idle_phases"], why
-    # The stated rules add up to the figure: nominal phases, halved where paired, less the idle ones.
+    # The stated rules add up to the figure: nominal phases, halved where paired, less the idle ones
+    # (ldmatrix / stmatrix: one phase per matrix).
+    if d.get("matrices"):
+        assert ph == inst * d["matrices"] - idle
+        return
     assert ph == sum(g["warp_instructions"] * nominal_phases(s) - g["paired_instructions"] * nominal_phases(s) // 2
                      for s, g in groups.items()) - idle
 

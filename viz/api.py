@@ -187,6 +187,23 @@ class Layout(Picture):
         return self.map.to_text()
 
 
+class Matrix(Picture):
+    """An ldmatrix / stmatrix instruction's rows and register fragments (``viz.render.matrix_view``);
+    ``repr`` is the same table as ``warpviz matrix`` prints."""
+
+    def __init__(self, m, size: tuple[int, int] | None = None, theme: str = "light", scale: float = 1.0,
+                 prefer: str = "svg"):
+        plan, settings = _export.matrix_map_plan(m, size, theme, scale)
+        super().__init__(plan, settings, f"{m.op.text} {m.title}", prefer)
+        self.map = m
+
+    def text(self) -> str:
+        return self.map.to_text()
+
+    def __repr__(self) -> str:
+        return self.map.to_text()
+
+
 def layout_map(text: str, shape: tuple[int, ...] | None = None, type: str = "half", *,
                size: tuple[int, int] | None = None, theme: str = "light", prefer: str | None = None) -> Layout:
     """A CuTe or Triton layout's map: ``api.layout_map("Sw<3,3,3> o (8,64):(64,1)")``,
@@ -326,6 +343,23 @@ class Scenario:
                    prefer: str | None = None) -> Layout:
         """The map of one array's layout (any of them: pad, swizzle, CuTe or Triton)."""
         return Layout(array_map(self.model, array), size=size, theme=theme, prefer=prefer)
+
+    def matrix_map(self, instruction: int | None = None, *, block: int = 0, warp: int = 0,
+                   size: tuple[int, int] | None = None, theme: str = "light", prefer: str = "svg") -> "Matrix":
+        """An ldmatrix / stmatrix instruction (1-based; default the first one) of one warp: who
+        gives each 16-byte row, its banks and wavefront, and which lane holds each element."""
+        from .kinds.ldmatrix import matrix_map
+        from .warp import warp_detail
+
+        instrs = self.model.instructions()
+        if instruction is None:
+            pick = next((i for i in instrs if self.model.accesses[i.access].matrix is not None), None)
+        else:
+            pick = instrs[instruction - 1] if 1 <= instruction <= len(instrs) else None
+        if pick is None or self.model.accesses[pick.access].matrix is None:
+            raise _export.ExportError(f"instruction {instruction}: not an ldmatrix / stmatrix instruction"
+                                      if instruction is not None else "no access is ldmatrix or stmatrix")
+        return Matrix(matrix_map(warp_detail(self.model, pick, block, warp)), size=size, theme=theme, prefer=prefer)
 
     def __repr__(self) -> str:
         arrays = "; ".join(a.describe() for a in self.model.arrays)

@@ -8,7 +8,7 @@ import sys
 
 from . import __version__
 
-COMMANDS = ("list", "analyze", "export", "validate", "bench", "trace", "layout", "gui")
+COMMANDS = ("list", "analyze", "export", "validate", "bench", "trace", "layout", "matrix", "gui")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,6 +38,20 @@ def _parser() -> argparse.ArgumentParser:
     lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (default: what the grid "
                      "needs to write every number)")
     lay.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
+
+    mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments",
+                         description="For one warp of one ldmatrix / stmatrix instruction of a scenario: which "
+                         "lane gives each 16-byte row, its banks and wavefront, and which lane's register holds "
+                         "each element. Printed as text, or drawn with --out.")
+    mat.add_argument("scenario", metavar="FILE_OR_NAME")
+    mat.add_argument("--instruction", "-i", type=int, metavar="K", help="warp instruction, 1-based as on screen "
+                     "(default: the first ldmatrix / stmatrix)")
+    mat.add_argument("--block", "-b", type=int, default=0, help="linear block index (default 0)")
+    mat.add_argument("--warp", "-w", type=int, default=0, help="warp in the block (default 0)")
+    mat.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
+    mat.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
+    mat.add_argument("--size", metavar="WxH", help="picture size (default: every number at 16 px)")
+    mat.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)
 
@@ -147,6 +161,48 @@ def cmd_layout(args) -> int:
     return 0
 
 
+def cmd_matrix(args) -> int:
+    """An ldmatrix / stmatrix instruction: who gives each row, its banks, who holds each element."""
+    from .engine import analyze
+    from .kinds.ldmatrix import matrix_map
+    from .scenario import ScenarioError, load, parse_overrides
+    from .warp import warp_detail
+
+    try:
+        sc = load(args.scenario, parse_overrides(args.set))
+        analyze(sc)
+        instrs = sc.instructions()
+        if args.instruction is None:
+            pick = next((i for i in instrs if sc.accesses[i.access].matrix is not None), None)
+            if pick is None:
+                return _fail(f"{args.scenario}: no access is ldmatrix or stmatrix (op = \"ldmatrix.x4\" ...)")
+        else:
+            if not 1 <= args.instruction <= len(instrs):
+                return _fail(f"--instruction {args.instruction}: the scenario has instructions 1-{len(instrs)}")
+            pick = instrs[args.instruction - 1]
+            if sc.accesses[pick.access].matrix is None:
+                return _fail(f"--instruction {args.instruction} is a plain {sc.accesses[pick.access].op}, not "
+                             "ldmatrix or stmatrix: give the number of a matrix instruction")
+        if not 0 <= args.block < sc.launch.blocks or not 0 <= args.warp < sc.launch.warps_per_block:
+            return _fail(f"--block {args.block} --warp {args.warp}: the launch has blocks 0-{sc.launch.blocks - 1}, "
+                         f"warps 0-{sc.launch.warps_per_block - 1}")
+        m = matrix_map(warp_detail(sc, pick, args.block, args.warp))
+    except ScenarioError as err:
+        return _fail(str(err))
+    if not args.out:
+        print(m.to_text())
+        return 0
+    from .export import ExportError, export_matrix_map, parse_size
+
+    try:
+        size = parse_size(args.size) if args.size else None
+        res = export_matrix_map(m, args.out, size=size, theme=args.theme)
+    except (ExportError, ValueError) as err:
+        return _fail(str(err))
+    print(f"wrote {res.path} ({res.size[0]}x{res.size[1]})")
+    return 0
+
+
 def cmd_gui(args) -> int:
     if str(getattr(args, "scenario", None) or "").endswith(".wvtrace"):
         # a trace that cannot be read is refused here, with the reason, before any window opens
@@ -173,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     from .gpu.cli import cmd_bench, cmd_validate
     from .trace.cli import cmd_trace
 
-    handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout,
+    handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout, "matrix": cmd_matrix,
                "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,
                "trace": cmd_trace}.get(args.command)
     if handler is None:

@@ -26,6 +26,7 @@ from .expr import Name, Node, to_text
 from .i18n import sep, tr
 from .kernels_numba import global_counts, shared_counts
 from .kinds.analyze import analyze_kind, kind_figures
+from .kinds import ldmatrix as matrix_kind
 from .lanes import Evaluator, Fault, Lanes, Space
 from .scenario import KIND_OPS, Access, Array, Instruction, Scenario, ScenarioError
 
@@ -59,6 +60,10 @@ METRIC_NAMES = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
 )
 
+# Counters of an access kind's own, counted only where a scenario uses it (after the ten):
+# LDSM and STSM warp instructions (viz.kinds.ldmatrix).
+KIND_METRIC_NAMES = (matrix_kind.LDSM_INST_METRIC, matrix_kind.STSM_INST_METRIC)
+
 
 class Cancelled(Exception):
     """The caller asked the analysis to stop."""
@@ -84,6 +89,7 @@ class InstrStats:
     per_warp: np.ndarray = field(default=None, repr=False)  # (blocks, warps): wavefronts or sectors
     per_warp_active: np.ndarray = field(default=None, repr=False)  # (blocks, warps): active lanes
     kind_metrics: dict | None = None  # format 3 kinds (viz.kinds): launch totals under Nsight Compute's names
+    matrix: object = None        # the access's MatrixOp (ldmatrix / stmatrix), else None
 
     @property
     def conflicts(self) -> int:
@@ -117,7 +123,12 @@ class Analysis:
                 continue
             if s.space == "shared":
                 inst, wf, conf = SHARED_METRICS[s.op]
-                m[inst] += s.warp_instructions
+                if s.matrix is not None:
+                    # LDSM and STSM have instruction counters of their own (measured: docs/memory-model.md)
+                    key = s.matrix.inst_metric
+                    m[key] = m.get(key, 0) + s.warp_instructions
+                else:
+                    m[inst] += s.warp_instructions
                 m[wf] += s.wavefronts
                 m[conf] += s.conflicts
             else:
@@ -157,6 +168,9 @@ class Analysis:
                 # Phase slots of the issued instructions (after pairing) that had no active lane.
                 slots = sum(g["warp_instructions"] * nominal_phases(size) - g["paired_instructions"]
                             * nominal_phases(size) // 2 for size, g in by_size.items())
+                if a.matrix is not None:     # one phase per matrix, every one of them used
+                    slots = inst * a.matrix.num
+                    d.update(matrix_op=a.matrix.text, matrices=a.matrix.num, trans=a.matrix.trans)
                 d.update(wavefronts=wf, phases=ph, bank_conflicts=wf - ph,
                          wavefronts_per_instruction=_ratio(wf, inst),
                          ideal_wavefronts_per_instruction=_ratio(ph, inst),
@@ -257,6 +271,9 @@ def evaluate_instruction(scenario: Scenario, instr: Instruction, blocks: np.ndar
         wv, faults = ev.evaluate(access.when)
         _raise_faults(scenario, access, instr, faults, exists, blocks, threads, "when")
         mask = wv.natural() != 0
+    elif access.matrix is not None:
+        # ldmatrix / stmatrix: every lane executes it, only the first 8 per matrix give a row
+        mask = (np.asarray(threads, np.int64) % 32 < access.matrix.lanes_used).reshape(1, -1)
     else:
         mask = np.ones((1, 1), bool)
     mask = np.asarray(mask).reshape(_mask_shape(mask))
@@ -280,6 +297,8 @@ def evaluate_instruction(scenario: Scenario, instr: Instruction, blocks: np.ndar
     else:
         addr = Lanes(b=elem.b * esize + offset, t=None if elem.t is None else elem.t * esize)
     _check_alignment(scenario, access, instr, arr, addr, mask, blocks, threads)
+    if access.matrix is not None:
+        _check_row_end(scenario, access, instr, arr, addr, mask, blocks, threads)
     return LaneValues(addr, mask, indices, elem, shape)
 
 
@@ -379,6 +398,14 @@ def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blo
     bi, ti = _first_lane(bad, shape)
     a = int(np.broadcast_to(nat, shape)[bi, ti])
     lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
+    if access.matrix is not None:
+        raise ScenarioError(
+            scenario.source, access.label(),
+            tr("{op} row address {a} (byte offset {offset} in {name}) is not 16-byte aligned at {lane}; each lane "
+               "gives the start of a 16-byte row and the GPU faults on a misaligned one", op=access.matrix.text,
+               a=a, offset=a - arr.start, name=arr.name, lane=lane),
+            tr("make at name the first element of a 16-byte row (for a half array, a column that is a multiple "
+               "of 8, and rows of a multiple of 16 bytes)"), access.line)
     raise ScenarioError(
         scenario.source, access.label(),
         tr("misaligned {size}-byte access: byte address {a} (offset {offset} in {name}) is not a multiple of {size} "
@@ -388,6 +415,25 @@ def _check_alignment(scenario, access, instr, arr: Array, addr: Lanes, mask, blo
         if size == 8 else
         tr("a {size}-byte access must be aligned to {size} bytes: fix the array's offset or the index", size=size),
         access.line)
+
+
+def _check_row_end(scenario, access, instr, arr: Array, addr: Lanes, mask, blocks, threads):
+    """ldmatrix / stmatrix: each lane's 16-byte row must lie inside the array."""
+    shape = (len(blocks), len(threads))
+    ext = _active_extremes(addr, mask, shape)
+    end = arr.base + arr.nbytes
+    if ext is None or ext[1] + 16 <= end:
+        return
+    nat = np.broadcast_to(addr.natural(), shape)
+    bad = (nat + 16 > end) & np.broadcast_to(mask, shape)
+    bi, ti = _first_lane(bad, shape)
+    a = int(nat[bi, ti])
+    lane = describe_lane(scenario, int(blocks[bi]), int(threads[ti]), instr)
+    raise ScenarioError(
+        scenario.source, access.label(),
+        tr("the 16-byte row at byte offset {offset} runs past the end of {name} ({n} bytes) at {lane}",
+           offset=a - arr.base, name=arr.name, n=arr.nbytes, lane=lane),
+        tr("point at at the first element of a row that has 16 bytes left in the array"), access.line)
 
 
 # ---------------------------------------------------------------------------- counting
@@ -453,7 +499,7 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
             stats.append(analyze_kind(scenario, instr, access, kinds))
             step = kinds.done
             continue
-        st = InstrStats(instr, arr.space, access.op, instr.size)
+        st = InstrStats(instr, arr.space, access.op, instr.size, matrix=access.matrix)
         per_warp = np.zeros((nblocks, nw), np.uint8)
         per_active = np.zeros((nblocks, nw), np.uint8)
         for b0 in range(0, nblocks, per_chunk):
@@ -461,7 +507,9 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
                 raise Cancelled()
             blocks = np.arange(b0, min(nblocks, b0 + per_chunk), dtype=np.int64)
             lv = evaluate_instruction(scenario, instr, blocks, threads)
-            p, s, a, e1, e2 = count_chunk(arr.space, instr.size, lv, nw, shortcuts, access.op == "load")
+            # ldmatrix: its phases (one per matrix) are a 16-byte load's without the pair merge
+            pairing = access.op == "load" and (access.matrix is None or matrix_kind.PAIR_MERGE)
+            p, s, a, e1, e2 = count_chunk(arr.space, instr.size, lv, nw, shortcuts, pairing)
             per_warp[b0:b0 + len(blocks)] = p
             per_active[b0:b0 + len(blocks)] = a
             issued = a > 0

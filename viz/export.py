@@ -367,6 +367,13 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
 
     th = theme(settings.theme, settings.scale)
     if step.layout is not None:
+        from .kinds.ldmatrix import MatrixMap
+
+        if isinstance(step.layout, MatrixMap):        # ldmatrix / stmatrix (viz.render.matrix_view)
+            from .render.matrix_view import paint_matrix_map
+
+            paint_matrix_map(p, rect, step.layout, th, scale=step.layout_scale)
+            return
         from .render.layout_map import paint_layout_map
 
         paint_layout_map(p, rect, step.layout, th, scale=step.layout_scale)
@@ -549,6 +556,29 @@ def layout_map_plan(m: LayoutMap, size: tuple[int, int] | None = None, theme: st
                               "left out) or draw a smaller tile")
     settings = Settings(size=size, theme=theme, scale=scale)
     return Plan([Step(None, layout=m, layout_scale=scale if natural else None)], settings.fps), settings
+
+
+def matrix_map_plan(m, size: tuple[int, int] | None = None, theme: str = "light",
+                    scale: float = 1.0) -> tuple[Plan, Settings]:
+    """The one picture of an ldmatrix / stmatrix instruction (``viz.kinds.ldmatrix.MatrixMap``),
+    at its natural size (every number at 16 px) unless ``size`` is given."""
+    natural = size is None
+    if natural:
+        size = m.natural_size(scale)
+    settings = Settings(size=size, theme=theme, scale=scale)
+    return Plan([Step(None, layout=m, layout_scale=scale if natural else None)], settings.fps), settings
+
+
+def export_matrix_map(m, out: str | os.PathLike, size: tuple[int, int] | None = None, theme: str = "light",
+                      scale: float = 1.0) -> Result:
+    """Draw an ldmatrix / stmatrix instruction's map to ``out`` (.png or .svg)."""
+    out = Path(out)
+    kind = output_kind(out)
+    if kind not in ("png", "svg"):
+        raise ExportError(f"{out}: a matrix map is a picture: give a .png or .svg file")
+    plan, settings = matrix_map_plan(m, size, theme, scale)
+    check_settings(settings, kind)
+    return write_plan(plan, out, settings)
 
 
 def export_layout_map(m: LayoutMap, out: str | os.PathLike, size: tuple[int, int] | None = None,

@@ -88,8 +88,18 @@ def access_text(detail: WarpDetail) -> str:
     return text + sep(" (") + loop + sep(")") if loop else text
 
 
+def _op_text(d: WarpDetail) -> str:
+    """"load" / "store" in the interface language, or the matrix op as written (ldmatrix.x4)."""
+    m = getattr(d.access, "matrix", None)
+    return m.text if m is not None else tr(d.op)
+
+
 def _compute_caption(d: WarpDetail) -> str:
     n = d.active_lanes
+    m = getattr(d.access, "matrix", None)
+    if m is not None:
+        return tr("Lanes 0-{last} compute the addresses of the {rows} rows of {op} {at}: lane l gives row l % 8 "
+                  "of matrix l / 8.", last=m.lanes_used - 1, rows=m.lanes_used, op=m.text, at=access_text(d))
     return _plural(n, "1 active lane computes its address for {op} {at}.",
                    "{n} active lanes compute their addresses for {op} {at}.",
                    op=tr(d.op), at=access_text(d))
@@ -106,6 +116,9 @@ def _request_caption(d: WarpDetail) -> str:
     if d.space == "shared":
         words = _count(len(d.bank_words), "word")
         banks = _count(len({bw.bank for bw in d.bank_words}), "bank")
+        if getattr(d.access, "matrix", None) is not None:
+            return tr("The warp sends one {op}: {words} in {banks}, served one 8x8 matrix (8 rows of 16 bytes) "
+                      "per phase.", op=d.access.matrix.text, words=words, banks=banks)
         if d.size <= 4:
             return tr("The warp sends one shared {op} request: {words} in {banks}, one phase for all "
                       "32 lanes.", op=tr(d.op), words=words, banks=banks)

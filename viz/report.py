@@ -85,6 +85,9 @@ def _lanes_why(d: dict) -> str:
     inst, active = d["warp_instructions"], d["active_lanes"]
     if active == 32 * inst:
         return tr("all 32 lanes are active in every warp instruction")
+    if d.get("matrix_op"):
+        return tr("{lanes} on average per warp instruction: {op} reads the row addresses of the first {n} lanes "
+                  "only (8 per matrix)", lanes=_avg(active, inst), op=d["matrix_op"], n=8 * d["matrices"])
     if d.get("when"):
         return tr("{lanes} on average per warp instruction: the lanes whose `when` holds (inactive lanes "
                   "make no access)", lanes=_avg(active, inst))
@@ -115,7 +118,10 @@ def _phase_rule(g: dict) -> str | None:
 
 
 def _phases_why(d: dict) -> str:
-    rules = [r for g in d["phases_by_size"] if (r := _phase_rule(g))]
+    if d.get("matrix_op"):
+        rules = [tr("16-byte rows of {op}: one phase per 8x8 matrix", op=d["matrix_op"])]
+    else:
+        rules = [r for g in d["phases_by_size"] if (r := _phase_rule(g))]
     idle = d["idle_phases"]
     if idle == 1:
         rules.append(tr("1 phase with no active lane costs nothing"))
@@ -220,7 +226,7 @@ def to_table(an: Analysis) -> str:
         loops = "".join(f"  for {lp.var} = {lp.text}" for lp in a.loops)
         when = f"  when {a.when_text}" if a.when_text else ""
         out.append("")
-        out.append(f"access {d['index']}: {d['op']} {a.text}   ({arr.describe()}, {access_size_text(d)}){loops}{when}"
+        out.append(f"access {d['index']}: {d.get('matrix_op', d['op'])} {a.text}   ({arr.describe()}, {access_size_text(d)}){loops}{when}"
                    f"   [{numbers_text(numbers[d['index']])}]")
         for name, value, why in explain_access(d):
             out.append(f"  {name:<18} {value:>14}   {why}" if name else f"  {'':<18} {'':>14}   {why}")

@@ -23,8 +23,8 @@ from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse
 from .layout import TMA_SWIZZLES, LayoutError, Swizzle, check_bijection, layout_swizzle, offset_tree, parse_swizzle
 from .layout_text import AuthoredLayout, check as check_layout, fit, parse_layout
 from .types import ElemType, all_type_names, named_type, struct
-
-KIND_OPS = ("cp.async", "atomic", "tma.load")   # format 3 access kinds of viz.kinds
+from .kinds import KIND_OPS   # format 3 access kinds cp.async, atomic, tma.load (viz.kinds)
+from .kinds.ldmatrix import OP_NAMES as MATRIX_OPS, MatrixOp, looks_like_matrix_op, parse_op as parse_matrix_op
 
 FORMAT_VERSION = 3
 FORMAT_2_SWIZZLES = ("tma:", "Sw<", "Swizzle<")   # swizzles that came with format 2
@@ -181,6 +181,7 @@ class Access:
     line: int | None = None
     source: "Access | None" = None     # format 3 kinds (viz.kinds): cp.async's global source, TMA's box origin
     options: tuple[tuple[str, Any], ...] = ()   # format 3 kinds: cache, result, box, swizzle ...
+    matrix: MatrixOp | None = None      # ldmatrix / stmatrix (format 3): op is then "load" / "store"
 
     def option(self, key: str, default: Any = None) -> Any:
         return dict(self.options).get(key, default)
@@ -189,8 +190,13 @@ class Access:
     def size(self) -> int:
         return self.parts[0][1]
 
+    @property
+    def op_text(self) -> str:
+        """The op as the file writes it: "load", "store", "ldmatrix.x4" ..."""
+        return self.matrix.text if self.matrix is not None else self.op
+
     def label(self) -> str:
-        return f"access {self.index} ({self.op} {self.text})"
+        return f"access {self.index} ({self.op_text} {self.text})"
 
 
 @dataclass(frozen=True)
@@ -500,6 +506,7 @@ class _Builder:
         self.format = fmt
         self.params = self.build_params(d.get("params", {}))
         launch = self.build_launch(d.get("launch"))
+        self.launch_threads = launch.threads_per_block
         arrays = self.build_arrays(d.get("arrays"))
         self.arrays = {a.name: a for a in arrays}
         raw_access = d.get("access")
@@ -823,6 +830,13 @@ class _Builder:
             return build_kind_access(self, k, raw)
         self.unknown_keys(raw, ACCESS_KEYS, where)
         op = raw.get("op")
+        matrix = parse_matrix_op(op)
+        if matrix is not None:
+            self.need_format(3, f"op = \"{op}\"", where, "op")
+            op = matrix.op
+        elif looks_like_matrix_op(op):
+            self.fail(where, tr("unknown matrix op {op!r}", op=op),
+                      tr("write one of {names}", names=", ".join(MATRIX_OPS)), key="op")
         if op not in ("load", "store"):
             self.fail(where, tr("op must be \"load\" or \"store\", not {op!r}", op=op), key="op")
         at = self.string(raw, "at", where)
@@ -831,7 +845,7 @@ class _Builder:
             ax = parse_access(at)
         except ExprError as err:
             self.fail(where, tr("at = \"{at}\": {problem}", at=_short(at), problem=err.describe()), key="at")
-        where = f"access {k} ({op} {_short(at)})"
+        where = f"access {k} ({matrix.text if matrix else op} {_short(at)})"
         arr = self.arrays.get(ax.array)
         if arr is None:
             close = difflib.get_close_matches(ax.array, list(self.arrays), n=1)
@@ -851,9 +865,30 @@ class _Builder:
         if when_text is not None:
             when = self.expr(when_text, f"when = \"{when_text}\"", where, key="when")
             self.check_names(when, scope, where, "when", when_text)
-        parts = self.access_parts(arr, ax.field, where)
+        if matrix is not None:
+            self.check_matrix(matrix, arr, ax.field, when_text, where)
+            parts: tuple[tuple[int, int], ...] = ((0, 16),)     # one 16-byte row per lane
+        else:
+            parts = self.access_parts(arr, ax.field, where)
         return Access(k, op, at, arr.name, ax.indices, ax.field, loops, when,
-                      when_text, parts, line)
+                      when_text, parts, line, matrix=matrix)
+
+    def check_matrix(self, matrix: MatrixOp, arr: Array, fld: str | None, when_text, where: str) -> None:
+        """What ldmatrix / stmatrix need beyond a plain access (viz.kinds.ldmatrix)."""
+        if arr.space != "shared":
+            self.fail(where, tr("{op} moves rows of shared memory, but {name} is a global array", op=matrix.text,
+                                name=arr.name), tr("declare {name} with space = \"shared\"", name=arr.name), key="at")
+        if fld is not None:
+            self.fail(where, tr("{op} takes the address of a whole 16-byte row, not a field", op=matrix.text),
+                      tr("remove .{field} from at", field=fld), key="at")
+        if when_text is not None:
+            self.fail(where, tr("{op} is .sync.aligned: every lane of the warp executes it, so it cannot have "
+                                "when", op=matrix.text),
+                      tr("remove when; with .x1 only lanes 0-7 give addresses, with .x2 lanes 0-15"), key="when")
+        if self.launch_threads % 32:
+            self.fail(where, tr("{op} needs whole warps, but the block has {n} threads", op=matrix.text,
+                                n=self.launch_threads),
+                      tr("make the block a multiple of 32 threads"), key="op")
 
     def access_parts(self, arr: Array, fld: str | None, where: str) -> tuple[tuple[int, int], ...]:
         t = arr.type

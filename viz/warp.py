@@ -131,6 +131,16 @@ def load_phase_lanes(size: int, addr: np.ndarray, mask: np.ndarray) -> tuple[tup
     return tuple(tuple(range(int(starts[k]), int(starts[k] + lengths[k]))) for k in range(count))
 
 
+def matrix_phases(op) -> tuple[tuple[int, ...], ...]:
+    """ldmatrix / stmatrix: one phase of 8 lanes per matrix (viz.kinds.ldmatrix); lanes that
+    give no row (.x1: 8-31, .x2: 16-31) belong to a last phase of their own, never active."""
+    from .kinds.ldmatrix import phases_of
+
+    phases = phases_of(op)
+    rest = tuple(range(op.lanes_used, 32))
+    return phases + ((rest,) if rest else ())
+
+
 def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, warp: int = 0) -> WarpDetail:
     """Everything about one warp instruction of one block (raises ScenarioError like analyze)."""
     if isinstance(instr, int):
@@ -175,7 +185,9 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
     tids = np.arange(warp * 32, warp * 32 + n, dtype=np.int64)
     indices = indices if indices is not None else [()] * n
     elems = elems if elems is not None else [0] * n
-    if space == "shared" and access.op == "load":
+    if getattr(access, "matrix", None) is not None:
+        phases = matrix_phases(access.matrix)
+    elif space == "shared" and access.op == "load":
         phases = load_phase_lanes(size, addr, mask)
     else:
         phases = phase_lanes(size)

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..engine import METRIC_NAMES
+from ..engine import KIND_METRIC_NAMES, METRIC_NAMES
 from ..i18n import tr
 from ..render import PaintOptions
 from ..scenario import compare_in_text, compare_path, partner_name
@@ -146,7 +146,7 @@ class ComparePage(QWidget):
             rows.append((k, wl.get(k, ""), wr.get(k, "")))
         ml = self.left.analysis.metrics if self.left.analysis else {}
         mr = self.right.analysis.metrics if self.right.analysis else {}
-        for k in METRIC_NAMES:
+        for k in METRIC_NAMES + KIND_METRIC_NAMES:
             a, b = ml.get(k), mr.get(k)
             if a or b:
                 rows.append((k, "" if a is None else f"{a:,}", "" if b is None else f"{b:,}"))

@@ -20,13 +20,18 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
                                QVBoxLayout, QWidget)
 
 from ..i18n import sep, tr
+from ..kinds.ldmatrix import OP_NAMES as MATRIX_OPS
 from ..types import all_type_names
 from ..scenario import KIND_OPS
 from .highlight import TomlHighlighter
 from .state import Session
 from .undo import Snapshot, UndoKeys
 
-SWIZZLES = ["none", "xor", "xor:4", "diagonal", "bitrev", "bitrev-xor", "cute:3,3,3", "cute:2,3,3"]
+SWIZZLES = ["none", "xor", "xor:4", "diagonal", "bitrev", "bitrev-xor", "cute:3,3,3", "cute:2,3,3",
+            # format 2: CuTe's own spelling and the TMA's swizzle modes (viz.layout.parse_swizzle)
+            "Sw<3,3,3>", "Sw<2,3,3>", "Sw<3,4,3>", "tma:32B", "tma:64B", "tma:128B"]
+# format 3: the matrix ops (viz.kinds.ldmatrix) after the plain ones
+OPS = ["load", "store", *MATRIX_OPS]
 ERROR_STYLE = "color: #c62828;"
 
 
@@ -398,7 +403,8 @@ class EditorPanel(QWidget):
                 sw = QComboBox()
                 sw.setEditable(True)
                 sw.addItems(SWIZZLES)
-                sw.setToolTip(tr("none, xor, xor:K, diagonal, bitrev, bitrev-xor, cute:B,M,S or expr:EXPR"))
+                sw.setToolTip(tr("none, xor, xor:K, diagonal, bitrev, bitrev-xor, cute:B,M,S, expr:EXPR, `Sw<B,M,S>` "
+                                 "or `tma:32B` / `tma:64B` / `tma:128B` (these need `format = 2`)"))
                 add(form, tr("Swizzle"), ("arrays", name, "swizzle"), sw, (lambda w=sw: w.currentText()))
             sp = QSpinBox()
             sp.setRange(0, 1 << 20)
@@ -410,7 +416,9 @@ class EditorPanel(QWidget):
                 if not isinstance(a, dict):
                     continue
                 op = QComboBox()
-                op.addItems(["load", "store"])
+                op.addItems(OPS)
+                op.setToolTip(tr("`load` or `store`; `ldmatrix` / `stmatrix` (`.x1`, `.x2`, `.x4`, `.trans`) need "
+                                 "`format = 3`"))
                 op.addItems(KIND_OPS)      # format 3: cp.async, atomic, tma.load (their other keys: in the text)
                 add(form, tr("{k}: op", k=k), ("access", k, "op"), op, (lambda w=op: w.currentText()))
                 e = QLineEdit()

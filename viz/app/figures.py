@@ -23,6 +23,8 @@ METRIC_LABELS = {
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "global load sectors",
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": "global store requests",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "global store sectors",
+    "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions (LDSM)",
+    "smsp__inst_executed_op_shared_stsm.sum": "stmatrix instructions (STSM)",
 }
 METRIC_LABELS.update(KIND_METRIC_LABELS)   # cp.async, shared atomics (viz.kinds)
 

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ..engine import METRIC_NAMES
-from ..kinds import KIND_METRICS
 from ..gpu import GpuUnavailable, results
 from ..i18n import language, sep, tr
 from .worker import Runner
@@ -323,7 +322,8 @@ class GpuPanel(QWidget):
         elif e and e.get("model"):
             model = e["model"]
         hw = {r["metric"]: r["hardware"] for r in rows} if rows else (e or {}).get("counters")
-        names = METRIC_NAMES + tuple(k for k in KIND_METRICS if model and k in model)   # cp.async, atomics, TMA
+        # the ten metrics, then an access kind's own counter where the model counts one (LDSM)
+        names = list(METRIC_NAMES) + [m for m in (model or {}) if m not in METRIC_NAMES]
         self.table.setRowCount(len(names))
         for i, m in enumerate(names):
             mv = None if model is None else model.get(m)

@@ -255,6 +255,7 @@ class MainWindow(QMainWindow):
         self.a_present = self._action("presentation", self.set_presentation, [K.Key_F11], checkable=True)
         self.a_escape = self._action("leavePresentation", lambda: self.a_present.setChecked(False), [K.Key_Escape])
         self.a_compare = self._action("compare", self.set_compare, ["Ctrl+M"], checkable=True)
+        self.a_matrix = self._action("matrixFragments", lambda: self.show_matrix())   # ldmatrix / stmatrix
         self.a_zoom_in = self._action("zoomIn", lambda: self.zoom.set_zoom(self.zoom.zoom * 1.25), ["Ctrl++", "Ctrl+="])
         self.a_zoom_out = self._action("zoomOut", lambda: self.zoom.set_zoom(self.zoom.zoom / 1.25), ["Ctrl+-"])
         self.a_zoom_reset = self._action("zoomReset", lambda: self.zoom.set_zoom(1.0), ["Ctrl+0"])
@@ -303,6 +304,7 @@ class MainWindow(QMainWindow):
             self.m_view.addAction(a)
         self.m_view.addSeparator()
         self.m_view.addAction(self.a_compare)
+        self.m_view.addAction(self.a_matrix)
         self.m_view.addAction(self.a_present)
         self.m_view.addSeparator()
         self.m_panels = self.m_view.addMenu("")
@@ -530,6 +532,17 @@ class MainWindow(QMainWindow):
             (settings.recovery_dir() / name).unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ modes
+
+    def show_matrix(self):
+        """View → ldmatrix / stmatrix fragments (viz/app/matrix_dialog.py): one dialog, reused."""
+        from .matrix_dialog import MatrixDialog
+
+        dlg = getattr(self, "matrix_dialog", None)
+        if dlg is None:
+            dlg = self.matrix_dialog = MatrixDialog(self.session, self.theme_name, self)
+        dlg.show()
+        dlg.raise_()
+        return dlg
 
     def set_compare(self, on: bool) -> None:
         if on and self.session.is_trace:
@@ -781,6 +794,7 @@ class MainWindow(QMainWindow):
             self.a_first: tr("First instruction"), self.a_last: tr("Last frame of the last instruction"),
             self.a_faster: tr("Faster"), self.a_slower: tr("Slower"), self.a_present: tr("Presentation mode"),
             self.a_escape: tr("Leave presentation mode"), self.a_compare: tr("Compare two scenarios"),
+            self.a_matrix: tr("ldmatrix / stmatrix fragments…"),
             self.a_zoom_in: tr("Zoom in"), self.a_zoom_out: tr("Zoom out"), self.a_zoom_reset: tr("Fit to window"),
             self.a_keys: tr("Keys"),
         }

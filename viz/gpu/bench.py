@@ -24,7 +24,7 @@ from ..scenario import Scenario, ScenarioError, loads, with_params
 from . import GpuUnavailable, costmodel
 from .codegen import GeneratedKernel, generate
 from .compile import CompileError, compile_many
-from .ncu import compare, run_ncu
+from .ncu import compare, extra_metrics, run_ncu
 
 Progress = Callable[[float, str], None]
 MAX_SCALED_WORK = 3_000_000_000   # lane-instructions beyond which a scaled run is not re-analysed
@@ -91,9 +91,7 @@ def counters_for(prepared: list[Prepared], hand: list | None = None, cancelled=N
         owners.append(("kernel", name))
     if not launches:
         return {}, {}
-    from ..kinds import KIND_METRICS, uses_kinds
-
-    extra = KIND_METRICS if any(uses_kinds(p.scenario) for p in prepared if p.cubin is not None) else ()
+    extra = extra_metrics([p.analysis.metrics for p in prepared if p.cubin is not None and p.analysis is not None])
     counters, _log = run_ncu({"launches": launches}, cancelled=cancelled, metrics=METRIC_NAMES + extra)
     by_scenario, by_kernel = {}, {}
     for (kind, label), metrics in zip(owners, counters):

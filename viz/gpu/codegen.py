@@ -274,6 +274,21 @@ def _store_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> li
     raise ValueError(f"no memory instruction is {size} bytes wide")
 
 
+def _matrix_part(m) -> list[str]:
+    """ldmatrix / stmatrix (viz.kinds.ldmatrix): one ``asm volatile`` instruction of the
+    warp, every lane giving its row address ``wv_a`` (only the first 8 x num are used, so
+    the others may be anything). ldmatrix fills carry words 0..num-1 (kept alive by the
+    hash); stmatrix writes them."""
+    regs = ", ".join(f"%{k}" for k in range(m.num))
+    if m.is_load:
+        outs = ", ".join(f'"=r"(wv_v[{k}])' for k in range(m.num))
+        keep = " ".join(f"WV_KEEP(wv_v[{k}]);" for k in range(m.num))
+        return [f'asm volatile("{m.ptx} {{{regs}}}, [%{m.num}];" : {outs} : "r"(wv_a) : "memory");', keep]
+    ins = ", ".join(f'"r"(wv_v[{k}])' for k in range(m.num))
+    regs = ", ".join(f"%{k + 1}" for k in range(m.num))
+    return [f'asm volatile("{m.ptx} [%0], {{{regs}}};" :: "r"(wv_a), {ins} : "memory");']
+
+
 # ---------------------------------------------------------------------------- emit
 
 
@@ -284,7 +299,7 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, r
         label = f"{a.op} {a.text}" + (f" <- {a.source.text}" if a.source is not None else "")
         body = (kinds_cg.cp_async_body if a.op == "cp.async" else kinds_cg.atomic_body)(a, arr, sc, rename)
         return _when_wrapped(a, [f"// access {a.index}: {label}"], body, rename)
-    label = f"{a.op} {arr.name}" + "".join(f"[{to_text(n)}]" for n in a.indices) + \
+    label = f"{a.op_text} {arr.name}" + "".join(f"[{to_text(n)}]" for n in a.indices) + \
         (f".{a.field}" if a.field else "")
     out = [f"// access {a.index}: {label}"]
     body: list[str] = []
@@ -300,7 +315,12 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, r
         body.append(f"const unsigned wv_a = wv_sbase + (unsigned)({arr.base}LL + wv_e * {esize}LL);")
     else:
         body.append(f"unsigned char* const wv_a = g_{arr.name} + ({arr.offset}LL + wv_e * {esize}LL);")
-    for off, size in a.parts:
+    if a.matrix is not None:
+        body.extend(_matrix_part(a.matrix))
+        a_parts: tuple = ()
+    else:
+        a_parts = a.parts
+    for off, size in a_parts:
         pos = _carry_pos(a, off, size)
         ptr = f"wv_a + {off}u" if arr.space == "shared" else f"wv_a + {off}"
         if off == 0:
@@ -433,6 +453,9 @@ def expected_instructions(sc: Scenario) -> dict[str, int]:
         if a.op in KIND_OPS:
             continue
         arr = sc.array(a.array)
+        if a.matrix is not None:
+            out[a.matrix.kind] = out.get(a.matrix.kind, 0) + 1
+            continue
         out[("ld." if a.op == "load" else "st.") + arr.space] += 1
     return out
 

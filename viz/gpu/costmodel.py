@@ -88,7 +88,9 @@ def totals(metrics: dict[str, int]) -> dict[str, int]:
         "wavefronts": g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
         + g("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
         "instructions": g("smsp__inst_executed_op_shared_ld.sum") + g("smsp__inst_executed_op_shared_st.sum")
-        + g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") + g("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+        + g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") + g("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+        # ldmatrix / stmatrix: their own instruction counters (viz.kinds.ldmatrix)
+        + g("smsp__inst_executed_op_ldsm.sum") + g("smsp__inst_executed_op_shared_stsm.sum"),
     }
 
 

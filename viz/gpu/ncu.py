@@ -54,13 +54,18 @@ class MetricRow:
 
 
 def compare(model: dict[str, int], hardware: dict[str, int] | None) -> list[MetricRow]:
-    """One row per contract metric: the model's total and the counter's; then one per
-    counter of the format 3 kinds (cp.async, atomic, tma.load) that the model gives."""
-    from ..kinds import KIND_METRICS
-
+    """One row per contract metric, then one per further metric the model counts (an access
+    kind's own counter, e.g. ``smsp__inst_executed_op_ldsm.sum``): the model's total and the
+    counter's."""
     hw = hardware or {}
-    names = METRIC_NAMES + tuple(m for m in KIND_METRICS if m in model)
+    names = list(METRIC_NAMES) + [m for m in model if m not in METRIC_NAMES]
     return [MetricRow(m, int(model.get(m, 0)), hw.get(m)) for m in names]
+
+
+def extra_metrics(models: list[dict[str, int]]) -> tuple[str, ...]:
+    """The metrics beyond the contract's ten that any of these model totals counts: ncu must
+    be asked for them too (only then: ncu refuses a metric the GPU does not have)."""
+    return tuple(dict.fromkeys(m for model in models for m in model if m not in METRIC_NAMES))
 
 
 def _number(text: str) -> int | None:
@@ -177,4 +182,4 @@ def run_ncu(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = Non
     return match_launches([d["name"] for d in spec["launches"]], counters), log
 
 
-__all__ = ["find_ncu", "parse_csv", "parse_launches", "match_launches", "compare", "MetricRow", "run_ncu", "explain_failure"]
+__all__ = ["find_ncu", "extra_metrics", "parse_csv", "parse_launches", "match_launches", "compare", "MetricRow", "run_ncu", "explain_failure"]

@@ -88,6 +88,64 @@ swizzle = "{swz}"
     return text
 
 
+# ---------------------------------------------------------------------------- ldmatrix / stmatrix
+
+MATRIX_OPS = ["ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4", "ldmatrix.x1.trans", "ldmatrix.x2.trans",
+              "ldmatrix.x4.trans", "stmatrix.x1", "stmatrix.x2", "stmatrix.x4", "stmatrix.x1.trans",
+              "stmatrix.x2.trans", "stmatrix.x4.trans"]
+# Layouts that keep every 16-byte row (8 halfs) in one piece: plain with a pad of whole rows of
+# 8, CuTe swizzles on 8-half chunks, and the TMA swizzles on rows of exactly their span.
+MATRIX_LAYOUTS = [("none", None), ("pad", None), ("Sw<3,3,3>", 64), ("Sw<2,3,3>", 32), ("Sw<1,3,3>", 16),
+                  ("Sw<3,3,4>", 64), ("tma:128B", 64), ("tma:64B", 32), ("tma:32B", 16)]
+
+
+def matrix_scenario_text(r: random.Random) -> str:
+    """A random scenario of 1-3 ldmatrix / stmatrix accesses (format 3) on a shared tile of
+    halfs (or of 16-byte int4 rows): random row expressions over lane, warp, block and a
+    loop, wrapped into range; every row address is 16-byte aligned by construction."""
+    bx = 32 * r.randint(1, 4)
+    gx = r.randint(1, 3)
+    swz, want_cols = r.choice(MATRIX_LAYOUTS)
+    cols = want_cols or r.choice([8, 16, 32, 64, 128])
+    pad = 8 * r.randint(1, 2) if swz == "pad" else 0
+    rows = r.choice([16, 32, 64])
+    as_int4 = swz in ("none", "pad") and r.random() < 0.25
+    loop = r.choice(["", 'for = { j = "0:2" }', 'for = { j = "0:8:4" }'])
+    if as_int4:
+        array = f"""[arrays.s]
+space = "shared"
+type = "int4"
+shape = [{rows}, {cols // 8}]
+"""
+    else:
+        array = f"""[arrays.s]
+space = "shared"
+type = "half"
+shape = [{rows}, {cols}]
+""" + (f"pad = {pad}\n" if pad else "") + (f'swizzle = "{swz}"\n' if swz not in ("none", "pad") else "")
+    text = f"""format = 3
+title = "random ldmatrix / stmatrix"
+[launch]
+block = [{bx}]
+grid = [{gx}]
+{array}"""
+    for _ in range(r.randint(1, 3)):
+        op = r.choice(MATRIX_OPS)
+        if r.random() < 0.5:     # the usual tile walk: lane l gives row l % 16 (+ more), chunk l / 16
+            row = f"(lane % 16) + {r.choice([0, 16]) % rows}"
+            chunk = f"(lane / 16) + {r.randint(0, 3)}"
+        else:
+            row, chunk = _expr(r), _expr(r)
+        if "j" in loop and r.random() < 0.5:
+            row = f"({row}) + j"
+        row = _wrap(row, rows)
+        chunk = _wrap(chunk, cols // 8)
+        col = chunk if as_int4 else f"({chunk}) * 8"
+        lp = loop if "j" in row else ""
+        text += f'[[access]]\nop = "{op}"\nat = "s[{row}][{col}]"\n{lp}\n'
+    return text
+
+
 WIDE = {"double", "float2", "int2", "int4", "float4", "double2"}
 
 
@@ -97,17 +155,24 @@ def has_wide_shared(sc: Scenario) -> bool:
     return any(sc.array(a.array).space == "shared" and a.size >= 8 for a in sc.accesses)
 
 
-def scenarios(count: int, seed: int = 0, wide_shared: bool | None = None) -> list[tuple[str, Scenario]]:
+KINDS = {"plain": ("random", scenario_text), "ldmatrix": ("random-ldmatrix", matrix_scenario_text)}
+
+
+def scenarios(count: int, seed: int = 0, wide_shared: bool | None = None,
+              kind: str = "plain") -> list[tuple[str, Scenario]]:
     """``count`` random scenarios that the model accepts (named random-SEED-K); with
-    ``wide_shared`` True or False, only those with (or without) 8/16-byte shared accesses."""
+    ``wide_shared`` True or False, only those with (or without) 8/16-byte shared accesses.
+    ``kind``: "plain" (loads and stores) or "ldmatrix" (ldmatrix / stmatrix, named
+    random-ldmatrix-SEED-K)."""
+    prefix, make = KINDS[kind]
     r = random.Random(seed)
     out: list[tuple[str, Scenario]] = []
     tries = 0
     while len(out) < count and tries < count * 50:
         tries += 1
-        text = scenario_text(r)
+        text = make(r)
         try:
-            sc = loads(text, source=f"random-{seed}-{len(out)}", name=f"random-{seed}-{len(out)}")
+            sc = loads(text, source=f"{prefix}-{seed}-{len(out)}", name=f"{prefix}-{seed}-{len(out)}")
             analyze(sc)
         except ScenarioError:
             continue
@@ -117,4 +182,4 @@ def scenarios(count: int, seed: int = 0, wide_shared: bool | None = None) -> lis
     return out
 
 
-__all__ = ["scenarios", "scenario_text", "has_wide_shared"]
+__all__ = ["scenarios", "scenario_text", "matrix_scenario_text", "has_wide_shared", "KINDS"]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import assets
-from ..engine import METRIC_NAMES
+from ..engine import KIND_METRIC_NAMES, METRIC_NAMES
 
 FORMAT = "warpviz-measurements"
 VERSION = 1
@@ -72,7 +72,7 @@ def validate(doc: Any, source: str = "<measurements>") -> dict:
                 continue
             if not isinstance(m, dict) or any(not isinstance(m.get(k, 0), int) for k in m):
                 _fail(source, f"scenario {name!r}: {key} must map metric names to integers")
-            unknown = set(m) - set(METRIC_NAMES)
+            unknown = set(m) - set(METRIC_NAMES) - set(KIND_METRIC_NAMES)
             if unknown:
                 _fail(source, f"scenario {name!r}: unknown metric {sorted(unknown)[0]!r}")
         t = entry.get("timing")
@@ -124,7 +124,7 @@ def mismatches(entry: dict) -> list[dict]:
     model, hw = entry.get("model") or {}, entry.get("counters")
     if hw is None:
         return []
-    return [{"metric": m, "model": model.get(m, 0), "hardware": hw.get(m)} for m in METRIC_NAMES
+    return [{"metric": m, "model": model.get(m, 0), "hardware": hw.get(m)} for m in METRIC_NAMES + KIND_METRIC_NAMES
             if (m in model or m in hw) and model.get(m, 0) != hw.get(m)]
 
 

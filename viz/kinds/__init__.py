@@ -1,4 +1,6 @@
-"""Access kinds beyond plain loads and stores (scenario format 3).
+"""Access kinds beyond plain loads and stores (scenario format 3), one module per kind.
+
+* ``ldmatrix`` / ``stmatrix`` (``viz.kinds.ldmatrix``).
 
 * ``cp.async`` (``viz.kinds.async_copy``): LDGSTS, a copy of 4, 8 or 16 bytes per lane
   from global memory straight into shared memory.
@@ -15,7 +17,7 @@ H100 counts them is in docs/memory-model.md.
 
 from __future__ import annotations
 
-from ..scenario import KIND_OPS
+KIND_OPS = ("cp.async", "atomic", "tma.load")   # format 3 access kinds parsed by viz.kinds.build
 
 # Nsight Compute metrics that only the kinds of this package produce (present on the H100:
 # tools/gpu/session/h12async.sh lists them from `ncu --query-metrics`).

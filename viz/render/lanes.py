@@ -236,6 +236,19 @@ def phase_texts(L: Layout, th: Theme, d: WarpDetail) -> tuple[list[str], int]:
     ``phase 1`` where that does not fit, or just the number."""
     width = L.col_w * len(d.phases[0]) - 8 * L.s
     cap = max(L.min_px, 17 * L.s)
+    m = getattr(d.access, "matrix", None)
+    if m is not None:           # ldmatrix / stmatrix: a phase is a matrix; lanes past them give no row
+        rest = [tr("lanes {a}-{b}: no row", a=ls[0], b=ls[-1]) for ls in d.phases[m.num:]]
+        for texts in ([tr("phase {k}: matrix {m}, lanes {a}-{b}", k=k + 1, m=k, a=ls[0], b=ls[-1])
+                       for k, ls in enumerate(d.phases[:m.num])] + rest,
+                      [tr("phase {k}: matrix {m}", k=k + 1, m=k) for k in range(m.num)] + rest,
+                      [tr("matrix {m}", m=k) for k in range(m.num)] + [tr("no row")] * len(rest),
+                      [str(k) for k in range(m.num)] + ["-"] * len(rest)):
+            px = fit_px(th.sans, texts, width, cap, L.min_px, bold=True)
+            if px:
+                return texts, px
+        drop("phase labels")
+        return [], 0
     for texts in ([tr("phase {k}: lanes {a}-{b}", k=k + 1, a=ls[0], b=ls[-1]) for k, ls in enumerate(d.phases)],
                   [tr("phase {k}", k=k + 1) for k in range(len(d.phases))],
                   [str(k + 1) for k in range(len(d.phases))]):

@@ -85,6 +85,10 @@ def _instruction_count(scenario) -> int:
 
 
 def _phase_text(d: WarpDetail) -> str:
+    m = getattr(d.access, "matrix", None)
+    if m is not None:
+        return tr("{n} matrices of 8 rows x 16 bytes: 1 phase each", n=m.num) if m.num > 1 else \
+            tr("1 matrix of 8 rows x 16 bytes: 1 phase")
     if d.size <= 4:
         return tr("{size}-byte access: 1 phase of 32 lanes", size=d.size)
     return tr("{size}-byte access: {n} phases of {per} lanes", size=d.size, n=len(d.phases),
@@ -153,6 +157,8 @@ def _header_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _
     elem_w = min(width * 0.3, 440 * s)
     left_w = width - elem_w - 16 * s
     op = tr("store") if d.op == "store" else tr("load") if d.op == "load" else d.op   # cp.async, atomic, tma.load
+    if getattr(d.access, "matrix", None) is not None:
+        op = d.access.matrix.text
     line1 = f"{op}  {access_text(d)}"
     px1 = fit_px(th.mono, [line1], left_w, max(mp, 30 * s), mp, bold=True)
     l1 = [line1]
