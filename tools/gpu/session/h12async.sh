@@ -20,7 +20,7 @@ T0=$(date +%s)
 # Two Nsight Compute sessions, so that a fault in a TMA kernel cannot take the others with it.
 step 50 python3 -m viz.cli validate cp-async-pipeline shared-histogram-few-bins shared-histogram-many-bins \
   --random 16 --seed 23 --kinds cp.async,atomic --json > "$D/validate.json"
-step 40 python3 -m viz.cli validate tma-swizzle-none tma-swizzle-32b tma-swizzle-64b tma-swizzle-128b \
+step 40 python3 -m viz.cli validate tma-swizzle-none tma-swizzle-32b tma-swizzle-64b tma-swizzle-128b tma-ldmatrix-none tma-ldmatrix-128b \
   --random 8 --seed 23 --kinds tma.load --json > "$D/validate-tma.json"
 python3 - "$D/validate.json" "$D/validate-tma.json" <<'PY'
 import json, sys
