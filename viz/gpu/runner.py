@@ -260,6 +260,18 @@ class Session:
         return out
 
     def _launch(self, fn, spec: LaunchSpec, buffer_ptr: int):
+        if any(kind == "tmap" for kind, _ in spec.args):
+            # A tma.load's 128-byte tensor map goes through cuLaunchKernel's kernelParams (as
+            # the CUDA runtime passes it), not PyCUDA's packed parameter buffer: device run 2
+            # of 2026-11-23 saw every generated TMA kernel launched that way fail on the H100
+            # while the same copy launched by the runtime ran.
+            from ..kinds.tensormap import launch_with_kernel_params
+
+            try:
+                launch_with_kernel_params(spec, self._args(spec, buffer_ptr))
+            except RuntimeError as err:
+                raise self.cuda.Error(str(err)) from None
+            return
         fn.prepared_call(spec.grid, spec.block, *self._args(spec, buffer_ptr), shared_size=spec.shared)
 
     def _guard(self, what: str, call):

@@ -72,4 +72,51 @@ def encode(spec: dict, global_address: int) -> bytes:
     return bytes(out)
 
 
-__all__ = ["encode", "encode_args", "TensorMapError", "SWIZZLE"]
+_modules: dict = {}
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        raise RuntimeError(f"{what} failed (CUresult {rc})")
+
+
+def launch_with_kernel_params(spec, args: list) -> None:
+    """Launch ``spec`` (viz.gpu.runner.LaunchSpec) with cuLaunchKernel's ``kernelParams``:
+    one pointer per parameter, as the CUDA runtime launches a kernel. ``args`` are the
+    runner's values in order (bytes for a tensor map, ints otherwise). The module is loaded
+    into the current context (PyCUDA's) once per cubin and name."""
+    import hashlib
+
+    lib = _libcuda()
+    key = (hashlib.sha256(spec.cubin).hexdigest(), spec.name)
+    fn = _modules.get(key)
+    if fn is None:
+        mod = ctypes.c_void_p()
+        _check(lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(spec.cubin)), "cuModuleLoadData")
+        fn = ctypes.c_void_p()
+        _check(lib.cuModuleGetFunction(ctypes.byref(fn), mod, spec.name.encode()), "cuModuleGetFunction")
+        if spec.shared > 48 * 1024:
+            _check(lib.cuFuncSetAttribute(fn, ctypes.c_int(8), ctypes.c_int(spec.shared)),   # MAX_DYNAMIC_SHARED_SIZE
+                   "cuFuncSetAttribute")
+        _modules[key] = fn
+    values = []
+    for (kind, _v), a in zip(spec.args, args):
+        if kind == "tmap":
+            buf = (ctypes.c_uint64 * 16)()        # 8-byte aligned host copy of the 128 bytes
+            ctypes.memmove(buf, a, 128)
+            values.append(buf)
+        elif kind in ("ptr", "sink", "u64"):
+            values.append(ctypes.c_uint64(int(a)))
+        elif kind == "i64":
+            values.append(ctypes.c_int64(int(a)))
+        else:
+            values.append(ctypes.c_int32(int(a)))
+    params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
+    gx, gy, gz = spec.grid
+    bx, by, bz = spec.block
+    _check(lib.cuLaunchKernel(fn, ctypes.c_uint(gx), ctypes.c_uint(gy), ctypes.c_uint(gz), ctypes.c_uint(bx),
+                              ctypes.c_uint(by), ctypes.c_uint(bz), ctypes.c_uint(spec.shared), ctypes.c_void_p(0),
+                              params, ctypes.c_void_p(0)), "cuLaunchKernel")
+
+
+__all__ = ["encode", "encode_args", "TensorMapError", "SWIZZLE", "launch_with_kernel_params"]
