@@ -134,3 +134,42 @@ def test_tma_encode_refuses_what_the_model_refuses():
     assert enc[(128, 256, 8)].startswith("ENCODE_FAIL") and enc[(64, 128, 8)].startswith("ENCODE_FAIL")
     assert enc[(32, 64, 8)].startswith("ENCODE_FAIL") and enc[(0, 8, 8)].startswith("ENCODE_FAIL")
     assert enc[(128, 128, 300)].startswith("ENCODE_FAIL") and enc[(128, 128, 256)] == "ENCODE_OK"
+
+
+def test_validate_run_on_the_h100_matches_the_model():
+    """Device run 2: warpviz validate of the cp.async and atomic built-ins and 16 random
+    scenarios of those kinds (seed 23): the model equals every recorded counter."""
+    from viz.engine import analyze
+    from viz.kinds.randomgen import scenarios as kind_scenarios
+    from viz.scenario import load
+
+    rec = DOC["validate"]["scenarios"]
+    items = [(n, load(n)) for n in ("cp-async-pipeline", "shared-histogram-few-bins", "shared-histogram-many-bins")]
+    items += kind_scenarios(16, 23, ("cp.async", "atomic"))
+    assert [n for n, _ in items] == list(rec)
+    for name, sc in items:
+        model = analyze(sc).metrics
+        for metric, hw in rec[name].items():
+            assert model.get(metric, 0) == hw, (name, metric)
+
+
+def test_every_warp_instruction_of_a_shared_atomic_counts_once():
+    probes = DOC["instruction_counters"]["probes"]
+    assert len(probes) >= 40
+    assert all(p["hardware"]["smsp__inst_executed_op_shared_atom.sum"] == 1 for p in probes)
+    assert all(p["hardware"]["smsp__inst_executed_op_shared_ld.sum"] == 0 for p in probes)
+
+
+def test_tma_sectors_of_boxes_that_start_inside_a_sector():
+    """The model's sectors (each box row's 32-byte sectors) against the TMA's own counter."""
+    recs = DOC["instruction_counters"]["tma_sectors"]
+    checked = off = 0
+    for r in recs:
+        if r["sectors"] is None or r["probe"].startswith("tma2d baseline"):
+            continue
+        (bw, bh), (x0, _y0), e = r["box"], r["coord"], r["esize"]
+        first = x0 * e
+        model = ((first + bw * e - 1) // 32 - first // 32 + 1) * bh
+        checked += 1
+        off += model != r["sectors"]
+    assert checked >= 60 and off <= 1       # one 48-byte box: 17 counted, 16 modelled
