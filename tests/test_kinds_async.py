@@ -360,9 +360,9 @@ def test_generated_kernels_emit_the_real_instructions():
 def test_tensor_map_arguments_are_in_bytes():
     k = generate(load("tma-swizzle-64b"))
     dtype, dims, strides, box, estr, swz = encode_args(k.tensor_maps[0].to_json(), 0x10000)
-    # float4 as two UINT64 per element: a 16 x 4 box of a 64 x 8 tensor
-    assert dtype == 4 and list(dims) == [16, 64] and list(strides) == [128] and list(box) == [8, 16] and swz == 2
-    assert "(int)(wv_col * 2)" in k.source
+    # float4 as four UINT32 per element: a 16 x 4 box of a 64 x 8 tensor
+    assert dtype == 2 and list(dims) == [32, 64] and list(strides) == [128] and list(box) == [16, 16] and swz == 2
+    assert "(int)(wv_col * 4)" in k.source
 
 
 @needs_nvcc

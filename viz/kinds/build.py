@@ -203,7 +203,7 @@ def _tma(b, k: int, raw: dict) -> Access:
     if not (1 <= brows <= TMA_MAX_BOX and 1 <= bcols <= TMA_MAX_BOX):
         b.fail(where, tr("box = [{r}, {c}]: each side must be 1 to {max} elements", r=brows, c=bcols,
                          max=TMA_MAX_BOX), tr("split the copy into several boxes"), key="box")
-    factor = 2 if esize == 16 else 1        # a 16-byte element is two UINT64 for the TMA
+    factor = max(1, esize // 4)             # an 8- or 16-byte element is 2 or 4 UINT32 for the TMA
     if bcols * factor > TMA_MAX_BOX:
         b.fail(where, tr("box = [{r}, {c}]: the TMA copies at most {n} elements of {size} bytes per row",
                          r=brows, c=bcols, n=TMA_MAX_BOX // factor, size=esize),

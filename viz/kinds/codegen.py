@@ -22,9 +22,9 @@ TMAP_STRUCT = ("#ifndef WV_TENSOR_MAP\n#define WV_TENSOR_MAP\n"
 
 
 def data_type(esize: int) -> tuple[int, int]:
-    """(CUtensorMapDataType, TMA elements per scenario element): UINT8/16/32/64 of the
-    element's size; a 16-byte element (float4, int4) is two UINT64."""
-    return {1: (0, 1), 2: (1, 1), 4: (2, 1), 8: (4, 1), 16: (4, 2)}[esize]
+    """(CUtensorMapDataType, TMA elements per scenario element): UINT8, UINT16 or UINT32,
+    the types the H100 probe copied with (an 8- or 16-byte element is 2 or 4 UINT32)."""
+    return {1: (0, 1), 2: (1, 1), 4: (2, 1), 8: (2, 2), 16: (2, 4)}[esize]
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """A real CUtensorMap for a generated kernel's ``tma.load``: ``cuTensorMapEncodeTiled``
 called through ctypes on libcuda (the runner's process has a CUDA context already).
 
-The map's data type is the unsigned integer of the element's size (UINT8/16/32/64; a
-16-byte element is two UINT64): the TMA moves bytes and its swizzles permute 16-byte
-chunks, so only the size matters for where the box lands (measured: the probe's UINT16
-and UINT32 boxes landed alike). The 128 bytes are passed by value as the kernel's first
+The map's data type is UINT8, UINT16 or UINT32 (an 8- or 16-byte element is 2 or 4
+UINT32), the types the H100 probe copied with: the TMA moves bytes and its swizzles
+permute 16-byte chunks, so only the size matters for where the box lands (measured: the
+probe's UINT16 and UINT32 boxes landed alike). The 128 bytes are passed by value as the kernel's first
 parameters (``viz.kinds.codegen``).
 """
 

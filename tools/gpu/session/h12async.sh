@@ -20,7 +20,7 @@ from viz.gpu.bench import prepare
 from viz.gpu.runner import Session, generated_launch, random_bytes
 from viz.gpu.simulate import global_footprint
 s = Session()
-for p in prepare([(n, load(n)) for n in ["tma-swizzle-128b", "tma-swizzle-none"]]):
+for p in prepare([(n, load(n)) for n in ["tma-ldmatrix-128b", "tma-swizzle-128b", "tma-swizzle-none"]]):
     try:
         s.run_once(generated_launch(p.kernel, p.cubin, 1, label=p.label), random_bytes(global_footprint(p.scenario)))
         print(p.label, "launched and finished")
