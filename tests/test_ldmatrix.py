@@ -324,3 +324,16 @@ def test_a_results_file_keeps_the_ldsm_and_stsm_counters():
     doc["scenarios"]["x"] = {"model": {"smsp__inst_executed_op_nonsense.sum": 1}}
     with pytest.raises(results.ResultsError, match="unknown metric"):
         results.dumps(doc)
+
+
+def test_validate_takes_random_ldmatrix_scenarios_and_says_why_it_cannot_run():
+    import importlib.util
+
+    if importlib.util.find_spec("pycuda") is not None:
+        pytest.skip("PyCUDA is installed here: validate would run")
+    proc = subprocess.run([sys.executable, "-m", "viz.cli", "validate", "--random", "2", "--kind", "ldmatrix"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "cannot validate on this machine" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "viz.cli", "validate", "--random", "2", "--kind", "tma"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "invalid choice: 'tma'" in proc.stderr

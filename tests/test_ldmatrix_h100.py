@@ -93,3 +93,49 @@ def test_the_evidence_table_quotes_the_recording_and_the_model():
         assert (int(wf_hw), int(cf_hw)) == (hw[wf_key], hw[cf_key]), name
         m = analyze(scenario_of(case)).metrics
         assert (int(wf_model), int(cf_model)) == (m[wf_key], m[cf_key]), name
+
+
+VALIDATE = DATA["validate"]["scenarios"]
+
+
+def test_the_validate_run_covers_the_builtins_and_60_random_scenarios():
+    builtins = {n for n, e in VALIDATE.items() if e["toml"] is None}
+    assert builtins == {"ldmatrix-x4-tile", "ldmatrix-x4-tile-sw128", "stmatrix-accumulator",
+                        "stmatrix-accumulator-pad"}
+    assert len(VALIDATE) - len(builtins) == 60
+
+
+@pytest.mark.parametrize("name", sorted(VALIDATE))
+def test_generated_kernels_counters_equal_the_model(name):
+    """warpviz validate on the H100: the generated kernel's counters, every one, are the model's."""
+    from viz.scenario import load
+
+    e = VALIDATE[name]
+    sc = load(name) if e["toml"] is None else loads(e["toml"], source=name)
+    metrics = analyze(sc).metrics
+    assert e["hardware"]
+    for key, value in e["hardware"].items():
+        assert metrics.get(key, 0) == value, key
+
+
+NOTE = re.compile(r"(\d[\d,]*) (LDSM instructions|STSM instructions|shared (?:load|store) wavefronts|bank conflicts)")
+NOTE_KEY = {"LDSM instructions": "smsp__inst_executed_op_ldsm.sum",
+            "STSM instructions": "smsp__inst_executed_op_shared_stsm.sum",
+            "shared load wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "shared store wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"}
+
+
+@pytest.mark.parametrize("name", ["ldmatrix-x4-tile", "ldmatrix-x4-tile-sw128", "stmatrix-accumulator",
+                                  "stmatrix-accumulator-pad"])
+def test_builtin_notes_quote_the_recorded_counters(name):
+    from viz.scenario import load
+
+    sc = load(name)
+    measured = sc.notes.split("Measured on the H100")[1].split(", as the model says")[0]
+    hw = VALIDATE[name]["hardware"]
+    claims = NOTE.findall(measured)
+    assert len(claims) >= 2, measured
+    op = "ld" if sc.accesses[0].matrix.is_load else "st"
+    for n, what in claims:
+        key = NOTE_KEY.get(what, f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+        assert int(n.replace(",", "")) == hw.get(key, 0), (name, n, what)

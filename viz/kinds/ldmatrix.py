@@ -12,9 +12,12 @@ Registers: lane l receives, of each matrix i, register i holding the elements
 way, so the lane gets (rows 2*(l%4) and 2*(l%4)+1, column l/4). ``stmatrix`` is the
 same map backwards.
 
-How the H100 serves the rows (measured, docs/memory-model.md "ldmatrix and stmatrix"):
-see ``PHASES_LIKE_LDS128`` and ``count_metrics``. This module is pure Python (no Qt, no
-numba): the engine calls it for the parts that differ from a 16-byte shared access.
+How the H100 serves the rows (measured, docs/memory-model.md "ldmatrix and stmatrix"): like
+a 16-byte shared access whose phases are the matrices, one phase of 8 lanes per matrix,
+without the pair merge of LDS.128 (``PAIR_MERGE``); ``warp_wavefronts`` is the plain
+reference of that rule, the engine counts it with its compiled shared-memory counter.
+LDSM and STSM have instruction counters of their own (``LDSM_INST_METRIC``,
+``STSM_INST_METRIC``). This module is pure Python (no Qt, no numba).
 """
 
 from __future__ import annotations
@@ -136,7 +139,6 @@ def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
 # most distinct 32-bit words any one bank must deliver. Unlike LDS.128, lanes that repeat
 # addresses in pairs do not merge phases. Measured on the H100: all 365 probes of
 # tools/gpu/session/h12ldsm-probe.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
-PHASES_LIKE_LDS128 = True
 PAIR_MERGE = False
 
 
