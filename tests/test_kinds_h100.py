@@ -173,3 +173,22 @@ def test_tma_sectors_of_boxes_that_start_inside_a_sector():
         checked += 1
         off += model != r["sectors"]
     assert checked >= 60 and off <= 1       # one 48-byte box: 17 counted, 16 modelled
+
+
+def test_tma_validate_run_on_the_h100_matches_the_model():
+    """Device run 3: warpviz validate of the six TMA built-ins (LDS.128 and ldmatrix reads
+    of every swizzle) and 8 random tma.load scenarios (seed 23): every recorded counter is
+    the model's, the TMA's sectors counted row by row."""
+    from viz.engine import analyze
+    from viz.kinds.randomgen import scenarios as kind_scenarios
+    from viz.scenario import load
+
+    rec = DOC["validate_tma"]["scenarios"]
+    names = ["tma-swizzle-none", "tma-swizzle-32b", "tma-swizzle-64b", "tma-swizzle-128b", "tma-ldmatrix-none",
+             "tma-ldmatrix-128b"]
+    items = [(n, load(n)) for n in names] + kind_scenarios(8, 23, ("tma.load",))
+    assert [n for n, _ in items] == list(rec)
+    for name, sc in items:
+        model = analyze(sc).metrics
+        for metric, hw in rec[name].items():
+            assert model.get(metric, 0) == hw, (name, metric)

@@ -207,9 +207,12 @@ def analyze_tma(scenario, instr, access, ctx):
     sectors = 0
     for blocks in ctx.chunks():
         rows, cols = tma_origins(scenario, instr, access, blocks)
-        first = garr.base + (cols * esize)
+        # every row of the box: the 32-byte sectors its bytes touch (rows of a tensor whose
+        # row is not a multiple of 32 bytes start at different offsets in their sector)
+        row_bytes = garr.shape[1] * esize
+        first = (garr.base + (rows[:, None] + np.arange(brows)[None, :]) * row_bytes + cols[:, None] * esize)
         last = first + bcols * esize - 1
-        sectors += int(((last // 32) - (first // 32) + 1).sum()) * brows
+        sectors += int(((last // 32) - (first // 32) + 1).sum())
         ctx.step(instr)
     st.warp_instructions = ctx.nblocks
     st.active_lanes = ctx.nblocks
