@@ -18,8 +18,8 @@ measured with tools/gpu/session/h12async-probe.sh (122 cp.async and 59 TMA probe
   L1 data-array conflicts of the global reads, and ``.cg`` counts none.
 * ``tma.load``: one copy per block (thread 0); the box lands in the tile's swizzle (CuTe
   ``Swizzle<1|2|3,4,3>`` on byte offsets, measured element by element), reads the box's
-  sectors (``l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld``) and counts in none
-  of the ten. The box's first byte must be 16-byte aligned (a misaligned one faults).
+  sectors row by row (``l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld``) and counts
+  in none of the ten. warpviz refuses a box whose first byte is not 16-byte aligned.
 """
 
 from __future__ import annotations
