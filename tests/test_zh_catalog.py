@@ -72,7 +72,8 @@ def test_placeholders_match_the_english():
 
 def _tr_literals() -> list[str]:
     files = [*sorted((ROOT / "viz").glob("*.py")), *sorted((ROOT / "viz" / "app").glob("*.py")),
-             *sorted((ROOT / "viz" / "render").glob("*.py")), *sorted((ROOT / "viz" / "gpu").glob("*.py"))]
+             *sorted((ROOT / "viz" / "render").glob("*.py")), *sorted((ROOT / "viz" / "gpu").glob("*.py")),
+             *sorted((ROOT / "viz" / "kinds").glob("*.py"))]
     out = set()
     for path in files:
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):

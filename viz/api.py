@@ -30,7 +30,7 @@ import numpy as np
 from . import export as _export
 from .layout import LayoutError
 from .layout_text import LayoutMap, layout_map as _layout_map
-from .scenario import Scenario as _Model, ScenarioError, load, loads, with_params
+from .scenario import KIND_OPS, Scenario as _Model, ScenarioError, load, loads, with_params
 
 DEFAULT_SIZE = (1280, 720)          # a frame in a notebook (text scales with the picture)
 _NAMES = ("instruction", "block", "warp")   # the arguments' names in messages
@@ -81,6 +81,8 @@ def to_toml(fields: Mapping[str, Any]) -> str:
         data["access"] = access = [access]
     if not all(isinstance(a, dict) for a in access):
         raise ValueError("each access must be a dict like {'op': 'load', 'at': 'src[threadIdx.x]'}")
+    if "format" not in data and any(a.get("op") in KIND_OPS for a in access):
+        data["format"] = 3          # cp.async, atomic, tma.load (viz.kinds)
     if "format" not in data and _needs_format_2(data.get("arrays") or {}):
         data["format"] = 2
     return tomli_w.dumps(data)

@@ -25,9 +25,10 @@ import numpy as np
 from .expr import Name, Node, to_text
 from .i18n import sep, tr
 from .kernels_numba import global_counts, shared_counts
+from .kinds.analyze import analyze_kind, kind_figures
 from .kinds import ldmatrix as matrix_kind
 from .lanes import Evaluator, Fault, Lanes, Space
-from .scenario import Access, Array, Instruction, Scenario, ScenarioError
+from .scenario import KIND_OPS, Access, Array, Instruction, Scenario, ScenarioError
 
 CHUNK_THREADS = 1 << 21  # threads materialised at once on the full path
 CLASS_MODULUS = 128      # 32 banks x 4 bytes = one 128-byte line = 4 sectors
@@ -87,6 +88,7 @@ class InstrStats:
     bytes_used: int = 0          # global: distinct bytes the active lanes ask for, summed over warps
     per_warp: np.ndarray = field(default=None, repr=False)  # (blocks, warps): wavefronts or sectors
     per_warp_active: np.ndarray = field(default=None, repr=False)  # (blocks, warps): active lanes
+    kind_metrics: dict | None = None  # format 3 kinds (viz.kinds): launch totals under Nsight Compute's names
     matrix: object = None        # the access's MatrixOp (ldmatrix / stmatrix), else None
 
     @property
@@ -115,6 +117,10 @@ class Analysis:
     def metrics(self) -> dict[str, int]:
         m = dict.fromkeys(METRIC_NAMES, 0)
         for s in self.stats:
+            if s.kind_metrics is not None:     # cp.async, atomic, tma.load: their own counters
+                for k, v in s.kind_metrics.items():
+                    m[k] = m.get(k, 0) + v
+                continue
             if s.space == "shared":
                 inst, wf, conf = SHARED_METRICS[s.op]
                 if s.matrix is not None:
@@ -179,6 +185,8 @@ class Analysis:
                          bytes_used=sum(s.bytes_used for s in rows),
                          sectors_per_request=_ratio(sec, inst), lines_per_request=_ratio(lines, inst),
                          sector_efficiency=_ratio(d["bytes_requested"], sec * 32))
+            if rows and rows[0].kind_metrics is not None:   # cp.async, atomic, tma.load
+                d.update(kind_figures(a, rows))
             out.append(d)
         return out
 
@@ -249,9 +257,10 @@ class LaneValues:
 
 
 def evaluate_instruction(scenario: Scenario, instr: Instruction, blocks: np.ndarray,
-                         threads: np.ndarray) -> LaneValues:
-    """Addresses and active lanes of one instruction; raises ScenarioError naming the lane."""
-    access = scenario.accesses[instr.access]
+                         threads: np.ndarray, access: Access | None = None) -> LaneValues:
+    """Addresses and active lanes of one instruction (of ``access``, default the
+    instruction's own; a cp.async passes its global source); raises ScenarioError naming the lane."""
+    access = access or scenario.accesses[instr.access]
     arr = scenario.array(access.array)
     loop = dict(instr.loop)
     space = make_space(scenario, blocks, threads, loop)
@@ -481,9 +490,15 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
     stats: list[InstrStats] = []
     total_steps = max(1, len(instrs) * (-(-nblocks // per_chunk)))
     step = 0
+    kinds = _KindContext(nblocks, nw, threads, per_chunk, cancel, progress, shortcuts, len(instrs), total_steps)
     for instr in instrs:
         access = scenario.accesses[instr.access]
         arr = scenario.array(access.array)
+        if access.op in KIND_OPS:          # cp.async, atomic, tma.load (viz.kinds)
+            kinds.done = step
+            stats.append(analyze_kind(scenario, instr, access, kinds))
+            step = kinds.done
+            continue
         st = InstrStats(instr, arr.space, access.op, instr.size, matrix=access.matrix)
         per_warp = np.zeros((nblocks, nw), np.uint8)
         per_active = np.zeros((nblocks, nw), np.uint8)
@@ -516,6 +531,35 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
         st.per_warp_active = per_active
         stats.append(st)
     return Analysis(scenario, stats)
+
+
+@dataclass
+class _KindContext:
+    """What a kind's counting (viz.kinds) needs from ``analyze``: the launch's chunks of
+    blocks, cancel and progress."""
+
+    nblocks: int
+    nw: int
+    threads: np.ndarray
+    per_chunk: int
+    cancel: Callable[[], bool] | None
+    progress: Callable[[float, str], None] | None
+    shortcuts: bool
+    ninstr: int
+    total_steps: int
+    done: int = 0
+
+    def chunks(self):
+        for b0 in range(0, self.nblocks, self.per_chunk):
+            if self.cancel is not None and self.cancel():
+                raise Cancelled()
+            yield np.arange(b0, min(self.nblocks, b0 + self.per_chunk), dtype=np.int64)
+
+    def step(self, instr: Instruction) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done / self.total_steps, tr("instruction {k} of {n}", k=instr.number + 1,
+                                                           n=self.ninstr))
 
 
 def index_text(node: Node) -> str:

@@ -106,6 +106,13 @@ def _compute_caption(d: WarpDetail) -> str:
 
 
 def _request_caption(d: WarpDetail) -> str:
+    if d.op == "tma.load":     # viz.kinds: one copy of the whole box, by thread 0
+        a = d.access
+        box = a.option("box")
+        return tr("Thread 0 issues one TMA copy of the {r} x {c} box ({bytes}) into {name}: the tensor-memory "
+                  "accelerator writes it in the tile's swizzle without the banks' load and store path, so no "
+                  "wavefront is counted; `warpviz layout` draws where each element lands.", r=box[0], c=box[1],
+                  bytes=_count(a.option("bytes"), "byte"), name=a.array)
     if d.space == "shared":
         words = _count(len(d.bank_words), "word")
         banks = _count(len({bw.bank for bw in d.bank_words}), "bank")
@@ -138,7 +145,7 @@ def _wavefront_caption(d: WarpDetail, k: int) -> str:
     waiting = d.active_lanes - done
     head = tr("Wavefront {k} of {n}", k=k + 1, n=d.wavefronts)
     fmt = dict(words=_count(len(words), "word"), lanes=_count(len(lanes), "lane"))
-    if d.op == "store":
+    if d.op in ("store", "cp.async", "atomic", "tma.load"):      # writes (viz.kinds)
         body = _plural(banks, "1 bank stores {words} from {lanes}", "{n} banks store {words} from {lanes}", **fmt)
     else:
         body = _plural(banks, "1 bank delivers {words} to {lanes}", "{n} banks deliver {words} to {lanes}", **fmt)

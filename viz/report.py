@@ -170,6 +170,10 @@ def explain_access(d: dict) -> list[tuple[str, str, str]]:
     Each why states only what holds for this access: every number in it is one of the
     access's figures (checked by tests/test_report_reasons.py), and a rule is named only
     where it applied (the pair rule of wide loads, idle phases, partial warps)."""
+    if d.get("kind") == "tma.load":         # viz.kinds: a tile copy by the TMA
+        from .kinds.report import tma_rows
+
+        return tma_rows(d)
     inst = d["warp_instructions"]
     rows = [("warp instructions", _n(inst), _instructions_why(d))]
     if inst == 0:
@@ -184,6 +188,10 @@ def explain_access(d: dict) -> list[tuple[str, str, str]]:
                         "must deliver", per=_avg(wf, inst))))
         rows.append(("phases", _n(ph), _phases_why(d)))
         rows.append(("bank conflicts", _n(wf - ph), _conflicts_why(d)))
+        if d.get("kind"):                  # cp.async: its global side
+            from .kinds.report import extra_rows
+
+            rows.extend(extra_rows(d))
     else:
         sec, lines = d["sectors"], d["lines"]
         rows.append(("requests", _n(inst), tr("one per warp instruction with an active lane, whatever the width")))

@@ -23,6 +23,7 @@ from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse
 from .layout import TMA_SWIZZLES, LayoutError, Swizzle, check_bijection, layout_swizzle, offset_tree, parse_swizzle
 from .layout_text import AuthoredLayout, check as check_layout, fit, parse_layout
 from .types import ElemType, all_type_names, named_type, struct
+from .kinds import KIND_OPS   # format 3 access kinds cp.async, atomic, tma.load (viz.kinds)
 from .kinds.ldmatrix import OP_NAMES as MATRIX_OPS, MatrixOp, looks_like_matrix_op, parse_op as parse_matrix_op
 
 FORMAT_VERSION = 3
@@ -178,7 +179,12 @@ class Access:
     when_text: str | None
     parts: tuple[tuple[int, int], ...]  # (byte offset in the element, size) per instruction
     line: int | None = None
+    source: "Access | None" = None     # format 3 kinds (viz.kinds): cp.async's global source, TMA's box origin
+    options: tuple[tuple[str, Any], ...] = ()   # format 3 kinds: cache, result, box, swizzle ...
     matrix: MatrixOp | None = None      # ldmatrix / stmatrix (format 3): op is then "load" / "store"
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
 
     @property
     def size(self) -> int:
@@ -818,6 +824,10 @@ class _Builder:
         where = f"access {k}"
         if not isinstance(raw, dict):
             self.fail(where, tr("an access must be a table"), tr("write [[access]] with op and at"))
+        if raw.get("op") in KIND_OPS:      # cp.async, atomic, tma.load (scenario format 3: viz.kinds)
+            from .kinds.build import build_kind_access
+
+            return build_kind_access(self, k, raw)
         self.unknown_keys(raw, ACCESS_KEYS, where)
         op = raw.get("op")
         matrix = parse_matrix_op(op)
@@ -861,7 +871,7 @@ class _Builder:
         else:
             parts = self.access_parts(arr, ax.field, where)
         return Access(k, op, at, arr.name, ax.indices, ax.field, loops, when,
-                      when_text, parts, line, matrix)
+                      when_text, parts, line, matrix=matrix)
 
     def check_matrix(self, matrix: MatrixOp, arr: Array, fld: str | None, when_text, where: str) -> None:
         """What ldmatrix / stmatrix need beyond a plain access (viz.kinds.ldmatrix)."""

@@ -193,12 +193,14 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
         phases = phase_lanes(size)
     words_per_lane = 1 if size <= 4 else size // 4
 
-    # Shared: distinct words per bank per phase, in order of first request.
+    # Shared: distinct words per bank per phase, in order of first request. A cp.async and an
+    # atomic whose old value is read serve every lane's word on its own (viz.kinds: measured).
+    per_lane = access.op == "cp.async" or (access.op == "atomic" and access.option("result") == "used")
     bank_words: list[BankWord] = []
     word_wf: dict[tuple[int, int], int] = {}
     wf_phase: list[int] = []
     active_phases = 0
-    if space == "shared":
+    if space == "shared" and access.op != "tma.load":   # the TMA writes the tile itself, not through the banks' path
         for p, lanes_in in enumerate(phases):
             order: dict[int, dict[int, list[int]]] = {}
             for ln in lanes_in:
@@ -207,7 +209,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
                 w0 = int(addr[ln]) >> 2
                 for q in range(words_per_lane):
                     w = w0 + q
-                    order.setdefault(w & 31, {}).setdefault(w, []).append(ln)
+                    order.setdefault(w & 31, {}).setdefault((w, ln) if per_lane else w, []).append(ln)
             if not order:
                 continue
             active_phases += 1
@@ -215,9 +217,10 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
             depth = max(len(ws) for ws in order.values())
             wf_phase.extend([p] * depth)
             for bank in sorted(order):
-                for k, (w, lanes_) in enumerate(order[bank].items()):
+                for k, (key, lanes_) in enumerate(order[bank].items()):
+                    w = key[0] if per_lane else key
                     bank_words.append(BankWord(bank, w, p, base + k, tuple(lanes_)))
-                    word_wf[(p, w)] = base + k
+                    word_wf[(p, key)] = base + k
 
     sector_lanes: dict[int, list[int]] = {}
     sector_bytes: dict[int, list[bool]] = {}
@@ -234,9 +237,9 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
         words: tuple[int, ...] = ()
         wfs: tuple[int, ...] = ()
         sector = line = -1
-        if active and space == "shared":
+        if active and space == "shared" and access.op != "tma.load":
             words = tuple((a >> 2) + q for q in range(words_per_lane))
-            wfs = tuple(word_wf[(phase, w)] for w in words)
+            wfs = tuple(word_wf[(phase, (w, ln) if per_lane else w)] for w in words)
         if active and space == "global":
             sector, line = a // SECTOR, a // LINE
             sector_lanes.setdefault(sector, []).append(ln)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from ..i18n import sep, tr
 from ..kinds.ldmatrix import OP_NAMES as MATRIX_OPS
 from ..types import all_type_names
+from ..scenario import KIND_OPS
 from .highlight import TomlHighlighter
 from .state import Session
 from .undo import Snapshot, UndoKeys
@@ -418,6 +419,7 @@ class EditorPanel(QWidget):
                 op.addItems(OPS)
                 op.setToolTip(tr("`load` or `store`; `ldmatrix` / `stmatrix` (`.x1`, `.x2`, `.x4`, `.trans`) need "
                                  "`format = 3`"))
+                op.addItems(KIND_OPS)      # format 3: cp.async, atomic, tma.load (their other keys: in the text)
                 add(form, tr("{k}: op", k=k), ("access", k, "op"), op, (lambda w=op: w.currentText()))
                 e = QLineEdit()
                 add(form, tr("{k}: at", k=k), ("access", k, "at"), e, (lambda e=e: e.text()))

@@ -7,6 +7,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..i18n import sep, tr
+from ..kinds import KIND_METRIC_LABELS
 from ..report import access_size_text, explain_access, instruction_numbers, numbers_text
 from ..scenario import warnings
 from .state import Session
@@ -25,6 +26,7 @@ METRIC_LABELS = {
     "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions (LDSM)",
     "smsp__inst_executed_op_shared_stsm.sum": "stmatrix instructions (STSM)",
 }
+METRIC_LABELS.update(KIND_METRIC_LABELS)   # cp.async, shared atomics (viz.kinds)
 
 # Figure names as report.explain_access writes them, for the catalog.
 FIGURE_NAMES = ("warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts", "requests",

@@ -25,6 +25,8 @@ def add_parsers(sub) -> None:
     va.add_argument("--all", action="store_true", help="every built-in scenario")
     va.add_argument("--random", type=int, default=0, metavar="N", help="also N random scenarios")
     va.add_argument("--seed", type=int, default=0)
+    va.add_argument("--kinds", default="", metavar="KIND,...",
+                    help="with --random: random scenarios of these access kinds (cp.async, atomic, tma.load)")
     va.add_argument("--kind", choices=["plain", "ldmatrix"], default="plain",
                     help="what the random scenarios do: plain loads and stores (default), or ldmatrix / stmatrix")
     va.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
@@ -85,7 +87,15 @@ def cmd_validate(args) -> int:
         items = _items(args)
     except ScenarioError as err:
         return _fail(str(err))
-    if args.random:
+    if args.random and args.kinds:
+        from ..kinds.randomgen import KINDS, scenarios as kind_scenarios
+
+        wanted = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+        unknown = [k for k in wanted if k not in KINDS]
+        if unknown:
+            return _fail(f"--kinds: unknown kind {unknown[0]!r}; the kinds are {', '.join(KINDS)}")
+        items += kind_scenarios(args.random, args.seed, wanted)
+    elif args.random:
         items += random_scenarios(args.random, args.seed, kind=args.kind)
     if not items:
         return _fail("nothing to validate: name scenarios, or give --all or --random N")

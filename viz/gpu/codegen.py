@@ -45,7 +45,8 @@ import hashlib
 from dataclasses import dataclass
 
 from ..expr import Name, Node, names, to_cuda, to_text
-from ..scenario import Access, Array, Loop, Scenario
+from ..kinds import codegen as kinds_cg
+from ..scenario import KIND_OPS, Access, Array, Loop, Scenario
 
 KERNEL_NAME = "wv_kernel"
 REPLICA_ALIGN = 256
@@ -85,6 +86,7 @@ class GeneratedKernel:
     global_starts: tuple[int, ...]        # each array's start within one replica
     replica_bytes: int                    # one replica's global footprint, 256-aligned
     barriers: int                         # __syncthreads() between access groups
+    tensor_maps: tuple = ()               # tma.load: viz.kinds.codegen.TensorMapSpec, the first parameters
 
     @property
     def key(self) -> str:
@@ -137,8 +139,9 @@ def _loops_key(loops: tuple[Loop, ...]) -> tuple:
 
 
 def _conflicts(a: Access, earlier: list[Access]) -> bool:
-    """Two accesses to one array, one of them a store: a barrier must order them."""
-    return any(b.array == a.array and "store" in (a.op, b.op) for b in earlier)
+    """Two accesses to one array, one of them a write (a store, cp.async, atomic or
+    tma.load): a barrier must order them."""
+    return any(b.array == a.array and (a.op != "load" or b.op != "load") for b in earlier)
 
 
 def plan_groups(sc: Scenario) -> list[_Group]:
@@ -290,6 +293,12 @@ def _matrix_part(m) -> list[str]:
 
 
 def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, repeats: set[int] | None) -> list[str]:
+    if a.op == "tma.load":
+        return kinds_cg.tma_lines(a, arr, sc, rename, [x.index for x in sc.accesses if x.op == "tma.load"].index(a.index))
+    if a.op in KIND_OPS:     # cp.async, atomic: their own instruction, the same `when`
+        label = f"{a.op} {a.text}" + (f" <- {a.source.text}" if a.source is not None else "")
+        body = (kinds_cg.cp_async_body if a.op == "cp.async" else kinds_cg.atomic_body)(a, arr, sc, rename)
+        return _when_wrapped(a, [f"// access {a.index}: {label}"], body, rename)
     label = f"{a.op_text} {arr.name}" + "".join(f"[{to_text(n)}]" for n in a.indices) + \
         (f".{a.field}" if a.field else "")
     out = [f"// access {a.index}: {label}"]
@@ -318,6 +327,10 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, r
             ptr = "wv_a"
         emit = _load_part if a.op == "load" else _store_part
         body.extend(emit(arr.space, ptr, size, pos, volatile))
+    return _when_wrapped(a, out, body, rename)
+
+
+def _when_wrapped(a: Access, out: list[str], body: list[str], rename: dict[str, str]) -> list[str]:
     if a.when is None:
         out.append("{")
         out.extend("  " + ln for ln in body)
@@ -360,12 +373,15 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
     globals_ = [a for a in sc.arrays if a.space == "global"]
     footprint = max((a.start + a.footprint for a in globals_), default=0)
     replica_bytes = max(REPLICA_ALIGN, -(-footprint // REPLICA_ALIGN) * REPLICA_ALIGN)
-    shared_bytes = sc.shared_bytes
+    shared_bytes = kinds_cg.extra_shared_bytes(sc, sc.shared_bytes)
+    tmaps = kinds_cg.tensor_maps(sc)
 
-    args = [f"unsigned char* __restrict__ wv_g_{a.name}" for a in globals_]
+    args = kinds_cg.kernel_params(sc) + [f"unsigned char* __restrict__ wv_g_{a.name}" for a in globals_]
     args += ["unsigned long long wv_rep_bytes", "unsigned* __restrict__ wv_sink", "unsigned wv_sink_mask",
              "unsigned wv_sink_value", "int wv_one"]
     L: list[str] = [PRELUDE]
+    if tmaps:
+        L.append(kinds_cg.TMAP_STRUCT)
     L.append(f"// warpviz kernel for {sc.name or sc.source}: {_c_comment(sc.title)}")
     L.append(f"// block ({bx}, {by}, {bz}), grid {tuple(sc.launch.grid)}; launch gridDim.x = {gx} * replicas.")
     for a in sc.arrays:
@@ -390,6 +406,7 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
         L.append(I + "const unsigned wv_wmask = 0xffffffffu;")
     L.append(I + "(void)wv_wmask; (void)wv_lane; (void)wv_warp; (void)wv_tid;")
     L.append(I + "(void)wv_bx; (void)wv_by; (void)wv_bz; (void)wv_tx; (void)wv_ty; (void)wv_tz;")
+    L.extend(I + ln for ln in kinds_cg.kernel_prologue(sc, sc.shared_bytes))
     for a in globals_:
         L.append(I + f"unsigned char* const g_{a.name} = wv_g_{a.name} + (unsigned long long)wv_rep * wv_rep_bytes;")
     # The carry: what the last load brought, what the next store writes.
@@ -418,7 +435,7 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
                            grid=tuple(sc.launch.grid), shared_bytes=shared_bytes,
                            global_arrays=tuple(a.name for a in globals_),
                            global_starts=tuple(a.start for a in globals_),
-                           replica_bytes=replica_bytes, barriers=barriers)
+                           replica_bytes=replica_bytes, barriers=barriers, tensor_maps=tuple(tmaps))
 
 
 def _c_comment(text: str) -> str:
@@ -433,6 +450,8 @@ def expected_instructions(sc: Scenario) -> dict[str, int]:
     out = {"ld.shared": 0, "st.shared": 0, "ld.global": 0, "st.global": 0}
     for ins in expand_instructions(sc):
         a = sc.accesses[ins.access]
+        if a.op in KIND_OPS:
+            continue
         arr = sc.array(a.array)
         if a.matrix is not None:
             out[a.matrix.kind] = out.get(a.matrix.kind, 0) + 1

@@ -69,6 +69,7 @@ class LaunchSpec:
     shared: int
     buffer_bytes: int                       # one buffer set's size
     args: list[tuple[str, int]] = field(default_factory=list)  # ("ptr", byte offset) | ("u64", v) | ("i32", v) | ("sink", 0)
+    #                                                      | ("tmap", TensorMapSpec json): a tma.load's 128-byte tensor map
     label: str = ""
 
     def to_json(self) -> dict:
@@ -87,12 +88,14 @@ class LaunchSpec:
 
     @property
     def arg_format(self) -> str:
-        return "".join({"ptr": "P", "sink": "P", "u64": "Q", "i32": "i", "i64": "q"}[k] for k, _ in self.args)
+        return "".join({"ptr": "P", "sink": "P", "u64": "Q", "i32": "i", "i64": "q", "tmap": "128s"}[k]
+                       for k, _ in self.args)
 
 
 def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
     """The launch of a generated kernel over ``replicas`` copies of its global arrays."""
-    args: list[tuple[str, int]] = [("ptr", s) for s in kernel.global_starts]
+    args: list[tuple[str, int]] = [("tmap", t.to_json()) for t in kernel.tensor_maps]
+    args += [("ptr", s) for s in kernel.global_starts]
     args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0), ("i32", 1), ("i32", 1)]
     return LaunchSpec(kernel.name, cubin, kernel.block, kernel.launch_grid(replicas), kernel.shared_bytes,
                       kernel.replica_bytes * replicas, args, label)
@@ -259,11 +262,30 @@ class Session:
                 out.append(buffer_ptr + v)
             elif kind == "sink":
                 out.append(int(self._sink))
+            elif kind == "tmap":       # tma.load: the tensor map of the tensor in this buffer
+                from ..kinds.tensormap import TensorMapError, encode
+
+                try:
+                    out.append(encode(v, buffer_ptr + v["start"]))
+                except TensorMapError as err:
+                    raise KernelFault(str(err)) from None
             else:
                 out.append(v)
         return out
 
     def _launch(self, fn, spec: LaunchSpec, buffer_ptr: int):
+        if any(kind == "tmap" for kind, _ in spec.args):
+            # A tma.load's 128-byte tensor map goes through cuLaunchKernel's kernelParams (as
+            # the CUDA runtime passes it), not PyCUDA's packed parameter buffer: device run 2
+            # of 2026-11-23 saw every generated TMA kernel launched that way fail on the H100
+            # while the same copy launched by the runtime ran.
+            from ..kinds.tensormap import launch_with_kernel_params
+
+            try:
+                launch_with_kernel_params(spec, self._args(spec, buffer_ptr))
+            except RuntimeError as err:
+                raise self.cuda.Error(str(err)) from None
+            return
         fn.prepared_call(spec.grid, spec.block, *self._args(spec, buffer_ptr), shared_size=spec.shared)
 
     def _guard(self, what: str, call):

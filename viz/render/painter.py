@@ -156,7 +156,7 @@ def _elem_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _El
 def _header_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _HeaderPlan:
     elem_w = min(width * 0.3, 440 * s)
     left_w = width - elem_w - 16 * s
-    op = tr("store") if d.op == "store" else tr("load")
+    op = tr("store") if d.op == "store" else tr("load") if d.op == "load" else d.op   # cp.async, atomic, tma.load
     if getattr(d.access, "matrix", None) is not None:
         op = d.access.matrix.text
     line1 = f"{op}  {access_text(d)}"

@@ -1,0 +1,226 @@
+"""cp.async (LDGSTS) and TMA 2-D tile copies (UTMALDG): how the H100 counts them.
+
+The rules (docs/memory-model.md, "cp.async, TMA tile copies and shared atomics"),
+measured with tools/gpu/session/h12async-probe.sh (122 cp.async and 59 TMA probes):
+
+* ``cp.async`` is one request per warp in the ten's global-load metrics
+  (``l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld``) and one instruction in
+  ``smsp__inst_executed_op_ldgsts``. Its sectors: ``.ca`` as an LDG of that width (the
+  distinct 32-byte sectors); ``.cg`` (L1 bypassed) counts, after dropping the lanes whose
+  16-byte shared destination a later lane overwrites, the distinct pairs (global
+  128-byte line, shared 32-byte sector). nvcc puts three predicated-off ``LDS`` before
+  an LDGSTS, which count in ``smsp__inst_executed_op_shared_ld`` (three per warp
+  instruction: the generated kernel keeps each cp.async in a region of its own); no
+  wavefront of the ten counts LDGSTS.
+* The shared side (the figures, not a counter of its own on the H100): phases as for a
+  store of that width, each taking as many wavefronts as its busiest bank has *lanes*
+  (lanes on one address are not merged); ``.ca``'s ``op_ldgsts`` bank conflicts add the
+  L1 data-array conflicts of the global reads, and ``.cg`` counts none.
+* ``tma.load``: one copy per block (thread 0); the box lands in the tile's swizzle (CuTe
+  ``Swizzle<1|2|3,4,3>`` on byte offsets, measured element by element), reads the box's
+  sectors row by row (``l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld``) and counts
+  in none of the ten. warpviz refuses a box whose first byte is not 16-byte aligned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..i18n import tr
+from ..kernels_numba import njit
+from ..scenario import ScenarioError
+
+LD_REQ = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+LD_SEC = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+LDGSTS_INST = "smsp__inst_executed_op_ldgsts.sum"
+SHARED_LD_INST = "smsp__inst_executed_op_shared_ld.sum"
+TMA_SECTORS = "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"
+DUMMY_LDS = 3   # predicated-off LDS that nvcc puts before an LDGSTS (counted per warp running the access)
+
+
+@njit(cache=True, nogil=True)
+def ldgsts_shared(addr, mask, size, wavefronts, phases):
+    """Per (block, warp): the shared side of a cp.async of ``size`` bytes: phases of 32, 16
+    or 8 lanes; each takes as many wavefronts as its busiest bank has lane-words."""
+    nb, nt = addr.shape
+    nw = wavefronts.shape[1]
+    per = 32 if size <= 4 else (16 if size == 8 else 8)
+    words = size // 4 if size >= 4 else 1
+    count = np.zeros(32, np.int64)
+    for b in range(nb):
+        for w in range(nw):
+            wf = 0
+            ph = 0
+            for p in range(0, 32, per):
+                count[:] = 0
+                any_active = False
+                for t in range(w * 32 + p, min(nt, w * 32 + p + per)):
+                    if mask[b, t]:
+                        any_active = True
+                        for q in range(words):
+                            count[((addr[b, t] >> 2) + q) & 31] += 1
+                if any_active:
+                    ph += 1
+                    wf += count.max()
+            wavefronts[b, w] = wf
+            phases[b, w] = ph
+
+
+@njit(cache=True, nogil=True)
+def cg_sectors(gaddr, saddr, mask, out):
+    """Per (block, warp): the sectors of a cp.async.cg: lanes whose 16-byte shared slot a
+    later lane writes again are dropped; the rest count distinct (global line, shared sector)."""
+    nb, nt = gaddr.shape
+    nw = out.shape[1]
+    keys = np.empty(32, np.int64)
+    for b in range(nb):
+        for w in range(nw):
+            n = 0
+            for t in range(w * 32, min(nt, w * 32 + 32)):
+                if not mask[b, t]:
+                    continue
+                later = False
+                for u in range(t + 1, min(nt, w * 32 + 32)):
+                    if mask[b, u] and (saddr[b, u] >> 4) == (saddr[b, t] >> 4):
+                        later = True
+                        break
+                if later:
+                    continue
+                k = (gaddr[b, t] >> 7) * 2147483648 + (saddr[b, t] >> 5)
+                seen = False
+                for i in range(n):
+                    if keys[i] == k:
+                        seen = True
+                        break
+                if not seen:
+                    keys[n] = k
+                    n += 1
+            out[b, w] = n
+
+
+def source_values(scenario, instr, access, blocks, threads):
+    """The lane values of a kind's global side (cp.async's ``from``, the TMA's box origin);
+    its errors name the kind, the key ``from`` and its line."""
+    from ..engine import evaluate_instruction
+    from ..scenario import line_of
+
+    try:
+        return evaluate_instruction(scenario, instr, blocks, threads, access=access.source)
+    except ScenarioError as err:
+        where = f"access {access.index} ({access.op} {access.text}, from = {access.source.text})"
+        raise ScenarioError(err.source, where, err.problem, err.fix,
+                            line_of(scenario.text, f"access {access.index}", "from") or err.line) from None
+
+
+def analyze_cp_async(scenario, instr, access, ctx):
+    """One cp.async warp instruction over the launch (``ctx``: viz.engine._KindContext)."""
+    from ..engine import InstrStats, count_chunk, evaluate_instruction
+
+    st = InstrStats(instr, "shared", "cp.async", instr.size)
+    per_warp = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
+    per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
+    sectors = lines = used = 0
+    cg = access.option("cache") == "cg"
+    for blocks in ctx.chunks():
+        dst = evaluate_instruction(scenario, instr, blocks, ctx.threads, access=access)
+        src = source_values(scenario, instr, access, blocks, ctx.threads)
+        nb, nt = dst.shape
+        saddr = np.ascontiguousarray(np.broadcast_to(dst.addr.natural(), (nb, nt)), np.int64)
+        mask = np.ascontiguousarray(np.broadcast_to(dst.mask, (nb, nt)), np.bool_)
+        wf = np.zeros((nb, ctx.nw), np.int32)
+        ph = np.zeros((nb, ctx.nw), np.int32)
+        ldgsts_shared(saddr, mask, instr.size, wf, ph)
+        sec, ln, act, distinct, _z = count_chunk("global", instr.size, src, ctx.nw, ctx.shortcuts, True)
+        if cg:
+            gaddr = np.ascontiguousarray(np.broadcast_to(src.addr.natural(), (nb, nt)), np.int64)
+            sec = np.zeros((nb, ctx.nw), np.int32)
+            cg_sectors(gaddr, saddr, mask, sec)
+        b0 = int(blocks[0])
+        per_warp[b0:b0 + nb] = np.minimum(wf, 255)
+        per_active[b0:b0 + nb] = act
+        st.warp_instructions += int((act > 0).sum())
+        st.active_lanes += int(act.sum())
+        st.wavefronts += int(wf.sum())
+        st.phases += int(ph.sum())
+        st.deepest = max(st.deepest, int((wf - ph + 1).max(initial=0)))
+        sectors += int(sec.sum())
+        lines += int(ln.sum())
+        used += int(distinct.sum()) * instr.size
+        ctx.step(instr)
+    st.sectors, st.lines, st.bytes_used = sectors, lines, used
+    st.per_warp, st.per_warp_active = per_warp, per_active
+    # nvcc's three predicated-off LDS before each LDGSTS (the generated kernel keeps every
+    # cp.async in a region of its own, so they run once per warp instruction)
+    dummies = DUMMY_LDS * st.warp_instructions
+    st.kind_metrics = {LD_REQ: st.warp_instructions, LD_SEC: sectors, LDGSTS_INST: st.warp_instructions,
+                       SHARED_LD_INST: dummies}
+    return st
+
+
+def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The box's first (row, col) in the tensor for each block; a box that leaves the tensor
+    is a ScenarioError naming the block and the fix."""
+    from ..engine import describe_lane
+
+    lv = source_values(scenario, instr, access, blocks, np.zeros(1, np.int64))
+    rows = np.broadcast_to(lv.indices[0].natural(), (len(blocks), 1))[:, 0]
+    cols = np.broadcast_to(lv.indices[1].natural(), (len(blocks), 1))[:, 0]
+    brows, bcols = access.option("box")
+    garr = scenario.array(access.source.array)
+    gr, gc = garr.shape
+    esize = garr.type.size
+    misaligned = (garr.base + cols * esize) % 16 != 0
+    if misaligned.any():
+        i = int(np.argmax(misaligned))
+        lane = describe_lane(scenario, int(blocks[i]), 0, instr)
+        raise ScenarioError(
+            scenario.source, access.label(),
+            tr("the box starts at {g}[{row}][{col}], byte {b} of the tensor, not a multiple of 16, at {lane}; "
+               "the TMA faults on such a copy", g=garr.name, row=int(rows[i]), col=int(cols[i]),
+               b=int(garr.base + cols[i] * esize), lane=lane),
+            tr("make from's column a multiple of {n}", n=max(1, 16 // esize)), access.line)
+    bad = (rows + brows > gr) | (cols + bcols > gc)
+    if bad.any():
+        i = int(np.argmax(bad))
+        lane = describe_lane(scenario, int(blocks[i]), 0, instr)
+        raise ScenarioError(
+            scenario.source, access.label(),
+            tr("the box [{r}, {c}] starting at {g}[{row}][{col}] leaves the tensor {g}[{gr}][{gc}] at {lane}",
+               r=brows, c=bcols, g=garr.name, row=int(rows[i]), col=int(cols[i]), gr=gr, gc=gc, lane=lane),
+            tr("make from's row at most {mr} and its column at most {mc}, or make the box smaller (box = [ROWS, "
+               "COLS])", mr=gr - brows, mc=gc - bcols), access.line)
+    return rows, cols
+
+
+def analyze_tma(scenario, instr, access, ctx):
+    """One tma.load over the launch: one instruction per block."""
+    from ..engine import InstrStats
+
+    st = InstrStats(instr, "shared", "tma.load", instr.size)
+    per_warp = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
+    per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
+    per_active[:, 0] = 1
+    nbytes = access.option("bytes")
+    brows, bcols = access.option("box")
+    esize = scenario.array(access.array).type.size
+    garr = scenario.array(access.source.array)
+    sectors = 0
+    for blocks in ctx.chunks():
+        rows, cols = tma_origins(scenario, instr, access, blocks)
+        # every row of the box: the 32-byte sectors its bytes touch (rows of a tensor whose
+        # row is not a multiple of 32 bytes start at different offsets in their sector)
+        row_bytes = garr.shape[1] * esize
+        first = (garr.base + (rows[:, None] + np.arange(brows)[None, :]) * row_bytes + cols[:, None] * esize)
+        last = first + bcols * esize - 1
+        sectors += int(((last // 32) - (first // 32) + 1).sum())
+        ctx.step(instr)
+    st.warp_instructions = ctx.nblocks
+    st.active_lanes = ctx.nblocks
+    st.sectors = sectors
+    st.bytes_used = nbytes * ctx.nblocks
+    st.per_warp, st.per_warp_active = per_warp, per_active
+    st.kind_metrics = {TMA_SECTORS: sectors}
+    return st
+
+
+__all__ = ["analyze_cp_async", "analyze_tma", "tma_origins", "ldgsts_shared", "cg_sectors"]

@@ -1,0 +1,165 @@
+"""CUDA C for the format 3 kinds in generated kernels (``viz.gpu.codegen``).
+
+* ``cp.async`` is one ``cp.async.{ca,cg}.shared.global`` of the element's size per lane,
+  then ``cp.async.wait_all`` (so a later access of the tile sees the data; waiting costs
+  no memory instruction).
+* ``atomic`` is ``atom.shared.add`` (result used, kept alive in the running hash) or
+  ``red.shared.add`` (result unused, as a histogram's ``atomicAdd``), u32 or f32.
+* ``tma.load`` is ``cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes``
+  by thread 0 with a real tensor map (``cuTensorMapEncodeTiled``, made by the runner) passed
+  as a ``const __grid_constant__`` 128-byte kernel parameter; every thread then waits on the
+  block's mbarrier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..expr import to_cuda
+
+TMAP_STRUCT = ("#ifndef WV_TENSOR_MAP\n#define WV_TENSOR_MAP\n"
+               "struct __align__(64) WvTensorMap { unsigned long long wv_opaque[16]; };  // a CUtensorMap\n#endif")
+
+
+def data_type(esize: int) -> tuple[int, int]:
+    """(CUtensorMapDataType, TMA elements per scenario element): UINT8, UINT16 or UINT32,
+    the types the H100 probe copied with (an 8- or 16-byte element is 2 or 4 UINT32)."""
+    return {1: (0, 1), 2: (1, 1), 4: (2, 1), 8: (2, 2), 16: (2, 4)}[esize]
+
+
+@dataclass(frozen=True)
+class TensorMapSpec:
+    """What the runner needs to encode one tensor map (``viz.kinds.tensormap``)."""
+
+    array: str          # the global tensor
+    start: int          # its base within one replica (start + offset)
+    esize: int
+    rows: int
+    cols: int
+    box_rows: int
+    box_cols: int
+    swizzle: str        # none | tma:32B | tma:64B | tma:128B
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def tensor_maps(sc) -> list[TensorMapSpec]:
+    out = []
+    for a in sc.accesses:
+        if a.op == "tma.load":
+            g = sc.array(a.source.array)
+            brows, bcols = a.option("box")
+            out.append(TensorMapSpec(g.name, g.base, g.type.size, g.shape[0], g.shape[1], brows, bcols,
+                                     a.option("swizzle")))
+    return out
+
+
+def _indices(access, rename, prefix: str = "wv_") -> list[str]:
+    idx_names = [f"{prefix}row", f"{prefix}col"] if len(access.indices) == 2 else [f"{prefix}col"]
+    return [f"const long long {nm} = {to_cuda(node, rename)};" for nm, node in zip(idx_names, access.indices)]
+
+
+def _elem(arr, rename, row: str, col: str) -> str:
+    lay = dict(rename)
+    lay.update({"row": row, "col": col})
+    return to_cuda(arr.layout, lay)
+
+
+def cp_async_body(a, arr, sc, rename) -> list[str]:
+    src = a.source
+    garr = sc.array(src.array)
+    size = a.size
+    cache = a.option("cache")
+    body = _indices(a, rename)
+    body.append(f"const long long wv_e = {_elem(arr, rename, 'wv_row', 'wv_col')};")
+    body.append(f"const unsigned wv_a = wv_sbase + (unsigned)({arr.base}LL + wv_e * {arr.type.size}LL) + "
+                f"{a.parts[0][0]}u;")
+    body.append("{")
+    body.extend("  " + ln for ln in _indices(src, rename, "wv_g"))
+    body.append(f"  const long long wv_ge = {_elem(garr, rename, 'wv_grow', 'wv_gcol')};")
+    body.append(f"  const unsigned char* wv_ga = g_{garr.name} + ({garr.offset}LL + wv_ge * {garr.type.size}LL) + "
+                f"{src.parts[0][0]};")
+    body.append(f'  asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};" :: "r"(wv_a), "l"(wv_ga) '
+                ': "memory");')
+    body.append("}")
+    body.append('asm volatile("cp.async.wait_all;" ::: "memory");')
+    if a.when is None:
+        # Each LDGSTS in a region of its own (a loop that runs wv_one = 1 times, as `when`
+        # makes it): nvcc then puts its three predicated-off LDS before every one, which
+        # is what the model counts, however nvcc unrolls the scenario's loops.
+        body = ["#pragma unroll 1", "for (int wv_r = 0; wv_r < wv_one; ++wv_r) {", *("  " + ln for ln in body), "}"]
+    return body
+
+
+def atomic_body(a, arr, sc, rename) -> list[str]:
+    """``result = "unused"``: ``atomicAdd(&h[i], 1)`` in CUDA C++, which nvcc turns into
+    ATOMS.POPC.INC (lanes on one address combined); ``"used"``: ``atom.shared.add.u32``
+    of lane + 1 whose old value enters the running hash (ATOMS.ADD, lane by lane): the two
+    forms the H100 probe measured."""
+    body = _indices(a, rename)
+    body.append(f"const long long wv_e = {_elem(arr, rename, 'wv_row', 'wv_col')};")
+    off = f"({arr.base}LL + wv_e * {arr.type.size}LL + {a.parts[0][0]}LL)"
+    if a.option("result") == "used":
+        body.append(f"const unsigned wv_a = wv_sbase + (unsigned){off};")
+        body.append('{ unsigned wv_o; asm volatile("atom.shared.add.u32 %0, [%1], %2;" : "=r"(wv_o) : "r"(wv_a), '
+                    '"r"((unsigned)wv_lane + 1u) : "memory"); WV_KEEP(wv_o); }')
+    else:
+        body.append(f"atomicAdd((unsigned*)(wv_smem + {off}), 1u);")
+    return body
+
+
+def tma_lines(a, arr, sc, rename, k: int) -> list[str]:
+    """Thread 0 issues the copy; every thread of the block waits for it (mbarrier phase)."""
+    src = a.source
+    nbytes = a.option("bytes")
+    out = [f"// access {a.index}: tma.load {arr.name} <- box {list(a.option('box'))} at {src.text} "
+           f"(swizzle {a.option('swizzle')})"]
+    out.append("if (wv_tid == 0) {")
+    out.extend("  " + ln for ln in _indices(src, rename))
+    out.append('  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
+    out.append(f'  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(wv_mbar), '
+               f'"r"({nbytes}u) : "memory");')
+    out.append('  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes '
+               '[%0], [%1, {%2, %3}], [%4];"')
+    factor = data_type(arr.type.size)[1]
+    out.append(f'    :: "r"(wv_sbase + {arr.base}u), "l"((unsigned long long)&wv_tmap{k}), "r"((int)(wv_col * {factor})), '
+               '"r"((int)wv_row), "r"(wv_mbar) : "memory");')
+    out.append("}")
+    out.append('asm volatile("{\\n.reg .pred P1;\\nWV_WAIT:\\n'
+               'mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\\n'
+               '@P1 bra.uni WV_DONE;\\nbra.uni WV_WAIT;\\nWV_DONE:\\n}" :: "r"(wv_mbar), "r"(wv_tma_phase) : "memory");')
+    out.append("wv_tma_phase ^= 1u;")
+    return out
+
+
+def kernel_params(sc) -> list[str]:
+    """The tensor maps, first (a 64-byte aligned parameter at offset 0, 128, ...)."""
+    return [f"const __grid_constant__ WvTensorMap wv_tmap{k}" for k, _ in enumerate(tensor_maps(sc))]
+
+
+def kernel_prologue(sc, shared_bytes: int) -> list[str]:
+    """mbarrier setup when the kernel has a tma.load (its 8 bytes after the arrays)."""
+    if not tensor_maps(sc):
+        return []
+    mbar = -(-shared_bytes // 8) * 8
+    return [
+        f"const unsigned wv_mbar = wv_sbase + {mbar}u;",
+        "unsigned wv_tma_phase = 0;",
+        "if (wv_tid == 0) {",
+        '  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(wv_mbar) : "memory");',
+        '  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");',
+        "}",
+        "__syncthreads();",
+    ]
+
+
+def extra_shared_bytes(sc, shared_bytes: int) -> int:
+    """Shared bytes the kernel needs beyond the arrays (the TMA's mbarrier)."""
+    if not tensor_maps(sc):
+        return shared_bytes
+    return -(-shared_bytes // 8) * 8 + 8
+
+
+__all__ = ["TensorMapSpec", "tensor_maps", "cp_async_body", "atomic_body", "tma_lines", "kernel_params",
+           "kernel_prologue", "extra_shared_bytes", "TMAP_STRUCT", "data_type"]

@@ -1,0 +1,39 @@
+"""The reasons (``viz.report.explain_access``) of the format 3 kinds' figures."""
+
+from __future__ import annotations
+
+from ..i18n import tr
+
+
+def _n(x) -> str:
+    return f"{x:,}"
+
+
+def _avg(a: int, b: int) -> str:
+    return f"{a / b:,.2f}"
+
+
+def extra_rows(d: dict) -> list[tuple[str, str, str]]:
+    """Rows after the shared rows of a cp.async (its global side) or an atomic."""
+    inst = d["warp_instructions"]
+    if d["kind"] == "cp.async" and inst:
+        return [
+            ("requests", _n(d["requests"]), tr("the global side of cp.async: one per warp instruction, as an LDG of "
+                                               "the same width")),
+            ("sectors", _n(d["sectors"]), tr("{per} per request: the distinct 32-byte sectors the active lanes "
+                                             "copy from", per=_avg(d["sectors"], inst))),
+        ]
+    return []
+
+
+def tma_rows(d: dict) -> list[tuple[str, str, str]]:
+    """A tma.load: one instruction per block, the box's bytes, the swizzle it writes."""
+    inst = d["warp_instructions"]
+    box = d["box"]
+    return [
+        ("warp instructions", _n(inst), tr("one per block: thread 0 issues the copy for the whole block")),
+        ("bytes copied", _n(d["bytes_copied"]), tr("{per} per copy: a box of {r} x {c} elements",
+                                                    per=_n(d["bytes_copied"] // inst) if inst else "0",
+                                                    r=box[0], c=box[1])),
+        ("swizzle", d["swizzle"], tr("where the TMA writes each 16-byte chunk of a row (the tile's swizzle)")),
+    ]
