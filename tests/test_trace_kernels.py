@@ -182,11 +182,20 @@ GPU = pytest.mark.skipif(not (_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a 
 
 @pytest.mark.gpu
 @GPU
-@pytest.mark.parametrize("name", ["softmax_row", "particles_aos28", "particles_aos32", "cpasync_double"])
+@pytest.mark.parametrize("name", ["softmax_row", "softmax_warp", "particles_aos28", "particles_aos32", "cpasync_double",
+                                  "stmatrix_frag"])
 def test_new_kernels_validate_on_the_gpu(name, tmp_path, capsys):
     out = tmp_path / "t.wvtrace"
     rc = main(["trace", str(TRACE / f"{name}.launch.toml"), "--validate", "--json", "--out", str(out)])
     doc = json.loads(capsys.readouterr().out)
+    if name == "softmax_row":
+        # The documented exception (docs/GPU.md): ptxas merges the plain kernel's shared loads
+        # into LDS.128, the recording code between them prevents it; exactly these two differ.
+        differ = {r["metric"] for r in doc["validation"]["rows"] if not r["match"]}
+        assert differ == {"smsp__inst_executed_op_shared_ld.sum",
+                          "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"}, doc["validation"]["rows"]
+        assert rc != 0
+        return
     assert rc == 0 and doc["validation"]["match"], doc["validation"]["rows"]
     assert all(r["match"] for r in doc["validation"]["other"]), doc["validation"]["other"]
     if name == "cpasync_double":
