@@ -96,3 +96,33 @@ def test_export_compare_without_a_name_uses_the_partner(qapp, tmp_path, capsys):
     assert main(["export", "transpose-tile", "--compare", "transpose-tile-xor", "--out", str(out)]) == 0
     texts = svg_texts(out)
     assert load("transpose-tile-xor").title in texts and load("transpose-tile-pad").title not in texts
+
+
+def test_compare_values_are_never_elided_in_presentation_mode(qtbot, user_dirs):  # noqa: F811
+    """Presentation mode enlarges the font after the table is filled: the value columns
+    must still be wide enough for every number (at 1280x720 they showed "1…" for 1,024)."""
+    w = make_window(qtbot, "tma-ldmatrix-128b")
+    w.resize(1280, 720)
+    press_ctrl_m(qtbot, w)
+    cp = w.compare
+    qtbot.waitUntil(lambda: cp.right.analysis is not None and cp.table.rowCount() > 0, timeout=10000)
+    before = cp.table.font().pointSizeF()
+    w.a_present.setChecked(True)
+    qtbot.waitUntil(lambda: cp.table.isVisible() and cp.table.font().pointSizeF() > before * 1.4, timeout=5000)
+    try:
+        def elided():
+            fm = cp.table.fontMetrics()
+            return [(c, r, cp.table.item(r, c).text(), cp.table.columnWidth(c))
+                    for c in (1, 2) for r in range(cp.table.rowCount())
+                    if cp.table.item(r, c).text()
+                    and fm.horizontalAdvance(cp.table.item(r, c).text()) >= cp.table.columnWidth(c)]
+
+        assert sum(bool(cp.table.item(r, c).text()) for c in (1, 2) for r in range(cp.table.rowCount())) > 10
+        try:
+            qtbot.waitUntil(lambda: not elided(), timeout=3000)
+        except Exception:
+            pass
+        assert not elided(), elided()
+    finally:
+        w.a_present.setChecked(False)
+        w.close()

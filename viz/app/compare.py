@@ -102,7 +102,12 @@ class ComparePage(QWidget):
         self.table = QTableWidget(0, 3)
         self.table.setObjectName("compareFigures")
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # The value columns follow their contents at every font size (presentation mode
+        # enlarges the font after the table is filled): a number is never elided.
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setMaximumHeight(230)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         top = QHBoxLayout()
@@ -234,8 +239,6 @@ class ComparePage(QWidget):
                 if c:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, item)
-        self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
 
     def retranslate(self) -> None:
         self.l_pick.setText(tr("Compare with:"))
