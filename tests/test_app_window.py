@@ -240,3 +240,15 @@ def test_transport_icons_are_drawn_in_the_themes_text_colour(qtbot, window):
     finally:
         window.set_presentation(False)
     qtbot.waitUntil(lambda: abs(ink(b) - window.timeline.palette().color(QPalette.ColorRole.ButtonText).lightness()) < 40)
+
+
+def test_the_source_line_of_a_tma_copy_names_its_tile_once(qtbot, user_dirs):  # noqa: F811
+    """A TMA copy's operand is the whole tile: the line shows `tile`, not `tiletile`, and no
+    empty bank list (the copy does not go through the banks)."""
+    w = make_window(qtbot, "tma-swizzle-128b")
+    text = w.source.text()
+    assert text.startswith("tma.load tile")
+    who = text.split("|", 1)[1]
+    assert "tiletile" not in who and ": tile  ->  " in who
+    assert not who.rstrip().endswith("bank")
+    w.close()

@@ -49,12 +49,13 @@ def source_line(detail: WarpDetail, lane: int) -> str:
     body = filled(m.group(2), lane_values(detail, lane)) if m else filled(a.text, lane_values(detail, lane))
     field = m.group(3) or "" if m else ""
     result = a.array + "".join(f"[{v}]" for v in ln.indices) + field
-    shown = f"{a.array}{body}{field}"
+    shown = f"{a.array}{body}{field}" if m else body     # a whole-array operand (a TMA tile): just its name
     if not ln.active:
         return f"{head}   |   {who}{sep(': ')}{shown}  ->  " + tr("inactive (when is false)")
     where = tr("element {e}, byte {b}", e=ln.elem, b=ln.byte_addr)
     if detail.space == "shared":
-        where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
+        if ln.banks:
+            where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
     else:
         where += sep(", ") + tr("sector {s}, line {k} of {n}", s=ln.sector, k=detail.lines.index(ln.line) + 1,
                                 n=len(detail.lines))
@@ -76,7 +77,8 @@ def trace_source_line(detail: WarpDetail, lane: int) -> str:
         return f"{head}   |   {who}{sep(': ')}" + tr("not active in this execution")
     where = tr("byte {b}", b=ln.byte_addr)
     if detail.space == "shared":
-        where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
+        if ln.banks:
+            where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
     else:
         where += sep(", ") + tr("sector {s}, line {k} of {n}", s=ln.sector, k=detail.lines.index(ln.line) + 1,
                                 n=len(detail.lines))
