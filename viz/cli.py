@@ -150,14 +150,21 @@ def cmd_layout(args) -> int:
         return _fail(f"{err.problem}." + (f" {fix.rstrip('.')}." if fix else ""))
     except ValueError as err:
         return _fail(str(err))
+    from .export import export_layout_map
+
+    return _print_or_export(m, args, export_layout_map)
+
+
+def _print_or_export(m, args, export) -> int:
+    """A map (layout or matrix) as text on stdout, or with --out as a picture through ``export``."""
     if not args.out:
         print(m.to_text())
         return 0
-    from .export import ExportError, export_layout_map, parse_size
+    from .export import ExportError, parse_size
 
     try:
         size = parse_size(args.size) if args.size else None
-        res = export_layout_map(m, args.out, size=size, theme=args.theme)
+        res = export(m, args.out, size=size, theme=args.theme)
     except (ExportError, ValueError) as err:
         return _fail(str(err))
     print(f"wrote {res.path} ({res.size[0]}x{res.size[1]})")
@@ -192,18 +199,9 @@ def cmd_matrix(args) -> int:
         m = matrix_map(warp_detail(sc, pick, args.block, args.warp))
     except ScenarioError as err:
         return _fail(str(err))
-    if not args.out:
-        print(m.to_text())
-        return 0
-    from .export import ExportError, export_matrix_map, parse_size
+    from .export import export_matrix_map
 
-    try:
-        size = parse_size(args.size) if args.size else None
-        res = export_matrix_map(m, args.out, size=size, theme=args.theme)
-    except (ExportError, ValueError) as err:
-        return _fail(str(err))
-    print(f"wrote {res.path} ({res.size[0]}x{res.size[1]})")
-    return 0
+    return _print_or_export(m, args, export_matrix_map)
 
 
 def cmd_gui(args) -> int:
