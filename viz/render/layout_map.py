@@ -80,28 +80,42 @@ def natural_size(m: LayoutMap, th: Theme) -> tuple[int, int]:
     return m.natural_size(th.scale)
 
 
-def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: float | None = None) -> MapGeometry:
-    """Draw ``m`` into ``rect``. ``scale`` (1 = 1080p text sizes) defaults to the rect's
-    size against 1920x1080; the natural size is drawn at scale 1."""
+def begin_map(p: QPainter, rect: QRectF, th: Theme, scale: float | None) -> MapGeometry:
+    """Start a map picture (layout or matrix map): its scale (1 = 1080p text sizes; default
+    from the rect against 1920x1080), the painter saved with antialiasing on, the
+    background filled. The caller restores the painter."""
     s = scale if scale is not None else min(rect.width() / 1920, rect.height() / 1080)
-    s = max(s, 0.05)
-    g = MapGeometry(s, 0, False)
+    g = MapGeometry(max(s, 0.05), 0, False)
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
     p.fillRect(rect, th.q("background"))
+    return g
+
+
+def map_text(p: QPainter, th: Theme, g: MapGeometry, r: QRectF, t: str, px: float, color: str,
+             bold: bool = False, mono: bool = False, align=Qt.AlignmentFlag.AlignLeft) -> None:
+    """Draw ``t`` in ``r`` (vertically centred) and record its own box in ``g.texts``."""
+    f = _font(th, px, bold, mono)
+    flags = int(align | Qt.AlignmentFlag.AlignVCenter)
+    p.setFont(f)
+    p.setPen(th.q(color))
+    p.drawText(r, flags, t)
+    g.texts.append((QFontMetricsF(f).boundingRect(r, flags, t), t, int(round(px))))
+
+
+def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: float | None = None) -> MapGeometry:
+    """Draw ``m`` into ``rect``. ``scale`` (1 = 1080p text sizes) defaults to the rect's
+    size against 1920x1080; the natural size is drawn at scale 1."""
+    g = begin_map(p, rect, th, scale)
+    s = g.scale
     margin = 12 * s
     x0, y = rect.left() + margin, rect.top() + margin
     avail_w = rect.width() - 2 * margin
     title, sub, legend = _titles(m)
 
     def text(r: QRectF, t: str, px: float, color: str, bold=False, mono=False, align=Qt.AlignmentFlag.AlignLeft):
-        f = _font(th, px, bold, mono)
-        flags = int(align | Qt.AlignmentFlag.AlignVCenter)
-        p.setFont(f)
-        p.setPen(th.q(color))
-        p.drawText(r, flags, t)
-        g.texts.append((QFontMetricsF(f).boundingRect(r, flags, t), t, int(round(px))))   # the text's own box
+        map_text(p, th, g, r, t, px, color, bold, mono, align)
 
     # Title and subtitle on one line (the subtitle muted).
     tpx, spx, lpx = 24 * s, 18 * s, 16 * s

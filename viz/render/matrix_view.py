@@ -18,7 +18,7 @@ from PySide6.QtGui import QFontMetricsF, QPainter, QPen
 
 from ..i18n import tr
 from ..kinds.ldmatrix import MatrixMap
-from .layout_map import MIN_PX, MapGeometry, _font, _width, bank_color
+from .layout_map import MIN_PX, MapGeometry, _font, _width, bank_color, begin_map, map_text
 from .theme import Theme
 
 
@@ -33,25 +33,15 @@ def _lane_color(lane: int, th: Theme):
 
 def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: float | None = None) -> MapGeometry:
     """Draw ``m`` into ``rect`` (``scale`` 1 = 1080p text sizes; default from the rect)."""
-    s = scale if scale is not None else min(rect.width() / 1920, rect.height() / 1080)
-    s = max(s, 0.05)
-    g = MapGeometry(s, 0, False)
-    p.save()
-    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-    p.fillRect(rect, th.q("background"))
+    g = begin_map(p, rect, th, scale)
+    s = g.scale
     margin = 14 * s
     x0, y = rect.left() + margin, rect.top() + margin
     avail_w = rect.width() - 2 * margin
     low = MIN_PX * s
 
     def text(r: QRectF, t: str, px: float, color: str, bold=False, mono=False, align=Qt.AlignmentFlag.AlignLeft):
-        f = _font(th, px, bold, mono)
-        flags = int(align | Qt.AlignmentFlag.AlignVCenter)
-        p.setFont(f)
-        p.setPen(th.q(color))
-        p.drawText(r, flags, t)
-        g.texts.append((QFontMetricsF(f).boundingRect(r, flags, t), t, int(round(px))))
+        map_text(p, th, g, r, t, px, color, bold, mono, align)
 
     def fitted(t: str, want: float, width: float, bold=False, mono=False) -> float:
         px = want
