@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout
 from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
 from ..i18n import language, sep, tr
+from ..trace.launch import find_launch_file  # noqa: F401  (re-exported: the panel's own name for it)
 from .worker import Runner
 
 MEASURED = "#2563eb"
@@ -77,36 +78,6 @@ def unique_recording_path(name: str) -> Path:
     while path.exists():
         path, k = d / f"{name}-{k}.wvtrace", k + 1
     return path
-
-
-def find_launch_file(header: dict) -> Path | None:
-    """The launch file a trace was recorded from, when it is among ``kernels/`` (the shipped
-    traces' launch files) with the same keys and values; None otherwise."""
-    from .. import assets
-
-    import tomllib
-
-    def same(a: str, b: str) -> bool:
-        """The same launch, wherever the file moved (the source compared by its file name)."""
-        try:
-            da, db = tomllib.loads(a), tomllib.loads(b)
-        except tomllib.TOMLDecodeError:
-            return False
-        for d in (da, db):
-            if isinstance(d.get("source"), str):
-                d["source"] = Path(d["source"]).name
-        return da == db
-
-    name, text = header.get("launch_file_name"), header.get("launch_file")
-    if not name or not text:
-        return None
-    try:
-        for p in sorted(assets.kernels_dir().rglob(name)):
-            if same(p.read_text(encoding="utf-8"), text):
-                return p
-    except (OSError, UnicodeDecodeError):
-        return None
-    return None
 
 
 def _bound(name: str) -> str:

@@ -9,6 +9,12 @@ bench FILE_OR_NAME... | --all [--json] [--out PATH] [--label TEXT] [--no-counter
     Times every scenario (scaled to fill the GPU), checks results, reads counters,
     times the hand-written kernels and the sweeps, and writes the versioned results
     file (``viz.gpu.results``); ``--json`` prints it.
+bench --traces [TRACE_OR_LAUNCH...] [--dry-run] [--out PATH] [--json] [--label TEXT] [--no-counters]
+    Times each trace's own launch (the shipped traces when none is named) as bench times
+    a kernel, beside the cost model's prediction from the trace (``viz.gpu.tracebench``);
+    writes a results file with a ``traces`` section, then Nsight Compute's bottleneck of each
+    (unless --no-counters). ``--dry-run`` needs no GPU: it compiles every traced kernel,
+    builds its launch and predicts it.
 """
 
 from __future__ import annotations
@@ -42,6 +48,10 @@ def add_parsers(sub) -> None:
     be.add_argument("--no-counters", action="store_true", help="skip Nsight Compute")
     be.add_argument("--no-kernels", action="store_true", help="skip the hand-written kernels")
     be.add_argument("--no-sweeps", action="store_true", help="skip the sweeps")
+    be.add_argument("--traces", action="store_true",
+                    help="time traced launches instead: the named .wvtrace (or launch) files, else every shipped trace")
+    be.add_argument("--dry-run", action="store_true",
+                    help="with --traces: compile, build every launch and predict it, without a GPU")
 
 
 def _fail(message: str) -> int:
@@ -134,6 +144,8 @@ def cmd_bench(args) -> int:
     from . import results as res
     from .bench import bench
 
+    if getattr(args, "traces", False):
+        return cmd_bench_traces(args)
     try:
         items = _items(args)
     except ScenarioError as err:
@@ -154,6 +166,57 @@ def cmd_bench(args) -> int:
         print(res.dumps(doc), end="")
     else:
         print(format_bench(doc))
+    return 0
+
+
+def cmd_bench_traces(args) -> int:
+    """``warpviz bench --traces``: see ``viz.gpu.tracebench``."""
+    from . import results as res
+    from .tracebench import bench_traces, build_all, dry_run, format_table, traced_launches
+
+    items = traced_launches(args.scenarios or None)
+    if not items:
+        return _fail("nothing to time: no shipped traces and none named")
+    bad = [t for t in items if t.error and args.scenarios]
+    if bad:
+        return _fail(bad[0].error)
+    log = lambda f, t: print(f"[{f * 100:5.1f}%] {t}", file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        if args.dry_run:
+            doc = dry_run(items, progress=log)
+        else:
+            from .compile import find_nvcc
+            from .runner import probe
+
+            probe()
+            if not find_nvcc():
+                raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
+            log(0.0, f"compiling {len(items)} traced kernels")
+            builds = build_all(items)
+            doc = bench_traces(items, label=args.label, progress=log, builds=builds)
+            if args.out:       # the timings are safe on disk before Nsight Compute runs
+                res.save(doc, args.out)
+            if not args.no_counters:
+                from .ncu import find_ncu
+                from .tracebench import measure_bottlenecks
+
+                if find_ncu():
+                    log(0.99, "measuring the bottlenecks of the traced launches with Nsight Compute")
+                    try:
+                        n = measure_bottlenecks(doc, items, builds)
+                        log(1.0, f"Nsight Compute profiled {n} traced launches")
+                    except (GpuUnavailable, RuntimeError) as err:
+                        doc["bottleneck_note"] = f"no bottleneck counters: {getattr(err, 'reason', None) or err}"
+                        log(1.0, doc["bottleneck_note"][:300])
+    except GpuUnavailable as err:
+        return _fail(f"cannot time traced launches on this machine: {err.reason}")
+    if args.out:
+        res.save(doc, args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.json:
+        print(res.dumps(doc), end="")
+    else:
+        print(format_table(doc))
     return 0
 
 
@@ -201,4 +264,4 @@ def format_bench(doc: dict) -> str:
     return "\n".join(out)
 
 
-__all__ = ["add_parsers", "cmd_validate", "cmd_bench", "format_validation", "format_bench"]
+__all__ = ["add_parsers", "cmd_validate", "cmd_bench", "cmd_bench_traces", "format_validation", "format_bench"]

@@ -202,19 +202,22 @@ def ncu_listing(*args: str, timeout: float = 120) -> str:
 
 
 def run_bottlenecks(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | None = None,
-                    cancelled=None) -> tuple[list, str, list[str]]:
+                    cancelled=None, driver: str = "viz.gpu.ncu_driver",
+                    launch_skip: int = 1) -> tuple[list, str, list[str]]:
     """Profile a ``"mode": "timed"`` spec (``viz.gpu.bottleneck``) with the bottleneck sections
     and metrics, names checked against this ncu first: ([raw counters or None per launch],
-    log, [metrics this ncu does not know])."""
+    log, [metrics this ncu does not know]). ``driver``/``launch_skip``: the process ncu
+    profiles and its launches before the first profiled one (the traced launches use
+    ``viz.trace.ncu_driver``, which fills nothing on the GPU: 0)."""
     base = ncu_listing("--query-metrics")
     full = ncu_listing("--query-metrics", "--query-metrics-mode", "all")
     sections_text = ncu_listing("--list-sections")
     ok, missing = choose_metrics(BOTTLENECK_METRICS, full, base)
     sections = [a for s in BOTTLENECK_SECTIONS if not sections_text or s in sections_text.split()
                 for a in ("--section", s)]
-    args = ["--launch-skip", "1", "--clock-control", "none", *sections,
+    args = [*(["--launch-skip", str(launch_skip)] if launch_skip else []), "--clock-control", "none", *sections,
             *(["--metrics", ",".join(ok)] if ok else []), "--csv", "--page", "raw", "--print-units", "base"]
-    stdout, stderr, returncode = _ncu_process(args, spec, timeout, python, cancelled)
+    stdout, stderr, returncode = _ncu_process(args, spec, timeout, python, cancelled, driver)
     log = stdout + "\n" + stderr
     profiled = parse_raw(stdout)
     if not profiled:

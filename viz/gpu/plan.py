@@ -148,10 +148,18 @@ def plan_scale(sc: Scenario, limits: DeviceLimits = DeviceLimits(), target_bytes
         r = min(r, max(1, budget // unit_bytes))
     r = min(r, MAX_REPLICAS, max(1, MAX_GRID_X // unit.launch.grid[0]))
     launch_bytes = unit_bytes * r
-    sets = 1
+    return Scale(unit, params, grid, r, buffer_sets(launch_bytes, limits, budget), unit_bytes)
+
+
+def buffer_sets(launch_bytes: int, limits: DeviceLimits = DeviceLimits(), budget: int | None = None) -> int:
+    """Buffer sets rotated between timed launches (step 3 of the module's docstring): enough
+    that four L2 caches lie between two launches on the same set, at most ``MAX_SETS``, within
+    ``budget`` bytes (a third of the free memory)."""
+    if budget is None:
+        budget = max(launch_bytes, limits.free_bytes // 3)
     if launch_bytes and launch_bytes < 4 * limits.l2_bytes:
-        sets = min(MAX_SETS, math.ceil(4 * limits.l2_bytes / launch_bytes), max(1, budget // launch_bytes))
-    return Scale(unit, params, grid, r, sets, unit_bytes)
+        return min(MAX_SETS, math.ceil(4 * limits.l2_bytes / launch_bytes), max(1, budget // launch_bytes))
+    return 1
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -209,5 +217,5 @@ def gbps(nbytes: float, ms: float) -> float:
     return nbytes / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
 
 
-__all__ = ["Scale", "plan_scale", "scaled_scenario", "Timing", "DeviceLimits", "TimingError", "gbps",
+__all__ = ["Scale", "plan_scale", "buffer_sets", "scaled_scenario", "Timing", "DeviceLimits", "TimingError", "gbps",
            "global_unit_bytes", "TARGET_BYTES", "NOISY_SPREAD"]

@@ -122,6 +122,21 @@ def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None =
     return costmodel.predict_launch(w, device), res
 
 
+def predict_trace(trace, device: costmodel.DeviceModel | None = None, resources: dict | None = None):
+    """The Prediction of a traced launch (``trace``: a ``viz.trace.tracefile.Trace`` or the
+    path of a .wvtrace), from what the trace recorded (``viz.gpu.tracemodel``) and the compiled
+    kernel's ``resources`` (``tracebench.plain_build``: registers, shared memory, the PTX's
+    barriers and loops; without them, unknown registers and no barriers). No GPU, no nvcc."""
+    from ..trace import tracefile
+    from ..trace.analysis import analyze_trace
+    from . import tracemodel
+
+    tr = trace if isinstance(trace, tracefile.Trace) else tracefile.load(trace)
+    device = device or costmodel.H100
+    w = tracemodel.workload(tr, analyze_trace(tr), device, resources)
+    return costmodel.predict_launch(w, device)
+
+
 def _res(entry: dict) -> Resources | None:
     r = (entry.get("timing") or {}).get("resources") or entry.get("resources")
     return Resources(r.get("registers"), r.get("shared_bytes")) if isinstance(r, dict) else None
@@ -180,4 +195,4 @@ def accuracy(doc: dict, predictions: dict, within: float = 0.2) -> dict:
     return {"entries": len(rows), "within": len(ok), "rows": rows}
 
 
-__all__ = ["predict_scenario", "predict_hand", "predict_document", "accuracy", "Resources"]
+__all__ = ["predict_scenario", "predict_hand", "predict_trace", "predict_document", "accuracy", "Resources"]

@@ -24,8 +24,15 @@ A versioned JSON document, so a file recorded on one machine (the shipped H100 f
       "fraction_note" saying why); "predicted" carries the cost model's "terms" and
       "explain"; "resources" the compiled kernel's registers and shared memory.
       "sweeps": {NAME: {"param", "scenario", "points": [{"value", "label", "median_ms",
-                                                        "predicted_ms", "model": {...}}]}}
+                                                        "predicted_ms", "model": {...}}]}},
+      "traces": {NAME: {"trace": FILE.wvtrace, "launch_file", "kernel", "launch", "resources":
+                        {registers, shared_bytes, flow}, "timing": {scale, median_ms, ...,
+                        predicted: {ms, bound, terms, ...}}, "error" (only then)}}
     }
+
+``traces`` (optional, any version: a file without it loads as before) holds traced launches
+timed by ``warpviz bench --traces`` (``viz.gpu.tracebench``); the shipped H100 ones are in
+their own file, ``assets/measurements/h100-traces.json``.
 
 ``load`` validates the structure and refuses a newer version with a clear message.
 """
@@ -91,9 +98,15 @@ def validate(doc: Any, source: str = "<measurements>") -> dict:
             b = entry.get("bottleneck") if isinstance(entry, dict) else None
             if b is not None and (not isinstance(b, dict) or not isinstance(b.get("throughput_pct", {}), dict)):
                 _fail(source, f"{section[:-1]} {name!r}: bottleneck must be an object with a throughput_pct table")
-    for key in ("kernels", "sweeps", "ceiling"):
+    for key in ("kernels", "sweeps", "ceiling", "traces"):
         if key in doc and not isinstance(doc[key], dict):
             _fail(source, f"{key!r} must be an object")
+    for name, entry in (doc.get("traces") or {}).items():
+        if not isinstance(entry, dict):
+            _fail(source, f"traced launch {name!r} must be an object")
+        t = entry.get("timing")
+        if t is not None and (not isinstance(t, dict) or not isinstance(t.get("median_ms"), (int, float))):
+            _fail(source, f"traced launch {name!r}: timing needs a numeric median_ms")
     return doc
 
 
@@ -121,9 +134,19 @@ def dumps(doc: dict) -> str:
 
 
 def save(doc: dict, path: str | Path) -> Path:
+    """Write atomically: a temporary file beside ``path``, then renamed over it."""
+    import os
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(dumps(doc), encoding="utf-8")
+    text = dumps(doc)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return p
 
 

@@ -54,6 +54,11 @@ extern "C" __global__ void wv_fill(unsigned* p, unsigned long long nwords, unsig
 """
 
 
+# A launch argument's kind -> its struct code for PyCUDA's prepared call.
+ARG_FORMATS = {"ptr": "P", "sink": "P", "u64": "Q", "i32": "i", "i64": "q", "tmap": "128s", "u32": "I", "f32": "f",
+               "f64": "d", "i8": "b", "i16": "h"}
+
+
 class KernelFault(RuntimeError):
     """A launch failed on the GPU (misaligned or out-of-bounds address, too long, ...)."""
 
@@ -70,6 +75,7 @@ class LaunchSpec:
     buffer_bytes: int                       # one buffer set's size
     args: list[tuple[str, int]] = field(default_factory=list)  # ("ptr", byte offset) | ("u64", v) | ("i32", v) | ("sink", 0)
     #                                                      | ("tmap", TensorMapSpec json): a tma.load's 128-byte tensor map
+    #                                                      | ("f32" | "f64" | "u32" | "i8" | "i16" | "i64", v): a launch file's scalars
     label: str = ""
 
     def to_json(self) -> dict:
@@ -88,8 +94,7 @@ class LaunchSpec:
 
     @property
     def arg_format(self) -> str:
-        return "".join({"ptr": "P", "sink": "P", "u64": "Q", "i32": "i", "i64": "q", "tmap": "128s"}[k]
-                       for k, _ in self.args)
+        return "".join(ARG_FORMATS[k] for k, _ in self.args)
 
 
 def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
@@ -412,7 +417,7 @@ class Session:
         return out, starved
 
     def time_launch(self, spec: LaunchSpec, sets: int = 1, min_runs: int = MIN_RUNS,
-                    cancelled=lambda: False) -> Timing:
+                    cancelled=lambda: False, initial: np.ndarray | None = None) -> Timing:
         """Timed launches rotating over ``sets`` buffer sets, scaled until repeatable.
 
         After a warm-up of ``WARMUP_MS`` of launches (clocks ramped, module loaded, TLBs
@@ -420,13 +425,22 @@ class Session:
         ``SAMPLE_MS`` (``batch_times``: GPU time only); ``min_runs`` or more samples are
         taken within ``TIME_BUDGET_S``. When their spread ((p90 - p10) / median) is
         ``NOISY_SPREAD`` or more, the run is repeated with samples 4 times longer, up to
-        ``MAX_ATTEMPTS`` in all; a spread that stays high is recorded as noisy."""
+        ``MAX_ATTEMPTS`` in all; a spread that stays high is recorded as noisy.
+
+        ``initial`` (bytes): every buffer set starts as these bytes (a launch file's own
+        fills: a traced launch, ``viz.gpu.tracebench``) instead of random words."""
         fn = self._guard("loading", lambda: self._prepared(spec))
         bufs = [self.alloc(spec.buffer_bytes) for _ in range(max(1, sets))]
         what = f"launch of {spec.label or spec.name}"
         try:
             for k, b in enumerate(bufs):
-                self.fill_random(b, spec.buffer_bytes, seed=k + 1)
+                if initial is None:
+                    self.fill_random(b, spec.buffer_bytes, seed=k + 1)
+                else:
+                    host = np.zeros(max(256, -(-spec.buffer_bytes // 256) * 256), np.uint8)
+                    data = np.asarray(initial, np.uint8).ravel()[:host.size]
+                    host[:data.size] = data
+                    self.cuda.memcpy_htod(b, host)
 
             def launch(i: int):
                 self._launch(fn, spec, int(bufs[i % len(bufs)]))

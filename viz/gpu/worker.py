@@ -175,8 +175,10 @@ class ProcessSession:
     def trace_plain(self, req, cancelled=None):
         return self._call("trace_plain", req, cancelled=cancelled)
 
-    def time_launch(self, spec, sets: int = 1, min_runs: int = MIN_RUNS, cancelled=None):
-        return self._call("time_launch", spec, sets, min_runs, cancelled=cancelled)
+    def time_launch(self, spec, sets: int = 1, min_runs: int = MIN_RUNS, cancelled=None, initial=None):
+        if initial is None:
+            return self._call("time_launch", spec, sets, min_runs, cancelled=cancelled)
+        return self._call("time_launch", spec, sets, min_runs, cancelled=cancelled, initial=initial)
 
     def time_memcpy(self, nbytes: int = MEMCPY_BYTES, runs: int = MIN_RUNS, cancelled=None):
         return self._call("time_memcpy", nbytes, runs, cancelled=cancelled)

@@ -321,5 +321,34 @@ def check_params(launch: Launch, ptx: str) -> None:
                              "give the parameter's C type (pointers: a buffer type such as float*)")
 
 
-__all__ = ["Launch", "Arg", "load_launch", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+def find_launch_file(header: dict) -> Path | None:
+    """The launch file a trace was recorded from (its header's ``launch_file_name`` and
+    ``launch_file``), when it is among ``kernels/`` (the shipped traces' launch files) with the
+    same keys and values; None otherwise."""
+    from .. import assets
+
+    def same(a: str, b: str) -> bool:
+        """The same launch, wherever the file moved (the source compared by its file name)."""
+        try:
+            da, db = tomllib.loads(a), tomllib.loads(b)
+        except tomllib.TOMLDecodeError:
+            return False
+        for d in (da, db):
+            if isinstance(d.get("source"), str):
+                d["source"] = Path(d["source"]).name
+        return da == db
+
+    name, text = header.get("launch_file_name"), header.get("launch_file")
+    if not name or not text:
+        return None
+    try:
+        for p in sorted(assets.kernels_dir().rglob(name)):
+            if same(p.read_text(encoding="utf-8"), text):
+                return p
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+__all__ = ["Launch", "Arg", "load_launch", "find_launch_file", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]

@@ -1,0 +1,279 @@
+"""Traced launches: their prediction from the trace (no GPU), their launch as bench times it,
+the shipped H100 timings reproduced by the model, and on the GPU (-m gpu) one traced launch
+timed as the kernels/ entry of the same launch is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viz.gpu import costmodel, tracebench, tracemodel
+from viz.gpu.predict import predict_trace
+from viz.gpu.results import load as load_results, ResultsError, loads as results_loads
+from viz.trace import tracefile
+from viz.trace.analysis import analyze_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = ROOT / "assets" / "traces"
+SHIPPED = ROOT / "assets" / "measurements" / tracebench.SHIPPED
+
+try:
+    from viz.gpu.compile import find_nvcc, find_tool
+
+    HAVE_NVCC = bool(find_nvcc() and find_tool("ptxas"))
+except Exception:  # pragma: no cover
+    HAVE_NVCC = False
+nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
+
+
+def _load(name: str):
+    return tracefile.load(TRACES / f"{name}.wvtrace")
+
+
+def test_workload_counts_are_the_trace_analysis_counts():
+    tr = _load("transpose_tile_padded")
+    an = analyze_trace(tr)
+    w = tracemodel.workload(tr, an, costmodel.H100)
+    m = an.metrics
+    assert w.sectors == costmodel.totals(m)["sectors"] == sum(s.sectors for s in an.stats)
+    assert w.wavefronts == costmodel.totals(m)["wavefronts"]
+    assert w.instructions == costmodel.totals(m)["instructions"]
+    assert w.blocks == 64 and w.threads_per_block == 256
+
+
+def test_reuse_of_a_copy_reads_and_writes_each_byte_once():
+    # copy_float: 64 blocks x 256 threads copy 16384 floats: 64 KiB read and 64 KiB written,
+    # every sector touched once (no L1 or L2 hit)
+    tr = _load("copy_float")
+    r = tracemodel.trace_reuse(tr, analyze_trace(tr), 132 * 8, 50 << 20)
+    assert r.dram_read_bytes == 65536 and r.dram_write_bytes == 65536
+    assert r.l1_hit_sectors == 0 and r.load_sectors == r.store_sectors == 2048
+    assert r.window == "launch" and r.partial_store_sectors == 0
+
+
+def test_reuse_of_a_strided_read_pays_64_bytes_per_element_and_a_stencil_hits_in_l1():
+    tr = _load("read_strided--stride-32")
+    r = tracemodel.trace_reuse(tr, analyze_trace(tr), 132 * 8, 50 << 20)
+    assert r.dram_read_bytes == 16384 * 64        # one 64-byte half line per 4-byte float read
+    tr = _load("stencil_global")
+    an = analyze_trace(tr)
+    r = tracemodel.trace_reuse(tr, an, 132 * 8, 50 << 20)
+    loads = sum(s.sectors for s in an.stats if s.instr["op"] == "load" and s.instr["space"] == "global")
+    assert r.load_sectors == loads and 0 < r.l1_hit_sectors < loads
+    assert r.dram_read_bytes <= 16384 * 4 + 2 * 64 * 64   # the input once (plus halo lines)
+
+
+def test_barriers_are_counted_between_records_from_the_ptx_flow():
+    # reduce_tree: a __syncthreads after the store to shared, then one per halving step;
+    # every record of a warp after the first is preceded by the barriers PTX puts between them
+    tr = _load("reduce_tree")
+    lines = [i["line_no"] for i in tr.instructions]
+    assert lines      # the PTX lines are in the instruction table
+    assert tracemodel.barriers_between(tr, None).sum() == 0
+    fake = {"barriers": [max(lines) + 5], "loops": [[min(lines) - 1, max(lines) + 10]]}
+    b = tracemodel.barriers_between(tr, fake)
+    # a barrier after every instruction of the loop: each backward step passes it once
+    back = sum(1 for r in range(1, tr.records) if tr.warp[r] == tr.warp[r - 1] and tr.block[r] == tr.block[r - 1]
+               and lines[tr.instr[r]] <= lines[tr.instr[r - 1]])
+    assert int(b.sum()) == back
+
+
+def test_more_barriers_never_shorten_the_chain():
+    tr = _load("reduce_tree")
+    an = analyze_trace(tr)
+    base = tracemodel.workload(tr, an, costmodel.H100, {"registers": 10, "shared_bytes": 1024})
+    lines = sorted({i["line_no"] for i in tr.instructions})
+    flow = {"barriers": [(a + b) // 2 for a, b in zip(lines, lines[1:]) if b - a > 1], "loops": []}
+    more = tracemodel.workload(tr, an, costmodel.H100, {"registers": 10, "shared_bytes": 1024, "flow": flow})
+    assert more.chain_s > base.chain_s
+    assert dict((w, n) for w, n, _ in more.chain)["__syncthreads"] > 0
+
+
+def test_prediction_bound_names_a_term_and_the_time_exceeds_the_launch_overhead():
+    p = predict_trace(TRACES / "gemm_nt_tile.wvtrace", costmodel.H100)
+    assert p.bound in {t.name for t in p.terms}
+    assert p.seconds > costmodel.H100.launch_overhead_s
+    # gemm_nt_tile's unswizzled tile is a 32-way conflict: the shared pipe bounds it, and the
+    # swizzled variants are far faster
+    assert p.bound == "shared"
+    q = predict_trace(TRACES / "gemm_nt_swizzle_xor.wvtrace", costmodel.H100)
+    assert q.seconds < p.seconds / 3
+
+
+def test_launch_spec_is_the_launch_file_launch():
+    from viz.trace.launch import load_launch
+
+    L = load_launch(ROOT / "kernels" / "trace" / "particles_aos28.launch.toml")
+    spec = tracebench.launch_spec(L, b"cubin")
+    assert spec.grid == L.grid and spec.block == L.block and spec.buffer_bytes == L.buffer_bytes
+    assert [k for k, _ in spec.args] == ["ptr" if a.is_buffer else tracebench.SCALAR_KINDS[a.type] for a in L.args]
+    assert spec.arg_format.endswith("f") or "f" in spec.arg_format     # the float time step
+    offs = [o for o in L.buffer_offsets() if o >= 0]
+    assert [v for k, v in spec.args if k == "ptr"] == offs
+
+
+def test_ptx_flow_finds_barriers_and_back_edges():
+    ptx = "\n".join([
+        ".visible .entry k(", ")", "{", "$L__BB0_1:", "ld.shared.f32 %f1, [%r1];", "bar.sync 0;",
+        "@%p1 bra $L__BB0_1;", "st.global.f32 [%rd1], %f1;", "ret;", "}"])
+    f = tracebench.ptx_flow(ptx, "k")
+    assert f == {"barriers": [6], "loops": [[4, 7]]}
+
+
+def test_every_shipped_trace_has_its_launch_file():
+    items = tracebench.traced_launches()
+    assert len(items) == len(tracefile.shipped()) > 50
+    assert all(t.error is None and t.launch is not None for t in items), [t.error for t in items if t.error]
+    assert all(t.launch_file.startswith("kernels") for t in items)
+
+
+def test_results_file_with_and_without_a_traces_section_loads(tmp_path):
+    doc = json.loads((ROOT / "assets" / "measurements" / "h100.json").read_text())
+    assert "traces" not in doc
+    results_loads(json.dumps(doc))          # an older file without the section still loads
+    doc2 = tracebench.new_document({"name": "GPU"}, "x", "2026-11-23")
+    doc2["traces"]["a"] = {"timing": {"median_ms": "slow"}}
+    with pytest.raises(ResultsError, match="traced launch 'a'"):
+        results_loads(json.dumps(doc2))
+    doc2["traces"]["a"] = {"timing": {"median_ms": 0.002}}
+    from viz.gpu.results import save
+
+    p = save(doc2, tmp_path / "t.json")
+    assert [x.name for x in tmp_path.iterdir()] == ["t.json"] and load_results(p)["traces"]["a"]
+
+
+@nvcc
+def test_dry_run_builds_and_predicts_a_traced_launch(capsys):
+    from viz.cli import main
+
+    assert main(["bench", "--traces", "--dry-run", str(TRACES / "reduce_tree.wvtrace"),
+                 str(TRACES / "copy_guarded.wvtrace")]) == 0
+    out = capsys.readouterr().out
+    assert "reduce_tree" in out and "copy_guarded" in out and "(dry run)" in out
+    items = tracebench.traced_launches([TRACES / "reduce_tree.wvtrace"])
+    b = tracebench.build_all(items)["reduce_tree"]
+    assert b.resources["registers"] > 0 and b.resources["shared_bytes"] == 1024
+    assert len(b.resources["flow"]["barriers"]) >= 2
+
+
+def test_bad_trace_name_exits_2(tmp_path, capsys):
+    from viz.cli import main
+
+    p = tmp_path / "nope.wvtrace"
+    p.write_text("not a zip")
+    assert main(["bench", "--traces", "--dry-run", str(p)]) == 2
+    assert str(p) in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- shipped H100 file
+
+
+def _shipped():
+    if not SHIPPED.exists():
+        pytest.skip("no shipped traced-launch timings yet")
+    return load_results(SHIPPED)
+
+
+def test_shipped_traced_predictions_are_reproduced_by_the_model():
+    from viz.gpu.predict import device_of
+
+    doc = _shipped()
+    dev = device_of(doc)
+    n = 0
+    for name, e in doc["traces"].items():
+        t = e.get("timing") or {}
+        if "predicted" not in t:
+            continue
+        p = predict_trace(TRACES / e["trace"], dev, resources=e.get("resources"))
+        assert p.ms == pytest.approx(t["predicted"]["ms"], rel=1e-4, abs=1e-6), name
+        assert p.bound == t["predicted"]["bound"], name
+        n += 1
+    assert n == len(tracefile.shipped())
+
+
+def test_shipped_traced_timings_are_repeatable_or_flagged():
+    doc = _shipped()
+    for name, e in doc["traces"].items():
+        t = e["timing"]
+        assert t["spread"] < 0.05 or t["noisy"], name
+        assert t["scale"]["grid"] == e["launch"]["grid"]
+
+
+# ---------------------------------------------------------------------------- on the GPU
+
+
+@pytest.mark.gpu
+def test_a_traced_launch_is_timed_as_the_kernels_entry_of_the_same_launch():
+    pytest.importorskip("pycuda")
+    from viz.gpu import handwritten
+    from viz.gpu.bench import hand_timed_launch
+    from viz.gpu.compile import compile_cubin
+    from viz.gpu.worker import ProcessSession
+
+    items = tracebench.traced_launches([TRACES / "copy_guarded.wvtrace", TRACES / "read_gather.wvtrace"])
+    with ProcessSession() as s:
+        doc = tracebench.bench_traces(items, session=s, memcpy=False)
+        k = next(k for k in handwritten.manifest() if k.name == "copy_guarded")
+        big, bspec, sets = hand_timed_launch(k, compile_cubin(handwritten.file_source(k.file)), s.limits())
+        bench_t = s.time_launch(bspec, sets)
+    for name in ("copy_guarded", "read_gather"):
+        t = doc["traces"][name]["timing"]
+        assert t["runs"] >= 30 and (t["spread"] < 0.05 or t["noisy"])
+        assert t["scale"]["buffer_sets"] == sets == 8
+        assert 0.0005 < t["median_ms"] < 0.05            # a few microseconds: a small launch
+        assert t["predicted"]["ms"] > 0
+    # the same kernel at the same launch (16 blocks of 64), timed by bench's entry path: the same time
+    assert tuple(big.launch.grid) == tuple(doc["traces"]["copy_guarded"]["launch"]["grid"])
+    assert doc["traces"]["copy_guarded"]["timing"]["median_ms"] == pytest.approx(bench_t.median_ms, rel=0.1)
+
+
+class _TimingSession:
+    """A GPU session for the document's assembly without a GPU: it answers ``time_launch``
+    with a fixed Timing and keeps what it was asked to launch (the spec and the buffer)."""
+
+    info = {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "clock_mhz": 1980, "l2_bytes": 50 << 20}
+
+    def __init__(self):
+        self.asked = []
+
+    def limits(self):
+        from viz.gpu.plan import DeviceLimits
+
+        return DeviceLimits(132, 50 << 20, 64 << 30)
+
+    def time_memcpy(self, **_k):
+        from viz.gpu.plan import Timing
+
+        return Timing((0.18,) * 30)
+
+    def time_launch(self, spec, sets=1, min_runs=30, cancelled=None, initial=None):
+        from viz.gpu.plan import Timing
+
+        self.asked.append((spec, sets, initial))
+        return Timing(tuple(0.002 + 1e-6 * (i % 3) for i in range(40)), launches_per_sample=400)
+
+
+@nvcc
+def test_bench_traces_times_the_launch_file_launch_with_its_own_buffers_and_predicts_it(tmp_path):
+    from viz.gpu.results import save
+    from viz.trace.record import host_buffer
+
+    items = tracebench.traced_launches([TRACES / "read_gather.wvtrace", TRACES / "particles_aos28.wvtrace"])
+    s = _TimingSession()
+    doc = tracebench.bench_traces(items, session=s)
+    assert [sp.label for sp, _, _ in s.asked] == ["read_gather", "particles_aos28"]
+    for (spec, sets, initial), t in zip(s.asked, items):
+        assert spec.grid == t.launch.grid and spec.block == t.launch.block and sets == 8
+        assert np.array_equal(initial, host_buffer(t.launch))      # the launch file's fills, not random words
+    e = doc["traces"]["read_gather"]
+    assert e["launch_file"] == "kernels/read_gather.launch.toml" and e["resources"]["registers"] > 0
+    assert e["timing"]["median_ms"] == pytest.approx(0.002, rel=1e-3) and e["timing"]["predicted"]["ms"] > 0
+    assert doc["ceiling"]["memcpy_d2d"]["gbps"] > 0
+    p = save(doc, tmp_path / "t.json")
+    again = tracebench.repredict(load_results(p))
+    assert again["traces"]["read_gather"]["timing"]["predicted"] == e["timing"]["predicted"]
+    table = tracebench.format_table(doc)
+    assert "read_gather" in table and "of 2 traced launches predicted within 20%" in table

@@ -1,0 +1,436 @@
+"""Traced launches on the GPU: each trace's own launch, timed as ``bench`` times a kernel, beside
+the cost model's prediction made from the trace (``warpviz bench --traces``).
+
+A trace (``viz.trace``) records one real launch: a launch file's source, kernel, block, grid
+and arguments. This module runs that exact launch again with the plain kernel (the one Nsight
+Compute counted when the trace was validated: the same ``nvcc -ptx`` and ``ptxas``, no
+recorder), and times it with the machinery of every ``bench`` entry
+(``runner.Session.time_launch``): a warm-up, launches queued behind a spin kernel so the
+events hold GPU time only, samples of at least 1 ms of back-to-back launches, the median and
+the spread, longer samples when the spread is 5% or more, else flagged noisy. Buffer sets are
+rotated as ``bench`` rotates them (``plan.buffer_sets``: a small launch gets 8 sets, as the
+small ``kernels/`` entries ``copy_guarded`` and ``reduce_tree`` in the shipped file), so a
+traced launch and a ``kernels/`` entry of the same size are timed the same way. Unlike a bench
+entry (random words), every set starts as the launch file's own fills (``viz.trace.record``:
+the recorder's seed), so a kernel that reads indices or sizes from a buffer runs as it was
+recorded.
+
+The prediction (``viz.gpu.predict.predict_trace``) needs no GPU; the document keeps the
+compiled kernel's resources (registers, shared memory, the PTX's barriers and loops) so the
+shipped predictions can be rebuilt without nvcc.
+
+Nothing here imports PyCUDA: the session is ``viz.gpu.worker.ProcessSession``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .. import __version__
+from . import GpuUnavailable
+
+SHIPPED = "h100-traces.json"      # assets/measurements/: the H100's traced launches
+SCALAR_KINDS = {"int": "i32", "unsigned": "u32", "float": "f32", "double": "f64", "char": "i8", "short": "i16",
+                "long long": "i64", "unsigned long long": "u64"}
+
+Progress = Callable[[float, str], None]
+
+
+def _noop(*_a, **_k):
+    return False
+
+
+@dataclass
+class PlainBuild:
+    """The plain kernel of a launch file and what ptxas says about it."""
+
+    cubin: bytes
+    resources: dict          # registers, shared_bytes (static + the launch's dynamic), flow (see ptx_flow)
+
+
+def ptx_flow(ptx: str, kernel: str) -> dict:
+    """Where the kernel's PTX synchronises and loops, by PTX line (1-based, as the trace's
+    instruction table's ``line_no``): ``barriers`` (``bar.sync`` / ``barrier.sync``) and
+    ``loops`` ([label line, backward branch line] for each branch to an earlier label). The
+    latency chain (``viz.gpu.tracemodel``) counts the barriers a warp passes between two of
+    its recorded instructions from these, without the PTX."""
+    lines = ptx.splitlines()
+    start = end = None
+    for i, ln in enumerate(lines):
+        if re.search(r"\.entry\s+" + re.escape(kernel) + r"\b", ln):
+            start = i
+        elif start is not None and i > start and ln.startswith("}"):
+            end = i
+            break
+    if start is None:
+        return {"barriers": [], "loops": []}
+    labels, bars, branches = {}, [], []
+    for i in range(start, end if end is not None else len(lines)):
+        s = lines[i].split("//")[0].strip()
+        m = re.match(r"^([$\w]+):", s)
+        if m:
+            labels[m.group(1)] = i + 1
+            continue
+        if re.match(r"^(@!?%[\w$]+\s+)?(bar|barrier)(\.cta)?\.(sync|red|arrive)\b", s) or re.match(
+                r"^(@!?%[\w$]+\s+)?bar\.sync\b", s):
+            bars.append(i + 1)
+        m = re.match(r"^(@!?%[\w$]+\s+)?bra(\.uni)?\s+([$\w]+)\s*;", s)
+        if m:
+            branches.append((i + 1, m.group(3)))
+    loops = sorted([labels[t], ln] for ln, t in branches if t in labels and labels[t] < ln)
+    return {"barriers": bars, "loops": loops}
+
+
+def plain_build(launch, arch: str | None = None) -> PlainBuild:
+    """Compile a launch file's source as the trace pipeline does (``viz.trace.build``: nvcc
+    -ptx, then ptxas -O3 --generate-line-info) with ``ptxas -v`` for its resources. The
+    cubin and the resources are cached beside the cubin cache, keyed by the PTX."""
+    from .compile import ARCH, cache_dir, find_tool, parse_ptxas_usage
+    from ..trace.build import compile_ptx, first_error_line
+    from ..trace.launch import check_params
+
+    arch = arch or ARCH
+    ptx = compile_ptx(launch, arch)
+    check_params(launch, ptx)
+    key = hashlib.sha256((ptx + "\0" + arch + "\0" + launch.kernel).encode()).hexdigest()[:32]
+    cub, use = cache_dir() / f"{key}.trace.cubin", cache_dir() / f"{key}.trace.json"
+    if cub.exists() and use.exists():
+        res = json.loads(use.read_text())
+    else:
+        ptxas = find_tool("ptxas")
+        if not ptxas:
+            raise GpuUnavailable("ptxas (the PTX assembler, part of the CUDA toolkit) is not installed", "nvcc")
+        with tempfile.TemporaryDirectory(prefix="warpviz-ptxas-") as tmp:
+            src, out = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
+            src.write_text(ptx)
+            proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "--generate-line-info", "-v", "-o", str(out),
+                                   str(src)], capture_output=True, text=True, timeout=300)
+            if proc.returncode != 0 or not out.exists():
+                raise RuntimeError(f"ptxas refused the plain PTX: {first_error_line(proc.stderr or proc.stdout)}")
+            data = out.read_bytes()
+        usage = parse_ptxas_usage(proc.stderr + proc.stdout).get(launch.kernel) or {}
+        res = {"registers": usage.get("registers"), "static_shared_bytes": usage.get("shared_bytes", 0),
+               "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, launch.kernel)}
+        for path, payload in ((cub, data), (use, json.dumps(res).encode())):
+            tmp_path = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp_path.write_bytes(payload)
+            os.replace(tmp_path, path)
+    res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes)
+    return PlainBuild(cub.read_bytes(), res)
+
+
+def launch_spec(launch, cubin: bytes, label: str = ""):
+    """The ``runner.LaunchSpec`` of a launch file's exact launch: its block, grid, dynamic
+    shared memory, one buffer allocation (each buffer 256-byte aligned, as the recorder lays
+    them out) and its scalars."""
+    from .runner import LaunchSpec
+
+    args = []
+    for a, off in zip(launch.args, launch.buffer_offsets()):
+        if a.is_buffer:
+            args.append(("ptr", off))
+        else:
+            args.append((SCALAR_KINDS[a.type], a.value))
+    return LaunchSpec(launch.kernel, cubin, tuple(launch.block), tuple(launch.grid), launch.shared_bytes,
+                      launch.buffer_bytes, args, label or launch.name)
+
+
+@dataclass
+class TracedLaunch:
+    """A shipped (or given) trace and the launch file it was recorded from."""
+
+    name: str
+    trace_path: Path
+    launch: object | None = None       # viz.trace.launch.Launch
+    launch_file: str = ""              # as shown: relative to the repository when it is in kernels/
+    error: str | None = None
+
+
+def _shown(path: Path) -> str:
+    from .. import assets
+
+    try:
+        return str(Path("kernels") / path.resolve().relative_to(assets.kernels_dir().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def traced_launches(paths=None) -> list[TracedLaunch]:
+    """The traces to time (the shipped ones by default), each with its launch file
+    (``viz.trace.launch.find_launch_file``; a launch file given beside a trace of the same
+    name is used as is)."""
+    from ..trace import TraceError, tracefile
+    from ..trace.launch import find_launch_file, launch_name, load_launch
+
+    out = []
+    for p in (paths if paths is not None else tracefile.shipped()):
+        p = Path(p)
+        name = p.name[:-len(".wvtrace")] if p.name.endswith(".wvtrace") else p.stem
+        t = TracedLaunch(name, p)
+        try:
+            if p.name.endswith(".toml"):
+                t.launch, t.name, t.trace_path = load_launch(p), launch_name(p), None
+                t.launch_file = _shown(p)
+            else:
+                header = tracefile.load(p).header
+                lf = find_launch_file(header)
+                if lf is None:
+                    t.error = (f"{p}: its launch file {header.get('launch_file_name')!r} is not among kernels/ "
+                               "(time a trace whose launch file is in kernels/, or give the launch file)")
+                else:
+                    t.launch, t.launch_file = load_launch(lf), _shown(lf)
+        except TraceError as err:
+            t.error = str(err)
+        out.append(t)
+    return out
+
+
+def build_all(items: list[TracedLaunch], jobs: int | None = None) -> dict[str, PlainBuild | str]:
+    """Plain builds of every launch, in parallel: {name: PlainBuild or the error text}."""
+    from ..trace import TraceError
+
+    def one(t: TracedLaunch):
+        try:
+            return plain_build(t.launch)
+        except (TraceError, GpuUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as err:
+            return str(getattr(err, "reason", None) or err)[-600:]
+
+    todo = [t for t in items if t.launch is not None]
+    with ThreadPoolExecutor(jobs or max(1, min(16, os.cpu_count() or 1))) as pool:
+        return dict(zip([t.name for t in todo], pool.map(one, todo)))
+
+
+def new_document(device: dict, label: str, measured_at: str) -> dict:
+    """A results file (``viz.gpu.results``) holding only a ``traces`` section."""
+    from .results import FORMAT, VERSION
+
+    return {"format": FORMAT, "version": VERSION, "label": label, "measured_at": measured_at, "warpviz": __version__,
+            "device": dict(device), "ceiling": {}, "scenarios": {}, "kernels": {}, "traces": {}}
+
+
+def entry_prediction(entry: dict, trace_path, device_model) -> dict:
+    """The prediction of one traced launch as stored in its entry (``predicted``)."""
+    from .predict import predict_trace
+
+    pred = predict_trace(trace_path, device_model, resources=entry.get("resources"))
+    return pred.as_dict()
+
+
+def bench_traces(items: list[TracedLaunch], session=None, label: str | None = None, progress: Progress = _noop,
+                 cancelled=_noop, builds: dict | None = None, memcpy: bool = True) -> dict:
+    """Time every traced launch (see the module docstring) and predict it: the results
+    document with its ``traces`` section. ``session``: a ``ProcessSession`` (started here
+    when None)."""
+    import numpy as np
+
+    from . import costmodel
+    from .plan import DeviceLimits, buffer_sets, gbps
+    from .runner import KernelFault
+    from .worker import Cancelled, ProcessSession
+    from ..trace.record import host_buffer
+
+    own = session is None
+    session = session or ProcessSession()
+    try:
+        dev = session.info
+        now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+        doc = new_document(dev, label or f"{dev['name']}, traced launches measured {now[:10]} with warpviz bench "
+                                         "--traces", now)
+        memcpy_gbps = None
+        if memcpy:
+            progress(0.01, "cudaMemcpy device to device (the ceiling)")
+            mt = session.time_memcpy()
+            memcpy_gbps = gbps(2 * (256 << 20), mt.median_ms)
+            doc["ceiling"]["memcpy_d2d"] = {"bytes": 256 << 20, "gbps": round(memcpy_gbps, 2),
+                                            "timing": mt.as_dict(), "note": "read + write bytes over the median time"}
+        device_model = costmodel.DeviceModel.from_device(dev, memcpy_gbps)
+        doc["cost_model"] = device_model.figures()
+        progress(0.03, "compiling the traced kernels")
+        builds = builds if builds is not None else build_all(items)
+        limits = session.limits()
+        for i, t in enumerate(items):
+            if cancelled():
+                raise Cancelled
+            progress(0.05 + 0.93 * i / max(1, len(items)), f"timing {t.name}")
+            entry: dict = {"trace": str(t.trace_path.name) if t.trace_path else None, "launch_file": t.launch_file}
+            doc["traces"][t.name] = entry
+            if t.error or t.launch is None:
+                entry["error"] = t.error or "no launch file"
+                continue
+            L = t.launch
+            entry.update(kernel=L.kernel, title=L.title, launch={"block": list(L.block), "grid": list(L.grid),
+                                                                 "shared_bytes": L.shared_bytes,
+                                                                 "args": [a.as_dict() for a in L.args]})
+            b = builds.get(t.name)
+            if not isinstance(b, PlainBuild):
+                entry["error"] = f"does not compile: {b}"
+                continue
+            entry["resources"] = b.resources
+            sets = buffer_sets(L.buffer_bytes, DeviceLimits(limits.sm_count, limits.l2_bytes, limits.free_bytes))
+            spec = launch_spec(L, b.cubin, t.name)
+            try:
+                timing = session.time_launch(spec, sets, cancelled=cancelled, initial=np.asarray(host_buffer(L)))
+            except KernelFault as err:
+                entry["error"] = str(err)
+                continue
+            entry["timing"] = {"scale": {"grid": list(L.grid), "buffer_sets": sets,
+                                         "launch_global_bytes": L.buffer_bytes, "fills": "the launch file's"},
+                               **timing.as_dict()}
+            if t.trace_path is not None:
+                try:
+                    entry["timing"]["predicted"] = entry_prediction(entry, t.trace_path, device_model)
+                except Exception as err:  # the model must not lose a measurement: say why there is no prediction
+                    entry["timing"]["predicted_error"] = f"{type(err).__name__}: {err}"[:400]
+        progress(1.0, "done")
+        return doc
+    finally:
+        if own:
+            session.close()
+
+
+def measure_bottlenecks(doc: dict, items: list[TracedLaunch], builds: dict, cancelled=None,
+                        timeout: float | None = None) -> int:
+    """Nsight Compute on every timed traced launch (the same plain cubin, launch and buffer
+    contents; ``ncu.BOTTLENECK_SECTIONS`` and metrics, as ``bench`` measures its entries),
+    attached to the document's entries (``results.apply_bottleneck``). Returns how many got
+    counters."""
+    import base64
+
+    import numpy as np
+
+    from .ncu import NCU_TIMEOUT_S, run_bottlenecks, summarize
+    from .results import apply_bottleneck
+    from ..trace.record import host_buffer
+
+    todo = [t for t in items if t.launch is not None and isinstance(builds.get(t.name), PlainBuild)
+            and "timing" in (doc["traces"].get(t.name) or {})]
+    if not todo:
+        return 0
+    memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
+    with tempfile.TemporaryDirectory(prefix="warpviz-trace-ncu-") as tmp:
+        launches = []
+        for k, t in enumerate(todo):
+            buf = Path(tmp) / f"buffer-{k}.npy"
+            np.save(buf, host_buffer(t.launch))
+            L = t.launch
+            launches.append({"name": L.kernel, "cubin": base64.b64encode(builds[t.name].cubin).decode(),
+                             "buffer": str(buf), "block": list(L.block), "grid": list(L.grid),
+                             "shared": L.shared_bytes, "args": [a.as_dict() for a in L.args],
+                             "offsets": L.buffer_offsets()})
+        got, _log, missing = run_bottlenecks({"launches": launches}, timeout=timeout or NCU_TIMEOUT_S,
+                                             cancelled=cancelled, driver="viz.trace.ncu_driver", launch_skip=0)
+    n = 0
+    for t, raw in zip(todo, got):
+        if raw is not None:
+            apply_bottleneck(doc["traces"][t.name], summarize(raw), memcpy)
+            n += 1
+    doc["bottleneck_note"] = ("Nsight Compute on each traced launch (its own grid, block and buffer contents), at "
+                              "the GPU's own clocks, caches flushed before each pass"
+                              + (f"; metrics this ncu does not know: {', '.join(missing)}" if missing else ""))
+    return n
+
+
+def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict | None = None) -> dict:
+    """Everything ``bench_traces`` does without a GPU: compile every traced kernel, build its
+    launch (``launch_spec``, its buffers as the launch file fills them) and predict it. The
+    document's entries have ``dry_run`` (the launch's arguments, buffer sets, prediction)
+    where a timed one has ``timing``."""
+    from . import costmodel
+    from .plan import buffer_sets
+    from ..trace.record import host_buffer
+
+    progress(0.0, f"compiling {len(items)} traced kernels")
+    builds = builds if builds is not None else build_all(items)
+    doc = new_document({"name": costmodel.H100.name}, "dry run: nothing timed", "")
+    doc["cost_model"] = costmodel.H100.figures()
+    for i, t in enumerate(items):
+        progress(0.5 + 0.5 * i / max(1, len(items)), f"building and predicting {t.name}")
+        entry: dict = {"trace": t.trace_path.name if t.trace_path else None, "launch_file": t.launch_file}
+        doc["traces"][t.name] = entry
+        if t.error or t.launch is None:
+            entry["error"] = t.error or "no launch file"
+            continue
+        b = builds.get(t.name)
+        if not isinstance(b, PlainBuild):
+            entry["error"] = f"does not compile: {b}"
+            continue
+        entry["resources"] = b.resources
+        spec = launch_spec(t.launch, b.cubin, t.name)
+        buf = host_buffer(t.launch)
+        entry["dry_run"] = {"args": [list(a) for a in spec.args], "arg_format": spec.arg_format,
+                            "buffer_bytes": int(buf.size), "buffer_sets": buffer_sets(t.launch.buffer_bytes),
+                            "cubin_bytes": len(b.cubin)}
+        if t.trace_path is not None:
+            entry["dry_run"]["predicted"] = entry_prediction(entry, t.trace_path, costmodel.H100)
+    progress(1.0, "done")
+    return doc
+
+
+def repredict(doc: dict, device_model=None, names=None) -> dict:
+    """Recompute every traced launch's prediction of a results document in place (no GPU, no
+    nvcc: the recorded resources and the shipped traces); returns the document."""
+    from ..trace import tracefile
+    from .predict import device_of
+
+    device_model = device_model or device_of(doc)
+    here = {p.name: p for p in tracefile.shipped()}
+    for name, e in (doc.get("traces") or {}).items():
+        if names is not None and name not in names:
+            continue
+        t = e.get("timing")
+        if not t or e.get("trace") not in here:
+            continue
+        t["predicted"] = entry_prediction(e, here[e["trace"]], device_model)
+    return doc
+
+
+def accuracy(doc: dict, within: float = 0.2) -> dict:
+    """Measured / predicted per traced launch, worst first, and how many are within ``within``."""
+    rows = []
+    for name, e in (doc.get("traces") or {}).items():
+        t = e.get("timing") or {}
+        p = t.get("predicted") or {}
+        if "median_ms" not in t or not p.get("ms"):
+            continue
+        m = t["median_ms"]
+        rows.append({"name": name, "measured_ms": m, "predicted_ms": p["ms"], "ratio": round(m / p["ms"], 4),
+                     "bound": p.get("bound"), "spread": t.get("spread"), "noisy": t.get("noisy", False),
+                     "within": abs(p["ms"] - m) <= within * m})
+    rows.sort(key=lambda r: -abs(r["predicted_ms"] - r["measured_ms"]) / r["measured_ms"])
+    return {"entries": len(rows), "within": sum(r["within"] for r in rows), "rows": rows}
+
+
+def format_table(doc: dict) -> str:
+    """The CLI's table: per traced launch, measured and predicted time, the bound and its share."""
+    acc = accuracy(doc)
+    out = [f"{'traced launch':<34} {'measured us':>11} {'spread':>7} {'predicted us':>12} {'meas/pred':>9}  bound"]
+    by = {r["name"]: r for r in acc["rows"]}
+    for name, e in (doc.get("traces") or {}).items():
+        dry = (e.get("dry_run") or {}).get("predicted")
+        if name not in by and dry:
+            out.append(f"{name:<34} {'(dry run)':>11} {'':>7} {dry['ms'] * 1e3:>12.3f} {'':>9}  {dry.get('explain', '')}")
+            continue
+        if name not in by:
+            out.append(f"{name:<34} {e.get('error') or (e.get('timing') or {}).get('predicted_error') or 'not timed'}"[:160])
+            continue
+        r = by[name]
+        p = e["timing"]["predicted"]
+        flag = " noisy" if r["noisy"] else ""
+        out.append(f"{name:<34} {r['measured_ms'] * 1e3:>11.3f} {100 * (r['spread'] or 0):>6.1f}% "
+                   f"{r['predicted_ms'] * 1e3:>12.3f} {r['ratio']:>9.2f}  {p.get('explain', r['bound'])}{flag}")
+    out.append(f"{acc['within']} of {acc['entries']} traced launches predicted within 20% of the measured median")
+    return "\n".join(out)
+
+
+__all__ = ["bench_traces", "dry_run", "measure_bottlenecks", "traced_launches", "plain_build", "launch_spec", "ptx_flow", "repredict", "accuracy",
+           "format_table", "SHIPPED", "TracedLaunch", "PlainBuild"]

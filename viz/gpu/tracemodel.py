@@ -1,0 +1,393 @@
+"""The cost model's Workload of a traced launch (pure numpy: no GPU, no nvcc, no Qt).
+
+A scenario's Workload (``costmodel.workload``) comes from the engine's analysis and from
+addresses the engine evaluates. A trace already holds what the launch did: every warp-level
+execution of every memory instruction, in each warp's own order, with its 32 addresses. So:
+
+* **counts**: sectors, shared wavefronts, 128-byte lines and memory warp instructions are
+  ``viz.trace.analysis.analyze_trace``'s (the figures that equal Nsight Compute's), summed over
+  the trace's instructions, atomics and ``cp.async`` included;
+* **reuse** (``trace_reuse``): ``viz.gpu.reuse``'s rules replayed on the recorded global
+  addresses instead of evaluated ones. The order is each warp's own record order; warps are
+  interleaved by their position in it (the k-th memory instruction of every warp before the
+  (k+1)-th of any), as ``reuse`` interleaves a scenario's warps instruction by instruction.
+  A load sector hits in L1 when an earlier cached load of the same block touched it (stores,
+  atomics, ``cp.async.cg``, ``.volatile``/``.cg``/``.cv`` loads do not allocate there), in L2
+  when any earlier access of the window touched it; DRAM moves every 64-byte half line touched
+  in a window once. The window is the launch when its buffers fit in half of L2 (every shipped
+  trace), else one wave of co-resident blocks in launch order. Hits on a sector fetched fewer
+  than ``reuse.IN_FLIGHT`` memory instructions earlier in the same run wait for it;
+* **the latency chain** (``trace_chain``): ``costmodel._chain``'s rules on each warp's recorded
+  sequence: loads issue back to back and overlap (up to ``costmodel.LOADS_IN_FLIGHT``) until a
+  global store or atomic, a shared store after shared loads, or a barrier; a barrier waits for
+  the block's slowest warp. The barriers a warp passes between two of its records come from
+  the PTX (``tracebench.ptx_flow``: ``bar.sync`` lines and loops, stored with the results); a
+  trace without them has no barrier in its chain. The launch's chain is its slowest block's;
+* **warp instructions** (every SASS instruction, for the issue term): ``warp_instructions``.
+  It is the hook for the SASS-based count (``viz.gpu.sass``): while that is not there, the
+  hand-written-kernel estimate of ``costmodel.estimate_instructions`` (a prologue and epilogue
+  per warp, a few instructions per recorded memory instruction), named so in the term;
+* **registers and shared memory** per block: the compiled plain kernel's (``ptxas -v``, and
+  the launch file's dynamic shared memory), from ``tracebench.plain_build``.
+
+Nothing here reads a measured time or counter of the launch it predicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import costmodel
+from .reuse import IN_FLIGHT, InstrReuse, Reuse
+
+GLOBAL_KINDS = ("load", "store", "cp.async", "atomic", "reduction")
+
+
+def _flat_ids(trace) -> tuple[np.ndarray, np.ndarray, int]:
+    """(warp key per record: block x warps + warp, position of each record in its warp's
+    own order, warps per block)."""
+    launch = trace.header["launch"]
+    nw = -(-int(np.prod(launch["block"])) // 32)
+    key = trace.block.astype(np.int64) * nw + trace.warp.astype(np.int64)
+    n = key.size
+    pos = np.zeros(n, np.int64)
+    if n:
+        # records are ordered by block, then warp, then the warp's own order (tracefile)
+        starts = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
+        first = np.repeat(starts, np.diff(np.r_[starts, n]))
+        pos = np.arange(n, dtype=np.int64) - first
+    return key, pos, nw
+
+
+def _l1_allocates(ins: dict) -> bool:
+    """Does a global load of this instruction allocate its sectors in L1?"""
+    op = ins["opcode"]
+    if ins["kind"] != "load":
+        return False      # stores, atomics and reductions (L2), cp.async (.cg: L2 only; .ca: not modelled)
+    return not any(t in op.split(".") for t in ("volatile", "cg", "cv", "relaxed", "acquire"))
+
+
+def barriers_between(trace, flow: dict | None) -> np.ndarray:
+    """For each record, the barriers its warp passed since its previous record (0 for a
+    warp's first record: the barriers before it are counted from the kernel's start), from
+    the PTX's barrier lines and loops (``tracebench.ptx_flow``)."""
+    n = trace.records
+    out = np.zeros(n, np.int64)
+    bars = np.asarray(sorted((flow or {}).get("barriers") or []), np.int64)
+    if not n or not bars.size:
+        return out
+    loops = [tuple(x) for x in (flow or {}).get("loops") or []]
+    line = np.asarray([int(i.get("line_no") or 0) for i in trace.instructions], np.int64)[trace.instr]
+    key, pos, _ = _flat_ids(trace)
+
+    def count(lo: int, hi: int) -> int:       # barriers strictly between PTX lines lo and hi
+        return int(np.searchsorted(bars, hi) - np.searchsorted(bars, lo, side="right"))
+
+    cache: dict = {}
+    for r in range(n):
+        b = int(line[r])
+        a = int(line[r - 1]) if pos[r] else 0
+        k = (a, b)
+        if k not in cache:
+            if b > a:
+                cache[k] = count(a, b)
+            else:
+                # a back edge: from a to the loop's branch, then from its label to b
+                enclosing = [lp for lp in loops if lp[0] <= b and lp[1] >= a]
+                if enclosing:
+                    head, back = min(enclosing, key=lambda lp: lp[1] - lp[0])
+                    cache[k] = count(a, back + 1) + count(head - 1, b)
+                else:
+                    cache[k] = 0
+        out[r] = cache[k]
+    return out
+
+
+def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray | None = None) -> Reuse:
+    """The launch's global traffic by level (see the module docstring), per instruction id."""
+    key, pos, nw = _flat_ids(trace)
+    ins_tab = trace.instructions
+    nb = int(np.prod(trace.header["launch"]["grid"]))
+    out = Reuse(blocks=nb, sampled_blocks=nb)
+    stats = {i["id"]: InstrReuse(i["id"], "load" if i["op"] == "load" else "store") for i in ins_tab
+             if i["kind"] in GLOBAL_KINDS and i["space"] in ("global", "generic")}
+    if not stats or not trace.records:
+        return out
+    keep = trace.flags == 0
+    ids = trace.instr.astype(np.int64)
+    is_glob = np.isin(ids, list(stats)) & keep
+    # runs: a warp's loads in flight together end at a barrier, a global store or atomic
+    breaks = np.zeros(trace.records, np.int64)
+    if barriers is not None:
+        breaks += barriers > 0
+    kind = np.asarray([i["kind"] for i in ins_tab], object)[ids]
+    ops = np.asarray([i["op"] for i in ins_tab], object)[ids]
+    store_like = is_glob & ((ops != "load") | (kind == "atomic") | (kind == "reduction"))
+    # a store ends the run after itself: the next record starts a new one
+    prev_store = np.r_[False, store_like[:-1]] & (pos > 0)
+    breaks += prev_store
+    run = np.zeros(trace.records, np.int64)
+    if trace.records:
+        c = np.cumsum(breaks)
+        starts = np.flatnonzero(pos == 0)
+        base = np.repeat(c[starts] - breaks[starts], np.diff(np.r_[starts, trace.records]))
+        run = c - base
+    gpos = np.zeros(trace.records, np.int64)     # position among the warp's global records
+    if is_glob.any():
+        cg = np.cumsum(is_glob)
+        starts = np.flatnonzero(pos == 0)
+        base = np.repeat(cg[starts] - is_glob[starts], np.diff(np.r_[starts, trace.records]))
+        gpos = cg - base - 1
+    rows = np.flatnonzero(is_glob)
+    addr = trace.addresses(rows)
+    from ..trace.analysis import mask_bits
+
+    lanes = mask_bits(trace.pred[rows]) & mask_bits(trace.global_[rows])
+    width = np.asarray([int(i["width"]) for i in ins_tab], np.int64)[ids[rows]]
+    r_idx, lane = np.nonzero(lanes)
+    if not r_idx.size:
+        return out
+    a = addr[r_idx, lane]
+    sec_raw = a // 32
+    usec, sec = np.unique(sec_raw, return_inverse=True)
+    sec = sec.reshape(-1)
+    ns = len(usec)
+    occ_key = r_idx.astype(np.int64) * ns + sec
+    okey, first_idx, lane_count = np.unique(occ_key, return_index=True, return_counts=True)
+    o_row = okey // ns                  # index into rows
+    o_sec = okey % ns
+    rec = rows[o_row]
+    blk = trace.block.astype(np.int64)[rec]
+    buf_bytes = _buffer_bytes(trace)
+    window_all = buf_bytes <= l2_bytes // 2
+    if window_all or wave_blocks >= nb:
+        win = np.zeros(len(rec), np.int64)
+        out.window = "launch"
+    else:
+        win = blk // max(1, wave_blocks)
+        out.window = "wave"
+    # program order: position in the warp's global records, then block, then warp
+    order = np.lexsort((key[rec], gpos[rec]))
+    rec, o_sec, blk, win = rec[order], o_sec[order], blk[order], win[order]
+    o_row = o_row[order]
+    lane_count = lane_count[order]
+    n_occ = len(rec)
+    sec2 = win * ns + o_sec
+    first2 = np.zeros(n_occ, bool)
+    _, f2, inv2 = np.unique(sec2, return_index=True, return_inverse=True)
+    inv2 = inv2.reshape(-1)
+    first2[f2] = True
+    rid = ids[rec]
+    l1ok = np.asarray([_l1_allocates(i) for i in ins_tab], bool)[rid]
+    is_load = ops[rec] == "load"
+    l1hit = np.zeros(n_occ, bool)
+    l1wait = np.zeros(n_occ, bool)
+    g = gpos[rec]
+    rn = run[rec]
+    idx = np.flatnonzero(l1ok)
+    if idx.size:
+        bsec = blk[idx] * ns + o_sec[idx]
+        first1 = np.zeros(idx.size, bool)
+        _, f1, inv1 = np.unique(bsec, return_index=True, return_inverse=True)
+        inv1 = inv1.reshape(-1)
+        first1[f1] = True
+        l1hit[idx[~first1]] = True
+        src = idx[f1[inv1]]
+        near = (g[idx] - g[src] < IN_FLIGHT) & (rn[idx] == rn[src])
+        l1wait[idx[~first1 & near]] = True
+    l2hit = ~l1hit & ~first2
+    src2 = f2[inv2]
+    l2wait = l2hit & (g - g[src2] < IN_FLIGHT) & (rn == rn[src2])
+    # per instruction
+    for iid, st in stats.items():
+        m = rid == iid
+        if not m.any():
+            continue
+        st.sectors = int(m.sum())
+        st.requests = int(len(np.unique(rec[m])))
+        st.l1_hits = int((l1hit & m).sum())
+        st.l2_hits = int((l2hit & m).sum())
+        st.l1_waits = int((l1wait & m).sum())
+        st.l2_waits = int((l2wait & m).sum())
+    # DRAM: every 64-byte half line touched in a window, loads as reads, stores as writes
+    chunk = win * (ns + 1) + np.searchsorted(usec // 2, usec[o_sec] // 2)
+    out.dram_read_bytes = float(len(np.unique(chunk[is_load])) * 64)
+    out.dram_write_bytes = float(len(np.unique(chunk[~is_load])) * 64)
+    # partly written store sectors: fewer than 32 bytes of the sector written by the record
+    wbytes = lane_count * width[o_row]
+    out.partial_store_sectors = float(np.count_nonzero(~is_load & (wbytes < 32)))
+    for st in stats.values():
+        if st.op == "load":
+            out.load_sectors += st.sectors
+            out.l1_hit_sectors += st.l1_hits
+            out.l2_sectors += st.sectors - st.l1_hits
+        else:
+            out.store_sectors += st.sectors
+            out.l2_sectors += st.sectors
+    out.per_instruction = stats
+    return out
+
+
+def _buffer_bytes(trace) -> int:
+    """The launch's buffers (256-byte aligned, as the recorder lays them out)."""
+    at = 0
+    from ..trace.launch import BUFFER_TYPES
+
+    for a in trace.header["launch"].get("args", []):
+        t = a.get("type", "")
+        if t.endswith("*"):
+            at += -(-max(int(a.get("count", 0)) * BUFFER_TYPES.get(t, 1), 1) // 256) * 256
+    return at
+
+
+def _load_level(iid: int, reuse: Reuse, device) -> tuple[float, str]:
+    s = SimpleNamespace(instruction=SimpleNamespace(number=iid))
+    return costmodel._load_latency(s, reuse, device)
+
+
+def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None) -> tuple[float, tuple]:
+    """The launch's dependent chain (its slowest block's; see the module docstring):
+    (seconds, ((what, count, seconds each), ...)) for the slowest warp of that block."""
+    key, pos, nw = _flat_ids(trace)
+    n = trace.records
+    if not n:
+        return 0.0, ()
+    ins_tab = trace.instructions
+    lat_of: dict[int, tuple[float, str]] = {}
+    for i in ins_tab:
+        if (i["kind"] in ("load", "cp.async", "ldmatrix") and i["op"] == "load") or i["kind"] == "atomic":
+            if i["space"] == "shared" or i["kind"] == "ldmatrix":
+                lat_of[i["id"]] = (device.shared_latency_s, "shared")
+            elif i["kind"] == "atomic":
+                lat_of[i["id"]] = (device.l2_latency_s, "L2")    # performed at L2, its old value used
+            elif i["kind"] == "cp.async":
+                continue                                           # asynchronous: waited for at wait_group
+            else:
+                lat_of[i["id"]] = _load_level(i["id"], reuse, device)
+    stores_global = {i["id"] for i in ins_tab if i["space"] in ("global", "generic")
+                     and (i["op"] != "load" or i["kind"] in ("atomic", "reduction")) and i["kind"] != "cp.async"}
+    stores_shared = {i["id"] for i in ins_tab if i["space"] == "shared" and i["op"] != "load"}
+    bars = barriers if barriers is not None else np.zeros(n, np.int64)
+    ids = trace.instr
+    flags = trace.flags
+    blocks = trace.block
+    level_s = {"shared": device.shared_latency_s, "L1": device.l1_latency_s, "L2": device.l2_latency_s,
+               "DRAM": device.dram_latency_s}
+    starts = np.r_[np.flatnonzero(pos == 0), n]
+    block_segs: dict[int, list] = {}
+    warp_counts: dict[int, dict] = {}
+    for w in range(len(starts) - 1):
+        lo, hi = int(starts[w]), int(starts[w + 1])
+        segs = []
+        t = 0.0
+        run_sum = run_max = 0.0
+        run_shared = False
+        counts = dict.fromkeys(level_s, 0)
+        nbar = 0
+        for r in range(lo, hi):
+            if bars[r]:
+                t += max(run_max, run_sum / costmodel.LOADS_IN_FLIGHT)
+                run_sum = run_max = 0.0
+                run_shared = False
+                for _ in range(int(bars[r])):
+                    segs.append(t)
+                    t = 0.0
+                nbar += int(bars[r])
+            if flags[r]:
+                continue
+            iid = int(ids[r])
+            if iid in stores_global or (iid in stores_shared and run_shared):
+                t += max(run_max, run_sum / costmodel.LOADS_IN_FLIGHT)
+                run_sum = run_max = 0.0
+                run_shared = False
+                continue
+            lv = lat_of.get(iid)
+            if lv is None:
+                continue
+            e, level = lv
+            counts[level] += 1
+            run_sum += e
+            run_max = max(run_max, e)
+            if level == "shared":
+                run_shared = True
+        t += max(run_max, run_sum / costmodel.LOADS_IN_FLIGHT)
+        segs.append(t)
+        b = int(blocks[lo])
+        block_segs.setdefault(b, []).append(segs)
+        warp_counts[w] = (b, counts, nbar, sum(segs))
+    worst_block, worst_s = None, -1.0
+    for b, ws in block_segs.items():
+        k = max(len(s) for s in ws)
+        total = sum(max(s[j] if j < len(s) else 0.0 for s in ws) for j in range(k)) + (k - 1) * device.syncthreads_s
+        if total > worst_s:
+            worst_block, worst_s = b, total
+    # the slowest warp of that block: its counts describe the chain
+    cand = [(v[3], v) for v in warp_counts.values() if v[0] == worst_block]
+    _, (_b, counts, nbar, _s) = max(cand, key=lambda x: x[0])
+    chain = tuple((f"{lv} load", float(c), level_s[lv]) for lv, c in counts.items()) + \
+        (("__syncthreads", float(nbar), device.syncthreads_s),)
+    return worst_s, chain
+
+
+def warp_instructions(an, resources: dict | None = None) -> tuple[float, str]:
+    """Every SASS warp instruction the launch issues, and where the count comes from.
+
+    The hook for the SASS-based count: when ``viz.gpu.sass`` provides
+    ``trace_warp_instructions(profile, analysis)`` and ``resources`` holds the kernel's SASS
+    ``profile``, that count is used ("from the compiled kernel's SASS"). Otherwise the
+    hand-written-kernel estimate of ``costmodel.estimate_instructions``: per warp a prologue
+    and an epilogue, per recorded memory instruction its plain cost (global 3, shared 2) -
+    it does not see arithmetic, so a loop of FMAs is under-counted."""
+    profile = (resources or {}).get("sass_profile") if resources else None
+    if profile is not None:
+        try:
+            from . import sass  # noqa: PLC0415  (h13sass: viz/gpu/sass.py)
+
+            fn = getattr(sass, "trace_warp_instructions", None)
+            if fn is not None:
+                return float(fn(profile, an)), "from the compiled kernel's SASS"
+        except ImportError:
+            pass
+    tr = an.trace
+    launch = tr.header["launch"]
+    warps = int(np.prod(launch["grid"])) * (-(-int(np.prod(launch["block"])) // 32))
+    total = float(warps * (costmodel.SASS_PROLOGUE + costmodel.SASS_EPILOGUE))
+    for s in an.stats:
+        sp = "shared" if s.instr["space"] == "shared" or s.instr["kind"] in ("ldmatrix", "stmatrix") else "global"
+        total += (s.warp_instructions + s.never_true_lds) * costmodel.SASS_PLAIN[sp]
+    return total, "estimated from the kernel's shape"
+
+
+def workload(trace, an, device=costmodel.H100, resources: dict | None = None) -> costmodel.Workload:
+    """The Workload of a traced launch (see the module docstring)."""
+    res = resources or {}
+    launch = trace.header["launch"]
+    blocks = int(np.prod(launch["grid"]))
+    tpb = int(np.prod(launch["block"]))
+    registers = res.get("registers")
+    shared_bytes = res.get("shared_bytes")
+    if shared_bytes is None:
+        shared_bytes = int(launch.get("shared_bytes", 0))
+    occ = costmodel.occupancy(device, tpb, registers, shared_bytes)
+    bars = barriers_between(trace, res.get("flow"))
+    reuse = trace_reuse(trace, an, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, bars)
+    chain_s, chain = trace_chain(trace, reuse, device, bars)
+    loaded = replace(device, dram_latency_s=device.dram_latency_s + 1e-6)
+    chain_loaded_s, _ = trace_chain(trace, reuse, loaded, bars)
+    st = an.stats
+    winst, how = warp_instructions(an, res)
+    return costmodel.Workload(
+        blocks=blocks, threads_per_block=tpb,
+        sectors=int(sum(s.sectors for s in st)), wavefronts=int(sum(s.wavefronts for s in st)),
+        global_lines=int(sum(s.lines for s in st)),
+        instructions=int(sum(s.warp_instructions + s.never_true_lds for s in st)),
+        dram_bytes=reuse.dram_bytes, dram_read_bytes=reuse.dram_read_bytes, l2_sectors=reuse.l2_sectors,
+        partial_store_sectors=reuse.partial_store_sectors, chain_s=chain_s, chain_loaded_s=max(chain_loaded_s, chain_s),
+        chain=chain, warp_instructions=winst, registers=registers, shared_bytes=shared_bytes,
+        notes=(f"warp instructions {how}",))
+
+
+__all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "warp_instructions"]
