@@ -187,7 +187,7 @@ def test_shipped_traced_predictions_are_reproduced_by_the_model():
         t = e.get("timing") or {}
         if "predicted" not in t:
             continue
-        p = predict_trace(TRACES / e["trace"], dev, resources=e.get("resources"))
+        p = predict_trace(TRACES / e["trace"], dev, resources=e.get("resources"), buffer_sets=t["scale"]["buffer_sets"])
         assert p.ms == pytest.approx(t["predicted"]["ms"], rel=1e-4, abs=1e-6), name
         assert p.bound == t["predicted"]["bound"], name
         n += 1
@@ -277,3 +277,16 @@ def test_bench_traces_times_the_launch_file_launch_with_its_own_buffers_and_pred
     assert again["traces"]["read_gather"]["timing"]["predicted"] == e["timing"]["predicted"]
     table = tracebench.format_table(doc)
     assert "read_gather" in table and "of 2 traced launches predicted within 20%" in table
+
+
+def test_a_small_timed_launch_starts_with_its_data_in_l2_and_waits_less():
+    tr = _load("copy_grid_stride")           # 400 KB of buffers
+    assert tracemodel.l2_resident(tr, costmodel.H100, 8)            # 8 sets: 3.2 MB, in half of L2
+    assert not tracemodel.l2_resident(tr, costmodel.H100, 100)      # 40 MB: not
+    warm = predict_trace(tr, costmodel.H100, buffer_sets=8)
+    cold = predict_trace(tr, costmodel.H100, buffer_sets=100)
+    assert warm.inputs["dram_bytes"] == 0 and cold.inputs["dram_bytes"] == 400_000
+    # seven dependent loads (a grid-stride loop of 7 trips, each store waiting for its load)
+    w = tracemodel.workload(tr, analyze_trace(tr), costmodel.H100, buffer_sets=100)
+    assert dict((what, n) for what, n, _ in w.chain)["DRAM load"] == 7
+    assert warm.seconds < cold.seconds

@@ -122,18 +122,21 @@ def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None =
     return costmodel.predict_launch(w, device), res
 
 
-def predict_trace(trace, device: costmodel.DeviceModel | None = None, resources: dict | None = None):
+def predict_trace(trace, device: costmodel.DeviceModel | None = None, resources: dict | None = None,
+                  buffer_sets: int | None = None):
     """The Prediction of a traced launch (``trace``: a ``viz.trace.tracefile.Trace`` or the
-    path of a .wvtrace), from what the trace recorded (``viz.gpu.tracemodel``) and the compiled
-    kernel's ``resources`` (``tracebench.plain_build``: registers, shared memory, the PTX's
-    barriers and loops; without them, unknown registers and no barriers). No GPU, no nvcc."""
+    path of a .wvtrace) as ``warpviz bench --traces`` times it (over ``buffer_sets`` rotated
+    buffer sets; ``plan.buffer_sets`` when None), from what the trace recorded
+    (``viz.gpu.tracemodel``) and the compiled kernel's ``resources`` (``tracebench.plain_build``:
+    registers, shared memory, the PTX's barriers and loops; without them, unknown registers
+    and no barriers). No GPU, no nvcc."""
     from ..trace import tracefile
     from ..trace.analysis import analyze_trace
     from . import tracemodel
 
     tr = trace if isinstance(trace, tracefile.Trace) else tracefile.load(trace)
     device = device or costmodel.H100
-    w = tracemodel.workload(tr, analyze_trace(tr), device, resources)
+    w = tracemodel.workload(tr, analyze_trace(tr), device, resources, buffer_sets)
     return costmodel.predict_launch(w, device)
 
 

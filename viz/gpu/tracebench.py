@@ -222,7 +222,8 @@ def entry_prediction(entry: dict, trace_path, device_model) -> dict:
     """The prediction of one traced launch as stored in its entry (``predicted``)."""
     from .predict import predict_trace
 
-    pred = predict_trace(trace_path, device_model, resources=entry.get("resources"))
+    sets = ((entry.get("timing") or {}).get("scale") or {}).get("buffer_sets")
+    pred = predict_trace(trace_path, device_model, resources=entry.get("resources"), buffer_sets=sets)
     return pred.as_dict()
 
 
