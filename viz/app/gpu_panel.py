@@ -118,6 +118,23 @@ def bottleneck_text(e: dict | None) -> str:
                         bound=_term(p["bound"]), b=p.get("bound_ms", terms[0]["ms"]), ms=p["ms"], next=nxt))
     elif p:
         lines.append(tr("Predicted: {bound}-bound ({ms:.4f} ms)", bound=_term(p.get("bound", "")), ms=p.get("ms", 0)))
+    measured = measured_bottleneck_text(e)
+    if measured:
+        lines.append(measured)
+    elif p:
+        lines.append(tr("measured: no Nsight Compute bottleneck in this results file (warpviz bench records it "
+                        "where ncu can read the GPU's counters)"))
+    if t and t.get("fraction_of_memcpy") is None and "fraction_note" in t:
+        pct = t.get("dram_pct_of_peak")
+        lines.append(tr("Fraction of cudaMemcpy not shown: DRAM ran at {pct:.0f}% of its peak, so this kernel does "
+                        "not stream DRAM", pct=pct) if pct is not None else
+                     tr("Fraction of cudaMemcpy not shown: it needs the DRAM counters of the timed launch"))
+    return "\n".join(lines)
+
+
+def measured_bottleneck_text(e: dict | None) -> str:
+    """What Nsight Compute measured on the timed launch (the busiest unit as % of its peak, hit
+    rates, DRAM bytes, occupancy, stalls), or "" when the entry has no bottleneck."""
     b = (e or {}).get("bottleneck")
     if b and b.get("bound"):
         thr = b.get("throughput_pct") or {}
@@ -137,15 +154,37 @@ def bottleneck_text(e: dict | None) -> str:
         if b.get("stalls"):
             parts.append(tr("top stalls: {stalls}", stalls=sep(", ").join(
                 f"{_stall(x['reason'])} {100 * (x.get('share') or 0):.0f}%" for x in b["stalls"])))
-        lines.append(sep("; ").join(parts))
-    elif p:
-        lines.append(tr("measured: no Nsight Compute bottleneck in this results file (warpviz bench records it "
-                        "where ncu can read the GPU's counters)"))
-    if t and t.get("fraction_of_memcpy") is None and "fraction_note" in t:
-        pct = t.get("dram_pct_of_peak")
-        lines.append(tr("Fraction of cudaMemcpy not shown: DRAM ran at {pct:.0f}% of its peak, so this kernel does "
-                        "not stream DRAM", pct=pct) if pct is not None else
-                     tr("Fraction of cudaMemcpy not shown: it needs the DRAM counters of the timed launch"))
+        return sep("; ").join(parts)
+    return ""
+
+
+def trace_timing_text(e: dict | None, where: str = "") -> str:
+    """A traced launch's timing (``warpviz bench --traces``), in microseconds: the measured
+    median and spread, the cost model's prediction with its bound and the next terms, and
+    what Nsight Compute measured on the same launch."""
+    if e is None:
+        return tr("No timing of this launch: `warpviz bench --traces` times a trace's launch on a GPU, "
+                  "as bench times a kernel.")
+    if e.get("error"):
+        return tr("{where}: {error}", where=where, error=e["error"])
+    t = e.get("timing") or {}
+    if not t:
+        return ""
+    lines = [tr("Timed launch ({where}): median {us:.2f} µs over {n} runs (spread {sp:.1f}%{noisy}), {sets} buffer "
+                "sets holding the launch file's data", where=where, us=1e3 * t["median_ms"], n=t.get("runs", 0),
+                sp=100 * t.get("spread", 0), noisy=tr(", noisy") if t.get("noisy") else "",
+                sets=(t.get("scale") or {}).get("buffer_sets", 1))]
+    p = t.get("predicted") or {}
+    if p.get("terms"):
+        terms = sorted(p["terms"], key=lambda x: -x["ms"])
+        nxt = sep(", ").join(tr("{name} {us:.2f} µs", name=_term(x["name"]), us=1e3 * x["ms"]) for x in terms[1:3])
+        lines.append(tr("Predicted: {us:.2f} µs = launch overhead {over:.2f} µs + {bound}-bound {b:.2f} µs (next: "
+                        "{next}); measured/predicted {r:.2f}", us=1e3 * p["ms"], over=1e3 * p.get("overhead_ms", 0),
+                        bound=_term(p["bound"]), b=1e3 * p.get("bound_ms", terms[0]["ms"]), next=nxt,
+                        r=t["median_ms"] / p["ms"] if p.get("ms") else 0))
+    measured = measured_bottleneck_text(e)
+    if measured:
+        lines.append(measured)
     return "\n".join(lines)
 
 
@@ -165,6 +204,7 @@ class GpuPanel(QWidget):
         self.session = main_window.session
         self.measurements: dict | None = None
         self.measurements_path: Path | None = None
+        self._trace_doc: dict | None = None        # the shipped traced-launch timings, read when first needed
         self.live: dict[str, dict] = {}          # this session's runs, by scenario name
         self.validation: dict[str, list] = {}    # this session's counter comparisons
         self.device_info: dict | None = None
@@ -898,11 +938,52 @@ class GpuPanel(QWidget):
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
         self.summary.setText(self._trace_summary(rows))
+        e, where = self.trace_timing()
+        self.bottleneck.setText(trace_timing_text(e, where))
         if s.is_trace:
             guard = s.trace.header.get("sass_guard") or {}
             sass = guard.get("sass") or []
             self.sass.setPlainText("\n".join(sass) if sass else tr("No SASS in this trace (cuobjdump was not "
                                                                     "installed where it was recorded)."))
+
+    def trace_timing(self) -> tuple[dict | None, str]:
+        """The timing of the open trace's (or launch file's) launch: its entry in the loaded
+        results file's ``traces`` section, else in the shipped H100 one
+        (``viz.gpu.tracebench.SHIPPED``), matched by launch file name, kernel and launch (block,
+        grid, dynamic shared memory, arguments). (entry, where it comes from)."""
+        s = self.session
+        if getattr(s, "is_launch", False):
+            L = s.launch
+            if L is None:
+                return None, ""
+            name, kernel = s.launch_path.name, L.kernel
+            launch = {"block": list(L.block), "grid": list(L.grid), "shared_bytes": L.shared_bytes,
+                      "args": [a.as_dict() for a in L.args]}
+        elif s.is_trace:
+            h = s.trace.header
+            name, kernel = h.get("launch_file_name") or "", h.get("kernel")
+            hl = h.get("launch") or {}
+            launch = {k: hl.get(k) for k in ("block", "grid", "shared_bytes", "args")}
+        else:
+            return None, ""
+        docs = []
+        if self.measurements and self.measurements.get("traces"):
+            docs.append(self.measurements)
+        if self._trace_doc is None:
+            from ..gpu.tracebench import SHIPPED
+
+            try:
+                self._trace_doc = results.load(results.shipped_path().with_name(SHIPPED))
+            except results.ResultsError:
+                self._trace_doc = {}
+        if self._trace_doc:
+            docs.append(self._trace_doc)
+        for doc in docs:
+            for e in (doc.get("traces") or {}).values():
+                if Path(e.get("launch_file") or "").name == name and e.get("kernel") == kernel \
+                        and e.get("launch") == launch:
+                    return e, doc.get("label", "")
+        return None, ""
 
     def _trace_summary(self, rows) -> str:
         s = self.session
