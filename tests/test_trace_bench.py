@@ -277,6 +277,17 @@ def test_bench_traces_times_the_launch_file_launch_with_its_own_buffers_and_pred
     assert again["traces"]["read_gather"]["timing"]["predicted"] == e["timing"]["predicted"]
     table = tracebench.format_table(doc)
     assert "read_gather" in table and "of 2 traced launches predicted within 20%" in table
+    # after a model change, repredict rewrites the predictions in place (atomically)
+    doc2 = load_results(p)
+    doc2["traces"]["read_gather"]["timing"]["predicted"]["ms"] = 123.0
+    save(doc2, p)
+    assert tracebench.main(["repredict", str(p)]) == 0
+    assert load_results(p)["traces"]["read_gather"]["timing"]["predicted"] == e["timing"]["predicted"]
+    md = tracebench.markdown_table(load_results(p))
+    r = tracebench.accuracy(doc)["rows"]
+    assert md.splitlines()[0].startswith("| traced launch |") and f"{r[0]['predicted_ms'] * 1e3:.2f}" in md
+    assert md.endswith(f"{tracebench.accuracy(doc)['within']} of 2 within 20% (** outside).")
+    assert tracebench.main(["table", str(tmp_path / "missing.json")]) == 2
 
 
 def test_a_small_timed_launch_starts_with_its_data_in_l2_and_waits_less():

@@ -433,5 +433,68 @@ def format_table(doc: dict) -> str:
     return "\n".join(out)
 
 
-__all__ = ["bench_traces", "dry_run", "measure_bottlenecks", "traced_launches", "plain_build", "launch_spec", "ptx_flow", "repredict", "accuracy",
+__all__ = ["bench_traces", "dry_run", "measure_bottlenecks", "markdown_table", "main", "traced_launches", "plain_build", "launch_spec", "ptx_flow", "repredict", "accuracy",
            "format_table", "SHIPPED", "TracedLaunch", "PlainBuild"]
+
+
+def markdown_table(doc: dict) -> str:
+    """The docs' table (docs/GPU.md, "Traced launches"): per traced launch, measured median and
+    spread, prediction, measured/predicted, the predicted bound and Nsight Compute's busiest unit."""
+    acc = accuracy(doc)
+    by = {r["name"]: r for r in acc["rows"]}
+    out = ["| traced launch | grid x block | measured µs (spread) | predicted µs | measured / predicted | "
+           "predicted bound | measured (Nsight Compute) |", "|---|---|---:|---:|---:|---|---|"]
+    for name, e in (doc.get("traces") or {}).items():
+        if name not in by:
+            out.append(f"| `{name}` | | {e.get('error', 'not timed')[:80]} | | | | |")
+            continue
+        r, t = by[name], e["timing"]
+        p = t["predicted"]
+        L = e.get("launch") or {}
+        dims = lambda v: "x".join(str(x) for x in v if x != 1) or "1"  # noqa: E731
+        b = (e.get("bottleneck") or {}).get("bound") or {}
+        meas = f"{b['unit']} {b['pct_of_peak']:.0f}%" if b else ""
+        mark = "" if r["within"] else " **"
+        out.append(f"| `{name}` | {dims(L.get('grid', []))} x {dims(L.get('block', []))} | "
+                   f"{r['measured_ms'] * 1e3:.2f} ({100 * (r['spread'] or 0):.1f}%{', noisy' if r['noisy'] else ''}) | "
+                   f"{r['predicted_ms'] * 1e3:.2f} | {r['ratio']:.2f}{mark} | {p['bound']} | {meas} |")
+    out.append("")
+    out.append(f"{acc['within']} of {acc['entries']} within 20% (** outside).")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m viz.gpu.tracebench repredict FILE [--out PATH]`` (recompute the traces'
+    predictions with the model as it is now: after a cost-model change, the shipped file's
+    predictions follow) | ``table FILE [--markdown]``."""
+    import argparse
+    import sys
+
+    from . import results
+
+    ap = argparse.ArgumentParser(prog="python -m viz.gpu.tracebench")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("repredict", help="recompute the traced launches' predictions of a results file")
+    r.add_argument("file")
+    r.add_argument("--out", help="write here (default: over FILE, atomically)")
+    t = sub.add_parser("table", help="print the traced launches' table")
+    t.add_argument("file")
+    t.add_argument("--markdown", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        doc = results.load(a.file)
+    except results.ResultsError as err:
+        print(f"warpviz: {err}", file=sys.stderr)
+        return 2
+    if a.cmd == "repredict":
+        repredict(doc)
+        results.save(doc, a.out or a.file)
+        acc = accuracy(doc)
+        print(f"wrote {a.out or a.file}: {acc['within']} of {acc['entries']} traced launches within 20%")
+        return 0
+    print(markdown_table(doc) if a.markdown else format_table(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
