@@ -301,3 +301,38 @@ def test_a_small_timed_launch_starts_with_its_data_in_l2_and_waits_less():
     w = tracemodel.workload(tr, analyze_trace(tr), costmodel.H100, buffer_sets=100)
     assert dict((what, n) for what, n, _ in w.chain)["DRAM load"] == 7
     assert warm.seconds < cold.seconds
+
+
+def test_sass_counts_name_the_kinds_of_viz_gpu_sass():
+    tr = _load("cpasync_double")
+    an = analyze_trace(tr)
+    counts, warps = tracemodel.sass_counts(an)
+    assert warps == 3 * 4
+    cp = sum(s.warp_instructions for s in an.stats if s.instr["kind"] == "cp.async" and s.instr["space"] == "global")
+    assert counts["cp.async"] == cp > 0
+    # the LDS.128 of the consumer and the three never-true @!PT LDS before each LDGSTS (as
+    # Nsight Compute counted them on the H100: 164 = 32 + 3 x 44)
+    lds = sum(s.warp_instructions for s in an.stats if s.instr["kind"] == "load" and s.instr["space"] == "shared")
+    assert counts["shared.load"] == lds + sum(s.never_true_lds for s in an.stats) == an.metrics[
+        "smsp__inst_executed_op_shared_ld.sum"]
+    try:
+        from viz.gpu import sass
+    except ImportError:
+        return
+    assert set(counts) <= set(sass.KINDS)
+
+
+@nvcc
+def test_with_a_sass_profile_the_issue_term_counts_from_it():
+    sass = pytest.importorskip("viz.gpu.sass")
+    items = tracebench.traced_launches([TRACES / "gemm_nt_swizzle_add.wvtrace"])
+    b = tracebench.build_all(items)["gemm_nt_swizzle_add"]
+    if "sass" not in b.resources:
+        pytest.skip("no cuobjdump or nvdisasm here")
+    tr = _load("gemm_nt_swizzle_add")
+    an = analyze_trace(tr)
+    n, how = tracemodel.warp_instructions(an, b.resources)
+    counts, warps = tracemodel.sass_counts(an)
+    assert n == sass.dynamic_instructions(b.resources["sass"], counts, warps).instructions
+    assert how == "from the compiled kernel's SASS"
+    assert n > tracemodel.warp_instructions(an, {})[0]          # the shape estimate misses the FMAs

@@ -126,7 +126,24 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
             tmp_path.write_bytes(payload)
             os.replace(tmp_path, path)
     res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes)
-    return PlainBuild(cub.read_bytes(), res)
+    cubin = cub.read_bytes()
+    profile = sass_profile(cubin, launch.kernel)
+    if profile is not None:
+        res["sass"] = profile
+    return PlainBuild(cubin, res)
+
+
+def sass_profile(cubin: bytes, kernel: str) -> dict | None:
+    """The kernel's static SASS profile for the instruction count (``viz.gpu.sass.profile_of``,
+    where that module and cuobjdump or nvdisasm are there), else None."""
+    try:
+        from .sass import profiles_of_cubin  # noqa: PLC0415
+    except ImportError:
+        return None
+    try:
+        return (profiles_of_cubin(cubin) or {}).get(kernel)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
 
 
 def launch_spec(launch, cubin: bytes, label: str = ""):
@@ -395,6 +412,31 @@ def repredict(doc: dict, device_model=None, names=None) -> dict:
     return doc
 
 
+def refresh_resources(doc: dict, log=print) -> int:
+    """Compile every traced launch of a results file here (``plain_build``: nvcc; the SASS
+    profile where ``viz.gpu.sass`` and cuobjdump are there) and replace its recorded
+    resources; a register count that differs from the recorded one (another nvcc) is said.
+    Returns how many entries were refreshed."""
+    from ..trace import tracefile
+
+    here = {p.name: p for p in tracefile.shipped()}
+    names = [n for n, e in (doc.get("traces") or {}).items() if e.get("trace") in here]
+    items = {t.name: t for t in traced_launches([here[doc["traces"][n]["trace"]] for n in names])}
+    builds = build_all([t for t in items.values() if t.launch is not None])
+    n = 0
+    for name in names:
+        b = builds.get(name)
+        if not isinstance(b, PlainBuild):
+            log(f"{name}: not refreshed ({b or items[name].error})")
+            continue
+        old = doc["traces"][name].get("resources") or {}
+        if old.get("registers") not in (None, b.resources.get("registers")):
+            log(f"{name}: {b.resources.get('registers')} registers here, {old.get('registers')} recorded")
+        doc["traces"][name]["resources"] = b.resources
+        n += 1
+    return n
+
+
 def accuracy(doc: dict, within: float = 0.2) -> dict:
     """Measured / predicted per traced launch, worst first, and how many are within ``within``."""
     rows = []
@@ -433,7 +475,8 @@ def format_table(doc: dict) -> str:
     return "\n".join(out)
 
 
-__all__ = ["bench_traces", "dry_run", "measure_bottlenecks", "markdown_table", "main", "traced_launches", "plain_build", "launch_spec", "ptx_flow", "repredict", "accuracy",
+__all__ = ["bench_traces", "dry_run", "measure_bottlenecks", "markdown_table", "main", "refresh_resources",
+           "sass_profile", "traced_launches", "plain_build", "launch_spec", "ptx_flow", "repredict", "accuracy",
            "format_table", "SHIPPED", "TracedLaunch", "PlainBuild"]
 
 
@@ -466,7 +509,8 @@ def markdown_table(doc: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     """``python -m viz.gpu.tracebench repredict FILE [--out PATH]`` (recompute the traces'
     predictions with the model as it is now: after a cost-model change, the shipped file's
-    predictions follow) | ``table FILE [--markdown]``."""
+    predictions follow) | ``resources FILE [--out PATH]`` (compile here, refresh the recorded
+    resources, then repredict) | ``table FILE [--markdown]``."""
     import argparse
     import sys
 
@@ -477,6 +521,11 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("repredict", help="recompute the traced launches' predictions of a results file")
     r.add_argument("file")
     r.add_argument("--out", help="write here (default: over FILE, atomically)")
+    c = sub.add_parser("resources", help="compile every traced kernel of a results file here and refresh its "
+                                         "resources (the SASS profile where viz.gpu.sass and cuobjdump are there), "
+                                         "then recompute the predictions")
+    c.add_argument("file")
+    c.add_argument("--out", help="write here (default: over FILE, atomically)")
     t = sub.add_parser("table", help="print the traced launches' table")
     t.add_argument("file")
     t.add_argument("--markdown", action="store_true")
@@ -486,6 +535,14 @@ def main(argv: list[str] | None = None) -> int:
     except results.ResultsError as err:
         print(f"warpviz: {err}", file=sys.stderr)
         return 2
+    if a.cmd == "resources":
+        changed = refresh_resources(doc, log=lambda m: print(m, file=sys.stderr))
+        repredict(doc)
+        results.save(doc, a.out or a.file)
+        acc = accuracy(doc)
+        print(f"wrote {a.out or a.file}: resources of {changed} traced launches refreshed; "
+              f"{acc['within']} of {acc['entries']} within 20%")
+        return 0
     if a.cmd == "repredict":
         repredict(doc)
         results.save(doc, a.out or a.file)

@@ -25,10 +25,11 @@ execution of every memory instruction, in each warp's own order, with its 32 add
   the block's slowest warp. The barriers a warp passes between two of its records come from
   the PTX (``tracebench.ptx_flow``: ``bar.sync`` lines and loops, stored with the results); a
   trace without them has no barrier in its chain. The launch's chain is its slowest block's;
-* **warp instructions** (every SASS instruction, for the issue term): ``warp_instructions``.
-  It is the hook for the SASS-based count (``viz.gpu.sass``): while that is not there, the
-  hand-written-kernel estimate of ``costmodel.estimate_instructions`` (a prologue and epilogue
-  per warp, a few instructions per recorded memory instruction), named so in the term;
+* **warp instructions** (every SASS instruction, for the issue term): ``warp_instructions``,
+  the hook for the SASS-based count (``viz.gpu.sass``): counted from the plain kernel's SASS
+  profile and the trace's memory instructions by kind where the entry's resources hold the
+  profile, else the hand-written-kernel estimate of ``costmodel.estimate_instructions`` (a
+  prologue and epilogue per warp, a few instructions per recorded memory instruction);
 * **registers and shared memory** per block: the compiled plain kernel's (``ptxas -v``, and
   the launch file's dynamic shared memory), from ``tracebench.plain_build``.
 
@@ -353,23 +354,49 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None)
     return worst_s, chain
 
 
+# The memory kinds of ``viz.gpu.sass`` (its ``KINDS``) of a trace's instructions: (kind, space) -> kind.
+SASS_KINDS = {("load", "global"): "global.load", ("store", "global"): "global.store",
+              ("load", "shared"): "shared.load", ("store", "shared"): "shared.store",
+              ("ldmatrix", "shared"): "ldmatrix", ("stmatrix", "shared"): "stmatrix",
+              ("atomic", "global"): "atomic", ("atomic", "shared"): "atomic", ("reduction", "global"): "atomic",
+              ("reduction", "shared"): "atomic", ("cp.async", "global"): "cp.async"}
+
+
+def sass_counts(an) -> tuple[dict[str, int], int]:
+    """({memory kind: warp instructions}, warps) of a traced launch, in the form of
+    ``viz.gpu.sass.engine_counts``: the recorded executions with an active lane, plus the
+    never-true ``@!PT LDS`` ptxas puts before each LDGSTS (SASS has them as LDS)."""
+    counts: dict[str, int] = {}
+    for s in an.stats:
+        k = SASS_KINDS.get((s.instr["kind"], s.instr["space"]))
+        if k is None:
+            continue        # a generic LD/ST (SASS LD/ST, not a kind there), cp.async's shared side
+        counts[k] = counts.get(k, 0) + int(s.warp_instructions)
+        if s.never_true_lds:
+            counts["shared.load"] = counts.get("shared.load", 0) + int(s.never_true_lds)
+    launch = an.trace.header["launch"]
+    warps = int(np.prod(launch["grid"])) * (-(-int(np.prod(launch["block"])) // 32))
+    return counts, warps
+
+
 def warp_instructions(an, resources: dict | None = None) -> tuple[float, str]:
     """Every SASS warp instruction the launch issues, and where the count comes from.
 
-    The hook for the SASS-based count: when ``viz.gpu.sass`` provides
-    ``trace_warp_instructions(profile, analysis)`` and ``resources`` holds the kernel's SASS
-    ``profile``, that count is used ("from the compiled kernel's SASS"). Otherwise the
-    hand-written-kernel estimate of ``costmodel.estimate_instructions``: per warp a prologue
-    and an epilogue, per recorded memory instruction its plain cost (global 3, shared 2) -
-    it does not see arithmetic, so a loop of FMAs is under-counted."""
-    profile = (resources or {}).get("sass_profile") if resources else None
-    if profile is not None:
+    Where ``resources`` holds the plain kernel's SASS profile (``resources["sass"]``, from
+    ``viz.gpu.sass.profile_of``, recorded by ``tracebench.plain_build`` when that module
+    and cuobjdump are there), ``viz.gpu.sass.dynamic_instructions`` counts them from it and
+    the trace's memory instructions by kind ("from the compiled kernel's SASS"). Otherwise
+    the hand-written-kernel estimate of ``costmodel.estimate_instructions``: per warp a
+    prologue and an epilogue, per recorded memory instruction its plain cost (global 3,
+    shared 2) - it does not see arithmetic, so a loop of FMAs is under-counted."""
+    profile = (resources or {}).get("sass")
+    if profile:
         try:
-            from . import sass  # noqa: PLC0415  (h13sass: viz/gpu/sass.py)
+            from .sass import dynamic_instructions  # noqa: PLC0415  (the SASS-based count)
 
-            fn = getattr(sass, "trace_warp_instructions", None)
-            if fn is not None:
-                return float(fn(profile, an)), "from the compiled kernel's SASS"
+            counts, warps = sass_counts(an)
+            return float(dynamic_instructions(profile, counts, warps).instructions), \
+                "from the compiled kernel's SASS"
         except ImportError:
             pass
     tr = an.trace
@@ -403,7 +430,9 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
     chain_loaded_s, _ = trace_chain(trace, reuse, loaded, bars)
     st = an.stats
     winst, how = warp_instructions(an, res)
-    return costmodel.Workload(
+    # where the cost model names the count's origin in the issue term (``Workload.instructions_from``)
+    named = {"instructions_from": how} if "instructions_from" in costmodel.Workload.__dataclass_fields__ else {}
+    return costmodel.Workload(**named,
         blocks=blocks, threads_per_block=tpb,
         sectors=int(sum(s.sectors for s in st)), wavefronts=int(sum(s.wavefronts for s in st)),
         global_lines=int(sum(s.lines for s in st)),
@@ -414,4 +443,5 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
 
 
-__all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "warp_instructions"]
+__all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "warp_instructions", "sass_counts",
+           "l2_resident"]
