@@ -9,6 +9,7 @@ one ncu session. The CSV is parsed here; nothing in this module imports PyCUDA.
 from __future__ import annotations
 
 import csv
+import functools
 import glob
 import io
 import json
@@ -189,8 +190,10 @@ def _ncu_process(args: list[str], spec: dict, timeout: float, python: str | None
     return stdout, stderr, proc.returncode
 
 
+@functools.lru_cache(maxsize=16)
 def ncu_listing(*args: str, timeout: float = 120) -> str:
-    """The text of ``ncu ARGS`` (``--query-metrics``, ``--list-sections``), or "" when it fails."""
+    """The text of ``ncu ARGS`` (``--query-metrics``, ``--list-sections``), or "" when it fails
+    (asked once per process: several batches of launches share it)."""
     ncu = find_ncu()
     if not ncu:
         return ""

@@ -526,6 +526,12 @@ def main(argv: list[str] | None = None) -> int:
                                          "then recompute the predictions")
     c.add_argument("file")
     c.add_argument("--out", help="write here (default: over FILE, atomically)")
+    bo = sub.add_parser("bottlenecks", help="Nsight Compute on the timed traced launches of a results file, in "
+                                            "batches, the file saved after each (needs a GPU and ncu)")
+    bo.add_argument("file")
+    bo.add_argument("--batch", type=int, default=20, help="launches per ncu process (default 20)")
+    bo.add_argument("--budget", type=float, default=0.0, metavar="S",
+                    help="start no new batch after S seconds (0: no limit)")
     t = sub.add_parser("table", help="print the traced launches' table")
     t.add_argument("file")
     t.add_argument("--markdown", action="store_true")
@@ -535,6 +541,30 @@ def main(argv: list[str] | None = None) -> int:
     except results.ResultsError as err:
         print(f"warpviz: {err}", file=sys.stderr)
         return 2
+    if a.cmd == "bottlenecks":
+        import time
+
+        t0 = time.monotonic()
+        from ..trace import tracefile
+
+        here = {p.name: p for p in tracefile.shipped()}
+        timed = [n for n, e in doc.get("traces", {}).items() if "timing" in e and e.get("trace") in here]
+        items = traced_launches([here[doc["traces"][n]["trace"]] for n in timed])
+        builds = build_all(items)
+        done = 0
+        for k in range(0, len(items), max(1, a.batch)):
+            if a.budget and time.monotonic() - t0 > a.budget:
+                print(f"stopped after {done} launches: the budget of {a.budget:.0f} s is spent", file=sys.stderr)
+                break
+            batch = items[k:k + max(1, a.batch)]
+            try:
+                done += measure_bottlenecks(doc, batch, builds)
+            except (GpuUnavailable, RuntimeError) as err:
+                print(f"warpviz: Nsight Compute: {getattr(err, 'reason', None) or str(err)[:400]}", file=sys.stderr)
+                break
+            results.save(doc, a.file)
+            print(f"[{time.monotonic() - t0:5.1f} s] Nsight Compute profiled {done} of {len(items)}", file=sys.stderr)
+        return 0
     if a.cmd == "resources":
         changed = refresh_resources(doc, log=lambda m: print(m, file=sys.stderr))
         repredict(doc)
