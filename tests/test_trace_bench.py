@@ -336,3 +336,14 @@ def test_with_a_sass_profile_the_issue_term_counts_from_it():
     assert n == sass.dynamic_instructions(b.resources["sass"], counts, warps).instructions
     assert how == "from the compiled kernel's SASS"
     assert n > tracemodel.warp_instructions(an, {})[0]          # the shape estimate misses the FMAs
+
+
+def test_in_a_warm_l2_no_load_waits_for_dram():
+    tr = _load("gemm_naive")
+    an = analyze_trace(tr)
+    warm = tracemodel.trace_reuse(tr, an, 132 * 8, 50 << 20, warm=True)
+    cold = tracemodel.trace_reuse(tr, an, 132 * 8, 50 << 20, warm=False)
+    assert all(s.l2_waits == 0 for s in warm.per_instruction.values())
+    assert any(s.l2_waits > 0 for s in cold.per_instruction.values())     # the other warps' first touches
+    w = tracemodel.workload(tr, an, costmodel.H100, buffer_sets=8)
+    assert dict((what, n) for what, n, _ in w.chain)["DRAM load"] == 0

@@ -205,7 +205,8 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
         near = (g[idx] - g[src] < IN_FLIGHT) & (rn[idx] == rn[src])
         l1wait[idx[~first1 & near]] = True
     src2 = f2[inv2]
-    l2wait = ~l1hit & ~first2 & (g - g[src2] < IN_FLIGHT) & (rn == rn[src2])
+    # a hit on a sector still coming from DRAM waits for it; in a warm L2 nothing comes from DRAM
+    l2wait = ~l1hit & ~first2 & (g - g[src2] < IN_FLIGHT) & (rn == rn[src2]) & (not warm)
     l2hit = ~l1hit if warm else ~l1hit & ~first2
     # per instruction
     for iid, st in stats.items():
