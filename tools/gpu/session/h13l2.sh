@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 13, L2 request and partial-store rates: `warpviz calibrate` twice (the new figures
-# l2_write_gbps, l2_scatter_gsectors, l2_partial_gstores, l2_partial_dram_gstores beside the
+# l2_write_gbps, l2_scatter_gsectors, dram_scatter_gbps, l2_partial_gstores, l2_partial_dram_gstores beside the
 # old ones; run to run stability) and the calibrate -m gpu test.
 # Run from the repo root on the device machine:  bash tools/gpu/session/h13l2.sh
 # Expected time: about 40 s (setup 10 s, each calibrate about 8 s, the test 10 s); every
