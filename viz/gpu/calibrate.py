@@ -45,6 +45,20 @@ FIGURES: dict[str, tuple[str, str]] = {
     "l2_read_gbps": ("GB/s", "wv_read_l2 re-reads a 12 MiB buffer 128 times with ld.global.cg.v4 (L2 only, L1 "
                               "skipped), grid-stride, each pass rotated by 16 KiB; after the first pass every load hits "
                               "L2; bytes / time."),
+    "l2_write_gbps": ("GB/s", "wv_write_l2 writes an 8 MiB buffer 64 times with coalesced st.global.v4 (whole lines), "
+                               "grid-stride; it stays in L2; bytes / time."),
+    "l2_scatter_gsectors": ("G sectors/s", "wv_l2_scatter: every lane loads 4 bytes (ld.global.cg, L1 skipped) from its "
+                                           "own pseudo-random sector of an 8 MiB L2-resident buffer, 4 loads in flight "
+                                           "per thread: 32 one-sector L2 requests per warp instruction; sectors / time."),
+    "dram_scatter_gbps": ("GB/s", "wv_l2_scatter over a 1 GiB buffer (20x the L2): every lane loads 4 bytes from its "
+                                  "own pseudo-random sector, so each load makes DRAM move a 64-byte chunk far from the "
+                                  "last one; 64 bytes x loads / time."),
+    "l2_partial_gstores": ("G stores/s", "wv_l2_partial: a naive transpose's column write into an 8 MiB L2-resident "
+                                         "matrix of 1024-float rows: every lane stores 4 bytes into a different line "
+                                         "(4 of its sector's 32 bytes; 8 neighbouring warps fill a sector); partly "
+                                         "written sectors stored / time."),
+    "l2_partial_dram_gstores": ("G stores/s", "wv_l2_partial over a 256 MiB matrix (5x the L2): the same column "
+                                              "writes with DRAM's write-back behind them; stores / time."),
     "l1_read_gbps": ("GB/s", "wv_read_l1: one block of 1024 threads per SM re-reads its own 16 KiB 4096 times with "
                               "coalesced ld.global.ca.v4, 640 bytes further on each time (hits in L1 after the first "
                               "pass); all SMs' bytes / time."),
@@ -186,6 +200,23 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     add("l2_read_gbps", [l2_bytes * passes / (t * 1e-3) / 1e9 for t in per_launch_ms(
         lambda _i: l2.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), l2_bytes // 16, passes, int(sink)))])
 
+    # -- L2 request and partial-store rates ------------------------------------------------
+    wl2 = fn("wv_write_l2", "PQi")
+    add("l2_write_gbps", [(8 << 20) * 64 / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: wl2.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (8 << 20) // 16, 64))])
+    threads = sms * 4 * 512
+    sc_it = 32 if quick else 64
+    scat = fn("wv_l2_scatter", "PIiP")
+    add("l2_scatter_gsectors", [threads * sc_it * 4 / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: scat.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 18) - 1, sc_it, int(sink)))])
+    add("dram_scatter_gbps", [threads * sc_it * 4 * 64 / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: scat.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 25) - 1 if not quick else
+                                      (1 << 24) - 1, sc_it, int(sink)))])
+    part = fn("wv_l2_partial", "PIi")
+    for key, rows in (("l2_partial_gstores", 2048), ("l2_partial_dram_gstores", 65536)):
+        add(key, [threads * sc_it / (t * 1e-3) / 1e9 for t in per_launch_ms(
+            lambda _i, r=rows: part.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), r, sc_it))])
+
     # -- per-clock loops: one block per SM, cycles per block --------------------------
     def cycles_sets(launch) -> tuple[list[float], list[float]]:
         """(ms per launch, median cycles of the blocks) for each set."""
@@ -322,6 +353,12 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
         "dram_copy_gbps": (0.6 * peak, peak, f"60-100% of the {peak:.0f} GB/s DRAM peak"),
         "l2_read_gbps": (1.5 * dram, sms * 64 * mhz * 1e6 / 1e9,
                          "above 1.5x DRAM, at most 64 bytes per clock per SM"),
+        "l2_write_gbps": (1.0 * dram, sms * 64 * mhz * 1e6 / 1e9, "above DRAM, at most 64 bytes per clock per SM"),
+        "l2_scatter_gsectors": (0.05 * v("l2_read_gbps") / 32 if v("l2_read_gbps") else 1.0,
+                                (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
+        "dram_scatter_gbps": (0.1 * dram, 1.02 * peak, f"10-100% of the {peak:.0f} GB/s DRAM peak"),
+        "l2_partial_gstores": (1.0, (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
+        "l2_partial_dram_gstores": (0.5, (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
         "l1_read_gbps": (0.4 * l1_peak, 1.02 * l1_peak, f"40-100% of {l1_peak:.0f} GB/s (128 B/clk/SM)"),
         "l1_sectors_per_clk_sm": (1.6, 4.08, "at most 4 (128 bytes per clock per SM)"),
         "shared_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
