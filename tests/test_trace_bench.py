@@ -52,6 +52,13 @@ def test_reuse_of_a_copy_reads_and_writes_each_byte_once():
     assert r.dram_read_bytes == 65536 and r.dram_write_bytes == 65536
     assert r.l1_hit_sectors == 0 and r.load_sectors == r.store_sectors == 2048
     assert r.window == "launch" and r.partial_store_sectors == 0
+    # one L2 request per warp instruction and 128-byte line: 512 loads and 512 stores of one line each
+    assert r.l2_requests == 1024 and r.dram_scatter_bytes == 0
+    # a random gather's loads spread each warp over many DRAM pages: its DRAM reads are scattered
+    tr = _load("read_gather")
+    g = tracemodel.trace_reuse(tr, analyze_trace(tr), 132 * 8, 50 << 20)
+    assert 0 < g.dram_scatter_bytes <= g.dram_read_bytes
+    assert g.l2_requests > 1024      # a gather touches many lines per warp
 
 
 def test_reuse_of_a_strided_read_pays_64_bytes_per_element_and_a_stencil_hits_in_l1():

@@ -7,7 +7,8 @@ execution of every memory instruction, in each warp's own order, with its 32 add
 * **counts**: sectors, shared wavefronts, 128-byte lines and memory warp instructions are
   ``viz.trace.analysis.analyze_trace``'s (the figures that equal Nsight Compute's), summed over
   the trace's instructions, atomics and ``cp.async`` included;
-* **reuse** (``trace_reuse``): ``viz.gpu.reuse``'s rules replayed on the recorded global
+* **reuse** (``trace_reuse``): ``viz.gpu.reuse``'s rules (L1, L2, DRAM half lines, L2 requests
+  per warp instruction and line, gathers scattered over DRAM pages) replayed on the recorded global
   addresses instead of evaluated ones. The order is each warp's own record order; warps are
   interleaved by their position in it (the k-th memory instruction of every warp before the
   (k+1)-th of any), as ``reuse`` interleaves a scenario's warps instruction by instruction.
@@ -17,8 +18,9 @@ execution of every memory instruction, in each warp's own order, with its 32 add
   in a window once. The window is the launch when its buffers fit in half of L2 (every shipped
   trace), else one wave of co-resident blocks in launch order. Hits on a sector fetched fewer
   than ``reuse.IN_FLIGHT`` memory instructions earlier in the same run wait for it. A timed
-  launch whose rotated buffer sets all fit in half of L2 (``l2_resident``: every shipped
-  trace) starts with its data in L2: first touches hit there and DRAM moves nothing;
+  launch whose rotated buffer sets all fit in half of L2 (``plan.l2_resident``, as for
+  ``bench``'s entries: every shipped trace) starts with its data in L2: first touches hit
+  there and DRAM moves nothing;
 * **the latency chain** (``trace_chain``): ``costmodel._chain``'s rules on each warp's recorded
   sequence: loads issue back to back and overlap (up to ``costmodel.LOADS_IN_FLIGHT``) until a
   global store or atomic, a shared store after shared loads, or a barrier; a barrier waits for
@@ -223,6 +225,22 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     chunk = win * (ns + 1) + np.searchsorted(usec // 2, usec[o_sec] // 2)
     out.dram_read_bytes = 0.0 if warm else float(len(np.unique(chunk[is_load])) * 64)
     out.dram_write_bytes = 0.0 if warm else float(len(np.unique(chunk[~is_load])) * 64)
+    # L2 requests: one per record (a warp's execution) and 128-byte line of its sectors that miss L1
+    miss = ~l1hit
+    line = usec[o_sec] // 4
+    out.l2_requests = float(np.unique(np.stack([o_row[miss], line[miss]], axis=1), axis=0).shape[0]) \
+        if miss.any() else 0.0
+    # the DRAM read chunks a gather fetches first: the record that touched each first spread its
+    # sectors over reuse.SCATTER_PAGES DRAM pages or more (reuse.analyze_reuse's rule)
+    if not warm and is_load.any():
+        from .reuse import PAGE_SECTORS, SCATTER_PAGES
+
+        pages = np.unique(np.stack([o_row, usec[o_sec] // PAGE_SECTORS], axis=1), axis=0)
+        rows_u, per_row = np.unique(pages[:, 0], return_counts=True)
+        spread = per_row[np.searchsorted(rows_u, o_row)]
+        li = np.flatnonzero(is_load)
+        _, fl = np.unique(chunk[li], return_index=True)
+        out.dram_scatter_bytes = float(np.count_nonzero(spread[li[fl]] >= SCATTER_PAGES) * 64)
     if warm:
         out.window = "L2-resident"
     # partly written store sectors: fewer than 32 bytes of the sector written by the record
@@ -247,11 +265,11 @@ def l2_resident(trace, device, buffer_sets: int | None = None) -> bool:
     set left its data there (nothing else runs in between), so its loads hit in L2 and its
     write-backs stay there. Measured on the H100: ``copy_grid_stride`` (400 KB, 8 sets) ran in
     2.6 us where the DRAM latency of its seven dependent loads alone would take 2.3 us."""
-    from .plan import DeviceLimits, buffer_sets as sets_of
+    from .plan import DeviceLimits, buffer_sets as sets_of, l2_resident as resident
 
     nbytes = _buffer_bytes(trace)
     sets = buffer_sets if buffer_sets is not None else sets_of(nbytes, DeviceLimits(device.sm_count, device.l2_bytes))
-    return 0 < nbytes * sets <= device.l2_bytes // 2
+    return resident(nbytes, sets, device.l2_bytes)
 
 
 def _buffer_bytes(trace) -> int:
@@ -439,6 +457,7 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         global_lines=int(sum(s.lines for s in st)),
         instructions=int(sum(s.warp_instructions + s.never_true_lds for s in st)),
         dram_bytes=reuse.dram_bytes, dram_read_bytes=reuse.dram_read_bytes, l2_sectors=reuse.l2_sectors,
+        l2_requests=reuse.l2_requests, l2_store_sectors=reuse.store_sectors, dram_scatter_bytes=reuse.dram_scatter_bytes,
         partial_store_sectors=reuse.partial_store_sectors, chain_s=chain_s, chain_loaded_s=max(chain_loaded_s, chain_s),
         chain=chain, warp_instructions=winst, registers=registers, shared_bytes=shared_bytes,
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
