@@ -354,3 +354,10 @@ def test_in_a_warm_l2_no_load_waits_for_dram():
     assert any(s.l2_waits > 0 for s in cold.per_instruction.values())     # the other warps' first touches
     w = tracemodel.workload(tr, an, costmodel.H100, buffer_sets=8)
     assert dict((what, n) for what, n, _ in w.chain)["DRAM load"] == 0
+
+
+def test_docs_table_is_the_shipped_file():
+    """docs/GPU.md's traced-launch table is ``tracebench.markdown_table`` of the shipped file."""
+    doc = _shipped()
+    md = (ROOT / "docs" / "GPU.md").read_text(encoding="utf-8")
+    assert tracebench.markdown_table(doc) in md
