@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from viz.gpu import costmodel, tracebench, tracemodel
+from viz.gpu.plan import Timing
 from viz.gpu.predict import predict_trace
 from viz.gpu.results import load as load_results, ResultsError, loads as results_loads
 from viz.trace import tracefile
@@ -361,3 +362,22 @@ def test_docs_table_is_the_shipped_file():
     doc = _shipped()
     md = (ROOT / "docs" / "GPU.md").read_text(encoding="utf-8")
     assert tracebench.markdown_table(doc) in md
+
+
+def test_show_prints_a_results_files_traced_launches_and_names_a_bad_one(tmp_path, capsys):
+    from viz.cli import main
+
+    doc = tracebench.new_document({"name": "GPU"}, "x", "2026-11-23")
+    t = Timing(tuple([0.002] * 30))
+    doc["traces"]["copy_guarded"] = {"trace": "copy_guarded.wvtrace", "launch": {},
+                                     "timing": {**t.as_dict(), "predicted": predict_trace(
+                                         TRACES / "copy_guarded.wvtrace", costmodel.H100, buffer_sets=8).as_dict()}}
+    from viz.gpu.results import save
+
+    p = save(doc, tmp_path / "t.json")
+    assert main(["bench", "--traces", "--show", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "copy_guarded" in out and "2.000" in out and "of 1 traced launches predicted within 20%" in out
+    empty = save(tracebench.new_document({"name": "GPU"}, "x", "2026-11-23"), tmp_path / "e.json")
+    assert main(["bench", "--traces", "--show", str(empty)]) == 2
+    assert "no traced launches" in capsys.readouterr().err

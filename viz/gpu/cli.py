@@ -10,11 +10,13 @@ bench FILE_OR_NAME... | --all [--json] [--out PATH] [--label TEXT] [--no-counter
     times the hand-written kernels and the sweeps, and writes the versioned results
     file (``viz.gpu.results``); ``--json`` prints it.
 bench --traces [TRACE_OR_LAUNCH...] [--dry-run] [--out PATH] [--json] [--label TEXT] [--no-counters]
+bench --traces --show [PATH] [--json]
     Times each trace's own launch (the shipped traces when none is named) as bench times
     a kernel, beside the cost model's prediction from the trace (``viz.gpu.tracebench``);
     writes a results file with a ``traces`` section, then Nsight Compute's bottleneck of each
     (unless --no-counters). ``--dry-run`` needs no GPU: it compiles every traced kernel,
-    builds its launch and predicts it.
+    builds its launch and predicts it. ``--show`` prints a results file's traced launches
+    (the shipped H100 file by default) without a GPU.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ def add_parsers(sub) -> None:
                     help="time traced launches instead: the named .wvtrace (or launch) files, else every shipped trace")
     be.add_argument("--dry-run", action="store_true",
                     help="with --traces: compile, build every launch and predict it, without a GPU")
+    be.add_argument("--show", nargs="?", const="", default=None, metavar="PATH",
+                    help="with --traces: print the traced launches of a results file (the shipped H100 one by "
+                         "default): measured, predicted, bound; no GPU")
 
 
 def _fail(message: str) -> int:
@@ -174,6 +179,18 @@ def cmd_bench_traces(args) -> int:
     from . import results as res
     from .tracebench import bench_traces, build_all, dry_run, format_table, traced_launches
 
+    if args.show is not None:
+        from .tracebench import SHIPPED
+
+        path = args.show or str(res.shipped_path().with_name(SHIPPED))
+        try:
+            doc = res.load(path)
+        except res.ResultsError as err:
+            return _fail(str(err))
+        if not doc.get("traces"):
+            return _fail(f"{path}: no traced launches in this results file (warpviz bench --traces writes them)")
+        print(res.dumps(doc), end="") if args.json else print(format_table(doc))
+        return 0
     items = traced_launches(args.scenarios or None)
     if not items:
         return _fail("nothing to time: no shipped traces and none named")
