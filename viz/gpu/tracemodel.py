@@ -164,7 +164,7 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     sec = sec.reshape(-1)
     ns = len(usec)
     occ_key = r_idx.astype(np.int64) * ns + sec
-    okey, first_idx, lane_count = np.unique(occ_key, return_index=True, return_counts=True)
+    okey, lane_count = np.unique(occ_key, return_counts=True)
     o_row = okey // ns                  # index into rows
     o_sec = okey % ns
     rec = rows[o_row]
