@@ -219,7 +219,8 @@ class Workload:
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
     chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
     chain: tuple = ()                # (what, count, seconds each) of that chain
-    warp_instructions: float = 0.0   # every SASS instruction the warps issue (estimate_instructions)
+    warp_instructions: float = 0.0   # every SASS instruction the warps issue (viz.gpu.sass, else estimate_instructions)
+    instructions_from: str = "estimated from the kernel's shape"   # or "from the compiled kernel's SASS"
     registers: int | None = None     # per thread, from the compiled kernel
     shared_bytes: int = 0            # per block (static + dynamic)
     notes: tuple = ()
@@ -339,7 +340,7 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     terms.append(Term("LSU issue", issue, f"{w.instructions / 1e6:.4g} M memory instructions / ({sms_busy} SMs x "
                                           f"{device.lsu_instructions_per_clock:g} per clock)"))
     issue_all = w.warp_instructions / (sms_busy * device.issue_per_clock * clk)
-    issue_text = (f"{w.warp_instructions / 1e6:.4g} M warp instructions (estimated from the kernel's shape) / "
+    issue_text = (f"{w.warp_instructions / 1e6:.4g} M warp instructions ({w.instructions_from}) / "
                   f"({sms_busy} SMs x {device.issue_per_clock:g} per clock)")
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
@@ -415,7 +416,7 @@ def dram_bytes(sectors_and_lines) -> int:
 
 def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
              shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None,
-             generated: bool = True, serial_loops: bool = False) -> Workload:
+             generated: bool = True, serial_loops: bool = False, sass_profile: dict | None = None) -> Workload:
     """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
     ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None).
     ``blocks_total``: the analysis covers only the first rows of a launch of that many
@@ -423,7 +424,10 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     counts are scaled up to it. ``generated``: warpviz's generated kernel (its ``when``
     accesses sit in vote + branch + loop, ``estimate_instructions``), else a hand-written one.
     ``serial_loops``: the kernel's loops are not unrolled (``#pragma unroll 1``): each
-    iteration waits for its own loads before the next one issues."""
+    iteration waits for its own loads before the next one issues. ``sass_profile``: the
+    compiled kernel's static profile (``viz.gpu.sass.profile_of``, recorded in a results
+    file's ``timing.resources.sass``): the warp instructions are counted from it
+    (``viz.gpu.sass.dynamic_instructions``), else estimated from the scenario's shape."""
     import numpy as np
 
     from .reuse import analyze_reuse
@@ -442,13 +446,23 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
                                serial_loops)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
+    if sass_profile:
+        from .sass import dynamic_instructions, engine_counts
+
+        counts, warps = engine_counts(an)
+        warp_instructions = dynamic_instructions(sass_profile, {k: v * f for k, v in counts.items()},
+                                                 warps * f).instructions
+        instructions_from = "from the compiled kernel's SASS"
+    else:
+        warp_instructions = estimate_instructions(an, generated) * f
+        instructions_from = "estimated from the kernel's shape"
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
         dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
         chain_loaded_s=max(chain_loaded_s, chain_s),
         partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f,
-        warp_instructions=estimate_instructions(an, generated) * f,
+        warp_instructions=warp_instructions, instructions_from=instructions_from,
         global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
         registers=registers, shared_bytes=shared_bytes)
 
