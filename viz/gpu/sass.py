@@ -636,47 +636,44 @@ def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float) 
     regs = profile["regions"]
     n = len(regs)
     kinds = sorted(set(KINDS) | set(counts))
-    follow = [k for k in range(1, n) if regs[k].get("follows")]
-    free = [k for k in range(1, n) if not regs[k].get("follows")]
+    M = np.array([[float(regs[k].get("memory", {}).get(kd, 0)) for kd in kinds] for k in range(n)])  # regions x kinds
+    b_all = np.array([float(counts.get(kd, 0)) for kd in kinds])
     x = np.zeros(n)
     x[0] = float(warps)
+    # Priors from the structure alone (so the split between loops the counts cannot tell
+    # apart does not move with the counts): the parent's prior times the static trip count.
     prior = np.zeros(n)
-    prior[0] = float(warps)
-
-    def set_priors() -> None:
-        # The parent's count (solved, else its prior) times the static trip count.
-        for k in range(1, n):
-            r = regs[k]
-            par = x[r["parent"]] if x[r["parent"]] > 0 else prior[r["parent"]]
-            prior[k] = max(par, 1e-9) * (r.get("trips") or 1) * (CONDITIONAL_PRIOR if r.get("conditional") else 1)
-
-    set_priors()
-    M = np.array([[float(regs[k]["memory"].get(kd, 0)) for kd in kinds] for k in range(n)])   # regions x kinds
-    b_all = np.array([float(counts.get(kd, 0)) for kd in kinds])
+    prior[0] = max(float(warps), 1.0)
+    for k in range(1, n):
+        r = regs[k]
+        prior[k] = prior[r["parent"]] * (r.get("trips") or 1) * (CONDITIONAL_PRIOR if r.get("conditional") else 1)
+    solved = [k for k in range(1, n) if not regs[k].get("follows") and M[k].any()]
     rhs = b_all - M[0] * x[0]
-    for _ in range(2):          # the second pass takes its priors from the solved parents
-        active = list(free)
-        while active:
-            A = M[active].T * prior[active]       # kinds x active, columns scaled by the priors
-            y0 = np.ones(len(active))
-            y = y0 + np.linalg.pinv(A) @ (rhs - A @ y0)
-            neg = [a for a, v in zip(active, y) if v < 0]
-            for a, v in zip(active, y):
-                x[a] = max(0.0, v) * prior[a]
-            if not neg:
-                break
-            active = [a for a in active if a not in neg]
-        for k in free:
-            if k not in active:
-                x[k] = 0.0
-        set_priors()
-    for k in free:                 # a conditional stretch runs at most as often as its parent
+    active = list(solved)
+    while active:
+        A = M[active].T * prior[active]       # kinds x active, columns scaled by the priors
+        y0 = np.ones(len(active))
+        y = y0 + np.linalg.pinv(A) @ (rhs - A @ y0)
+        neg = [a for a, v in zip(active, y) if v < 0]
+        for a, v in zip(active, y):
+            x[a] = max(0.0, v) * prior[a]
+        if not neg:
+            break
+        for a in neg:
+            x[a] = 0.0
+        active = [a for a in active if a not in neg]
+    for k in solved:               # a conditional stretch runs at most as often as its parent
         if regs[k].get("conditional"):
             x[k] = min(x[k], x[regs[k]["parent"]])
-    for k in follow:               # in order: a follower's units come before it or are loops solved above
+    for k in range(1, n):          # parents first: the rest follow what was solved
+        if k in solved:
+            continue
         r = regs[k]
-        entries = max(x[u] / (regs[u].get("trips") or 1) for u in r["follows"])
-        x[k] = min(x[r["parent"]], entries) * (r.get("trips") or 1)
+        if r.get("follows"):
+            entries = max(x[u] / (regs[u].get("trips") or 1) for u in r["follows"])
+            x[k] = min(x[r["parent"]], entries) * (r.get("trips") or 1)
+        else:                      # a loop with no memory instruction: its trips per parent pass
+            x[k] = x[r["parent"]] * (r.get("trips") or 1)
     total = float(sum(regs[k]["instructions"] * x[k] for k in range(n)))
     resid = float(np.abs(M.T @ x - b_all).sum())
     return Estimate(total, tuple(float(v) for v in x), resid, float(b_all.sum()))
