@@ -103,6 +103,23 @@ def test_a_load_ptxas_hoisted_out_of_its_loop():
     assert any(x.get("conditional") and x["memory"] == {"global.store": 1} for x in r)
 
 
+def test_a_subroutine_runs_once_per_call():
+    """divk's 64-bit division: five CALL sites (four in the 4x unrolled loop, one in its
+    remainder loop) of one RET-ended subroutine. With L loads (one division each) the
+    subroutine runs L times; the entry block is not mistaken for a skippable stretch."""
+    name, ins = function("divk_call.cuobjdump.sass")
+    cfg = Cfg(ins)
+    assert len(cfg.calls) == 5 and all(ins[cfg.blocks[c].start].addr == 0xD40 for _, c in cfg.calls)
+    p = profile_of(ins, name)
+    sub = [r for r in p["regions"] if "calls" in r]
+    assert len(sub) == 1 and sorted(p["regions"][c]["memory"]["global.load"] for c in sub[0]["calls"]) == [1, 4, 4, 4, 4]
+    assert not any(r.get("at") == "0x0000" for r in p["regions"])
+    warps, loads = 64, 64 * 1000
+    est = dynamic_instructions(p, {"global.load": loads, "global.store": warps}, warps)
+    assert est.executions[p["regions"].index(sub[0])] == pytest.approx(loads)
+    assert est.residual == pytest.approx(0, abs=1e-6)
+
+
 # ---------------------------------------------------------------------------- dynamic counts
 
 
@@ -263,6 +280,10 @@ def test_real_profiles_round_trip_through_json():
      r"regions\[1\].parent"),
     ({"version": 1, "regions": [{"instructions": 1, "parent": None, "memory": {"LDX": 1}}]},
      r"regions\[0\].memory"),
+    ({"version": 1, "regions": [{"instructions": 1, "parent": None}, {"instructions": 1, "parent": 0,
+                                                                      "follows": [1]}]}, r"regions\[1\].follows"),
+    ({"version": 1, "regions": [{"instructions": 1, "parent": None}, {"instructions": 1, "parent": 0,
+                                                                      "trips": 0}]}, r"regions\[1\].trips"),
 ])
 def test_a_broken_profile_is_refused_by_field(bad, field):
     with pytest.raises(ValueError, match=field):

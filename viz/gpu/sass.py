@@ -22,27 +22,32 @@ nvdisasm from the CUDA toolkit or the ``nvidia-cuda-cuobjdump`` wheel, found wit
 4. **Dynamic count** (``dynamic_instructions``): the engine knows how many warps the
    launch has and how many memory instructions of each kind its warps execute
    (``engine_counts``: warp instructions with an active lane, from ``Analysis.stats``).
-   The top region runs once per warp. A loop region runs ``x_r`` times in all; for each
-   kind ``k``, ``sum_r mem[r][k] * x_r = count[k]`` (the top region's share moved to the
-   right-hand side). Those equations are solved by least squares in the scaled unknowns
-   ``y_r = x_r / p_r`` with the minimum change from a prior ``p_r`` (the pseudo-inverse
-   solution ``y = 1 + pinv(A) (b - A 1)``), then clipped at 0 and solved again without the
-   clipped loops. The prior is the parent region's count times the loop's trip count
-   when the SASS shows it (a counter stepped by an immediate and compared with an
-   immediate), else the parent's count. So a loop whose kinds separate it from the others
-   (gemm_tiled: LDG+STS in the tile loop, LDS in the k loop) is solved exactly; loops
-   that hold the same kinds in the same proportions (a 4x unrolled main loop and its
-   remainder loop) share their kind's count in proportion to their priors; a loop with
-   no memory instruction takes its prior. The estimate is then
+   The top region runs once per warp. Every loop and conditional stretch with memory
+   instructions runs ``x_r`` times in all; for each kind ``k``,
+   ``sum_r mem[r][k] * x_r = count[k] - mem[top][k] * warps``. Those equations are solved
+   by least squares in the scaled unknowns ``y_r = x_r / p_r``, taking the solution
+   nearest to the prior ``p_r`` (``y = 1 + pinv(A) (b - A 1)``), then clipped at 0 and
+   solved again without the clipped regions. The prior comes from the structure alone:
+   the parent's prior times the loop's trip count when the SASS shows it (a counter from
+   0 stepped by an immediate and compared with an immediate), times ``CONDITIONAL_PRIOR``
+   for a stretch a branch can skip. So a loop whose kinds separate it from the others
+   (gemm_tiled: LDG + STS in the tile loop, LDS in the k loop) is solved exactly; regions
+   with the same mix of kinds (a 4x unrolled loop and its remainder loop, the steps of a
+   tree reduction) share their count as the priors say (their sum is exact); a skippable
+   stretch holding the same kind as code that always runs (the never-taken sink store of
+   every generated kernel) takes none of it. A conditional stretch runs at most as often
+   as its parent. Regions without memory instructions follow: a stretch that guards (or
+   is guarded by) a loop or conditional stretch runs as often as that unit is entered
+   (its executions over its static trips), at most as often as its parent; a loop without
+   any runs its trips per pass of its parent. The estimate is
    ``sum_r instructions[r] * x_r``.
 
-Limits: code a warp skips inside a region (the other side of an ``if``, an early
-``EXIT``, a never-taken sink store) counts as if it ran, unless it holds memory
-instructions: a conditional stretch that holds them (``conditional`` regions, blocks a
-branch can go around within their loop) is an unknown of its own like a loop. A memory
-instruction predicated off for a whole warp is issued but not counted by the engine:
-its region looks busier than it is (the counts do not separate issue from predication).
-Function calls (CALL to a subroutine in the same function) count the callee once per call.
+Limits: code a warp skips without memory instructions in it (the other side of an
+``if``) counts as if it ran, unless it guards a unit with memory instructions. A memory
+instruction predicated off for a whole warp is issued but not counted by the engine, so
+its region looks busier than it is. Loops of one mix split by their priors, not by what
+they ran. A subroutine (CALL ... RET, such as a 64-bit division's slow path) counts once
+per executed call site, as if every call took it.
 """
 
 from __future__ import annotations
@@ -84,7 +89,8 @@ class Instr:
     addr: int
     opcode: str                 # with modifiers: "LDG.E.128.CONSTANT"
     operands: str = ""
-    pred: str | None = None     # "P0", "!P1"; None when unpredicated (or @PT)
+    pred: str | None = None     # "P0", "!P1"; "cond" for a branch with a condition operand
+                                #  (BRA.DIV UR4, ...); None when unpredicated (or @PT)
     target: int | None = None   # branch / call target address
 
     @property
@@ -93,7 +99,10 @@ class Instr:
 
     @property
     def kind(self) -> str | None:
-        """The engine's memory kind of this instruction, or None."""
+        """The engine's memory kind of this instruction, or None (also for ``@!PT``, never
+        executed: ptxas's placeholder LDS beside an LDGSTS)."""
+        if self.pred in ("!PT", "!UPT"):
+            return None
         return _OPCODE_KIND.get(self.base)
 
 
@@ -181,14 +190,19 @@ def parse_sass(text: str) -> dict[str, list[Instr]]:
             target = None
             base = opcode.split(".")[0]
             if base in _BRANCH or base in _CALL:
-                hm = _HEX_TARGET.match(operands)
-                lm2 = _LABEL_TARGET.search(operands)
+                # The target is the last operand: `BRA 0x380`, `BRA.DIV UR4, 0x1d0`,
+                # `BRA.U !UP0, 0x2a0`, nvdisasm's `BRA `(.L_x_3)`.
+                last = operands.rsplit(",", 1)[-1].strip()
+                hm = _HEX_TARGET.match(last)
+                lm2 = _LABEL_TARGET.search(last)
                 if hm:
                     target = int(hm.group(1), 16)
                 elif lm2 and lm2.group(1) in labels[name]:
                     target = labels[name][lm2.group(1)]
                 elif base in _BRANCH:
                     raise SassError(f"line {lineno}: branch target {operands!r} not understood")
+                if base in _BRANCH and pred is None and "," in operands:
+                    pred = "cond"     # a condition among the operands: it may fall through too
             instrs.append(Instr(addr, opcode, operands, pred, target))
         instrs.sort(key=lambda i: i.addr)
         out[name] = instrs
@@ -288,6 +302,17 @@ class Cfg:
                 for c in callees - seen:       # a subroutine: reached through its CALL
                     seen.add(c)
                     todo.append(c)
+        return seen
+
+    def main(self) -> set[int]:
+        """Blocks reached from the entry without entering a subroutine."""
+        seen = {0} if self.blocks else set()
+        todo = list(seen)
+        while todo:
+            for s in self.blocks[todo.pop()].succs:
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
         return seen
 
     def _rpo(self, root: int) -> list[int]:
@@ -456,8 +481,8 @@ def profile_of(instrs: list[Instr], name: str = "") -> dict:
                         "instructions": 0, "memory": {}, "trips": _static_trips(cfg, lp)})
     # A block runs on every pass through its region when it dominates every place a pass
     # ends: the loop's latches, or for the top level every EXIT (an early @P EXIT too).
-    exits = [b for b in cfg.reachable if not cfg.blocks[b].succs
-             or instrs[cfg.blocks[b].end - 1].base in _EXIT | _RETURN]
+    main = cfg.main()
+    exits = [b for b in main if not cfg.blocks[b].succs or instrs[cfg.blocks[b].end - 1].base in _EXIT]
     heads: dict[int, int] = {cfg.loops[k].header: k + 1 for k in range(len(cfg.loops))}   # head block -> unit
     mem_of: dict[int, dict] = {}
     cond: dict[int, bool] = {}
@@ -470,7 +495,7 @@ def profile_of(instrs: list[Instr], name: str = "") -> dict:
         mem_of[b] = mem
         r = inner[b]
         ends = exits if r is None else list(cfg.loops[r].latches)
-        cond[b] = not all(cfg.dominates(b, e) for e in ends)
+        cond[b] = b in main and not all(cfg.dominates(b, e) for e in ends)
 
     def region_of(b: int) -> int:
         return 0 if inner[b] is None else inner[b] + 1
@@ -517,6 +542,15 @@ def profile_of(instrs: list[Instr], name: str = "") -> dict:
                             "memory": {}, "follows": list(follows),
                             "at": f"0x{instrs[cfg.blocks[b].start].addr:04x}"})
         unit_of[b] = groups[key]
+    # A subroutine's code outside its loops (CALL ... RET: a 64-bit division's slow path)
+    # runs once per call: its count is the sum of its call sites' counts.
+    sub = [b for b in sorted(cfg.reachable) if b not in main and inner[b] is None]
+    if sub:
+        sites = [unit_of.get(c, region_of(c)) for c, _callee in cfg.calls if c in cfg.reachable]
+        regions.append({"loop": None, "parent": 0, "depth": 0, "instructions": 0, "memory": {},
+                        "calls": sites, "at": f"0x{instrs[cfg.blocks[sub[0]].start].addr:04x}"})
+        for b in sub:
+            unit_of[b] = len(regions) - 1
     for b in sorted(cfg.reachable):
         blk = cfg.blocks[b]
         rg = regions[unit_of.get(b, region_of(b))]
@@ -583,6 +617,15 @@ def check_profile(p) -> dict:
         par = r.get("parent")
         if k == 0 and par is not None or k and (not isinstance(par, int) or not 0 <= par < k):
             raise ValueError(f"sass profile: regions[{k}].parent must name an earlier region")
+        for key in ("follows", "calls"):
+            refs = r.get(key)
+            low = 0 if key == "calls" else 1        # a call site may be the top level
+            if refs is not None and (not isinstance(refs, list) or
+                                     any(not isinstance(u, int) or not low <= u < len(regs) or u == k for u in refs)):
+                raise ValueError(f"sass profile: regions[{k}].{key} must list other regions by index")
+        trips = r.get("trips")
+        if trips is not None and (not isinstance(trips, int) or trips < 1):
+            raise ValueError(f"sass profile: regions[{k}].trips must be a positive integer or null")
         mem = r.get("memory", {})
         if not isinstance(mem, dict) or any(kk not in KINDS or not isinstance(v, int) or v < 0
                                             for kk, v in mem.items()):
@@ -647,7 +690,7 @@ def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float) 
     for k in range(1, n):
         r = regs[k]
         prior[k] = prior[r["parent"]] * (r.get("trips") or 1) * (CONDITIONAL_PRIOR if r.get("conditional") else 1)
-    solved = [k for k in range(1, n) if not regs[k].get("follows") and M[k].any()]
+    solved = [k for k in range(1, n) if not regs[k].get("follows") and "calls" not in regs[k] and M[k].any()]
     rhs = b_all - M[0] * x[0]
     active = list(solved)
     while active:
@@ -669,7 +712,9 @@ def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float) 
         if k in solved:
             continue
         r = regs[k]
-        if r.get("follows"):
+        if "calls" in r:
+            x[k] = sum(x[c] for c in r["calls"] if c < k)
+        elif r.get("follows"):
             entries = max(x[u] / (regs[u].get("trips") or 1) for u in r["follows"])
             x[k] = min(x[r["parent"]], entries) * (r.get("trips") or 1)
         else:                      # a loop with no memory instruction: its trips per parent pass
