@@ -315,3 +315,56 @@ def test_the_shipped_profiles_reproduce_the_shipped_instruction_counts():
         assert inputs["warp_instructions"] == r["sass"], r["name"]
         if r["measured"]:
             assert abs(r["sass"] / r["measured"] - 1) <= 0.10, r["name"]
+
+
+# ---------------------------------------------------------------------------- the command line
+
+
+def test_the_command_line_names_a_missing_file(tmp_path, capsys):
+    assert sass.main(["table", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json" in capsys.readouterr().err
+
+
+def test_fill_without_a_disassembler_says_which_tools(tmp_path, capsys, monkeypatch):
+    from viz.gpu import compile as comp
+    from viz.gpu import results
+
+    monkeypatch.setattr(comp, "find_tool", lambda name: None)
+    out = tmp_path / "new.json"
+    assert sass.main(["fill", str(results.shipped_path()), "--out", str(out)]) == 2
+    assert "cuobjdump" in capsys.readouterr().err and not out.exists()
+
+
+def _have_tools() -> bool:
+    from viz.gpu.compile import find_nvcc, find_tool
+
+    return bool(find_nvcc() and (find_tool("cuobjdump") or find_tool("nvdisasm")))
+
+
+@pytest.mark.skipif(not _have_tools(), reason="needs nvcc and cuobjdump or nvdisasm")
+def test_fill_adds_profiles_that_predict_from_the_file_alone(tmp_path, capsys):
+    """fill on a results file of two entries: each timed kernel compiled as the bench did,
+    its profile in timing.resources.sass, and the table's count from the file within 1% of
+    the measured one (exact with nvcc 13.0, as on the H100)."""
+    from viz.gpu import results
+
+    doc = results.load()
+    doc["scenarios"] = {"coalesced": doc["scenarios"]["coalesced"]}
+    doc["kernels"] = {"gemm_tiled": doc["kernels"]["gemm_tiled"]}
+    doc["sweeps"] = {}
+    src, out = tmp_path / "in.json", tmp_path / "out.json"
+    results.save(doc, src)
+    assert sass.main(["fill", str(src), "--out", str(out)]) == 0
+    new = results.load(out)
+    for section, name in (("scenarios", "coalesced"), ("kernels", "gemm_tiled")):
+        prof = new[section][name]["timing"]["resources"]["sass"]
+        assert sass.check_profile(prof)["regions"][0]["instructions"] > 0
+        assert new[section][name]["timing"]["resources"]["registers"] == doc[section][name]["timing"]["resources"][
+            "registers"]
+    rows = {r["name"]: r for r in sass.accuracy(new)}
+    assert set(rows) == {"coalesced", "gemm_tiled"}
+    for r in rows.values():
+        assert abs(r["sass"] / r["measured"] - 1) <= 0.01, r
+    capsys.readouterr()
+    assert sass.main(["table", str(out)]) == 0
+    assert "2 measured entries" in capsys.readouterr().out

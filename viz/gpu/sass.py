@@ -568,7 +568,10 @@ def profiles_of_cubin(cubin: bytes) -> dict[str, dict] | None:
     text = sass_text(cubin)
     if text is None:
         return None
-    return {name: profile_of(ins, name) for name, ins in parse_sass(text).items() if ins}
+    try:
+        return {name: profile_of(ins, name) for name, ins in parse_sass(text).items() if ins}
+    except SassError:
+        return None     # a listing this parser cannot read: the cost model keeps the shape estimate
 
 
 def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict | None:
