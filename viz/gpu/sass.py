@@ -72,6 +72,8 @@ _OPCODE_KIND = {
     "LDG": "global.load", "STG": "global.store", "LDS": "shared.load", "STS": "shared.store",
     "LDSM": "ldmatrix", "STSM": "stmatrix", "ATOMS": "atomic", "ATOMG": "atomic", "ATOM": "atomic", "RED": "atomic",
     "REDG": "atomic", "LDGSTS": "cp.async", "UTMALDG": "tma.load",
+    # Generic (flat) accesses: in a kernel the engine models, through pointers to its global arrays.
+    "LD": "global.load", "ST": "global.store",
 }
 _BRANCH = {"BRA", "JMP"}
 _INDIRECT = {"BRX", "JMX"}
@@ -420,7 +422,7 @@ class Cfg:
 # ---------------------------------------------------------------------------- profile
 
 
-_ISETP_IMM = re.compile(r"ISETP\.(NE|LT|GE|GT|LE)\.[\w.]*AND\s+!?U?P\d,\s*U?PT,\s*(U?R\d+),\s*(-?0x[0-9a-fA-F]+|-?\d+)")
+_ISETP_IMM = re.compile(r"ISETP\.(NE|LT|GE)\.[\w.]*AND\s+!?U?P\d,\s*U?PT,\s*(U?R\d+),\s*(-?0x[0-9a-fA-F]+|-?\d+)")
 _STEP = re.compile(r"^(?:IADD3|VIADD|IADD|UIADD3)(?:\.\w+)*$")
 
 
