@@ -82,6 +82,62 @@ extern "C" __global__ void wv_read_l2(const uint4* __restrict__ p, u64 n16, int 
     if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
+// L2 requests of one sector each: every lane loads 4 bytes (ld.global.cg.u32, L1 skipped)
+// from its own pseudo-random sector of an L2-resident buffer of (mask + 1) sectors, four
+// loads in flight per thread: 32 requests of one sector per warp instruction, as a random
+// gather makes. Sectors loaded = grid threads x iters x 4.
+extern "C" __global__ void wv_l2_scatter(const unsigned* __restrict__ p, unsigned mask, int iters, unsigned* sink) {
+    unsigned acc = 0;
+    unsigned x = (blockIdx.x * blockDim.x + threadIdx.x) * 2654435761u + 12345u;
+    for (int r = 0; r < iters; ++r) {
+        unsigned a, b, c, d;
+        x = x * 1664525u + 1013904223u;
+        const unsigned s0 = (x >> 7) & mask;
+        x = x * 1664525u + 1013904223u;
+        const unsigned s1 = (x >> 7) & mask;
+        x = x * 1664525u + 1013904223u;
+        const unsigned s2 = (x >> 7) & mask;
+        x = x * 1664525u + 1013904223u;
+        const unsigned s3 = (x >> 7) & mask;
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(a) : "l"(p + (u64)s0 * 8u));
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(b) : "l"(p + (u64)s1 * 8u));
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(c) : "l"(p + (u64)s2 * 8u));
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(d) : "l"(p + (u64)s3 * 8u));
+        acc ^= a ^ b ^ c ^ d;
+    }
+    if (acc == 0x9E3779B9u) sink[0] = acc;
+}
+
+// Partial-sector stores, the way a naive transpose writes: the matrix has `rows` (a
+// multiple of 32) rows of 1024 floats; warp task t writes column t % 1024 of the 32 rows
+// starting at 32 * ((t / 1024) % (rows / 32)): lane l writes 4 bytes into row 32k + l, so
+// every lane hits a different line and writes 4 of its sector's 32 bytes; the 8 tasks of
+// consecutive columns (neighbouring warps) fill a sector. Stores = grid threads x iters.
+extern "C" __global__ void wv_l2_partial(float* p, unsigned rows, int iters) {
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned warps = (gridDim.x * blockDim.x) >> 5;
+    const unsigned w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const unsigned groups = rows >> 5;
+    for (int r = 0; r < iters; ++r) {
+        const unsigned t = w + (unsigned)r * warps;
+        const unsigned col = t & 1023u;
+        const unsigned row = 32u * ((t >> 10) % groups) + lane;
+        asm volatile("st.global.f32 [%0], %1;" :: "l"(p + (u64)row * 1024u + col), "f"((float)t) : "memory");
+    }
+}
+
+// Coalesced 16-byte stores into an L2-resident buffer of n16 16-byte words, `passes`
+// times, grid-stride (st.global.v4: every warp writes 4 whole lines).
+extern "C" __global__ void wv_write_l2(uint4* p, u64 n16, int passes) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (int r = 0; r < passes; ++r) {
+        for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n16; i += stride) {
+            const unsigned v = (unsigned)i + r;
+            asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" :: "l"(p + i), "r"(v), "r"(v), "r"(v), "r"(v) : "memory");
+        }
+    }
+}
+
 // ---------------------------------------------------------------- L1 hits
 
 // Each block re-reads its own 16 KiB (1024 16-byte words) `iters` times with

@@ -134,8 +134,11 @@ def _time_scenario(session, sc: Scenario, name: str, memcpy_gbps: float, device_
     from .predict import analysis_of, generated_resources
 
     an, blocks = analysis_of(unit)
+    from .plan import l2_resident
+
     out.update(_rates(an, scale.replicas, timing.median_ms, memcpy_gbps, device_model,
-                      generated_resources(unit, name), blocks))
+                      generated_resources(unit, name), blocks,
+                      resident=l2_resident(scale.launch_bytes, scale.buffer_sets, session.limits().l2_bytes)))
     return out
 
 
@@ -215,7 +218,8 @@ def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool
 
 
 def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_model, resources=None,
-           blocks_total: int | None = None, generated: bool = True, serial_loops: bool = False) -> dict:
+           blocks_total: int | None = None, generated: bool = True, serial_loops: bool = False,
+           resident: bool = False) -> dict:
     """Bandwidths of a timed launch and the cost model's prediction of it. ``an`` covers
     one replica (or its first rows of ``blocks_total`` blocks, ``predict.analysis_of``).
     The DRAM columns (``dram_gbps``, ``fraction_of_memcpy``) need the launch's DRAM
@@ -229,7 +233,7 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     warp_inst = round(sum(s.warp_instructions for s in an.stats) * f)
     w = costmodel.workload(an, repeat, device_model, getattr(resources, "registers", None),
                            getattr(resources, "shared_bytes", None), blocks_total=blocks_total,
-                           generated=generated, serial_loops=serial_loops,
+                           generated=generated, serial_loops=serial_loops, resident=resident,
                            sass_profile=getattr(resources, "sass", None))
     pred = costmodel.predict_launch(w, device_model)
     sectors = round(t["sectors"] * f)
@@ -504,8 +508,11 @@ def _bench_hand(session, k, cubin, hw, memcpy_gbps, device_model, cancelled) -> 
         from .predict import analysis_of, hand_resources, serial_loops
 
         an, blocks = analysis_of(big)
+        from .plan import l2_resident
+
         t.update(_rates(an, 1, timing.median_ms, memcpy_gbps, device_model, hand_resources(k, big), blocks,
-                        generated=False, serial_loops=serial_loops(k)))
+                        generated=False, serial_loops=serial_loops(k),
+                        resident=l2_resident(bspec.buffer_bytes, sets, session.limits().l2_bytes)))
         out["timing"] = t
     except KernelFault as err:
         out["error"] = str(err)

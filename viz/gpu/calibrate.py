@@ -44,7 +44,21 @@ FIGURES: dict[str, tuple[str, str]] = {
     "dram_copy_gbps": ("GB/s", "cudaMemcpy device to device of 512 MiB; (bytes read + bytes written) / time."),
     "l2_read_gbps": ("GB/s", "wv_read_l2 re-reads a 12 MiB buffer 128 times with ld.global.cg.v4 (L2 only, L1 "
                               "skipped), grid-stride, each pass rotated by 16 KiB; after the first pass every load hits "
-                              "L2; bytes / time."),
+                              "L2; bytes / time; the median over three placements of the buffer."),
+    "l2_write_gbps": ("GB/s", "wv_write_l2 writes an 8 MiB buffer 64 times with coalesced st.global.v4 (whole lines), "
+                               "grid-stride; it stays in L2; bytes / time."),
+    "l2_scatter_gsectors": ("G sectors/s", "wv_l2_scatter: every lane loads 4 bytes (ld.global.cg, L1 skipped) from its "
+                                           "own pseudo-random sector of an 8 MiB L2-resident buffer, 4 loads in flight "
+                                           "per thread: 32 one-sector L2 requests per warp instruction; sectors / time."),
+    "dram_scatter_gbps": ("GB/s", "wv_l2_scatter over a 1 GiB buffer (20x the L2): every lane loads 4 bytes from its "
+                                  "own pseudo-random sector, so each load makes DRAM move a 64-byte chunk far from the "
+                                  "last one; 64 bytes x loads / time."),
+    "l2_partial_gstores": ("G stores/s", "wv_l2_partial: a naive transpose's column write into an 8 MiB L2-resident "
+                                         "matrix of 1024-float rows: every lane stores 4 bytes into a different line "
+                                         "(4 of its sector's 32 bytes; 8 neighbouring warps fill a sector); partly "
+                                         "written sectors stored / time."),
+    "l2_partial_dram_gstores": ("G stores/s", "wv_l2_partial over a 256 MiB matrix (5x the L2): the same column "
+                                              "writes with DRAM's write-back behind them; stores / time."),
     "l1_read_gbps": ("GB/s", "wv_read_l1: one block of 1024 threads per SM re-reads its own 16 KiB 4096 times with "
                               "coalesced ld.global.ca.v4, 640 bytes further on each time (hits in L1 after the first "
                               "pass); all SMs' bytes / time."),
@@ -181,10 +195,33 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
         lambda _i: cuda.memcpy_dtod_async(int(buf) + half, int(buf), half))])
 
     # -- L2 hits -------------------------------------------------------------------
+    # The rate depends on where the buffer's lines sit in L2 (its two partitions): the
+    # figure is the median over three placements (24 MiB apart in the big buffer), so two
+    # runs agree (one placement gave 7.7 and 8.2 TB/s in two quick runs).
     l2_bytes, passes = 12 << 20, 128
     l2 = fn("wv_read_l2", "PQiP")
-    add("l2_read_gbps", [l2_bytes * passes / (t * 1e-3) / 1e9 for t in per_launch_ms(
-        lambda _i: l2.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), l2_bytes // 16, passes, int(sink)))])
+    l2_times = []
+    for place in range(3):
+        l2_times += per_launch_ms(lambda _i, o=place * (24 << 20): l2.prepared_call(
+            (sms * 4, 1, 1), (512, 1, 1), int(buf) + o, l2_bytes // 16, passes // (2 if quick else 1), int(sink)))
+    add("l2_read_gbps", [l2_bytes * (passes // (2 if quick else 1)) / (t * 1e-3) / 1e9 for t in l2_times])
+
+    # -- L2 request and partial-store rates ------------------------------------------------
+    wl2 = fn("wv_write_l2", "PQi")
+    add("l2_write_gbps", [(8 << 20) * 64 / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: wl2.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (8 << 20) // 16, 64))])
+    threads = sms * 4 * 512
+    sc_it = 32 if quick else 64
+    scat = fn("wv_l2_scatter", "PIiP")
+    add("l2_scatter_gsectors", [threads * sc_it * 4 / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: scat.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 18) - 1, sc_it, int(sink)))])
+    add("dram_scatter_gbps", [threads * sc_it * 4 * 64 / (t * 1e-3) / 1e9 for t in per_launch_ms(
+        lambda _i: scat.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 25) - 1 if not quick else
+                                      (1 << 24) - 1, sc_it, int(sink)))])
+    part = fn("wv_l2_partial", "PIi")
+    for key, rows in (("l2_partial_gstores", 2048), ("l2_partial_dram_gstores", 65536)):
+        add(key, [threads * sc_it / (t * 1e-3) / 1e9 for t in per_launch_ms(
+            lambda _i, r=rows: part.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), r, sc_it))])
 
     # -- per-clock loops: one block per SM, cycles per block --------------------------
     def cycles_sets(launch) -> tuple[list[float], list[float]]:
@@ -299,6 +336,24 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
 # ---------------------------------------------------------------------------- pure
 
 
+def combine_runs(raws: list[dict]) -> dict:
+    """One ``measure`` result from several (separate GPU processes): each figure's sets
+    are all the runs' sets, its value their median; ``run_values`` keeps each run's own."""
+    if len(raws) == 1:
+        return raws[0]
+    first = raws[0]
+    figs = {}
+    for key, f in first["figures"].items():
+        parts = [r["figures"][key] for r in raws if key in r.get("figures", {})]
+        sets = [v for p in parts for v in p["sets"]]
+        cyc = [p["cycles"] for p in parts if "cycles" in p]
+        g = figure(sets, f["unit"], f["how"], float(np.median(cyc)) if cyc else None)
+        g["run_values"] = [p["value"] for p in parts]
+        figs[key] = g
+    return {**first, "figures": figs, "state_after": raws[-1].get("state_after"), "sets": sum(r["sets"] for r in raws),
+            "runs": len(raws)}
+
+
 def plausibility(device: dict, figures: dict) -> dict[str, dict]:
     """Every figure against what the device's specifications allow: ``{key: {"ok": bool,
     "expected": "low..high: why"}}``. Limits are wide on purpose: they catch a
@@ -322,6 +377,12 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
         "dram_copy_gbps": (0.6 * peak, peak, f"60-100% of the {peak:.0f} GB/s DRAM peak"),
         "l2_read_gbps": (1.5 * dram, sms * 64 * mhz * 1e6 / 1e9,
                          "above 1.5x DRAM, at most 64 bytes per clock per SM"),
+        "l2_write_gbps": (1.0 * dram, sms * 64 * mhz * 1e6 / 1e9, "above DRAM, at most 64 bytes per clock per SM"),
+        "l2_scatter_gsectors": (0.05 * v("l2_read_gbps") / 32 if v("l2_read_gbps") else 1.0,
+                                (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
+        "dram_scatter_gbps": (0.1 * dram, 1.02 * peak, f"10-100% of the {peak:.0f} GB/s DRAM peak"),
+        "l2_partial_gstores": (1.0, (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
+        "l2_partial_dram_gstores": (0.5, (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
         "l1_read_gbps": (0.4 * l1_peak, 1.02 * l1_peak, f"40-100% of {l1_peak:.0f} GB/s (128 B/clk/SM)"),
         "l1_sectors_per_clk_sm": (1.6, 4.08, "at most 4 (128 bytes per clock per SM)"),
         "shared_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
@@ -367,7 +428,7 @@ def document(raw: dict, label: str | None = None, tool: str = "warpviz calibrate
               "peak_bandwidth_gbs": dev.get("peak_bandwidth_gbs"), "l2_bytes": dev.get("l2_bytes")}
     return {"format": FORMAT, "device": device, "measured": now[:10], "measured_at": now,
             "label": label or f"{dev.get('name')}, measured {now[:10]} with {tool}", "tool": tool,
-            "warpviz": __version__, "sets": raw.get("sets"),
+            "warpviz": __version__, "sets": raw.get("sets"), "runs": raw.get("runs", 1),
             "gpu_state": {"before": raw.get("state_before"), "after": raw.get("state_after")},
             "figures": figs, "checks": checks}
 
@@ -458,6 +519,10 @@ def add_parser(sub) -> None:
     ca.add_argument("--json", action="store_true", help="print the calibration document")
     ca.add_argument("--quick", action="store_true", help=f"{QUICK_SETS} sets and shorter loops instead of {SETS}")
     ca.add_argument("--label", help="where and when it was measured (stored in the file)")
+    ca.add_argument("--runs", type=int, default=None, metavar="N",
+                    help="measure in N separate GPU processes and keep each figure's median over all their sets "
+                         "(default 3, --quick 1): some figures (the launch overhead) move by 10%% from process to "
+                         "process, not within one")
     ca.add_argument("--dry-run", action="store_true", help="compile the microbenchmarks and list them; no GPU needed")
     ca.add_argument("--show", metavar="PATH", nargs="?", const="", help="print a calibration file (default: the "
                     "shipped H100's) as a table; no GPU needed")
@@ -468,7 +533,7 @@ def cmd_calibrate(args) -> int:
     from . import GpuUnavailable
     from .compile import CompileError
 
-    tool = "warpviz calibrate" + (" --quick" if args.quick else "")
+    tool = "warpviz calibrate" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "")
     if args.show is not None:
         from .calibration import CalibrationError
 
@@ -498,8 +563,17 @@ def cmd_calibrate(args) -> int:
         from .worker import ProcessSession
 
         _require(False)
-        with ProcessSession() as session:
-            raw = session.calibrate(quick=args.quick, verbose=not args.json)
+        runs = args.runs if args.runs is not None else (1 if args.quick else 3)
+        if runs < 1:
+            print("warpviz: --runs must be at least 1", file=sys.stderr)
+            return 2
+        raws = []
+        for i in range(runs):
+            if runs > 1 and not args.json:
+                print(f"calibrate: run {i + 1} of {runs}", file=sys.stderr, flush=True)
+            with ProcessSession() as session:
+                raws.append(session.calibrate(quick=args.quick, verbose=not args.json))
+        raw = combine_runs(raws)
     except GpuUnavailable as err:
         print(f"warpviz: cannot calibrate on this machine: {err.reason}", file=sys.stderr)
         return 2
@@ -519,5 +593,5 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
-__all__ = ["measure", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES", "add_parser", "cmd_calibrate",
+__all__ = ["measure", "combine_runs", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES", "add_parser", "cmd_calibrate",
            "default_path", "source", "figure"]

@@ -48,6 +48,12 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
     "dram_copy_gbps": (2980.0, "GB/s", "device-to-device cudaMemcpy on the H100 (assets/measurements/h100.json, "
                                         "device run 3)"),
     "l2_read_gbps": (5500.0, "GB/s", "H100 L2 hit bandwidth, about 5.5 TB/s (published microbenchmarks)"),
+    "l2_scatter_gsectors": (0.0, "G sectors/s", "one-sector L2 requests (a random gather); 0: no figure, such a "
+                                                "request costs what a sector of a coalesced one does"),
+    "dram_scatter_gbps": (0.0, "GB/s", "DRAM bytes moved by loads scattered over DRAM pages (a random gather); 0: no "
+                                       "figure, at the streaming rate"),
+    "l2_partial_gstores": (0.0, "G stores/s", "partly written sectors stored into L2 (a naive transpose's column "
+                                              "writes); 0: no figure, each costs a second sector slot"),
     "l1_sectors_per_clk_sm": (4.0, "sectors/clk/SM", "128 bytes per clock per SM"),
     "shared_wavefronts_per_clk_sm": (1.0, "wavefronts/clk/SM", "one pass through the 32 banks per clock"),
     "lsu_inst_per_clk_sm": (1.0, "warp instructions/clk/SM", "one memory instruction per clock per SM"),
@@ -98,6 +104,9 @@ class DeviceModel:
     registers_per_sm: int = 65536
     shared_per_sm: int = 233472            # 228 KiB usable of the 256 KiB L1/shared
     issue_per_clock: float = 4.0           # 4 schedulers per SM, one warp instruction each per clock
+    l2_scatter_per_s: float = 0.0          # one-sector L2 requests per second (0: unknown)
+    l2_partial_per_s: float = 0.0          # partly written sectors stored per second (0: unknown)
+    dram_scatter_bytes_per_s: float = 0.0  # DRAM bytes of scattered loads per second (0: unknown, as streaming)
     loaded_latency: tuple = LOADED_LATENCY_H100    # ((DRAM GB/s, latency ns), ...), increasing
     sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
@@ -140,6 +149,8 @@ class DeviceModel:
             fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", 50 << 20)), fig("l2_read_gbps") * 1e9,
             fig("block_ns_per_sm") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
             fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
+            l2_scatter_per_s=fig("l2_scatter_gsectors") * 1e9, l2_partial_per_s=fig("l2_partial_gstores") * 1e9,
+            dram_scatter_bytes_per_s=fig("dram_scatter_gbps") * 1e9,
             sources=tuple(src) + (("loaded_latency", "measured (H100, tools/gpu/session/h13model_latency.py)"),))
 
     @classmethod
@@ -153,7 +164,34 @@ class DeviceModel:
                    g("block_ns_per_sm", 85) * 1e-9, g("syncthreads_ns", 20) * 1e-9, g("dram_latency_ns", 330) * 1e-9,
                    g("l2_latency_ns", 150) * 1e-9, g("l1_latency_ns", 20) * 1e-9, g("shared_latency_ns", 16) * 1e-9,
                    loaded_latency=tuple(tuple(x) for x in fig.get("loaded_latency") or LOADED_LATENCY_H100),
+                   l2_scatter_per_s=g("l2_scatter_gsectors", 0.0) * 1e9, l2_partial_per_s=g("l2_partial_gstores", 0.0) * 1e9,
+                   dram_scatter_bytes_per_s=g("dram_scatter_gbps", 0.0) * 1e9,
                    sources=tuple((fig.get("sources") or {}).items()))
+
+    def l2_costs(self) -> tuple[float, float, float, float]:
+        """Seconds of L2 time per request, per loaded sector, per stored sector and the extra
+        for a partly written sector.
+
+        A request costs a tag lookup plus a data slot per sector: ``t_req + n x t_sec``. Two
+        calibrated rates fix both: coalesced 16-byte loads (``l2_read_gbps``: requests of 4
+        sectors, one per 128-byte line) give ``t_req / 4 + t_sec``, and one-sector requests
+        (``l2_scatter_gsectors``) give ``t_req + t_sec``. A stored sector costs ``t_sec``
+        too. A partly written sector costs a one-sector store request plus the merge:
+        ``1 / l2_partial_gstores - (t_req + t_sec)``. Without those figures a request costs
+        nothing beyond its sectors and a partial store a second sector slot."""
+        per_sector = 32.0 / self.l2_bytes_per_s           # t_req / 4 + t_sec
+        t_req = 0.0
+        if self.l2_scatter_per_s > 0:
+            t_req = max(0.0, 4.0 / 3.0 * (1.0 / self.l2_scatter_per_s - per_sector))
+        t_sec = per_sector - t_req / 4
+        # A stored sector costs what a loaded one does: coalesced stores into L2 reached only
+        # 3.7 TB/s in calibration (l2_write_gbps), but copy_float3 stored 4.5 TB/s of sectors
+        # into L2, so that figure is the store path of the microbenchmark, not an L2 limit.
+        t_st = t_sec
+        t_part = t_sec
+        if self.l2_partial_per_s > 0:
+            t_part = max(0.0, 1.0 / self.l2_partial_per_s - (t_req + t_st))
+        return t_req, t_sec, t_st, t_part
 
     def figures(self) -> dict:
         """The figures the model uses, for the results file."""
@@ -163,6 +201,9 @@ class DeviceModel:
                 "lsu_instructions_per_clock": self.lsu_instructions_per_clock,
                 "launch_overhead_us": round(self.launch_overhead_s * 1e6, 4),
                 "l2_gbps": round(self.l2_bytes_per_s / 1e9, 3), "l2_bytes": self.l2_bytes,
+                "l2_scatter_gsectors": round(self.l2_scatter_per_s / 1e9, 4),
+                "l2_partial_gstores": round(self.l2_partial_per_s / 1e9, 4),
+                "dram_scatter_gbps": round(self.dram_scatter_bytes_per_s / 1e9, 3),
                 "block_ns_per_sm": round(self.block_launch_s * 1e9, 3),
                 "syncthreads_ns": round(self.syncthreads_s * 1e9, 3),
                 "dram_latency_ns": round(self.dram_latency_s * 1e9, 3),
@@ -212,9 +253,13 @@ class Workload:
     wavefronts: int = 0              # shared wavefronts
     global_lines: int = 0            # global data wavefronts: one per 128-byte line a request touches
     instructions: int = 0            # memory warp instructions
+    global_instructions: int = 0     # of which global loads and stores
     dram_bytes: float = 0.0          # after reuse (viz.gpu.reuse), read + write
     dram_read_bytes: float = 0.0     # of which reads (L2 fills)
     l2_sectors: float = 0.0          # sectors that reach L2 from L1
+    l2_requests: float = 0.0         # their requests (one per warp instruction and 128-byte line)
+    l2_store_sectors: float = 0.0    # of the sectors that reach L2, the stored ones
+    dram_scatter_bytes: float = 0.0  # of the DRAM reads, those a gather scatters over DRAM pages
     partial_store_sectors: float = 0.0   # store sectors written in part: L2 merges them (a second slot)
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
     chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
@@ -319,14 +364,28 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     waves = per_sm / k if per_sm > k else 1.0
     terms = []
     dram = w.dram_bytes / device.dram_bytes_per_s
-    terms.append(Term("DRAM", dram, f"{w.dram_bytes / 1e6:.4g} MB after reuse / {device.dram_bytes_per_s / 1e9:.0f} GB/s"))
-    # L2 slices serve the sectors L1 sends, a second slot for each partly written store
-    # sector (merged into its 32-byte ECC granule), and DRAM's fills and write-backs.
-    l2_slots = w.l2_sectors + w.partial_store_sectors + w.dram_read_bytes / 32
-    l2 = l2_slots * 32 / device.l2_bytes_per_s
-    terms.append(Term("L2", l2, f"({w.l2_sectors / 1e6:.4g} M sectors from L1 + {w.partial_store_sectors / 1e6:.4g} M "
-                                f"partial stores + {w.dram_read_bytes / 32e6:.4g} M DRAM fills) x 32 B / "
-                                f"{device.l2_bytes_per_s / 1e9:.0f} GB/s"))
+    dram_text = f"{w.dram_bytes / 1e6:.4g} MB after reuse / {device.dram_bytes_per_s / 1e9:.0f} GB/s"
+    if w.dram_scatter_bytes and device.dram_scatter_bytes_per_s:
+        # A gather's reads land on a new DRAM page each: they stream at the scattered rate.
+        streamed = max(0.0, w.dram_bytes - w.dram_scatter_bytes)
+        dram = streamed / device.dram_bytes_per_s + w.dram_scatter_bytes / device.dram_scatter_bytes_per_s
+        dram_text = (f"{streamed / 1e6:.4g} MB streamed / {device.dram_bytes_per_s / 1e9:.0f} GB/s + "
+                     f"{w.dram_scatter_bytes / 1e6:.4g} MB of scattered reads / "
+                     f"{device.dram_scatter_bytes_per_s / 1e9:.0f} GB/s")
+    terms.append(Term("DRAM", dram, dram_text))
+    # L2 slices serve the requests L1 sends (a tag lookup each, then a data slot per
+    # sector), merge each partly written store sector into its 32-byte granule, and take
+    # DRAM's fills (DeviceModel.l2_costs).
+    t_req, t_sec, t_st, t_part = device.l2_costs()
+    requests = w.l2_requests if w.l2_requests else w.l2_sectors / 4
+    fills = w.dram_read_bytes / 32
+    loads = max(0.0, w.l2_sectors - w.l2_store_sectors)
+    l2 = (requests * t_req + (loads + fills) * t_sec + w.l2_store_sectors * t_st
+          + w.partial_store_sectors * t_part)
+    terms.append(Term("L2", l2, f"{requests / 1e6:.4g} M requests x {t_req * 1e12:.3g} ps + ({loads / 1e6:.4g} M "
+                                f"loaded sectors + {fills / 1e6:.4g} M DRAM fills) x {t_sec * 1e12:.3g} ps + "
+                                f"{w.l2_store_sectors / 1e6:.4g} M stored sectors x {t_st * 1e12:.3g} ps + "
+                                f"{w.partial_store_sectors / 1e6:.4g} M partly written x {t_part * 1e12:.3g} ps"))
     l1 = w.sectors / (sms_busy * device.l1_sectors_per_clock * clk)
     terms.append(Term("L1", l1, f"{w.sectors / 1e6:.4g} M sectors / ({sms_busy} SMs x "
                                 f"{device.l1_sectors_per_clock:g} per clock)"))
@@ -383,12 +442,65 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
         terms.append(Term("latency", lat, lat_text))
         terms.append(Term("instruction issue", both, f"{issue_all * 1e3:.4g} ms = " + issue_text
                           + note.format(other=lat * 1e3)))
+    terms = _memory_and_pipes(terms, Term("instruction issue", issue_all, issue_text),
+                              w.global_instructions / (sms_busy * device.lsu_instructions_per_clock * clk))
     body = max(t.seconds for t in terms)
     inputs = {"dram_bytes": round(w.dram_bytes), "l2_sectors_from_l1": round(w.l2_sectors),
-              "partial_store_sectors": round(w.partial_store_sectors), "warp_instructions": round(w.warp_instructions),
+              "l2_requests": round(w.l2_requests), "l2_store_sectors": round(w.l2_store_sectors),
+              "dram_scatter_bytes": round(w.dram_scatter_bytes), "partial_store_sectors": round(w.partial_store_sectors), "warp_instructions": round(w.warp_instructions),
               "chain_ns": round(chain_s * 1e9, 1), "dram_busy": round(rho, 3)}
     return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
                       device.launch_overhead_s, occ, inputs)
+
+
+MEMORY_TERMS = ("DRAM", "L2")                                # the memory side, shared by all SMs
+PIPE_TERMS = ("shared", "LSU issue")    # each SM's own pipes (a global load's L1 passes belong to its memory phase)
+
+
+def _memory_and_pipes(terms: list, issue: Term | None = None, global_issue_s: float = 0.0) -> list:
+    """The SM's pipes (shared, LSU issue) overlap only in part with the memory side and with
+    instruction issue. A warp waits for its global data, then uses the shared pipe, so
+    while the resident warps all wait for memory the pipe idles, and the other way round
+    (transpose-tile: DRAM 0.18 ms and shared 0.28 ms alone, 0.34 ms measured, with the
+    shared pipe at 81% of its peak); and a warp throttled at a full shared-memory queue
+    holds its scheduler's issue slot (gemm_nt_swizzle_add: issue at 92% and LSU at 67% of
+    their peaks at once). The larger of the pipes and their partner (the larger of the
+    memory side and ``issue``, the warps' own instruction issue) is replaced by their
+    quadrature sum, as latency and issue are.
+
+    Global loads and stores are the exception: one holds its place in the L1's in-order
+    pipeline until its data is there, so the LSU issue of global instructions
+    (``global_issue_s``) adds to the memory side's time instead (gemm-naive: 180 M global
+    loads take 0.69 ms of LSU issue, DRAM 0.60 ms, measured 1.27 ms with warps stalled on
+    a full L1 queue, lg_throttle, 30% of the time)."""
+    mem_terms = [t for t in terms if t.name in MEMORY_TERMS]
+    if global_issue_s > 0 and mem_terms:
+        top = max(mem_terms, key=lambda t: t.seconds)
+        new = Term(top.name, top.seconds + global_issue_s,
+                   f"{top.seconds * 1e3:.4g} ms = {top.what}; + {global_issue_s * 1e3:.4g} ms of LSU issue for "
+                   f"the global instructions, which wait in the L1's in-order pipeline for their data")
+        terms = [new if t is top else t for t in terms]
+        mem_terms = [new if t is top else t for t in mem_terms]
+        lsu = next((t for t in terms if t.name == "LSU issue"), None)
+        if lsu is not None:     # what is left of the LSU term: the shared instructions' issue
+            rest = max(0.0, lsu.seconds - global_issue_s)
+            terms = [Term("LSU issue", rest, f"{lsu.what} (of which {global_issue_s * 1e3:.4g} ms global, counted "
+                                             f"with {top.name})") if t is lsu else t for t in terms]
+    mem = max(mem_terms + ([issue] if issue is not None else []), key=lambda t: t.seconds, default=None)
+    pipe = max((t for t in terms if t.name in PIPE_TERMS), key=lambda t: t.seconds, default=None)
+    if mem is None or pipe is None or not mem.seconds or not pipe.seconds:
+        return terms
+    big, small = (mem, pipe) if mem.seconds >= pipe.seconds else (pipe, mem)
+    both = math.hypot(big.seconds, small.seconds)
+    text = (f"{big.seconds * 1e3:.4g} ms = {big.what}; with {small.name} ({small.seconds * 1e3:.4g} ms) in "
+            f"quadrature: sqrt({big.seconds * 1e3:.4g}^2 + {small.seconds * 1e3:.4g}^2) ms, as the SM's pipes "
+            f"overlap only in part with {'issue' if pipe is small else 'them'}")
+    if big.name == "instruction issue":    # the issue term in the list may hold the latency's share already
+        cur = next(t for t in terms if t.name == "instruction issue")
+        if cur.seconds >= both:
+            return terms
+        return [Term(t.name, both, text) if t is cur else t for t in terms]
+    return [Term(t.name, both, text) if t is big else t for t in terms]
 
 
 # ---------------------------------------------------------------------------- from the engine
@@ -405,6 +517,8 @@ def totals(metrics: dict[str, int]) -> dict[str, int]:
         + g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") + g("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
         # ldmatrix / stmatrix: their own instruction counters (viz.kinds.ldmatrix)
         + g("smsp__inst_executed_op_ldsm.sum") + g("smsp__inst_executed_op_shared_stsm.sum"),
+        "global_instructions": g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+        + g("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
     }
 
 
@@ -416,7 +530,8 @@ def dram_bytes(sectors_and_lines) -> int:
 
 def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
              shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None,
-             generated: bool = True, serial_loops: bool = False, sass_profile: dict | None = None) -> Workload:
+             generated: bool = True, serial_loops: bool = False, resident: bool = False,
+             sass_profile: dict | None = None) -> Workload:
     """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
     ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None).
     ``blocks_total``: the analysis covers only the first rows of a launch of that many
@@ -424,7 +539,9 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     counts are scaled up to it. ``generated``: warpviz's generated kernel (its ``when``
     accesses sit in vote + branch + loop, ``estimate_instructions``), else a hand-written one.
     ``serial_loops``: the kernel's loops are not unrolled (``#pragma unroll 1``): each
-    iteration waits for its own loads before the next one issues. ``sass_profile``: the
+    iteration waits for its own loads before the next one issues.
+    ``resident``: the timed loop's data (all its buffer sets) fits in half of L2, so each
+    launch finds what the previous ones left there (``analyze_reuse``). ``sass_profile``: the
     compiled kernel's static profile (``viz.gpu.sass.profile_of``, recorded in a results
     file's ``timing.resources.sass``): the warp instructions are counted from it
     (``viz.gpu.sass.dynamic_instructions``), else estimated from the scenario's shape."""
@@ -440,7 +557,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     occ = occupancy(device, tpb, registers, shared_bytes)
     if reuse is None:
         reuse = analyze_reuse(sc, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, replicas=repeat,
-                              blocks_total=blocks_total, serial_loops=serial_loops)
+                              blocks_total=blocks_total, serial_loops=serial_loops, resident=resident)
     chain_s, chain = _chain(an, reuse, device, generated, serial_loops)
     chain_loaded_s, _ = _chain(an, reuse, replace(device, dram_latency_s=device.dram_latency_s + 1e-6), generated,
                                serial_loops)
@@ -459,7 +576,10 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
-        dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, chain_s=chain_s, chain=chain,
+        global_instructions=round(t["global_instructions"] * f),
+        dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, l2_requests=reuse.l2_requests * f,
+        l2_store_sectors=reuse.store_sectors * f, dram_scatter_bytes=reuse.dram_scatter_bytes * f,
+        chain_s=chain_s, chain=chain,
         chain_loaded_s=max(chain_loaded_s, chain_s),
         partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f,
         warp_instructions=warp_instructions, instructions_from=instructions_from,

@@ -105,10 +105,15 @@ def launch_spec(k: HandKernel, sc: Scenario, cubin: bytes) -> LaunchSpec:
             args.append(("i32", int(sc.params[a])))
         else:
             args.append(("i32", int(a, 0)))
-    footprint = max((a.start + a.footprint for a in arrays.values()), default=256)
     shared = _const(k.shared, dict(sc.params), f"shared of {k.name}")
     return LaunchSpec(k.function, cubin, tuple(sc.launch.block), tuple(sc.launch.grid), shared,
-                      -(-footprint // 256) * 256, args, label=k.name)
+                      launch_bytes(k, sc), args, label=k.name)
+
+
+def launch_bytes(k: HandKernel, sc: Scenario) -> int:
+    """The global buffer a launch of ``k`` on ``sc`` uses (its arrays, rounded up to 256 bytes)."""
+    footprint = max((a.start + a.footprint for a in sc.arrays if a.space == "global"), default=256)
+    return -(-footprint // 256) * 256
 
 
 # ---------------------------------------------------------------------------- data & checks

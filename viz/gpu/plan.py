@@ -154,6 +154,13 @@ def plan_scale(sc: Scenario, limits: DeviceLimits = DeviceLimits(), target_bytes
     return Scale(unit, params, grid, r, sets, unit_bytes)
 
 
+def l2_resident(launch_bytes: int, buffer_sets: int, l2_bytes: int) -> bool:
+    """Whether a timed loop's data stays in L2 from launch to launch: all its buffer sets
+    together fit in half of L2 (the timed loop rotates ``buffer_sets`` sets of
+    ``launch_bytes``; too few to push each other out)."""
+    return 0 < launch_bytes * max(1, buffer_sets) <= l2_bytes // 2
+
+
 # ---------------------------------------------------------------------------- statistics
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..engine import analyze
 from ..scenario import Scenario
 from . import costmodel
-from .plan import DeviceLimits, plan_scale
+from .plan import DeviceLimits, l2_resident, plan_scale
 
 
 @dataclass(frozen=True)
@@ -116,20 +116,33 @@ def predict_scenario(sc: Scenario, device: costmodel.DeviceModel, limits: Device
     unit = scale.scenario
     res = resources or generated_resources(unit, name)
     an, blocks = analysis_of(unit)
+    resident = l2_resident(scale.launch_bytes, scale.buffer_sets, limits.l2_bytes)
     w = costmodel.workload(an, scale.replicas, device, res.registers, res.shared_bytes, blocks_total=blocks,
-                           sass_profile=res.sass)
+                           resident=resident, sass_profile=res.sass)
     return costmodel.predict_launch(w, device), res
 
 
-def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None = None):
+def hand_resident(k, big: Scenario, limits: DeviceLimits) -> bool:
+    """Whether a kernels/ entry's timed loop keeps its data in L2 (``plan.l2_resident``),
+    from its launch's buffers (``handwritten.launch_bytes``) and the buffer sets the bench uses."""
+    from . import handwritten
+
+    sets = plan_scale(big, limits, replicas=1).buffer_sets
+    return l2_resident(handwritten.launch_bytes(k, big), sets, limits.l2_bytes)
+
+
+def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None = None,
+                 limits: DeviceLimits | None = None):
     """(Prediction, Resources) of a kernels/ entry's timed launch (``bench._bench_hand``)."""
     from . import handwritten
 
     big = handwritten.scenario_of(k, True)
     res = resources or hand_resources(k, big)
     an, blocks = analysis_of(big)
+    limits = limits or DeviceLimits(device.sm_count, device.l2_bytes)
     w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks, generated=False,
-                           serial_loops=serial_loops(k), sass_profile=res.sass)
+                           serial_loops=serial_loops(k), resident=hand_resident(k, big, limits),
+                           sass_profile=res.sass)
     return costmodel.predict_launch(w, device), res
 
 
@@ -180,7 +193,7 @@ def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, nam
         t = e.get("timing")
         if not t or "median_ms" not in t or name not in hand:
             continue
-        out[("kernels", name)] = predict_hand(hand[name], device, _res(e))
+        out[("kernels", name)] = predict_hand(hand[name], device, _res(e), limits)
     return out
 
 

@@ -66,9 +66,11 @@ class Reuse:
     store_sectors: int = 0
     l1_hit_sectors: float = 0.0
     l2_sectors: float = 0.0          # sectors that reach L2 (L1 load misses + stores)
+    l2_requests: float = 0.0         # their requests: one per warp instruction and 128-byte line
     partial_store_sectors: float = 0.0   # store sectors a warp writes only in part
     dram_read_bytes: float = 0.0
     dram_write_bytes: float = 0.0
+    dram_scatter_bytes: float = 0.0  # of the reads, those a gather scatters over DRAM pages (SCATTER_PAGES)
     window: str = "replica"          # "replica" or "wave"
     sampled_blocks: int = 0
     blocks: int = 0
@@ -80,12 +82,17 @@ class Reuse:
 
     def as_dict(self) -> dict:
         return {"l1_hit_sectors": round(self.l1_hit_sectors), "l2_sectors": round(self.l2_sectors),
+                "l2_requests": round(self.l2_requests),
                 "partial_store_sectors": round(self.partial_store_sectors),
                 "dram_read_bytes": round(self.dram_read_bytes), "dram_write_bytes": round(self.dram_write_bytes),
+                "dram_scatter_bytes": round(self.dram_scatter_bytes),
                 "window": self.window, "sampled_blocks": self.sampled_blocks}
 
 
 IN_FLIGHT = 16   # a hit on a sector that a load at most this many loads earlier fetched waits for it
+PAGE_SECTORS = 64    # a DRAM page of 2 KiB
+SCATTER_PAGES = 8    # a warp's load whose sectors lie in this many pages or more is a gather: the DRAM
+                     # chunks it fetches first are scattered reads (calibration's dram_scatter_gbps)
 
 
 def _global_instructions(sc: Scenario):
@@ -162,10 +169,14 @@ def launch_order(sc: Scenario, replicas: int, count: int) -> tuple[np.ndarray, n
 
 
 def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int = MAX_LANES,
-                  replicas: int = 1, blocks_total: int | None = None, serial_loops: bool = False) -> Reuse:
+                  replicas: int = 1, blocks_total: int | None = None, serial_loops: bool = False,
+                  resident: bool = False) -> Reuse:
     """A replica's reuse (see the module docstring); ``wave_blocks`` = SMs x resident blocks.
     The window is the blocks, in launch order over all ``replicas``, whose data fits in
-    half of L2 (at least one wave): reuse between blocks further apart is lost."""
+    half of L2 (at least one wave): reuse between blocks further apart is lost.
+    ``resident``: the launch runs again and again over data that fits in half of L2 (the
+    timed loop's buffer sets together): the previous launches left it in L2, so every
+    sector that misses L1 hits L2 and DRAM moves nothing."""
     instrs = _global_instructions(sc)
     nb, tpb = sc.launch.blocks, sc.launch.threads_per_block
     out = Reuse(blocks=nb)
@@ -202,10 +213,10 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     block_of = np.broadcast_to(slot.reshape(-1, 1), (sample, tpb))
     rep_of = np.broadcast_to(rep.reshape(-1, 1), (sample, tpb))
     span = max(1, -(-(max((a.start + a.footprint for a in sc.arrays if a.space == "global"), default=0)) // 32) + 1)
-    span += span % 2                                    # even: a 64-byte chunk never spans two replicas
+    span += -span % 4                                   # a multiple of 4: a line never spans two replicas
     span2 = span * (int(rep.max()) + 1)                 # sector keys over the sampled replicas
     stats = {i.number: InstrReuse(i.number, sc.accesses[i.access].op) for i in instrs}
-    parts_sec, parts_bsec, parts_ins, parts_l1ok, parts_load = [], [], [], [], []
+    parts_sec, parts_bsec, parts_ins, parts_l1ok, parts_load, parts_wline, parts_spread = [], [], [], [], [], [], []
     store_bytes: dict = {}
     for n, ins in enumerate(instrs):
         acc = sc.accesses[ins.access]
@@ -224,6 +235,12 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         st.sectors += len(sectors)
         parts_sec.append(sectors)
         parts_bsec.append((wkey // span2 // nw) * span2 + sectors)
+        parts_wline.append(wkey // 4)                  # (block, warp, 128-byte line): one L2 request
+        # How many DRAM pages each warp's sectors lie in (the same for all its sectors).
+        wk = wkey // span2
+        pages = np.unique(wk * (span2 // PAGE_SECTORS + 1) + sectors // PAGE_SECTORS) // (span2 // PAGE_SECTORS + 1)
+        uw, cnt = np.unique(pages, return_counts=True)
+        parts_spread.append(cnt[np.searchsorted(uw, wk)])
         parts_ins.append(np.full(len(sectors), n, np.int64))
         is_load = acc.op == "load"
         if not is_load:   # bytes each warp writes per sector, summed over the access's parts
@@ -241,6 +258,8 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     ins_of = np.concatenate(parts_ins)
     l1ok = np.concatenate(parts_l1ok)
     is_load = np.concatenate(parts_load)
+    wline = np.concatenate(parts_wline)
+    spread = np.concatenate(parts_spread)
     run_of = np.asarray(_runs(sc, instrs, serial_loops), np.int64)
     first2 = np.zeros(len(sec), bool)
     _, f2, inv2 = np.unique(sec, return_index=True, return_inverse=True)
@@ -259,8 +278,18 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         near = (ins_of[idx] - ins_of[src] < IN_FLIGHT) & (run_of[ins_of[idx]] == run_of[ins_of[src]])
         l1wait[idx[~first1 & near]] = True
     l2hit = ~l1hit & ~first2
+    if resident:
+        l2hit = ~l1hit                  # the previous launches left every sector in L2
+    # L2 requests: the distinct (instruction, warp, line) of the sectors that miss L1.
+    go = ~l1hit
+    order = np.lexsort((wline[go], ins_of[go]))
+    wl, io = wline[go][order], ins_of[go][order]
+    requests = int(np.count_nonzero(np.diff(wl) != 0) + np.count_nonzero(np.diff(io) != 0)
+                   - np.count_nonzero((np.diff(wl) != 0) & (np.diff(io) != 0)) + (1 if len(wl) else 0))
     src2 = f2[inv2.reshape(-1)]
     l2wait = l2hit & (ins_of - ins_of[src2] < IN_FLIGHT) & (run_of[ins_of] == run_of[ins_of[src2]])
+    if resident:
+        l2wait &= ~first2
     n_ins = len(instrs)
     l1c = np.bincount(ins_of[l1hit], minlength=n_ins)
     l2c = np.bincount(ins_of[l2hit], minlength=n_ins)
@@ -272,6 +301,13 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         stats[ins.number].l1_hits += int(l1c[n])
         stats[ins.number].l2_hits += int(l2c[n])
     chunks = {"load": np.unique(sec[is_load] // 2), "store": np.unique(sec[~is_load] // 2)}
+    # The DRAM read chunks a gather fetches first: the warp that touched each first spread
+    # its sectors over SCATTER_PAGES pages or more.
+    li = np.flatnonzero(is_load)
+    scattered = 0
+    if len(li):
+        _, fl = np.unique(sec[li] // 2, return_index=True)
+        scattered = int(np.count_nonzero(spread[li[fl]] >= SCATTER_PAGES))
     # A store sector that a warp's access (all its parts: .x, .y, .z of a float3) writes only
     # in part (fewer than 32 bytes) is merged in L2.
     partial = 0
@@ -295,7 +331,12 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     out.l2_sectors *= scale
     out.dram_read_bytes = len(chunks["load"]) * 64 * scale
     out.dram_write_bytes = len(chunks["store"]) * 64 * scale
-    if out.window == "launch":
+    out.l2_requests = requests * scale
+    out.dram_scatter_bytes = scattered * 64 * scale
+    if resident:
+        out.window = "resident"
+        out.dram_read_bytes = out.dram_write_bytes = out.dram_scatter_bytes = 0.0
+    if out.window == "launch" and not resident:
         # Everything fits in half of L2: no byte crosses DRAM twice, whatever a sample of a
         # few blocks (a long GEMM loop) suggests when scaled up.
         def arrays_of(op):
@@ -303,7 +344,10 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
             return sum(-(-a.footprint // 64) * 64 for a in sc.arrays if a.name in names)
 
         share = nb / (blocks_total or nb)     # the caller scales a first-rows analysis back up
+        full = out.dram_read_bytes
         out.dram_read_bytes = min(out.dram_read_bytes, arrays_of("load") * share)
+        if full:
+            out.dram_scatter_bytes *= out.dram_read_bytes / full
         out.dram_write_bytes = min(out.dram_write_bytes, arrays_of("store") * share)
         # Every loaded sector misses L2 once over the whole launch, however the sample of its
         # first blocks paid for first touches: spread the misses evenly over the loads.
