@@ -112,7 +112,8 @@ def test_a_subroutine_runs_once_per_call():
     assert len(cfg.calls) == 5 and all(ins[cfg.blocks[c].start].addr == 0xD40 for _, c in cfg.calls)
     p = profile_of(ins, name)
     sub = [r for r in p["regions"] if "calls" in r]
-    assert len(sub) == 1 and sorted(p["regions"][c]["memory"]["global.load"] for c in sub[0]["calls"]) == [1, 4, 4, 4, 4]
+    assert len(sub) == 1
+    assert sorted(p["regions"][c]["memory"]["global.load"] for c in sub[0]["calls"]) == [1, 4, 4, 4, 4]
     assert not any(r.get("at") == "0x0000" for r in p["regions"])
     warps, loads = 64, 64 * 1000
     est = dynamic_instructions(p, {"global.load": loads, "global.store": warps}, warps)

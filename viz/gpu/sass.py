@@ -263,7 +263,6 @@ class Cfg:
             e = starts[n + 1] if n + 1 < len(starts) else len(ins)
             self.blocks.append(Block(n, s, e))
             block_of[s] = n
-        self._block_at = block_of
         for blk in self.blocks:
             last = ins[blk.end - 1]
             b = last.base
@@ -293,17 +292,15 @@ class Cfg:
             return set()
         seen = {0}
         todo = [0]
-        callees = {c for _, c in self.calls}
         while todo:
             b = todo.pop()
             for s in self.blocks[b].succs:
                 if s not in seen:
                     seen.add(s)
                     todo.append(s)
-            if not todo:
-                for c in callees - seen:       # a subroutine: reached through its CALL
-                    seen.add(c)
-                    todo.append(c)
+            if not todo:                       # a subroutine: reached through a reachable CALL
+                todo = [c for caller, c in self.calls if caller in seen and c not in seen]
+                seen.update(todo)
         return seen
 
     def main(self) -> set[int]:
@@ -727,10 +724,6 @@ def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float) 
     total = float(sum(regs[k]["instructions"] * x[k] for k in range(n)))
     resid = float(np.abs(M.T @ x - b_all).sum())
     return Estimate(total, tuple(float(v) for v in x), resid, float(b_all.sum()))
-
-
-def profile_json(profile: dict) -> str:
-    return json.dumps(profile, sort_keys=True)
 
 
 # ---------------------------------------------------------------------------- results files
