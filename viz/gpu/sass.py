@@ -47,7 +47,9 @@ Limits: code a warp skips without memory instructions in it (the other side of a
 instruction predicated off for a whole warp is issued but not counted by the engine, so
 its region looks busier than it is. Loops of one mix split by their priors, not by what
 they ran. A subroutine (CALL ... RET, such as a 64-bit division's slow path) counts once
-per executed call site, as if every call took it.
+per executed call site, as if every call took it. A cycle without a dominating header
+(irreducible; ptxas was not seen to emit one) is not a loop: its blocks count once per pass
+of the region around them. Indirect branches (BRX) end a block with no known successor.
 """
 
 from __future__ import annotations
