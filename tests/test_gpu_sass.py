@@ -212,11 +212,24 @@ def launches(draw):
             mix[k] = draw(st.integers(1, 3))
         for _ in range(draw(st.integers(1, 3))):
             mult = draw(st.integers(1, 4))
+            if draw(st.booleans()) and draw(st.booleans()):
+                # a stretch of the top level a branch can skip (at most once per warp)
+                regions.append({"loop": None, "parent": 0, "depth": 0, "instructions": draw(st.integers(1, 40)),
+                                "memory": {k: v * mult for k, v in mix.items()}, "conditional": True})
+                truth.append(float(draw(st.integers(0, warps))))
+                continue
             parent = draw(st.integers(0, len(regions) - 1))
             regions.append({"loop": f"0x{16 * len(regions):04x}", "parent": parent,
                             "depth": regions[parent]["depth"] + 1, "instructions": draw(st.integers(1, 40)),
                             "memory": {k: v * mult for k, v in mix.items()}, "trips": None})
             truth.append(float(draw(st.integers(0, 50)) * warps))
+    for _ in range(draw(st.integers(0, 2))):
+        # a guard with no memory instruction: runs as often as the unit it guards is entered
+        u = draw(st.integers(1, len(regions) - 1))
+        par = regions[u]["parent"]
+        regions.append({"loop": None, "parent": par, "depth": regions[par]["depth"],
+                        "instructions": draw(st.integers(1, 20)), "memory": {}, "follows": [u]})
+        truth.append(min(truth[par], truth[u]))
     counts = {}
     for r, x in zip(regions, truth):
         for k, v in r["memory"].items():
@@ -249,7 +262,8 @@ def test_groups_of_one_loop_are_counted_exactly(launch):
     prof, counts, warps, truth = launch
     owners = {}
     for r in prof["regions"][1:]:
-        owners[tuple(sorted(r["memory"]))] = owners.get(tuple(sorted(r["memory"])), 0) + 1
+        if r["memory"]:
+            owners[tuple(sorted(r["memory"]))] = owners.get(tuple(sorted(r["memory"])), 0) + 1
     if any(v > 1 for v in owners.values()):
         return
     est = dynamic_instructions(prof, counts, warps)
