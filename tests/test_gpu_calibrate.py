@@ -27,6 +27,22 @@ def test_a_figure_is_the_median_of_its_sets_with_its_spread():
     assert f["spread_pct"] == round(100 * t.spread, 2) > 5
 
 
+def test_several_runs_combine_into_the_median_of_all_their_sets(tmp_path):
+    one = _raw(launch_overhead_us=1.62, dram_copy_gbps=2980.0)
+    two = _raw(launch_overhead_us=1.88, dram_copy_gbps=2990.0)
+    three = _raw(launch_overhead_us=1.84, dram_copy_gbps=2985.0)
+    raw = cal.combine_runs([one, two, three])
+    f = raw["figures"]["launch_overhead_us"]
+    assert f["run_values"] == [1.62, 1.88, 1.84] and f["runs"] == 15
+    assert f["value"] == 1.84    # the median of the 15 sets, not of the three medians' mean
+    assert raw["sets"] == 15 and raw["runs"] == 3
+    doc = cal.document(raw, "three runs")
+    assert doc["runs"] == 3
+    cal.save(doc, tmp_path / f"{slug(H100['name'])}.json")
+    assert load_calibration(H100["name"], tmp_path).value("launch_overhead_us") == 1.84
+    assert cal.combine_runs([one]) is one
+
+
 def test_written_file_loads_through_the_loader(tmp_path):
     doc = cal.document(_raw(dram_read_gbps=3000.0, l2_latency_ns=250.0), label="here", now="2026-11-23T16:00:00+00:00")
     path = tmp_path / f"{slug(H100['name'])}.json"

@@ -18,17 +18,28 @@ workloads = st.builds(
     blocks=st.integers(1, 2_000_000), threads_per_block=st.sampled_from([32, 64, 128, 256, 512, 1024]),
     sectors=st.integers(0, 10**9), wavefronts=st.integers(0, 10**9), instructions=st.integers(0, 10**9),
     dram_bytes=st.floats(0, 1e10), l2_sectors=st.floats(0, 1e9), chain_s=st.floats(0, 1e-4),
-    registers=st.one_of(st.none(), st.integers(8, 255)), shared_bytes=st.integers(0, 200_000))
-FIELDS = ["sectors", "wavefronts", "instructions", "dram_bytes", "l2_sectors", "chain_s"]
+    registers=st.one_of(st.none(), st.integers(8, 255)), shared_bytes=st.integers(0, 200_000),
+    l2_requests=st.floats(0, 1e9), l2_store_sectors=st.floats(0, 1e9), partial_store_sectors=st.floats(0, 1e9),
+    dram_scatter_bytes=st.floats(0, 1e10), warp_instructions=st.floats(0, 1e10),
+    global_instructions=st.integers(0, 10**9))
+FIELDS = ["sectors", "wavefronts", "instructions", "dram_bytes", "l2_sectors", "chain_s", "l2_requests",
+          "l2_store_sectors", "partial_store_sectors", "dram_scatter_bytes", "warp_instructions",
+          "memory instructions"]
 
 
 @settings(max_examples=300, deadline=None)
 @given(workloads, st.sampled_from(FIELDS), st.floats(1.0, 10.0))
 def test_more_work_never_predicts_less_time(w, name, factor):
-    """More wavefronts, sectors, instructions, DRAM bytes, L2 sectors or latency: never a
-    shorter prediction."""
-    more = getattr(w, name) * factor
-    bigger = replace(w, **{name: int(more) if isinstance(getattr(w, name), int) else more})
+    """More wavefronts, sectors, instructions, DRAM bytes (scattered ones too), L2 sectors or
+    requests, stored or partly written sectors, warp instructions or latency: never a
+    shorter prediction. The model's DeviceModel has the calibrated L2 and DRAM rates."""
+    if name == "memory instructions":    # more of them, the same share of them global
+        w = replace(w, global_instructions=min(w.global_instructions, w.instructions))
+        bigger = replace(w, instructions=int(w.instructions * factor),
+                         global_instructions=int(w.global_instructions * factor))
+    else:
+        more = getattr(w, name) * factor
+        bigger = replace(w, **{name: int(more) if isinstance(getattr(w, name), int) else more})
     assert predict_launch(bigger).seconds >= predict_launch(w).seconds * (1 - 1e-12)
 
 
@@ -36,7 +47,10 @@ def test_more_work_never_predicts_less_time(w, name, factor):
 @given(workloads, st.integers(2, 8))
 def test_more_blocks_doing_the_same_each_never_predicts_less_time(w, k):
     more = replace(w, blocks=w.blocks * k, sectors=w.sectors * k, wavefronts=w.wavefronts * k,
-                   instructions=w.instructions * k, dram_bytes=w.dram_bytes * k, l2_sectors=w.l2_sectors * k)
+                   instructions=w.instructions * k, dram_bytes=w.dram_bytes * k, l2_sectors=w.l2_sectors * k,
+                   l2_requests=w.l2_requests * k, l2_store_sectors=w.l2_store_sectors * k,
+                   partial_store_sectors=w.partial_store_sectors * k, dram_scatter_bytes=w.dram_scatter_bytes * k,
+                   warp_instructions=w.warp_instructions * k, global_instructions=w.global_instructions * k)
     assert predict_launch(more).seconds >= predict_launch(w).seconds * (1 - 1e-12)
 
 
@@ -241,3 +255,51 @@ def test_hits_on_sectors_still_on_their_way_wait():
     hits = sum(x.l1_hits for x in s.per_instruction.values())
     waits = sum(x.l1_waits for x in s.per_instruction.values())
     assert hits == 4992 and waits == 448 == 64 * 7     # 7 warp boundaries in each of 64 blocks
+
+
+# ---------------------------------------------------------------------------- L2 requests, gathers, residency
+
+
+def test_l2_requests_are_one_per_warp_instruction_and_line():
+    """A coalesced float copy: each warp's load and store cover one 128-byte line (1024
+    requests for 4096 sectors); the random gather's lanes each hit a line of their own."""
+    r = analyze_reuse(load("coalesced"), 1056, 50 << 20)
+    assert r.l2_requests == 512 + 512 and r.l2_sectors == 4096 and r.dram_scatter_bytes == 0
+    g = analyze_reuse(load("random-gather"), 1056, 50 << 20)
+    assert g.l2_requests == 512 * 32 + 512
+    # every chunk of `in` is fetched first by a warp whose lanes lie in many DRAM pages
+    assert g.dram_scatter_bytes == 16384 * 4 and g.dram_read_bytes == 16384 * 4
+
+
+def test_a_strided_read_is_not_a_scattered_read():
+    """stride-32: every lane its own line, but the warp's 32 lines are 4 KiB in a row (two
+    DRAM pages): it streams."""
+    r = analyze_reuse(load("stride-32"), 1056, 50 << 20)
+    assert r.dram_read_bytes > 0 and r.dram_scatter_bytes == 0
+
+
+def test_a_resident_timed_loop_reads_from_l2_not_dram():
+    sc = load("coalesced")
+    r = analyze_reuse(sc, 1056, 50 << 20, resident=True)
+    assert r.dram_bytes == 0 and r.window == "resident"
+    assert r.l2_sectors == 4096 and all(st.l2_hits == st.sectors for st in r.per_instruction.values()
+                                        if st.op == "load")
+    from viz.gpu.plan import l2_resident
+
+    assert l2_resident(400_384, 8, 50 << 20) and not l2_resident(512 << 20, 1, 50 << 20)
+
+
+def test_l2_costs_reproduce_the_calibrated_rates():
+    """Per request t_req, per sector t_sec, per partly written sector t_part: coalesced
+    16-byte loads (4 sectors a request), one-sector requests and partial stores come out at
+    the calibrated rates."""
+    d = H100
+    if not (d.l2_scatter_per_s and d.l2_partial_per_s):
+        pytest.skip("the installed calibration has no L2 request rates")
+    t_req, t_sec, t_st, t_part = d.l2_costs()
+    assert t_req > 0 and t_sec > 0 and t_st == t_sec
+    assert t_req / 4 + t_sec == pytest.approx(32 / d.l2_bytes_per_s)
+    assert t_req + t_sec == pytest.approx(1 / d.l2_scatter_per_s)
+    assert t_req + t_sec + t_part == pytest.approx(1 / d.l2_partial_per_s)
+    w = Workload(blocks=132 * 64, threads_per_block=256, l2_sectors=1e8, l2_requests=1e8)
+    assert predict_launch(w).term("L2") == pytest.approx(1e8 / d.l2_scatter_per_s)

@@ -233,7 +233,8 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     warp_inst = round(sum(s.warp_instructions for s in an.stats) * f)
     w = costmodel.workload(an, repeat, device_model, getattr(resources, "registers", None),
                            getattr(resources, "shared_bytes", None), blocks_total=blocks_total,
-                           generated=generated, serial_loops=serial_loops, resident=resident)
+                           generated=generated, serial_loops=serial_loops, resident=resident,
+                           sass_profile=getattr(resources, "sass", None))
     pred = costmodel.predict_launch(w, device_model)
     sectors = round(t["sectors"] * f)
     out = {

@@ -253,6 +253,7 @@ class Workload:
     wavefronts: int = 0              # shared wavefronts
     global_lines: int = 0            # global data wavefronts: one per 128-byte line a request touches
     instructions: int = 0            # memory warp instructions
+    global_instructions: int = 0     # of which global loads and stores
     dram_bytes: float = 0.0          # after reuse (viz.gpu.reuse), read + write
     dram_read_bytes: float = 0.0     # of which reads (L2 fills)
     l2_sectors: float = 0.0          # sectors that reach L2 from L1
@@ -263,7 +264,8 @@ class Workload:
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
     chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
     chain: tuple = ()                # (what, count, seconds each) of that chain
-    warp_instructions: float = 0.0   # every SASS instruction the warps issue (estimate_instructions)
+    warp_instructions: float = 0.0   # every SASS instruction the warps issue (viz.gpu.sass, else estimate_instructions)
+    instructions_from: str = "estimated from the kernel's shape"   # or "from the compiled kernel's SASS"
     registers: int | None = None     # per thread, from the compiled kernel
     shared_bytes: int = 0            # per block (static + dynamic)
     notes: tuple = ()
@@ -397,7 +399,7 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     terms.append(Term("LSU issue", issue, f"{w.instructions / 1e6:.4g} M memory instructions / ({sms_busy} SMs x "
                                           f"{device.lsu_instructions_per_clock:g} per clock)"))
     issue_all = w.warp_instructions / (sms_busy * device.issue_per_clock * clk)
-    issue_text = (f"{w.warp_instructions / 1e6:.4g} M warp instructions (estimated from the kernel's shape) / "
+    issue_text = (f"{w.warp_instructions / 1e6:.4g} M warp instructions ({w.instructions_from}) / "
                   f"({sms_busy} SMs x {device.issue_per_clock:g} per clock)")
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
@@ -440,7 +442,8 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
         terms.append(Term("latency", lat, lat_text))
         terms.append(Term("instruction issue", both, f"{issue_all * 1e3:.4g} ms = " + issue_text
                           + note.format(other=lat * 1e3)))
-    terms = _memory_and_pipes(terms)
+    terms = _memory_and_pipes(terms, Term("instruction issue", issue_all, issue_text),
+                              w.global_instructions / (sms_busy * device.lsu_instructions_per_clock * clk))
     body = max(t.seconds for t in terms)
     inputs = {"dram_bytes": round(w.dram_bytes), "l2_sectors_from_l1": round(w.l2_sectors),
               "l2_requests": round(w.l2_requests), "l2_store_sectors": round(w.l2_store_sectors),
@@ -454,21 +457,49 @@ MEMORY_TERMS = ("DRAM", "L2")                                # the memory side, 
 PIPE_TERMS = ("shared", "LSU issue")    # each SM's own pipes (a global load's L1 passes belong to its memory phase)
 
 
-def _memory_and_pipes(terms: list) -> list:
-    """The memory side and the SM's pipes overlap only in part: a warp waits for its global
-    data, then uses the shared or L1 pipe, so while the resident warps all wait for memory
-    the pipes idle, and the other way round (transpose-tile: DRAM 0.18 ms and shared
-    0.28 ms alone, 0.34 ms measured, with the shared pipe at 81% of its peak). The larger
-    of the two sides is replaced by their quadrature sum, as latency and issue are."""
-    mem = max((t for t in terms if t.name in MEMORY_TERMS), key=lambda t: t.seconds, default=None)
+def _memory_and_pipes(terms: list, issue: Term | None = None, global_issue_s: float = 0.0) -> list:
+    """The SM's pipes (shared, LSU issue) overlap only in part with the memory side and with
+    instruction issue. A warp waits for its global data, then uses the shared pipe, so
+    while the resident warps all wait for memory the pipe idles, and the other way round
+    (transpose-tile: DRAM 0.18 ms and shared 0.28 ms alone, 0.34 ms measured, with the
+    shared pipe at 81% of its peak); and a warp throttled at a full shared-memory queue
+    holds its scheduler's issue slot (gemm_nt_swizzle_add: issue at 92% and LSU at 67% of
+    their peaks at once). The larger of the pipes and their partner (the larger of the
+    memory side and ``issue``, the warps' own instruction issue) is replaced by their
+    quadrature sum, as latency and issue are.
+
+    Global loads and stores are the exception: one holds its place in the L1's in-order
+    pipeline until its data is there, so the LSU issue of global instructions
+    (``global_issue_s``) adds to the memory side's time instead (gemm-naive: 180 M global
+    loads take 0.69 ms of LSU issue, DRAM 0.60 ms, measured 1.27 ms with warps stalled on
+    a full L1 queue, lg_throttle, 30% of the time)."""
+    mem_terms = [t for t in terms if t.name in MEMORY_TERMS]
+    if global_issue_s > 0 and mem_terms:
+        top = max(mem_terms, key=lambda t: t.seconds)
+        new = Term(top.name, top.seconds + global_issue_s,
+                   f"{top.seconds * 1e3:.4g} ms = {top.what}; + {global_issue_s * 1e3:.4g} ms of LSU issue for "
+                   f"the global instructions, which wait in the L1's in-order pipeline for their data")
+        terms = [new if t is top else t for t in terms]
+        mem_terms = [new if t is top else t for t in mem_terms]
+        lsu = next((t for t in terms if t.name == "LSU issue"), None)
+        if lsu is not None:     # what is left of the LSU term: the shared instructions' issue
+            rest = max(0.0, lsu.seconds - global_issue_s)
+            terms = [Term("LSU issue", rest, f"{lsu.what} (of which {global_issue_s * 1e3:.4g} ms global, counted "
+                                             f"with {top.name})") if t is lsu else t for t in terms]
+    mem = max(mem_terms + ([issue] if issue is not None else []), key=lambda t: t.seconds, default=None)
     pipe = max((t for t in terms if t.name in PIPE_TERMS), key=lambda t: t.seconds, default=None)
     if mem is None or pipe is None or not mem.seconds or not pipe.seconds:
         return terms
     big, small = (mem, pipe) if mem.seconds >= pipe.seconds else (pipe, mem)
     both = math.hypot(big.seconds, small.seconds)
     text = (f"{big.seconds * 1e3:.4g} ms = {big.what}; with {small.name} ({small.seconds * 1e3:.4g} ms) in "
-            f"quadrature: sqrt({big.seconds * 1e3:.4g}^2 + {small.seconds * 1e3:.4g}^2) ms, as the memory side and "
-            f"the SM's pipes overlap only in part")
+            f"quadrature: sqrt({big.seconds * 1e3:.4g}^2 + {small.seconds * 1e3:.4g}^2) ms, as the SM's pipes "
+            f"overlap only in part with {'issue' if pipe is small else 'them'}")
+    if big.name == "instruction issue":    # the issue term in the list may hold the latency's share already
+        cur = next(t for t in terms if t.name == "instruction issue")
+        if cur.seconds >= both:
+            return terms
+        return [Term(t.name, both, text) if t is cur else t for t in terms]
     return [Term(t.name, both, text) if t is big else t for t in terms]
 
 
@@ -486,6 +517,8 @@ def totals(metrics: dict[str, int]) -> dict[str, int]:
         + g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") + g("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
         # ldmatrix / stmatrix: their own instruction counters (viz.kinds.ldmatrix)
         + g("smsp__inst_executed_op_ldsm.sum") + g("smsp__inst_executed_op_shared_stsm.sum"),
+        "global_instructions": g("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+        + g("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
     }
 
 
@@ -497,7 +530,8 @@ def dram_bytes(sectors_and_lines) -> int:
 
 def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | None = None,
              shared_bytes: int | None = None, reuse=None, blocks_total: int | None = None,
-             generated: bool = True, serial_loops: bool = False, resident: bool = False) -> Workload:
+             generated: bool = True, serial_loops: bool = False, resident: bool = False,
+             sass_profile: dict | None = None) -> Workload:
     """The Workload of ``repeat`` replicas of an analysed scenario (``viz.engine.Analysis``).
     ``reuse`` is ``viz.gpu.reuse.analyze_reuse`` of it (computed here when None).
     ``blocks_total``: the analysis covers only the first rows of a launch of that many
@@ -507,7 +541,10 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     ``serial_loops``: the kernel's loops are not unrolled (``#pragma unroll 1``): each
     iteration waits for its own loads before the next one issues.
     ``resident``: the timed loop's data (all its buffer sets) fits in half of L2, so each
-    launch finds what the previous ones left there (``analyze_reuse``)."""
+    launch finds what the previous ones left there (``analyze_reuse``). ``sass_profile``: the
+    compiled kernel's static profile (``viz.gpu.sass.profile_of``, recorded in a results
+    file's ``timing.resources.sass``): the warp instructions are counted from it
+    (``viz.gpu.sass.dynamic_instructions``), else estimated from the scenario's shape."""
     import numpy as np
 
     from .reuse import analyze_reuse
@@ -526,15 +563,26 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
                                serial_loops)
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
+    if sass_profile:
+        from .sass import dynamic_instructions, engine_counts
+
+        counts, warps = engine_counts(an)
+        warp_instructions = dynamic_instructions(sass_profile, {k: v * f for k, v in counts.items()},
+                                                 warps * f).instructions
+        instructions_from = "from the compiled kernel's SASS"
+    else:
+        warp_instructions = estimate_instructions(an, generated) * f
+        instructions_from = "estimated from the kernel's shape"
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
+        global_instructions=round(t["global_instructions"] * f),
         dram_bytes=reuse.dram_bytes * f, l2_sectors=reuse.l2_sectors * f, l2_requests=reuse.l2_requests * f,
         l2_store_sectors=reuse.store_sectors * f, dram_scatter_bytes=reuse.dram_scatter_bytes * f,
         chain_s=chain_s, chain=chain,
         chain_loaded_s=max(chain_loaded_s, chain_s),
         partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f,
-        warp_instructions=estimate_instructions(an, generated) * f,
+        warp_instructions=warp_instructions, instructions_from=instructions_from,
         global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
         registers=registers, shared_bytes=shared_bytes)
 

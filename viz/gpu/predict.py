@@ -21,9 +21,13 @@ from .plan import DeviceLimits, l2_resident, plan_scale
 class Resources:
     registers: int | None
     shared_bytes: int | None = None
+    sass: dict | None = None        # the timed kernel's static SASS profile (viz.gpu.sass.profile_of)
 
     def as_dict(self) -> dict:
-        return {"registers": self.registers, "shared_bytes": self.shared_bytes}
+        d = {"registers": self.registers, "shared_bytes": self.shared_bytes}
+        if self.sass is not None:
+            d["sass"] = self.sass
+        return d
 
 
 def limits_of(device: dict) -> DeviceLimits:
@@ -31,15 +35,18 @@ def limits_of(device: dict) -> DeviceLimits:
 
 
 def generated_resources(unit: Scenario, name: str) -> Resources:
-    """Registers of a scenario's generated kernel (ptxas), or unknown without nvcc."""
+    """Registers of a scenario's generated kernel (ptxas) and its SASS profile (None without
+    cuobjdump), or unknown without nvcc."""
     from . import GpuUnavailable
     from .codegen import generate
     from .compile import CompileError, resource_usage
+    from .sass import kernel_profile
 
     try:
         kernel = generate(unit, name=name)
         use = resource_usage(kernel.source).get(name) or {}
-        return Resources(use.get("registers"), kernel.shared_bytes + use.get("shared_bytes", 0))
+        return Resources(use.get("registers"), kernel.shared_bytes + use.get("shared_bytes", 0),
+                         kernel_profile(kernel.source, name))
     except (GpuUnavailable, CompileError):
         return Resources(None, None)
 
@@ -48,13 +55,16 @@ def hand_resources(k, sc: Scenario) -> Resources:
     from . import GpuUnavailable, handwritten
     from .compile import CompileError, resource_usage
     from .plan import _const
+    from .sass import kernel_profile
 
+    profile = None
     try:
         use = resource_usage(handwritten.file_source(k.file)).get(k.function) or {}
+        profile = kernel_profile(handwritten.file_source(k.file), k.function)
     except (GpuUnavailable, CompileError):
         use = {}
     dyn = _const(k.shared, dict(sc.params), f"shared of {k.name}")
-    return Resources(use.get("registers"), dyn + use.get("shared_bytes", 0))
+    return Resources(use.get("registers"), dyn + use.get("shared_bytes", 0), profile)
 
 
 ANALYSIS_LIMIT = 300_000_000   # lane-bytes (simulate.work_estimate) analysed in full; beyond, the first rows
@@ -108,7 +118,7 @@ def predict_scenario(sc: Scenario, device: costmodel.DeviceModel, limits: Device
     an, blocks = analysis_of(unit)
     resident = l2_resident(scale.launch_bytes, scale.buffer_sets, limits.l2_bytes)
     w = costmodel.workload(an, scale.replicas, device, res.registers, res.shared_bytes, blocks_total=blocks,
-                           resident=resident)
+                           resident=resident, sass_profile=res.sass)
     return costmodel.predict_launch(w, device), res
 
 
@@ -131,7 +141,8 @@ def predict_hand(k, device: costmodel.DeviceModel, resources: Resources | None =
     an, blocks = analysis_of(big)
     limits = limits or DeviceLimits(device.sm_count, device.l2_bytes)
     w = costmodel.workload(an, 1, device, res.registers, res.shared_bytes, blocks_total=blocks, generated=False,
-                           serial_loops=serial_loops(k), resident=hand_resident(k, big, limits))
+                           serial_loops=serial_loops(k), resident=hand_resident(k, big, limits),
+                           sass_profile=res.sass)
     return costmodel.predict_launch(w, device), res
 
 
@@ -155,7 +166,14 @@ def predict_trace(trace, device: costmodel.DeviceModel | None = None, resources:
 
 def _res(entry: dict) -> Resources | None:
     r = (entry.get("timing") or {}).get("resources") or entry.get("resources")
-    return Resources(r.get("registers"), r.get("shared_bytes")) if isinstance(r, dict) else None
+    if not isinstance(r, dict):
+        return None
+    sass = r.get("sass")
+    if sass is not None:
+        from .sass import check_profile
+
+        sass = check_profile(sass)
+    return Resources(r.get("registers"), r.get("shared_bytes"), sass)
 
 
 def device_of(doc: dict) -> costmodel.DeviceModel:

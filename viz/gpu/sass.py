@@ -1,0 +1,917 @@
+"""Warp instructions of a launch from its compiled kernel: SASS, basic blocks, loops.
+
+The cost model's *instruction issue* term needs every warp instruction a launch issues
+(Nsight Compute's ``smsp__inst_executed.sum``), not only the memory ones the engine
+counts. A shape-based guess (``costmodel.estimate_instructions``) misses what ptxas does:
+unrolled loops, address arithmetic, a rolled ``#pragma unroll 1`` loop's counter and
+branch. This module reads the compiled kernel instead (no Qt, no PyCUDA; cuobjdump or
+nvdisasm from the CUDA toolkit or the ``nvidia-cuda-cuobjdump`` wheel, found with
+``viz.gpu.compile.find_tool``):
+
+1. **SASS** of a cubin (``sass_text``), parsed per function (``parse_sass``): address,
+   predicate, opcode, branch target of every instruction.
+2. **Control flow** (``Cfg``): basic blocks (a block starts at a branch target or after a
+   branch or EXIT), their edges, dominators, and natural loops (a back edge ``u -> h``
+   where ``h`` dominates ``u``; loops with one header are merged). Every block belongs to
+   its innermost loop, or to the top level: those are the *regions*.
+3. **Profile** (``profile_of``): per region its static instructions, its memory
+   instructions by kind (``KINDS``: global load / store, shared load / store, ldmatrix,
+   stmatrix, atomic, cp.async, TMA), its parent region and depth. The profile is plain
+   JSON, stored in a results file beside the kernel's registers, so the count can be
+   made again without any CUDA tool (``dynamic_instructions``).
+4. **Dynamic count** (``dynamic_instructions``): the engine knows how many warps the
+   launch has and how many memory instructions of each kind its warps execute
+   (``engine_counts``: warp instructions with an active lane, from ``Analysis.stats``).
+   The top region runs once per warp. Every loop and conditional stretch with memory
+   instructions runs ``x_r`` times in all; for each kind ``k``,
+   ``sum_r mem[r][k] * x_r = count[k] - mem[top][k] * warps``. Those equations are solved
+   by least squares in the scaled unknowns ``y_r = x_r / p_r``, taking the solution
+   nearest to the prior ``p_r`` (``y = 1 + pinv(A) (b - A 1)``), then clipped at 0 and
+   solved again without the clipped regions. The prior comes from the structure alone:
+   the parent's prior times the loop's trip count when the SASS shows it (a counter from
+   0 stepped by an immediate and compared with an immediate), times ``CONDITIONAL_PRIOR``
+   for a stretch a branch can skip. So a loop whose kinds separate it from the others
+   (gemm_tiled: LDG + STS in the tile loop, LDS in the k loop) is solved exactly; regions
+   with the same mix of kinds (a 4x unrolled loop and its remainder loop, the steps of a
+   tree reduction) share their count as the priors say (their sum is exact); a skippable
+   stretch holding the same kind as code that always runs (the never-taken sink store of
+   every generated kernel) takes none of it. A conditional stretch runs at most as often
+   as its parent. Regions without memory instructions follow: a stretch that guards (or
+   is guarded by) a loop or conditional stretch runs as often as that unit is entered
+   (its executions over its static trips), at most as often as its parent; a loop without
+   any runs its trips per pass of its parent. The estimate is
+   ``sum_r instructions[r] * x_r``.
+
+Limits: code a warp skips without memory instructions in it (the other side of an
+``if``) counts as if it ran, unless it guards a unit with memory instructions. A memory
+instruction predicated off for a whole warp is issued but not counted by the engine, so
+its region looks busier than it is. Loops of one mix split by their priors, not by what
+they ran. A subroutine (CALL ... RET, such as a 64-bit division's slow path) counts once
+per executed call site, as if every call took it. A cycle without a dominating header
+(irreducible; ptxas was not seen to emit one) is not a loop: its blocks count once per pass
+of the region around them. Indirect branches (BRX) end a block with no known successor.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROFILE_VERSION = 1
+# The prior of a conditional stretch with memory instructions, relative to its parent: when
+# the counts cannot tell it from code that always runs (the never-taken sink store of every
+# generated kernel beside its real stores), the code that always runs takes them.
+CONDITIONAL_PRIOR = 1e-3
+
+# Memory kinds, as the engine names its instructions (``engine_kind``) and as SASS opcodes.
+KINDS = ("global.load", "global.store", "shared.load", "shared.store", "ldmatrix", "stmatrix", "atomic",
+         "cp.async", "tma.load")
+_OPCODE_KIND = {
+    "LDG": "global.load", "STG": "global.store", "LDS": "shared.load", "STS": "shared.store",
+    "LDSM": "ldmatrix", "STSM": "stmatrix", "ATOMS": "atomic", "ATOMG": "atomic", "ATOM": "atomic", "RED": "atomic",
+    "REDG": "atomic", "LDGSTS": "cp.async", "UTMALDG": "tma.load",
+    # Generic (flat) accesses: in a kernel the engine models, through pointers to its global arrays.
+    "LD": "global.load", "ST": "global.store",
+}
+_BRANCH = {"BRA", "JMP"}
+_INDIRECT = {"BRX", "JMX"}
+_CALL = {"CALL"}
+_RETURN = {"RET"}
+_EXIT = {"EXIT", "KILL"}
+
+
+class SassError(ValueError):
+    """SASS text this module cannot read (names the line)."""
+
+
+@dataclass(frozen=True)
+class Instr:
+    addr: int
+    opcode: str                 # with modifiers: "LDG.E.128.CONSTANT"
+    operands: str = ""
+    pred: str | None = None     # "P0", "!P1"; "cond" for a branch with a condition operand
+                                #  (BRA.DIV UR4, ...); None when unpredicated (or @PT)
+    target: int | None = None   # branch / call target address
+
+    @property
+    def base(self) -> str:
+        return self.opcode.split(".")[0]
+
+    @property
+    def kind(self) -> str | None:
+        """The engine's memory kind of this instruction, or None (also for ``@!PT``, never
+        executed: ptxas's placeholder LDS beside an LDGSTS)."""
+        if self.pred in ("!PT", "!UPT"):
+            return None
+        return _OPCODE_KIND.get(self.base)
+
+
+# ---------------------------------------------------------------------------- SASS text
+
+
+def sass_text(cubin: bytes, timeout: float = 120) -> str | None:
+    """The SASS of a cubin (``cuobjdump --dump-sass``, else ``nvdisasm -c``), or None when
+    neither tool is there or it fails."""
+    from .compile import find_tool
+
+    for tool, args in (("cuobjdump", ["--dump-sass"]), ("nvdisasm", ["-c"])):
+        exe = find_tool(tool)
+        if not exe:
+            continue
+        with tempfile.TemporaryDirectory(prefix="warpviz-sass-") as tmp:
+            path = Path(tmp) / "k.cubin"
+            path.write_bytes(cubin)
+            try:
+                proc = subprocess.run([exe, *args, str(path)], capture_output=True, text=True, timeout=timeout)
+            except (OSError, subprocess.SubprocessError):
+                continue
+        if proc.returncode == 0 and "/*0000*/" in proc.stdout:
+            return proc.stdout
+    return None
+
+
+_ADDR_LINE = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*)$")
+_CUOBJ_FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
+_NVDIS_FUNC = re.compile(r"^\s*\.text\.([A-Za-z_$][\w$.]*):\s*$")
+_LABEL = re.compile(r"^\s*(\.L[\w$.]*|[A-Za-z_$][\w$.]*):\s*$")
+_PRED = re.compile(r"^@(!?U?P[0-7T])\s+")
+_HEX_TARGET = re.compile(r"^(0x[0-9a-fA-F]+)\b")
+_LABEL_TARGET = re.compile(r"`\((\.?[\w$.]+)\)")
+
+
+def parse_sass(text: str) -> dict[str, list[Instr]]:
+    """{function: [Instr in address order]} from cuobjdump's or nvdisasm's SASS listing.
+    Lines without an instruction (headers, encodings, labels, ``.byte`` data) are skipped;
+    branch targets are hex addresses (cuobjdump) or labels (nvdisasm -c)."""
+    funcs: dict[str, list[tuple[int, str, int]]] = {}
+    labels: dict[str, dict[str, int]] = {}
+    cur: str | None = None
+    pending: list[str] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = _CUOBJ_FUNC.match(line) or _NVDIS_FUNC.match(line)
+        if m:
+            cur = m.group(1)
+            funcs.setdefault(cur, [])
+            labels.setdefault(cur, {})
+            pending = []
+            continue
+        if cur is None:
+            continue
+        lm = _LABEL.match(line)
+        if lm:
+            pending.append(lm.group(1))
+            continue
+        am = _ADDR_LINE.match(line)
+        if not am:
+            continue
+        body = am.group(2).strip()
+        if not body or body.startswith(".") or body.startswith("/*"):
+            continue        # data (.byte) or an encoding line
+        addr = int(am.group(1), 16)
+        for lb in pending:
+            labels[cur][lb] = addr
+        pending = []
+        funcs[cur].append((addr, body, lineno))
+    out: dict[str, list[Instr]] = {}
+    for name, rows in funcs.items():
+        instrs = []
+        for addr, body, lineno in rows:
+            code = body.split(";")[0].strip()
+            if not code:
+                continue
+            pred = None
+            pm = _PRED.match(code)
+            if pm:
+                pred = None if pm.group(1) in ("PT", "UPT") else pm.group(1)
+                code = code[pm.end():]
+            parts = code.split(None, 1)
+            opcode = parts[0]
+            operands = parts[1].strip() if len(parts) > 1 else ""
+            target = None
+            base = opcode.split(".")[0]
+            if base in _BRANCH or base in _CALL:
+                # The target is the last operand: `BRA 0x380`, `BRA.DIV UR4, 0x1d0`,
+                # `BRA.U !UP0, 0x2a0`, nvdisasm's `BRA `(.L_x_3)`.
+                last = operands.rsplit(",", 1)[-1].strip()
+                hm = _HEX_TARGET.match(last)
+                lm2 = _LABEL_TARGET.search(last)
+                if hm:
+                    target = int(hm.group(1), 16)
+                elif lm2 and lm2.group(1) in labels[name]:
+                    target = labels[name][lm2.group(1)]
+                elif base in _BRANCH:
+                    raise SassError(f"line {lineno}: branch target {operands!r} not understood")
+                if base in _BRANCH and pred is None and "," in operands:
+                    pred = "cond"     # a condition among the operands: it may fall through too
+            instrs.append(Instr(addr, opcode, operands, pred, target))
+        instrs.sort(key=lambda i: i.addr)
+        out[name] = instrs
+    return out
+
+
+# ---------------------------------------------------------------------------- control flow
+
+
+@dataclass
+class Block:
+    index: int
+    start: int                  # index of the first instruction
+    end: int                    # one past the last
+    succs: list[int] = field(default_factory=list)
+    preds: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Loop:
+    header: int                 # block index
+    blocks: frozenset
+    latches: tuple              # blocks with a back edge to the header
+    parent: int | None = None   # index in Cfg.loops
+    depth: int = 1
+
+
+class Cfg:
+    """Basic blocks, dominators and natural loops of one function's instructions."""
+
+    def __init__(self, instrs: list[Instr]):
+        self.instrs = list(instrs)
+        self.blocks: list[Block] = []
+        self.calls: list[tuple[int, int]] = []       # (calling block, callee block)
+        self._build()
+        self.reachable = self._reach()
+        self.idom = self._dominators()
+        self.loops = self._loops()
+
+    def _build(self) -> None:
+        ins = self.instrs
+        if not ins:
+            return
+        by_addr = {i.addr: k for k, i in enumerate(ins)}
+        leaders = {0}
+        for k, i in enumerate(ins):
+            b = i.base
+            if i.target is not None and i.target in by_addr:
+                leaders.add(by_addr[i.target])
+            if b in _BRANCH or b in _INDIRECT or b in _EXIT or b in _RETURN or b in _CALL:
+                if k + 1 < len(ins):
+                    leaders.add(k + 1)
+        starts = sorted(leaders)
+        block_of = {}
+        for n, s in enumerate(starts):
+            e = starts[n + 1] if n + 1 < len(starts) else len(ins)
+            self.blocks.append(Block(n, s, e))
+            block_of[s] = n
+        for blk in self.blocks:
+            last = ins[blk.end - 1]
+            b = last.base
+            nxt = blk.index + 1 if blk.index + 1 < len(self.blocks) else None
+            succ: list[int] = []
+            if b in _BRANCH:
+                if last.target in by_addr:
+                    succ.append(block_of[by_addr[last.target]])
+                if last.pred is not None and nxt is not None:
+                    succ.append(nxt)
+            elif b in _EXIT or b in _RETURN:
+                if last.pred is not None and nxt is not None:
+                    succ.append(nxt)
+            elif b in _INDIRECT:
+                pass        # unknown targets: the rest is reached only through labels we cannot see
+            else:
+                if b in _CALL and last.target in by_addr:
+                    self.calls.append((blk.index, block_of[by_addr[last.target]]))
+                if nxt is not None:
+                    succ.append(nxt)
+            for s in dict.fromkeys(succ):
+                blk.succs.append(s)
+                self.blocks[s].preds.append(blk.index)
+
+    def _reach(self) -> set[int]:
+        if not self.blocks:
+            return set()
+        seen = {0}
+        todo = [0]
+        while todo:
+            b = todo.pop()
+            for s in self.blocks[b].succs:
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+            if not todo:                       # a subroutine: reached through a reachable CALL
+                todo = [c for caller, c in self.calls if caller in seen and c not in seen]
+                seen.update(todo)
+        return seen
+
+    def main(self) -> set[int]:
+        """Blocks reached from the entry without entering a subroutine."""
+        seen = {0} if self.blocks else set()
+        todo = list(seen)
+        while todo:
+            for s in self.blocks[todo.pop()].succs:
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+        return seen
+
+    def _rpo(self, root: int) -> list[int]:
+        order, seen = [], set()
+        stack = [(root, iter(self.blocks[root].succs))]
+        seen.add(root)
+        while stack:
+            node, it = stack[-1]
+            for s in it:
+                if s not in seen and s in self.reachable:
+                    seen.add(s)
+                    stack.append((s, iter(self.blocks[s].succs)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+        return order[::-1]
+
+    def _dominators(self) -> dict[int, int | None]:
+        """Immediate dominators (Cooper, Harvey and Kennedy), per root: the entry and each
+        subroutine's first block."""
+        idom: dict[int, int | None] = {}
+        roots = [0] + sorted({c for _, c in self.calls} - {0}) if self.blocks else []
+        for root in roots:
+            if root in idom:
+                continue
+            rpo = [b for b in self._rpo(root) if b not in idom or b == root]
+            pos = {b: k for k, b in enumerate(rpo)}
+            dom = {root: root}
+            changed = True
+            while changed:
+                changed = False
+                for b in rpo[1:]:
+                    ps = [p for p in self.blocks[b].preds if p in dom and p in pos]
+                    if not ps:
+                        continue
+                    new = ps[0]
+                    for p in ps[1:]:
+                        a, c = new, p
+                        while a != c:
+                            while pos[a] > pos[c]:
+                                a = dom[a]
+                            while pos[c] > pos[a]:
+                                c = dom[c]
+                        new = a
+                    if dom.get(b) != new:
+                        dom[b] = new
+                        changed = True
+            for b, d in dom.items():
+                idom.setdefault(b, None if b == root else d)
+        return idom
+
+    def dominates(self, a: int, b: int) -> bool:
+        while b is not None:
+            if a == b:
+                return True
+            b = self.idom.get(b)
+        return False
+
+    def _loops(self) -> list[Loop]:
+        bodies: dict[int, set[int]] = {}
+        latches: dict[int, list[int]] = {}
+        for blk in self.blocks:
+            if blk.index not in self.reachable:
+                continue
+            for s in blk.succs:
+                if s in self.idom and self.dominates(s, blk.index):
+                    body = bodies.setdefault(s, {s})
+                    latches.setdefault(s, []).append(blk.index)
+                    todo = [blk.index]
+                    while todo:
+                        n = todo.pop()
+                        if n in body:
+                            continue
+                        body.add(n)
+                        todo.extend(p for p in self.blocks[n].preds if p in self.reachable)
+        loops = [Loop(h, frozenset(b), tuple(latches[h])) for h, b in bodies.items()]
+        loops.sort(key=lambda lp: (len(lp.blocks), self.blocks[lp.header].start))
+        for k, lp in enumerate(loops):
+            for j in range(k + 1, len(loops)):
+                if lp.blocks < loops[j].blocks or (lp.blocks == loops[j].blocks and j != k):
+                    lp.parent = j
+                    break
+        # Sort outer first, so parents come before children, and fix the parent indices.
+        order = sorted(range(len(loops)), key=lambda k: (-len(loops[k].blocks), self.blocks[loops[k].header].start))
+        new = {old: n for n, old in enumerate(order)}
+        out = []
+        for old in order:
+            lp = loops[old]
+            lp.parent = new[lp.parent] if lp.parent is not None else None
+            out.append(lp)
+        for lp in out:
+            lp.depth = 1 if lp.parent is None else out[lp.parent].depth + 1
+        return out
+
+    def innermost(self) -> dict[int, int | None]:
+        """{block: index of its innermost loop, or None at the top level} (reachable blocks)."""
+        out: dict[int, int | None] = {b: None for b in self.reachable}
+        for k, lp in enumerate(self.loops):     # outer first: inner loops overwrite
+            for b in lp.blocks:
+                out[b] = k
+        return out
+
+
+# ---------------------------------------------------------------------------- profile
+
+
+_ISETP_IMM = re.compile(r"ISETP\.(NE|LT|GE)\.[\w.]*AND\s+!?U?P\d,\s*U?PT,\s*(U?R\d+),\s*(-?0x[0-9a-fA-F]+|-?\d+)")
+_STEP = re.compile(r"^(?:IADD3|VIADD|IADD|UIADD3)(?:\.\w+)*$")
+
+
+def _static_trips(cfg: Cfg, lp: Loop) -> int | None:
+    """A loop's trip count when the SASS shows it: the latch compares a counter with an
+    immediate (``ISETP.NE.AND P0, PT, R17, 0x20``), the loop steps that counter by an
+    immediate, and the counter starts at 0 (set from RZ before the loop). None otherwise."""
+    ins = cfg.instrs
+    for latch in lp.latches:
+        blk = cfg.blocks[latch]
+        for k in range(blk.end - 1, blk.start - 1, -1):
+            i = ins[k]
+            if i.base not in ("ISETP", "UISETP"):
+                continue
+            m = _ISETP_IMM.match(f"{i.opcode} {i.operands}")
+            if not m:
+                continue
+            reg, limit = m.group(2), int(m.group(3), 0)
+            step = None
+            for b in lp.blocks:
+                for j in range(cfg.blocks[b].start, cfg.blocks[b].end):
+                    o = ins[j]
+                    ops = [x.strip() for x in o.operands.split(",")]
+                    if _STEP.match(o.opcode) and ops and ops[0] == reg and reg in ops[1:]:
+                        imm = [x for x in ops[1:] if re.fullmatch(r"-?0x[0-9a-fA-F]+|-?\d+", x)]
+                        if len(imm) == 1:
+                            step = int(imm[0], 0)
+            if not step or step <= 0 or limit <= 0:
+                return None
+            # The counter starts from zero before the loop (MOV/IMAD.MOV R, RZ / CS2R).
+            for b in cfg.reachable - set(lp.blocks):
+                for j in range(cfg.blocks[b].start, cfg.blocks[b].end):
+                    o = ins[j]
+                    ops = [x.strip() for x in o.operands.split(",")]
+                    if ops and ops[0] == reg and (o.base in ("MOV", "IMAD", "CS2R") and
+                                                  all(x in ("RZ", "SRZ", "0x0", "0") for x in ops[1:]
+                                                      if x != reg)):
+                        return -(-limit // step) if limit % step == 0 else None
+            return None
+    return None
+
+
+def profile_of(instrs: list[Instr], name: str = "") -> dict:
+    """The static profile of one function (module docstring, point 3): JSON-able.
+
+    ``regions[0]`` is the top level; then one region per loop (``loop``: its header's
+    address, ``trips``: its trip count per entry when the SASS shows it); then the
+    conditional stretches: ``conditional`` ones hold memory instructions (an unknown
+    count of their own), ``follows`` ones hold none and run as often as the units they
+    guard or are guarded by (the largest of those units' entries, at most their parent's
+    count)."""
+    cfg = Cfg(instrs)
+    inner = cfg.innermost()
+    regions = [{"loop": None, "parent": None, "depth": 0, "instructions": 0, "memory": {}}]
+    for lp in cfg.loops:
+        regions.append({"loop": f"0x{instrs[cfg.blocks[lp.header].start].addr:04x}",
+                        "parent": 0 if lp.parent is None else lp.parent + 1, "depth": lp.depth,
+                        "instructions": 0, "memory": {}, "trips": _static_trips(cfg, lp)})
+    # A block runs on every pass through its region when it dominates every place a pass
+    # ends: the loop's latches, or for the top level every EXIT (an early @P EXIT too).
+    main = cfg.main()
+    exits = [b for b in main if not cfg.blocks[b].succs or instrs[cfg.blocks[b].end - 1].base in _EXIT]
+    heads: dict[int, int] = {cfg.loops[k].header: k + 1 for k in range(len(cfg.loops))}   # head block -> unit
+    mem_of: dict[int, dict] = {}
+    cond: dict[int, bool] = {}
+    for b in sorted(cfg.reachable):
+        blk = cfg.blocks[b]
+        mem: dict[str, int] = {}
+        for i in instrs[blk.start:blk.end]:
+            if i.kind:
+                mem[i.kind] = mem.get(i.kind, 0) + 1
+        mem_of[b] = mem
+        r = inner[b]
+        ends = exits if r is None else list(cfg.loops[r].latches)
+        cond[b] = b in main and not all(cfg.dominates(b, e) for e in ends)
+
+    def region_of(b: int) -> int:
+        return 0 if inner[b] is None else inner[b] + 1
+
+    unit_of: dict[int, int] = {}
+    groups: dict[tuple, int] = {}
+    for b in sorted(cfg.reachable):          # conditional stretches with memory: unknowns
+        if cond[b] and mem_of[b]:
+            key = ("c", region_of(b), tuple(sorted(mem_of[b])))
+            if key not in groups:
+                groups[key] = len(regions)
+                par = region_of(b)
+                regions.append({"loop": None, "parent": par, "depth": regions[par]["depth"], "instructions": 0,
+                                "memory": {}, "conditional": True,
+                                "at": f"0x{instrs[cfg.blocks[b].start].addr:04x}"})
+            unit_of[b] = groups[key]
+            heads.setdefault(b, groups[key])
+    # A loop with no memory instruction in it (ptxas hoisted a guarded load out of its
+    # one-trip loop) runs as often as the units beside it that it guards or follows.
+    has_mem = [False] * len(cfg.loops)
+    for k, lp in enumerate(cfg.loops):
+        has_mem[k] = any(mem_of[b] for b in lp.blocks)
+    for k, lp in enumerate(cfg.loops):
+        if has_mem[k]:
+            continue
+        u, par = k + 1, regions[k + 1]["parent"]
+        follows = sorted({v for h, v in heads.items() if v != u and regions[v]["parent"] == par
+                          and (regions[v].get("conditional") or (regions[v]["loop"] and has_mem[v - 1]))
+                          and (cfg.dominates(lp.header, h) or cfg.dominates(h, lp.header))})
+        if follows:
+            regions[u]["follows"] = follows
+    for b in sorted(cfg.reachable):          # conditional stretches without memory: follow a unit
+        if not cond[b] or mem_of[b]:
+            continue
+        par = region_of(b)
+        follows = sorted({u for h, u in heads.items() if u != par and regions[u]["parent"] == par
+                          and (cfg.dominates(b, h) or cfg.dominates(h, b))})
+        if not follows:
+            continue
+        key = ("f", par, tuple(follows))
+        if key not in groups:
+            groups[key] = len(regions)
+            regions.append({"loop": None, "parent": par, "depth": regions[par]["depth"], "instructions": 0,
+                            "memory": {}, "follows": list(follows),
+                            "at": f"0x{instrs[cfg.blocks[b].start].addr:04x}"})
+        unit_of[b] = groups[key]
+    # A subroutine's code outside its loops (CALL ... RET: a 64-bit division's slow path)
+    # runs once per call: its count is the sum of its call sites' counts.
+    sub = [b for b in sorted(cfg.reachable) if b not in main and inner[b] is None]
+    if sub:
+        sites = [unit_of.get(c, region_of(c)) for c, _callee in cfg.calls if c in cfg.reachable]
+        regions.append({"loop": None, "parent": 0, "depth": 0, "instructions": 0, "memory": {},
+                        "calls": sites, "at": f"0x{instrs[cfg.blocks[sub[0]].start].addr:04x}"})
+        for b in sub:
+            unit_of[b] = len(regions) - 1
+    for b in sorted(cfg.reachable):
+        blk = cfg.blocks[b]
+        rg = regions[unit_of.get(b, region_of(b))]
+        rg["instructions"] += blk.end - blk.start
+        for k, v in mem_of[b].items():
+            rg["memory"][k] = rg["memory"].get(k, 0) + v
+    for rg in regions:
+        rg["memory"] = dict(sorted(rg["memory"].items()))
+    return {"version": PROFILE_VERSION, "function": name,
+            "static_instructions": sum(r["instructions"] for r in regions), "regions": regions}
+
+
+def profiles_of_cubin(cubin: bytes) -> dict[str, dict] | None:
+    """{function: profile} of every function in a cubin, or None without cuobjdump/nvdisasm."""
+    text = sass_text(cubin)
+    if text is None:
+        return None
+    try:
+        return {name: profile_of(ins, name) for name, ins in parse_sass(text).items() if ins}
+    except SassError:
+        return None     # a listing this parser cannot read: the cost model keeps the shape estimate
+
+
+def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict | None:
+    """The profile of ``function`` in ``source`` compiled as the bench compiles it
+    (``compile.compile_cubin``: sm_90, ``NVCC_FLAGS``), with the nvcc version that made it;
+    None without cuobjdump / nvdisasm or when the cubin has no such function. Raises
+    GpuUnavailable without nvcc, CompileError when nvcc refuses the source. Cached beside
+    the cubins, by the cubin's hash."""
+    import hashlib
+    import os
+
+    from .compile import cache_dir, compile_cubin, nvcc_version
+
+    cubin = compile_cubin(source)
+    key = hashlib.sha256(cubin).hexdigest()[:32]
+    cached = cache_dir() / f"{key}.sass{PROFILE_VERSION}.json"
+    profiles = None
+    if use_cache and cached.exists():
+        try:
+            profiles = json.loads(cached.read_text())
+        except (OSError, ValueError):
+            profiles = None
+    if profiles is None:
+        profiles = profiles_of_cubin(cubin)
+        if profiles is None:
+            return None
+        for p in profiles.values():
+            p["nvcc"] = nvcc_version()
+        if use_cache:
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(profiles))
+            os.replace(tmp, cached)
+    return profiles.get(function)
+
+
+def check_profile(p) -> dict:
+    """A profile read back from a file, checked: raises ValueError naming the field."""
+    if not isinstance(p, dict) or p.get("version") != PROFILE_VERSION:
+        raise ValueError(f"sass profile: version must be {PROFILE_VERSION}")
+    regs = p.get("regions")
+    if not isinstance(regs, list) or not regs:
+        raise ValueError("sass profile: 'regions' must be a non-empty list")
+    for k, r in enumerate(regs):
+        if not isinstance(r, dict) or not isinstance(r.get("instructions"), int) or r["instructions"] < 0:
+            raise ValueError(f"sass profile: regions[{k}].instructions must be a non-negative integer")
+        par = r.get("parent")
+        if k == 0 and par is not None or k and (not isinstance(par, int) or not 0 <= par < k):
+            raise ValueError(f"sass profile: regions[{k}].parent must name an earlier region")
+        for key in ("follows", "calls"):
+            refs = r.get(key)
+            low = 0 if key == "calls" else 1        # a call site may be the top level
+            if refs is not None and (not isinstance(refs, list) or
+                                     any(not isinstance(u, int) or not low <= u < len(regs) or u == k for u in refs)):
+                raise ValueError(f"sass profile: regions[{k}].{key} must list other regions by index")
+        trips = r.get("trips")
+        if trips is not None and (not isinstance(trips, int) or trips < 1):
+            raise ValueError(f"sass profile: regions[{k}].trips must be a positive integer or null")
+        mem = r.get("memory", {})
+        if not isinstance(mem, dict) or any(kk not in KINDS or not isinstance(v, int) or v < 0
+                                            for kk, v in mem.items()):
+            raise ValueError(f"sass profile: regions[{k}].memory must map kinds {KINDS} to counts")
+    return p
+
+
+# ---------------------------------------------------------------------------- dynamic count
+
+
+def engine_kind(s) -> str | None:
+    """The memory kind of one of the engine's InstrStats (``KINDS``)."""
+    if s.op in ("cp.async", "tma.load", "atomic"):
+        return s.op
+    if getattr(s, "matrix", None) is not None:
+        return "ldmatrix" if s.op == "load" else "stmatrix"
+    if s.space in ("global", "shared") and s.op in ("load", "store"):
+        return f"{s.space}.{s.op}"
+    return None
+
+
+def engine_counts(an) -> tuple[dict[str, int], int]:
+    """({kind: warp instructions with an active lane}, warps) of an analysed scenario."""
+    counts: dict[str, int] = {}
+    for s in an.stats:
+        k = engine_kind(s)
+        if k:
+            counts[k] = counts.get(k, 0) + int(s.warp_instructions)
+    sc = an.scenario
+    warps = sc.launch.blocks * (-(-sc.launch.threads_per_block // 32))
+    return counts, warps
+
+
+@dataclass(frozen=True)
+class Estimate:
+    instructions: float             # warp instructions of the launch
+    executions: tuple               # per region: times it ran in all
+    residual: float                 # memory instructions the solution misses (sum |A x - b|)
+    memory: float                   # memory instructions the engine counts (the b side)
+
+    def as_dict(self) -> dict:
+        return {"instructions": round(self.instructions), "executions": [round(x, 3) for x in self.executions],
+                "residual": round(self.residual, 3), "memory": round(self.memory)}
+
+
+def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float) -> Estimate:
+    """Warp instructions of a launch of ``warps`` warps whose warps execute ``counts``
+    memory instructions by kind (module docstring, point 4)."""
+    import numpy as np
+
+    regs = profile["regions"]
+    n = len(regs)
+    kinds = sorted(set(KINDS) | set(counts))
+    M = np.array([[float(regs[k].get("memory", {}).get(kd, 0)) for kd in kinds] for k in range(n)])  # regions x kinds
+    b_all = np.array([float(counts.get(kd, 0)) for kd in kinds])
+    x = np.zeros(n)
+    x[0] = float(warps)
+    # Priors from the structure alone (so the split between loops the counts cannot tell
+    # apart does not move with the counts): the parent's prior times the static trip count.
+    prior = np.zeros(n)
+    prior[0] = max(float(warps), 1.0)
+    for k in range(1, n):
+        r = regs[k]
+        prior[k] = prior[r["parent"]] * (r.get("trips") or 1) * (CONDITIONAL_PRIOR if r.get("conditional") else 1)
+    solved = [k for k in range(1, n) if not regs[k].get("follows") and "calls" not in regs[k] and M[k].any()]
+    rhs = b_all - M[0] * x[0]
+    active = list(solved)
+    while active:
+        A = M[active].T * prior[active]       # kinds x active, columns scaled by the priors
+        y0 = np.ones(len(active))
+        y = y0 + np.linalg.pinv(A) @ (rhs - A @ y0)
+        neg = [a for a, v in zip(active, y) if v < 0]
+        for a, v in zip(active, y):
+            x[a] = max(0.0, v) * prior[a]
+        if not neg:
+            break
+        for a in neg:
+            x[a] = 0.0
+        active = [a for a in active if a not in neg]
+    for k in solved:               # a conditional stretch runs at most as often as its parent
+        if regs[k].get("conditional"):
+            x[k] = min(x[k], x[regs[k]["parent"]])
+    for k in range(1, n):          # parents first: the rest follow what was solved
+        if k in solved:
+            continue
+        r = regs[k]
+        if "calls" in r:
+            x[k] = sum(x[c] for c in r["calls"] if c < k)
+        elif r.get("follows"):
+            entries = max(x[u] / (regs[u].get("trips") or 1) for u in r["follows"])
+            x[k] = min(x[r["parent"]], entries) * (r.get("trips") or 1)
+        else:                      # a loop with no memory instruction: its trips per parent pass
+            x[k] = x[r["parent"]] * (r.get("trips") or 1)
+    total = float(sum(regs[k]["instructions"] * x[k] for k in range(n)))
+    resid = float(np.abs(M.T @ x - b_all).sum())
+    return Estimate(total, tuple(float(v) for v in x), resid, float(b_all.sum()))
+
+
+# ---------------------------------------------------------------------------- results files
+
+
+def timed_entries(doc: dict):
+    """Every timed launch of a results file, as ``bench`` made it: yields (where, entry's
+    timing table, kernel source, function, a function returning (Analysis, scale factor)).
+    ``where`` is ("scenarios" | "kernels", name) or ("sweeps", "name:value")."""
+    from ..scenario import load, with_params
+    from . import handwritten
+    from .bench import SWEEPS, _sweep_base, kernel_name
+    from .codegen import generate
+    from .plan import plan_scale
+    from .predict import analysis_of, limits_of
+
+    limits = limits_of(doc["device"])
+
+    def scenario_item(sc, kname, replicas=None):
+        scale = plan_scale(sc, limits, replicas=replicas)
+
+        def analysis():
+            an, blocks = analysis_of(scale.scenario)
+            return an, scale.replicas * blocks / an.scenario.launch.blocks
+        return generate(scale.scenario, name=kname).source, kname, analysis
+
+    for i, (name, e) in enumerate((doc.get("scenarios") or {}).items()):
+        t = e.get("timing")
+        if isinstance(t, dict) and "median_ms" in t:
+            yield (("scenarios", name), t, *scenario_item(load(name), kernel_name(i, name)))
+    hand = {k.name: k for k in handwritten.manifest()}
+    for name, e in (doc.get("kernels") or {}).items():
+        t = e.get("timing")
+        if isinstance(t, dict) and "median_ms" in t and name in hand:
+            k = hand[name]
+
+            def analysis(k=k):
+                an, blocks = analysis_of(handwritten.scenario_of(k, True))
+                return an, blocks / an.scenario.launch.blocks
+            yield ("kernels", name), t, handwritten.file_source(k.file), k.function, analysis
+    for name, sw in (doc.get("sweeps") or {}).items():
+        spec = SWEEPS.get(name)
+        if not spec or "scenarios" in spec:
+            continue
+        for pt in sw.get("points", []):
+            t = pt.get("timing")
+            if not isinstance(t, dict) or "median_ms" not in t:
+                continue
+            sc = with_params(_sweep_base(spec), {spec["param"]: pt["value"]})
+            replicas = (t.get("scale") or {}).get("replicas")
+            kname = f"wv_sweep_{name.replace('-', '_')}_{pt['value']}"
+            yield (("sweeps", f"{name}:{pt['value']}"), t, *scenario_item(sc, kname, replicas))
+
+
+def fill(doc: dict, log=print) -> dict:
+    """Adds the SASS profile of every timed kernel to ``timing.resources.sass`` (compiling
+    each as the bench did); returns {"filled": n, "failed": [(where, why)]}. Raises
+    GpuUnavailable without nvcc and RuntimeError without cuobjdump / nvdisasm."""
+    from .compile import CompileError, find_tool
+
+    if not (find_tool("cuobjdump") or find_tool("nvdisasm")):
+        raise RuntimeError("neither cuobjdump nor nvdisasm was found: put the CUDA toolkit's bin folder (or the "
+                           "nvidia-cuda-cuobjdump wheel's) on the PATH")
+    filled, failed = 0, []
+    for where, t, source, function, _an in timed_entries(doc):
+        try:
+            prof = kernel_profile(source, function)
+        except CompileError as err:
+            failed.append((where, f"does not compile: {err.log[-200:]}"))
+            continue
+        if prof is None:
+            failed.append((where, f"no SASS of function {function} (the disassembler failed or the cubin lacks it)"))
+            continue
+        res = t.setdefault("resources", {})
+        res["sass"] = prof
+        filled += 1
+        log(f"  {where[0]}/{where[1]}: {len(prof['regions'])} regions, {prof['static_instructions']} instructions")
+    return {"filled": filled, "failed": failed}
+
+
+def accuracy(doc: dict) -> list[dict]:
+    """Per timed entry with a profile: the SASS-based warp instructions, the shape estimate
+    the file's prediction used before (when recorded) and the measured ``smsp__inst_executed``
+    (``bottleneck.warp_instructions``, when measured)."""
+    from . import costmodel
+
+    rows = []
+    for where, t, _src, _fn, analysis in timed_entries(doc):
+        prof = (t.get("resources") or {}).get("sass")
+        if not prof:
+            continue
+        an, f = analysis()
+        counts, warps = engine_counts(an)
+        est = dynamic_instructions(check_profile(prof), {k: v * f for k, v in counts.items()}, warps * f)
+        section, name = where
+        entry = (doc.get(section) or {}).get(name) if section != "sweeps" else None
+        measured = ((entry or {}).get("bottleneck") or {}).get("warp_instructions")
+        rows.append({"section": section, "name": name, "sass": round(est.instructions),
+                     "shape": round(costmodel.estimate_instructions(an, section != "kernels") * f),
+                     "measured": measured, "residual": round(est.residual),
+                     "ratio": round(est.instructions / measured, 4) if measured else None})
+    return rows
+
+
+def _table(rows: list[dict], markdown: bool) -> str:
+    ms = [r for r in rows if r["measured"]]
+    within = lambda tol, key: sum(1 for r in ms if abs(r[key] / r["measured"] - 1) <= tol)  # noqa: E731
+    out = []
+    if markdown:
+        out.append("| entry | from the SASS | from the shape | measured | SASS / measured |")
+        out.append("|---|---:|---:|---:|---:|")
+    for r in sorted(rows, key=lambda r: -abs(r["ratio"] - 1) if r["ratio"] else 0):
+        m = f"{r['measured']:,}" if r["measured"] else "-"
+        q = f"{r['ratio']:.3f}" if r["ratio"] else "-"
+        if markdown:
+            out.append(f"| {r['section']}/{r['name']} | {r['sass']:,} | {r['shape']:,} | {m} | {q} |")
+        else:
+            out.append(f"{r['section'] + '/' + r['name']:48s} {r['sass']:>15,} {r['shape']:>15,} {m:>15} {q:>7}")
+    out.append("")
+    out.append(f"{len(ms)} measured entries: from the SASS {within(0.01, 'sass')} within 1%, "
+               f"{within(0.05, 'sass')} within 5%, {within(0.1, 'sass')} within 10%; from the shape "
+               f"{within(0.1, 'shape')} within 10%")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m viz.gpu.sass fill RESULTS --out OUT`` (add the profiles),
+    ``table RESULTS [--markdown]`` (SASS-based count vs measured) or ``show FILE`` (a .cu
+    or .cubin: the profile of each function)."""
+    import argparse
+    import sys
+
+    from . import GpuUnavailable
+
+    ap = argparse.ArgumentParser(prog="python -m viz.gpu.sass")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fill", help="add each timed kernel's SASS profile to a results file")
+    f.add_argument("results")
+    f.add_argument("--out", required=True)
+    t = sub.add_parser("table", help="warp instructions from the SASS profiles vs measured")
+    t.add_argument("results")
+    t.add_argument("--markdown", action="store_true")
+    s = sub.add_parser("show", help="the SASS profile of each function of a .cu or .cubin file")
+    s.add_argument("file")
+    a = ap.parse_args(argv)
+    from . import results
+
+    try:
+        if a.cmd == "show":
+            path = Path(a.file)
+            if path.suffix == ".cu":
+                from .compile import compile_cubin
+
+                cubin = compile_cubin(path.read_text())
+            else:
+                cubin = path.read_bytes()
+            profs = profiles_of_cubin(cubin)
+            if profs is None:
+                print("warpviz: neither cuobjdump nor nvdisasm was found (or it could not read the file)",
+                      file=sys.stderr)
+                return 2
+            print(json.dumps(profs, indent=1))
+            return 0
+        doc = results.load(a.results)
+        if a.cmd == "fill":
+            got = fill(doc)
+            out = Path(a.out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out.with_name(out.name + ".tmp")
+            tmp.write_text(results.dumps(doc), encoding="utf-8")
+            tmp.replace(out)              # atomic: a failed fill leaves no half-written file
+            print(f"sass fill: {got['filled']} profiles added, {len(got['failed'])} failed; wrote {a.out}")
+            for where, why in got["failed"]:
+                print(f"  {where[0]}/{where[1]}: {why}")
+            return 0 if not got["failed"] else 1
+        print(_table(accuracy(doc), a.markdown))
+        return 0
+    except (OSError, ValueError, RuntimeError, GpuUnavailable) as err:
+        print(f"warpviz: {getattr(err, 'reason', None) or err}", file=sys.stderr)
+        return 2
+
+
+__all__ = ["Instr", "Cfg", "parse_sass", "sass_text", "profile_of", "profiles_of_cubin", "dynamic_instructions",
+           "engine_counts", "engine_kind", "Estimate", "KINDS", "check_profile", "SassError", "kernel_profile",
+           "fill", "accuracy", "timed_entries"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
