@@ -244,8 +244,10 @@ class _TimingSession:
 
     info = {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "clock_mhz": 1980, "l2_bytes": 50 << 20}
 
-    def __init__(self):
+    def __init__(self, watch: Path | None = None):
         self.asked = []
+        self.watch = watch          # a results file bench_traces writes as it goes
+        self.saved_before = []      # timed launches in it when each launch is timed
 
     def limits(self):
         from viz.gpu.plan import DeviceLimits
@@ -261,6 +263,9 @@ class _TimingSession:
         from viz.gpu.plan import Timing
 
         self.asked.append((spec, sets, initial))
+        if self.watch is not None:
+            doc = json.loads(self.watch.read_text()) if self.watch.exists() else {"traces": {}}
+            self.saved_before.append(sum("timing" in e for e in doc["traces"].values()))
         return Timing(tuple(0.002 + 1e-6 * (i % 3) for i in range(40)), launches_per_sample=400)
 
 
@@ -270,8 +275,10 @@ def test_bench_traces_times_the_launch_file_launch_with_its_own_buffers_and_pred
     from viz.trace.record import host_buffer
 
     items = tracebench.traced_launches([TRACES / "read_gather.wvtrace", TRACES / "particles_aos28.wvtrace"])
-    s = _TimingSession()
-    doc = tracebench.bench_traces(items, session=s)
+    s = _TimingSession(tmp_path / "inc.json")
+    doc = tracebench.bench_traces(items, session=s, save_to=tmp_path / "inc.json")
+    assert s.saved_before == [0, 1]     # written after every timed launch: a stopped run keeps them
+    assert load_results(tmp_path / "inc.json")["traces"] == doc["traces"]
     assert [sp.label for sp, _, _ in s.asked] == ["read_gather", "particles_aos28"]
     for (spec, sets, initial), t in zip(s.asked, items):
         assert spec.grid == t.launch.grid and spec.block == t.launch.block and sets == 8

@@ -10,6 +10,7 @@ bench FILE_OR_NAME... | --all [--json] [--out PATH] [--label TEXT] [--no-counter
     times the hand-written kernels and the sweeps, and writes the versioned results
     file (``viz.gpu.results``); ``--json`` prints it.
 bench --traces [TRACE_OR_LAUNCH...] [--dry-run] [--out PATH] [--json] [--label TEXT] [--no-counters]
+               [--no-predict]
 bench --traces --show [PATH] [--json]
     Times each trace's own launch (the shipped traces when none is named) as bench times
     a kernel, beside the cost model's prediction from the trace (``viz.gpu.tracebench``);
@@ -54,6 +55,8 @@ def add_parsers(sub) -> None:
                     help="time traced launches instead: the named .wvtrace (or launch) files, else every shipped trace")
     be.add_argument("--dry-run", action="store_true",
                     help="with --traces: compile, build every launch and predict it, without a GPU")
+    be.add_argument("--no-predict", action="store_true",
+                    help="with --traces: time only (python -m viz.gpu.tracebench repredict FILE predicts them later)")
     be.add_argument("--show", nargs="?", const="", default=None, metavar="PATH",
                     help="with --traces: print the traced launches of a results file (the shipped H100 one by "
                          "default): measured, predicted, bound; no GPU")
@@ -210,9 +213,9 @@ def cmd_bench_traces(args) -> int:
                 raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
             log(0.0, f"compiling {len(items)} traced kernels")
             builds = build_all(items)
-            doc = bench_traces(items, label=args.label, progress=log, builds=builds)
-            if args.out:       # the timings are safe on disk before Nsight Compute runs
-                res.save(doc, args.out)
+            # written after every timed launch: a run stopped half way keeps what it measured
+            doc = bench_traces(items, label=args.label, progress=log, builds=builds, save_to=args.out,
+                               predict=not args.no_predict)
             if not args.no_counters:
                 from .ncu import find_ncu
                 from .tracebench import measure_bottlenecks

@@ -245,10 +245,19 @@ def entry_prediction(entry: dict, trace_path, device_model) -> dict:
 
 
 def bench_traces(items: list[TracedLaunch], session=None, label: str | None = None, progress: Progress = _noop,
-                 cancelled=_noop, builds: dict | None = None, memcpy: bool = True) -> dict:
+                 cancelled=_noop, builds: dict | None = None, memcpy: bool = True, save_to=None,
+                 predict: bool = True) -> dict:
     """Time every traced launch (see the module docstring) and predict it: the results
     document with its ``traces`` section. ``session``: a ``ProcessSession`` (started here
-    when None)."""
+    when None). ``save_to``: the document is written there (atomically) after every timed
+    launch, so a run stopped half way keeps what it measured. ``predict``: the predictions
+    follow the timings (else ``repredict`` adds them later, without a GPU)."""
+    from .results import save as save_doc
+
+    def keep():
+        if save_to:
+            save_doc(doc, save_to)
+
     import numpy as np
 
     from . import costmodel
@@ -304,11 +313,17 @@ def bench_traces(items: list[TracedLaunch], session=None, label: str | None = No
             entry["timing"] = {"scale": {"grid": list(L.grid), "buffer_sets": sets,
                                          "launch_global_bytes": L.buffer_bytes, "fills": "the launch file's"},
                                **timing.as_dict()}
-            if t.trace_path is not None:
-                try:
-                    entry["timing"]["predicted"] = entry_prediction(entry, t.trace_path, device_model)
-                except Exception as err:  # the model must not lose a measurement: say why there is no prediction
-                    entry["timing"]["predicted_error"] = f"{type(err).__name__}: {err}"[:400]
+            keep()
+        for t in items if predict else ():
+            entry = doc["traces"][t.name]
+            if "timing" not in entry or t.trace_path is None:
+                continue
+            progress(0.99, f"predicting {t.name}")
+            try:
+                entry["timing"]["predicted"] = entry_prediction(entry, t.trace_path, device_model)
+            except Exception as err:  # the model must not lose a measurement: say why there is no prediction
+                entry["timing"]["predicted_error"] = f"{type(err).__name__}: {err}"[:400]
+        keep()
         progress(1.0, "done")
         return doc
     finally:
@@ -463,8 +478,14 @@ def format_table(doc: dict) -> str:
         if name not in by and dry:
             out.append(f"{name:<34} {'(dry run)':>11} {'':>7} {dry['ms'] * 1e3:>12.3f} {'':>9}  {dry.get('explain', '')}")
             continue
+        t = e.get("timing") or {}
+        if name not in by and "median_ms" in t:
+            why = t.get("predicted_error") or "not predicted yet (python -m viz.gpu.tracebench repredict FILE)"
+            out.append(f"{name:<34} {t['median_ms'] * 1e3:>11.3f} {100 * t.get('spread', 0):>6.1f}% {'':>12} "
+                       f"{'':>9}  {why}"[:200])
+            continue
         if name not in by:
-            out.append(f"{name:<34} {e.get('error') or (e.get('timing') or {}).get('predicted_error') or 'not timed'}"[:160])
+            out.append(f"{name:<34} {e.get('error') or 'not timed'}"[:160])
             continue
         r = by[name]
         p = e["timing"]["predicted"]
@@ -548,7 +569,11 @@ def main(argv: list[str] | None = None) -> int:
         from ..trace import tracefile
 
         here = {p.name: p for p in tracefile.shipped()}
-        timed = [n for n, e in doc.get("traces", {}).items() if "timing" in e and e.get("trace") in here]
+        timed = [n for n, e in doc.get("traces", {}).items() if "timing" in e and e.get("trace") in here
+                 and "bottleneck" not in e]
+        # the launches whose measured time is furthest from the launch overhead first: the ones a
+        # short budget should explain (the others are mostly the launch itself)
+        timed.sort(key=lambda n: -doc["traces"][n]["timing"]["median_ms"])
         items = traced_launches([here[doc["traces"][n]["trace"]] for n in timed])
         builds = build_all(items)
         done = 0
