@@ -375,3 +375,40 @@ def test_process_session_reports_why_it_cannot_start():
 
     with pytest.raises(GpuUnavailable, match="PyCUDA is not installed"):
         ProcessSession()
+
+
+def test_a_results_file_with_the_kinds_counters_validates():
+    """cp.async, atomics and TMA scenarios carry their own counters (viz.kinds): a bench of
+    cp-async-pipeline once failed at the very end, at saving, on them."""
+    from viz.gpu import results as res
+    from viz.kinds import KIND_METRICS
+
+    doc = {"format": res.FORMAT, "version": res.VERSION, "device": {}, "label": "x", "measured_at": "now",
+           "scenarios": {"cp-async-pipeline": {"model": {m: 1 for m in KIND_METRICS}, "counters": None}}}
+    assert res.validate(doc) is doc
+    doc["scenarios"]["cp-async-pipeline"]["model"]["no_such_metric.sum"] = 1
+    with pytest.raises(res.ResultsError, match="no_such_metric"):
+        res.validate(doc)
+
+
+def test_bench_keeps_its_measurements_when_the_file_cannot_be_written(tmp_path, monkeypatch, capsys):
+    """Minutes of GPU time are never lost to a failed check at saving: the document goes
+    next to --out, unchecked, and the command exits 2 naming the problem."""
+    import json
+
+    from viz.cli import main
+    from viz.gpu import bench as bench_mod
+    from viz.gpu import cli as gcli
+    from viz.gpu import results as res
+
+    bad = {"format": res.FORMAT, "version": res.VERSION, "device": {}, "label": "x", "measured_at": "now",
+           "scenarios": {"coalesced": {"model": {"no_such_metric.sum": 1}, "timing": {"median_ms": 0.2}}}}
+    monkeypatch.setattr(gcli, "_require", lambda counters: {})
+    monkeypatch.setattr(bench_mod, "bench", lambda *a, **k: bad)
+    out = tmp_path / "h100.json"
+    assert main(["bench", "coalesced", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no_such_metric" in err and "h100.json.unchecked.json" in err
+    assert not out.exists()
+    kept = json.loads((tmp_path / "h100.json.unchecked.json").read_text())
+    assert kept["scenarios"]["coalesced"]["timing"]["median_ms"] == 0.2

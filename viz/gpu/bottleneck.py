@@ -118,6 +118,43 @@ def collect(outdir: Path) -> dict:
             "sections": index.get("sections", []), "notes": notes, "entries": entries}
 
 
+def carry_counters(doc: dict, old: dict) -> int:
+    """Nsight Compute's data of an earlier results file of the same launches (same scenarios,
+    scale and kernels) for the entries ``doc`` timed without counters: the counters and
+    their comparison with the model, and the measured bottleneck (with the DRAM columns it
+    gives, over ``doc``'s own median). Returns how many entries got them; the file says so
+    in ``counters_note``. An entry whose launch scale differs keeps none."""
+    from . import results
+
+    memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
+    n = 0
+    for section in ("scenarios", "kernels"):
+        for name, e in (doc.get(section) or {}).items():
+            o = (old.get(section) or {}).get(name)
+            if not isinstance(o, dict) or not isinstance(e, dict):
+                continue
+            same = (e.get("timing") or {}).get("scale") == (o.get("timing") or {}).get("scale")
+            if not same:
+                continue
+            if e.get("counters") is None and o.get("counters") is not None:
+                for key in ("counters", "match", "mismatches"):
+                    if key in o:
+                        e[key] = o[key]
+            if "bottleneck" not in e and o.get("bottleneck"):
+                results.apply_bottleneck(e, o["bottleneck"], memcpy)
+            n += 1
+    for name, sw in (doc.get("sweeps") or {}).items():
+        opts = {str(p.get("value")): p for p in ((old.get("sweeps") or {}).get(name) or {}).get("points", [])}
+        for pt in sw.get("points", []):
+            o = opts.get(str(pt.get("value")))
+            if o and o.get("bottleneck") and "bottleneck" not in pt:
+                pt["bottleneck"] = o["bottleneck"]
+    doc["counters_note"] = (f"Nsight Compute data (counters, bottlenecks) of {n} entries are from the same "
+                            f"launches in the results file of {old.get('measured_at', '?')}; the timings are "
+                            f"this file's")
+    return n
+
+
 def merge(doc: dict, bdoc: dict | None, repredict: bool = True, device=None) -> dict:
     """Attach measured bottlenecks (``collect``'s document) to a results file's timed
     entries and, with ``repredict``, recompute every prediction with today's cost model
@@ -200,12 +237,17 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--out", required=True)
     m.add_argument("--no-repredict", action="store_true")
     m.add_argument("--calibration", default=None, help="a calibration file (default: the installed one)")
+    m.add_argument("--counters-from", default=None, metavar="FILE",
+                   help="an earlier results file of the same launches: its Nsight Compute data (counters and "
+                        "bottlenecks) for the entries this one measured without them (bench --no-counters)")
     a = ap.parse_args(argv)
     if a.cmd == "merge":
         from . import results
 
         doc = results.load(a.results)
         bdoc = json.loads(Path(a.bottlenecks).read_text()) if a.bottlenecks else None
+        if a.counters_from:
+            carry_counters(doc, results.load(a.counters_from))
         device = None
         if a.calibration:
             from . import costmodel

@@ -111,6 +111,8 @@ def figure(values, unit: str, how: str, cycles: float | None = None) -> dict:
            "how": how, "sets": [_round(v) for v in vals]}
     if cycles is not None:
         out["cycles"] = round(cycles, 2)
+    if t.spread >= 0.05:
+        out["noisy"] = True     # as a timing is: the spread is shown, the figure is not held to 5%
     return out
 
 
@@ -469,6 +471,8 @@ def format_table(doc: dict) -> str:
     for key, f in doc["figures"].items():
         c = (doc.get("checks") or {}).get(key)
         mark = "-" if c is None else ("ok" if c["ok"] else f"IMPLAUSIBLE, expected {c['expected']}")
+        if f["spread_pct"] >= 5:
+            mark += " (noisy)"
         lines.append(f"{key:<42} {f['value']:>12g} {f['unit']:<26} {f['spread_pct']:>6.1f}%  {mark}")
     return "\n".join(lines)
 
@@ -482,8 +486,12 @@ def format_markdown(doc: dict) -> str:
         ok = ok.replace("|", "/")
         cyc = f" = {f['cycles']:g} cycles" if "cycles" in f else ""
         val = f"{f['value']:,.0f}" if abs(f["value"]) >= 1000 else f"{f['value']:.4g}"
-        lines.append(f"| `{key}` | {val} {f['unit']}{cyc} | {f['spread_pct']:.1f}% of {f['runs']} | {ok} "
-                     f"| {f['how']} |")
+        spread = f"{f['spread_pct']:.1f}% of {f['runs']}"
+        if f["spread_pct"] >= 5:
+            spread += ", **noisy**"
+        if f.get("run_values"):
+            spread += "; runs " + " / ".join(f"{v:.4g}" for v in f["run_values"])
+        lines.append(f"| `{key}` | {val} {f['unit']}{cyc} | {spread} | {ok} | {f['how']} |")
     return "\n".join(lines)
 
 

@@ -168,7 +168,21 @@ def cmd_bench(args) -> int:
     except GpuUnavailable as err:
         return _fail(f"cannot bench on this machine: {err.reason}")
     if args.out:
-        res.save(doc, args.out)
+        try:
+            res.save(doc, args.out)
+        except (res.ResultsError, OSError) as err:
+            # Minutes of measurement: never lost to a check or a full disk. The document goes
+            # next to --out as it is (unchecked), and the message names the problem.
+            import json
+
+            keep = f"{args.out}.unchecked.json"
+            try:
+                with open(keep, "w", encoding="utf-8") as f:
+                    json.dump(doc, f, indent=1, default=str)
+                where = f"the measurements are in {keep} (not checked)"
+            except OSError as err2:
+                where = f"and {keep} could not be written either ({err2})"
+            return _fail(f"cannot write {args.out}: {err}; {where}")
         print(f"wrote {args.out}", file=sys.stderr)
     if args.json:
         print(res.dumps(doc), end="")

@@ -64,6 +64,13 @@ def _fail(source: str, problem: str):
     raise ResultsError(f"{source}: {problem}")
 
 
+def _kinds_metrics() -> tuple[str, ...]:
+    """The counters of the format-3 kinds (cp.async, atomics, TMA: ``viz.kinds``)."""
+    from ..kinds import KIND_METRICS
+
+    return KIND_METRICS
+
+
 def validate(doc: Any, source: str = "<measurements>") -> dict:
     """Check a parsed document's structure; return it unchanged."""
     if not isinstance(doc, dict):
@@ -87,7 +94,7 @@ def validate(doc: Any, source: str = "<measurements>") -> dict:
                 continue
             if not isinstance(m, dict) or any(not isinstance(m.get(k, 0), int) for k in m):
                 _fail(source, f"scenario {name!r}: {key} must map metric names to integers")
-            unknown = set(m) - set(METRIC_NAMES) - set(KIND_METRIC_NAMES)
+            unknown = set(m) - set(METRIC_NAMES) - set(KIND_METRIC_NAMES) - set(_kinds_metrics())
             if unknown:
                 _fail(source, f"scenario {name!r}: unknown metric {sorted(unknown)[0]!r}")
         t = entry.get("timing")
