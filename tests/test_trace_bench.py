@@ -388,3 +388,20 @@ def test_show_prints_a_results_files_traced_launches_and_names_a_bad_one(tmp_pat
     empty = save(tracebench.new_document({"name": "GPU"}, "x", "2026-11-23"), tmp_path / "e.json")
     assert main(["bench", "--traces", "--show", str(empty)]) == 2
     assert "no traced launches" in capsys.readouterr().err
+
+
+def test_a_rolled_loop_waits_for_each_iteration():
+    # gemm_naive's k loop is `#pragma unroll 1`: K = 64 iterations of two loads, so each warp
+    # comes back over the loop's edge 63 times, and its chain holds one load wait per iteration
+    tr = _load("gemm_naive")
+    back = tracemodel.back_edges(tr)
+    warps = int(np.prod(tr.header["launch"]["grid"])) * 8
+    assert int(back.sum()) == warps * 63
+    an = analyze_trace(tr)
+    w = tracemodel.workload(tr, an, costmodel.H100, buffer_sets=8)
+    loads = dict((what, n) for what, n, _ in w.chain)
+    assert loads["L2 load"] + loads["L1 load"] == 128
+    # one L2 wait per iteration at least: the chain is at least 64 L2 latencies long
+    assert w.chain_s >= 64 * costmodel.H100.l2_latency_s * 0.99
+    # a straight-line copy has no back edge
+    assert not tracemodel.back_edges(_load("copy_float")).any()

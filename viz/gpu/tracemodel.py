@@ -23,8 +23,11 @@ execution of every memory instruction, in each warp's own order, with its 32 add
   there and DRAM moves nothing;
 * **the latency chain** (``trace_chain``): ``costmodel._chain``'s rules on each warp's recorded
   sequence: loads issue back to back and overlap (up to ``costmodel.LOADS_IN_FLIGHT``) until a
-  global store or atomic, a shared store after shared loads, or a barrier; a barrier waits for
-  the block's slowest warp. The barriers a warp passes between two of its records come from
+  global store or atomic, a shared store after shared loads, a barrier, or a loop's back edge
+  (``back_edges``: the warp's next record comes from an earlier PTX line, so the compiler kept
+  that loop rolled; a warp issues in order, and the iteration's use of its loads comes before
+  the next iteration's loads - ``costmodel``'s ``serial_loops`` for ``#pragma unroll 1``, seen
+  in the trace); a barrier waits for the block's slowest warp. The barriers a warp passes between two of its records come from
   the PTX (``tracebench.ptx_flow``: ``bar.sync`` lines and loops, stored with the results); a
   trace without them has no barrier in its chain. The launch's chain is its slowest block's;
 * **warp instructions** (every SASS instruction, for the issue term): ``warp_instructions``,
@@ -73,6 +76,20 @@ def _l1_allocates(ins: dict) -> bool:
     if ins["kind"] != "load":
         return False      # stores, atomics and reductions (L2), cp.async (.cg: L2 only; .ca: not modelled)
     return not any(t in op.split(".") for t in ("volatile", "cg", "cv", "relaxed", "acquire"))
+
+
+def back_edges(trace) -> np.ndarray:
+    """For each record, whether its warp came to it over a loop's back edge: its PTX line is
+    not after the line of the warp's previous record (a new iteration of a loop the compiler
+    kept rolled, as ``#pragma unroll 1`` does)."""
+    n = trace.records
+    if not n:
+        return np.zeros(0, bool)
+    line = np.asarray([int(i.get("line_no") or 0) for i in trace.instructions], np.int64)[trace.instr]
+    _key, pos, _ = _flat_ids(trace)
+    out = np.zeros(n, bool)
+    out[1:] = (line[1:] <= line[:-1]) & (pos[1:] > 0)
+    return out
 
 
 def barriers_between(trace, flow: dict | None) -> np.ndarray:
@@ -131,6 +148,7 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     breaks = np.zeros(trace.records, np.int64)
     if barriers is not None:
         breaks += barriers > 0
+    breaks += back_edges(trace)       # a rolled loop's next iteration: its loads come after the last ones' use
     kind = np.asarray([i["kind"] for i in ins_tab], object)[ids]
     ops = np.asarray([i["op"] for i in ins_tab], object)[ids]
     store_like = is_glob & ((ops != "load") | (kind == "atomic") | (kind == "reduction"))
@@ -312,6 +330,7 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None)
                      and (i["op"] != "load" or i["kind"] in ("atomic", "reduction")) and i["kind"] != "cp.async"}
     stores_shared = {i["id"] for i in ins_tab if i["space"] == "shared" and i["op"] != "load"}
     bars = barriers if barriers is not None else np.zeros(n, np.int64)
+    back = back_edges(trace)
     ids = trace.instr
     flags = trace.flags
     blocks = trace.block
@@ -329,6 +348,11 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None)
         counts = dict.fromkeys(level_s, 0)
         nbar = 0
         for r in range(lo, hi):
+            if back[r]:
+                # in-order issue: a rolled loop's next iteration starts after this one used its loads
+                t += max(run_max, run_sum / costmodel.LOADS_IN_FLIGHT)
+                run_sum = run_max = 0.0
+                run_shared = False
             if bars[r]:
                 t += max(run_max, run_sum / costmodel.LOADS_IN_FLIGHT)
                 run_sum = run_max = 0.0
@@ -463,5 +487,5 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
 
 
-__all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "warp_instructions", "sass_counts",
+__all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
            "l2_resident"]
