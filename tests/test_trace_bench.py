@@ -405,3 +405,11 @@ def test_a_rolled_loop_waits_for_each_iteration():
     assert w.chain_s >= 64 * costmodel.H100.l2_latency_s * 0.99
     # a straight-line copy has no back edge
     assert not tracemodel.back_edges(_load("copy_float")).any()
+
+
+def test_readme_quotes_the_shipped_accuracy():
+    acc = tracebench.accuracy(_shipped())
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"{acc['within']} of the {acc['entries']} shipped traces' launches predicted within 20%" in text
+    md = (ROOT / "docs" / "GPU.md").read_text(encoding="utf-8")
+    assert f"{acc['within']} of {acc['entries']} within 20% (** outside)." in md
