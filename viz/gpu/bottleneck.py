@@ -155,6 +155,35 @@ def carry_counters(doc: dict, old: dict) -> int:
     return n
 
 
+def carry_validate_counters(doc: dict, probe_docs: list[tuple[str, dict]]) -> list[str]:
+    """The Nsight Compute counters of built-ins that ``doc`` timed without counters, from
+    the files of their own validate runs (``h100-kinds-*.json``: ``validate`` and
+    ``validate_tma``; ``h100-ldmatrix-*.json``: ``validate``), compared with the model as
+    ``bench`` compares them. Returns the names; ``counters_note`` says where they are from."""
+    from . import results
+
+    found: dict[str, tuple[str, dict]] = {}
+    for fname, pd in probe_docs:
+        for key in ("validate", "validate_tma"):
+            for name, v in ((pd.get(key) or {}).get("scenarios") or {}).items():
+                hw = v.get("hardware") if isinstance(v, dict) and "hardware" in v else v
+                if isinstance(hw, dict) and hw:
+                    found.setdefault(name, (fname, hw))
+    done = []
+    for name, e in (doc.get("scenarios") or {}).items():
+        if e.get("counters") is None and name in found and e.get("model"):
+            e["counters"] = dict(found[name][1])
+            e["mismatches"] = results.mismatches(e)
+            e["match"] = not e["mismatches"]
+            done.append(name)
+    if done:
+        files = sorted({found[n][0] for n in done})
+        doc["counters_note"] = (doc.get("counters_note", "") + ("; " if doc.get("counters_note") else "")
+                                + f"the counters of {', '.join(done)} are from their validate runs in "
+                                + ", ".join(files))
+    return done
+
+
 def merge(doc: dict, bdoc: dict | None, repredict: bool = True, device=None) -> dict:
     """Attach measured bottlenecks (``collect``'s document) to a results file's timed
     entries and, with ``repredict``, recompute every prediction with today's cost model
@@ -237,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--out", required=True)
     m.add_argument("--no-repredict", action="store_true")
     m.add_argument("--calibration", default=None, help="a calibration file (default: the installed one)")
+    m.add_argument("--validate-counters", nargs="*", default=[], metavar="FILE",
+                   help="validate-run files (h100-kinds-*.json, h100-ldmatrix-*.json): counters for the built-ins "
+                        "timed without them")
     m.add_argument("--counters-from", default=None, metavar="FILE",
                    help="an earlier results file of the same launches: its Nsight Compute data (counters and "
                         "bottlenecks) for the entries this one measured without them (bench --no-counters)")
@@ -248,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         bdoc = json.loads(Path(a.bottlenecks).read_text()) if a.bottlenecks else None
         if a.counters_from:
             carry_counters(doc, results.load(a.counters_from))
+        if a.validate_counters:
+            carry_validate_counters(doc, [(Path(f).name, json.loads(Path(f).read_text())) for f in a.validate_counters])
         device = None
         if a.calibration:
             from . import costmodel
