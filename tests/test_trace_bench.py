@@ -413,3 +413,26 @@ def test_readme_quotes_the_shipped_accuracy():
     assert f"{acc['within']} of the {acc['entries']} shipped traces' launches predicted within 20%" in text
     md = (ROOT / "docs" / "GPU.md").read_text(encoding="utf-8")
     assert f"{acc['within']} of {acc['entries']} within 20% (** outside)." in md
+
+
+def test_repredict_with_a_calibration_records_and_uses_its_figures(tmp_path):
+    """The traced launches are predicted with the same calibration as h100.json's entries."""
+    import json
+    import shutil
+
+    from viz.gpu.calibration import CALIBRATION_DIR
+
+    src = ROOT / "assets" / "measurements" / "h100-traces.json"
+    f = tmp_path / "t.json"
+    shutil.copy(src, f)
+    cal = json.loads((CALIBRATION_DIR / "nvidia-h100-80gb-hbm3.json").read_text())
+    cal["figures"]["launch_overhead_us"]["value"] = 5.0
+    c = tmp_path / "cal.json"
+    c.write_text(json.dumps(cal))
+    assert tracebench.main(["repredict", str(f), "--calibration", str(c)]) == 0
+    doc = json.loads(f.read_text())
+    assert doc["cost_model"]["launch_overhead_us"] == 5.0
+    e = doc["traces"]["copy_guarded"]["timing"]["predicted"]
+    assert e["overhead_ms"] == 0.005
+    (tmp_path / "bad.json").write_text("{")
+    assert tracebench.main(["repredict", str(f), "--calibration", str(tmp_path / "bad.json")]) == 2

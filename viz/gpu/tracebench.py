@@ -542,6 +542,8 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("repredict", help="recompute the traced launches' predictions of a results file")
     r.add_argument("file")
     r.add_argument("--out", help="write here (default: over FILE, atomically)")
+    r.add_argument("--calibration", metavar="FILE", help="predict with this calibration (recorded in the file's "
+                                                         "cost_model) instead of the figures the file records")
     c = sub.add_parser("resources", help="compile every traced kernel of a results file here and refresh its "
                                          "resources (the SASS profile where viz.gpu.sass and cuobjdump are there), "
                                          "then recompute the predictions")
@@ -599,7 +601,24 @@ def main(argv: list[str] | None = None) -> int:
               f"{acc['within']} of {acc['entries']} within 20%")
         return 0
     if a.cmd == "repredict":
-        repredict(doc)
+        device = None
+        if a.calibration:
+            import json as _json
+            from pathlib import Path as _Path
+
+            from . import costmodel
+            from .calibration import Calibration, CalibrationError
+
+            try:
+                cal = Calibration.from_json(_json.loads(_Path(a.calibration).read_text()), a.calibration)
+            except (OSError, ValueError, CalibrationError) as err:
+                print(f"warpviz: {a.calibration}: {err}", file=sys.stderr)
+                return 2
+            memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
+            device = costmodel.DeviceModel.from_device(doc["device"], memcpy, cal)
+            device = costmodel.DeviceModel.from_figures(doc["device"].get("name", "GPU"), device.figures())
+            doc["cost_model"] = device.figures()
+        repredict(doc, device)
         results.save(doc, a.out or a.file)
         acc = accuracy(doc)
         print(f"wrote {a.out or a.file}: {acc['within']} of {acc['entries']} traced launches within 20%")
