@@ -839,7 +839,9 @@ class GpuPanel(QWidget):
                 if b.isEnabled():
                     b.setToolTip(b.toolTip() + "\n" + tr("Recorded from {file}.", file=path))
         busy = self.runner.busy
-        if plain is not None and not busy:
+        if plain is not None and not busy and plain == self.device_reason:
+            pass        # the device line above already says why (no GPU): not twice
+        elif plain is not None and not busy:
             parts.append(plain)
         elif valid is not None and not busy:
             parts.append(tr("Record and validate: {why}", why=valid))
