@@ -1,0 +1,16 @@
+#!/bin/bash
+# Issue 13: how a block's time grows with its TMA box (tools/gpu/session/tma_rows/*.toml:
+# boxes of 16-128 rows of 16-64 bytes, swizzle none, one box per block, 64 threads), timed
+# as bench times a scenario. The built-ins tma-swizzle-* are not among them: they are what
+# the figure has to predict.
+# Run from the repo root on the device machine:  bash tools/gpu/session/h13tma.sh
+# Expected time: about 50 s (setup 10 s, 8 timings of 2-4 s, compile); step limit 150 s.
+# Writes $OUT/h13tma/: log.txt, tma.json (a results file).
+set -u
+OUT=${OUT:-/tmp/wv-out}
+R="$OUT/h13tma"; mkdir -p "$R"
+exec > >(tee -a "$R/log.txt") 2>&1
+source tools/gpu/device_setup.sh
+step() { local limit=$1; shift; echo "=== $* (limit ${limit}s) $(date -u +%T)"; local t0=$(date +%s); timeout "$limit" "$@"; echo "=== rc=$? in $(( $(date +%s) - t0 )) s"; }
+step 150 python3 -m viz.cli bench tools/gpu/session/tma_rows/*.toml --no-counters --no-kernels --no-sweeps --out "$R/tma.json" --label "TMA box probes, H100 device machine, $(date -u +%F)"
+ls -la "$R"
