@@ -21,10 +21,10 @@ workloads = st.builds(
     registers=st.one_of(st.none(), st.integers(8, 255)), shared_bytes=st.integers(0, 200_000),
     l2_requests=st.floats(0, 1e9), l2_store_sectors=st.floats(0, 1e9), partial_store_sectors=st.floats(0, 1e9),
     dram_scatter_bytes=st.floats(0, 1e10), warp_instructions=st.floats(0, 1e10),
-    global_instructions=st.integers(0, 10**9))
+    global_instructions=st.integers(0, 10**9), tma_box_s=st.floats(0, 1e-6))
 FIELDS = ["sectors", "wavefronts", "instructions", "dram_bytes", "l2_sectors", "chain_s", "l2_requests",
           "l2_store_sectors", "partial_store_sectors", "dram_scatter_bytes", "warp_instructions",
-          "memory instructions"]
+          "memory instructions", "tma_box_s"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -303,3 +303,27 @@ def test_l2_costs_reproduce_the_calibrated_rates():
     assert t_req + t_sec + t_part == pytest.approx(1 / d.l2_partial_per_s)
     w = Workload(blocks=132 * 64, threads_per_block=256, l2_sectors=1e8, l2_requests=1e8)
     assert predict_launch(w).term("L2") == pytest.approx(1e8 / d.l2_scatter_per_s)
+
+
+def test_the_tma_term_follows_the_h100_box_probes():
+    """Blocks of one TMA box each, timed on the H100 (assets/measurements/h100-tma-*.json, the
+    probe scenarios in tools/gpu/session/tma_rows/): the model predicts each within 6%, and the
+    box time is min(rows, 32) x TMA_ROW_NS_BYTES / row bytes."""
+    import json
+    from pathlib import Path
+
+    from viz import assets
+    from viz.gpu.predict import _res, limits_of, predict_scenario
+
+    root = Path(__file__).resolve().parent.parent
+    doc = json.loads((assets.measurements_dir() / "h100-tma-2026-11-23.json").read_text())
+    assert len(doc["scenarios"]) == 8
+    for i, (name, e) in enumerate(doc["scenarios"].items()):
+        sc = load(root / "tools" / "gpu" / "session" / "tma_rows" / f"{name}.toml")
+        p, _ = predict_scenario(sc, H100, limits_of(doc["device"]), f"wv_{i:03d}_{name}", resources=_res(e))
+        assert p.bound == "TMA" and abs(p.ms / e["timing"]["median_ms"] - 1) < 0.06, name
+    an = analyze(load("tma-swizzle-none"))        # 32 rows of 32 bytes, one box per block
+    assert costmodel.tma_seconds_per_block(an) == pytest.approx(32 * costmodel.TMA_ROW_NS_BYTES / 32 * 1e-9)
+    an = analyze(load("tma-swizzle-128b"))        # 8 rows of 128 bytes
+    assert costmodel.tma_seconds_per_block(an) == pytest.approx(8 * costmodel.TMA_ROW_NS_BYTES / 128 * 1e-9)
+    assert costmodel.tma_seconds_per_block(analyze(load("coalesced"))) == 0

@@ -146,7 +146,7 @@ QUOTES: list[tuple[str, str, list[tuple[float, str]]]] = [
     ("docs/GPU.md", "took {} ms against {} ms for stride 8",
      [(sweep("global-stride", 16), "{:.2f}"), (sweep("global-stride", 8), "{:.2f}")]),
     ("docs/GPU.md", "more than half the {} GB/s of the others", [(MEMCPY, C0)]),
-    ("docs/GPU.md", "1 KiB box about every 160 ns (1,986 blocks per SM in {} ms)",
+    ("docs/GPU.md", "one every 160 ns (1,986 blocks per SM in {} ms)",
      [(timing("tma-swizzle-none", "median_ms"), N3)]),
     # counter values of the built-ins ("H100 measured N ...")
     (TOML("aos-float3-r"), "H100 measured {} sectors per request for AoS float3 .x", [(per_request("aos-float3-r"), N0)]),

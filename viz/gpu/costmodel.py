@@ -75,6 +75,17 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
 LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
 
 
+# How long an SM's TMA takes over one box, by the box's rows and row width: blocks of one
+# box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/h13tma.sh,
+# assets/measurements/h100-tma-2026-11-23.json): a block cost 10.5-10.9 ns per row of 16
+# bytes, 5.1-5.3 per row of 32 bytes and no more than starting a block with 64-byte rows,
+# and boxes of 64 and 128 rows took as long as boxes of 32: time per box = min(rows, 32) x
+# TMA_ROW_NS_BYTES / row bytes. Not a microbenchmark of calibrate (yet): a measured table,
+# like LOADED_LATENCY_H100.
+TMA_ROW_NS_BYTES = 168.0     # ns x bytes: the median of the six probes not bound by block starts
+TMA_ROW_CAP = 32
+
+
 # What one SM can do per clock at most (Nsight Compute's peaks on the H100: a 32-way
 # conflicted LDS runs at 1 wavefront per clock, 180 M LSU instructions of gemm-naive at 55%
 # of peak took 1.27 ms, i.e. a peak of 1 per clock): a calibrated figure above is refused.
@@ -263,6 +274,7 @@ class Workload:
     partial_store_sectors: float = 0.0   # store sectors written in part: L2 merges them (a second slot)
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
     chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
+    tma_box_s: float = 0.0           # per block: the SM's TMA over the block's boxes (TMA_ROW_NS_BYTES)
     chain: tuple = ()                # (what, count, seconds each) of that chain
     warp_instructions: float = 0.0   # every SASS instruction the warps issue (viz.gpu.sass, else estimate_instructions)
     instructions_from: str = "estimated from the kernel's shape"   # or "from the compiled kernel's SASS"
@@ -403,6 +415,10 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
                   f"({sms_busy} SMs x {device.issue_per_clock:g} per clock)")
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
+    if w.tma_box_s:
+        terms.append(Term("TMA", per_sm * w.tma_box_s, f"{per_sm} blocks per SM x {w.tma_box_s * 1e9:.4g} ns of TMA "
+                                                        f"per block (min(rows, {TMA_ROW_CAP}) x "
+                                                        f"{TMA_ROW_NS_BYTES:g} ns / row bytes per box)"))
     # A DRAM load waits longer the busier DRAM is (the measured table ``loaded_latency``:
     # extra wait by the DRAM rate). The rate is the launch's own: DRAM bytes over its time,
     # and its time depends on the wait, so the two are solved together (a fixed point;
@@ -581,13 +597,14 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     # tma-ldmatrix-128b took 277 MB of them in 0.023 ms, 12 TB/s, above the 8.1 TB/s at which
     # L2 serves the LSU's loads, so the TMA's path is not the one calibrated.
     copy_sectors = sum(s.sectors for s in an.stats if s.op == "cp.async") * f
+    tma_box_s = tma_seconds_per_block(an)
     copy_dram = 0.0 if resident else 32 * (
         sum(s.sectors for s in an.stats if s.op == "cp.async") * f
         + sum(s.sectors for s in an.stats if s.op == "tma.load") * f / max(1, repeat))
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
-        global_instructions=round(t["global_instructions"] * f),
+        global_instructions=round(t["global_instructions"] * f), tma_box_s=tma_box_s,
         dram_bytes=reuse.dram_bytes * f + copy_dram, l2_sectors=reuse.l2_sectors * f + copy_sectors,
         l2_requests=reuse.l2_requests * f + copy_sectors / 4,
         l2_store_sectors=reuse.store_sectors * f, dram_scatter_bytes=reuse.dram_scatter_bytes * f,
@@ -597,6 +614,21 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         warp_instructions=warp_instructions, instructions_from=instructions_from,
         global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
         registers=registers, shared_bytes=shared_bytes)
+
+
+def tma_seconds_per_block(an) -> float:
+    """The SM's TMA time per block: each tma.load box it executes, min(rows, TMA_ROW_CAP) x
+    TMA_ROW_NS_BYTES / row bytes (the H100 probe above)."""
+    sc = an.scenario
+    total = 0.0
+    for s in an.stats:
+        if s.op != "tma.load" or not s.warp_instructions:
+            continue
+        acc = sc.accesses[s.instruction.access]
+        rows, cols = acc.option("box")
+        row_bytes = cols * sc.array(acc.source.array).type.size
+        total += s.warp_instructions * min(rows, TMA_ROW_CAP) * TMA_ROW_NS_BYTES / row_bytes * 1e-9
+    return total / max(1, sc.launch.blocks)
 
 
 COPY_ENGINE_OPS = ("cp.async", "tma.load")   # accesses whose global side the reuse replay does not see
