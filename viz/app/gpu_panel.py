@@ -89,7 +89,7 @@ def _bound(name: str) -> str:
 # (viz.gpu.ncu.THROUGHPUT_UNITS), as shown.
 TERM_NAMES = {"DRAM": "DRAM", "L2": "L2", "L1": "L1", "shared": "shared memory", "LSU issue": "LSU issue",
               "block launches": "block launches", "latency": "latency", "issue": "instruction issue",
-              "shared pipe": "shared pipe", "L1 data": "L1 data"}
+              "shared pipe": "shared pipe", "L1 data": "L1 data", "TMA": "TMA box copies"}
 
 
 def _term(name: str) -> str:
