@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from viz.scenario import load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -328,7 +330,12 @@ def test_the_shipped_profiles_reproduce_the_shipped_instruction_counts():
             continue
         inputs = doc[r["section"]][r["name"]]["timing"]["predicted"]["inputs"]
         assert inputs["warp_instructions"] == r["sass"], r["name"]
-        if r["measured"]:
+        if r["measured"] and r["section"] == "scenarios" and any(
+                a.op == "tma.load" for a in load(r["name"]).accesses):
+            # a TMA kernel's warps spin on their mbarrier as long as the box takes: the count
+            # is the loop's one trip, a floor (0.44-0.97 of the measured on the H100)
+            assert r["sass"] <= r["measured"], r["name"]
+        elif r["measured"]:
             assert abs(r["sass"] / r["measured"] - 1) <= 0.10, r["name"]
 
 
