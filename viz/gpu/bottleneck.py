@@ -284,12 +284,9 @@ def main(argv: list[str] | None = None) -> int:
             carry_validate_counters(doc, [(Path(f).name, json.loads(Path(f).read_text())) for f in a.validate_counters])
         device = None
         if a.calibration:
-            from . import costmodel
-            from .calibration import Calibration
+            from .predict import device_with_calibration
 
-            cal = Calibration.from_json(json.loads(Path(a.calibration).read_text()), a.calibration)
-            memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
-            device = costmodel.DeviceModel.from_device(doc["device"], memcpy, cal)
+            device = device_with_calibration(doc, a.calibration)
         results.save(merge(doc, bdoc, not a.no_repredict, device), a.out)
         print(f"bottleneck merge: wrote {a.out}")
         return 0

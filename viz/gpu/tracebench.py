@@ -603,20 +603,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "repredict":
         device = None
         if a.calibration:
-            import json as _json
-            from pathlib import Path as _Path
-
-            from . import costmodel
-            from .calibration import Calibration, CalibrationError
+            from .calibration import CalibrationError
+            from .predict import device_with_calibration
 
             try:
-                cal = Calibration.from_json(_json.loads(_Path(a.calibration).read_text()), a.calibration)
+                device = device_with_calibration(doc, a.calibration)
             except (OSError, ValueError, CalibrationError) as err:
                 print(f"warpviz: {a.calibration}: {err}", file=sys.stderr)
                 return 2
-            memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
-            device = costmodel.DeviceModel.from_device(doc["device"], memcpy, cal)
-            device = costmodel.DeviceModel.from_figures(doc["device"].get("name", "GPU"), device.figures())
             doc["cost_model"] = device.figures()
         repredict(doc, device)
         results.save(doc, a.out or a.file)
