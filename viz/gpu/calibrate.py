@@ -372,6 +372,7 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
     mhz = v("sm_clock_mhz") or max_mhz
     dram = v("dram_read_gbps") or 0.8 * peak
     l1_peak = sms * 128 * mhz * 1e6 / 1e9          # 128 bytes per clock per SM
+    l2_sectors_cap = (v("l2_read_gbps") or 1e5) / 32 * 1.05   # G sectors/s: the coalesced L2 rate, 5% slack
     rules = {
         "sm_clock_mhz": (0.7 * max_mhz, 1.01 * max_mhz, f"at most the {max_mhz:.0f} MHz boost clock"),
         "dram_read_gbps": (0.7 * peak, peak, f"70-100% of the {peak:.0f} GB/s DRAM peak"),
@@ -380,11 +381,11 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
         "l2_read_gbps": (1.5 * dram, sms * 64 * mhz * 1e6 / 1e9,
                          "above 1.5x DRAM, at most 64 bytes per clock per SM"),
         "l2_write_gbps": (1.0 * dram, sms * 64 * mhz * 1e6 / 1e9, "above DRAM, at most 64 bytes per clock per SM"),
-        "l2_scatter_gsectors": (0.05 * v("l2_read_gbps") / 32 if v("l2_read_gbps") else 1.0,
-                                (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
+        "l2_scatter_gsectors": (0.05 * v("l2_read_gbps") / 32 if v("l2_read_gbps") else 1.0, l2_sectors_cap,
+                                "at most the coalesced L2 sector rate"),
         "dram_scatter_gbps": (0.1 * dram, 1.02 * peak, f"10-100% of the {peak:.0f} GB/s DRAM peak"),
-        "l2_partial_gstores": (1.0, (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
-        "l2_partial_dram_gstores": (0.5, (v("l2_read_gbps") or 1e5) / 32 * 1.05, "at most the coalesced L2 sector rate"),
+        "l2_partial_gstores": (1.0, l2_sectors_cap, "at most the coalesced L2 sector rate"),
+        "l2_partial_dram_gstores": (0.5, l2_sectors_cap, "at most the coalesced L2 sector rate"),
         "l1_read_gbps": (0.4 * l1_peak, 1.02 * l1_peak, f"40-100% of {l1_peak:.0f} GB/s (128 B/clk/SM)"),
         "l1_sectors_per_clk_sm": (1.6, 4.08, "at most 4 (128 bytes per clock per SM)"),
         "shared_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
