@@ -390,3 +390,88 @@ def test_fill_adds_profiles_that_predict_from_the_file_alone(tmp_path, capsys):
     capsys.readouterr()
     assert sass.main(["table", str(out)]) == 0
     assert "2 measured entries" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- control bits
+
+
+def test_control_bits_of_the_listing_give_stalls_scoreboards_and_waits():
+    """The second word under each instruction holds what ptxas scheduled: copy_grid_stride's
+    first S2R sets scoreboard 0 and the ISETP that reads its result waits on it; an LDC
+    followed by independent work stalls 1 cycle; every instruction has its control bits."""
+    _name, ins = function("copy_grid_stride.cuobjdump.sass")
+    assert all(i.ctrl is not None for i in ins)
+    assert sass.control_bits(0x000FE20000000800) == 0x7F1           # stall 1, yield, no scoreboards
+    first = ins[0]
+    assert (first.opcode, first.stall, first.write_barrier, first.read_barrier, first.waits_on) == ("LDC", 1, None,
+                                                                                                  None, ())
+    s2r = next(i for i in ins if i.base == "S2R")
+    assert s2r.write_barrier is not None and sass.latency_class(s2r) == "s2r"
+    waiting = [i for i in ins if s2r.write_barrier in i.waits_on]
+    assert waiting and waiting[0].addr > s2r.addr
+    ldg = next(i for i in ins if i.base == "LDG")
+    assert sass.latency_class(ldg) == "global" and ldg.write_barrier is not None
+    # both disassemblers give the same bits
+    _n, other = function("copy_grid_stride.nvdisasm.sass")
+    assert [i.ctrl for i in ins] == [i.ctrl for i in other]
+
+
+def test_a_listing_without_encodings_has_no_issue_cycles():
+    text = "Function : k\n        /*0000*/                   MOV R1, c[0x0][0x28] ;\n" \
+           "        /*0010*/                   EXIT ;\n"
+    ins = parse_sass(text)["k"]
+    assert [i.ctrl for i in ins] == [None, None]
+    prof = profile_of(ins, "k")
+    assert "issue_cycles" not in prof["regions"][0]
+    est = dynamic_instructions(prof, {}, 4, {"shfl": 24.0})
+    assert est.instructions == 8 and est.issue_cycles == 0.0
+
+
+def _instr(addr, op, stall=1, wbar=7, rbar=7, wait=0):
+    ctrl = stall | (1 << 4) | (wbar << 5) | (rbar << 8) | (wait << 11)
+    return sass.Instr(addr, op, "", None, None, ctrl)
+
+
+def test_issue_of_counts_stalls_and_the_waits_on_variable_latency_results():
+    """SHFL (sets scoreboard 0) -> 2 cycles -> FMNMX waits on it -> EXIT: the pass issues in
+    1 + 2... stall cycles, plus what the shuffle's latency adds; a load's wait is taken
+    off by the cycles issued under it."""
+    seq = [_instr(0, "SHFL.BFLY", stall=2, wbar=0), _instr(16, "IADD3", stall=1),
+           _instr(32, "FMNMX", stall=4, wait=0b1), _instr(48, "EXIT", stall=5)]
+    cycles, waits = sass.issue_of(seq)
+    assert cycles == 2 + 1 + 4 + 5 and waits == [["shfl", 0, 3]]
+    region = {"instructions": 4, "issue_cycles": cycles, "waits": waits}
+    assert sass.issue_cycles_of(region, {"shfl": 24.0}) == 12 + (24 - 3)
+    assert sass.issue_cycles_of(region, {"shfl": 2.0}) == 12        # already ready: no wait
+    ld = [_instr(0, "LDG.E", stall=1, wbar=1), _instr(16, "IADD3", stall=6), _instr(32, "FADD", stall=4, wait=0b10)]
+    c2, w2 = sass.issue_of(ld)
+    assert c2 == 11 and w2 == [["global", 0, 7]]
+    assert sass.issue_cycles_of({"instructions": 3, "issue_cycles": c2, "waits": w2}, {"global": 34.0}) == 11 - 7
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sass.LATENCY_CLASSES), st.integers(0, 40), st.integers(0, 40)),
+                max_size=8), st.floats(0, 60), st.floats(0, 60))
+def test_longer_latencies_never_give_fewer_cycles(raw, lat, more):
+    """Property: a region's cycles grow (never shrink) with every latency, and are at least
+    its issue cycles when it has no load waits."""
+    waits, t = [], 0
+    for cls, gap, step in raw:
+        t += step
+        waits.append([cls, t, t + gap])
+    region = {"instructions": 1, "issue_cycles": t + 50, "waits": waits}
+    base = {c: lat for c in sass.LATENCY_CLASSES}
+    bigger = {c: lat + more for c in sass.LATENCY_CLASSES}
+    a, b = sass.issue_cycles_of(region, base), sass.issue_cycles_of(region, bigger)
+    assert b >= a >= region["issue_cycles"]
+
+
+def test_check_profile_refuses_bad_waits():
+    prof = {"version": 1, "regions": [{"parent": None, "instructions": 3, "memory": {}, "issue_cycles": 9,
+                                       "waits": [["warp", 0, 2]]}]}
+    with pytest.raises(ValueError, match="waits"):
+        sass.check_profile(prof)
+    prof["regions"][0]["waits"] = [["shfl", 0, 2]]
+    prof["regions"][0]["issue_cycles"] = 2
+    with pytest.raises(ValueError, match="issue_cycles"):
+        sass.check_profile(prof)

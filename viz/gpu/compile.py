@@ -114,10 +114,25 @@ def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_F
             raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
         data = out.read_bytes()
     if use_cache:
-        tmp_path = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp_path.write_bytes(data)
-        os.replace(tmp_path, cached)
+        write_cache_file(cached, data)
     return data
+
+
+def write_cache_file(path: Path, data: bytes) -> None:
+    """Writes a cache file atomically through a temporary file of its own (unique per
+    writer: two threads of one process building the same kernel once both wrote the same
+    ``.<pid>.tmp`` and one found it gone)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
@@ -147,9 +162,7 @@ def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_
             raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
     out = parse_ptxas_usage(proc.stderr + proc.stdout)
     if use_cache:
-        tmp_path = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp_path.write_text(json.dumps(out))
-        os.replace(tmp_path, cached)
+        write_cache_file(cached, json.dumps(out).encode())
     return out
 
 

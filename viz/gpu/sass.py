@@ -62,6 +62,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PROFILE_VERSION = 1
+# Names the profiles cached beside the cubins: a profile made before the control bits were
+# read (no ``issue_cycles``) is not reused.
+_CACHE_TAG = "c2"
 # The prior of a conditional stretch with memory instructions, relative to its parent: when
 # the counts cannot tell it from code that always runs (the never-taken sink store of every
 # generated kernel beside its real stores), the code that always runs takes them.
@@ -96,10 +99,34 @@ class Instr:
     pred: str | None = None     # "P0", "!P1"; "cond" for a branch with a condition operand
                                 #  (BRA.DIV UR4, ...); None when unpredicated (or @PT)
     target: int | None = None   # branch / call target address
+    ctrl: int | None = None     # the 23 control bits ptxas scheduled (``control_bits``), when the listing has them
 
     @property
     def base(self) -> str:
         return self.opcode.split(".")[0]
+
+    @property
+    def stall(self) -> int:
+        """Cycles the warp waits before its next instruction may issue (at least 1)."""
+        return max(1, self.ctrl & 0xF) if self.ctrl is not None else 1
+
+    @property
+    def write_barrier(self) -> int | None:
+        """The scoreboard this instruction sets when its result is ready (variable latency)."""
+        b = (self.ctrl >> 5) & 7 if self.ctrl is not None else 7
+        return None if b == 7 else b
+
+    @property
+    def read_barrier(self) -> int | None:
+        """The scoreboard it sets until its source registers are read (a store's data)."""
+        b = (self.ctrl >> 8) & 7 if self.ctrl is not None else 7
+        return None if b == 7 else b
+
+    @property
+    def waits_on(self) -> tuple[int, ...]:
+        """The scoreboards this instruction waits for before it issues."""
+        m = (self.ctrl >> 11) & 0x3F if self.ctrl is not None else 0
+        return tuple(b for b in range(6) if m >> b & 1)
 
     @property
     def kind(self) -> str | None:
@@ -118,7 +145,7 @@ def sass_text(cubin: bytes, timeout: float = 120) -> str | None:
     neither tool is there or it fails."""
     from .compile import find_tool
 
-    for tool, args in (("cuobjdump", ["--dump-sass"]), ("nvdisasm", ["-c"])):
+    for tool, args in (("cuobjdump", ["--dump-sass"]), ("nvdisasm", ["-c", "-hex"])):
         exe = find_tool(tool)
         if not exe:
             continue
@@ -135,6 +162,14 @@ def sass_text(cubin: bytes, timeout: float = 120) -> str | None:
 
 
 _ADDR_LINE = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*)$")
+_ENC_LINE = re.compile(r"^\s*/\*\s*0x([0-9a-fA-F]{16})\s*\*/\s*$")      # the high 64 bits of an instruction
+
+
+def control_bits(high: int) -> int:
+    """The 23 control bits of a Volta-and-later instruction from its high 64-bit word (bits
+    105-127 of the 128): stall cycles (4 bits), yield (1), write scoreboard (3; 7: none),
+    read scoreboard (3), wait mask (6 scoreboards), register reuse (4)."""
+    return (high >> 41) & 0x7FFFFF
 _CUOBJ_FUNC = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
 _NVDIS_FUNC = re.compile(r"^\s*\.text\.([A-Za-z_$][\w$.]*):\s*$")
 _LABEL = re.compile(r"^\s*(\.L[\w$.]*|[A-Za-z_$][\w$.]*):\s*$")
@@ -147,7 +182,7 @@ def parse_sass(text: str) -> dict[str, list[Instr]]:
     """{function: [Instr in address order]} from cuobjdump's or nvdisasm's SASS listing.
     Lines without an instruction (headers, encodings, labels, ``.byte`` data) are skipped;
     branch targets are hex addresses (cuobjdump) or labels (nvdisasm -c)."""
-    funcs: dict[str, list[tuple[int, str, int]]] = {}
+    funcs: dict[str, list[list]] = {}
     labels: dict[str, dict[str, int]] = {}
     cur: str | None = None
     pending: list[str] = []
@@ -167,6 +202,9 @@ def parse_sass(text: str) -> dict[str, list[Instr]]:
             continue
         am = _ADDR_LINE.match(line)
         if not am:
+            em = _ENC_LINE.match(line)
+            if em and funcs[cur] and funcs[cur][-1][3] is None:
+                funcs[cur][-1][3] = control_bits(int(em.group(1), 16))
             continue
         body = am.group(2).strip()
         if not body or body.startswith(".") or body.startswith("/*"):
@@ -175,11 +213,11 @@ def parse_sass(text: str) -> dict[str, list[Instr]]:
         for lb in pending:
             labels[cur][lb] = addr
         pending = []
-        funcs[cur].append((addr, body, lineno))
+        funcs[cur].append([addr, body, lineno, None])
     out: dict[str, list[Instr]] = {}
     for name, rows in funcs.items():
         instrs = []
-        for addr, body, lineno in rows:
+        for addr, body, lineno, ctrl in rows:
             code = body.split(";")[0].strip()
             if not code:
                 continue
@@ -207,7 +245,7 @@ def parse_sass(text: str) -> dict[str, list[Instr]]:
                     raise SassError(f"line {lineno}: branch target {operands!r} not understood")
                 if base in _BRANCH and pred is None and "," in operands:
                     pred = "cond"     # a condition among the operands: it may fall through too
-            instrs.append(Instr(addr, opcode, operands, pred, target))
+            instrs.append(Instr(addr, opcode, operands, pred, target, ctrl))
         instrs.sort(key=lambda i: i.addr)
         out[name] = instrs
     return out
@@ -464,6 +502,98 @@ def _static_trips(cfg: Cfg, lp: Loop) -> int | None:
     return None
 
 
+# What a warp waits for on a scoreboard, by the instruction that set it (``latency_class``):
+# "global" and "shared" loads (the cost model's latency chain has their waits; the issue
+# between such a load and its first use overlaps that wait), a class of variable-latency
+# ALU work with a calibrated latency each (``LATENCY_CLASSES``), or "memory" for the rest
+# (a store's registers read, a barrier on copies): taken as ready.
+LATENCY_CLASSES = ("shfl", "mufu", "s2r", "const", "other")
+MEMORY_CLASSES = ("global", "shared")
+_SHARED_BASES = {"LDS", "LDSM", "ATOMS"}
+_GLOBAL_BASES = {"LDG", "LD", "ATOM", "ATOMG", "RED", "REDG", "LDL"}
+_MEMORY_BASES = {"STG", "STS", "ST", "STL", "STSM", "LDGSTS", "UTMALDG", "UTMASTG", "UBLKCP", "SYNCS",
+                 "LDGDEPBAR", "DEPBAR", "MEMBAR", "CCTL", "ERRBAR", "FENCE", "ARRIVES", "UTMACCTL", "UTMAPF",
+                 "LDTRAM"}
+
+
+def latency_class(i: Instr) -> str:
+    """What a wait on the scoreboard ``i`` sets costs: "global" / "shared" (a load's wait,
+    the latency chain's), "memory" (ready), or one of ``LATENCY_CLASSES``."""
+    b = i.base
+    if b in _SHARED_BASES:
+        return "shared"
+    if b in _GLOBAL_BASES:
+        return "global"
+    if b in _MEMORY_BASES or i.kind:
+        return "memory"
+    if b == "SHFL":
+        return "shfl"
+    if b == "MUFU":
+        return "mufu"
+    if b in ("S2R", "S2UR"):
+        return "s2r"
+    if b in ("LDC", "LDCU"):
+        return "const"
+    return "other"
+
+
+def issue_of(seq: list[Instr]) -> tuple[int, list]:
+    """One pass of a region's instructions (in address order) as one warp alone issues them:
+    (its issue cycles, its waits). Each instruction issues ``stall`` cycles after the one
+    before it (the control bits ptxas scheduled: the fixed latencies of the ALU pipes, 1
+    when the next instruction is independent); that sum is ``issue_cycles``. An instruction
+    that waits on a scoreboard set earlier in the pass by a load or by variable-latency ALU
+    work (``latency_class``) adds a wait ``[class, t_set, t_wait]``, both times in the pass's
+    stall cycles, which ``issue_cycles_of`` turns into cycles with the device's measured
+    latencies. A scoreboard set in an earlier pass (the previous loop trip) is taken as
+    ready."""
+    t = 0
+    last: dict[int, tuple[str, int]] = {}
+    waits: list = []
+    for i in seq:
+        for b in i.waits_on:
+            if b in last:
+                cls, t_set = last.pop(b)
+                if cls != "memory":
+                    waits.append([cls, t_set, t])
+        if i.write_barrier is not None:
+            last[i.write_barrier] = (latency_class(i), t)
+        if i.read_barrier is not None:
+            last[i.read_barrier] = ("memory", t)
+        t += i.stall
+    return t, waits
+
+
+def issue_cycles_of(region: dict, latency: dict[str, float]) -> float:
+    """Cycles one pass of a profiled region takes a warp alone beyond its loads' waits: its
+    issue cycles, plus its waits on variable-latency ALU results (``latency``: cycles from
+    issue to a dependent instruction's issue, by class; each wait delays everything after
+    it), minus the cycles it issues while a load of its own is in flight (from the load to
+    its first use, at most ``latency["global"]`` / ``["shared"]``, the least a load waits):
+    those hide under the load's wait, which the latency chain counts whole."""
+    delay, steps, hidden = 0.0, [], []      # steps: (t_wait, the delay from then on)
+    for cls, t_set, t_wait in region.get("waits", ()):
+        before = 0.0
+        for tw, d in steps:
+            if tw <= t_set:
+                before = d
+        p, c = t_set + before, t_wait + delay
+        lat = latency.get(cls, 0.0)
+        if cls in MEMORY_CLASSES:
+            if c > p and lat > 0:
+                hidden.append((p, min(c, p + lat)))
+        elif p + lat > c:
+            delay += p + lat - c
+            steps.append((t_wait, delay))
+    covered, end = 0.0, float("-inf")
+    for lo, hi in sorted(hidden):
+        lo = max(lo, end)
+        if hi > lo:
+            covered += hi - lo
+            end = hi
+    return max(0.0, float(region.get("issue_cycles", region.get("instructions", 0))) + delay - covered)
+
+
 def profile_of(instrs: list[Instr], name: str = "") -> dict:
     """The static profile of one function (module docstring, point 3): JSON-able.
 
@@ -552,14 +682,21 @@ def profile_of(instrs: list[Instr], name: str = "") -> dict:
                         "calls": sites, "at": f"0x{instrs[cfg.blocks[sub[0]].start].addr:04x}"})
         for b in sub:
             unit_of[b] = len(regions) - 1
+    blocks_of: dict[int, list[int]] = {}
     for b in sorted(cfg.reachable):
         blk = cfg.blocks[b]
-        rg = regions[unit_of.get(b, region_of(b))]
+        u = unit_of.get(b, region_of(b))
+        blocks_of.setdefault(u, []).append(b)
+        rg = regions[u]
         rg["instructions"] += blk.end - blk.start
         for k, v in mem_of[b].items():
             rg["memory"][k] = rg["memory"].get(k, 0) + v
-    for rg in regions:
+    scheduled = all(i.ctrl is not None for i in instrs)
+    for u, rg in enumerate(regions):
         rg["memory"] = dict(sorted(rg["memory"].items()))
+        if scheduled:
+            seq = [i for b in blocks_of.get(u, []) for i in instrs[cfg.blocks[b].start:cfg.blocks[b].end]]
+            rg["issue_cycles"], rg["waits"] = issue_of(seq)
     return {"version": PROFILE_VERSION, "function": name,
             "static_instructions": sum(r["instructions"] for r in regions), "regions": regions}
 
@@ -582,13 +719,12 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
     GpuUnavailable without nvcc, CompileError when nvcc refuses the source. Cached beside
     the cubins, by the cubin's hash."""
     import hashlib
-    import os
 
     from .compile import cache_dir, compile_cubin, nvcc_version
 
     cubin = compile_cubin(source)
     key = hashlib.sha256(cubin).hexdigest()[:32]
-    cached = cache_dir() / f"{key}.sass{PROFILE_VERSION}.json"
+    cached = cache_dir() / f"{key}.sass{PROFILE_VERSION}{_CACHE_TAG}.json"
     profiles = None
     if use_cache and cached.exists():
         try:
@@ -602,9 +738,9 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
         for p in profiles.values():
             p["nvcc"] = nvcc_version()
         if use_cache:
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(profiles))
-            os.replace(tmp, cached)
+            from .compile import write_cache_file
+
+            write_cache_file(cached, json.dumps(profiles).encode())
     return profiles.get(function)
 
 
@@ -634,6 +770,15 @@ def check_profile(p) -> dict:
         if not isinstance(mem, dict) or any(kk not in KINDS or not isinstance(v, int) or v < 0
                                             for kk, v in mem.items()):
             raise ValueError(f"sass profile: regions[{k}].memory must map kinds {KINDS} to counts")
+        ic = r.get("issue_cycles")
+        if ic is not None and (not isinstance(ic, int) or ic < r["instructions"]):
+            raise ValueError(f"sass profile: regions[{k}].issue_cycles must be an integer, at least its instructions")
+        waits = r.get("waits", [])
+        if not isinstance(waits, list) or any(
+                not isinstance(w, list) or len(w) != 3 or w[0] not in LATENCY_CLASSES + MEMORY_CLASSES
+                or not all(isinstance(v, int) and v >= 0 for v in w[1:]) or w[1] > w[2] for w in waits):
+            raise ValueError(f"sass profile: regions[{k}].waits must list [class, set, wait] with a class of "
+                             f"{LATENCY_CLASSES + MEMORY_CLASSES} and cycles 0 <= set <= wait")
     return p
 
 
@@ -669,15 +814,20 @@ class Estimate:
     executions: tuple               # per region: times it ran in all
     residual: float                 # memory instructions the solution misses (sum |A x - b|)
     memory: float                   # memory instructions the engine counts (the b side)
+    issue_cycles: float = 0.0       # all warps' own issue cycles (``issue_cycles_of`` per region); 0: no control bits
 
     def as_dict(self) -> dict:
         return {"instructions": round(self.instructions), "executions": [round(x, 3) for x in self.executions],
-                "residual": round(self.residual, 3), "memory": round(self.memory)}
+                "residual": round(self.residual, 3), "memory": round(self.memory),
+                "issue_cycles": round(self.issue_cycles)}
 
 
-def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float) -> Estimate:
+def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float,
+                         latency: dict[str, float] | None = None) -> Estimate:
     """Warp instructions of a launch of ``warps`` warps whose warps execute ``counts``
-    memory instructions by kind (module docstring, point 4)."""
+    memory instructions by kind (module docstring, point 4); with ``latency`` (cycles by
+    ``LATENCY_CLASSES``) and a profile with control bits, also the warps' own issue cycles
+    (``issue_cycles_of`` of each region times its executions)."""
     import numpy as np
 
     regs = profile["regions"]
@@ -725,7 +875,10 @@ def dynamic_instructions(profile: dict, counts: dict[str, float], warps: float) 
             x[k] = x[r["parent"]] * (r.get("trips") or 1)
     total = float(sum(regs[k]["instructions"] * x[k] for k in range(n)))
     resid = float(np.abs(M.T @ x - b_all).sum())
-    return Estimate(total, tuple(float(v) for v in x), resid, float(b_all.sum()))
+    cycles = 0.0
+    if latency is not None and all("issue_cycles" in r for r in regs):
+        cycles = float(sum(issue_cycles_of(regs[k], latency) * x[k] for k in range(n)))
+    return Estimate(total, tuple(float(v) for v in x), resid, float(b_all.sum()), cycles)
 
 
 # ---------------------------------------------------------------------------- results files
@@ -910,7 +1063,8 @@ def main(argv: list[str] | None = None) -> int:
 
 __all__ = ["Instr", "Cfg", "parse_sass", "sass_text", "profile_of", "profiles_of_cubin", "dynamic_instructions",
            "engine_counts", "engine_kind", "Estimate", "KINDS", "check_profile", "SassError", "kernel_profile",
-           "fill", "accuracy", "timed_entries"]
+           "fill", "accuracy", "timed_entries", "LATENCY_CLASSES", "MEMORY_CLASSES", "latency_class", "issue_of", "issue_cycles_of",
+           "control_bits"]
 
 
 if __name__ == "__main__":
