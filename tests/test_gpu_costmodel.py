@@ -21,10 +21,10 @@ workloads = st.builds(
     registers=st.one_of(st.none(), st.integers(8, 255)), shared_bytes=st.integers(0, 200_000),
     l2_requests=st.floats(0, 1e9), l2_store_sectors=st.floats(0, 1e9), partial_store_sectors=st.floats(0, 1e9),
     dram_scatter_bytes=st.floats(0, 1e10), warp_instructions=st.floats(0, 1e10),
-    global_instructions=st.integers(0, 10**9), tma_box_s=st.floats(0, 1e-6))
+    global_instructions=st.integers(0, 10**9), tma_box_s=st.floats(0, 1e-6), own_issue_s=st.floats(0, 1e-5))
 FIELDS = ["sectors", "wavefronts", "instructions", "dram_bytes", "l2_sectors", "chain_s", "l2_requests",
           "l2_store_sectors", "partial_store_sectors", "dram_scatter_bytes", "warp_instructions",
-          "memory instructions", "tma_box_s"]
+          "memory instructions", "tma_box_s", "own_issue_s"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -37,10 +37,46 @@ def test_more_work_never_predicts_less_time(w, name, factor):
         w = replace(w, global_instructions=min(w.global_instructions, w.instructions))
         bigger = replace(w, instructions=int(w.instructions * factor),
                          global_instructions=int(w.global_instructions * factor))
+    elif name == "warp_instructions":    # from the same SASS: each warp's own issue grows with them
+        bigger = replace(w, warp_instructions=w.warp_instructions * factor, own_issue_s=w.own_issue_s * factor)
     else:
         more = getattr(w, name) * factor
         bigger = replace(w, **{name: int(more) if isinstance(getattr(w, name), int) else more})
     assert predict_launch(bigger).seconds >= predict_launch(w).seconds * (1 - 1e-12)
+
+
+def test_a_lone_warps_own_issue_adds_to_its_chain_and_many_warps_hide_it():
+    """One block of four warps on one SM (one warp per scheduler): its own issue (1 us)
+    is longer than the scheduler's share of the instructions, so it adds to the latency
+    term in full. The same own issue beside a share longer than it (many warps) changes
+    nothing: the share is the issue term."""
+    base = Workload(blocks=1, threads_per_block=128, chain_s=1.5e-6, warp_instructions=4 * 500)
+    lone = replace(base, own_issue_s=1e-6)
+    p0, p1 = predict_launch(base), predict_launch(lone)
+    # alone: block start + chain + own issue, not combined with the issue term again
+    assert p1.term("latency") == pytest.approx(H100.block_launch_s + 1.5e-6 + 1e-6, rel=1e-9)
+    assert p1.seconds > p0.seconds + 0.9e-6
+    assert p1.bound == "latency" and "its own issue 1000 ns, alone on its scheduler" in next(
+        t.what for t in p1.terms if t.name == "latency")
+    busy = replace(base, blocks=132 * 16, threads_per_block=1024, warp_instructions=132 * 16 * 32 * 2000)
+    assert predict_launch(replace(busy, own_issue_s=1e-7)).seconds == predict_launch(busy).seconds
+
+
+def test_a_calibration_figure_that_failed_its_check_is_not_used(tmp_path):
+    """The first const_latency_clk run (377 cycles, every lane its own constant address)
+    failed its plausibility check: the model takes the default and says why."""
+    import json
+
+    from viz.gpu.calibration import CALIBRATION_DIR, Calibration
+
+    d = json.loads((CALIBRATION_DIR / "nvidia-h100-80gb-hbm3.json").read_text())
+    d["figures"]["const_latency_clk"]["value"] = 377.0
+    d["checks"]["const_latency_clk"] = {"ok": False, "expected": "4..200: tens of cycles (a constant-cache hit)"}
+    m = costmodel.DeviceModel.from_device(d["device"] | {"name": "NVIDIA H100 80GB HBM3"},
+                                          calibration=Calibration.from_json(d))
+    assert dict(m.issue_latency)["const"] == costmodel.DEFAULTS["const_latency_clk"][0]
+    assert "failed its check" in dict(m.sources)["const_latency_clk"]
+    assert dict(m.issue_latency)["shfl"] == d["figures"]["shfl_latency_clk"]["value"]
 
 
 @settings(max_examples=200, deadline=None)

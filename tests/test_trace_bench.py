@@ -436,3 +436,19 @@ def test_repredict_with_a_calibration_records_and_uses_its_figures(tmp_path):
     assert e["overhead_ms"] == 0.005
     (tmp_path / "bad.json").write_text("{")
     assert tracebench.main(["repredict", str(f), "--calibration", str(tmp_path / "bad.json")]) == 2
+
+
+def test_cache_files_written_by_many_threads_at_once_all_land(tmp_path):
+    """Two threads building the same traced kernel once wrote the same ``.<pid>.tmp`` and
+    one found it gone ("No such file or directory", read_strided--stride-32 on the H100):
+    each writer now has a temporary file of its own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from viz.gpu.compile import write_cache_file
+
+    path = tmp_path / "k.trace.cubin"
+    with ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda i: write_cache_file(path, bytes([i % 256]) * 4096), range(64)))
+    data = path.read_bytes()
+    assert len(data) == 4096 and len(set(data)) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["k.trace.cubin"]

@@ -254,3 +254,52 @@ extern "C" __global__ void wv_chase_shared(const unsigned* next, int n, int step
     out[0] = p;
     out[1] = c1 - c0;
 }
+
+// ---------------------------------------------------------------- a warp's dependent issue
+
+// Constant-memory chain for wv_dep op 3: entry i holds the next index (set by the host).
+__constant__ unsigned wv_ctab[64];
+
+// One warp runs `steps` x 32 dependent instructions of one kind, each using the result of
+// the one before, and records the SM cycles (clock64) they took: op 0 FFMA (fixed latency:
+// the check that ptxas's stall count is the whole wait), 1 SHFL.BFLY, 2 MUFU.EX2, 3 LDC of
+// the next index from constant memory, 4 BREV. Cycles per instruction = cycles from one
+// instruction's issue to the issue of the next, which waits for its result.
+extern "C" __global__ void wv_dep(int op, int steps, unsigned seed, u64* out) {
+    unsigned x = seed + threadIdx.x;
+    float f = __uint_as_float(0x3f000000u + (seed & 1u));
+    u64 c0 = clock64();
+    if (op == 0) {
+        for (int i = 0; i < steps; ++i) {
+#pragma unroll
+            for (int j = 0; j < 32; ++j) asm volatile("fma.rn.f32 %0, %0, 0f3F7FFFFF, 0f3A83126F;" : "+f"(f));
+        }
+    } else if (op == 1) {
+        for (int i = 0; i < steps; ++i) {
+#pragma unroll
+            for (int j = 0; j < 32; ++j) asm volatile("shfl.sync.bfly.b32 %0, %0, 1, 0x1f, 0xffffffff;" : "+r"(x));
+        }
+    } else if (op == 2) {
+        for (int i = 0; i < steps; ++i) {
+#pragma unroll
+            for (int j = 0; j < 32; ++j) asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(f));
+        }
+    } else if (op == 3) {
+        unsigned y = seed;      // the same index in every lane: one constant-cache access each
+        for (int i = 0; i < steps; ++i) {
+#pragma unroll
+            for (int j = 0; j < 32; ++j) y = wv_ctab[y & 63u];
+        }
+        x += y;
+    } else {
+        for (int i = 0; i < steps; ++i) {
+#pragma unroll
+            for (int j = 0; j < 32; ++j) asm volatile("brev.b32 %0, %0;" : "+r"(x));
+        }
+    }
+    u64 c1 = clock64();
+    if (threadIdx.x == 0) {
+        out[0] = c1 - c0;
+        out[1] = x + __float_as_uint(f);
+    }
+}

@@ -94,7 +94,22 @@ FIGURES: dict[str, tuple[str, str]] = {
                             "brought it into L1; time / dependent loads."),
     "shared_latency_ns": ("ns", "wv_chase_shared: one thread follows a random cycle of 1024 shared-memory addresses "
                                 "(each LDS.32 loads the next address); time / dependent loads."),
+    "ffma_latency_clk": ("clk", "wv_dep op 0, the check: one warp alone runs 64000 dependent FFMAs (each adds to the "
+                                "result of the one before); SM cycles / instructions. ptxas schedules these with a "
+                                "fixed stall count: the figure should equal it."),
+    "shfl_latency_clk": ("clk", "wv_dep op 1: one warp alone runs 64000 dependent SHFL.BFLY; SM cycles / instructions: "
+                                "from a shuffle's issue to the issue of the next, which waits for its result."),
+    "mufu_latency_clk": ("clk", "wv_dep op 2: one warp alone runs 64000 dependent MUFU.EX2 (ex2.approx.ftz.f32, as "
+                                "__expf uses); SM cycles / instructions."),
+    "const_latency_clk": ("clk", "wv_dep op 3: one warp alone follows a cycle of 64 indices in constant memory (each "
+                                 "LDC loads the next index); SM cycles / loads."),
+    "other_latency_clk": ("clk", "wv_dep op 4: one warp alone runs 64000 dependent BREV (variable-latency integer "
+                                 "work, as conversions); SM cycles / instructions."),
 }
+
+
+# wv_dep's ops in order (kernels/calibrate/calibrate.cu)
+DEP_KEYS = ("ffma_latency_clk", "shfl_latency_clk", "mufu_latency_clk", "const_latency_clk", "other_latency_clk")
 
 
 def source() -> str:
@@ -329,6 +344,24 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
         ns.append(1e6 * t[0] / steps)
         cycles.append(float(host2[1]) / steps)
     add("shared_latency_ns", ns, cycles=float(np.median(cycles)))
+
+    # -- a warp's dependent issue: cycles from an instruction to the next that uses its result
+    dep = fn("wv_dep", "iiIP")
+    ctab, ctab_bytes = dep._wv_module.get_global("wv_ctab")
+    perm = rng.permutation(ctab_bytes // 4)
+    nxt_c = np.zeros(ctab_bytes // 4, np.uint32)
+    nxt_c[perm] = np.roll(perm, -1)
+    cuda.memcpy_htod(ctab, nxt_c)
+    dep_steps = 500 if quick else 2000
+    for op, key in enumerate(DEP_KEYS):
+        dep.prepared_call((1, 1, 1), (32, 1, 1), op, 16, 1, int(out))      # warm: the code in the caches
+        per = []
+        for k in range(sets):
+            dep.prepared_call((1, 1, 1), (32, 1, 1), op, dep_steps, k, int(out))
+            cuda.Context.synchronize()
+            cuda.memcpy_dtoh(host2, out)
+            per.append(float(host2[0]) / (dep_steps * 32))
+        add(key, per)
     for b in (nbuf, sink, out, cyc):
         b.free()
     return {"device": dict(info), "figures": figs, "state_before": state_before, "state_after": gpu_state(),
@@ -402,6 +435,11 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
         "l2_latency_ns": (60.0, 600.0, "between L1 and DRAM"),
         "l1_latency_ns": (5.0, 80.0, "some tens of cycles"),
         "shared_latency_ns": (3.0, 60.0, "some tens of cycles"),
+        "ffma_latency_clk": (2.0, 8.0, "a few cycles (ptxas's stall between dependent FFMAs)"),
+        "shfl_latency_clk": (4.0, 100.0, "some tens of cycles"),
+        "mufu_latency_clk": (4.0, 100.0, "some tens of cycles"),
+        "const_latency_clk": (4.0, 200.0, "tens of cycles (a constant-cache hit)"),
+        "other_latency_clk": (2.0, 100.0, "some cycles to tens of cycles"),
     }
     out = {}
     for key, (lo, hi, why) in rules.items():

@@ -51,6 +51,14 @@ class Calibration:
         f = self.figures.get(key)
         return float(f["value"]) if isinstance(f, dict) and "value" in f else default
 
+    def failed_check(self, key: str) -> str | None:
+        """What the figure was expected to be, when it failed its plausibility check at
+        calibration time (``checks`` of the file); None when it passed or was not checked."""
+        c = (self.extra.get("checks") or {}).get(key)
+        if isinstance(c, dict) and c.get("ok") is False:
+            return str(c.get("expected", "a plausible value"))
+        return None
+
     @classmethod
     def from_json(cls, d: dict, path: str = "") -> "Calibration":
         where = path or "calibration"

@@ -65,7 +65,17 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
     "l2_latency_ns": (150.0, "ns", "a dependent L2 hit, about 300 clocks"),
     "l1_latency_ns": (20.0, "ns", "a dependent L1 hit, about 40 clocks"),
     "shared_latency_ns": (16.0, "ns", "a dependent shared load, about 30 clocks"),
+    # A warp's own issue (``Workload.own_issue_s``): cycles from an instruction of variable
+    # latency to the issue of one that uses its result, by ``viz.gpu.sass.LATENCY_CLASSES``.
+    "shfl_latency_clk": (24.0, "clk", "a dependent SHFL, about 24 clocks"),
+    "mufu_latency_clk": (18.0, "clk", "a dependent MUFU (ex2, rcp), about 18 clocks"),
+    "s2r_latency_clk": (24.0, "clk", "S2R of a special register, about 24 clocks"),
+    "const_latency_clk": (16.0, "clk", "LDC from the constant cache, about 16 clocks"),
+    "other_latency_clk": (16.0, "clk", "other variable-latency ALU work (BREV, conversions), about 16 clocks"),
 }
+# The classes of viz.gpu.sass.LATENCY_CLASSES and their calibration keys.
+LATENCY_KEYS = {"shfl": "shfl_latency_clk", "mufu": "mufu_latency_clk", "s2r": "s2r_latency_clk",
+                "const": "const_latency_clk", "other": "other_latency_clk"}
 
 
 # How much longer a dependent load waits while DRAM streams at a given rate: a pointer chase
@@ -119,6 +129,7 @@ class DeviceModel:
     l2_partial_per_s: float = 0.0          # partly written sectors stored per second (0: unknown)
     dram_scatter_bytes_per_s: float = 0.0  # DRAM bytes of scattered loads per second (0: unknown, as streaming)
     loaded_latency: tuple = LOADED_LATENCY_H100    # ((DRAM GB/s, latency ns), ...), increasing
+    issue_latency: tuple = tuple((c, DEFAULTS[k][0]) for c, k in LATENCY_KEYS.items())   # (class, clk) pairs
     sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
     @classmethod
@@ -147,6 +158,11 @@ class DeviceModel:
                 src.append((key, f"default (calibration's {v:.3g} is above the {PER_CLOCK_MAX[key]:g} per clock "
                                  f"an SM can do)"))
                 return DEFAULTS[key][0]
+            bad = calibration.failed_check(key) if v is not None and hasattr(calibration, "failed_check") else None
+            if bad:
+                # Marked implausible when it was measured: the microbenchmark went wrong.
+                src.append((key, f"default (calibration's {v:.4g} failed its check: expected {bad})"))
+                return DEFAULTS[key][0]
             if v is not None:
                 src.append((key, "calibration"))
                 return v
@@ -162,6 +178,7 @@ class DeviceModel:
             fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
             l2_scatter_per_s=fig("l2_scatter_gsectors") * 1e9, l2_partial_per_s=fig("l2_partial_gstores") * 1e9,
             dram_scatter_bytes_per_s=fig("dram_scatter_gbps") * 1e9,
+            issue_latency=tuple((c, fig(k)) for c, k in LATENCY_KEYS.items()),
             sources=tuple(src) + (("loaded_latency", "measured (H100, tools/gpu/session/h13model_latency.py)"),))
 
     @classmethod
@@ -177,6 +194,8 @@ class DeviceModel:
                    loaded_latency=tuple(tuple(x) for x in fig.get("loaded_latency") or LOADED_LATENCY_H100),
                    l2_scatter_per_s=g("l2_scatter_gsectors", 0.0) * 1e9, l2_partial_per_s=g("l2_partial_gstores", 0.0) * 1e9,
                    dram_scatter_bytes_per_s=g("dram_scatter_gbps", 0.0) * 1e9,
+                   issue_latency=tuple((c, float((fig.get("issue_latency_clk") or {}).get(c, DEFAULTS[k][0])))
+                                       for c, k in LATENCY_KEYS.items()),
                    sources=tuple((fig.get("sources") or {}).items()))
 
     def l2_costs(self) -> tuple[float, float, float, float]:
@@ -204,6 +223,12 @@ class DeviceModel:
             t_part = max(0.0, 1.0 / self.l2_partial_per_s - (t_req + t_st))
         return t_req, t_sec, t_st, t_part
 
+    def latency_cycles(self) -> dict[str, float]:
+        """Cycles by ``viz.gpu.sass`` wait class: the calibrated ALU latencies, and for loads
+        the least they wait (an L1 hit, a shared load)."""
+        return dict(self.issue_latency, **{"global": self.l1_latency_s * self.clock_hz,
+                                           "shared": self.shared_latency_s * self.clock_hz})
+
     def figures(self) -> dict:
         """The figures the model uses, for the results file."""
         return {"dram_gbps": round(self.dram_bytes_per_s / 1e9, 2), "sm_count": self.sm_count,
@@ -220,7 +245,9 @@ class DeviceModel:
                 "dram_latency_ns": round(self.dram_latency_s * 1e9, 3),
                 "loaded_latency": [list(x) for x in self.loaded_latency],
                 "l2_latency_ns": round(self.l2_latency_s * 1e9, 3), "l1_latency_ns": round(self.l1_latency_s * 1e9, 3),
-                "shared_latency_ns": round(self.shared_latency_s * 1e9, 3), "sources": dict(self.sources)}
+                "shared_latency_ns": round(self.shared_latency_s * 1e9, 3),
+                "issue_latency_clk": {c: round(v, 3) for c, v in self.issue_latency},
+                "sources": dict(self.sources)}
 
 
 # The H100 SXM (80 GB HBM3) of the device machine. Its SMs, clock, L2 and the DRAM ceiling
@@ -276,6 +303,7 @@ class Workload:
     chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
     tma_box_s: float = 0.0           # per block: the SM's TMA over the block's boxes (TMA_ROW_NS_BYTES)
     chain: tuple = ()                # (what, count, seconds each) of that chain
+    own_issue_s: float = 0.0         # an average warp's own issue alone on its scheduler (viz.gpu.sass control bits)
     warp_instructions: float = 0.0   # every SASS instruction the warps issue (viz.gpu.sass, else estimate_instructions)
     instructions_from: str = "estimated from the kernel's shape"   # or "from the compiled kernel's SASS"
     registers: int | None = None     # per thread, from the compiled kernel
@@ -413,6 +441,14 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     issue_all = w.warp_instructions / (sms_busy * device.issue_per_clock * clk)
     issue_text = (f"{w.warp_instructions / 1e6:.4g} M warp instructions ({w.instructions_from}) / "
                   f"({sms_busy} SMs x {device.issue_per_clock:g} per clock)")
+    # A scheduler issues one instruction per clock over all its warps, and a warp no faster
+    # than its own issue allows (its instructions with the stalls ptxas scheduled between
+    # them, ``own_issue_s``). When a warp's own issue is longer than its scheduler's share
+    # of all the instructions, the scheduler has too few warps to fill that warp's stalls:
+    # the warp waits and issues in turn, so its own issue adds to its chain (softmax_row: one
+    # warp per scheduler; gemm_tiled: two). Otherwise the share is the issue term.
+    alone = waves * w.own_issue_s > issue_all
+    own_s = w.own_issue_s if alone else 0.0
     blocks_t = per_sm * device.block_launch_s
     terms.append(Term("block launches", blocks_t, f"{per_sm} blocks per SM x {device.block_launch_s * 1e9:.0f} ns"))
     if w.tma_box_s:
@@ -429,8 +465,8 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     slope = max(0.0, w.chain_loaded_s - w.chain_s) / 1000.0      # chain seconds per ns of extra wait
     extra_ns = 0.0
     for _ in range(60):
-        lat_try = waves * (device.block_launch_s + w.chain_s + slope * extra_ns)
-        t_try = max(others, math.hypot(lat_try, issue_all))
+        lat_try = waves * (device.block_launch_s + w.chain_s + own_s + slope * extra_ns)
+        t_try = max(others, lat_try if alone else math.hypot(lat_try, issue_all))
         gbps_now = w.dram_bytes / t_try / 1e9 if t_try > 0 else 0.0
         new_extra = (_interp(gbps_now, xs, ys) - ys[0]) if xs else 0.0
         if abs(new_extra - extra_ns) < 0.5:
@@ -439,9 +475,12 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
         extra_ns = 0.5 * (extra_ns + new_extra)
     rho = min(1.0, dram / t_try) if t_try > 0 else 0.0
     chain_s = w.chain_s + slope * extra_ns
-    block_life = device.block_launch_s + chain_s
+    block_life = device.block_launch_s + chain_s + own_s
     lat = waves * block_life
     chain_text = " + ".join(f"{n:g} x {what} {s * 1e9:.0f} ns" for what, n, s in w.chain if n) or "no waits"
+    if own_s:
+        chain_text += (f" + its own issue {own_s * 1e9:.0f} ns, alone on its scheduler (its instructions with the "
+                       f"cycles ptxas scheduled between them and its waits on shuffles, MUFU and the like)")
     lat_text = (f"{waves:.4g} waves ({per_sm} blocks per SM, {k} resident, limited by {occ['limited_by']}) x "
                 f"{block_life * 1e9:.0f} ns per block (start {device.block_launch_s * 1e9:.0f} ns + {chain_text}; "
                 f"DRAM loads at {device.dram_latency_s * 1e9 + extra_ns:.0f} ns with DRAM {100 * rho:.0f}% busy)")
@@ -449,9 +488,16 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     # plus its instructions' issue time; with many warps hiding each other, the larger of
     # the two. Between those, the model takes their quadrature sum, named after the larger.
     both = math.hypot(lat, issue_all)
+    if alone:
+        # nothing else issues while it waits, and its issue is in its chain already
+        terms.append(Term("latency", lat, lat_text))
+        terms.append(Term("instruction issue", issue_all, issue_text))
+        both = None
     note = (f"; with the other ({{other:.4g}} ms) in quadrature: sqrt({lat * 1e3:.4g}^2 + {issue_all * 1e3:.4g}^2) ms, "
             f"as waiting and issuing overlap only in part")
-    if lat >= issue_all:
+    if both is None:
+        pass
+    elif lat >= issue_all:
         terms.append(Term("latency", both, f"{lat * 1e3:.4g} ms = " + lat_text + note.format(other=issue_all * 1e3)))
         terms.append(Term("instruction issue", issue_all, issue_text))
     else:
@@ -464,7 +510,8 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     inputs = {"dram_bytes": round(w.dram_bytes), "l2_sectors_from_l1": round(w.l2_sectors),
               "l2_requests": round(w.l2_requests), "l2_store_sectors": round(w.l2_store_sectors),
               "dram_scatter_bytes": round(w.dram_scatter_bytes), "partial_store_sectors": round(w.partial_store_sectors), "warp_instructions": round(w.warp_instructions),
-              "chain_ns": round(chain_s * 1e9, 1), "dram_busy": round(rho, 3)}
+              "chain_ns": round(chain_s * 1e9, 1), "own_issue_ns": round(w.own_issue_s * 1e9, 1),
+              "dram_busy": round(rho, 3)}
     return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
                       device.launch_overhead_s, occ, inputs)
 
@@ -583,10 +630,13 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         from .sass import dynamic_instructions, engine_counts
 
         counts, warps = engine_counts(an)
-        warp_instructions = dynamic_instructions(sass_profile, {k: v * f for k, v in counts.items()},
-                                                 warps * f).instructions
+        est = dynamic_instructions(sass_profile, {k: v * f for k, v in counts.items()}, warps * f,
+                                   device.latency_cycles())
+        warp_instructions = est.instructions
+        own_issue_s = est.issue_cycles / max(1.0, warps * f) / device.clock_hz
         instructions_from = "from the compiled kernel's SASS"
     else:
+        own_issue_s = 0.0
         warp_instructions = estimate_instructions(an, generated) * f
         instructions_from = "estimated from the kernel's shape"
     # The copy engines' global side (cp.async's source, a TMA box): its sectors come through
@@ -608,7 +658,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         dram_bytes=reuse.dram_bytes * f + copy_dram, l2_sectors=reuse.l2_sectors * f + copy_sectors,
         l2_requests=reuse.l2_requests * f + copy_sectors / 4,
         l2_store_sectors=reuse.store_sectors * f, dram_scatter_bytes=reuse.dram_scatter_bytes * f,
-        chain_s=chain_s, chain=chain,
+        chain_s=chain_s, chain=chain, own_issue_s=own_issue_s,
         chain_loaded_s=max(chain_loaded_s, chain_s),
         partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f + copy_dram,
         warp_instructions=warp_instructions, instructions_from=instructions_from,

@@ -422,6 +422,21 @@ def sass_counts(an) -> tuple[dict[str, int], int]:
     return counts, warps
 
 
+def own_issue_seconds(an, resources: dict | None, device) -> float:
+    """An average warp's own issue time alone on its scheduler (``costmodel.Workload.own_issue_s``)
+    from the plain kernel's SASS profile with control bits; 0 without one."""
+    profile = (resources or {}).get("sass")
+    if not profile:
+        return 0.0
+    try:
+        from .sass import dynamic_instructions  # noqa: PLC0415
+    except ImportError:
+        return 0.0
+    counts, warps = sass_counts(an)
+    est = dynamic_instructions(profile, counts, warps, device.latency_cycles())
+    return est.issue_cycles / max(1, warps) / device.clock_hz
+
+
 def warp_instructions(an, resources: dict | None = None) -> tuple[float, str]:
     """Every SASS warp instruction the launch issues, and where the count comes from.
 
@@ -484,8 +499,10 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         l2_requests=reuse.l2_requests, l2_store_sectors=reuse.store_sectors, dram_scatter_bytes=reuse.dram_scatter_bytes,
         partial_store_sectors=reuse.partial_store_sectors, chain_s=chain_s, chain_loaded_s=max(chain_loaded_s, chain_s),
         chain=chain, warp_instructions=winst, registers=registers, shared_bytes=shared_bytes,
+        own_issue_s=own_issue_seconds(an, res, device),
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
 
 
 __all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
+           "own_issue_seconds",
            "l2_resident"]
