@@ -363,3 +363,39 @@ def test_the_tma_term_follows_the_h100_box_probes():
     an = analyze(load("tma-swizzle-128b"))        # 8 rows of 128 bytes
     assert costmodel.tma_seconds_per_block(an) == pytest.approx(8 * costmodel.TMA_ROW_NS_BYTES / 128 * 1e-9)
     assert costmodel.tma_seconds_per_block(analyze(load("coalesced"))) == 0
+
+
+def test_restrict_loads_of_one_array_overlap_across_stores_to_another():
+    """grid-stride-loop: seven guarded iterations of out[i] = in[i]. The generated arrays are
+    __restrict__, and ptxas issues the seven loads back to back, the stores after them: the
+    chain waits for DRAM once (plus each guard's branch), not seven times. A scenario that
+    loads the array it has just stored still waits for the store's run."""
+    from viz.gpu.predict import analysis_of
+
+    an, _ = analysis_of(load("grid-stride-loop"))
+    total, chain = costmodel._chain(an, None, H100, True, False)
+    waits = {what: (n, s) for what, n, s in chain}
+    assert waits["DRAM load"][0] == 7 and waits["predicated access"][0] == 14
+    assert total == pytest.approx(H100.dram_latency_s + 14 * waits["predicated access"][1], rel=1e-9)
+    same = loads("""
+title = "store then load the same array"
+[launch]
+block = [32]
+grid = [1]
+[arrays.a]
+space = "global"
+type = "float"
+shape = [64]
+[[access]]
+op = "load"
+at = "a[threadIdx.x]"
+[[access]]
+op = "store"
+at = "a[threadIdx.x + 32]"
+[[access]]
+op = "load"
+at = "a[threadIdx.x + 32]"
+""")
+    t2, chain2 = costmodel._chain(analyze(same), None, H100, True, False)
+    bars = dict((what, n) for what, n, _s in chain2)["__syncthreads"]     # the generator's barriers around it
+    assert t2 == pytest.approx(2 * H100.dram_latency_s + bars * H100.syncthreads_s, rel=1e-9)

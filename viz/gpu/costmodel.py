@@ -771,8 +771,11 @@ def program_order(an) -> list[tuple[int, object]]:
 def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops: bool = False) -> tuple[float, tuple]:
     """One block's dependent chain, for its slowest warp: loads issue back to back and
     overlap (up to LOADS_IN_FLIGHT) until a store, which writes a loaded value and so waits
-    for them, or a barrier, which waits for every warp; a predicated access of the
-    generated kernel waits alone. Returns (seconds, ((what, count, seconds each), ...))."""
+    for them, or a barrier, which waits for every warp; a predicated shared access of the
+    generated kernel waits alone. The generated kernel's global arrays are ``__restrict__``,
+    so a global store ends the run only when a later load of the same barrier segment reads
+    the array it writes (ptxas moves the loads of other arrays above it). Returns (seconds,
+    ((what, count, seconds each), ...))."""
     import numpy as np
 
     sc = an.scenario
@@ -798,7 +801,20 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
         run_shared = np.zeros(nw, bool)
 
     prev_loop = None
-    for k, s in program_order(an):
+    order = program_order(an)
+    # The generated kernel's global arrays are __restrict__: ptxas moves a global load above a
+    # store to another array (grid-stride-loop: its seven guarded loads issue back to back,
+    # the stores after them), so such a store does not end the run for the loads after it.
+    later_global_loads: list[set] = [set() for _ in order]
+    seen: set = set()
+    for n in range(len(order) - 1, -1, -1):
+        k_n, s_n = order[n]
+        later_global_loads[n] = set(seen)
+        if n and order[n - 1][0] != k_n:
+            seen = set()
+        if s_n.space == "global" and s_n.op == "load":
+            seen.add(sc.accesses[s_n.instruction.access].array)
+    for idx, (k, s) in enumerate(order):
         if serial_loops and s.instruction.loop and s.instruction.loop != prev_loop:
             close_run()                 # a `#pragma unroll 1` loop waits for each iteration's loads
         prev_loop = s.instruction.loop
@@ -813,15 +829,24 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
         acc = sc.accesses[s.instruction.access]
         active = s.per_warp_active[0] > 0
         predicated = acc.when is not None and generated
+        # A guarded global access pays its vote and branch, but ptxas issues its load with the
+        # others around it (grid-stride-loop's SASS: its seven guarded LDGs in one stretch):
+        # it joins the open run like any load; a guarded shared access still waits alone.
+        guarded_global = predicated and s.space == "global"
         if predicated:
-            close_run()
+            if not guarded_global:
+                close_run()
             warp_time[active] += branch_s
             branches[active] += 1
+            predicated = not guarded_global
         if s.op != "load":
             # A store writes a loaded value, so it waits for the open run of loads, and later
             # loads that may alias it cannot move above it: any global store, and a shared
             # store after shared loads. ptxas does move global loads above shared stores (SASS
             # of gemm-tiled: every LDG of the tile first, then the STSs), so those keep overlapping.
+            stored = sc.accesses[s.instruction.access].array
+            if s.space == "global" and generated and stored not in later_global_loads[idx]:
+                continue                # later loads of other arrays move above it
             if s.space == "global" or run_shared.any():
                 close_run()
             continue
