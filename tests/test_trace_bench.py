@@ -444,11 +444,11 @@ def test_cache_files_written_by_many_threads_at_once_all_land(tmp_path):
     each writer now has a temporary file of its own."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from viz.gpu.compile import write_cache_file
+    from viz.fileio import write_atomic
 
     path = tmp_path / "k.trace.cubin"
     with ThreadPoolExecutor(8) as ex:
-        list(ex.map(lambda i: write_cache_file(path, bytes([i % 256]) * 4096), range(64)))
+        list(ex.map(lambda i: write_atomic(path, bytes([i % 256]) * 4096), range(64)))
     data = path.read_bytes()
     assert len(data) == 4096 and len(set(data)) == 1
     assert [p.name for p in tmp_path.iterdir()] == ["k.trace.cubin"]

@@ -31,6 +31,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from .fileio import temp_beside, umask
 from .frames import Frame, KINDS, access_text, frames as frames_of
 from .i18n import sep, tr
 from .layout_text import LayoutMap
@@ -594,34 +595,14 @@ def export_layout_map(m: LayoutMap, out: str | os.PathLike, size: tuple[int, int
     return write_plan(plan, out, settings)
 
 
-_UMASK: int | None = None
-_UMASK_LOCK = threading.Lock()
-
-
-def _umask() -> int:
-    """The process umask (read once: os.umask can only be read by setting it)."""
-    global _UMASK
-    with _UMASK_LOCK:
-        if _UMASK is None:
-            _UMASK = os.umask(0o022)
-            os.umask(_UMASK)
-    return _UMASK
-
-
 def _temp_file(parent: Path, out: Path) -> Path:
+    """The export's temporary file beside ``out`` (``viz.fileio.temp_beside``: the mode a file
+    the user saves would have), or ExportError naming the folder."""
     try:
-        fd, name = tempfile.mkstemp(dir=parent, prefix=f".{out.stem}.", suffix=f".part{out.suffix}")
+        return temp_beside(out, prefix=f".{out.stem}.", suffix=f".part{out.suffix}", folder=parent)
     except OSError as err:
         raise ExportError(tr("{out}: cannot create a file in {parent} ({err})", out=out, parent=parent,
                              err=err.strerror or err)) from None
-    # mkstemp makes the file private (0600); the result should look like any file the user saves.
-    mode = (os.stat(out).st_mode & 0o777) if out.exists() else (0o666 & ~_umask())
-    try:
-        os.fchmod(fd, mode)
-    except OSError:
-        pass
-    os.close(fd)
-    return Path(name)
 
 
 class _Atomic:
@@ -778,7 +759,7 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
     base = parent
     try:
         stage = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.part-"))
-        os.chmod(stage, 0o777 & ~_umask())
+        os.chmod(stage, 0o777 & ~umask())
     except OSError as err:
         raise ExportError(tr("{out}: cannot create a folder in {base} ({err})", out=out, base=base,
                              err=err.strerror or err)) from None

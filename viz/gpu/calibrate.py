@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from .. import assets
+from ..fileio import write_atomic
 from .calibration import CALIBRATION_DIR, FORMAT, slug
 
 SETS = 7
@@ -484,19 +483,7 @@ def dumps(doc: dict) -> str:
 
 def save(doc: dict, path) -> None:
     """Write atomically: a temporary file beside the target, then a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(dumps(doc))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, dumps(doc))
 
 
 def format_table(doc: dict) -> str:

@@ -15,6 +15,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..fileio import write_atomic
 from . import GpuUnavailable
 
 ARCH = "sm_90"
@@ -114,25 +115,8 @@ def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_F
             raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
         data = out.read_bytes()
     if use_cache:
-        write_cache_file(cached, data)
+        write_atomic(cached, data)
     return data
-
-
-def write_cache_file(path: Path, data: bytes) -> None:
-    """Writes a cache file atomically through a temporary file of its own (unique per
-    writer: two threads of one process building the same kernel once both wrote the same
-    ``.<pid>.tmp`` and one found it gone)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
@@ -162,7 +146,7 @@ def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_
             raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
     out = parse_ptxas_usage(proc.stderr + proc.stdout)
     if use_cache:
-        write_cache_file(cached, json.dumps(out).encode())
+        write_atomic(cached, json.dumps(out))
     return out
 
 

@@ -142,19 +142,9 @@ def dumps(doc: dict) -> str:
 
 def save(doc: dict, path: str | Path) -> Path:
     """Write atomically: a temporary file beside ``path``, then renamed over it."""
-    import os
+    from ..fileio import write_atomic
 
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    text = dumps(doc)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return p
+    return write_atomic(path, dumps(doc))
 
 
 def new_document(device: dict, label: str, measured_at: str, version: str) -> dict:

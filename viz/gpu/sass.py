@@ -738,9 +738,9 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
         for p in profiles.values():
             p["nvcc"] = nvcc_version()
         if use_cache:
-            from .compile import write_cache_file
+            from ..fileio import write_atomic
 
-            write_cache_file(cached, json.dumps(profiles).encode())
+            write_atomic(cached, json.dumps(profiles))
     return profiles.get(function)
 
 
@@ -1045,11 +1045,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = results.load(a.results)
         if a.cmd == "fill":
             got = fill(doc)
-            out = Path(a.out)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_name(out.name + ".tmp")
-            tmp.write_text(results.dumps(doc), encoding="utf-8")
-            tmp.replace(out)              # atomic: a failed fill leaves no half-written file
+            results.save(doc, a.out)      # atomic: a failed fill leaves no half-written file
             print(f"sass fill: {got['filled']} profiles added, {len(got['failed'])} failed; wrote {a.out}")
             for where, why in got["failed"]:
                 print(f"  {where[0]}/{where[1]}: {why}")

@@ -95,7 +95,8 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     """Compile a launch file's source as the trace pipeline does (``viz.trace.build``: nvcc
     -ptx, then ptxas -O3 --generate-line-info) with ``ptxas -v`` for its resources. The
     cubin and the resources are cached beside the cubin cache, keyed by the PTX."""
-    from .compile import ARCH, cache_dir, find_tool, parse_ptxas_usage, write_cache_file
+    from ..fileio import write_atomic
+    from .compile import ARCH, cache_dir, find_tool, parse_ptxas_usage
     from ..trace.build import compile_ptx, first_error_line
     from ..trace.launch import check_params
 
@@ -121,8 +122,8 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
         usage = parse_ptxas_usage(proc.stderr + proc.stdout).get(launch.kernel) or {}
         res = {"registers": usage.get("registers"), "static_shared_bytes": usage.get("shared_bytes", 0),
                "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, launch.kernel)}
-        for path, payload in ((cub, data), (use, json.dumps(res).encode())):
-            write_cache_file(path, payload)
+        for path, payload in ((cub, data), (use, json.dumps(res))):
+            write_atomic(path, payload)
     res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes)
     cubin = cub.read_bytes()
     profile = sass_profile(cubin, launch.kernel)

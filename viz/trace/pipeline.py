@@ -349,19 +349,15 @@ def _predicated(guard: dict | None, ins_id: int) -> bool | None:
 
 def save_copy(src: str | Path, dst: str | Path) -> Path:
     """Copy a trace file to ``dst`` atomically (a temporary file beside it, then a rename)."""
-    import os
     import shutil
+
+    from ..fileio import atomic_target
 
     src, dst = Path(src), Path(dst)
     if dst.exists() and dst.resolve() == src.resolve():
         return dst
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    try:
+    with atomic_target(dst) as tmp:
         shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return dst
 
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ..fileio import atomic_target
 from . import TraceError
 
 MAGIC = "warpviz-trace"
@@ -99,8 +99,7 @@ def save(trace: Trace, path: str | Path) -> Path:
     """Write atomically (a temporary file, then a rename)."""
     path = Path(path)
     header = dict(trace.header, format=MAGIC, version=VERSION, records=trace.records)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with atomic_target(path) as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as z:
             z.writestr("header.json", json.dumps(header, indent=1))
             for name in ARRAYS:
@@ -108,10 +107,6 @@ def save(trace: Trace, path: str | Path) -> Path:
                 bio = io.BytesIO()
                 np.lib.format.write_array(bio, np.ascontiguousarray(arr), allow_pickle=False)
                 z.writestr(f"{name}.npy", bio.getvalue())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return path
 
 
