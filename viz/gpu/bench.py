@@ -166,12 +166,22 @@ def hand_timed_launch(k, cubin: bytes, limits):
     return big, bspec, sets
 
 
+def hand_cubins() -> list[tuple]:
+    """[(kernels/ manifest entry, its cubin or the CompileError)], each source file compiled
+    once, all of them in parallel."""
+    from . import handwritten
+
+    ks = handwritten.manifest()
+    srcs = sorted({k.file for k in ks})
+    cubins = dict(zip(srcs, compile_many([handwritten.file_source(f) for f in srcs])))
+    return [(k, cubins[k.file]) for k in ks]
+
+
 def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool = True,
                    sweeps: bool = False) -> list[dict]:
     """Every launch that ``bench`` times, as data, without a GPU: [{"kind": "scenario" |
     "kernel" | "sweep", "label", "spec": LaunchSpec, "buffer_sets", "error"}]. Kernel names
     are the ones ``bench`` gives them, so a profile lines up with the timed entries."""
-    from . import handwritten
     from .plan import plan_scale
 
     out: list[dict] = []
@@ -189,11 +199,7 @@ def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool
         except (ScenarioError, CompileError, ValueError) as err:
             out.append({"kind": "scenario", "label": label, "spec": None, "error": str(err)[-400:]})
     if hand_kernels:
-        ks = handwritten.manifest()
-        srcs = sorted({k.file for k in ks})
-        cubins = dict(zip(srcs, compile_many([handwritten.file_source(f) for f in srcs])))
-        for k in ks:
-            cub = cubins[k.file]
+        for k, cub in hand_cubins():
             if isinstance(cub, CompileError):
                 out.append({"kind": "kernel", "label": k.name, "spec": None, "error": cub.log[-400:]})
                 continue
@@ -350,7 +356,6 @@ def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool =
           bottlenecks: bool = True) -> dict:
     """The whole measurement (see the module docstring); returns the results document."""
     from . import handwritten
-    from .compile import compile_cubin
     from .plan import gbps
     from .results import mismatches, new_document
     from .runner import KernelFault
@@ -381,11 +386,7 @@ def bench(items: list[tuple[str, Scenario]], session=None, with_counters: bool =
         hand = []
         hand_specs = []
         if hand_kernels:
-            ks = handwritten.manifest()
-            srcs = sorted({k.file for k in ks})
-            cubins = dict(zip(srcs, compile_many([handwritten.file_source(f) for f in srcs])))
-            for k in ks:
-                cub = cubins[k.file]
+            for k, cub in hand_cubins():
                 if isinstance(cub, CompileError):
                     hand.append((k, None, f"does not compile: {cub.log[-400:]}"))
                     continue
