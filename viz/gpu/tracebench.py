@@ -96,8 +96,8 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     -ptx, then ptxas -O3 --generate-line-info) with ``ptxas -v`` for its resources. The
     cubin and the resources are cached beside the cubin cache, keyed by the PTX."""
     from ..fileio import write_atomic
-    from .compile import ARCH, cache_dir, find_tool, parse_ptxas_usage
-    from ..trace.build import compile_ptx, first_error_line
+    from .compile import ARCH, cache_dir, parse_ptxas_usage
+    from ..trace.build import assemble_verbose, compile_ptx
     from ..trace.launch import check_params
 
     arch = arch or ARCH
@@ -108,18 +108,8 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     if cub.exists() and use.exists():
         res = json.loads(use.read_text())
     else:
-        ptxas = find_tool("ptxas")
-        if not ptxas:
-            raise GpuUnavailable("ptxas (the PTX assembler, part of the CUDA toolkit) is not installed", "nvcc")
-        with tempfile.TemporaryDirectory(prefix="warpviz-ptxas-") as tmp:
-            src, out = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
-            src.write_text(ptx)
-            proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "--generate-line-info", "-v", "-o", str(out),
-                                   str(src)], capture_output=True, text=True, timeout=300)
-            if proc.returncode != 0 or not out.exists():
-                raise RuntimeError(f"ptxas refused the plain PTX: {first_error_line(proc.stderr or proc.stdout)}")
-            data = out.read_bytes()
-        usage = parse_ptxas_usage(proc.stderr + proc.stdout).get(launch.kernel) or {}
+        data, log = assemble_verbose(ptx, arch, "plain")
+        usage = parse_ptxas_usage(log).get(launch.kernel) or {}
         res = {"registers": usage.get("registers"), "static_shared_bytes": usage.get("shared_bytes", 0),
                "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, launch.kernel)}
         for path, payload in ((cub, data), (use, json.dumps(res))):

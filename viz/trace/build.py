@@ -65,17 +65,24 @@ def compile_ptx(launch: Launch, arch: str = ARCH, timeout: float = 300) -> str:
 
 
 def assemble(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: float = 300) -> bytes:
+    return assemble_verbose(ptx, arch, what, timeout, verbose=False)[0]
+
+
+def assemble_verbose(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: float = 300,
+                     verbose: bool = True) -> tuple[bytes, str]:
+    """(cubin, ptxas's output) of ``ptxas -O3 --generate-line-info`` (with ``-v``: the
+    registers and shared memory of each kernel, ``viz.gpu.compile.parse_ptxas_usage``)."""
     ptxas = find_tool("ptxas")
     if not ptxas:
         raise GpuUnavailable("ptxas (the PTX assembler, part of the CUDA toolkit) is not installed", "nvcc")
     with tempfile.TemporaryDirectory(prefix="warpviz-ptxas-") as tmp:
         src, out = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
         src.write_text(ptx)
-        proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "--generate-line-info", "-o", str(out), str(src)],
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run([ptxas, f"-arch={arch}", "-O3", "--generate-line-info", *(["-v"] if verbose else []),
+                               "-o", str(out), str(src)], capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"ptxas refused the {what} PTX: {first_error_line(proc.stderr or proc.stdout)}")
-        return out.read_bytes()
+        return out.read_bytes(), proc.stderr + proc.stdout
 
 
 def build(launch: Launch, arch: str = ARCH) -> Build:
