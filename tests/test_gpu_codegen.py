@@ -152,3 +152,20 @@ def test_names_never_come_from_the_raw_text():
     # The `at` text has odd spacing and a comment-like run; the kernel prints the tree.
     sc = scenario(global_array() + access("g[ threadIdx.x  +  1 ]"))
     assert "threadIdx.x  +  1" not in generate(sc).source
+
+
+@needs_nvcc
+def test_one_nvcc_run_gives_the_cubin_and_the_resources(tmp_path, monkeypatch):
+    """compile_cubin and resource_usage of one source share one nvcc run (the bench and the
+    cost model ask for both): the second is served from the cache."""
+    from viz.gpu import compile as comp
+
+    monkeypatch.setenv("WARPVIZ_CACHE", str(tmp_path))
+    src = 'extern "C" __global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }\n'
+    runs = []
+    real = comp._nvcc
+    monkeypatch.setattr(comp, "_nvcc", lambda *a: runs.append(1) or real(*a))
+    cubin = comp.compile_cubin(src)
+    use = comp.resource_usage(src)
+    assert len(runs) == 1 and cubin[:4] == b"\x7fELF" and use["k"]["registers"] > 0
+    assert comp.compile_cubin(src) == cubin and len(runs) == 1

@@ -84,13 +84,12 @@ def _items(args) -> list:
 
 
 def _require(counters: bool) -> dict:
-    from .compile import find_nvcc
+    from .compile import require_nvcc
     from .ncu import find_ncu
     from .runner import probe
 
     info = probe()
-    if not find_nvcc():
-        raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
+    require_nvcc()
     if counters and not find_ncu():
         raise GpuUnavailable("Nsight Compute (ncu) is not installed or not on the PATH", "ncu")
     return info
@@ -219,12 +218,11 @@ def cmd_bench_traces(args) -> int:
         if args.dry_run:
             doc = dry_run(items, progress=log)
         else:
-            from .compile import find_nvcc
+            from .compile import require_nvcc
             from .runner import probe
 
             probe()
-            if not find_nvcc():
-                raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
+            require_nvcc()
             log(0.0, f"compiling {len(items)} traced kernels")
             builds = build_all(items)
             # written after every timed launch: a run stopped half way keeps what it measured

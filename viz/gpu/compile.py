@@ -92,31 +92,53 @@ def nvcc_version() -> str:
     return _nvcc_version()
 
 
-def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
-                  use_cache: bool = True, timeout: float = 300) -> bytes:
-    """The cubin for ``source``; raises CompileError with nvcc's message, GpuUnavailable without nvcc."""
+def require_nvcc() -> str:
+    """nvcc's path, or GpuUnavailable saying it is missing."""
     nvcc = find_nvcc()
     if not nvcc:
         raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
-    key = _key(source, arch, flags)
-    cached = cache_dir() / f"{key}.cubin"
-    if use_cache and cached.exists():
-        return cached.read_bytes()
+    return nvcc
+
+
+def _nvcc(source: str, arch: str, flags: tuple[str, ...], timeout: float) -> tuple[bytes, dict[str, dict]]:
+    """One nvcc run: (the cubin, ptxas's resources of each kernel: ``-Xptxas -v``). Raises
+    CompileError with nvcc's message, GpuUnavailable without nvcc."""
+    nvcc = require_nvcc()
     with tempfile.TemporaryDirectory(prefix="warpviz-nvcc-") as tmp:
         src = Path(tmp) / "kernel.cu"
         out = Path(tmp) / "kernel.cubin"
         src.write_text(source)
         try:
-            proc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *flags, "-o", str(out), str(src)],
-                                  capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *flags, "-Xptxas", "-v", "-o", str(out),
+                                   str(src)], capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise CompileError(f"nvcc took more than {timeout:.0f} s") from None
         if proc.returncode != 0 or not out.exists():
             raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
-        data = out.read_bytes()
+        return out.read_bytes(), parse_ptxas_usage(proc.stderr + proc.stdout)
+
+
+def _build(source: str, arch: str, flags: tuple[str, ...], timeout: float, use_cache: bool) -> tuple[bytes, dict]:
+    """The cubin and the resources of one nvcc run, both cached (beside each other, by the
+    source's key) so that neither compiles the source again."""
+    import json
+
+    data, usage = _nvcc(source, arch, flags, timeout)
     if use_cache:
-        write_atomic(cached, data)
-    return data
+        key = _key(source, arch, flags)
+        write_atomic(cache_dir() / f"{key}.cubin", data)
+        write_atomic(cache_dir() / f"{key}.usage.json", json.dumps(usage))
+    return data, usage
+
+
+def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
+                  use_cache: bool = True, timeout: float = 300) -> bytes:
+    """The cubin for ``source``; raises CompileError with nvcc's message, GpuUnavailable without nvcc."""
+    require_nvcc()
+    cached = cache_dir() / f"{_key(source, arch, flags)}.cubin"
+    if use_cache and cached.exists():
+        return cached.read_bytes()
+    return _build(source, arch, flags, timeout, use_cache)[0]
 
 
 def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
@@ -126,28 +148,11 @@ def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_
     "shared_bytes", "barriers", "spill_bytes"}}. Cached beside the cubins."""
     import json
 
-    nvcc = find_nvcc()
-    if not nvcc:
-        raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
-    key = _key(source, arch, flags)
-    cached = cache_dir() / f"{key}.usage.json"
+    require_nvcc()
+    cached = cache_dir() / f"{_key(source, arch, flags)}.usage.json"
     if use_cache and cached.exists():
         return json.loads(cached.read_text())
-    with tempfile.TemporaryDirectory(prefix="warpviz-nvcc-") as tmp:
-        src = Path(tmp) / "kernel.cu"
-        src.write_text(source)
-        try:
-            proc = subprocess.run([nvcc, f"-arch={arch}", "-cubin", *flags, "-Xptxas", "-v", "-o",
-                                   str(Path(tmp) / "k.cubin"), str(src)], capture_output=True, text=True,
-                                  timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"nvcc took more than {timeout:.0f} s") from None
-        if proc.returncode != 0:
-            raise CompileError((proc.stderr or proc.stdout).replace(str(src), "kernel.cu").strip())
-    out = parse_ptxas_usage(proc.stderr + proc.stdout)
-    if use_cache:
-        write_atomic(cached, json.dumps(out))
-    return out
+    return _build(source, arch, flags, timeout, use_cache)[1]
 
 
 def parse_ptxas_usage(text: str) -> dict[str, dict]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..gpu import GpuUnavailable
-from ..gpu.compile import ARCH, find_nvcc, find_tool, nvcc_version, sass_memory_instructions
+from ..gpu.compile import ARCH, find_tool, nvcc_version, require_nvcc, sass_memory_instructions
 from . import TraceError
 from .launch import Launch, check_params
 from .ptx import MemInstr, SkipRegion, compare_sass, instrument_full, parse, predication_note, sass_predicated
@@ -44,9 +44,7 @@ def first_error_line(log: str) -> str:
 
 
 def compile_ptx(launch: Launch, arch: str = ARCH, timeout: float = 300) -> str:
-    nvcc = find_nvcc()
-    if not nvcc:
-        raise GpuUnavailable("nvcc (the CUDA compiler) is not installed or not on the PATH", "nvcc")
+    nvcc = require_nvcc()
     cmd = [nvcc, "-ptx", f"-arch={arch}", *NVCC_FLAGS]
     cmd += [f"-D{k}={v}" for k, v in launch.defines.items()]
     cmd += [f"-I{p}" for p in launch.include_dirs]
