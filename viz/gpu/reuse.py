@@ -80,6 +80,18 @@ class Reuse:
     def dram_bytes(self) -> float:
         return self.dram_read_bytes + self.dram_write_bytes
 
+    def add_sectors(self, stats) -> None:
+        """Adds each instruction's sectors (``InstrReuse``): a load's to the loaded ones and,
+        for its L1 misses, to L2's; a store's to the stored ones and to L2's."""
+        for st in stats:
+            if st.op == "load":
+                self.load_sectors += st.sectors
+                self.l1_hit_sectors += st.l1_hits
+                self.l2_sectors += st.sectors - st.l1_hits
+            else:
+                self.store_sectors += st.sectors
+                self.l2_sectors += st.sectors
+
     def as_dict(self) -> dict:
         return {"l1_hit_sectors": round(self.l1_hit_sectors), "l2_sectors": round(self.l2_sectors),
                 "l2_requests": round(self.l2_requests),
@@ -317,14 +329,7 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         u, inv = np.unique(keys, return_inverse=True)
         partial += int(np.count_nonzero(np.bincount(inv, weights=nbytes) < 32))
     scale = nb / sample
-    for st in stats.values():
-        if st.op == "load":
-            out.load_sectors += st.sectors
-            out.l1_hit_sectors += st.l1_hits
-            out.l2_sectors += st.sectors - st.l1_hits
-        else:
-            out.store_sectors += st.sectors
-            out.l2_sectors += st.sectors
+    out.add_sectors(stats.values())
     out.load_sectors = round(out.load_sectors * scale)
     out.store_sectors = round(out.store_sectors * scale)
     out.l1_hit_sectors *= scale

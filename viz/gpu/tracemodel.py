@@ -264,14 +264,7 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     # partly written store sectors: fewer than 32 bytes of the sector written by the record
     wbytes = lane_count * width[o_row]
     out.partial_store_sectors = float(np.count_nonzero(~is_load & (wbytes < 32)))
-    for st in stats.values():
-        if st.op == "load":
-            out.load_sectors += st.sectors
-            out.l1_hit_sectors += st.l1_hits
-            out.l2_sectors += st.sectors - st.l1_hits
-        else:
-            out.store_sectors += st.sectors
-            out.l2_sectors += st.sectors
+    out.add_sectors(stats.values())
     out.per_instruction = stats
     return out
 
