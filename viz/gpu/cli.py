@@ -174,10 +174,11 @@ def cmd_bench(args) -> int:
             # next to --out as it is (unchecked), and the message names the problem.
             import json
 
+            from ..fileio import write_atomic
+
             keep = f"{args.out}.unchecked.json"
             try:
-                with open(keep, "w", encoding="utf-8") as f:
-                    json.dump(doc, f, indent=1, default=str)
+                write_atomic(keep, json.dumps(doc, indent=1, default=str))
                 where = f"the measurements are in {keep} (not checked)"
             except OSError as err2:
                 where = f"and {keep} could not be written either ({err2})"
