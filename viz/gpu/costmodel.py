@@ -488,15 +488,12 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     # plus its instructions' issue time; with many warps hiding each other, the larger of
     # the two. Between those, the model takes their quadrature sum, named after the larger.
     both = math.hypot(lat, issue_all)
+    note = (f"; with the other ({{other:.4g}} ms) in quadrature: sqrt({lat * 1e3:.4g}^2 + {issue_all * 1e3:.4g}^2) ms, "
+            f"as waiting and issuing overlap only in part")
     if alone:
         # nothing else issues while it waits, and its issue is in its chain already
         terms.append(Term("latency", lat, lat_text))
         terms.append(Term("instruction issue", issue_all, issue_text))
-        both = None
-    note = (f"; with the other ({{other:.4g}} ms) in quadrature: sqrt({lat * 1e3:.4g}^2 + {issue_all * 1e3:.4g}^2) ms, "
-            f"as waiting and issuing overlap only in part")
-    if both is None:
-        pass
     elif lat >= issue_all:
         terms.append(Term("latency", both, f"{lat * 1e3:.4g} ms = " + lat_text + note.format(other=issue_all * 1e3)))
         terms.append(Term("instruction issue", issue_all, issue_text))
@@ -805,13 +802,13 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
     # The generated kernel's global arrays are __restrict__: ptxas moves a global load above a
     # store to another array (grid-stride-loop: its seven guarded loads issue back to back,
     # the stores after them), so such a store does not end the run for the loads after it.
-    later_global_loads: list[set] = [set() for _ in order]
+    later_global_loads: list[frozenset] = [frozenset()] * len(order)
     seen: set = set()
     for n in range(len(order) - 1, -1, -1):
         k_n, s_n = order[n]
-        later_global_loads[n] = set(seen)
-        if n and order[n - 1][0] != k_n:
-            seen = set()
+        if n + 1 < len(order) and order[n + 1][0] != k_n:
+            seen = set()                # a barrier between: what follows is another segment's
+        later_global_loads[n] = frozenset(seen)
         if s_n.space == "global" and s_n.op == "load":
             seen.add(sc.accesses[s_n.instruction.access].array)
     for idx, (k, s) in enumerate(order):
