@@ -30,11 +30,12 @@ execution of every memory instruction, in each warp's own order, with its 32 add
   in the trace); a barrier waits for the block's slowest warp. The barriers a warp passes between two of its records come from
   the PTX (``tracebench.ptx_flow``: ``bar.sync`` lines and loops, stored with the results); a
   trace without them has no barrier in its chain. The launch's chain is its slowest block's;
-* **warp instructions** (every SASS instruction, for the issue term): ``warp_instructions``,
-  the hook for the SASS-based count (``viz.gpu.sass``): counted from the plain kernel's SASS
-  profile and the trace's memory instructions by kind where the entry's resources hold the
-  profile, else the hand-written-kernel estimate of ``costmodel.estimate_instructions`` (a
-  prologue and epilogue per warp, a few instructions per recorded memory instruction);
+* **warp instructions** (every SASS instruction, for the issue term) and a warp's own
+  issue: ``instructions_and_own_issue``: counted from the plain kernel's SASS profile
+  (``viz.gpu.sass``, with its control bits) and the trace's memory instructions by kind where
+  the entry's resources hold the profile, else the hand-written-kernel estimate of
+  ``costmodel.estimate_instructions`` (a prologue and epilogue per warp, a few instructions
+  per recorded memory instruction) and no own issue;
 * **registers and shared memory** per block: the compiled plain kernel's (``ptxas -v``, and
   the launch file's dynamic shared memory), from ``tracebench.plain_build``.
 
@@ -415,41 +416,33 @@ def sass_counts(an) -> tuple[dict[str, int], int]:
     return counts, warps
 
 
-def own_issue_seconds(an, resources: dict | None, device) -> float:
-    """An average warp's own issue time alone on its scheduler (``costmodel.Workload.own_issue_s``)
-    from the plain kernel's SASS profile with control bits; 0 without one."""
-    profile = (resources or {}).get("sass")
-    if not profile:
-        return 0.0
-    try:
-        from .sass import dynamic_instructions  # noqa: PLC0415
-    except ImportError:
-        return 0.0
-    counts, warps = sass_counts(an)
-    est = dynamic_instructions(profile, counts, warps, device.latency_cycles())
-    return est.issue_cycles / max(1, warps) / device.clock_hz
-
-
 def warp_instructions(an, resources: dict | None = None) -> tuple[float, str]:
-    """Every SASS warp instruction the launch issues, and where the count comes from.
+    """Every SASS warp instruction the launch issues, and where the count comes from
+    (``instructions_and_own_issue`` without the warps' own issue)."""
+    n, how, _own = instructions_and_own_issue(an, resources)
+    return n, how
+
+
+def instructions_and_own_issue(an, resources: dict | None = None, device=costmodel.H100) -> tuple[float, str, float]:
+    """(every SASS warp instruction the launch issues, where the count comes from, an average
+    warp's own issue in seconds: ``costmodel.Workload.own_issue_s``).
 
     Where ``resources`` holds the plain kernel's SASS profile (``resources["sass"]``, from
-    ``viz.gpu.sass.profile_of``, recorded by ``tracebench.plain_build`` when that module
-    and cuobjdump are there), ``viz.gpu.sass.dynamic_instructions`` counts them from it and
-    the trace's memory instructions by kind ("from the compiled kernel's SASS"). Otherwise
-    the hand-written-kernel estimate of ``costmodel.estimate_instructions``: per warp a
-    prologue and an epilogue, per recorded memory instruction its plain cost (global 3,
-    shared 2) - it does not see arithmetic, so a loop of FMAs is under-counted."""
+    ``viz.gpu.sass.profile_of``, recorded by ``tracebench.plain_build`` when cuobjdump or
+    nvdisasm is there), ``viz.gpu.sass.dynamic_instructions`` counts them from it and the
+    trace's memory instructions by kind ("from the compiled kernel's SASS"), and the
+    profile's control bits give the warps' own issue. Otherwise the hand-written-kernel
+    estimate of ``costmodel.estimate_instructions``: per warp a prologue and an epilogue, per
+    recorded memory instruction its plain cost (global 3, shared 2) - it does not see
+    arithmetic, so a loop of FMAs is under-counted - and no own issue."""
     profile = (resources or {}).get("sass")
     if profile:
-        try:
-            from .sass import dynamic_instructions  # noqa: PLC0415  (the SASS-based count)
+        from .sass import dynamic_instructions  # noqa: PLC0415
 
-            counts, warps = sass_counts(an)
-            return float(dynamic_instructions(profile, counts, warps).instructions), \
-                "from the compiled kernel's SASS"
-        except ImportError:
-            pass
+        counts, warps = sass_counts(an)
+        est = dynamic_instructions(profile, counts, warps, device.latency_cycles())
+        return float(est.instructions), "from the compiled kernel's SASS", \
+            est.issue_cycles / max(1, warps) / device.clock_hz
     tr = an.trace
     launch = tr.header["launch"]
     warps = int(np.prod(launch["grid"])) * (-(-int(np.prod(launch["block"])) // 32))
@@ -457,7 +450,7 @@ def warp_instructions(an, resources: dict | None = None) -> tuple[float, str]:
     for s in an.stats:
         sp = "shared" if s.instr["space"] == "shared" or s.instr["kind"] in ("ldmatrix", "stmatrix") else "global"
         total += (s.warp_instructions + s.never_true_lds) * costmodel.SASS_PLAIN[sp]
-    return total, "estimated from the kernel's shape"
+    return total, "estimated from the kernel's shape", 0.0
 
 
 def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
@@ -480,7 +473,7 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
     loaded = replace(device, dram_latency_s=device.dram_latency_s + 1e-6)
     chain_loaded_s, _ = trace_chain(trace, reuse, loaded, bars)
     st = an.stats
-    winst, how = warp_instructions(an, res)
+    winst, how, own_issue_s = instructions_and_own_issue(an, res, device)
     # where the cost model names the count's origin in the issue term (``Workload.instructions_from``)
     named = {"instructions_from": how} if "instructions_from" in costmodel.Workload.__dataclass_fields__ else {}
     return costmodel.Workload(**named,
@@ -492,10 +485,10 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         l2_requests=reuse.l2_requests, l2_store_sectors=reuse.store_sectors, dram_scatter_bytes=reuse.dram_scatter_bytes,
         partial_store_sectors=reuse.partial_store_sectors, chain_s=chain_s, chain_loaded_s=max(chain_loaded_s, chain_s),
         chain=chain, warp_instructions=winst, registers=registers, shared_bytes=shared_bytes,
-        own_issue_s=own_issue_seconds(an, res, device),
+        own_issue_s=own_issue_s,
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
 
 
 __all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
-           "own_issue_seconds",
+           "instructions_and_own_issue",
            "l2_resident"]
