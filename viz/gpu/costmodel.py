@@ -158,7 +158,7 @@ class DeviceModel:
                 src.append((key, f"default (calibration's {v:.3g} is above the {PER_CLOCK_MAX[key]:g} per clock "
                                  f"an SM can do)"))
                 return DEFAULTS[key][0]
-            bad = calibration.failed_check(key) if v is not None and hasattr(calibration, "failed_check") else None
+            bad = calibration.failed_check(key) if v is not None else None
             if bad:
                 # Marked implausible when it was measured: the microbenchmark went wrong.
                 src.append((key, f"default (calibration's {v:.4g} failed its check: expected {bad})"))
@@ -605,7 +605,6 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     compiled kernel's static profile (``viz.gpu.sass.profile_of``, recorded in a results
     file's ``timing.resources.sass``): the warp instructions are counted from it
     (``viz.gpu.sass.dynamic_instructions``), else estimated from the scenario's shape."""
-    import numpy as np
 
     from .reuse import analyze_reuse
 

@@ -54,6 +54,7 @@ of the region around them. Indirect branches (BRX) end a block with no known suc
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import subprocess
@@ -571,20 +572,19 @@ def issue_cycles_of(region: dict, latency: dict[str, float]) -> float:
     it), minus the cycles it issues while a load of its own is in flight (from the load to
     its first use, at most ``latency["global"]`` / ``["shared"]``, the least a load waits):
     those hide under the load's wait, which the latency chain counts whole."""
-    delay, steps, hidden = 0.0, [], []      # steps: (t_wait, the delay from then on)
+    delay, hidden = 0.0, []
+    step_at, step_delay = [], []            # from wait step_at[i] on, everything is step_delay[i] later
     for cls, t_set, t_wait in region.get("waits", ()):
-        before = 0.0
-        for tw, d in steps:
-            if tw <= t_set:
-                before = d
-        p, c = t_set + before, t_wait + delay
+        i = bisect.bisect_right(step_at, t_set)
+        p, c = t_set + (step_delay[i - 1] if i else 0.0), t_wait + delay
         lat = latency.get(cls, 0.0)
         if cls in MEMORY_CLASSES:
             if c > p and lat > 0:
                 hidden.append((p, min(c, p + lat)))
         elif p + lat > c:
             delay += p + lat - c
-            steps.append((t_wait, delay))
+            step_at.append(t_wait)
+            step_delay.append(delay)
     covered, end = 0.0, float("-inf")
     for lo, hi in sorted(hidden):
         lo = max(lo, end)
