@@ -1,5 +1,7 @@
 """Small builders for inline scenarios."""
 
+import shutil
+
 from viz.scenario import loads
 
 
@@ -25,3 +27,17 @@ def access(at, op="load", when=None, loops=None):
     if loops:
         s += "for = { " + ", ".join(f'{k} = "{v}"' for k, v in loops.items()) + " }\n"
     return s
+
+
+# What the GPU and nvcc tests need (they skip cleanly without it).
+HAVE_NVCC = shutil.which("nvcc") is not None and shutil.which("ptxas") is not None
+
+
+def have_pycuda() -> bool:
+    """PyCUDA imports (and so finds a driver)."""
+    try:
+        import pycuda.driver  # noqa: F401
+
+        return True
+    except Exception:
+        return False

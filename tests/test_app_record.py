@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog  # noqa: E402
 
 from app_helpers import make_window, user_dirs, window  # noqa: E402,F401 - fixtures
 from fake_gpu import TRACES, replayed_counters  # noqa: E402
+from helpers import HAVE_NVCC, have_pycuda
 from viz.app.gpu_panel import OTHER_LABELS  # noqa: E402
 from viz.engine import METRIC_NAMES  # noqa: E402
 from viz.trace import tracefile  # noqa: E402
@@ -34,7 +35,6 @@ from viz.trace.pipeline import Recorder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REDUCE = ROOT / "kernels" / "trace" / "reduce_shfl.launch.toml"
-HAVE_NVCC = shutil.which("nvcc") is not None and shutil.which("ptxas") is not None
 nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas (the recording compiles the kernel)")
 
 
@@ -431,17 +431,9 @@ def test_transpose_tiles_pair_by_source_and_a_named_partner_wins(qtbot, user_dir
 # ---------------------------------------------------------------------------- on the GPU
 
 
-def _pycuda() -> bool:
-    try:
-        import pycuda.driver  # noqa: F401
-
-        return True
-    except Exception:
-        return False
-
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not (_pycuda() and HAVE_NVCC and shutil.which("ncu")), reason="needs PyCUDA, a GPU, nvcc and ncu")
+@pytest.mark.skipif(not (have_pycuda() and HAVE_NVCC and shutil.which("ncu")), reason="needs PyCUDA, a GPU, nvcc and ncu")
 def test_record_and_validate_reduce_shfl_through_the_panel_on_the_gpu(qtbot, window):
     window.open_path(REDUCE)
     p = panel(window)

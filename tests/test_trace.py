@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import HAVE_NVCC, have_pycuda
 from viz.cli import main
 from viz.engine import METRIC_NAMES, analyze, evaluate_instruction
 from viz.scenario import load
@@ -30,7 +30,6 @@ from viz.trace.ptx import classify, compare_sass, instrument, parse, predication
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "kernels"
-HAVE_NVCC = shutil.which("nvcc") is not None and shutil.which("ptxas") is not None
 nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
 
 
@@ -445,17 +444,9 @@ def test_analyze_json_of_a_trace(capsys):
 # ---------------------------------------------------------------------------- on the GPU
 
 
-def _pycuda() -> bool:
-    try:
-        import pycuda.driver as cuda  # noqa: F401
-
-        return True
-    except Exception:
-        return False
-
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not (_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a GPU and nvcc")
+@pytest.mark.skipif(not (have_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a GPU and nvcc")
 @pytest.mark.parametrize("launch", ["kernels/transpose_tile_pad1.launch.toml",
                                     "kernels/trace/stencil2d.launch.toml", "kernels/trace/sgemm_float4.launch.toml",
                                     "kernels/trace/reduce_shfl.launch.toml"])
@@ -539,7 +530,7 @@ def test_skip_records_count_only_where_ptxas_predicated():
 
 
 def test_trace_without_pycuda_says_why(tmp_path, capsys):
-    if _pycuda():
+    if have_pycuda():
         pytest.skip("PyCUDA is installed here")
     p = _launch(tmp_path, GOOD, SOURCE)
     assert main(["trace", str(p)]) == 2
@@ -547,7 +538,7 @@ def test_trace_without_pycuda_says_why(tmp_path, capsys):
     assert "cannot trace here" in err and "PyCUDA" in err and err.count("\n") == 1
 
 
-GPU_ONLY = pytest.mark.skipif(not (_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a GPU and nvcc")
+GPU_ONLY = pytest.mark.skipif(not (have_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a GPU and nvcc")
 
 
 @pytest.mark.gpu

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import HAVE_NVCC, have_pycuda
 from viz.cli import main
 from viz.engine import _count
 from viz.trace import TraceError, tracefile
@@ -24,7 +24,6 @@ from viz.trace.ptx import instrument_full, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "kernels" / "trace"
-HAVE_NVCC = shutil.which("nvcc") is not None and shutil.which("ptxas") is not None
 nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
 NEW = ["softmax_row", "softmax_warp", "particles_aos28", "particles_aos32", "cpasync_double", "stmatrix_frag"]
 
@@ -168,16 +167,8 @@ def test_a_launch_over_the_gpus_free_memory_names_the_buffer(tmp_path):
 # ---------------------------------------------------------------------------- on the GPU
 
 
-def _pycuda() -> bool:
-    try:
-        import pycuda.driver  # noqa: F401
 
-        return True
-    except Exception:
-        return False
-
-
-GPU = pytest.mark.skipif(not (_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a GPU and nvcc")
+GPU = pytest.mark.skipif(not (have_pycuda() and HAVE_NVCC), reason="needs PyCUDA, a GPU and nvcc")
 
 
 @pytest.mark.gpu

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from fake_gpu import TRACES, replayed_counters
+from helpers import HAVE_NVCC, have_pycuda
 from viz.engine import METRIC_NAMES
 from viz.gpu.worker import Cancelled
 from viz.trace import tracefile
@@ -27,7 +28,6 @@ from viz.trace.pipeline import STAGES, Recorder, RecordingFailed
 
 ROOT = Path(__file__).resolve().parents[1]
 REDUCE = ROOT / "kernels" / "trace" / "reduce_shfl.launch.toml"
-HAVE_NVCC = shutil.which("nvcc") is not None and shutil.which("ptxas") is not None
 nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
 FAKE = "fake_gpu:ReplaySession"
 
@@ -133,17 +133,9 @@ def test_a_source_that_does_not_compile_and_a_fault_are_paragraphs(replay, tmp_p
 # ---------------------------------------------------------------------------- on the GPU
 
 
-def _pycuda() -> bool:
-    try:
-        import pycuda.driver  # noqa: F401
-
-        return True
-    except Exception:
-        return False
-
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not (_pycuda() and HAVE_NVCC and shutil.which("ncu")), reason="needs PyCUDA, a GPU, nvcc and ncu")
+@pytest.mark.skipif(not (have_pycuda() and HAVE_NVCC and shutil.which("ncu")), reason="needs PyCUDA, a GPU, nvcc and ncu")
 def test_the_panels_recorder_records_and_validates_reduce_shfl_on_the_gpu(tmp_path):
     rec = Recorder()
     seen = []
