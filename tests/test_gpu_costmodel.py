@@ -13,6 +13,8 @@ from viz.gpu.costmodel import H100, Workload, occupancy, predict_launch
 from viz.gpu.reuse import analyze_reuse
 from viz.scenario import load, loads
 
+from helpers import access, global_array, scenario
+
 workloads = st.builds(
     Workload,
     blocks=st.integers(1, 2_000_000), threads_per_block=st.sampled_from([32, 64, 128, 256, 512, 1024]),
@@ -377,25 +379,8 @@ def test_restrict_loads_of_one_array_overlap_across_stores_to_another():
     waits = {what: (n, s) for what, n, s in chain}
     assert waits["DRAM load"][0] == 7 and waits["predicated access"][0] == 14
     assert total == pytest.approx(H100.dram_latency_s + 14 * waits["predicated access"][1], rel=1e-9)
-    same = loads("""
-title = "store then load the same array"
-[launch]
-block = [32]
-grid = [1]
-[arrays.a]
-space = "global"
-type = "float"
-shape = [64]
-[[access]]
-op = "load"
-at = "a[threadIdx.x]"
-[[access]]
-op = "store"
-at = "a[threadIdx.x + 32]"
-[[access]]
-op = "load"
-at = "a[threadIdx.x + 32]"
-""")
+    same = scenario(global_array("a", shape="[64]") + access("a[threadIdx.x]")
+                    + access("a[threadIdx.x + 32]", op="store") + access("a[threadIdx.x + 32]"))
     t2, chain2 = costmodel._chain(analyze(same), None, H100, True, False)
     bars = dict((what, n) for what, n, _s in chain2)["__syncthreads"]     # the generator's barriers around it
     assert t2 == pytest.approx(2 * H100.dram_latency_s + bars * H100.syncthreads_s, rel=1e-9)
