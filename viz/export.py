@@ -31,6 +31,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from .errors import WarpvizError
 from .fileio import temp_beside, umask
 from .frames import Frame, KINDS, access_text, frames as frames_of
 from .i18n import sep, tr
@@ -48,7 +49,7 @@ MAX_VIDEO_FRAMES = 200_000
 MAX_NATURAL = 16384     # a layout map drawn at the size its numbers need: at most this a side
 
 
-class ExportError(Exception):
+class ExportError(WarpvizError):
     """An export that cannot be done, with a message for the user (the CLI exits 2)."""
 
 

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
+from .errors import WarpvizError
 from .i18n import sep, tr
 
 # Hostile-input guards: a scenario expression is short; these bounds are far above any
@@ -45,7 +46,7 @@ _TERNARY_PRECEDENCE = 1
 _UNARY_PRECEDENCE = 12
 
 
-class ExprError(ValueError):
+class ExprError(WarpvizError, ValueError):
     """A problem in an expression's text: ``column`` is 1-based, ``fix`` says what to do."""
 
     def __init__(self, problem: str, column: int | None = None, fix: str = "", text: str = ""):

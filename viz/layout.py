@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import WarpvizError
 from .i18n import sep, tr
 from .expr import Binary, Name, Node, Num, Call, parse, names as expr_names
 
@@ -21,7 +22,7 @@ SWIZZLE_KINDS = ("none", "xor", "xor:K", "diagonal", "bitrev", "bitrev-xor", "cu
 TMA_SWIZZLES = {"tma:32B": (1, 32), "tma:64B": (2, 64), "tma:128B": (3, 128)}   # B bits, span in bytes
 
 
-class LayoutError(ValueError):
+class LayoutError(WarpvizError, ValueError):
     def __init__(self, problem: str, fix: str = ""):
         self.problem, self.fix = problem, fix
         super().__init__(problem + (f"{sep('. ')}{fix}" if fix else ""))

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from .errors import WarpvizError
 from . import assets
 from .i18n import language, sep, tr
 from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse_access
@@ -46,7 +47,7 @@ ARRAY_KEYS = {"space", "type", "fields", "shape", "pad", "swizzle", "layout", "o
 ACCESS_KEYS = {"op", "at", "for", "when", "note"}
 
 
-class ScenarioError(ValueError):
+class ScenarioError(WarpvizError, ValueError):
     """A scenario that cannot be used: where (file, field or access), what, and the fix."""
 
     def __init__(self, source: str, where: str, problem: str, fix: str = "", line: int | None = None):

@@ -8,8 +8,10 @@ Nothing here imports Qt.
 
 from __future__ import annotations
 
+from ..errors import WarpvizError
 
-class GpuUnavailable(RuntimeError):
+
+class GpuUnavailable(WarpvizError, RuntimeError):
     """No GPU run is possible here; ``reason`` says exactly why (shown to the user as is)."""
 
     def __init__(self, reason: str, kind: str = "unavailable"):

@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import assets
+from ..errors import WarpvizError
 
 FORMAT = 1
 CALIBRATION_DIR = assets.root() / "calibration"     # assets/calibration, or inside a wheel
 
 
-class CalibrationError(ValueError):
+class CalibrationError(WarpvizError, ValueError):
     """A calibration file cannot be read; the message names the file, the place and the fix."""
 
 

@@ -15,6 +15,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..errors import WarpvizError
 from ..fileio import write_atomic
 from . import GpuUnavailable
 
@@ -22,7 +23,7 @@ ARCH = "sm_90"
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
 
 
-class CompileError(RuntimeError):
+class CompileError(WarpvizError, RuntimeError):
     """nvcc refused a kernel; ``log`` is its message."""
 
     def __init__(self, log: str):

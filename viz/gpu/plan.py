@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..errors import WarpvizError
 from ..expr import ExprError, names, parse
 from ..scenario import Launch, Scenario, ScenarioError, loads, with_params
 
@@ -34,7 +35,7 @@ MAX_SETS = 8
 TIMING_KEYS = {"params", "grid", "replicas", "note"}
 
 
-class TimingError(ValueError):
+class TimingError(WarpvizError, ValueError):
     """A scenario's [timing] table cannot be used; the message names the key and the fix."""
 
 

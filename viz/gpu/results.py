@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import assets
+from ..errors import WarpvizError
 from ..engine import KIND_METRIC_NAMES, METRIC_NAMES
 
 FORMAT = "warpviz-measurements"
@@ -52,7 +53,7 @@ STREAMING_PCT = 50.0   # DRAM % of peak from which "fraction of memcpy" is shown
 SHIPPED = "h100.json"
 
 
-class ResultsError(ValueError):
+class ResultsError(WarpvizError, ValueError):
     """A measurements file that cannot be used; the message names the file and the problem."""
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import WarpvizError
 from . import GpuUnavailable
 from .codegen import GeneratedKernel
 from .plan import NOISY_SPREAD, DeviceLimits, Timing
@@ -59,7 +60,7 @@ ARG_FORMATS = {"ptr": "P", "sink": "P", "u64": "Q", "i32": "i", "i64": "q", "tma
                "f64": "d", "i8": "b", "i16": "h"}
 
 
-class KernelFault(RuntimeError):
+class KernelFault(WarpvizError, RuntimeError):
     """A launch failed on the GPU (misaligned or out-of-bounds address, too long, ...)."""
 
 

@@ -62,6 +62,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import WarpvizError
+
 PROFILE_VERSION = 1
 # Names the profiles cached beside the cubins: a profile made before the control bits were
 # read (no ``issue_cycles``) is not reused.
@@ -88,7 +90,7 @@ _RETURN = {"RET"}
 _EXIT = {"EXIT", "KILL"}
 
 
-class SassError(ValueError):
+class SassError(WarpvizError, ValueError):
     """SASS text this module cannot read (names the line)."""
 
 

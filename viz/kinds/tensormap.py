@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ctypes
 
+from ..errors import WarpvizError
+
 SWIZZLE = {"none": 0, "tma:32B": 1, "tma:64B": 2, "tma:128B": 3}   # CUtensorMapSwizzle
 INTERLEAVE_NONE = 0
 L2_PROMOTION_NONE = 0
@@ -20,7 +22,7 @@ OOB_FILL_NONE = 0
 _lib = None
 
 
-class TensorMapError(RuntimeError):
+class TensorMapError(WarpvizError, RuntimeError):
     pass
 
 

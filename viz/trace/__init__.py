@@ -7,8 +7,9 @@ the GPU child process (``viz.gpu.worker``). Nothing here imports Qt.
 
 from __future__ import annotations
 
+from ..errors import WarpvizError
 
-class TraceError(ValueError):
+class TraceError(WarpvizError, ValueError):
     """Bad input (a launch file, a source, a trace file): one paragraph naming the file,
     the key or line, the problem and the fix."""
 

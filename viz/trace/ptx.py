@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from ..errors import WarpvizError
+
 # Events: instructions that touch no memory but whose executions are counted per warp
 # (``cp.async.commit_group``/``wait_group``/``wait_all``: ptxas may emit never-true
 # ``@!PT LDS`` for them, docs/GPU.md). Their records carry ids from EVENT_BASE on; the
@@ -56,7 +58,7 @@ _VAR = re.compile(r"\.(shared|global)\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 _ADDR = re.compile(r"\[([^\]]*)\]")
 
 
-class PtxError(ValueError):
+class PtxError(WarpvizError, ValueError):
     """PTX the instrumenter cannot handle (said with the line)."""
 
 
