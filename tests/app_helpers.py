@@ -14,6 +14,29 @@ def user_dirs(tmp_path, monkeypatch):
     return tmp_path
 
 
+class FakeClock:
+    """A clock the test controls: it stands still until ``advance`` (for the undo history's
+    "edits within a second are one step": a loaded machine must not split a step)."""
+
+    def __init__(self, now: float = 1000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def undo_clock(monkeypatch):
+    from viz.app import undo
+
+    clock = FakeClock()
+    monkeypatch.setattr(undo, "clock", clock)
+    return clock
+
+
 def make_window(qtbot, scenario: str | None = "transpose-tile"):
     from viz.app.main import make_app
     from viz.app.window import MainWindow
@@ -30,7 +53,7 @@ def make_window(qtbot, scenario: str | None = "transpose-tile"):
 
 
 @pytest.fixture
-def window(qtbot, user_dirs):
+def window(qtbot, user_dirs, undo_clock):
     w = make_window(qtbot)
     yield w
     w.timeline.play(False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
-from app_helpers import wait_analysis, user_dirs, window  # noqa: F401 - fixtures
+from app_helpers import undo_clock, wait_analysis, user_dirs, window  # noqa: F401 - fixtures
 from test_app_editor import type_at
 
 CTRL, SHIFT = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
@@ -146,6 +146,27 @@ def test_form_for_field_edits_the_loops(qtbot, window):
     assert w.session.error is None and w.session.instruction_count == 16
     assert f.widget.text() == "j = 0:TILE:ROWS" and not f.error.isVisibleTo(w.editor)
     assert w.editor.text.toPlainText() == w.session.text and 'for = { j = "0:TILE:ROWS" }' in w.session.text
+
+
+def test_changes_of_one_field_more_than_a_second_apart_are_separate_steps(qtbot, window, undo_clock):
+    from viz.app.undo import COALESCE_S
+
+    w = window
+    path = ("params", "PAD")
+    type_in_field(qtbot, w, path, "1")
+    w.editor.flush()
+    undo_clock.advance(COALESCE_S / 2)          # within the window: the same step
+    type_in_field(qtbot, w, path, "2")
+    w.editor.flush()
+    assert w.editor.undo_stack.count() == 1
+    undo_clock.advance(COALESCE_S + 0.5)        # a pause: the next change is a step of its own
+    type_in_field(qtbot, w, path, "3")
+    w.editor.flush()
+    assert w.editor.undo_stack.count() == 2
+    w.editor.undo()
+    assert w.session.scenario.params["PAD"] == 2 and w.editor.fields[path].widget.text() == "2"
+    w.editor.undo()
+    assert w.session.scenario.params["PAD"] == 0 and ORIGINAL_PAD in w.editor.text.toPlainText()
 
 
 def test_form_when_field_masks_lanes(qtbot, window):

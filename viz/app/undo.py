@@ -22,6 +22,7 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
 from ..i18n import tr
 
 COALESCE_S = 1.0
+clock = time.monotonic   # seconds; tests replace it with a clock they control (tests/app_helpers.py)
 UNDO_KEYS = ("Ctrl+Z",)
 REDO_KEYS = ("Ctrl+Shift+Z", "Ctrl+Y")
 
@@ -36,7 +37,7 @@ class Snapshot(QUndoCommand):
         super().__init__()
         self.editor, self.before, self.after = editor, before, after
         self.kind, self.key = kind, key
-        self.last = time.monotonic()
+        self.last = clock()
         self._applied = True   # pushed after the edit happened: the first redo() does nothing
 
     def id(self) -> int:
