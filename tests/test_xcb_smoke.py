@@ -39,27 +39,52 @@ def _why_not() -> str | None:
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
 
 
-@pytest.fixture(scope="module")
-def xserver(tmp_path_factory):
-    """An Xvfb at 1920×1080×24 on a free display number (``-displayfd`` picks it); its DISPLAY."""
-    log = tmp_path_factory.mktemp("xvfb") / "xvfb.log"
+def _start_xvfb(log: Path) -> tuple[subprocess.Popen, str | None]:
+    """One Xvfb at 1920×1080×24; ``-displayfd`` makes it claim a free display number itself
+    (atomically: parallel test runs never pick the same one) and write it once it accepts
+    connections. Returns the process and its display number (None if it did not start)."""
     r, w = os.pipe()
-    with open(log, "wb") as err:
+    with open(log, "ab") as err:
         proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
                                 pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=err)
     os.close(w)
     with os.fdopen(r) as f:
-        number = f.readline().strip()      # written once the server accepts connections
-    if not number:
-        proc.kill()
-        pytest.fail(f"Xvfb did not start: {log.read_text(errors='replace')}")
-    yield f":{number}"
+        number = f.readline().strip()
+    return proc, number or None
+
+
+def _answers(display: str, proc: subprocess.Popen) -> bool:
+    """Our server is running and a client reaches it at ``display`` with our screen size."""
+    if proc.poll() is not None:
+        return False
+    got = subprocess.run(["xdotool", "getdisplaygeometry"], env={**os.environ, "DISPLAY": display},
+                         capture_output=True, text=True, timeout=30)
+    return got.returncode == 0 and got.stdout.split() == ["1920", "1080"]
+
+
+def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="module")
+def xserver(tmp_path_factory):
+    """An Xvfb of our own at 1920×1080×24; its DISPLAY, checked to answer before the tests
+    use it (three suites side by side each get their own: ``-displayfd``)."""
+    log = tmp_path_factory.mktemp("xvfb") / "xvfb.log"
+    for _ in range(3):
+        proc, number = _start_xvfb(log)
+        if number is not None and _answers(f":{number}", proc):
+            break
+        _stop(proc)
+    else:
+        pytest.fail(f"Xvfb did not start: {log.read_text(errors='replace')}")
+    yield f":{number}"
+    _stop(proc)
 
 
 def qt_warnings(stderr: str) -> list[str]:
