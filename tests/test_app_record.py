@@ -299,8 +299,10 @@ def test_record_time_failures_are_paragraphs_in_the_panel(qtbot, window, fake_gp
     qtbot.waitUntil(lambda: "does not compile" in p.status.text(), timeout=60000)
     assert p.status.text().startswith(f"{src.resolve()} (nvcc): the source does not compile: ")
     assert window.session.is_launch and p.b_record.isEnabled()
-    # wrong argument count: checked against the compiled kernel, as the CLI does
-    launch.write_text(REDUCE.read_text().replace('source = "reduce_shfl.cu"', f'source = "{REDUCE.with_suffix("").with_suffix(".cu")}"')
+    # wrong argument count: checked against the compiled kernel, as the CLI does (the source beside the
+    # launch file: a launch file's source stays inside its folder)
+    (tmp_path / "r.cu").write_text(REDUCE.with_suffix("").with_suffix(".cu").read_text())
+    launch.write_text(REDUCE.read_text().replace('source = "reduce_shfl.cu"', 'source = "r.cu"')
                       .replace('[[arg]]\ntype = "int"\nvalue = 5000\n', ""))
     window.open_path(launch)
     click(qtbot, p.b_record)

@@ -764,10 +764,7 @@ class GpuPanel(QWidget):
         if s.launch is None:
             self.tabs.setTabVisible(i, False)
             return
-        try:
-            text = s.launch.source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            text = str(err)
+        text = s.launch.source_text            # read (bounded, checked) when the launch file was opened
         self.hand.setPlainText(text)
         line = kernel_line(text.splitlines(), s.launch.kernel)
         self.hand_info.setText(tr("{file}: {names}.", file=s.launch.source.name,

@@ -208,7 +208,9 @@ def build_all(items: list[TracedLaunch], jobs: int | None = None) -> dict[str, P
     def one(t: TracedLaunch):
         try:
             return plain_build(t.launch)
-        except (TraceError, GpuUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as err:
+        except TraceError as err:
+            return str(err)               # the whole paragraph: file, key, problem, fix
+        except (GpuUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as err:
             return str(getattr(err, "reason", None) or err)[-600:]
 
     todo = [t for t in items if t.launch is not None]
