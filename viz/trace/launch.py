@@ -509,34 +509,51 @@ def check_params(launch: Launch, ptx: str) -> None:
                              "give the parameter's C type (pointers: a buffer type such as float*)")
 
 
-def find_launch_file(header: dict) -> Path | None:
-    """The launch file a trace was recorded from (its header's ``launch_file_name`` and
-    ``launch_file``), when it is among ``kernels/`` (the shipped traces' launch files) with the
-    same keys and values; None otherwise."""
+def shipped_launch_file(trace_path: str | Path) -> Path | None:
+    """The launch file in ``kernels/`` that a **shipped** trace (one of ``assets/traces``) was
+    recorded from: the one named after the trace's own file (``NAME.wvtrace`` ->
+    ``NAME.launch.toml``, found among the launch files that exist in ``kernels/``); None for any
+    other trace. Nothing the trace says (its header) chooses the file: a trace never names a
+    file for warpviz to compile. Record and ``bench --traces`` otherwise use the launch file
+    the user opens or names."""
     from .. import assets
+    from . import tracefile
 
-    def same(a: str, b: str) -> bool:
-        """The same launch, wherever the file moved (the source compared by its file name)."""
-        try:
-            da, db = tomllib.loads(a), tomllib.loads(b)
-        except tomllib.TOMLDecodeError:
-            return False
-        for d in (da, db):
-            if isinstance(d.get("source"), str):
-                d["source"] = Path(d["source"]).name
-        return da == db
-
-    name, text = header.get("launch_file_name"), header.get("launch_file")
-    if not name or not text:
+    p = Path(trace_path)
+    if not p.name.endswith(".wvtrace"):
         return None
     try:
-        for p in sorted(assets.kernels_dir().rglob(name)):
-            if same(p.read_text(encoding="utf-8"), text):
-                return p
-    except (OSError, UnicodeDecodeError):
+        if p.resolve().parent != tracefile.shipped_dir().resolve():
+            return None
+        return _kernels_launch_files(assets.kernels_dir()).get(p.name[:-len(".wvtrace")])
+    except (OSError, RuntimeError, ValueError):
         return None
+
+
+def _kernels_launch_files(folder: Path) -> dict[str, Path]:
+    """{NAME: path} of the launch files ``NAME.launch.toml`` under ``folder`` (kernels/)."""
+    out: dict[str, Path] = {}
+    for q in sorted(Path(folder).rglob("*.launch.toml")):
+        out.setdefault(q.name[:-len(".launch.toml")], q)
+    return out
+
+
+def same_launch(header: dict, launch: Launch) -> str | None:
+    """None when a trace's header records ``launch``'s kernel and launch (block, grid, dynamic
+    shared memory, arguments); else what differs, in words."""
+    if not isinstance(header, dict):
+        return "the trace has no header"
+    if header.get("kernel") != launch.kernel:
+        return f"the trace is of the kernel {_r(header.get('kernel'))}, the launch file's is `{launch.kernel}`"
+    hl = header.get("launch")
+    hl = hl if isinstance(hl, dict) else {}
+    mine = {"block": list(launch.block), "grid": list(launch.grid), "shared_bytes": launch.shared_bytes,
+            "args": [a.as_dict() for a in launch.args]}
+    for key, value in mine.items():
+        if hl.get(key) != value:
+            return f"the trace's launch has {key} = {_r(hl.get(key))}, the launch file's {_r(value)}"
     return None
 
 
-__all__ = ["Launch", "Arg", "load_launch", "find_launch_file", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]
