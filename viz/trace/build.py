@@ -78,7 +78,7 @@ def nvcc_command(launch: Launch, arch: str, nvcc: str, tmp: Path) -> list[str]:
                      else "")
             fix = ("set TMPDIR to a folder whose path has none of them" if not where
                    else "move the files to a folder whose path has none of $ ` \\ \" '")
-            raise TraceError(launch.path, where, f"nvcc would be given {arg!r}, which holds {bad}: nvcc passes "
+            raise TraceError(launch.path, where, f"nvcc would be given {arg[:200]!r}, which holds {bad}: nvcc passes "
                              "its arguments to `sh`, where these characters mean something", fix)
     return cmd
 

@@ -206,27 +206,27 @@ def _folder_path(path, key: str, value: str, here: Path, kind: str) -> Path:
     if not value:
         raise TraceError(path, key, f"the {kind} is an empty path", "give a path relative to the launch file")
     if "\0" in value or _controls(value):
-        raise TraceError(path, key, f"the {kind} {value!r} holds control characters (a NUL byte, a newline...)",
+        raise TraceError(path, key, f"the {kind} {_r(value)} holds control characters (a NUL byte, a newline...)",
                          "give a plain relative path")
     bad = unsafe_chars(value)
     if bad:
-        raise TraceError(path, key, f"the {kind} {value!r} holds {bad}: nvcc passes paths to `sh`, where these "
+        raise TraceError(path, key, f"the {kind} {_r(value)} holds {bad}: nvcc passes paths to `sh`, where these "
                          "characters mean something", "rename the file or folder without $ ` \\ \" '")
     if Path(value).is_absolute() or value.startswith("~"):
-        raise TraceError(path, key, f"the {kind} {value!r} is not relative to the launch file",
+        raise TraceError(path, key, f"the {kind} {_r(value)} is not relative to the launch file",
                          "give a path relative to the launch file's folder (inside it)")
     try:
         resolved = (here / value).resolve()
     except (OSError, RuntimeError, ValueError) as err:
-        raise TraceError(path, key, f"the {kind} {value!r} cannot be resolved ({err})",
+        raise TraceError(path, key, f"the {kind} {_r(value)} cannot be resolved ({err})",
                          "give a path relative to the launch file's folder") from None
     if not _inside(resolved, here):
-        raise TraceError(path, key, f"the {kind} {value!r} leads outside the launch file's folder ({resolved})",
+        raise TraceError(path, key, f"the {kind} {_r(value)} leads outside the launch file's folder ({_r(str(resolved), 200)})",
                          "keep the source and its include folders in the launch file's folder or below it "
                          "(move the launch file up)")
     bad = unsafe_chars(str(resolved))
     if bad:
-        raise TraceError(path, key, f"the {kind}'s full path {str(resolved)!r} holds {bad}: nvcc passes paths to "
+        raise TraceError(path, key, f"the {kind}'s full path {_r(str(resolved), 200)} holds {bad}: nvcc passes paths to "
                          "`sh`, where these characters mean something",
                          "move the launch file and its source to a folder whose path has none of $ ` \\ \" '")
     return resolved
@@ -291,7 +291,7 @@ def parse_launch(text: str, path: Path) -> Launch:
     name = d["source"]
     source = _folder_path(path, "source", name, here, "source")
     if not name.endswith(".cu"):
-        raise TraceError(path, "source", f"the source {name!r} is not a .cu file (nvcc treats a file by its "
+        raise TraceError(path, "source", f"the source {_r(name)} is not a .cu file (nvcc treats a file by its "
                          "extension)", "give the CUDA source file (NAME.cu)")
     if not source.exists():
         raise TraceError(path, "source", f"the source `{name}` does not exist (looked for {source})",
@@ -302,7 +302,7 @@ def parse_launch(text: str, path: Path) -> Launch:
         where = f"include_dirs[{k}]"
         inc = _folder_path(path, where, x, here, "include folder")
         if not inc.is_dir():
-            raise TraceError(path, where, f"the include folder {x!r} is not a folder (looked for {inc})",
+            raise TraceError(path, where, f"the include folder {_r(x)} is not a folder (looked for {inc})",
                              "give an existing folder relative to the launch file")
         include_dirs.append(inc)
     raw_args = d.get("arg", [])
@@ -388,7 +388,7 @@ def _arg(path, n: int, a) -> Arg:
         raise TraceError(path, f"{where}.value", f"scalar [[arg]] {n} needs a numeric `value`", "write e.g. `value = 1024`")
     if t not in ("float", "double"):
         if not isinstance(v, int):
-            raise TraceError(path, f"{where}.value", f"`{t}` [[arg]] {n} needs an integer value, not {v!r}",
+            raise TraceError(path, f"{where}.value", f"`{t}` [[arg]] {n} needs an integer value, not {_r(v)}",
                              "write a whole number, or declare the parameter as float/double")
         bits = SCALAR_TYPES[t] * 8
         lo, hi = (0, 2**bits - 1) if t.startswith("unsigned") else (-(2**(bits - 1)), 2**(bits - 1) - 1)
