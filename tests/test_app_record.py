@@ -181,6 +181,54 @@ def test_a_bad_launch_file_is_the_clis_paragraph_and_the_app_keeps_running(qtbot
     assert window.timeline.isEnabled()
 
 
+def test_an_unreadable_launch_file_or_source_is_a_paragraph_not_a_hang(qtbot, window, tmp_path):
+    """A FIFO (reading it would wait for a writer for ever), a device, a non-UTF-8 file and a
+    2 GiB source: each opens at once with the paragraph in the GPU and Source panels; nothing
+    is read unbounded on the GUI thread."""
+    from viz.trace.launch import MAX_SOURCE_BYTES
+
+    s, p = window.session, panel(window)
+    fifo = tmp_path / "fifo.launch.toml"
+    os.mkfifo(fifo)
+    latin = tmp_path / "latin.launch.toml"
+    latin.write_bytes(REDUCE.read_bytes().replace(b'title = "', b'title = "caf\xe9 '))
+    huge = tmp_path / "huge.launch.toml"
+    huge.write_text(REDUCE.read_text().replace('source = "reduce_shfl.cu"', 'source = "huge.cu"'))
+    with open(tmp_path / "huge.cu", "wb") as f:
+        f.truncate(2 << 30)                                     # sparse: no disk used
+    device = tmp_path / "dev.launch.toml"
+    device.symlink_to("/dev/zero")
+    for path, words in [(fifo, "not a regular file"), (device, "not a regular file"),
+                        (latin, "is not UTF-8 text: line 1"), (huge, f"over warpviz's limit of {MAX_SOURCE_BYTES:,}")]:
+        assert window.open_path(path)
+        assert s.is_launch and s.launch is None and words in str(s.launch_error), (path, s.launch_error)
+        assert str(s.launch_error) in p.trace_info.text() and str(s.launch_error) in window.trace_source.note.text()
+        assert not p.b_record.isEnabled()
+    window.open_path(ROOT / "assets" / "scenarios" / "coalesced.toml")
+    assert window.session.scenario is not None and window.session.step("frame", 1)
+
+
+def test_a_trace_outside_the_shipped_folder_never_chooses_the_launch_file_to_record(qtbot, window, fake_gpu,
+                                                                                    tmp_path):
+    """A trace's header names the launch file it was recorded from; Record never uses that name
+    (a shared trace would choose what warpviz compiles): a copy of a shipped trace, or one whose
+    header names a path out of kernels/, records only from a launch file the user opens."""
+    p = fake_gpu(window)
+    shipped = tracefile.load(TRACES / "copy_float.wvtrace")
+    for k, name in enumerate(("copy_float.launch.toml", "../../../../tmp/evil.launch.toml",
+                              str(tmp_path / "evil.launch.toml"), "trace/reduce_shfl.launch.toml")):
+        shipped.header["launch_file_name"] = name
+        (tmp_path / str(k)).mkdir()
+        copy = tracefile.save(shipped, tmp_path / str(k) / "copy_float.wvtrace")     # a shipped name, elsewhere
+        opened = window.open_path(copy)
+        assert opened or k > 0                     # (a trace reader may refuse the odd names outright)
+        if opened:
+            assert window.session.is_trace and p.recordable() is None
+            assert not p.b_record.isEnabled() and "launch file is not known here" in p.b_record.toolTip()
+    window.open_path(TRACES / "copy_float.wvtrace")                # the shipped one: its launch file in kernels/
+    assert p.recordable() == ROOT / "kernels" / "copy_float.launch.toml"
+
+
 # ---------------------------------------------------------------------------- recording
 
 
@@ -299,8 +347,10 @@ def test_record_time_failures_are_paragraphs_in_the_panel(qtbot, window, fake_gp
     qtbot.waitUntil(lambda: "does not compile" in p.status.text(), timeout=60000)
     assert p.status.text().startswith(f"{src.resolve()} (nvcc): the source does not compile: ")
     assert window.session.is_launch and p.b_record.isEnabled()
-    # wrong argument count: checked against the compiled kernel, as the CLI does
-    launch.write_text(REDUCE.read_text().replace('source = "reduce_shfl.cu"', f'source = "{REDUCE.with_suffix("").with_suffix(".cu")}"')
+    # wrong argument count: checked against the compiled kernel, as the CLI does (the source beside the
+    # launch file: a launch file's source stays inside its folder)
+    (tmp_path / "r.cu").write_text(REDUCE.with_suffix("").with_suffix(".cu").read_text())
+    launch.write_text(REDUCE.read_text().replace('source = "reduce_shfl.cu"', 'source = "r.cu"')
                       .replace('[[arg]]\ntype = "int"\nvalue = 5000\n', ""))
     window.open_path(launch)
     click(qtbot, p.b_record)

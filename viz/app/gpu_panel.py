@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout
 from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
 from ..i18n import language, sep, tr
-from ..trace.launch import find_launch_file  # noqa: F401  (re-exported: the panel's own name for it)
+from ..trace.launch import shipped_launch_file
 from .worker import Runner
 
 MEASURED = "#2563eb"
@@ -764,10 +764,7 @@ class GpuPanel(QWidget):
         if s.launch is None:
             self.tabs.setTabVisible(i, False)
             return
-        try:
-            text = s.launch.source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            text = str(err)
+        text = s.launch.source_text            # read (bounded, checked) when the launch file was opened
         self.hand.setPlainText(text)
         line = kernel_line(text.splitlines(), s.launch.kernel)
         self.hand_info.setText(tr("{file}: {names}.", file=s.launch.source.name,
@@ -786,14 +783,17 @@ class GpuPanel(QWidget):
             self.tabs.setTabText(0, tr("Trace vs Nsight Compute"))
 
     def recordable(self) -> Path | None:
-        """The launch file Record runs: the open one, or the one the open trace was recorded from."""
+        """The launch file Record runs: the open one; for an open trace, the launch file it was
+        recorded from in this session (Record), or for a shipped trace its launch file in
+        kernels/ (by the trace's own file name). Never a file the trace's header names: a
+        trace never chooses what warpviz compiles."""
         s = self.session
         if getattr(s, "is_launch", False):
             return s.launch_path
         if s.is_trace:
             key = str(s.path)
             if key not in self.recorded_from:    # looked for once per trace (kernels/ is walked)
-                self.recorded_from[key] = find_launch_file(s.trace.header)
+                self.recorded_from[key] = shipped_launch_file(s.path)
             return self.recorded_from[key]
         return None
 

@@ -143,15 +143,17 @@ class Session(QObject):
 
     def open_launch(self, path: Path | str) -> None:
         """Open a launch file: its text (read-only) and its kernel's source; the picture waits
-        for a recording. A bad file opens too, with ``launch_error`` set (the CLI's paragraph).
-        Raises OSError / UnicodeDecodeError when the file cannot be read."""
+        for a recording. A bad file opens too, with ``launch_error`` set (the CLI's paragraph),
+        and so does one that cannot be read (a pipe, a device, a huge or non-UTF-8 file: its
+        text is then empty). Nothing unbounded is read here (``read_text_file``)."""
         from ..trace import TraceError
-        from ..trace.launch import launch_name, load_launch
+        from ..trace.launch import MAX_LAUNCH_FILE_BYTES, launch_name, parse_launch, read_text_file
 
         path = Path(path)
-        text = path.read_text(encoding="utf-8")
+        text = ""
         try:
-            launch, error = load_launch(path), None
+            text = read_text_file(path, "launch file", MAX_LAUNCH_FILE_BYTES)
+            launch, error = parse_launch(text, path), None
         except TraceError as err:
             launch, error = None, err
         self.runner.cancel()
@@ -339,9 +341,12 @@ def is_launch_file(path: Path | str) -> bool:
         return True
     if path.suffix.lower() != ".toml":
         return False
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    from ..trace import TraceError
+    from ..trace.launch import MAX_LAUNCH_FILE_BYTES, read_text_file
+
+    try:      # bounded: a pipe or a huge file is not read here (nor taken for a launch file)
+        raw = tomllib.loads(read_text_file(path, "launch file", MAX_LAUNCH_FILE_BYTES))
+    except (TraceError, tomllib.TOMLDecodeError, RecursionError, ValueError):
         return False
     return "kernel" in raw and "source" in raw
 

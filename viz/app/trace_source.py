@@ -110,13 +110,7 @@ class TraceSourcePanel(QWidget):
             self.note.setText(tr("This launch file cannot be recorded: {error}", error=s.launch_error))
             self.source.setPlainText("")
             return
-        try:
-            text = launch.source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            self.note.setText(tr("Cannot read {path}: {err}", path=launch.source, err=err))
-            self.source.setPlainText("")
-            return
-        lines = text.splitlines()
+        lines = launch.source_text.splitlines()     # read (bounded, checked) when the launch file was opened
         at = kernel_definition(lines, launch.kernel)
         self.note.setText(tr("{source}: the kernel {kernel} (line {line}) of the open launch file. Record trace (GPU "
                              "panel) runs it once and fills this panel with each line's figures.",

@@ -15,9 +15,12 @@ bench --traces --show [PATH] [--json]
     Times each trace's own launch (the shipped traces when none is named) as bench times
     a kernel, beside the cost model's prediction from the trace (``viz.gpu.tracebench``);
     writes a results file with a ``traces`` section, then Nsight Compute's bottleneck of each
-    (unless --no-counters). ``--dry-run`` needs no GPU: it compiles every traced kernel,
-    builds its launch and predicts it. ``--show`` prints a results file's traced launches
-    (the shipped H100 file by default) without a GPU.
+    (unless --no-counters). A named trace is timed with the launch file named beside it
+    (``NAME.wvtrace NAME.launch.toml``; a shipped trace: its launch file in kernels/), never
+    one its header names. ``--dry-run`` needs no GPU, only nvcc: it compiles every traced
+    kernel, builds its launch and predicts it. Exit 2 with the paragraph when a named launch
+    does not build (the source, the kernel, its arguments). ``--show`` prints a results
+    file's traced launches (the shipped H100 file by default) without a GPU.
 """
 
 from __future__ import annotations
@@ -194,7 +197,7 @@ def cmd_bench(args) -> int:
 def cmd_bench_traces(args) -> int:
     """``warpviz bench --traces``: see ``viz.gpu.tracebench``."""
     from . import results as res
-    from .tracebench import bench_traces, build_all, dry_run, format_table, traced_launches
+    from .tracebench import PlainBuild, bench_traces, build_all, dry_run, format_table, traced_launches
 
     if args.show is not None:
         from .tracebench import SHIPPED
@@ -216,16 +219,23 @@ def cmd_bench_traces(args) -> int:
         return _fail(bad[0].error)
     log = lambda f, t: print(f"[{f * 100:5.1f}%] {t}", file=sys.stderr, flush=True)  # noqa: E731
     try:
-        if args.dry_run:
-            doc = dry_run(items, progress=log)
-        else:
-            from .compile import require_nvcc
+        from .compile import require_nvcc
+
+        if not args.dry_run:
             from .runner import probe
 
             probe()
-            require_nvcc()
-            log(0.0, f"compiling {len(items)} traced kernels")
-            builds = build_all(items)
+        require_nvcc()
+        log(0.0, f"compiling {len(items)} traced kernels")
+        builds = build_all(items)
+        failed = [f"{t.name}: {builds[t.name]}" for t in items if t.name in builds
+                  and not isinstance(builds[t.name], PlainBuild)]
+        if failed and args.scenarios:
+            # a launch the user named that does not build (the source, the kernel, its arguments): nothing to time
+            return _fail(failed[0].split(": ", 1)[1] if len(failed) == 1 else "; ".join(failed))
+        if args.dry_run:
+            doc = dry_run(items, progress=log, builds=builds)
+        else:
             # written after every timed launch: a run stopped half way keeps what it measured
             doc = bench_traces(items, label=args.label, progress=log, builds=builds, save_to=args.out,
                                predict=not args.no_predict)
@@ -242,7 +252,7 @@ def cmd_bench_traces(args) -> int:
                         doc["bottleneck_note"] = f"no bottleneck counters: {getattr(err, 'reason', None) or err}"
                         log(1.0, doc["bottleneck_note"][:300])
     except GpuUnavailable as err:
-        return _fail(f"cannot time traced launches on this machine: {err.reason}")
+        return _fail(f"cannot {'build' if args.dry_run else 'time'} traced launches on this machine: {err.reason}")
     if args.out:
         res.save(doc, args.out)
         print(f"wrote {args.out}", file=sys.stderr)
@@ -250,6 +260,11 @@ def cmd_bench_traces(args) -> int:
         print(res.dumps(doc), end="")
     else:
         print(format_table(doc))
+    broken = [t for t in items if t.error] + [t for t in items if t.name in builds
+                                               and not isinstance(builds[t.name], PlainBuild)]
+    if broken:              # the shipped set: every launch was tried, the table says which failed
+        return _fail(f"{len(broken)} of {len(items)} traced launches could not be built or timed; the first: "
+                     f"{broken[0].error or builds[broken[0].name]}")
     return 0
 
 

@@ -172,29 +172,51 @@ def _shown(path: Path) -> str:
 
 
 def traced_launches(paths=None) -> list[TracedLaunch]:
-    """The traces to time (the shipped ones by default), each with its launch file
-    (``viz.trace.launch.find_launch_file``; a launch file given beside a trace of the same
-    name is used as is)."""
-    from ..trace import TraceError, tracefile
-    from ..trace.launch import find_launch_file, launch_name, load_launch
+    """The traces (and launch files) to time: the shipped traces by default, else ``paths``.
 
+    Each trace is timed with a launch file the user names, never one its header names (a
+    trace never chooses a file for warpviz to compile): ``NAME.launch.toml`` given in
+    ``paths`` beside ``NAME.wvtrace`` is that trace's launch file; a shipped trace (in
+    ``assets/traces``) without one uses ``kernels/**/NAME.launch.toml`` (``viz.trace.launch
+    .shipped_launch_file``); any other trace alone is an error that says to name its launch
+    file. The launch file must be the trace's launch (same kernel, block, grid, shared
+    memory and arguments; ``same_launch``). A launch file named without a trace is timed
+    alone (no prediction)."""
+    from ..trace import TraceError, tracefile
+    from ..trace.launch import launch_name, load_launch, same_launch, shipped_launch_file
+
+    paths = [Path(p) for p in (paths if paths is not None else tracefile.shipped())]
+    traces = {p.name[:-len(".wvtrace")] for p in paths if p.name.endswith(".wvtrace")}
+    given = {launch_name(p): p for p in paths if not p.name.endswith(".wvtrace")}
     out = []
-    for p in (paths if paths is not None else tracefile.shipped()):
-        p = Path(p)
-        name = p.name[:-len(".wvtrace")] if p.name.endswith(".wvtrace") else p.stem
+    for p in paths:
+        if p.name.endswith(".wvtrace"):
+            name = p.name[:-len(".wvtrace")]
+        else:
+            name = launch_name(p)
+            if name in traces:
+                continue                  # the launch file of the trace of the same name (below)
         t = TracedLaunch(name, p)
         try:
-            if p.name.endswith(".toml"):
-                t.launch, t.name, t.trace_path = load_launch(p), launch_name(p), None
+            if not p.name.endswith(".wvtrace"):
+                t.launch, t.trace_path = load_launch(p), None
                 t.launch_file = _shown(p)
             else:
                 header = tracefile.load(p).header
-                lf = find_launch_file(header)
+                lf = given.get(name) or shipped_launch_file(p)
                 if lf is None:
-                    t.error = (f"{p}: its launch file {header.get('launch_file_name')!r} is not among kernels/ "
-                               "(time a trace whose launch file is in kernels/, or give the launch file)")
+                    t.error = str(TraceError(p, "", "warpviz times a trace only with the launch file you name (a "
+                                             "trace never names a file for warpviz to compile)",
+                                             f"name its launch file too: `warpviz bench --traces {p} "
+                                             f"{name}.launch.toml`"))
                 else:
-                    t.launch, t.launch_file = load_launch(lf), _shown(lf)
+                    launch = load_launch(lf)
+                    differs = same_launch(header, launch)
+                    if differs:
+                        t.error = str(TraceError(p, "", f"it was not recorded from {lf}: {differs}",
+                                                 "name the launch file the trace was recorded from"))
+                    else:
+                        t.launch, t.launch_file = launch, _shown(lf)
         except TraceError as err:
             t.error = str(err)
         out.append(t)
@@ -208,7 +230,9 @@ def build_all(items: list[TracedLaunch], jobs: int | None = None) -> dict[str, P
     def one(t: TracedLaunch):
         try:
             return plain_build(t.launch)
-        except (TraceError, GpuUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as err:
+        except TraceError as err:
+            return str(err)               # the whole paragraph: file, key, problem, fix
+        except (GpuUnavailable, RuntimeError, OSError, subprocess.SubprocessError) as err:
             return str(getattr(err, "reason", None) or err)[-600:]
 
     todo = [t for t in items if t.launch is not None]

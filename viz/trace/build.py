@@ -16,7 +16,7 @@ from pathlib import Path
 from ..gpu import GpuUnavailable
 from ..gpu.compile import ARCH, find_tool, nvcc_version, require_nvcc, sass_memory_instructions
 from . import TraceError
-from .launch import Launch, check_params
+from .launch import C_IDENTIFIER, Launch, check_params, unsafe_chars
 from .ptx import MemInstr, SkipRegion, compare_sass, instrument_full, parse, predication_note, sass_predicated
 
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
@@ -43,23 +43,61 @@ def first_error_line(log: str) -> str:
     return lines[0] if lines else "(no message)"
 
 
+def defines_header(launch: Launch) -> str:
+    """The launch file's ``defines`` as a header (``#define NAME value`` lines) for nvcc's
+    ``-include``: no define value ever reaches a command line (nvcc hands ``-D`` values to
+    ``sh`` unescaped). Checked again here (``Launch`` is a plain dataclass): names are C
+    identifiers, values single lines."""
+    lines = ["// the launch file's defines (warpviz)"]
+    for k, v in launch.defines.items():
+        if not C_IDENTIFIER.fullmatch(k) or any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in v) \
+                or v.endswith("\\"):
+            raise TraceError(launch.path, f"defines.{k[:80]}", "a define must be a C identifier with a one-line value",
+                             "write e.g. `defines = { TILE = 32 }`")
+        lines.append(f"#define {k} {v}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def nvcc_command(launch: Launch, arch: str, nvcc: str, tmp: Path) -> list[str]:
+    """nvcc's argument list for the launch's PTX (``tmp/kernel.ptx``; the defines header is
+    written into ``tmp``). Every argument after nvcc itself is checked for the characters
+    ``sh`` would act on (``launch.unsafe_chars``): nvcc puts each path between double quotes
+    for ``sh`` and escapes neither ``$`` nor the backquote, and a trailing backslash ends its
+    quotes early. ``load_launch`` refuses such paths already; this is the last guard."""
+    cmd = [nvcc, "-ptx", f"-arch={arch}", *NVCC_FLAGS]
+    if launch.defines:
+        header = tmp / "defines.h"
+        header.write_text(defines_header(launch), encoding="utf-8")
+        cmd += ["-include", str(header)]
+    cmd += [f"-I{p}" for p in launch.include_dirs]
+    cmd += ["-o", str(tmp / "kernel.ptx"), str(launch.source)]
+    for arg in cmd[1:]:
+        bad = unsafe_chars(arg)
+        if bad:
+            where = ("source" if arg == str(launch.source) else "include_dirs" if arg.startswith("-I")
+                     else "")
+            fix = ("set TMPDIR to a folder whose path has none of them" if not where
+                   else "move the files to a folder whose path has none of $ ` \\ \" '")
+            raise TraceError(launch.path, where, f"nvcc would be given {arg[:200]!r}, which holds {bad}: nvcc passes "
+                             "its arguments to `sh`, where these characters mean something", fix)
+    return cmd
+
+
 def compile_ptx(launch: Launch, arch: str = ARCH, timeout: float = 300) -> str:
     nvcc = require_nvcc()
-    cmd = [nvcc, "-ptx", f"-arch={arch}", *NVCC_FLAGS]
-    cmd += [f"-D{k}={v}" for k, v in launch.defines.items()]
-    cmd += [f"-I{p}" for p in launch.include_dirs]
     with tempfile.TemporaryDirectory(prefix="warpviz-trace-") as tmp:
         out = Path(tmp) / "kernel.ptx"
-        cmd += ["-o", str(out), str(launch.source)]
+        cmd = nvcc_command(launch, arch, nvcc, Path(tmp))
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise TraceError(launch.source, "", f"nvcc took more than {timeout:.0f} s", "") from None
         if proc.returncode != 0 or not out.exists():
-            log = proc.stderr or proc.stdout
-            raise TraceError(launch.source, "nvcc", f"the source does not compile: {first_error_line(log)}",
+            log = (proc.stderr or proc.stdout).replace(str(Path(tmp) / "defines.h"), "(the launch file's defines)")
+            raise TraceError(launch.source, "nvcc", f"the source does not compile: {first_error_line(log)[:400]}",
                              "fix the source (nvcc's full message: run the nvcc command by hand)")
-        return out.read_text()
+        return out.read_text(encoding="utf-8", errors="replace")
 
 
 def assemble(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: float = 300) -> bytes:

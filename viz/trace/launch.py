@@ -4,11 +4,22 @@ Pure data; nothing here runs anything. ``load_launch`` checks every key and valu
 raises ``TraceError`` with one paragraph (file, key, problem, fix) for a bad file. The
 check of the arguments against the kernel's real parameters needs the compiled PTX
 (``check_params``).
+
+A launch file is hostile until checked (docs/trace-format.md, "What a launch file may
+say"): it and its source are read only when they are regular files under a size limit
+(``read_text_file``: no pipe or device is opened for long, nothing unbounded is read),
+as UTF-8; the source and the include folders resolve inside the launch file's folder and
+hold none of the characters a shell gives a meaning inside double quotes (nvcc runs its
+sub-steps through ``sh``, and it passes paths on quoted but not escaped); define names are
+C identifiers and their values single lines, written into a header, never onto a command
+line (``viz.trace.build``).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +38,17 @@ MAX_THREADS_PER_BLOCK = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_BUFFER_BYTES = 256 << 30     # a sanity bound before asking the GPU (above any GPU's memory); ``check_fits`` checks the GPU's
 MAX_SHARED_BYTES = 227 * 1024    # H100's opt-in maximum per block
+MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few hundred bytes; 1 MiB is generous
+MAX_SOURCE_BYTES = 8 << 20       # one CUDA source file (the kernel's own; headers it includes are nvcc's business)
+MAX_DEFINES = 256
+MAX_DEFINE_CHARS = 4096          # one define's value
+MAX_INCLUDE_DIRS = 64
+MAX_NAME_CHARS = 1024            # a kernel or define name
+# Inside the double quotes nvcc puts around a path for ``sh``, these still mean something (`$`,
+# the backquote, `\`, `"`), or nvcc rewrites them (`'`). Control characters (newlines, NUL...)
+# have no place in a path or a define either.
+SHELL_CHARS = "$`\\\"'"
+C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -69,6 +91,7 @@ class Launch:
     include_dirs: tuple[Path, ...] = ()
     args: tuple[Arg, ...] = ()
     compare: str = ""       # the trace (or scenario) the app compares this kernel's trace with
+    source_text: str = ""   # the source as read when the file was loaded (checked: UTF-8, under MAX_SOURCE_BYTES)
 
     @property
     def name(self) -> str:
@@ -136,7 +159,7 @@ def _dims(path, key: str, v) -> tuple[int, int, int]:
         v = [v]
     if not isinstance(v, list) or not 1 <= len(v) <= 3 or not all(isinstance(x, int) and not isinstance(x, bool)
                                                                   for x in v):
-        raise TraceError(path, key, f"`{key}` must be a list of 1 to 3 integers, not {v!r}",
+        raise TraceError(path, key, f"`{key}` must be a list of 1 to 3 integers, not {_r(v)}",
                          f"write e.g. `{key} = [256]` or `{key} = [32, 8]`")
     if any(x <= 0 for x in v):
         raise TraceError(path, key, f"`{key}` = {v} has an extent of zero or less: nothing would run",
@@ -144,18 +167,92 @@ def _dims(path, key: str, v) -> tuple[int, int, int]:
     return tuple(list(v) + [1] * (3 - len(v)))  # type: ignore[return-value]
 
 
+def _r(value, n: int = 80) -> str:
+    """``repr(value)``, at most ``n`` characters (a message stays one short paragraph)."""
+    try:
+        r = repr(value)
+    except ValueError:              # an integer too long to print
+        return "a number of thousands of digits"
+    return r if len(r) <= n else r[:n] + "…"
+
+
+def _k(text: str) -> str:
+    """A key or type name as written, or its bounded ``repr`` when it is long or holds control characters."""
+    return text if len(text) <= 80 and not _controls(text) else _r(text)
+
+
+def unsafe_chars(text: str) -> str:
+    """The characters of ``text`` that may not reach nvcc's command line (``SHELL_CHARS`` and
+    control characters), shown, in order of appearance; "" when there are none."""
+    bad = []
+    for c in text:
+        if (c in SHELL_CHARS or ord(c) < 32 or ord(c) == 127) and c not in bad:
+            bad.append(c)
+    return " ".join(repr(c) for c in bad)
+
+
+def _controls(text: str, allow: str = "") -> bool:
+    return any((ord(c) < 32 or ord(c) == 127) and c not in allow for c in text)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def _folder_path(path, key: str, value: str, here: Path, kind: str) -> Path:
+    """``value`` (a ``source`` or ``include_dirs`` entry) resolved against the launch file's
+    folder ``here``; refused unless it stays inside that folder and its resolved path is safe
+    on nvcc's command line."""
+    if not value:
+        raise TraceError(path, key, f"the {kind} is an empty path", "give a path relative to the launch file")
+    if "\0" in value or _controls(value):
+        raise TraceError(path, key, f"the {kind} {_r(value)} holds control characters (a NUL byte, a newline...)",
+                         "give a plain relative path")
+    bad = unsafe_chars(value)
+    if bad:
+        raise TraceError(path, key, f"the {kind} {_r(value)} holds {bad}: nvcc passes paths to `sh`, where these "
+                         "characters mean something", "rename the file or folder without $ ` \\ \" '")
+    if Path(value).is_absolute() or value.startswith("~"):
+        raise TraceError(path, key, f"the {kind} {_r(value)} is not relative to the launch file",
+                         "give a path relative to the launch file's folder (inside it)")
+    try:
+        resolved = (here / value).resolve()
+    except (OSError, RuntimeError, ValueError) as err:
+        raise TraceError(path, key, f"the {kind} {_r(value)} cannot be resolved ({err})",
+                         "give a path relative to the launch file's folder") from None
+    if not _inside(resolved, here):
+        raise TraceError(path, key, f"the {kind} {_r(value)} leads outside the launch file's folder ({_r(str(resolved), 200)})",
+                         "keep the source and its include folders in the launch file's folder or below it "
+                         "(move the launch file up)")
+    bad = unsafe_chars(str(resolved))
+    if bad:
+        raise TraceError(path, key, f"the {kind}'s full path {_r(str(resolved), 200)} holds {bad}: nvcc passes paths to "
+                         "`sh`, where these characters mean something",
+                         "move the launch file and its source to a folder whose path has none of $ ` \\ \" '")
+    return resolved
+
+
 def parse_launch(text: str, path: Path) -> Launch:
+    path = Path(path)
+    if len(text) > MAX_LAUNCH_FILE_BYTES:
+        raise TraceError(path, "", f"the launch file has {len(text):,} characters, over the limit of "
+                         f"{MAX_LAUNCH_FILE_BYTES:,}", "a launch file is a few lines: give the right file")
     try:
         d = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise TraceError(path, "", f"not valid TOML: {err}", "fix the TOML syntax at the line named") from None
+    except RecursionError:
+        raise TraceError(path, "", "not a launch file: its tables or lists are nested too deeply to read",
+                         "a launch file's values nest at most two levels (see docs/trace-format.md)") from None
+    except ValueError as err:        # an integer of thousands of digits
+        raise TraceError(path, "", f"not a launch file: {str(err)[:120]}", "write numbers of at most 19 digits") from None
     unknown = sorted(set(d) - KEYS)
     if unknown:
-        raise TraceError(path, unknown[0], f"unknown key `{unknown[0]}`",
+        raise TraceError(path, _k(unknown[0]), f"unknown key `{_k(unknown[0])}`",
                          "the keys are " + ", ".join(sorted(KEYS)) + " (`arg` as [[arg]] tables)")
     fmt = d.get("format", FORMAT)
     if fmt != FORMAT:
-        raise TraceError(path, "format", f"launch-file format {fmt!r} is not known to this warpviz (it reads {FORMAT})",
+        raise TraceError(path, "format", f"launch-file format {_r(fmt)} is not known to this warpviz (it reads {FORMAT})",
                          "write `format = 1`, or update warpviz")
     for key in ("source", "kernel", "block", "grid"):
         if key not in d:
@@ -163,8 +260,8 @@ def parse_launch(text: str, path: Path) -> Launch:
     for key in ("title", "notes", "source", "kernel", "compare"):
         if key in d and not isinstance(d[key], str):
             raise TraceError(path, key, f"`{key}` must be a string", f'write `{key} = "..."`')
-    if not re.fullmatch(r"[A-Za-z_]\w*", d["kernel"]):
-        raise TraceError(path, "kernel", f"`kernel = {d['kernel']!r}` is not a C identifier",
+    if len(d["kernel"]) > MAX_NAME_CHARS or not C_IDENTIFIER.fullmatch(d["kernel"]):
+        raise TraceError(path, "kernel", f"`kernel = {d['kernel'][:80]!r}` is not a C identifier",
                          'name an extern "C" __global__ function of the source')
     block = _dims(path, "block", d["block"])
     grid = _dims(path, "grid", d["grid"])
@@ -177,25 +274,37 @@ def parse_launch(text: str, path: Path) -> Launch:
                              "use a smaller grid")
     shared = d.get("shared_bytes", 0)
     if not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared <= MAX_SHARED_BYTES:
-        raise TraceError(path, "shared_bytes", f"`shared_bytes = {shared!r}` must be an integer from 0 to "
+        raise TraceError(path, "shared_bytes", f"`shared_bytes = {_r(shared)}` must be an integer from 0 to "
                          f"{MAX_SHARED_BYTES}", "give the dynamic shared memory per block in bytes")
-    defines = d.get("defines", {})
-    if not isinstance(defines, dict) or not all(re.fullmatch(r"[A-Za-z_]\w*", str(k)) for k in defines):
-        raise TraceError(path, "defines", "`defines` must be a table of NAME = value",
-                         "write e.g. `defines = { TILE = 32 }`")
-    for k, v in defines.items():
-        if not isinstance(v, (int, float, str)) or isinstance(v, bool):
-            raise TraceError(path, f"defines.{k}", f"the value of `{k}` must be a number or a string",
-                             f'write e.g. `defines = {{ {k} = 32 }}`')
+    defines = _defines(path, d.get("defines", {}))
     incs = d.get("include_dirs", [])
     if not isinstance(incs, list) or not all(isinstance(x, str) for x in incs):
         raise TraceError(path, "include_dirs", "`include_dirs` must be a list of strings",
                          'write e.g. `include_dirs = ["include"]`')
-    here = path.parent
-    source = (here / d["source"]).resolve()
-    if not source.is_file():
-        raise TraceError(path, "source", f"the source `{d['source']}` does not exist (looked for {source})",
+    if len(incs) > MAX_INCLUDE_DIRS:
+        raise TraceError(path, "include_dirs", f"{len(incs)} include folders, over the limit of {MAX_INCLUDE_DIRS}",
+                         "name only the folders the source includes from")
+    try:
+        here = path.parent.resolve()
+    except (OSError, RuntimeError) as err:
+        raise TraceError(path, "", f"the launch file's folder cannot be resolved ({err})", "check the path") from None
+    name = d["source"]
+    source = _folder_path(path, "source", name, here, "source")
+    if not name.endswith(".cu"):
+        raise TraceError(path, "source", f"the source {_r(name)} is not a .cu file (nvcc treats a file by its "
+                         "extension)", "give the CUDA source file (NAME.cu)")
+    if not source.exists():
+        raise TraceError(path, "source", f"the source `{name}` does not exist (looked for {source})",
                          "give the .cu file's path relative to the launch file")
+    source_text = read_text_file(source, "CUDA source", MAX_SOURCE_BYTES, report=(path, "source"))
+    include_dirs = []
+    for k, x in enumerate(incs):
+        where = f"include_dirs[{k}]"
+        inc = _folder_path(path, where, x, here, "include folder")
+        if not inc.is_dir():
+            raise TraceError(path, where, f"the include folder {_r(x)} is not a folder (looked for {inc})",
+                             "give an existing folder relative to the launch file")
+        include_dirs.append(inc)
     raw_args = d.get("arg", [])
     if not isinstance(raw_args, list):
         raise TraceError(path, "arg", "`arg` must be [[arg]] tables, one per kernel parameter",
@@ -208,8 +317,40 @@ def parse_launch(text: str, path: Path) -> Launch:
         raise TraceError(path, "arg", f"the buffers need {total / 2**30:.1f} GiB, over warpviz's limit of "
                          f"{MAX_BUFFER_BYTES >> 30} GiB", "use smaller `count`s (a small launch traces quickly)")
     return Launch(path, text, d.get("title", path.name), d.get("notes", ""), source, d["kernel"], block, grid,
-                  shared, {str(k): str(v) for k, v in defines.items()}, tuple((here / x).resolve() for x in incs),
-                  tuple(args), d.get("compare", ""))
+                  shared, defines, tuple(include_dirs), tuple(args), d.get("compare", ""), source_text)
+
+
+def _defines(path, defines) -> dict[str, str]:
+    """``defines`` checked: a table of at most MAX_DEFINES C identifiers, each a number or a
+    one-line string (what ``#define NAME value`` takes); the values as text."""
+    if not isinstance(defines, dict):
+        raise TraceError(path, "defines", "`defines` must be a table of NAME = value",
+                         "write e.g. `defines = { TILE = 32 }`")
+    if len(defines) > MAX_DEFINES:
+        raise TraceError(path, "defines", f"{len(defines)} defines, over the limit of {MAX_DEFINES}",
+                         "define fewer names (or put them in a header the source includes)")
+    out = {}
+    for k, v in defines.items():
+        if len(k) > MAX_NAME_CHARS or not C_IDENTIFIER.fullmatch(k):
+            raise TraceError(path, "defines", f"the define name {k[:80]!r} is not a C identifier (letters, digits "
+                             "and _, not starting with a digit)", "write e.g. `defines = { TILE = 32 }`")
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise TraceError(path, f"defines.{k}", f"the value of `{k}` must be a number or a string",
+                             f'write e.g. `defines = {{ {k} = 32 }}`')
+        text = str(v)
+        if isinstance(v, str):
+            if _controls(text, allow="\t"):
+                raise TraceError(path, f"defines.{k}", f"the value of `{k}` holds control characters (a newline, "
+                                 "a NUL byte...): a define is one line", "write the value on one line")
+            if text.endswith("\\"):
+                raise TraceError(path, f"defines.{k}", f"the value of `{k}` ends with a backslash, which would "
+                                 "continue the define onto the next line", "remove the trailing backslash")
+            if len(text) > MAX_DEFINE_CHARS:
+                raise TraceError(path, f"defines.{k}", f"the value of `{k}` has {len(text):,} characters, over the "
+                                 f"limit of {MAX_DEFINE_CHARS:,}", "put a long definition in a header the source "
+                                 "includes")
+        out[k] = text
+    return out
 
 
 def _arg(path, n: int, a) -> Arg:
@@ -218,7 +359,7 @@ def _arg(path, n: int, a) -> Arg:
         raise TraceError(path, where, "each [[arg]] must be a table", 'write `[[arg]]` followed by `type = "..."`')
     unknown = sorted(set(a) - {"type", "count", "fill", "value"})
     if unknown:
-        raise TraceError(path, f"{where}.{unknown[0]}", f"unknown key `{unknown[0]}` in [[arg]] {n}",
+        raise TraceError(path, f"{where}.{_k(unknown[0])}", f"unknown key `{_k(unknown[0])}` in [[arg]] {n}",
                          "an [[arg]] has `type` and either `count` (+ `fill`) or `value`")
     t = a.get("type")
     if not isinstance(t, str):
@@ -226,33 +367,33 @@ def _arg(path, n: int, a) -> Arg:
     t = " ".join(t.replace("*", " *").split()).replace(" *", "*")
     if t.endswith("*"):
         if t not in BUFFER_TYPES:
-            raise TraceError(path, f"{where}.type", f"unknown buffer type `{t}`",
+            raise TraceError(path, f"{where}.type", f"unknown buffer type `{_k(t)}`",
                              "use one of " + ", ".join(BUFFER_TYPES))
         count = a.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
-            raise TraceError(path, f"{where}.count", f"buffer [[arg]] {n} needs `count` > 0 (elements), not {count!r}",
+            raise TraceError(path, f"{where}.count", f"buffer [[arg]] {n} needs `count` > 0 (elements), not {_r(count)}",
                              "write e.g. `count = 1048576`")
         fill = a.get("fill", "iota")
         if fill not in FILLS:
-            raise TraceError(path, f"{where}.fill", f"unknown fill {fill!r}", "use one of " + ", ".join(FILLS))
+            raise TraceError(path, f"{where}.fill", f"unknown fill {_r(fill)}", "use one of " + ", ".join(FILLS))
         if "value" in a:
             raise TraceError(path, f"{where}.value", f"buffer [[arg]] {n} takes `count`, not `value`",
                              "remove `value`; give the number of elements as `count`")
         return Arg(t, count, fill)
     if t not in SCALAR_TYPES:
-        raise TraceError(path, f"{where}.type", f"unknown type `{t}`",
+        raise TraceError(path, f"{where}.type", f"unknown type `{_k(t)}`",
                          "scalars: " + ", ".join(SCALAR_TYPES) + "; buffers: " + ", ".join(BUFFER_TYPES))
     v = a.get("value")
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise TraceError(path, f"{where}.value", f"scalar [[arg]] {n} needs a numeric `value`", "write e.g. `value = 1024`")
     if t not in ("float", "double"):
         if not isinstance(v, int):
-            raise TraceError(path, f"{where}.value", f"`{t}` [[arg]] {n} needs an integer value, not {v!r}",
+            raise TraceError(path, f"{where}.value", f"`{t}` [[arg]] {n} needs an integer value, not {_r(v)}",
                              "write a whole number, or declare the parameter as float/double")
         bits = SCALAR_TYPES[t] * 8
         lo, hi = (0, 2**bits - 1) if t.startswith("unsigned") else (-(2**(bits - 1)), 2**(bits - 1) - 1)
         if not lo <= v <= hi:
-            raise TraceError(path, f"{where}.value", f"{v} does not fit in `{t}`", f"use a value from {lo} to {hi}")
+            raise TraceError(path, f"{where}.value", f"{_r(v)} does not fit in `{t}`", f"use a value from {lo} to {hi}")
     if "count" in a or "fill" in a:
         raise TraceError(path, f"{where}.count", f"scalar [[arg]] {n} takes `value`, not `count`/`fill`",
                          "remove `count`/`fill`, or give a pointer type such as float*")
@@ -268,12 +409,59 @@ def launch_name(path: str | Path) -> str:
     return n
 
 
+def read_text_file(path: str | Path, what: str, limit: int, report: tuple | None = None) -> str:
+    """The text of a file that must be a regular file of at most ``limit`` bytes, in UTF-8 (a
+    leading byte-order mark is dropped): a pipe, a device or a folder is refused before it is
+    read, and no more than ``limit`` + 1 bytes are ever read (a file that grows meanwhile is
+    refused too). ``report``: (file, key) to name in the ``TraceError`` instead of the path
+    itself (the launch file's ``source``)."""
+    p = Path(path)
+    owner, key = report if report is not None else (p, "")
+    shown = f"the {what} {p}" if report is not None else f"the {what}"
+
+    def fail(problem: str, fix: str):
+        raise TraceError(owner, key, problem, fix)
+
+    if "\0" in str(p):
+        fail(f"{shown}: the path holds a NUL byte", "give the file's real path")
+    try:
+        st = os.stat(p)
+    except OSError as err:
+        fail(f"cannot read {shown}: {err.strerror or err}", "check the path")
+    except ValueError as err:
+        fail(f"cannot read {shown}: {err}", "check the path")
+    if stat.S_ISDIR(st.st_mode):
+        fail(f"{shown} is a folder, not a file", "give the file itself")
+    if not stat.S_ISREG(st.st_mode):
+        fail(f"{shown} is not a regular file (a pipe, a device or a socket): warpviz does not read those",
+             "give a file saved on disk")
+    if st.st_size > limit:
+        fail(f"{shown} has {st.st_size:,} bytes, over warpviz's limit of {limit:,} for a {what}",
+             "give the right file (a " + what + " is far smaller)")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(p, flags)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                fail(f"{shown} is not a regular file: warpviz does not read those", "give a file saved on disk")
+            data = f.read(limit + 1)
+    except OSError as err:
+        fail(f"cannot read {shown}: {err.strerror or err}", "check the path and its permissions")
+    if len(data) > limit:
+        fail(f"{shown} grew past warpviz's limit of {limit:,} bytes while it was read", "give a file that is "
+             "not being written")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        fail(f"{shown} is not UTF-8 text: line {line} has the byte 0x{data[err.start]:02x}, which UTF-8 does not "
+             "allow there", "save the file as UTF-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def load_launch(path: str | Path) -> Launch:
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as err:
-        raise TraceError(p, "", f"cannot read the launch file: {err.strerror or err}", "check the path") from None
+    text = read_text_file(p, "launch file", MAX_LAUNCH_FILE_BYTES)
     return parse_launch(text, p)
 
 
@@ -321,34 +509,51 @@ def check_params(launch: Launch, ptx: str) -> None:
                              "give the parameter's C type (pointers: a buffer type such as float*)")
 
 
-def find_launch_file(header: dict) -> Path | None:
-    """The launch file a trace was recorded from (its header's ``launch_file_name`` and
-    ``launch_file``), when it is among ``kernels/`` (the shipped traces' launch files) with the
-    same keys and values; None otherwise."""
+def shipped_launch_file(trace_path: str | Path) -> Path | None:
+    """The launch file in ``kernels/`` that a **shipped** trace (one of ``assets/traces``) was
+    recorded from: the one named after the trace's own file (``NAME.wvtrace`` ->
+    ``NAME.launch.toml``, found among the launch files that exist in ``kernels/``); None for any
+    other trace. Nothing the trace says (its header) chooses the file: a trace never names a
+    file for warpviz to compile. Record and ``bench --traces`` otherwise use the launch file
+    the user opens or names."""
     from .. import assets
+    from . import tracefile
 
-    def same(a: str, b: str) -> bool:
-        """The same launch, wherever the file moved (the source compared by its file name)."""
-        try:
-            da, db = tomllib.loads(a), tomllib.loads(b)
-        except tomllib.TOMLDecodeError:
-            return False
-        for d in (da, db):
-            if isinstance(d.get("source"), str):
-                d["source"] = Path(d["source"]).name
-        return da == db
-
-    name, text = header.get("launch_file_name"), header.get("launch_file")
-    if not name or not text:
+    p = Path(trace_path)
+    if not p.name.endswith(".wvtrace"):
         return None
     try:
-        for p in sorted(assets.kernels_dir().rglob(name)):
-            if same(p.read_text(encoding="utf-8"), text):
-                return p
-    except (OSError, UnicodeDecodeError):
+        if p.resolve().parent != tracefile.shipped_dir().resolve():
+            return None
+        return _kernels_launch_files(assets.kernels_dir()).get(p.name[:-len(".wvtrace")])
+    except (OSError, RuntimeError, ValueError):
         return None
+
+
+def _kernels_launch_files(folder: Path) -> dict[str, Path]:
+    """{NAME: path} of the launch files ``NAME.launch.toml`` under ``folder`` (kernels/)."""
+    out: dict[str, Path] = {}
+    for q in sorted(Path(folder).rglob("*.launch.toml")):
+        out.setdefault(q.name[:-len(".launch.toml")], q)
+    return out
+
+
+def same_launch(header: dict, launch: Launch) -> str | None:
+    """None when a trace's header records ``launch``'s kernel and launch (block, grid, dynamic
+    shared memory, arguments); else what differs, in words."""
+    if not isinstance(header, dict):
+        return "the trace has no header"
+    if header.get("kernel") != launch.kernel:
+        return f"the trace is of the kernel {_r(header.get('kernel'))}, the launch file's is `{launch.kernel}`"
+    hl = header.get("launch")
+    hl = hl if isinstance(hl, dict) else {}
+    mine = {"block": list(launch.block), "grid": list(launch.grid), "shared_bytes": launch.shared_bytes,
+            "args": [a.as_dict() for a in launch.args]}
+    for key, value in mine.items():
+        if hl.get(key) != value:
+            return f"the trace's launch has {key} = {_r(hl.get(key))}, the launch file's {_r(value)}"
     return None
 
 
-__all__ = ["Launch", "Arg", "load_launch", "find_launch_file", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]

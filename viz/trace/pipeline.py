@@ -198,6 +198,35 @@ class Recording:
                 "sass_guard": self.guard, "other": self.other}
 
 
+def check_out(launch, out: str | Path | None) -> Path:
+    """Where the trace will be written (``out``, default ``NAME.wvtrace`` beside the launch
+    file), checked before anything is compiled or run: a ``.wvtrace`` name (so that neither
+    the launch file nor its source can be written over), in an existing folder, not an
+    existing folder, pipe or device. Raises ``TraceError``."""
+    import os
+    import stat
+
+    target = Path(out) if out else launch.path.with_name(f"{launch.name}.wvtrace")
+    where = "--out" if out else ""
+    if "\0" in str(target):
+        raise TraceError(target, where, "the output path holds a NUL byte", "give a plain path")
+    if not target.name.lower().endswith(".wvtrace"):
+        raise TraceError(target, where, "a trace is written to a .wvtrace file", "give a name ending in .wvtrace")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise TraceError(target, where, f"the folder {folder} does not exist", "create it, or give another --out")
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return target
+    except OSError as err:
+        raise TraceError(target, where, f"cannot write here: {err.strerror or err}", "give another --out") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(target, where, "this is not a regular file (a folder, a pipe or a device)",
+                         "give a .wvtrace file name")
+    return target
+
+
 def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = False, out: str | Path | None = None,
                  session=None, counters=None, progress=None, cancelled=None, log=_stderr,
                  child: str | None = None) -> Recording:
@@ -217,6 +246,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
     from .build import build, sass_guard
     from .record import request
 
+    out = check_out(launch, out)        # before the GPU process starts or nvcc runs
     counters_fn = counters or validate_counters
     at = _AT[bool(validate)]
     seen: list[str] = []
@@ -292,7 +322,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
             session.close()
     stage("write")
     complete = chosen is None and res["executed"] <= res["capacity"] and res["executed"] == res["executed_again"]
-    sources = {str(launch.source.name): launch.source.read_text()}
+    sources = {str(launch.source.name): launch.source_text or _source_text(launch)}
     header = {
         "title": launch.title, "name": launch.name, "kernel": launch.kernel, "notes": launch.notes,
         **({"compare": launch.compare} if launch.compare else {}),
@@ -318,7 +348,6 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
                                  executed=int((rows[is_event, 0] == e.id).sum())) for e in events]
         rows, addr = rows[~is_event], addr[~is_event]
     trace = tracefile.from_records(header, rows, addr)
-    out = Path(out) if out else launch.path.with_name(f"{launch.name}.wvtrace")
     tracefile.save(trace, out)
     trace.path = out
     stage("analyse")
@@ -330,6 +359,13 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
     if progress is not None:
         progress(1.0, "analyse")
     return rec
+
+
+def _source_text(launch) -> str:
+    """The source's text, read as ``load_launch`` reads it (a ``Launch`` made without it)."""
+    from .launch import MAX_SOURCE_BYTES, read_text_file
+
+    return read_text_file(launch.source, "CUDA source", MAX_SOURCE_BYTES, report=(launch.path, "source"))
 
 
 def _rel(file: str, here: Path) -> str:
@@ -446,6 +482,6 @@ class Recorder:
             s._stop()
 
 
-__all__ = ["STAGES", "Recording", "Recorder", "RecordingFailed", "record_trace", "validate_counters",
+__all__ = ["STAGES", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
            "other_counters", "other_rows", "locate_fault", "fault_message", "failure_message", "missing_tools",
            "blocks_text", "save_copy"]
