@@ -3,7 +3,9 @@ presentation mode, open / drop / save, autosave and crash recovery, settings."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import stat
 import weakref
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
                                QProgressBar, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget)
 
 from .. import i18n
+from ..fileio import WriteError, write_atomic, write_failure
 from ..frames import Cursor
 from ..i18n import tr
 from ..render.theme import THEME_LABELS, THEMES, theme
@@ -57,6 +60,7 @@ class MainWindow(QMainWindow):
         self.presenting = False
         self.closed = False
         self.last_open_error = ""       # the message of the last file that could not be opened (a trace)
+        self.last_write_error = ""      # the message of the last write of your text that failed ("" once one works)
         self._pre_presentation: tuple | None = None
         self._base_font = QApplication.font()
 
@@ -350,7 +354,7 @@ class MainWindow(QMainWindow):
                 return
         if rec:
             path, text = rec
-            if path is not None and Path(path).exists():
+            if path is not None and Path(path).is_file():
                 self.open_path(Path(path), text=text, recovered=True)
             else:
                 self.session.open_text(text, "recovered")
@@ -377,9 +381,8 @@ class MainWindow(QMainWindow):
 
         if is_launch_file(path):
             return self.open_launch(path)
-        self.editor.flush()
-        self.autosave()
-        self._keep_unsaved_edits()
+        if not self.secure_edits():
+            return False               # the edits could not be written: they stay on screen
         try:
             self.session.cursor = Cursor()
             self.session.open(path, text=text)
@@ -400,9 +403,8 @@ class MainWindow(QMainWindow):
         did; its launch file shows read-only. A bad file is a message; what was open stays."""
         from ..trace import TraceError
 
-        self.editor.flush()
-        self.autosave()
-        self._keep_unsaved_edits()
+        if not self.secure_edits():
+            return False               # the edits could not be written: they stay on screen
         try:
             self.session.open_trace(path)
         except TraceError as err:
@@ -428,9 +430,8 @@ class MainWindow(QMainWindow):
         """Open a launch file (``*.launch.toml``): its kernel's source in the Source panel and
         the GPU panel's Record trace / Record and validate. A bad file opens with the CLI's
         message in the GPU panel; nothing else changes."""
-        self.editor.flush()
-        self.autosave()
-        self._keep_unsaved_edits()
+        if not self.secure_edits():
+            return False               # the edits could not be written: they stay on screen
         try:
             self.session.open_launch(path)
         except (OSError, UnicodeDecodeError) as err:
@@ -473,7 +474,8 @@ class MainWindow(QMainWindow):
         path = self.session.path
         if path is None or self.session.is_builtin:
             return self.save_copy()
-        path.write_text(self.session.text, encoding="utf-8")
+        if not self._write(path, self.session.text):
+            return None
         self._clear_recovery()
         self.statusBar().showMessage(tr("Saved {path}", path=path), 5000)
         self._update_title()
@@ -488,8 +490,13 @@ class MainWindow(QMainWindow):
             return None
         self.editor.flush()
         stem = (self.session.path.stem if self.session.path else "scenario") + "-mine"
-        path = unique_user_path(stem.replace("-mine-mine", "-mine"))
-        path.write_text(self.session.text, encoding="utf-8")
+        try:
+            path = unique_user_path(stem.replace("-mine-mine", "-mine"))
+        except OSError as err:          # the scenarios folder cannot be made
+            self._write_failed(settings.data_dir() / "scenarios", err)
+            return None
+        if not self._write(path, self.session.text):
+            return None
         self._clear_recovery()
         self.session.path = path
         self.session.name = path.stem
@@ -500,19 +507,60 @@ class MainWindow(QMainWindow):
         self._update_title()
         return path
 
-    def _keep_unsaved_edits(self) -> Path | None:
+    def _keep_unsaved_edits(self) -> Path | bool | None:
         """Before another scenario replaces the text: edits to a built-in or an outside file
-        go into your scenarios as a copy (nothing typed is lost; no dialog in the middle of a class)."""
+        go into your scenarios as a copy (nothing typed is lost; no dialog in the middle of a class).
+        The copy's path; None when there was nothing to keep; False when it could not be written."""
         p = self.session.path
         if not self.session.text or self.is_user_file(p) or not self.modified():
             return None
         stem = (p.stem if p else "untitled") + "-edited"
-        copy = unique_user_path(stem)
-        copy.write_text(self.session.text, encoding="utf-8")
+        try:
+            copy = unique_user_path(stem)
+        except OSError as err:
+            self._write_failed(settings.data_dir() / "scenarios", err)
+            return False
+        if not self._write(copy, self.session.text):
+            return False
         self._clear_recovery()
         self.library.reload()
         self.statusBar().showMessage(tr("Your edits were kept as {path}", path=copy), 10000)
         return copy
+
+    def secure_edits(self) -> bool:
+        """Before the editor's text is replaced (another file opens): the edits are written
+        (autosave, or a copy in your scenarios). False, with the message shown, when they could
+        not be: the caller then leaves the text where it is."""
+        self.editor.flush()
+        return self.autosave() and self._keep_unsaved_edits() is not False
+
+    # ------------------------------------------------------------------ writing the user's text
+
+    def _write(self, path: Path, text: str) -> bool:
+        """Write the user's text atomically (``viz.fileio``: a temporary file, fsync, rename):
+        the file has the new text or keeps its old one. False, with the message shown, when
+        the write failed (a full disk, a size limit, no permission)."""
+        try:
+            write_atomic(path, text)
+        except OSError as err:
+            self._write_failed(path, err)
+            return False
+        if self.last_write_error:           # it works again: the warning goes
+            self.last_write_error = ""
+            self.editor.show_info("")
+            self.statusBar().clearMessage()
+            self._update_title()
+        return True
+
+    def _write_failed(self, path: Path, err: OSError) -> None:
+        """Say that ``path`` could not be written and why, in the status bar (until the next
+        message) and above the editor (until a write succeeds); the text stays in the editor."""
+        message = str(err) if isinstance(err, WriteError) else write_failure(path, err)
+        message += " " + tr("Your text stays in the editor: fix the cause, then save again (Ctrl+S).")
+        self.last_write_error = message
+        self.statusBar().showMessage(message)
+        self.editor.show_info(message)
+        self._update_title()
 
     def delete_user_scenario(self, path: Path) -> None:
         try:
@@ -538,35 +586,57 @@ class MainWindow(QMainWindow):
         except OSError:
             return True
 
-    def autosave(self) -> None:
-        """Your own scenarios are written in place; any other unsaved text goes to the recovery file."""
+    def autosave(self) -> bool:
+        """Your own scenarios are written in place (atomically); any other unsaved text goes to
+        the recovery file. False when the text could not be written (the message is shown)."""
         self.autosave_timer.stop()
         p = self.session.path
         if not self.session.text:
-            return
+            return True
         if self.is_user_file(p):
-            if self.modified():
-                p.write_text(self.session.text, encoding="utf-8")
+            if self.modified() and not self._write(p, self.session.text):
+                return False
             self._clear_recovery()
         elif self.modified():
-            d = settings.recovery_dir()
-            (d / RECOVERY_TEXT).write_text(self.session.text, encoding="utf-8")
-            (d / RECOVERY_META).write_text(json.dumps({"path": str(p) if p else None}), encoding="utf-8")
+            text = self.session.text
+            try:
+                d = settings.recovery_dir()
+            except OSError as err:
+                self._write_failed(settings.data_dir() / "recovery", err)
+                return False
+            # The text first, then what it belongs to, with the text's hash: a half-done pair
+            # (the second write failed) restores the text as untitled, never onto another file.
+            meta = {"path": str(p) if p else None, "sha256": _digest(text)}
+            return self._write(d / RECOVERY_TEXT, text) and self._write(d / RECOVERY_META, json.dumps(meta))
         else:
             self._clear_recovery()
+        return True
 
     def _recovery(self) -> tuple[str | None, str] | None:
-        d = settings.recovery_dir()
+        """The unsaved text of the last session and the file it belongs to (None: untitled)."""
         try:
-            text = (d / RECOVERY_TEXT).read_text(encoding="utf-8")
-            meta = json.loads((d / RECOVERY_META).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            d = settings.recovery_dir()
+            text = _read_small(d / RECOVERY_TEXT)
+            meta = json.loads(_read_small(d / RECOVERY_META))
+        except (OSError, ValueError, RecursionError):
             return None
-        return meta.get("path"), text
+        if not isinstance(meta, dict):
+            return None, text           # the text is the user's; what it belonged to is unreadable
+        path = meta.get("path")
+        if not isinstance(path, str) or not path or "\0" in path:
+            path = None
+        digest = meta.get("sha256")
+        if digest is not None and digest != _digest(text):
+            path = None                 # the text of another save than its file name: keep it, untitled
+        return path, text
 
     def _clear_recovery(self) -> None:
-        for name in (RECOVERY_TEXT, RECOVERY_META):
-            (settings.recovery_dir() / name).unlink(missing_ok=True)
+        try:
+            d = settings.recovery_dir()
+            for name in (RECOVERY_TEXT, RECOVERY_META):
+                (d / name).unlink(missing_ok=True)
+        except OSError:
+            pass
 
     # ------------------------------------------------------------------ modes
 
@@ -725,7 +795,8 @@ class MainWindow(QMainWindow):
         sc = self.session.scenario
         title = sc.shown_title if sc else (self.session.launch.title if self.session.launch else "")
         name = self.session.path.name if self.session.path else tr("untitled")
-        mark = " *" if self.session.path is not None and not self.is_user_file(self.session.path) and self.modified() else ""
+        p = self.session.path        # your own scenario is autosaved: marked only while that fails
+        mark = " *" if p is not None and (not self.is_user_file(p) or self.last_write_error) and self.modified() else ""
         self.setWindowTitle(f"{title} — {name}{mark} — warpviz")
 
     def show_keys(self) -> None:
@@ -804,10 +875,12 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802
-        self.closed = True
         self.timeline.play(False)
         self.editor.flush()
-        self.autosave()
+        if not self.autosave() and not self.close_losing_edits():
+            event.ignore()              # the text stays on screen: the user frees space and saves
+            return
+        self.closed = True
         self.save_settings()
         self.session.runner.cancel()
         if self._sweep is not None:
@@ -816,6 +889,17 @@ class MainWindow(QMainWindow):
         if self.gpu_panel is not None and hasattr(self.gpu_panel, "shutdown"):
             self.gpu_panel.shutdown()          # its GPU child processes (runs, recordings) end with the window
         super().closeEvent(event)
+
+    def close_losing_edits(self) -> bool:
+        """Asked when the window closes and your edits could not be written: close anyway
+        (the edits are lost) or stay (the default)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "warpviz",
+                          self.last_write_error + "\n\n" + tr("Close warpviz anyway and lose these edits?"),
+                          QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel, self)
+        box.setObjectName("closeLosingEdits")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is box.button(QMessageBox.StandardButton.Discard)
 
     # ------------------------------------------------------------------ language
 
@@ -873,6 +957,24 @@ class _Holder(QWidget):
 
     def set(self, panel: QWidget) -> None:
         self._lay.addWidget(panel)
+
+
+MAX_RECOVERY_BYTES = 64 << 20     # a recovery file larger than any scenario typed by hand is not one
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _read_small(path: Path) -> str:
+    """A recovery file's text: a regular file of reasonable size (a FIFO or a device put in its
+    place must not hang or fill the memory at start), else OSError / ValueError."""
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECOVERY_BYTES:
+        raise ValueError(f"{path}: not a recovery file")
+    with open(path, "rb") as f:
+        data = f.read(MAX_RECOVERY_BYTES + 1)
+    return data.decode("utf-8")
 
 
 def _retranslate(ref) -> None:
