@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QDou
                                QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget)
 
 from ..export import (ExportCancelled, ExportError, Plan, Result, Selection, Settings, check_settings,
-                      export, make_plan, output_kind, parse_size, render_image, selection,
-                      trace_selection)
+                      default_file_name, export, make_plan, output_kind, parse_size, path_in, render_image,
+                      selection, trace_selection)
 from ..i18n import tr
 from ..render.theme import THEME_LABELS, THEMES
 from ..scenario import Scenario, ScenarioError
@@ -447,12 +447,17 @@ class ExportDialog(QDialog):
 
     # ------------------------------------------------------------------ what is on screen
 
-    def compare_partner(self) -> Scenario | None:
-        """The right side, when the window is in compare mode and has one."""
+    def compare_partner(self):
+        """The right side, when the window is in compare mode and has one: a scenario, or a
+        recorded trace (``viz.trace.detail.TraceSource``, exported from its own streams as the
+        left side is; its ``scenario`` is only the painter's frame of it)."""
         m = self.main
         if getattr(m, "a_compare", None) is None or not m.a_compare.isChecked():
             return None
-        return m.compare.right.scenario
+        right = m.compare.right
+        if right.scenario is None:
+            return None
+        return right.trace if right.is_trace else right.scenario
 
     def refresh(self) -> None:
         """Take the window's position as the selection and make a file name for it."""
@@ -468,7 +473,11 @@ class ExportDialog(QDialog):
             other = self.compare_partner()
             self.compare.setEnabled(other is not None)
             self.compare.setChecked(other is not None)
-            self.path.setText(str(self.folder / self.default_name()))
+            try:
+                path = path_in(self.folder, self.default_name())
+            except ExportError:
+                path = self.folder / default_file_name(["warpviz", s.cursor.instruction + 1], EXTENSIONS[self.kind()])
+            self.path.setText(str(path))
         finally:
             self._syncing = False
         self.result = None
@@ -477,13 +486,16 @@ class ExportDialog(QDialog):
         self.schedule_preview()
 
     def default_name(self) -> str:
+        """``<name>[-vs-<partner>]-<instruction><extension>``: the names are the files' own
+        (a trace's header may say anything: each part becomes one safe file name)."""
         s = self.session
-        name = s.name or (s.path.stem if s.path else "warpviz")
+        parts = [s.name or (s.path.stem if s.path else "warpviz")]
         other = self.compare_partner() if self.compare.isChecked() else None
         if other is not None:
-            name += "-vs-" + (other.name or "other")
-        name += f"-{s.cursor.instruction + 1}"
-        return name + EXTENSIONS[self.kind()]
+            right = self.main.compare.right
+            parts += ["vs", right.name or (right.path.stem if right.path else "other")]
+        parts.append(s.cursor.instruction + 1)
+        return default_file_name(parts, EXTENSIONS[self.kind()])
 
     # ------------------------------------------------------------------ options
 
@@ -579,8 +591,10 @@ class ExportDialog(QDialog):
         other = self.compare_partner() if self.compare.isChecked() else None
         labels = None
         if other is not None:
-            labels = ((sc.shown_title, other.shown_title) if sc.shown_title != other.shown_title
-                      else (s.name or sc.shown_title, other.name or other.shown_title))
+            right = self.main.compare.right
+            osc = other.scenario if getattr(other, "is_trace", False) else other
+            labels = ((sc.shown_title, osc.shown_title) if sc.shown_title != osc.shown_title
+                      else (s.name or sc.shown_title, right.name or osc.name or osc.shown_title))
         check_settings(st, kind)
         return Request(src, out, kind, st, sel, other, labels)
 
