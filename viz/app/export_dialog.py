@@ -408,20 +408,21 @@ class ExportDialog(QDialog):
     # ------------------------------------------------------------------ settings
 
     def _load_settings(self) -> None:
-        get = app_settings.get
-        self.folder = Path(get("export/folder", str(Path.home()), str) or Path.home())
-        self._set_combo(self.format, get("export/format", "mp4", str))
-        self._set_combo(self.size, get("export/size", "1080p", str))
+        get = app_settings.get          # each checked: a wrong or out-of-range value is the default
+        folder = Path(get("export/folder", "", str) or Path.home())
+        self.folder = folder if _is_folder(folder) else Path.home()
+        self._set_combo(self.format, get("export/format", "mp4", str, choices=KINDS))
+        self._set_combo(self.size, get("export/size", "1080p", str, choices=SIZE_PRESETS))
         try:
             w, h = parse_size(get("export/custom", "1600x900", str))
         except ExportError:
             w, h = 1600, 900
         self.width_.setValue(w)
         self.height_.setValue(h)
-        self._set_combo(self.theme, get("export/theme", "light", str))   # light: best on a projector
-        self.scale.setValue(get("export/scale", 1.0, float))
-        self.fps.setValue(get("export/fps", 10.0, float))
-        self.hold.setValue(get("export/hold", 1.0, float))
+        self._set_combo(self.theme, get("export/theme", "light", str, choices=THEMES))   # light: best on a projector
+        for box, key, default in ((self.scale, "export/scale", 1.0), (self.fps, "export/fps", 10.0),
+                                  (self.hold, "export/hold", 1.0)):
+            box.setValue(get(key, default, float, lo=box.minimum(), hi=box.maximum()))
         self.captions.setChecked(get("export/captions", True, bool))
         self.title_card.setChecked(get("export/title_card", False, bool))
         self._size_changed()
@@ -788,6 +789,13 @@ class ExportDialog(QDialog):
     def reject(self) -> None:
         self.cancel()
         super().reject()
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_absolute() and path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 # ---------------------------------------------------------------------------- the window's menus

@@ -9,7 +9,7 @@ import stat
 import weakref
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence,
                            QPalette)
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
@@ -29,7 +29,7 @@ from .library import LibraryPanel, unique_user_path
 from .lifetime import on_language_change
 from .source import source_line, trace_source_line
 from .state import Session
-from .timeline import Timeline
+from .timeline import SPEEDS, Timeline
 from .view import FrameView, ZoomArea
 
 PRESENTATION_THEME = "high-contrast"
@@ -54,9 +54,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("warpviz")
         self.setAcceptDrops(True)
         self.session = Session(self)
-        self.theme_name = settings.get("theme", "light", str)
-        if self.theme_name not in THEMES:
-            self.theme_name = "light"
+        self.theme_name = settings.get("theme", "light", str, choices=THEMES)
         self.presenting = False
         self.closed = False
         self.last_open_error = ""       # the message of the last file that could not be opened (a trace)
@@ -151,6 +149,9 @@ class MainWindow(QMainWindow):
         self._restore_settings()
         self.apply_theme(self.theme_name)
         self.retranslate()
+        self.settings_problem = settings.problem()    # a settings file that could not be used: said once
+        if self.settings_problem:
+            self.statusBar().showMessage(self.settings_problem, 30000)
         self._open_initial(open_arg)
         QTimer.singleShot(30, self, self._build_plots)  # the context object: never after the window is gone
 
@@ -168,7 +169,7 @@ class MainWindow(QMainWindow):
         self._sweep = SweepPanel(self.session)
         self.docks["launch"].widget().set(self._launch)
         self.docks["sweep"].widget().set(self._sweep)
-        self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int))
+        self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int, lo=0, hi=self._launch.mode.count() - 1))
         self._style_plots()
         self.gpu_panel = self._gpu_panel()
         if "gpu" in self.docks:
@@ -362,16 +363,15 @@ class MainWindow(QMainWindow):
             return
         last = settings.get("last_scenario", "", str)
         cursor = settings.get("cursor", "", str)
-        path = Path(last) if last and Path(last).exists() else resolve("transpose-tile")
+        # a regular file only: a FIFO or a device named there would hang the start or fill the memory
+        path = Path(last) if last and _is_regular(Path(last)) else resolve("transpose-tile")
         if not self.open_path(path) and path.suffix == ".wvtrace":
             path = resolve("transpose-tile")
             self.open_path(path)
         if cursor and last and Path(last) == path:
-            try:
-                i, b, w, f = (int(x) for x in cursor.split(","))
-                self.session.move_to(Cursor(i, b, w, f))
-            except ValueError:
-                pass
+            at = _cursor_setting(cursor)
+            if at is not None:
+                self.session.move_to(at)
 
     def open_path(self, path: Path, text: str | None = None, recovered: bool = False) -> bool:
         path = Path(path)
@@ -824,22 +824,20 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ settings
 
     def _restore_settings(self) -> None:
-        s = settings.settings()
-        geo = s.value("geometry")
-        if isinstance(geo, QByteArray):
-            self.restoreGeometry(geo)
-        state = s.value("windowState")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
-        else:
+        """The window as it was left, each setting checked (``settings.get``): a wrong type or
+        a value out of range gives the default; unreadable window state, the default layout."""
+        geo = settings.get("geometry", None, bytes)
+        if geo is not None:
+            self.restoreGeometry(geo)    # Qt brings a geometry that lies off every screen back onto one
+        state = settings.get("windowState", None, bytes)
+        if state is None or not self.restoreState(state):
             QTimer.singleShot(0, self, self.default_layout)
-        self.timeline.set_speed(settings.get("speed", 1.0, float))
-        self.zoom.set_zoom(settings.get("zoom", 1.0, float))
-        lang = settings.get("language", "en", str)
-        if lang in i18n.LANGUAGES:
-            i18n.set_language(lang)
+        self.timeline.set_speed(settings.get("speed", 1.0, float, lo=min(SPEEDS), hi=max(SPEEDS)))
+        self.zoom.set_zoom(settings.get("zoom", 1.0, float, lo=1.0, hi=4.0))
+        lang = settings.get("language", "en", str, choices=i18n.LANGUAGES)
+        i18n.set_language(lang)
         self.a_langs[i18n.language()].setChecked(True)
-        self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int))
+        self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int, lo=0, hi=self.editor.tabs.count() - 1))
         if settings.get("compare", False, bool):
             QTimer.singleShot(0, self, lambda: self.a_compare.setChecked(True))
 
@@ -975,6 +973,28 @@ def _read_small(path: Path) -> str:
     with open(path, "rb") as f:
         data = f.read(MAX_RECOVERY_BYTES + 1)
     return data.decode("utf-8")
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _cursor_setting(text: str) -> Cursor | None:
+    """The remembered position ``"instruction,block,warp,frame"``; None unless four whole
+    numbers in 0..2^31 (the position is then clamped to what the file has)."""
+    parts = text.split(",")
+    if len(parts) != 4 or any(len(p.strip()) > 10 for p in parts):
+        return None
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        return None
+    if not all(0 <= v < 2**31 for v in values):
+        return None
+    return Cursor(*values)
 
 
 def _retranslate(ref) -> None:
