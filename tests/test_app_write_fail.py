@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from app_helpers import user_dirs  # noqa: F401 - fixture
 from viz.scenario import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,3 +88,24 @@ def test_a_full_disk_keeps_the_recovery_file_and_the_edits_to_a_builtin(tmp_path
     saved = Path(r["save_again"])
     assert saved.name == "transpose-tile-mine.toml" and r["after_space"]["saved"] == r["typed"]
     assert r["leftovers"] == [] and r["closed"]
+
+
+def test_a_recovery_folder_that_cannot_be_made_is_a_message_and_the_edits_go_to_your_scenarios(qtbot, user_dirs):
+    from app_helpers import make_window, wait_analysis
+    from test_app_editor import type_at
+
+    data = user_dirs / "data"
+    data.mkdir()
+    (data / "recovery").write_text("a file where the folder should be")
+    w = make_window(qtbot, "transpose-tile")          # starts: no recovery to read
+    w.close_losing_edits = lambda: True               # a failing test must not wait on the question
+    type_at(qtbot, w, "ROWS = 8", "ROWS = 4")
+    wait_analysis(qtbot, w)
+    assert w.autosave() is False
+    assert str(data / "recovery") in w.last_write_error and "stays in the editor" in w.last_write_error
+    assert w.windowTitle().endswith("transpose-tile.toml * — warpviz")
+    # another scenario: the edits are kept as a copy in your scenarios first, then it opens
+    assert w.open_path(resolve("coalesced")) and w.session.path.stem == "coalesced"
+    kept = data / "scenarios" / "transpose-tile-edited.toml"
+    assert "ROWS = 4" in kept.read_text() and w.last_write_error == ""
+    w.close()

@@ -493,7 +493,7 @@ class MainWindow(QMainWindow):
         try:
             path = unique_user_path(stem.replace("-mine-mine", "-mine"))
         except OSError as err:          # the scenarios folder cannot be made
-            self._write_failed(settings.data_dir() / "scenarios", err)
+            self._write_failed(_failed_path(err, "scenarios"), err)
             return None
         if not self._write(path, self.session.text):
             return None
@@ -518,7 +518,7 @@ class MainWindow(QMainWindow):
         try:
             copy = unique_user_path(stem)
         except OSError as err:
-            self._write_failed(settings.data_dir() / "scenarios", err)
+            self._write_failed(_failed_path(err, "scenarios"), err)
             return False
         if not self._write(copy, self.session.text):
             return False
@@ -532,7 +532,10 @@ class MainWindow(QMainWindow):
         (autosave, or a copy in your scenarios). False, with the message shown, when they could
         not be: the caller then leaves the text where it is."""
         self.editor.flush()
-        return self.autosave() and self._keep_unsaved_edits() is not False
+        if self.autosave():
+            return self._keep_unsaved_edits() is not False
+        # the recovery file failed: a built-in's or an outside file's edits may still be kept as a copy
+        return not self.is_user_file(self.session.path) and isinstance(self._keep_unsaved_edits(), Path)
 
     # ------------------------------------------------------------------ writing the user's text
 
@@ -602,7 +605,7 @@ class MainWindow(QMainWindow):
             try:
                 d = settings.recovery_dir()
             except OSError as err:
-                self._write_failed(settings.data_dir() / "recovery", err)
+                self._write_failed(_failed_path(err, "recovery"), err)
                 return False
             # The text first, then what it belongs to, with the text's hash: a half-done pair
             # (the second write failed) restores the text as untitled, never onto another file.
@@ -973,6 +976,11 @@ def _read_small(path: Path) -> str:
     with open(path, "rb") as f:
         data = f.read(MAX_RECOVERY_BYTES + 1)
     return data.decode("utf-8")
+
+
+def _failed_path(err: OSError, folder: str) -> Path:
+    """The folder a failed ``mkdir`` names (the user data folder may be the one that failed)."""
+    return Path(err.filename) if isinstance(err.filename, str) and err.filename else Path(folder)
 
 
 def _is_regular(path: Path) -> bool:
