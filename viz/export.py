@@ -820,7 +820,8 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
     return Result(target, kind, total, total, settings.size, sum(s.hold for s in plan.steps))
 
 
-__all__ = ["export", "write_plan", "default_file_name", "path_in", "Settings", "Selection", "Result", "ExportError", "ExportCancelled",
+__all__ = ["export", "write_plan", "default_file_name", "path_in", "Settings", "Selection", "Result", "ExportError",
+           "ExportCancelled",
            "make_plan", "Plan", "selection", "check_settings", "STILL", "ANIMATED",
            "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
            "ensure_qt", "FORMATS", "SIZES"]
