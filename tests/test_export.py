@@ -162,6 +162,49 @@ def test_a_full_disk_is_a_clear_error_and_spoils_nothing(plain, tmp_path, monkey
     assert not leftovers(tmp_path)
 
 
+def test_a_gif_of_one_picture(plain, tmp_path):
+    out = tmp_path / "one.gif"
+    res = export(plain, out, SMALL, Selection(instructions=(8,), frames="2"))
+    assert res.pictures == 1 and len(list(iio.imiter(out))) == 1
+    assert iio.imread(out, index=0).shape[:2] == (180, 320)
+
+
+def test_an_export_is_on_the_disk_before_its_rename(plain, tmp_path, monkeypatch):
+    """Each export's file is fsync-ed before it replaces the old one (a crash never leaves an
+    empty file behind a good name), and the folder after."""
+    import viz.fileio as fileio
+
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(fileio.os, "fsync", lambda fd: (events.append(("fsync", os.fstat(fd).st_size)),
+                                                        real_fsync(fd)))
+    monkeypatch.setattr(fileio.os, "replace", lambda a, b: (events.append(("rename", os.path.getsize(a))),
+                                                            real_replace(a, b)))
+    out = tmp_path / "a.png"
+    export(plain, out, SMALL, COLUMN_READ)
+    i = events.index(("rename", out.stat().st_size))
+    assert ("fsync", out.stat().st_size) in events[:i] and any(e[0] == "fsync" for e in events[i + 1:])
+
+
+@pytest.mark.parametrize("parts, want", [
+    (["copy_float", "vs", "../../../../ESCAPED", 1], "copy_float-vs-_.._.._.._ESCAPED-1.mp4"),
+    (["..", "vs", "/etc/passwd", 3], "warpviz-vs-_etc_passwd-3.mp4"),
+    (["", "  "], "warpviz.mp4"),
+    (["CON"], "CON_.mp4"),
+    (["transpose-tile", 9], "transpose-tile-9.mp4"),
+])
+def test_default_file_names_made_from_file_content(parts, want, tmp_path):
+    name = ex.default_file_name(parts, ".mp4")
+    assert name == want
+    assert ex.path_in(tmp_path, name).parent == tmp_path
+
+
+def test_path_in_refuses_a_name_that_leaves_the_folder(tmp_path):
+    for bad in ("../x.mp4", "a/../../x.mp4", str(tmp_path.parent / "x.mp4")):
+        with pytest.raises(ExportError, match="not a file name inside"):
+            ex.path_in(tmp_path, bad)
+
+
 def run_cli(capsys, *argv):
     rc = main(["export", *argv])
     return rc, capsys.readouterr()

@@ -11,8 +11,10 @@ picture is painted once and held for ``hold`` seconds: a GIF stores one image wi
 duration, a video repeats it ``round(hold * fps)`` times.
 
 Writes are atomic: everything goes to a temporary file (or folder) beside the target and
-is renamed over it only when complete, so a cancelled or failed export leaves nothing
-behind and never replaces a good file with a broken one. ``export()`` reports progress
+is flushed to the disk and renamed over it only when complete (``viz.fileio.commit``), so
+a cancelled or failed export leaves nothing behind and never replaces a good file with a
+broken one. A default file name made from what a file says (a trace's name, a partner's)
+is one safe name in the chosen folder (``default_file_name``, ``path_in``). ``export()`` reports progress
 through a callback and stops when its cancel flag is set, so a dialog can run it on a
 worker thread.
 """
@@ -32,7 +34,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .errors import WarpvizError
-from .fileio import temp_beside, umask
+from .fileio import commit, fsync_file, fsync_folder, inside, os_error_words, safe_name, temp_beside, umask
 from .frames import Frame, KINDS, access_text, frames as frames_of
 from .i18n import sep, tr
 from .layout_text import LayoutMap
@@ -449,6 +451,25 @@ def output_kind(out: Path, png_sequence: bool = False) -> str:
     return kind
 
 
+def default_file_name(parts: Sequence[object], suffix: str, fallback: str = "warpviz") -> str:
+    """A default export name made of ``parts`` (a scenario's or trace's name, the partner's,
+    the instruction...: what files say) joined by ``-``, each made one safe name
+    (``viz.fileio.safe_name``: a trace named ``../../x`` gives ``_.._x``), then ``suffix``
+    (``.mp4``...; ``/`` for a PNG sequence's folder)."""
+    words = [safe_name(p, "") for p in parts if str(p).strip()]
+    stem = safe_name("-".join(w for w in words if w), fallback)
+    return stem + suffix
+
+
+def path_in(folder: str | os.PathLike, name: str) -> Path:
+    """``folder / name`` for a name made from file content, refused (ExportError) unless it
+    stays in ``folder``."""
+    if not inside(folder, name):
+        raise ExportError(tr("{name!r} is not a file name inside {folder}; choose where to save the file",
+                             name=name, folder=folder))
+    return Path(folder) / name
+
+
 def _sequence_folder(out: Path) -> Path:
     text = str(out).rstrip("/" + os.sep)
     return Path(text) if text else out
@@ -477,6 +498,8 @@ def _check_target(out: Path, kind: str) -> Path:
 def _disk_message(out: Path, err: BaseException) -> str:
     if isinstance(err, OSError) and err.errno == errno.ENOSPC or "No space left" in str(err):
         return f"{out}: the disk is full; nothing was written (free some space or choose another folder)"
+    if isinstance(err, OSError) and err.errno is not None:      # a size limit, a quota, a read-only disk...
+        return f"{out}: writing failed: {os_error_words(err)}; nothing was written"
     return f"{out}: writing failed ({err}); nothing was written"
 
 
@@ -619,7 +642,7 @@ class _Atomic:
         return self
 
     def commit(self) -> None:
-        os.replace(self.tmp, self.out)
+        commit(self.tmp, self.out)          # fsync, rename, fsync the folder
         self.done = True
 
     def __exit__(self, *exc) -> None:
@@ -695,8 +718,10 @@ def _write_gif(out, parent, kind, plan, settings, progress, cancel) -> Result:
             for k, (step, bgra) in enumerate(_pictures(plan, settings, cancel)):
                 durations.append(int(round(step.hold * 1000)))
                 # Pillow gets the keywords when the file is closed; passing the same list
-                # each time hands it every frame's duration (ms). loop=0: play forever.
-                f.write(np.ascontiguousarray(bgra[:, :, 2::-1]), is_batch=False, duration=durations, loop=0)
+                # each time hands it every frame's duration (ms). loop=0: play forever. One
+                # picture is written by Pillow's single-frame path, which takes one number.
+                f.write(np.ascontiguousarray(bgra[:, :, 2::-1]), is_batch=False,
+                        duration=durations if total > 1 else durations[0], loop=0)
                 if progress:
                     progress(k + 1, total)
             _check(cancel)
@@ -772,9 +797,11 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
             path = stage / f"frame_{k + 1:05d}.png"
             if not img.save(str(path), "PNG"):
                 raise ExportError(_disk_message(out, OSError(f"Qt could not write {path.name}")))
+            fsync_file(path)
             if progress:
                 progress(k + 1, total)
         _check(cancel)
+        fsync_folder(stage)
         if target.exists():
             if any(p.suffix.lower() != ".png" for p in target.iterdir() if not p.name.startswith(".")):
                 raise ExportError(tr("{target} exists and holds other files than PNGs; choose an empty or new folder",
@@ -786,13 +813,15 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(stage, target)
+        fsync_folder(base)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return Result(target, kind, total, total, settings.size, sum(s.hold for s in plan.steps))
 
 
-__all__ = ["export", "write_plan", "Settings", "Selection", "Result", "ExportError", "ExportCancelled",
+__all__ = ["export", "write_plan", "default_file_name", "path_in", "Settings", "Selection", "Result", "ExportError",
+           "ExportCancelled",
            "make_plan", "Plan", "selection", "check_settings", "STILL", "ANIMATED",
            "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
            "ensure_qt", "FORMATS", "SIZES"]

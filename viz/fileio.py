@@ -3,18 +3,32 @@
 A temporary file of its own beside the target (``tempfile.mkstemp``: unique per writer,
 so two threads or processes writing one path never share it), given the mode the target
 has or, for a new file, what the umask makes of 0666 (mkstemp makes it private, 0600);
-written, then renamed over the target. On any failure the temporary file is removed and
-the target is untouched. ``viz.export`` builds its exports on ``temp_beside``; results
-files, calibrations, traces and the compile cache use ``write_atomic`` / ``atomic_target``.
+written, flushed to the disk (``fsync``), then renamed over the target, and the folder
+flushed too where the platform allows it (so the rename itself survives a power cut). On
+any failure (a full disk, a file-size limit, a quota) the temporary file is removed and the
+target keeps its old content. ``write_atomic`` raises ``WriteError`` then: an ``OSError``
+and a ``WarpvizError`` whose message names the file and says what went wrong in words.
+
+``viz.export`` builds its exports on ``temp_beside`` and ``commit``; results files,
+calibrations, traces, the compile cache and the app's scenarios, autosaves and recovery
+files use ``write_atomic`` / ``atomic_target``.
+
+Names made from what a file says (a trace's ``name``, a scenario's title) become file
+names only through ``safe_name`` (one path component, no folder, no ``..``; by
+``pathvalidate``), and ``inside`` checks that a path stays in its folder.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
+
+from .errors import WarpvizError
+from .i18n import tr
 
 _UMASK: int | None = None
 _UMASK_LOCK = threading.Lock()
@@ -30,6 +44,88 @@ def umask() -> int:
     return _UMASK
 
 
+# ---------------------------------------------------------------------------- errors in words
+
+
+def os_error_words(err: BaseException) -> str:
+    """What an OSError means for the user, in words, with the system's own text after it:
+    "the disk is full (No space left on device)"."""
+    if not isinstance(err, OSError):
+        return str(err)
+    system = err.strerror or str(err)
+    words = {
+        errno.ENOSPC: tr("the disk is full"),
+        errno.EFBIG: tr("the file is larger than this disk or the file-size limit allows"),
+        errno.EDQUOT: tr("your disk quota is used up"),
+        errno.EACCES: tr("permission denied"),
+        errno.EPERM: tr("permission denied"),
+        errno.EROFS: tr("the disk is read-only"),
+        errno.EIO: tr("the disk reported an input/output error"),
+    }.get(err.errno)
+    return f"{words} ({system})" if words else system
+
+
+def write_failure(path: str | os.PathLike, err: BaseException) -> str:
+    """The one-sentence message for a write of ``path`` that failed with ``err``."""
+    return tr("Could not write {path}: {why}. The file keeps its old content.", path=path,
+              why=os_error_words(err))
+
+
+class WriteError(WarpvizError, OSError):
+    """A write that failed; the target was left as it was. ``str(err)`` is the message for
+    the user (``write_failure``); ``errno``, ``strerror`` and ``filename`` are the OS error's."""
+
+    def __init__(self, path: str | os.PathLike, err: OSError):
+        OSError.__init__(self, err.errno, err.strerror or str(err), str(path))
+        self.path = Path(path)
+        self.cause = err
+
+    def __str__(self) -> str:
+        return write_failure(self.path, self.cause)
+
+
+# ---------------------------------------------------------------------------- flushing
+
+
+def fsync_file(path: str | os.PathLike) -> None:
+    """Flush ``path``'s data to the disk (raises OSError: a disk that fails to take it)."""
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    except PermissionError:           # a read-only mode copied from the target: Linux syncs through any fd
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_folder(folder: str | os.PathLike) -> None:
+    """Flush a folder's entries (a rename into it) where the platform allows: not on Windows,
+    and quietly not on file systems that refuse to sync a folder."""
+    if os.name == "nt":
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def commit(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """A finished temporary file becomes ``path``: fsync, rename over it, fsync the folder."""
+    fsync_file(tmp)
+    os.replace(tmp, path)
+    fsync_folder(Path(path).parent)
+
+
+# ---------------------------------------------------------------------------- writing
+
+
 def temp_beside(path: Path, prefix: str | None = None, suffix: str = ".tmp", folder: Path | None = None) -> Path:
     """A new, empty temporary file in ``folder`` (default: ``path``'s folder), named
     ``.<name>.XXXX<suffix>`` unless ``prefix`` is given, with the mode ``path`` has or would
@@ -40,33 +136,83 @@ def temp_beside(path: Path, prefix: str | None = None, suffix: str = ".tmp", fol
     mode = (os.stat(path).st_mode & 0o777) if path.exists() else (0o666 & ~umask())
     try:
         os.fchmod(fd, mode)
-    except OSError:
+    except (OSError, AttributeError):     # AttributeError: no fchmod on Windows
         pass
     os.close(fd)
     return Path(name)
 
 
 @contextmanager
-def atomic_target(path: str | Path):
+def atomic_target(path: str | os.PathLike):
     """``with atomic_target(path) as tmp:`` write ``tmp`` (by name); leaving the block
-    renames it over ``path``, an exception removes it and leaves ``path`` as it was."""
+    flushes it and renames it over ``path`` (``commit``); an exception removes it and leaves
+    ``path`` as it was."""
     path = Path(path)
     tmp = temp_beside(path)
     try:
         yield tmp
-        os.replace(tmp, path)
+        commit(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
 
 
-def write_atomic(path: str | Path, data: bytes | str) -> Path:
-    """Writes ``data`` (text as UTF-8) to ``path`` atomically, making its folder if needed."""
+def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
+    """Writes ``data`` (text as UTF-8) to ``path`` atomically, making its folder if needed.
+    Raises ``WriteError`` (an OSError) when it cannot: ``path`` then has its old content."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_target(path) as tmp:
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_target(path) as tmp:
+            with open(tmp, "wb") as f:
+                f.write(payload)
+                f.flush()
+                os.fsync(f.fileno())
+    except WriteError:
+        raise
+    except OSError as err:
+        raise WriteError(path, err) from err
     return path
 
 
-__all__ = ["umask", "temp_beside", "atomic_target", "write_atomic"]
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """``write_atomic`` for text (UTF-8): where ``Path.write_text`` would write in place."""
+    return write_atomic(path, text)
+
+
+# ---------------------------------------------------------------------------- names from file content
+
+
+MAX_NAME = 120      # characters of a name made from file content (the extension comes on top)
+
+
+def safe_name(text: object, fallback: str = "warpviz", max_len: int = MAX_NAME) -> str:
+    """``text`` (a trace's name, a scenario's title...) as one file name component: no folder
+    separator, no ``..``, no control or reserved characters, no reserved device name
+    (``CON``...), not hidden (no leading dot), at most ``max_len`` characters; ``fallback``
+    when nothing is left. Only ever a name *in* a folder, never a path out of it."""
+    from pathvalidate import is_valid_filename, sanitize_filename
+
+    def clean(t: str) -> str:
+        name = sanitize_filename(t.strip(" ."), replacement_text="_", platform="universal", max_len=max_len)
+        name = name.strip(" .")            # no hidden file, no trailing dot or space (Windows drops them)
+        return name if name and is_valid_filename(name, platform="universal") else ""
+
+    return clean(str(text)) or clean(str(fallback)) or "warpviz"
+
+
+def inside(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
+    """Does ``path`` (relative to ``folder``, or absolute) stay inside ``folder`` once its
+    ``..`` are taken out? Decided on the names alone (a link the user made in the folder is
+    the user's), so it holds for files that do not exist yet."""
+    try:
+        base = os.path.normpath(os.path.abspath(os.fspath(folder)))
+        full = os.path.normpath(os.path.join(base, os.fspath(path)))
+        return full != base and os.path.commonpath([base, full]) == base
+    except (TypeError, ValueError):      # a NUL in a name, two drives on Windows
+        return False
+
+
+__all__ = ["umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "commit", "fsync_file",
+           "fsync_folder", "WriteError", "write_failure", "os_error_words", "safe_name", "inside"]

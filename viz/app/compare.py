@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..engine import KIND_METRIC_NAMES, METRIC_NAMES
+from ..fileio import inside
 from ..i18n import tr
 from ..render import PaintOptions
 from ..scenario import compare_in_text, compare_path, partner_name
@@ -37,16 +38,20 @@ def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
     relative to the trace, or a library name), else another trace of the same kernel
     function, else of the same CUDA source file (the closest name among them: a kernel's
     variant, e.g. ``sgemm_float4`` and ``sgemm_float4_scalar_sts``, the transpose tiles)."""
-    named = str(header.get("compare") or "")
+    named = header.get("compare")
+    named = named if isinstance(named, str) else ""
+    me = _same_file_key(path)
     if named:
-        if path is not None and (path.parent / named).is_file():
+        # a name in the trace's own folder (or below it): never a file elsewhere on the disk
+        if path is not None and inside(path.parent, named) and (path.parent / named).is_file():
             return path.parent / named
         stem = Path(named).name.removesuffix(".wvtrace").removesuffix(".toml")
         for e in entries_:
             if e.name == stem and not e.launch:
                 return e.path
     stem = path.stem if path is not None else str(header.get("name", ""))
-    traces = [e for e in entries_ if e.trace and (path is None or e.path != path)]
+    # never the trace itself, however its path is written (relative, through a link)
+    traces = [e for e in entries_ if e.trace and (me is None or _same_file_key(e.path) != me)]
     for same in ([e for e in traces if e.kernel and e.kernel == header.get("kernel")],
                  [e for e in traces if e.source and e.source == header.get("source_name")]):
         got = partner_name(stem, [e.name for e in same if e.name != stem])
@@ -55,6 +60,15 @@ def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
         if same:                    # only recordings of the same launch (yours and the shipped one)
             return same[0].path
     return None
+
+
+def _same_file_key(path: Path | None):
+    if path is None:
+        return None
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(path).absolute()
 
 
 def _metrics(s: Session) -> dict:

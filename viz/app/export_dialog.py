@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QDou
                                QPushButton, QSlider, QSpinBox, QVBoxLayout, QWidget)
 
 from ..export import (ExportCancelled, ExportError, Plan, Result, Selection, Settings, check_settings,
-                      export, make_plan, output_kind, parse_size, render_image, selection,
-                      trace_selection)
+                      default_file_name, export, make_plan, output_kind, parse_size, path_in, render_image,
+                      selection, trace_selection)
 from ..i18n import tr
 from ..render.theme import THEME_LABELS, THEMES
 from ..scenario import Scenario, ScenarioError
@@ -408,20 +408,21 @@ class ExportDialog(QDialog):
     # ------------------------------------------------------------------ settings
 
     def _load_settings(self) -> None:
-        get = app_settings.get
-        self.folder = Path(get("export/folder", str(Path.home()), str) or Path.home())
-        self._set_combo(self.format, get("export/format", "mp4", str))
-        self._set_combo(self.size, get("export/size", "1080p", str))
+        get = app_settings.get          # each checked: a wrong or out-of-range value is the default
+        folder = Path(get("export/folder", "", str) or Path.home())
+        self.folder = folder if _is_folder(folder) else Path.home()
+        self._set_combo(self.format, get("export/format", "mp4", str, choices=KINDS))
+        self._set_combo(self.size, get("export/size", "1080p", str, choices=SIZE_PRESETS))
         try:
             w, h = parse_size(get("export/custom", "1600x900", str))
         except ExportError:
             w, h = 1600, 900
         self.width_.setValue(w)
         self.height_.setValue(h)
-        self._set_combo(self.theme, get("export/theme", "light", str))   # light: best on a projector
-        self.scale.setValue(get("export/scale", 1.0, float))
-        self.fps.setValue(get("export/fps", 10.0, float))
-        self.hold.setValue(get("export/hold", 1.0, float))
+        self._set_combo(self.theme, get("export/theme", "light", str, choices=THEMES))   # light: best on a projector
+        for box, key, default in ((self.scale, "export/scale", 1.0), (self.fps, "export/fps", 10.0),
+                                  (self.hold, "export/hold", 1.0)):
+            box.setValue(get(key, default, float, lo=box.minimum(), hi=box.maximum()))
         self.captions.setChecked(get("export/captions", True, bool))
         self.title_card.setChecked(get("export/title_card", False, bool))
         self._size_changed()
@@ -447,12 +448,17 @@ class ExportDialog(QDialog):
 
     # ------------------------------------------------------------------ what is on screen
 
-    def compare_partner(self) -> Scenario | None:
-        """The right side, when the window is in compare mode and has one."""
+    def compare_partner(self):
+        """The right side, when the window is in compare mode and has one: a scenario, or a
+        recorded trace (``viz.trace.detail.TraceSource``, exported from its own streams as the
+        left side is; its ``scenario`` is only the painter's frame of it)."""
         m = self.main
         if getattr(m, "a_compare", None) is None or not m.a_compare.isChecked():
             return None
-        return m.compare.right.scenario
+        right = m.compare.right
+        if right.scenario is None:
+            return None
+        return right.trace if right.is_trace else right.scenario
 
     def refresh(self) -> None:
         """Take the window's position as the selection and make a file name for it."""
@@ -468,7 +474,11 @@ class ExportDialog(QDialog):
             other = self.compare_partner()
             self.compare.setEnabled(other is not None)
             self.compare.setChecked(other is not None)
-            self.path.setText(str(self.folder / self.default_name()))
+            try:
+                path = path_in(self.folder, self.default_name())
+            except ExportError:
+                path = self.folder / default_file_name(["warpviz", s.cursor.instruction + 1], EXTENSIONS[self.kind()])
+            self.path.setText(str(path))
         finally:
             self._syncing = False
         self.result = None
@@ -477,13 +487,16 @@ class ExportDialog(QDialog):
         self.schedule_preview()
 
     def default_name(self) -> str:
+        """``<name>[-vs-<partner>]-<instruction><extension>``: the names are the files' own
+        (a trace's header may say anything: each part becomes one safe file name)."""
         s = self.session
-        name = s.name or (s.path.stem if s.path else "warpviz")
+        parts = [s.name or (s.path.stem if s.path else "warpviz")]
         other = self.compare_partner() if self.compare.isChecked() else None
         if other is not None:
-            name += "-vs-" + (other.name or "other")
-        name += f"-{s.cursor.instruction + 1}"
-        return name + EXTENSIONS[self.kind()]
+            right = self.main.compare.right
+            parts += ["vs", right.name or (right.path.stem if right.path else "other")]
+        parts.append(s.cursor.instruction + 1)
+        return default_file_name(parts, EXTENSIONS[self.kind()])
 
     # ------------------------------------------------------------------ options
 
@@ -579,8 +592,10 @@ class ExportDialog(QDialog):
         other = self.compare_partner() if self.compare.isChecked() else None
         labels = None
         if other is not None:
-            labels = ((sc.shown_title, other.shown_title) if sc.shown_title != other.shown_title
-                      else (s.name or sc.shown_title, other.name or other.shown_title))
+            right = self.main.compare.right
+            osc = other.scenario if getattr(other, "is_trace", False) else other
+            labels = ((sc.shown_title, osc.shown_title) if sc.shown_title != osc.shown_title
+                      else (s.name or sc.shown_title, right.name or osc.name or osc.shown_title))
         check_settings(st, kind)
         return Request(src, out, kind, st, sel, other, labels)
 
@@ -774,6 +789,13 @@ class ExportDialog(QDialog):
     def reject(self) -> None:
         self.cancel()
         super().reject()
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_absolute() and path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 # ---------------------------------------------------------------------------- the window's menus

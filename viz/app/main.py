@@ -58,9 +58,7 @@ def cannot_start() -> str | None:
     from . import settings
     from .display import problem
 
-    lang = settings.get("language", "en", str)
-    if lang in i18n.LANGUAGES:
-        i18n.set_language(lang)
+    i18n.set_language(settings.get("language", "en", str, choices=i18n.LANGUAGES))
     return problem()
 
 

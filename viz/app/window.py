@@ -3,17 +3,20 @@ presentation mode, open / drop / save, autosave and crash recovery, settings."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import stat
 import weakref
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence,
                            QPalette)
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QProgressBar, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget)
 
 from .. import i18n
+from ..fileio import WriteError, write_atomic, write_failure
 from ..frames import Cursor
 from ..i18n import tr
 from ..render.theme import THEME_LABELS, THEMES, theme
@@ -26,7 +29,7 @@ from .library import LibraryPanel, unique_user_path
 from .lifetime import on_language_change
 from .source import source_line, trace_source_line
 from .state import Session
-from .timeline import Timeline
+from .timeline import SPEEDS, Timeline
 from .view import FrameView, ZoomArea
 
 PRESENTATION_THEME = "high-contrast"
@@ -51,12 +54,11 @@ class MainWindow(QMainWindow):
         self.setObjectName("warpviz")
         self.setAcceptDrops(True)
         self.session = Session(self)
-        self.theme_name = settings.get("theme", "light", str)
-        if self.theme_name not in THEMES:
-            self.theme_name = "light"
+        self.theme_name = settings.get("theme", "light", str, choices=THEMES)
         self.presenting = False
         self.closed = False
         self.last_open_error = ""       # the message of the last file that could not be opened (a trace)
+        self.last_write_error = ""      # the message of the last write of your text that failed ("" once one works)
         self._pre_presentation: tuple | None = None
         self._base_font = QApplication.font()
 
@@ -147,6 +149,9 @@ class MainWindow(QMainWindow):
         self._restore_settings()
         self.apply_theme(self.theme_name)
         self.retranslate()
+        self.settings_problem = settings.problem()    # a settings file that could not be used: said once
+        if self.settings_problem:
+            self.statusBar().showMessage(self.settings_problem, 30000)
         self._open_initial(open_arg)
         QTimer.singleShot(30, self, self._build_plots)  # the context object: never after the window is gone
 
@@ -164,7 +169,7 @@ class MainWindow(QMainWindow):
         self._sweep = SweepPanel(self.session)
         self.docks["launch"].widget().set(self._launch)
         self.docks["sweep"].widget().set(self._sweep)
-        self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int))
+        self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int, lo=0, hi=self._launch.mode.count() - 1))
         self._style_plots()
         self.gpu_panel = self._gpu_panel()
         if "gpu" in self.docks:
@@ -350,7 +355,7 @@ class MainWindow(QMainWindow):
                 return
         if rec:
             path, text = rec
-            if path is not None and Path(path).exists():
+            if path is not None and Path(path).is_file():
                 self.open_path(Path(path), text=text, recovered=True)
             else:
                 self.session.open_text(text, "recovered")
@@ -358,16 +363,15 @@ class MainWindow(QMainWindow):
             return
         last = settings.get("last_scenario", "", str)
         cursor = settings.get("cursor", "", str)
-        path = Path(last) if last and Path(last).exists() else resolve("transpose-tile")
+        # a regular file only: a FIFO or a device named there would hang the start or fill the memory
+        path = Path(last) if last and _is_regular(Path(last)) else resolve("transpose-tile")
         if not self.open_path(path) and path.suffix == ".wvtrace":
             path = resolve("transpose-tile")
             self.open_path(path)
         if cursor and last and Path(last) == path:
-            try:
-                i, b, w, f = (int(x) for x in cursor.split(","))
-                self.session.move_to(Cursor(i, b, w, f))
-            except ValueError:
-                pass
+            at = _cursor_setting(cursor)
+            if at is not None:
+                self.session.move_to(at)
 
     def open_path(self, path: Path, text: str | None = None, recovered: bool = False) -> bool:
         path = Path(path)
@@ -377,9 +381,8 @@ class MainWindow(QMainWindow):
 
         if is_launch_file(path):
             return self.open_launch(path)
-        self.editor.flush()
-        self.autosave()
-        self._keep_unsaved_edits()
+        if not self.secure_edits():
+            return False               # the edits could not be written: they stay on screen
         try:
             self.session.cursor = Cursor()
             self.session.open(path, text=text)
@@ -400,9 +403,8 @@ class MainWindow(QMainWindow):
         did; its launch file shows read-only. A bad file is a message; what was open stays."""
         from ..trace import TraceError
 
-        self.editor.flush()
-        self.autosave()
-        self._keep_unsaved_edits()
+        if not self.secure_edits():
+            return False               # the edits could not be written: they stay on screen
         try:
             self.session.open_trace(path)
         except TraceError as err:
@@ -428,9 +430,8 @@ class MainWindow(QMainWindow):
         """Open a launch file (``*.launch.toml``): its kernel's source in the Source panel and
         the GPU panel's Record trace / Record and validate. A bad file opens with the CLI's
         message in the GPU panel; nothing else changes."""
-        self.editor.flush()
-        self.autosave()
-        self._keep_unsaved_edits()
+        if not self.secure_edits():
+            return False               # the edits could not be written: they stay on screen
         try:
             self.session.open_launch(path)
         except (OSError, UnicodeDecodeError) as err:
@@ -473,7 +474,8 @@ class MainWindow(QMainWindow):
         path = self.session.path
         if path is None or self.session.is_builtin:
             return self.save_copy()
-        path.write_text(self.session.text, encoding="utf-8")
+        if not self._write(path, self.session.text):
+            return None
         self._clear_recovery()
         self.statusBar().showMessage(tr("Saved {path}", path=path), 5000)
         self._update_title()
@@ -488,8 +490,13 @@ class MainWindow(QMainWindow):
             return None
         self.editor.flush()
         stem = (self.session.path.stem if self.session.path else "scenario") + "-mine"
-        path = unique_user_path(stem.replace("-mine-mine", "-mine"))
-        path.write_text(self.session.text, encoding="utf-8")
+        try:
+            path = unique_user_path(stem.replace("-mine-mine", "-mine"))
+        except OSError as err:          # the scenarios folder cannot be made
+            self._write_failed(_failed_path(err, "scenarios"), err)
+            return None
+        if not self._write(path, self.session.text):
+            return None
         self._clear_recovery()
         self.session.path = path
         self.session.name = path.stem
@@ -500,19 +507,63 @@ class MainWindow(QMainWindow):
         self._update_title()
         return path
 
-    def _keep_unsaved_edits(self) -> Path | None:
+    def _keep_unsaved_edits(self) -> Path | bool | None:
         """Before another scenario replaces the text: edits to a built-in or an outside file
-        go into your scenarios as a copy (nothing typed is lost; no dialog in the middle of a class)."""
+        go into your scenarios as a copy (nothing typed is lost; no dialog in the middle of a class).
+        The copy's path; None when there was nothing to keep; False when it could not be written."""
         p = self.session.path
         if not self.session.text or self.is_user_file(p) or not self.modified():
             return None
         stem = (p.stem if p else "untitled") + "-edited"
-        copy = unique_user_path(stem)
-        copy.write_text(self.session.text, encoding="utf-8")
+        try:
+            copy = unique_user_path(stem)
+        except OSError as err:
+            self._write_failed(_failed_path(err, "scenarios"), err)
+            return False
+        if not self._write(copy, self.session.text):
+            return False
         self._clear_recovery()
         self.library.reload()
         self.statusBar().showMessage(tr("Your edits were kept as {path}", path=copy), 10000)
         return copy
+
+    def secure_edits(self) -> bool:
+        """Before the editor's text is replaced (another file opens): the edits are written
+        (autosave, or a copy in your scenarios). False, with the message shown, when they could
+        not be: the caller then leaves the text where it is."""
+        self.editor.flush()
+        if self.autosave():
+            return self._keep_unsaved_edits() is not False
+        # the recovery file failed: a built-in's or an outside file's edits may still be kept as a copy
+        return not self.is_user_file(self.session.path) and isinstance(self._keep_unsaved_edits(), Path)
+
+    # ------------------------------------------------------------------ writing the user's text
+
+    def _write(self, path: Path, text: str) -> bool:
+        """Write the user's text atomically (``viz.fileio``: a temporary file, fsync, rename):
+        the file has the new text or keeps its old one. False, with the message shown, when
+        the write failed (a full disk, a size limit, no permission)."""
+        try:
+            write_atomic(path, text)
+        except OSError as err:
+            self._write_failed(path, err)
+            return False
+        if self.last_write_error:           # it works again: the warning goes
+            self.last_write_error = ""
+            self.editor.show_info("")
+            self.statusBar().clearMessage()
+            self._update_title()
+        return True
+
+    def _write_failed(self, path: Path, err: OSError) -> None:
+        """Say that ``path`` could not be written and why, in the status bar (until the next
+        message) and above the editor (until a write succeeds); the text stays in the editor."""
+        message = str(err) if isinstance(err, WriteError) else write_failure(path, err)
+        message += " " + tr("Your text stays in the editor: fix the cause, then save again (Ctrl+S).")
+        self.last_write_error = message
+        self.statusBar().showMessage(message)
+        self.editor.show_info(message)
+        self._update_title()
 
     def delete_user_scenario(self, path: Path) -> None:
         try:
@@ -538,35 +589,57 @@ class MainWindow(QMainWindow):
         except OSError:
             return True
 
-    def autosave(self) -> None:
-        """Your own scenarios are written in place; any other unsaved text goes to the recovery file."""
+    def autosave(self) -> bool:
+        """Your own scenarios are written in place (atomically); any other unsaved text goes to
+        the recovery file. False when the text could not be written (the message is shown)."""
         self.autosave_timer.stop()
         p = self.session.path
         if not self.session.text:
-            return
+            return True
         if self.is_user_file(p):
-            if self.modified():
-                p.write_text(self.session.text, encoding="utf-8")
+            if self.modified() and not self._write(p, self.session.text):
+                return False
             self._clear_recovery()
         elif self.modified():
-            d = settings.recovery_dir()
-            (d / RECOVERY_TEXT).write_text(self.session.text, encoding="utf-8")
-            (d / RECOVERY_META).write_text(json.dumps({"path": str(p) if p else None}), encoding="utf-8")
+            text = self.session.text
+            try:
+                d = settings.recovery_dir()
+            except OSError as err:
+                self._write_failed(_failed_path(err, "recovery"), err)
+                return False
+            # The text first, then what it belongs to, with the text's hash: a half-done pair
+            # (the second write failed) restores the text as untitled, never onto another file.
+            meta = {"path": str(p) if p else None, "sha256": _digest(text)}
+            return self._write(d / RECOVERY_TEXT, text) and self._write(d / RECOVERY_META, json.dumps(meta))
         else:
             self._clear_recovery()
+        return True
 
     def _recovery(self) -> tuple[str | None, str] | None:
-        d = settings.recovery_dir()
+        """The unsaved text of the last session and the file it belongs to (None: untitled)."""
         try:
-            text = (d / RECOVERY_TEXT).read_text(encoding="utf-8")
-            meta = json.loads((d / RECOVERY_META).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            d = settings.recovery_dir()
+            text = _read_small(d / RECOVERY_TEXT)
+            meta = json.loads(_read_small(d / RECOVERY_META))
+        except (OSError, ValueError, RecursionError):
             return None
-        return meta.get("path"), text
+        if not isinstance(meta, dict):
+            return None, text           # the text is the user's; what it belonged to is unreadable
+        path = meta.get("path")
+        if not isinstance(path, str) or not path or "\0" in path:
+            path = None
+        digest = meta.get("sha256")
+        if digest is not None and digest != _digest(text):
+            path = None                 # the text of another save than its file name: keep it, untitled
+        return path, text
 
     def _clear_recovery(self) -> None:
-        for name in (RECOVERY_TEXT, RECOVERY_META):
-            (settings.recovery_dir() / name).unlink(missing_ok=True)
+        try:
+            d = settings.recovery_dir()
+            for name in (RECOVERY_TEXT, RECOVERY_META):
+                (d / name).unlink(missing_ok=True)
+        except OSError:
+            pass
 
     # ------------------------------------------------------------------ modes
 
@@ -725,7 +798,8 @@ class MainWindow(QMainWindow):
         sc = self.session.scenario
         title = sc.shown_title if sc else (self.session.launch.title if self.session.launch else "")
         name = self.session.path.name if self.session.path else tr("untitled")
-        mark = " *" if self.session.path is not None and not self.is_user_file(self.session.path) and self.modified() else ""
+        p = self.session.path        # your own scenario is autosaved: marked only while that fails
+        mark = " *" if p is not None and (not self.is_user_file(p) or self.last_write_error) and self.modified() else ""
         self.setWindowTitle(f"{title} — {name}{mark} — warpviz")
 
     def show_keys(self) -> None:
@@ -753,22 +827,20 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ settings
 
     def _restore_settings(self) -> None:
-        s = settings.settings()
-        geo = s.value("geometry")
-        if isinstance(geo, QByteArray):
-            self.restoreGeometry(geo)
-        state = s.value("windowState")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
-        else:
+        """The window as it was left, each setting checked (``settings.get``): a wrong type or
+        a value out of range gives the default; unreadable window state, the default layout."""
+        geo = settings.get("geometry", None, bytes)
+        if geo is not None:
+            self.restoreGeometry(geo)    # Qt brings a geometry that lies off every screen back onto one
+        state = settings.get("windowState", None, bytes)
+        if state is None or not self.restoreState(state):
             QTimer.singleShot(0, self, self.default_layout)
-        self.timeline.set_speed(settings.get("speed", 1.0, float))
-        self.zoom.set_zoom(settings.get("zoom", 1.0, float))
-        lang = settings.get("language", "en", str)
-        if lang in i18n.LANGUAGES:
-            i18n.set_language(lang)
+        self.timeline.set_speed(settings.get("speed", 1.0, float, lo=min(SPEEDS), hi=max(SPEEDS)))
+        self.zoom.set_zoom(settings.get("zoom", 1.0, float, lo=1.0, hi=4.0))
+        lang = settings.get("language", "en", str, choices=i18n.LANGUAGES)
+        i18n.set_language(lang)
         self.a_langs[i18n.language()].setChecked(True)
-        self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int))
+        self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int, lo=0, hi=self.editor.tabs.count() - 1))
         if settings.get("compare", False, bool):
             QTimer.singleShot(0, self, lambda: self.a_compare.setChecked(True))
 
@@ -804,10 +876,12 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802
-        self.closed = True
         self.timeline.play(False)
         self.editor.flush()
-        self.autosave()
+        if not self.autosave() and not self.close_losing_edits():
+            event.ignore()              # the text stays on screen: the user frees space and saves
+            return
+        self.closed = True
         self.save_settings()
         self.session.runner.cancel()
         if self._sweep is not None:
@@ -816,6 +890,17 @@ class MainWindow(QMainWindow):
         if self.gpu_panel is not None and hasattr(self.gpu_panel, "shutdown"):
             self.gpu_panel.shutdown()          # its GPU child processes (runs, recordings) end with the window
         super().closeEvent(event)
+
+    def close_losing_edits(self) -> bool:
+        """Asked when the window closes and your edits could not be written: close anyway
+        (the edits are lost) or stay (the default)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "warpviz",
+                          self.last_write_error + "\n\n" + tr("Close warpviz anyway and lose these edits?"),
+                          QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel, self)
+        box.setObjectName("closeLosingEdits")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is box.button(QMessageBox.StandardButton.Discard)
 
     # ------------------------------------------------------------------ language
 
@@ -873,6 +958,51 @@ class _Holder(QWidget):
 
     def set(self, panel: QWidget) -> None:
         self._lay.addWidget(panel)
+
+
+MAX_RECOVERY_BYTES = 64 << 20     # a recovery file larger than any scenario typed by hand is not one
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _read_small(path: Path) -> str:
+    """A recovery file's text: a regular file of reasonable size (a FIFO or a device put in its
+    place must not hang or fill the memory at start), else OSError / ValueError."""
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECOVERY_BYTES:
+        raise ValueError(f"{path}: not a recovery file")
+    with open(path, "rb") as f:
+        data = f.read(MAX_RECOVERY_BYTES + 1)
+    return data.decode("utf-8")
+
+
+def _failed_path(err: OSError, folder: str) -> Path:
+    """The folder a failed ``mkdir`` names (the user data folder may be the one that failed)."""
+    return Path(err.filename) if isinstance(err.filename, str) and err.filename else Path(folder)
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _cursor_setting(text: str) -> Cursor | None:
+    """The remembered position ``"instruction,block,warp,frame"``; None unless four whole
+    numbers in 0..2^31 (the position is then clamped to what the file has)."""
+    parts = text.split(",")
+    if len(parts) != 4 or any(len(p.strip()) > 10 for p in parts):
+        return None
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        return None
+    if not all(0 <= v < 2**31 for v in values):
+        return None
+    return Cursor(*values)
 
 
 def _retranslate(ref) -> None:

@@ -300,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
               f"missing {len(s['missing'])}: {' '.join(s['missing'][:12])}; sections {' '.join(s['sections'])}")
         return 0
     doc = collect(Path(a.dir))
-    Path(a.out).write_text(json.dumps(doc, indent=1))
+    from ..fileio import write_atomic
+
+    write_atomic(a.out, json.dumps(doc, indent=1))      # a results file: whole or not at all
     ok = sum(1 for e in doc["entries"].values() if "summary" in e)
     print(f"bottleneck collect: {ok} of {len(doc['entries'])} launches profiled; {'; '.join(doc['notes'])}")
     for k, e in doc["entries"].items():
