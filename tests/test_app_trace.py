@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
@@ -224,4 +226,89 @@ def test_source_panel_lists_the_worst_lines_and_steps_to_a_line(qtbot, user_dirs
     panel.lines.itemClicked.emit(panel.lines.topLevelItem(rows.index(loop)), 0)
     assert (w.session.cursor.block, w.session.cursor.warp) == (1, 0)
     assert w.session.detail.access.index in loop["instructions"]
+    w.close()
+
+
+def _damage(path: Path, how: str) -> None:
+    """Make the trace at ``path`` unreadable in one of the ways a review found."""
+    import os
+
+    from test_trace_hostile import entries_of, raw_zip
+
+    if how == "corrupt deflate data":
+        blob = path.read_bytes()
+        k = blob.index(b"offset.npy") + 60               # inside the deflated array
+        path.write_bytes(blob[:k] + b"\xff" * 64 + blob[k + 64:])
+    elif how == "deep JSON":
+        with zipfile.ZipFile(PAD) as z:
+            parts = {n: z.read(n) for n in z.namelist()}
+        parts["header.json"] = b'{"format": "warpviz-trace", "version": 1, "launch": ' + b"[" * 100_000 \
+            + b"]" * 100_000 + b"}"
+        with zipfile.ZipFile(path, "w") as z:
+            for n, b in parts.items():
+                z.writestr(n, b)
+    elif how == "a block outside the grid":
+        h = json.loads(zipfile.ZipFile(PAD).read("header.json"))
+        h["launch"]["grid"] = [1, 1, 1]
+        entries = entries_of(PAD)
+        blob = json.dumps(h).encode()
+        co = zlib.compressobj(6, zlib.DEFLATED, -15)
+        data = co.compress(blob) + co.flush()
+        path.write_bytes(raw_zip([e if e[0] != "header.json" else ("header.json", 8, zlib.crc32(blob), len(data),
+                                                                     len(blob), data) for e in entries]))
+    elif how == "a folder":
+        path.unlink()
+        path.mkdir()
+    elif how == "a named pipe":
+        path.unlink()
+        os.mkfifo(path)
+
+
+@pytest.mark.parametrize("how", ["corrupt deflate data", "deep JSON", "a block outside the grid", "a folder",
+                                 "a named pipe"])
+def test_the_app_starts_when_the_trace_it_had_open_became_unreadable(qtbot, user_dirs, tmp_path, how):
+    """The app remembers the last file (settings' last_scenario) and opens it at start; a
+    trace that was damaged since is refused with its paragraph and the default scenario opens."""
+    import shutil
+
+    if how == "a named pipe" and not hasattr(__import__("os"), "mkfifo"):
+        pytest.skip("named pipes")
+    mine = tmp_path / "mine.wvtrace"
+    shutil.copyfile(PAD, mine)
+    w = make_window(qtbot, str(mine))
+    assert w.session.is_trace and w.session.path == mine
+    w.close()
+    _damage(mine, how)
+    w2 = make_window(qtbot, None)
+    assert not w2.session.is_trace and w2.session.path.stem == "transpose-tile" and w2.session.error is None
+    assert w2.last_open_error.startswith(str(mine)) and "Fix:" in w2.last_open_error
+    assert "mine.wvtrace" in w2.statusBar().currentMessage()
+    key(qtbot, w2, Qt.Key.Key_Right)                     # and it works
+    assert w2.session.cursor.frame == 1
+    w2.close()
+
+
+def test_a_trace_of_a_huge_grid_shows_the_heat_map_of_its_first_blocks(qtbot, user_dirs, tmp_path):
+    """A header grid of 2^27 blocks (195 recorded would be as good as 64): the heat map draws
+    the grid's first 2^21 warps, not an array of 2^27 blocks, and says so."""
+    from test_trace_hostile import members, mutated
+
+    from viz.trace.analysis import HEAT_MAP_WARPS
+
+    h = json.loads(members(TRACES / "copy_guarded.wvtrace")["header.json"])
+    h["launch"]["grid"] = [2**27]
+    path = mutated(tmp_path, "copy_guarded", header=h)
+    w = make_window(qtbot, str(path))
+    wait_trace(qtbot, w)
+    lp = w.launch
+    qtbot.waitUntil(lambda: lp.values is not None, timeout=20000)
+    assert lp.values.shape == (HEAT_MAP_WARPS // 2, 2) and lp.shown_blocks == HEAT_MAP_WARPS // 2
+    assert lp.image.image.size < 1.01 * HEAT_MAP_WARPS            # (a 1-D grid wraps into a square)
+    assert "first 1,048,576 of 134,217,728 blocks" in lp.info.text()
+    assert lp.warp_at(1.5, 0.5) == (0, 1)                                  # block 0, warp 1
+    assert lp.warp_at(0.5, 10**6) is None                                  # below the drawn rows
+    w.session.go(block=15, warp=1)
+    assert w.session.cursor.block == 15 and w.session.detail is not None
+    w.session.go(block=2**27 - 1, warp=0)                 # a block that was not recorded, outside the map
+    assert w.session.cursor.block == 2**27 - 1 and not lp.marker.isVisible()
     w.close()

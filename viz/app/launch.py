@@ -12,6 +12,7 @@ from PySide6.QtGui import QPen, QColor
 from PySide6.QtWidgets import QComboBox, QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..i18n import tr
+from ..scenario import Launch
 from .state import Session
 
 
@@ -22,6 +23,20 @@ def grid_shape(grid: tuple[int, int, int], wpb: int) -> tuple[int, int]:
         return gx, gy * gz
     cols = max(1, min(gx, math.ceil(math.sqrt(gx / wpb))))
     return cols, math.ceil(gx / cols)
+
+
+def shown_grid(grid: tuple[int, int, int], n: int) -> tuple[int, int, int]:
+    """The grid of a launch's first ``n`` blocks, as the heat map draws them: the grid itself
+    when ``n`` covers it; else its first whole rows of blockIdx.x (over y, then z) when one
+    row fits in ``n``, else the first ``n`` blocks as one row of blockIdx.x. (Only a trace of
+    a grid larger than ``viz.trace.analysis.HEAT_MAP_WARPS`` warps draws part of it.)"""
+    gx, gy, gz = grid
+    if n >= gx * gy * gz:
+        return grid
+    if gy * gz > 1 and n >= gx:
+        rows = n // gx
+        return (gx, rows, 1) if rows < gy else (gx, gy, rows // gy)
+    return (max(1, n), 1, 1)
 
 
 NICE_STEPS = (1, 2, 5)
@@ -160,6 +175,7 @@ class LaunchPanel(QWidget):
         lay.addWidget(self.glw, 1)
         self.values: np.ndarray | None = None
         self.cols = 1
+        self.shown_blocks = 1          # the blocks the picture draws (a trace of a huge grid: its first ones)
         self._key = None
         session.analysisChanged.connect(self.refresh)
         session.changed.connect(self.refresh)
@@ -212,10 +228,11 @@ class LaunchPanel(QWidget):
         vals, unit = got
         lw = sc.launch
         wpb = lw.warps_per_block
-        cols, rows = grid_shape(lw.grid, wpb)
+        shown = Launch(lw.block, shown_grid(lw.grid, vals.shape[0]))
+        cols, rows = grid_shape(shown.grid, wpb)
         self.cols = cols
         img = np.full((rows, cols * wpb), np.nan)
-        n = lw.blocks
+        n = self.shown_blocks = shown.blocks
         flat = np.full(rows * cols, -1, np.int64)
         flat[:n] = np.arange(n)
         blocks = flat.reshape(rows, cols)
@@ -224,12 +241,13 @@ class LaunchPanel(QWidget):
             col = img[:, w::wpb]
             col[have] = vals[blocks[have], w]
         self.values = vals
+        drawn = vals[:n]
         key = (id(self.session.trace_analysis or self.session.analysis), self.mode.currentIndex(), self._instr_key())
         self.image.setImage(img.T, autoLevels=False)
         lo, hi = float(np.nanmin(img)), float(np.nanmax(img))
         self.bar.setLevels((lo, hi if hi > lo else lo + 1))
         self.image.setRect(QRectF(0, 0, cols * wpb, rows))
-        bottom, left, col_label, row_label = axis_texts(lw, wpb, cols, rows)
+        bottom, left, col_label, row_label = axis_texts(shown, wpb, cols, rows)
         self.x_axis.set_units(wpb, cols, col_label)
         self.y_axis.set_units(1, rows, row_label)
         vb = self.plot.getViewBox()
@@ -239,7 +257,7 @@ class LaunchPanel(QWidget):
             self._key = key
         self.plot.setLabel("bottom", bottom)
         self.plot.setLabel("left", left)
-        counts = np.bincount(vals.reshape(-1).clip(0)) if vals.size else np.zeros(1)
+        counts = np.bincount(drawn.reshape(-1).clip(0)) if drawn.size else np.zeros(1)
         xs = np.arange(len(counts))
         nz = counts > 0
         if self.bars is not None:
@@ -250,8 +268,12 @@ class LaunchPanel(QWidget):
         self.hist.setLabel("left", tr("warps"))
         self.hist.getViewBox().setLimits(xMin=-1, yMin=0)
         self.hist.autoRange()
-        self.info.setText(tr("{unit} per warp over the grid: min {lo}, max {hi}, mean {mean}. Click a cell to see "
-                             "that warp.", unit=unit, lo=int(lo), hi=int(hi), mean=f"{np.mean(vals):.2f}"))
+        text = tr("{unit} per warp over the grid: min {lo}, max {hi}, mean {mean}. Click a cell to see that warp.",
+                  unit=unit, lo=int(lo), hi=int(hi), mean=f"{np.mean(drawn):.2f}")
+        if n < lw.blocks:
+            text += " " + tr("The map shows the grid's first {n} of {total} blocks.", n=f"{n:,}",
+                             total=f"{lw.blocks:,}")
+        self.info.setText(text)
         self._position()
 
     def _position(self) -> None:
@@ -264,6 +286,7 @@ class LaunchPanel(QWidget):
             self.refresh()
             return
         x, y = self.cell_of(c.block, c.warp)
+        self.marker.setVisible(c.block < self.shown_blocks)     # a block the map does not draw: no marker
         self.marker.setRect(QRectF(x, y, 1, 1))
 
     def cell_of(self, block: int, warp: int) -> tuple[int, int]:
@@ -280,7 +303,7 @@ class LaunchPanel(QWidget):
         if xi < 0 or yi < 0 or xi >= self.cols * wpb:
             return None
         block = yi * self.cols + xi // wpb
-        if block >= sc.launch.blocks:
+        if block >= min(sc.launch.blocks, self.shown_blocks):
             return None
         return block, xi % wpb
 

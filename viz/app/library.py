@@ -59,20 +59,18 @@ def read_entry(path: Path, builtin: bool) -> Entry:
 
 
 def read_trace_entry(path: Path, builtin: bool = True) -> Entry:
-    """A trace's title and kernel from its header.json (cheap: the arrays are not read);
-    tagged "trace"."""
-    import json
-    import zipfile
+    """A trace's title and kernel from its checked header (``tracefile.read_header``: the
+    arrays are not read); tagged "trace". A file that cannot be read is listed by its name
+    (opening it says why)."""
+    from ..trace import TraceError
+    from ..trace.tracefile import read_header
 
     try:
-        with zipfile.ZipFile(path) as z:
-            h = json.loads(z.read("header.json"))
-        if not isinstance(h, dict):
-            h = {}
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        h = read_header(path)
+    except TraceError:
         h = {}
     title = str(h.get("title") or path.stem)
-    gpu = h.get("gpu", {}).get("name", "") if isinstance(h.get("gpu"), dict) else ""
+    gpu = str((h.get("gpu") or {}).get("name") or "")
     notes = tr("Trace of the kernel {kernel}, recorded on {gpu}", kernel=h.get("kernel", path.stem), gpu=gpu or "?")
     return Entry(path, title, ("trace",), notes, builtin, str(h.get("kernel", "")), trace=True,
                  kernel=str(h.get("kernel", "")), source=str(h.get("source_name", "")))

@@ -417,7 +417,12 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
                             "buffer_bytes": int(buf.size), "buffer_sets": buffer_sets(t.launch.buffer_bytes),
                             "cubin_bytes": len(b.cubin)}
         if t.trace_path is not None:
-            entry["dry_run"]["predicted"] = entry_prediction(entry, t.trace_path, costmodel.H100)
+            from ..trace import TraceError
+
+            try:
+                entry["dry_run"]["predicted"] = entry_prediction(entry, t.trace_path, costmodel.H100)
+            except TraceError as err:       # too large for the cost model, or changed since it was read
+                entry["dry_run"]["predicted_error"] = str(err)
     progress(1.0, "done")
     return doc
 

@@ -53,13 +53,15 @@ from . import costmodel
 from .reuse import IN_FLIGHT, InstrReuse, Reuse
 
 GLOBAL_KINDS = ("load", "store", "cp.async", "atomic", "reduction")
+# The most records the cost model replays (its chains are per-record Python loops: about
+# 10 s per 100,000 records on a laptop core); the shipped traces have at most 22,400.
+MAX_MODEL_RECORDS = 200_000
 
 
 def _flat_ids(trace) -> tuple[np.ndarray, np.ndarray, int]:
     """(warp key per record: block x warps + warp, position of each record in its warp's
     own order, warps per block)."""
-    launch = trace.header["launch"]
-    nw = -(-int(np.prod(launch["block"])) // 32)
+    nw = trace.warps_per_block
     key = trace.block.astype(np.int64) * nw + trace.warp.astype(np.int64)
     n = key.size
     pos = np.zeros(n, np.int64)
@@ -136,7 +138,7 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     sector's first touch hits in L2 and DRAM moves nothing."""
     key, pos, nw = _flat_ids(trace)
     ins_tab = trace.instructions
-    nb = int(np.prod(trace.header["launch"]["grid"]))
+    nb = trace.blocks
     out = Reuse(blocks=nb, sampled_blocks=nb)
     stats = {i["id"]: InstrReuse(i["id"], "load" if i["op"] == "load" else "store") for i in ins_tab
              if i["kind"] in GLOBAL_KINDS and i["space"] in ("global", "generic")}
@@ -411,8 +413,7 @@ def sass_counts(an) -> tuple[dict[str, int], int]:
         counts[k] = counts.get(k, 0) + int(s.warp_instructions)
         if s.never_true_lds:
             counts["shared.load"] = counts.get("shared.load", 0) + int(s.never_true_lds)
-    launch = an.trace.header["launch"]
-    warps = int(np.prod(launch["grid"])) * (-(-int(np.prod(launch["block"])) // 32))
+    warps = an.trace.blocks * an.trace.warps_per_block
     return counts, warps
 
 
@@ -444,8 +445,7 @@ def instructions_and_own_issue(an, resources: dict | None = None, device=costmod
         return float(est.instructions), "from the compiled kernel's SASS", \
             est.issue_cycles / max(1, warps) / device.clock_hz
     tr = an.trace
-    launch = tr.header["launch"]
-    warps = int(np.prod(launch["grid"])) * (-(-int(np.prod(launch["block"])) // 32))
+    warps = tr.blocks * tr.warps_per_block
     total = float(warps * (costmodel.SASS_PROLOGUE + costmodel.SASS_EPILOGUE))
     for s in an.stats:
         sp = "shared" if s.instr["space"] == "shared" or s.instr["kind"] in ("ldmatrix", "stmatrix") else "global"
@@ -456,11 +456,18 @@ def instructions_and_own_issue(an, resources: dict | None = None, device=costmod
 def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
              buffer_sets: int | None = None) -> costmodel.Workload:
     """The Workload of a traced launch (see the module docstring), timed over ``buffer_sets``
-    rotated buffer sets (``plan.buffer_sets`` of its buffers when None)."""
+    rotated buffer sets (``plan.buffer_sets`` of its buffers when None). A trace of more than
+    MAX_MODEL_RECORDS records is refused (TraceError) before any work."""
+    if trace.records > MAX_MODEL_RECORDS:
+        from ..trace import TraceError
+
+        raise TraceError(trace.path or "<trace>", "", f"the trace has {trace.records:,} records; the cost model "
+                         f"replays at most {MAX_MODEL_RECORDS:,}", "record fewer blocks for a prediction "
+                         "(`warpviz trace --blocks 0-15`)")
     res = resources or {}
     launch = trace.header["launch"]
-    blocks = int(np.prod(launch["grid"]))
-    tpb = int(np.prod(launch["block"]))
+    blocks = trace.blocks
+    tpb = trace.threads_per_block
     registers = res.get("registers")
     shared_bytes = res.get("shared_bytes")
     if shared_bytes is None:
@@ -489,6 +496,6 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
 
 
-__all__ = ["workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
+__all__ = ["MAX_MODEL_RECORDS", "workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
            "instructions_and_own_issue",
            "l2_resident"]

@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
-from .tracefile import Trace
+from .tracefile import Trace, lane_bits
 
-LANE_BITS = np.arange(32, dtype=np.uint32)
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
 # smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level).
 OTHER_METRICS = {
@@ -58,9 +57,23 @@ def matrix_lanes(opcode: str) -> int:
     return 32
 
 
+# The most (block, warp) cells the whole-launch heat map draws (a scenario's largest launch,
+# ``viz.scenario.MAX_LAUNCH_THREADS`` / 32): a trace of a larger grid shows its first blocks.
+HEAT_MAP_WARPS = 1 << 21
+# Records counted at a time: the counting temporaries stay bounded (about 40 MB) whatever
+# the trace's size.
+COUNT_ROWS = 1 << 16
+
+
+def heat_map_blocks(blocks: int, warps_per_block: int) -> int:
+    """How many of a grid's first blocks the heat map draws: all of them when the grid has at
+    most HEAT_MAP_WARPS warps."""
+    return max(1, min(int(blocks), HEAT_MAP_WARPS // max(1, int(warps_per_block))))
+
+
 def mask_bits(m: np.ndarray) -> np.ndarray:
-    """(n,) uint32 lane masks -> (n, 32) bool."""
-    return ((m.astype(np.uint32)[:, None] >> LANE_BITS) & 1).astype(bool)
+    """(n,) uint32 lane masks -> (n, 32) bool (lane k = bit k)."""
+    return lane_bits(m)
 
 
 @dataclass
@@ -97,6 +110,7 @@ class TraceInstrStats:
 class TraceAnalysis:
     trace: Trace
     stats: list[TraceInstrStats]
+    _values: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def metrics(self) -> dict[str, int]:
@@ -152,20 +166,33 @@ class TraceAnalysis:
             out.append(d)
         return out
 
-    def per_warp(self, instr: int | None = None) -> np.ndarray:
-        """Wavefronts + sectors per (block, warp) of the launch, summed over the recorded
-        executions of one static instruction (or of all): the heat map's data. Blocks and
-        warps that were not recorded are 0."""
-        launch = self.trace.header["launch"]
-        nb = int(np.prod(launch["grid"]))
-        nw = -(-int(np.prod(launch["block"])) // 32)
-        out = np.zeros((nb, nw), np.int64)
-        keep = self.trace.flags == 0
-        for s in self.stats if instr is None else [self.stats[instr]]:
-            rows = np.flatnonzero((self.trace.instr == s.instr["id"]) & keep)
-            np.add.at(out, (self.trace.block[rows].astype(np.int64), self.trace.warp[rows].astype(np.int64)),
-                      s.per_record)
-        return out
+    def record_values(self) -> np.ndarray:
+        """Wavefronts + sectors of every record (0 for a skip record), in file order."""
+        if self._values is None:
+            vals = np.zeros(self.trace.records, np.int64)
+            rows = _rows_by_instruction(self.trace)
+            for k, s in enumerate(self.stats):
+                r = rows[k]
+                vals[r[self.trace.flags[r] == 0]] = s.per_record
+            self._values = vals
+        return self._values
+
+    def per_warp(self, instr: int | None = None, blocks: int | None = None) -> np.ndarray:
+        """Wavefronts + sectors per (block, warp) of the launch's first ``blocks`` blocks
+        (default: as many as the heat map draws, ``heat_map_blocks``: the whole grid unless it
+        has more than HEAT_MAP_WARPS warps), summed over the recorded executions of one static
+        instruction (or of all): the heat map's data. Blocks and warps that were not recorded
+        are 0. Its size is bounded whatever grid the header names."""
+        t = self.trace
+        nw = t.warps_per_block
+        nb = heat_map_blocks(t.blocks, nw) if blocks is None else min(int(blocks), t.blocks)
+        vals = self.record_values()
+        keep = t.block < nb
+        if instr is not None:
+            keep &= t.instr == self.stats[instr].instr["id"]
+        key = t.block[keep].astype(np.int64) * nw + t.warp[keep].astype(np.int64)
+        out = np.bincount(key, weights=vals[keep], minlength=nb * nw) if key.size else np.zeros(nb * nw)
+        return np.rint(out).astype(np.int64).reshape(nb, nw)
 
     def per_line(self) -> list[dict]:
         """Figures summed per source line, worst (most wavefronts + sectors beyond ideal) first."""
@@ -213,58 +240,45 @@ def _ldgsts_sites(trace: Trace) -> dict[int, tuple[bool, int]]:
     if not sass:
         return {}
     fields = MemInstr.__dataclass_fields__
-    try:
-        instrs = [MemInstr(**{k: ins[k] for k in fields}) for ins in trace.instructions]
-    except (KeyError, TypeError):       # a header without the full instruction table: nothing assumed
-        return {}
+    # a checked header (tracefile.check_header) has every field of every entry (defaults filled in)
+    instrs = [MemInstr(**{k: ins[k] for k in fields}) for ins in trace.instructions]
     return sass_ldgsts(sass, instrs) or {}
 
 
-def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
-    sites = _ldgsts_sites(trace) if any(i["kind"] == "cp.async" for i in trace.instructions) else {}
+def _rows_by_instruction(trace: Trace) -> list[np.ndarray]:
+    """The record rows of each static instruction (file order within each)."""
     order = np.argsort(trace.instr, kind="stable")
-    ids = trace.instr[order]
-    bounds = np.searchsorted(ids, np.arange(len(trace.instructions) + 1))
+    bounds = np.searchsorted(trace.instr[order], np.arange(len(trace.instructions) + 1))
+    return [order[bounds[k]:bounds[k + 1]] for k in range(len(trace.instructions))]
+
+
+def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
+    """Every static instruction's figures (see the module docstring). The records are
+    counted ``COUNT_ROWS`` at a time, so what this allocates beyond the trace is bounded;
+    the work is bounded by what ``tracefile.load`` takes on (``MAX_RECORDS`` records of 32
+    lanes, ``MAX_INSTRUCTIONS`` static instructions)."""
+    sites = _ldgsts_sites(trace) if any(i["kind"] == "cp.async" for i in trace.instructions) else {}
+    by_instr = _rows_by_instruction(trace)
     stats = []
+    n_instr = len(trace.instructions)
     for k, ins in enumerate(trace.instructions):
         if cancel is not None and cancel():
             from ..engine import Cancelled
 
             raise Cancelled()
-        rows = order[bounds[k]:bounds[k + 1]]
+        rows = by_instr[k]
         skip = rows[trace.flags[rows] != 0]
         rows = rows[trace.flags[rows] == 0]
         st = TraceInstrStats(ins, executed=int(rows.size), skipped_warps=int(skip.size))
         st.per_record = np.zeros(rows.size, np.int32)
-        if rows.size:
-            addr = trace.addresses(rows)
-            pred = mask_bits(trace.pred[rows])
-            if ins["kind"] in ("ldmatrix", "stmatrix"):
-                # .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
-                pred[:, matrix_lanes(ins["opcode"]):] = False
-            sh = pred & mask_bits(trace.shared[rows])
-            gl = pred & mask_bits(trace.global_[rows])
-            width = int(ins["width"])
-            is_load = ins["op"] == "load"
-            counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
-            counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
-            if counts_shared and (ins["space"] == "shared" or sh.any()):
-                p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
-                st.wavefronts, st.phases = int(p.sum()), int(s.sum())
-                st.shared_lanes = int(a.sum())
-                # an explicit LDS/STS counts for every warp that executes it, even with all
-                # lanes predicated off; a generic LD/ST or an LDSM is not an LDS/STS
-                st.shared_instructions = int(rows.size) if ins["kind"] in ("load", "store") \
-                    and ins["space"] == "shared" else 0
-                st.per_record += p[:, 0]
-            if counts_global and (ins["space"] == "global" or gl.any()):
-                p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
-                st.sectors, st.lines = int(p.sum()), int(s.sum())
-                st.global_lanes = int(a.sum())
-                st.requests = int((a > 0).sum())
-                st.per_record += p[:, 0]
-            st.active_lanes = int(pred.sum())
-            st.warp_instructions = int(rows.size) if ins["space"] == "shared" else int((pred.any(axis=1)).sum())
+        for lo in range(0, rows.size, COUNT_ROWS):
+            _count_rows(trace, ins, rows[lo:lo + COUNT_ROWS], st, lo)
+        if rows.size and ins["kind"] in ("load", "store") and ins["space"] == "shared":
+            # an explicit LDS/STS counts for every warp that executes it, even with all lanes
+            # predicated off; a generic LD/ST or an LDSM is not an LDS/STS
+            st.shared_instructions = int(rows.size)
+        if ins["space"] == "shared":
+            st.warp_instructions = int(rows.size)
         if skip.size and ins.get("sass_predicated") is True:
             # ptxas predicated it: the warps that branched around it in the PTX execute it
             # with no lane on, and Nsight Compute counts them (no wavefront)
@@ -280,8 +294,43 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
             st.shared_instructions += st.never_true_lds
         stats.append(st)
         if progress is not None:
-            progress((k + 1) / max(1, len(trace.instructions)), f"instruction {k + 1} of {len(trace.instructions)}")
+            progress((k + 1) / max(1, n_instr), f"instruction {k + 1} of {n_instr}")
     return TraceAnalysis(trace, stats)
+
+
+def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, at: int) -> None:
+    """Add the figures of some executed records of one static instruction to ``st``
+    (``st.per_record[at:]`` gets theirs): the engine's own counting functions, one warp per row."""
+    if not rows.size:
+        return
+    addr = trace.addresses(rows)
+    pred = mask_bits(trace.pred[rows])
+    if ins["kind"] in ("ldmatrix", "stmatrix"):
+        # .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
+        pred[:, matrix_lanes(ins["opcode"]):] = False
+    sh = pred & mask_bits(trace.shared[rows])
+    gl = pred & mask_bits(trace.global_[rows])
+    width = int(ins["width"])
+    is_load = ins["op"] == "load"
+    counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
+    counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
+    mine = st.per_record[at:at + rows.size]
+    if counts_shared and (ins["space"] == "shared" or sh.any()):
+        p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
+        st.wavefronts += int(p.sum())
+        st.phases += int(s.sum())
+        st.shared_lanes += int(a.sum())
+        mine += p[:, 0]
+    if counts_global and (ins["space"] == "global" or gl.any()):
+        p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
+        st.sectors += int(p.sum())
+        st.lines += int(s.sum())
+        st.global_lanes += int(a.sum())
+        st.requests += int((a > 0).sum())
+        mine += p[:, 0]
+    st.active_lanes += int(pred.sum())
+    if ins["space"] != "shared":
+        st.warp_instructions += int(pred.any(axis=1).sum())
 
 
 # ---------------------------------------------------------------------------- reports
@@ -342,8 +391,7 @@ def to_json(an: TraceAnalysis) -> dict:
 
     h = an.trace.header
     launch = h["launch"]
-    blocks = launch["grid"][0] * launch["grid"][1] * launch["grid"][2]
-    tpb = launch["block"][0] * launch["block"][1] * launch["block"][2]
+    blocks, tpb = an.trace.blocks, an.trace.threads_per_block
     return {
         "scenario": h.get("title", h.get("kernel", "")),
         "name": h.get("name", ""),
@@ -399,4 +447,5 @@ def to_table(an: TraceAnalysis) -> str:
     return "\n".join(out)
 
 
-__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "explain_trace"]
+__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "explain_trace", "heat_map_blocks",
+           "HEAT_MAP_WARPS", "COUNT_ROWS"]

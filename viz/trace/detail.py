@@ -81,7 +81,7 @@ def trace_scenario(trace: Trace) -> Scenario:
     """A scenario-shaped frame for the painter: the trace's launch, one array and one access
     per static instruction (no expressions: the addresses are recorded)."""
     h = trace.header
-    launch = Launch(tuple(int(x) for x in h["launch"]["block"]), tuple(int(x) for x in h["launch"]["grid"]))
+    launch = Launch(trace.block_dim, trace.grid_dim)
     none = Swizzle("none", "none", None)
     arrays, accesses = [], []
     for ins in trace.instructions:

@@ -347,7 +347,8 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         header["events"] = [dict(e.as_dict(), file=_rel(e.file, launch.path.parent),
                                  executed=int((rows[is_event, 0] == e.id).sum())) for e in events]
         rows, addr = rows[~is_event], addr[~is_event]
-    trace = tracefile.from_records(header, rows, addr)
+    # the rows come from a buffer the kernel could have written over: checked as a file is
+    trace = tracefile.check(tracefile.from_records(header, rows, addr), out)
     tracefile.save(trace, out)
     trace.path = out
     stage("analyse")
