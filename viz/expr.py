@@ -62,7 +62,7 @@ class ExprError(WarpvizError, ValueError):
         if self.text and self.column:
             msg += tr(" in `{excerpt}`", excerpt=_excerpt(self.text, self.column))
         if self.fix:
-            msg += f"{sep('. ')}{self.fix}"
+            msg += f"{sep('. ')}{self.fix[:1].upper()}{self.fix[1:]}"
         return msg
 
 

@@ -345,12 +345,17 @@ def read_text(path: Path) -> str:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except (OSError, ValueError) as err:
         raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
+    try:
+        st = os.fstat(fd)
+    except OSError as err:
+        os.close(fd)
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise ScenarioError(str(path), "", tr("is not a regular file"),
+                            tr("give a scenario file (.toml), not a folder, a pipe or a device"))
     with os.fdopen(fd, "rb") as f:
         try:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise ScenarioError(str(path), "", tr("is not a regular file"),
-                                    tr("give a scenario file (.toml), not a folder, a pipe or a device"))
             if st.st_size > MAX_TEXT_BYTES:
                 raise ScenarioError(str(path), "", tr("is {size}, larger than the {max} a scenario may be",
                                                       size=size_text(st.st_size), max=size_text(MAX_TEXT_BYTES)),
@@ -743,7 +748,7 @@ class _Builder:
             close = difflib.get_close_matches(n, list(scope), n=1)
             hint = tr("did you mean {close}?", close=close[0]) if close else tr("only params (and outer loop "
                                                                                 "variables) may be used here")
-            self.fail(section, f"{where}{sep(': ')}" + tr("unknown name {n!r} in `{text}`", n=n, text=text), hint,
+            self.fail(section, f"{where}{sep(': ')}" + tr("unknown name {n!r} in `{text}`", n=n, text=_short(text)), hint,
                       key=key)
         try:
             return evaluate_exact(tree, scope)
@@ -984,7 +989,7 @@ class _Builder:
         when = None
         when_text = raw.get("when")
         if when_text is not None:
-            when = self.expr(when_text, f"when = \"{when_text}\"", where, key="when")
+            when = self.expr(when_text, f"when = \"{_short(str(when_text))}\"", where, key="when")
             self.check_names(when, scope, where, "when", when_text)
         if matrix is not None:
             self.check_matrix(matrix, arr, ax.field, when_text, where)
@@ -1031,7 +1036,8 @@ class _Builder:
             hint = tr("did you mean {close}?", close=close[0]) if close else \
                 tr("names are threadIdx.x, blockIdx.x, blockDim.x, gridDim.x (.y .z), tid, lane, warp, the "
                    "params and the loop variables")
-            self.fail(where, tr("unknown name {n!r} in {key} = \"{text}\"", n=n, key=key, text=text), hint, key=key)
+            self.fail(where, tr("unknown name {n!r} in {key} = \"{text}\"", n=n, key=key, text=_short(text)), hint,
+                      key=key)
 
     def build_loops(self, raw: Any, where: str, k: int) -> tuple[Loop, ...]:
         if raw is None:
@@ -1052,7 +1058,8 @@ class _Builder:
                 self.fail(where, tr("loop {var} = {spec!r} must be \"start:stop\" or \"start:stop:step\"", var=var,
                                     spec=raw.get(var)),
                           tr("e.g. {example}", example='for = { j = "0:32:8" }'), key="for")
-            nodes = [self.expr(p, tr("loop {var} = \"{spec}\"", var=var, spec=spec), where, key="for") for p in pieces]
+            nodes = [self.expr(p, tr("loop {var} = \"{spec}\"", var=var, spec=_short(spec)), where, key="for")
+                     for p in pieces]
             if len(nodes) == 2:
                 nodes.append(parse("1"))
             scope = _Scope(self.params, {lp.var for lp in loops})

@@ -65,15 +65,20 @@ LAUNCH_FORMS = {**{n: "T" for n in _THREAD_NAMES}, **{n: "B" for n in _BLOCK_NAM
 @dataclass(frozen=True)
 class Work:
     """An analysis' estimated cost: ``total`` lane operations of ``instructions`` warp
-    instructions (per thread) over ``blocks`` blocks."""
+    instructions (per thread) over ``blocks`` blocks; of it, at most ``counted`` lanes go
+    through the counting functions and ``chunks`` chunks are evaluated (the tests hold the
+    engine to these bounds)."""
 
     total: int
     instructions: int
     blocks: int
+    counted: int = 0
+    chunks: int = 0
 
 
-def _access_cost(sc, a, blocks: int) -> int:
-    """Lane operations of one warp instruction of access ``a`` over ``blocks`` blocks."""
+def _access_cost(sc, a, blocks: int) -> tuple[int, int, int]:
+    """(lane operations, lanes counted, chunks evaluated) of one warp instruction of access
+    ``a`` over ``blocks`` blocks."""
     launch = sc.launch
     nt, nw = launch.threads_per_block, launch.warps_per_block
     per_chunk = max(1, CHUNK_THREADS // nt)
@@ -89,7 +94,7 @@ def _access_cost(sc, a, blocks: int) -> int:
     if a.op in ("cp.async", "atomic", "tma.load"):        # the kinds (viz.kinds): counted lane by lane
         extra = blocks * BOX_ROW * a.option("box", (0, 0))[0] if a.op == "tma.load" else 0
         sides = 2 if a.source is not None else 1
-        return base + sides * lanes * (COUNT + nodes) + extra
+        return base + sides * lanes * (COUNT + nodes) + extra, sides * lanes, sides * chunks
     forms = dict(LAUNCH_FORMS)
     index_forms = [lane_form(t, forms) for t in a.indices]
     forms["col"] = index_forms[-1]
@@ -101,10 +106,10 @@ def _access_cost(sc, a, blocks: int) -> int:
     else:
         mask = "T" if a.matrix is not None else "C"
     if blocks > 1 and elem != "F" and mask in ("C", "B", "T"):      # the residue shortcut
-        counted = min(blocks, 2 * CLASS_MODULUS * chunks) * nt
+        counted = min(blocks, 2 * CLASS_MODULUS * chunks) * nt     # one block per residue (and mask) per chunk
         node_lanes = lanes if any(may_fault(t) for t in trees) else blocks + nt * chunks
-        return base + counted * COUNT + node_lanes * nodes
-    return base + lanes * (COUNT + nodes)
+        return base + counted * COUNT + node_lanes * nodes, counted, chunks
+    return base + lanes * (COUNT + nodes), lanes, chunks
 
 
 def instruction_counts(sc) -> list[int]:
@@ -119,8 +124,11 @@ def estimate(sc, blocks: int | None = None, counts: list[int] | None = None) -> 
     ``counts``: ``instruction_counts(sc)`` if known)."""
     nblocks = sc.launch.blocks if blocks is None else blocks
     counts = instruction_counts(sc) if counts is None else counts
-    total = sum(n * _access_cost(sc, a, nblocks) for a, n in zip(sc.accesses, counts))
-    return Work(total, sum(counts), nblocks)
+    total = counted = chunks = 0
+    for a, n in zip(sc.accesses, counts):
+        cost, lanes, evaluated = _access_cost(sc, a, nblocks)
+        total, counted, chunks = total + n * cost, counted + n * lanes, chunks + n * evaluated
+    return Work(total, sum(counts), nblocks, counted, chunks)
 
 
 def blocks_within(sc, budget: int = MAX_WORK, counts: list[int] | None = None) -> int:
