@@ -140,9 +140,12 @@ class Analysis:
         """Figures per [[access]] of the file, summed over its loop points and parts."""
         sc = self.scenario
         out = []
+        by_access: dict[int, list[InstrStats]] = {}
+        for s in self.stats:                  # one pass: a scan per access was quadratic in the accesses
+            by_access.setdefault(s.instruction.access, []).append(s)
         for a in sc.accesses:
             arr = sc.array(a.array)
-            rows = [s for s in self.stats if s.instruction.access == a.index]
+            rows = by_access.get(a.index, [])
             inst = sum(s.warp_instructions for s in rows)
             d = {
                 "index": a.index, "op": a.op, "array": a.array, "at": a.text, "when": a.when_text or "",
