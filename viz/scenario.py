@@ -307,6 +307,13 @@ def _exists(p: Path) -> bool:
         return False
 
 
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except (OSError, ValueError):       # a name too long for the system, a NUL byte
+        return False
+
+
 def resolve(file_or_name: str) -> Path:
     """A path to a file, or a built-in's name; raises ScenarioError if neither exists."""
     if not isinstance(file_or_name, (str, Path)):
@@ -446,14 +453,14 @@ def compare_path(compare: str, source: str = "") -> Path | None:
     if not compare:
         return None
     here = Path(source)
-    folder = here.parent if here.is_file() else None
+    folder = here.parent if _is_file(here) else None
     if folder is not None:
         for cand in (folder / compare, folder / f"{compare}.toml"):
-            if cand.suffix == ".toml" and cand.is_file() and cand.resolve() != here.resolve():
+            if cand.suffix == ".toml" and _is_file(cand) and cand.resolve() != here.resolve():
                 return cand
     if not _looks_like_path(compare):
         builtin = assets.scenario_dir() / f"{compare}.toml"
-        if builtin.is_file():
+        if _is_file(builtin):
             return builtin
     return None
 
@@ -463,7 +470,7 @@ def compare_in_text(text: str, source: str = "") -> Path | None:
     in an error still has its fixed version to compare with); None if it names none."""
     try:
         value = tomllib.loads(text).get("compare")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
     return compare_path(value.strip(), source) if isinstance(value, str) else None
 
@@ -665,11 +672,11 @@ class _Builder:
                                                             "or leave the key out"), key="compare")
         here = Path(self.source)
         target = compare_path(text, self.source)
-        if target is not None and (target.resolve() == here.resolve() if here.is_file() else text == self.name):
+        if target is not None and (target.resolve() == here.resolve() if _is_file(here) else text == self.name):
             self.fail("compare", tr("compare = \"{text}\" names this scenario itself", text=text),
                       tr("name another scenario, e.g. the fixed or the broken version of this one"), key="compare")
         if target is None:
-            if _looks_like_path(text) and not here.is_file():
+            if _looks_like_path(text) and not _is_file(here):
                 return text  # text without a file (e.g. pasted): a relative path cannot be checked here
             if _looks_like_path(text):
                 self.fail("compare", tr("compare = \"{text}\": there is no such file next to {name} "
