@@ -18,6 +18,13 @@ from viz.errors import WarpvizError
 from viz.export import ExportError
 from viz.scenario import ScenarioError
 
+@pytest.fixture(autouse=True, scope="module")
+def _app(qapp):
+    """pytest-qt's QApplication before any picture is drawn (a bare QGuiApplication would break the
+    app's tests that run after these in the same process)."""
+    return qapp
+
+
 SC = api.scenario("transpose-tile")
 LD = api.scenario("ldmatrix-x4-tile")
 CUTE = api.scenario("cute-sw128-tile")
