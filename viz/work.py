@@ -28,17 +28,25 @@ MAX_WORK = 2_000_000_000  # lane operations one analysis may take (about 7 s her
 CHUNK = 150_000           # the fixed cost of one chunk of one instruction (Python and numpy calls)
 COUNT = 25                # counting one lane: banks or sectors, bounds, alignment
 CELL = 4                  # one (block, warp) entry of an instruction's per-warp results
-REV = 64                  # a rev() is a loop over the bits: one node of it costs this much per lane
+REV_BIT = 16              # rev(x, bits) loops over the bits, about 7 whole-grid operations (12 ns a lane) each
 BOX_ROW = 4               # tma.load: one row of the box, per block
 
 _FAULTING = ("/", "%", "<<", ">>")
 
 
 def node_cost(tree: Node | None) -> int:
-    """Lane operations per lane to evaluate ``tree`` (each node 1, a rev() ``REV``)."""
+    """Lane operations per lane to evaluate ``tree``: each node 1, a rev() ``REV_BIT`` per bit
+    (its width if a literal, else the most, 62)."""
     if tree is None:
         return 0
-    return sum(REV if isinstance(n, Call) and n.func == "rev" else 1 for n in walk(tree))
+    cost = 0
+    for n in walk(tree):
+        if isinstance(n, Call) and n.func == "rev":
+            bits = n.args[1].value if isinstance(n.args[1], Num) and 0 <= n.args[1].value <= 62 else 62
+            cost += 1 + REV_BIT * bits
+        else:
+            cost += 1
+    return cost
 
 
 def may_fault(tree: Node | None) -> bool:
