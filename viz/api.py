@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import base64
 import html
-from collections import ChainMap
 import json
 import math
 import numbers
 import os
 import tempfile
+from collections import ChainMap
 from pathlib import Path
 from typing import Any, Mapping
 

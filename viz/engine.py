@@ -30,7 +30,7 @@ from .kinds.analyze import analyze_kind, kind_figures
 from .kinds import ldmatrix as matrix_kind
 from .lanes import Constants, Evaluator, Fault, Lanes, Space
 from .scenario import KIND_OPS, Access, Array, Instruction, Scenario, ScenarioError, check_work
-from .work import CHUNK_THREADS, CLASS_MODULUS  # threads at once on the full path; 32 banks x 4 B
+from .work import CHUNK_THREADS, CLASS_MODULUS, MAX_WORK  # threads at once on the full path; 32 banks x 4 B
 
 SHARED_METRICS = {
     "load": ("smsp__inst_executed_op_shared_ld.sum",
@@ -481,11 +481,13 @@ def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool 
 
 
 def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = None,
-            cancel: Callable[[], bool] | None = None, shortcuts: bool = True) -> Analysis:
+            cancel: Callable[[], bool] | None = None, shortcuts: bool = True,
+            max_work: int = MAX_WORK) -> Analysis:
     """Analyse every warp instruction of the launch (see module docstring). A scenario whose
-    analysis would exceed the work bound (``viz.work``) is a ScenarioError before any of it runs
-    (``loads`` refuses such a file already; this catches one changed with ``replace``)."""
-    check_work(scenario)
+    analysis would exceed ``max_work`` lane operations (``viz.work``) is a ScenarioError before
+    any of it runs (``loads`` refuses such a file already; this catches one changed with
+    ``replace``, such as a timing run's scaled launch)."""
+    check_work(scenario, max_work)
     launch = scenario.launch
     nt = launch.threads_per_block
     nw = launch.warps_per_block

@@ -11,10 +11,10 @@ import bisect
 import difflib
 import math
 import os
-import stat
-from collections import ChainMap
 import re
+import stat
 import tomllib
+from collections import ChainMap
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -33,6 +33,7 @@ from .layout_text import AuthoredLayout, check as check_layout, fit, parse_layou
 from .types import ElemType, all_type_names, named_type, struct
 from .kinds import KIND_OPS   # format 3 access kinds cp.async, atomic, tma.load (viz.kinds)
 from .kinds.ldmatrix import OP_NAMES as MATRIX_OPS, MatrixOp, looks_like_matrix_op, parse_op as parse_matrix_op
+from .work import CHUNK as WORK_CHUNK, MAX_WORK
 
 FORMAT_VERSION = 3
 FORMAT_2_SWIZZLES = ("tma:", "Sw<", "Swizzle<")   # swizzles that came with format 2
@@ -43,8 +44,7 @@ MAX_BLOCK_DIM = (1024, 1024, 64)
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 MAX_SHARED_BYTES = 227 * 1024  # the most dynamic shared memory one block may use on H100
 MAX_LAUNCH_THREADS = 1 << 26   # what the analysis will take on (64 Mi threads)
-MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses
-from .work import CHUNK as WORK_CHUNK, MAX_WORK  # noqa: E402  (the analysis' work bound: viz.work)
+MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses (the work bound: viz.work)
 MAX_GPU_MEMORY = 192 * 2**30  # more global memory than any GPU has (H100 80 GB, H200 141 GB, B200 180 GB)
 MAX_ARRAY_BYTES = 2**52       # 4 PiB: the arrays of one space together, far past any GPU; keeps addresses in 64 bits
 MAX_TEXT_BYTES = 4 * 2**20    # a scenario file (the built-ins are 1 to 6 KiB)
@@ -1156,20 +1156,21 @@ def loop_points(scenario: Scenario, access: Access) -> list[dict[str, int]]:
     return b.loop_points(access.loops, access.label())
 
 
-def check_work(sc: Scenario) -> None:
-    """Refuse a scenario whose whole-launch analysis is more work than ``viz.work.MAX_WORK``
-    (a ScenarioError that names the grid, or the accesses, and the fix)."""
+def check_work(sc: Scenario, budget: int = MAX_WORK) -> None:
+    """Refuse a scenario whose whole-launch analysis is more work than ``budget`` lane operations
+    (``viz.work.MAX_WORK`` unless a caller with its own bound says otherwise): a ScenarioError
+    that names the grid, or the accesses, and the fix."""
     from .work import blocks_within, estimate, instruction_counts
 
     counts = instruction_counts(sc)
     work = estimate(sc, counts=counts)
-    if work.total <= MAX_WORK:
+    if work.total <= budget:
         return
     launch = sc.launch
     problem = tr("the analysis would take about {ops} lane operations ({n:,} warp instructions per thread, {blocks:,} "
                  "blocks of {threads:,} threads), more than the {max} warpviz takes on", ops=_big(work.total),
-                 n=work.instructions, blocks=launch.blocks, threads=launch.threads_per_block, max=_big(MAX_WORK))
-    fit = blocks_within(sc, counts=counts)
+                 n=work.instructions, blocks=launch.blocks, threads=launch.threads_per_block, max=_big(budget))
+    fit = blocks_within(sc, budget, counts=counts)
     if fit >= 1:
         grid = "[" + ", ".join(str(d) for d in _smaller_grid(launch.grid, fit)) + "]"
         fix = tr("analyse fewer blocks: at most {fit:,}, e.g. [launch] grid = {grid} (a regular pattern counts the "
