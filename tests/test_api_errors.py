@@ -95,7 +95,7 @@ def calls(draw):
     return name, args, kwargs
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls())
 def test_any_arguments_give_a_result_or_a_warpviz_error(call):
     name, args, kwargs = call

@@ -394,14 +394,14 @@ def _form(v: Lanes) -> str:
     return "T" if v.b.ndim == 0 else "S"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(expressions(["bx", "tx", "p", "q"]))
 def test_lane_form_is_the_form_the_evaluator_gives(text):
     value, _ = Evaluator(Space(NAMES, (3, 4))).evaluate(parse(text))
     assert lane_form(parse(text), FORMS) == _form(value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(expressions(["p", "q"]))
 def test_the_exact_constant_is_the_evaluators_value_or_a_clear_refusal(text):
     value, faults = Evaluator(Space(NAMES, (1, 1))).evaluate(parse(text))
