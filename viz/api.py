@@ -11,8 +11,14 @@ layout map or an animation without a window.
 
 Pictures are drawn by the app's painter through ``viz.export`` (the same code as
 ``warpviz export``); Qt is loaded only when a picture is drawn, never by importing this
-module. Bad input raises ``viz.scenario.ScenarioError``, ``viz.layout.LayoutError`` or
-``viz.export.ExportError``, each with the message the command line prints.
+module.
+
+Every error is a ``viz.errors.WarpvizError``, with the one-paragraph message the command
+line prints: ``viz.scenario.ScenarioError`` (a scenario that cannot be used),
+``viz.layout.LayoutError`` (a layout), ``viz.export.ExportError`` (a picture or video that
+cannot be made or written) and ``ApiError`` (an argument of the wrong type or out of range,
+checked before anything runs; also a ``ValueError``, and for an unknown metric in
+``Analysis[...]`` a ``KeyError``). ``except viz.errors.WarpvizError`` catches them all.
 """
 
 from __future__ import annotations
@@ -20,20 +26,157 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
+import numbers
 import os
 import tempfile
+from collections import ChainMap
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from . import export as _export
+from .errors import WarpvizError
 from .layout import LayoutError
 from .layout_text import LayoutMap, layout_map as _layout_map
 from .scenario import KIND_OPS, Scenario as _Model, ScenarioError, load, loads, with_params
 
 DEFAULT_SIZE = (1280, 720)          # a frame in a notebook (text scales with the picture)
 _NAMES = ("instruction", "block", "warp")   # the arguments' names in messages
+MAX_SCALE = 8.0                     # type scale of a picture (presentations use 1.3 to 2)
+MAX_FIELDS_DEPTH = 16               # nesting of a scenario's fields given as keywords
+MAX_EXTENT = 2**40                  # an extent of a layout map's shape (as a scenario's shape)
+
+
+class ApiError(WarpvizError, ValueError):
+    """A bad argument to a function of ``viz.api``: the function, the argument, what it must
+    be and an example. Raised before anything runs."""
+
+    def __init__(self, func: str, arg: str, problem: str, fix: str = ""):
+        self.func, self.arg, self.problem, self.fix = func, arg, problem, fix
+        text = f"{func}(): " + (f"{arg} {problem}" if arg else problem)
+        if fix:
+            text += f". {fix[:1].upper()}{fix[1:]}"
+        super().__init__(text if text.endswith(".") else text + ".")
+
+
+class UnknownMetric(ApiError, KeyError):
+    """``Analysis[name]`` for a name that is not one of the figures (also a ``KeyError``)."""
+
+    __str__ = Exception.__str__
+
+
+def _show(v: Any) -> str:
+    """An argument's value as a message shows it: its repr, cut short, and its type."""
+    try:
+        text = repr(v)
+    except Exception:        # noqa: BLE001  (a user's object whose repr fails)
+        text = "<?>"
+    text = text if len(text) <= 60 else text[:59] + "…"
+    return f"{text} ({type(v).__name__})"
+
+
+def _int(func: str, arg: str, v: Any, lo: int | None = None, hi: int | None = None) -> int:
+    """A whole number (a Python or numpy integer, not a bool) in ``lo..hi``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise ApiError(func, arg, f"must be a whole number, not {_show(v)}")
+    v = int(v)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        rng = f"{lo}..{hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None \
+            else f"at most {hi}"
+        raise ApiError(func, arg, f"is {v}, outside {rng}")
+    return v
+
+
+def _real(func: str, arg: str, v: Any, lo: float, hi: float) -> float:
+    """A finite number in ``lo..hi`` (lo excluded when it is 0)."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+        raise ApiError(func, arg, f"must be a finite number, not {_show(v)}")
+    x = float(v)
+    if not (lo < x if lo == 0 else lo <= x) or x > hi:
+        raise ApiError(func, arg, f"is {x:g}, outside {'(0' if lo == 0 else f'[{lo:g}'}, {hi:g}]")
+    return x
+
+
+def _str(func: str, arg: str, v: Any, none: bool = False) -> str | None:
+    if v is None and none:
+        return None
+    if not isinstance(v, str):
+        raise ApiError(func, arg, f"must be a string{' or None' if none else ''}, not {_show(v)}")
+    if "\x00" in v:
+        raise ApiError(func, arg, "contains a NUL character")
+    return v
+
+
+def _bool(func: str, arg: str, v: Any) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise ApiError(func, arg, f"must be True or False, not {_show(v)}")
+    return bool(v)
+
+
+def _size(func: str, v: Any, none: bool = False) -> tuple[int, int] | None:
+    """A picture's (width, height) in pixels, within what ``warpviz export --size`` takes."""
+    if v is None and none:
+        return None
+    if isinstance(v, str) or not isinstance(v, (tuple, list)) or len(v) != 2:
+        raise ApiError(func, "size", f"must be (width, height) in pixels, not {_show(v)}", "e.g. size=(1280, 720)")
+    w = _int(func, "size's width", v[0], _export.MIN_SIDE, _export.MAX_W)
+    h = _int(func, "size's height", v[1], _export.MIN_SIDE, _export.MAX_H)
+    return w, h
+
+
+def _choice(func: str, arg: str, v: Any, choices: tuple, none: bool = False):
+    if (v is None and none) or (isinstance(v, str) and v in choices):
+        return v
+    raise ApiError(func, arg, f"must be one of {', '.join(repr(c) for c in choices)}"
+                   f"{' or None' if none else ''}, not {_show(v)}")
+
+
+def _path(func: str, v: Any) -> Path:
+    """A file to write: a str or an os.PathLike naming one (as text)."""
+    try:
+        text = os.fspath(v) if isinstance(v, (str, os.PathLike)) else None
+    except TypeError:
+        text = None
+    if not isinstance(text, str):
+        raise ApiError(func, "path", f"must be a file name (str or pathlib.Path), not {_show(v)}",
+                       "e.g. \"frame.png\"")
+    if "\x00" in text or not text.strip():
+        raise ApiError(func, "path", f"{_show(text)} is not a file name", "e.g. \"frame.png\"")
+    return Path(text)
+
+
+def _theme(func: str, v: Any) -> str:
+    """A theme's name (which names exist is checked when the picture is drawn: that loads Qt)."""
+    return _str(func, "theme", v)
+
+
+def _scale(func: str, v: Any) -> float:
+    return _real(func, "scale", v, 0, MAX_SCALE)
+
+
+def _param_values(func: str, arg: str, values: Any) -> dict[str, str]:
+    """Param overrides (``set=``, ``with_params``): names to whole numbers or expression strings."""
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise ApiError(func, arg, f"must be a dict of param names to values, not {_show(values)}",
+                       "e.g. {\"PAD\": 1}")
+    out = {}
+    for k, v in values.items():
+        if not isinstance(k, str):
+            raise ApiError(func, arg, f"has the key {_show(k)}; param names are strings")
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, str)):
+            raise ApiError(func, f"{arg}[{k!r}]", f"must be a whole number or an expression string, not {_show(v)}")
+        out[k] = str(int(v)) if isinstance(v, numbers.Integral) else v
+    return out
+
+
+def _instance(func: str, arg: str, v: Any, cls: type, what: str):
+    if not isinstance(v, cls):
+        raise ApiError(func, arg, f"must be {what}, not {_show(v)}")
+    return v
 
 
 # ---------------------------------------------------------------------------- building
@@ -50,15 +193,23 @@ def scenario(name_or_path: str | os.PathLike | None = None, *, toml: str | None 
 
     ``block`` and ``grid`` may be given directly (they go into ``[launch]``). ``set``
     overrides params, as ``--set`` does."""
-    overrides = {k: str(v) for k, v in (set or {}).items()}
+    overrides = _param_values("scenario", "set", set)
     given = [x is not None for x in (name_or_path, toml, file)] + [bool(fields)]
     if sum(given) != 1:
-        raise ValueError("give one of: a built-in name or file, toml=TEXT, file=PATH, or the scenario's "
-                         "fields as keywords (block=, grid=, arrays=, access=, ...)")
+        raise ApiError("scenario", "", "give one of: a built-in name or file, toml=TEXT, file=PATH, or the "
+                       "scenario's fields as keywords (block=, grid=, arrays=, access=, ...)")
     if toml is not None:
-        return Scenario(loads(toml, source="<toml>", overrides=overrides))
+        return Scenario(loads(_str("scenario", "toml", toml), source="<toml>", overrides=overrides))
     if name_or_path is not None or file is not None:
-        return Scenario(load(str(name_or_path if name_or_path is not None else file), overrides))
+        arg, where = ("name_or_path", name_or_path) if name_or_path is not None else ("file", file)
+        if not isinstance(where, (str, os.PathLike)):
+            raise ApiError("scenario", arg, f"must be a built-in's name or a file's path, not {_show(where)}",
+                           "e.g. api.scenario(\"transpose-tile\")")
+        try:
+            name = os.fspath(where)
+        except TypeError:
+            name = None
+        return Scenario(load(_str("scenario", arg, name), overrides))
     return Scenario(loads(to_toml(fields), source="<keywords>", overrides=overrides))
 
 
@@ -66,30 +217,54 @@ def to_toml(fields: Mapping[str, Any]) -> str:
     """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomli-w)."""
     import tomli_w
 
-    data = {k: _plain(v) for k, v in fields.items()}
-    launch = dict(data.pop("launch", {}) or {})
+    if not isinstance(fields, Mapping):
+        raise ApiError("to_toml", "fields", f"must be a dict of the scenario's tables, not {_show(fields)}",
+                       "e.g. {\"block\": [32], \"grid\": [1], \"arrays\": {...}, \"access\": [...]}")
+    data = {}
+    for k, v in fields.items():
+        if not isinstance(k, str):
+            raise ApiError("to_toml", "fields", f"has the key {_show(k)}; a scenario's keys are strings")
+        data[k] = _plain(v, k)
+    launch = data.pop("launch", {}) or {}
+    if not isinstance(launch, dict):
+        raise ApiError("scenario", "launch", f"must be a dict with block and grid, not {_show(launch)}",
+                       "e.g. launch={\"block\": [32], \"grid\": [1]}")
+    launch = dict(launch)
     for k in ("block", "grid"):
         if k in data:
             launch[k] = data.pop(k)
     if launch:
         data["launch"] = launch
-    for name, spec in (data.get("arrays") or {}).items():
+    arrays = data.get("arrays") or {}
+    if not isinstance(arrays, dict):
+        raise ApiError("scenario", "arrays", f"must be a dict of array names to their fields, not {_show(arrays)}",
+                       "e.g. arrays={\"src\": {\"type\": \"float\", \"shape\": [1024]}}")
+    for name, spec in arrays.items():
         if not isinstance(spec, dict):
-            raise ValueError(f"arrays[{name!r}] must be a dict of the array's fields (space, type, shape, ...)")
+            raise ApiError("scenario", f"arrays[{name!r}]", "must be a dict of the array's fields (space, type, "
+                           f"shape, ...), not {_show(spec)}")
     access = data.get("access", [])
     if isinstance(access, dict):
         data["access"] = access = [access]
-    if not all(isinstance(a, dict) for a in access):
-        raise ValueError("each access must be a dict like {'op': 'load', 'at': 'src[threadIdx.x]'}")
+    if not isinstance(access, list) or not all(isinstance(a, dict) for a in access):
+        raise ApiError("scenario", "access", "must be a dict or a list of dicts like {'op': 'load', 'at': "
+                       f"'src[threadIdx.x]'}}, not {_show(access)}")
     if "format" not in data and any(a.get("op") in KIND_OPS for a in access):
         data["format"] = 3          # cp.async, atomic, tma.load (viz.kinds)
-    if "format" not in data and _needs_format_2(data.get("arrays") or {}):
+    if "format" not in data and _needs_format_2(arrays):
         data["format"] = 2
-    return tomli_w.dumps(data)
+    try:
+        return tomli_w.dumps(data)
+    except (TypeError, ValueError) as err:       # what TOML cannot write (tomli-w's own check)
+        raise ApiError("scenario", "the fields", f"cannot be written as TOML ({err})") from None
 
 
-def _plain(v: Any) -> Any:
-    """Numbers, strings, lists and dicts only (numpy scalars become Python's)."""
+def _plain(v: Any, where: str, depth: int = 0) -> Any:
+    """Numbers, strings, lists and dicts only (numpy scalars become Python's), nested at
+    most MAX_FIELDS_DEPTH deep."""
+    if depth > MAX_FIELDS_DEPTH:
+        raise ApiError("scenario", where, f"is nested more than {MAX_FIELDS_DEPTH} levels deep",
+                       "a scenario's tables nest a few levels at most")
     if isinstance(v, (bool, str)):
         return v
     if isinstance(v, (int, np.integer)):
@@ -97,11 +272,16 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (float, np.floating)):
         return float(v)
     if isinstance(v, Mapping):
-        return {str(k): _plain(x) for k, x in v.items()}
+        out = {}
+        for k, x in v.items():
+            if not isinstance(k, (str, int)) or isinstance(k, bool):
+                raise ApiError("scenario", where, f"has the key {_show(k)}; keys are strings")
+            out[str(k)] = _plain(x, f"{where}[{str(k)!r}]", depth + 1)
+        return out
     if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    raise ValueError(f"{v!r} ({type(v).__name__}) cannot be written in a scenario; use numbers, strings, "
-                     "lists and dicts")
+        return [_plain(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(v)]
+    raise ApiError("scenario", where, f"is {_show(v)}, which cannot be written in a scenario",
+                   "use numbers, strings, lists and dicts")
 
 
 def _needs_format_2(arrays: Mapping) -> bool:
@@ -120,8 +300,11 @@ class Picture:
     or SVG with ``prefer="svg"``), and ``save()``-s to .png or .svg."""
 
     def __init__(self, plan: _export.Plan, settings: _export.Settings, label: str, prefer: str = "png"):
-        if prefer not in ("png", "svg"):
-            raise ValueError(f"prefer must be 'png' or 'svg', not {prefer!r}")
+        _instance("Picture", "plan", plan, _export.Plan, "a viz.export.Plan (pictures come from frame() and "
+                  "layout_map())")
+        _instance("Picture", "settings", settings, _export.Settings, "a viz.export.Settings")
+        _str("Picture", "label", label)
+        _choice("Picture", "prefer", prefer, ("png", "svg"))
         self._plan, self._settings, self.label = plan, settings, label
         self.prefer = prefer
         self._cache: dict[str, bytes] = {}
@@ -132,12 +315,12 @@ class Picture:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the picture (.png or .svg; atomically, as every export)."""
-        path = Path(path)
-        kind = _export.output_kind(path)
+        path = _path("save", path)
+        kind = _output_kind(path)
         if kind not in ("png", "svg"):
             raise _export.ExportError(f"{path}: a picture is saved as .png or .svg")
         _export.check_settings(self._settings, kind)     # the theme's name (loads Qt: drawing does anyway)
-        return _export.write_plan(self._plan, path, self._settings).path
+        return _written(path, lambda: _export.write_plan(self._plan, path, self._settings).path)
 
     def _bytes(self, kind: str) -> bytes:
         if kind not in self._cache:
@@ -161,12 +344,37 @@ class Picture:
         return f"<warpviz picture {self.label} {self.size[0]}x{self.size[1]}>"
 
 
+def _output_kind(path: Path) -> str:
+    try:
+        return _export.output_kind(path)
+    except OSError as err:           # a name the system refuses (too long)
+        raise _export.ExportError(f"{_short_path(path)}: cannot be written ({err.strerror or err})") from None
+
+
+def _short_path(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _written(path: Path, write):
+    """``write()``, with a failure of the system (permissions, a full disk, a name too long) as
+    an ExportError naming the file."""
+    try:
+        return write()
+    except OSError as err:
+        raise _export.ExportError(f"{_short_path(path)}: cannot be written ({err.strerror or err}). Check the "
+                                  "folder exists and can be written") from None
+
+
 class Layout(Picture):
     """A layout's logical-to-physical map (``print_layout``-style, coloured by bank).
     ``offsets`` and ``banks`` are numpy arrays (rows x cols); ``repr`` is CuTe's table."""
 
     def __init__(self, m: LayoutMap, size: tuple[int, int] | None = None, theme: str = "light",
                  scale: float = 1.0, prefer: str | None = None):
+        _instance("Layout", "m", m, LayoutMap, "a viz.layout_text.LayoutMap (use api.layout_map)")
+        size, theme, scale = _size("Layout", size, none=True), _theme("Layout", theme), _scale("Layout", scale)
+        prefer = _choice("Layout", "prefer", prefer, ("png", "svg"), none=True)
         plan, settings = _export.layout_map_plan(m, size, theme, scale)
         # SVG (sharp at any zoom) for small maps; PNG where an SVG of every cell's text gets heavy.
         super().__init__(plan, settings, m.text, prefer or ("svg" if m.rows * m.cols <= 256 else "png"))
@@ -193,6 +401,11 @@ class Matrix(Picture):
 
     def __init__(self, m, size: tuple[int, int] | None = None, theme: str = "light", scale: float = 1.0,
                  prefer: str = "svg"):
+        from .kinds.ldmatrix import MatrixMap
+
+        _instance("Matrix", "m", m, MatrixMap, "a viz.kinds.ldmatrix.MatrixMap (use Scenario.matrix_map)")
+        size, theme, scale = _size("Matrix", size, none=True), _theme("Matrix", theme), _scale("Matrix", scale)
+        prefer = _choice("Matrix", "prefer", prefer, ("png", "svg"))
         plan, settings = _export.matrix_map_plan(m, size, theme, scale)
         super().__init__(plan, settings, f"{m.op.text} {m.title}", prefer)
         self.map = m
@@ -210,6 +423,15 @@ def layout_map(text: str, shape: tuple[int, ...] | None = None, type: str = "hal
     ``api.layout_map("SwizzledSharedLayout(8, 1, 8, [1, 0])", shape=(8, 64))``. ``type`` sets
     the element size (the banks). Without ``size`` the picture writes every number.
     ``prefer`` ("svg" or "png") is how it shows itself (default: SVG up to 256 cells)."""
+    _str("layout_map", "text", text)
+    if shape is not None:
+        if isinstance(shape, str) or not isinstance(shape, (tuple, list)) or not 1 <= len(shape) <= 2:
+            raise ApiError("layout_map", "shape", f"must be (rows, cols) or (n,), not {_show(shape)}",
+                           "e.g. shape=(8, 64)")
+        shape = tuple(_int("layout_map", "shape's extent", n, 1, MAX_EXTENT) for n in shape)
+    _str("layout_map", "type", type)
+    size, theme = _size("layout_map", size, none=True), _theme("layout_map", theme)
+    prefer = _choice("layout_map", "prefer", prefer, ("png", "svg"), none=True)
     return Layout(_layout_map(text, shape, type), size=size, theme=theme, prefer=prefer)
 
 
@@ -219,6 +441,12 @@ class Video:
 
     def __init__(self, sc: _Model, settings: _export.Settings, sel: _export.Selection,
                  compare: _Model | None = None, labels: tuple[str, str] | None = None):
+        _instance("Video", "sc", sc, _Model, "a viz.scenario.Scenario (use Scenario.animation)")
+        _instance("Video", "settings", settings, _export.Settings, "a viz.export.Settings")
+        _instance("Video", "sel", sel, _export.Selection, "a viz.export.Selection")
+        if compare is not None:
+            _instance("Video", "compare", compare, _Model, "a viz.scenario.Scenario or None")
+        labels = _labels("Video", labels)
         self._sc, self._settings, self._sel, self._compare, self._labels = sc, settings, sel, compare, labels
         plan = _export.make_plan(sc, settings, sel, compare, labels)      # checks the selection now
         self.pictures = len(plan.steps)
@@ -226,7 +454,11 @@ class Video:
         self._mp4: bytes | None = None
 
     def save(self, path: str | os.PathLike) -> Path:
-        return _export.export(self._sc, path, self._settings, self._sel, self._compare, self._labels).path
+        """Write the animation: .mp4, .webm or .gif (atomically, as every export)."""
+        path = _path("save", path)
+        _output_kind(path)
+        return _written(path, lambda: _export.export(self._sc, path, self._settings, self._sel, self._compare,
+                                                      self._labels).path)
 
     def mp4(self) -> bytes:
         if self._mp4 is None:
@@ -255,6 +487,9 @@ class Analysis:
         from .engine import analyze
         from .report import to_json, to_table
 
+        if isinstance(sc, Scenario):
+            sc = sc.model
+        _instance("Analysis", "sc", sc, _Model, "a scenario (use Scenario.analyze)")
         self._an = analyze(sc)
         self._json = to_json(self._an)
         self._table = to_table(self._an)
@@ -274,7 +509,11 @@ class Analysis:
         return self._table
 
     def __getitem__(self, metric: str) -> int:
-        return self._json["metrics"][metric]
+        try:
+            return self._json["metrics"][metric]
+        except (KeyError, TypeError):
+            raise UnknownMetric("Analysis", "[metric]", f"{_show(metric)} is not one of the figures",
+                                f"the figures are: {', '.join(self._json['metrics'])}") from None
 
     def __repr__(self) -> str:
         return self._table
@@ -283,11 +522,30 @@ class Analysis:
         return f"<pre>{html.escape(self._table)}</pre>"
 
 
+def _labels(func: str, labels: Any) -> tuple[str, str] | None:
+    if labels is None:
+        return None
+    if isinstance(labels, str) or not isinstance(labels, (tuple, list)) or len(labels) != 2 \
+            or not all(isinstance(x, str) for x in labels):
+        raise ApiError(func, "labels", f"must be two strings (left, right), not {_show(labels)}",
+                       "e.g. labels=(\"plain\", \"padded\")")
+    return labels[0], labels[1]
+
+
+def _spec(func: str, arg: str, v: Any, none: bool = False) -> str | None:
+    """A selection as ``warpviz export`` takes it: a number (1-based instruction) or its text."""
+    if v is None and none:
+        return None
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return str(int(v))
+    return _str(func, arg, v)
+
+
 class Scenario:
     """A loaded, validated scenario (``model`` is the ``viz.scenario.Scenario``)."""
 
     def __init__(self, model: _Model):
-        self.model = model
+        self.model = _instance("Scenario", "model", model, _Model, "a viz.scenario.Scenario (use api.scenario)")
 
     @property
     def title(self) -> str:
@@ -296,24 +554,42 @@ class Scenario:
     @property
     def instructions(self) -> int:
         """Warp instructions per warp (numbered from 1 on screen and in ``frame()``)."""
-        return len(self.model.instructions())
+        return len(self._instructions())
+
+    def _instructions(self):
+        if not hasattr(self, "_instrs"):
+            self._instrs = self.model.instructions()
+        return self._instrs
+
+    def _warp(self, func: str, block: Any, warp: Any) -> tuple[int, int]:
+        """A block and a warp of the launch (out of range: the ExportError `warpviz export` gives)."""
+        launch = self.model.launch
+        block, warp = _int(func, "block", block), _int(func, "warp", warp)
+        _export.parse_range(str(block), "block", 0, launch.blocks - 1)
+        _export.parse_range(str(warp), "warp", 0, launch.warps_per_block - 1)
+        return block, warp
 
     def with_params(self, **params: Any) -> "Scenario":
-        return Scenario(with_params(self.model, params))
+        return Scenario(with_params(self.model, _param_values("with_params", "params", params)))
 
     def analyze(self) -> Analysis:
         return Analysis(self.model)
 
-    def _settings(self, size, theme, scale, captions=True, **kw) -> _export.Settings:
-        return _export.Settings(size=tuple(size), theme=theme, scale=scale, captions=captions, **kw)
+    def _settings(self, func, size, theme, scale, captions=True, **kw) -> _export.Settings:
+        return _export.Settings(size=_size(func, size), theme=_theme(func, theme), scale=_scale(func, scale),
+                                captions=_bool(func, "captions", captions), **kw)
 
     def frame(self, instruction: int = 1, frame: int | str = "last", *, block: int = 0, warp: int = 0,
               size: tuple[int, int] = DEFAULT_SIZE, theme: str = "light", scale: float = 1.0,
               captions: bool = True, prefer: str = "png") -> Picture:
         """One frame of one warp instruction: ``instruction`` from 1 as on screen, ``frame``
         from 1, or ``first``, ``last`` (the summary) or a kind (``wavefront``...)."""
-        sel = _export.selection(self.model, str(instruction), str(block), str(warp), str(frame), names=_NAMES)
-        settings = self._settings(size, theme, scale, captions)
+        instruction = _spec("frame", "instruction", instruction)
+        frame = _spec("frame", "frame", frame)
+        block, warp = self._warp("frame", block, warp)
+        prefer = _choice("frame", "prefer", prefer, ("png", "svg"))
+        settings = self._settings("frame", size, theme, scale, captions)
+        sel = _export.selection(self.model, str(instruction), str(block), str(warp), frame, names=_NAMES)
         plan = _export.make_plan(self.model, settings, sel, still=True)
         plan = _export.Plan(plan.steps[:1], plan.fps, plan.labels)
         return Picture(plan, settings, f"{self.model.name or self.model.title}: instruction {instruction}, "
@@ -324,9 +600,10 @@ class Scenario:
         from .frames import frames as frames_of
         from .warp import warp_detail
 
-        if not 1 <= instruction <= self.instructions:
-            raise _export.ExportError(f"instruction {instruction} does not exist (1..{self.instructions})")
-        d = warp_detail(self.model, self.model.instructions()[instruction - 1], block, warp)
+        k, = _export.parse_range(str(_int("frames", "instruction", instruction)), "instruction", 0,
+                                 self.instructions - 1, base=1)
+        block, warp = self._warp("frames", block, warp)
+        d = warp_detail(self.model, self._instructions()[k], block, warp)
         return [f.caption for f in frames_of(d)]
 
     def animation(self, instructions: str | int = "all", frames: str | None = None, *, block: int = 0,
@@ -335,14 +612,24 @@ class Scenario:
                   compare: "Scenario | None" = None, labels: tuple[str, str] | None = None) -> Video:
         """The animation of some instructions (``"5-6"``, ``3`` or ``"all"``); ``compare`` puts
         a second scenario beside it, as ``warpviz export --compare`` does."""
-        sel = _export.selection(self.model, str(instructions), str(block), str(warp), frames, names=_NAMES)
-        settings = self._settings(size, theme, scale, fps=fps, hold=hold, title_card=title_card)
+        instructions = _spec("animation", "instructions", instructions)
+        frames = _spec("animation", "frames", frames, none=True)
+        block, warp = self._warp("animation", block, warp)
+        fps = _real("animation", "fps", fps, 1, 240)
+        hold = _real("animation", "hold", hold, 0, 600)
+        title_card = _bool("animation", "title_card", title_card)
+        if compare is not None:
+            _instance("animation", "compare", compare, Scenario, "another api.Scenario or None")
+        labels = _labels("animation", labels)
+        settings = self._settings("animation", size, theme, scale, fps=fps, hold=hold, title_card=title_card)
+        sel = _export.selection(self.model, instructions, str(block), str(warp), frames, names=_NAMES)
         return Video(self.model, settings, sel, compare.model if compare is not None else None, labels)
 
     def layout_map(self, array: str, *, size: tuple[int, int] | None = None, theme: str = "light",
                    prefer: str | None = None) -> Layout:
         """The map of one array's layout (any of them: pad, swizzle, CuTe or Triton)."""
-        return Layout(array_map(self.model, array), size=size, theme=theme, prefer=prefer)
+        return Layout(array_map(self.model, _str("layout_map", "array", array)), size=size, theme=theme,
+                      prefer=prefer)
 
     def matrix_map(self, instruction: int | None = None, *, block: int = 0, warp: int = 0,
                    size: tuple[int, int] | None = None, theme: str = "light", prefer: str = "svg") -> "Matrix":
@@ -351,7 +638,12 @@ class Scenario:
         from .kinds.ldmatrix import matrix_map
         from .warp import warp_detail
 
-        instrs = self.model.instructions()
+        instrs = self._instructions()
+        if instruction is not None:
+            instruction = _int("matrix_map", "instruction", instruction)
+        block, warp = self._warp("matrix_map", block, warp)
+        size, theme = _size("matrix_map", size, none=True), _theme("matrix_map", theme)
+        prefer = _choice("matrix_map", "prefer", prefer, ("png", "svg"))
         if instruction is None:
             pick = next((i for i in instrs if self.model.accesses[i.access].matrix is not None), None)
         else:
@@ -371,24 +663,27 @@ MAX_MAP_ELEMENTS = 1 << 14
 
 def array_map(sc: _Model, name: str) -> LayoutMap:
     """Where each element of array ``name`` lives: its layout evaluated on every (row, col)."""
-    from .lanes import Evaluator, Lanes, Space
+    from .lanes import Constants, Evaluator, Lanes, Space
 
+    if isinstance(sc, Scenario):
+        sc = sc.model
+    _instance("array_map", "sc", sc, _Model, "a scenario")
+    _str("array_map", "name", name)
     names = [a.name for a in sc.arrays]
     if name not in names:
         raise ScenarioError(sc.source, "", f"no array {name!r}", f"arrays: {', '.join(names)}")
     arr = sc.array(name)
-    n = int(np.prod(arr.shape))
+    n = math.prod(arr.shape)
     if n > MAX_MAP_ELEMENTS:
         raise ScenarioError(sc.source, f"arrays.{name}", f"{n:,} elements are too many for a map (at most "
                             f"{MAX_MAP_ELEMENTS:,})", "draw a smaller tile: api.layout_map(text, shape=...)")
     if len(arr.shape) == 2:
         rows, cols = arr.shape
-        space = Space({"row": Lanes(b=np.arange(rows).reshape(-1, 1)), "col": Lanes(t=np.arange(cols).reshape(1, -1)),
-                       **{k: Lanes.const(v) for k, v in sc.params.items()}}, (rows, cols))
+        space = Space(ChainMap({"row": Lanes(b=np.arange(rows).reshape(-1, 1)),
+                                "col": Lanes(t=np.arange(cols).reshape(1, -1))}, Constants(sc.params)), (rows, cols))
     else:
         rows, cols = 1, arr.shape[0]
-        space = Space({"col": Lanes(t=np.arange(cols).reshape(1, -1)),
-                       **{k: Lanes.const(v) for k, v in sc.params.items()}}, (1, cols))
+        space = Space(ChainMap({"col": Lanes(t=np.arange(cols).reshape(1, -1))}, Constants(sc.params)), (1, cols))
     value, faults = Evaluator(space).evaluate(arr.layout)
     if faults:
         raise LayoutError(f"array {name}: {faults[0].problem}")
@@ -399,4 +694,5 @@ def array_map(sc: _Model, name: str) -> LayoutMap:
                      np.array(value.full((rows, cols))), len(arr.shape) == 1)
 
 
-__all__ = ["scenario", "layout_map", "to_toml", "array_map", "Scenario", "Analysis", "Picture", "Layout", "Video"]
+__all__ = ["scenario", "layout_map", "to_toml", "array_map", "Scenario", "Analysis", "Picture", "Layout", "Video",
+           "Matrix", "ApiError", "UnknownMetric"]

@@ -17,6 +17,7 @@ Both paths run the same compiled counting functions (``viz.kernels_numba``).
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -27,11 +28,9 @@ from .i18n import sep, tr
 from .kernels_numba import global_counts, shared_counts
 from .kinds.analyze import analyze_kind, kind_figures
 from .kinds import ldmatrix as matrix_kind
-from .lanes import Evaluator, Fault, Lanes, Space
-from .scenario import KIND_OPS, Access, Array, Instruction, Scenario, ScenarioError
-
-CHUNK_THREADS = 1 << 21  # threads materialised at once on the full path
-CLASS_MODULUS = 128      # 32 banks x 4 bytes = one 128-byte line = 4 sectors
+from .lanes import Constants, Evaluator, Fault, Lanes, Space
+from .scenario import KIND_OPS, Access, Array, Instruction, Scenario, ScenarioError, check_work
+from .work import CHUNK_THREADS, CLASS_MODULUS, MAX_WORK  # threads at once on the full path; 32 banks x 4 B
 
 SHARED_METRICS = {
     "load": ("smsp__inst_executed_op_shared_ld.sum",
@@ -141,9 +140,12 @@ class Analysis:
         """Figures per [[access]] of the file, summed over its loop points and parts."""
         sc = self.scenario
         out = []
+        by_access: dict[int, list[InstrStats]] = {}
+        for s in self.stats:                  # one pass: a scan per access was quadratic in the accesses
+            by_access.setdefault(s.instruction.access, []).append(s)
         for a in sc.accesses:
             arr = sc.array(a.array)
-            rows = [s for s in self.stats if s.instruction.access == a.index]
+            rows = by_access.get(a.index, [])
             inst = sum(s.warp_instructions for s in rows)
             d = {
                 "index": a.index, "op": a.op, "array": a.array, "at": a.text, "when": a.when_text or "",
@@ -194,7 +196,10 @@ class Analysis:
         """Wavefronts (shared) or sectors (global) per (block, warp), one instruction or summed."""
         if instr is not None:
             return self.stats[instr].per_warp
-        return np.sum([s.per_warp.astype(np.int64) for s in self.stats], axis=0)
+        total = np.zeros(self.stats[0].per_warp.shape, np.int64)
+        for s in self.stats:                # one instruction at a time: no copy of them all
+            total += s.per_warp
+        return total
 
 
 def nominal_phases(size: int) -> int:
@@ -238,11 +243,9 @@ def make_space(scenario: Scenario, blocks: np.ndarray, threads: np.ndarray,
     names["tid"] = Lanes(t=t)
     names["lane"] = Lanes(t=t % 32)
     names["warp"] = Lanes(t=t // 32)
-    for k, v in scenario.params.items():
-        names[k] = Lanes.const(v)
     for k, v in loop.items():
         names[k] = Lanes.const(v)
-    return Space(names, (b.shape[0], t.shape[1]))
+    return Space(ChainMap(names, Constants(scenario.params)), (b.shape[0], t.shape[1]))
 
 
 @dataclass
@@ -287,7 +290,7 @@ def evaluate_instruction(scenario: Scenario, instr: Instruction, blocks: np.ndar
     coords = {"col": indices[-1]}
     if len(indices) == 2:
         coords["row"] = indices[0]
-    lay = Space({**{k: Lanes.const(v) for k, v in scenario.params.items()}, **coords}, shape)
+    lay = Space(ChainMap(coords, Constants(scenario.params)), shape)
     elem, faults = Evaluator(lay).evaluate(arr.layout)
     _raise_faults(scenario, access, instr, faults, mask, blocks, threads, "layout")
     esize = arr.type.size
@@ -478,8 +481,13 @@ def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool 
 
 
 def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = None,
-            cancel: Callable[[], bool] | None = None, shortcuts: bool = True) -> Analysis:
-    """Analyse every warp instruction of the launch (see module docstring)."""
+            cancel: Callable[[], bool] | None = None, shortcuts: bool = True,
+            max_work: int = MAX_WORK) -> Analysis:
+    """Analyse every warp instruction of the launch (see module docstring). A scenario whose
+    analysis would exceed ``max_work`` lane operations (``viz.work``) is a ScenarioError before
+    any of it runs (``loads`` refuses such a file already; this catches one changed with
+    ``replace``, such as a timing run's scaled launch)."""
+    check_work(scenario, max_work)
     launch = scenario.launch
     nt = launch.threads_per_block
     nw = launch.warps_per_block

@@ -110,6 +110,9 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
     written ``base``-based; returns 0-based values."""
     t = text.strip().lower()
     if t in ("all", "*"):
+        if hi - lo + 1 > MAX_VIDEO_FRAMES:
+            raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text,
+                                 n=MAX_VIDEO_FRAMES))
         return tuple(range(lo, hi + 1))
     out: list[int] = []
     for part in t.split(","):
@@ -125,6 +128,9 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
             raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text, lo=lo + base,
                                  hi=hi + base))
         out.extend(range(a, b + 1))
+        if len(out) > MAX_VIDEO_FRAMES:       # each is at least one picture: refused before any is made
+            raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text,
+                                 n=MAX_VIDEO_FRAMES))
     return tuple(dict.fromkeys(out))
 
 
@@ -254,7 +260,8 @@ def _trace_details(src, sel: Selection) -> list[WarpDetail]:
     return out
 
 
-def _details(sc: Scenario, sel: Selection) -> list[WarpDetail]:
+def _details(sc: Scenario, sel: Selection, lazy: bool = False) -> list[WarpDetail] | Iterator[WarpDetail]:
+    """The selected warps' details (checked first); ``lazy``: one at a time, as they are asked for."""
     if is_trace(sc):
         return _trace_details(sc, sel)
     n_instr = len(sc.instructions())
@@ -273,7 +280,8 @@ def _details(sc: Scenario, sel: Selection) -> list[WarpDetail]:
             raise ExportError(tr("{name}: warp {w} does not exist (0..{last})", name=sc.name or sc.source, w=w,
                                  last=lw.warps_per_block - 1))
     instructions = sc.instructions()
-    return [warp_detail(sc, instructions[i], b, w) for b in sel.blocks for w in sel.warps for i in instrs]
+    out = (warp_detail(sc, instructions[i], b, w) for b in sel.blocks for w in sel.warps for i in instrs)
+    return out if lazy else list(out)
 
 
 def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[WarpDetail] | None = None,
@@ -311,14 +319,29 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
     if not settings.fps > 0 or not settings.hold > 0:
         raise ExportError(tr("fps and hold must be positive"))
     spec = sel.frames if sel.frames is not None else ("last" if still else None)
-    left = _details(sc, sel)
+    if not still and not is_trace(sc) and (spec is None or spec.strip().lower() in ("all", "*", "first", "last")):
+        # every warp instruction selected is at least one picture: refuse a video that is too
+        # long before any warp of it is worked out
+        n = len(sel.instructions) if sel.instructions is not None else len(sc.instructions())
+        least = n * len(sel.blocks) * len(sel.warps) * max(1, round(settings.hold * settings.fps))
+        if least > MAX_VIDEO_FRAMES:
+            raise ExportError(tr("that is at least {n} video frames; narrow the selection (--instruction, --frames) "
+                                 "or lower --fps/--hold", n=least))
+    # Worked out one warp at a time, so a video that grows too long is refused as soon as it does.
+    left_src = iter(_details(sc, sel, lazy=True))
+    left: list[WarpDetail] = []
     right = _details(compare, sel) if compare is not None else None
+    per_picture = max(1, round(settings.hold * settings.fps))
     if is_trace(sc):             # a recorded trace: its frame (title, launch) for the rest
         sc = sc.scenario
     if compare is not None and is_trace(compare):
         compare = compare.scenario
     steps: list[Step] = []
-    for k, d in enumerate(left):
+    for k, d in enumerate(left_src):
+        if not still and len(steps) * per_picture > MAX_VIDEO_FRAMES:
+            raise ExportError(tr("that is at least {n} video frames; narrow the selection (--instruction, "
+                                 "--frames) or lower --fps/--hold", n=len(steps) * per_picture))
+        left.append(d)
         fa = frames_of(d)
         if right is None:
             for j in parse_frames(spec, len(fa), [f.kind for f in fa]):

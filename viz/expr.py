@@ -62,7 +62,7 @@ class ExprError(WarpvizError, ValueError):
         if self.text and self.column:
             msg += tr(" in `{excerpt}`", excerpt=_excerpt(self.text, self.column))
         if self.fix:
-            msg += f"{sep('. ')}{self.fix}"
+            msg += f"{sep('. ')}{self.fix[:1].upper()}{self.fix[1:]}"
         return msg
 
 
@@ -75,47 +75,89 @@ def _excerpt(text: str, column: int, width: int = 40) -> str:
 # ---------------------------------------------------------------------------- tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Node:
-    """Base of all expression nodes; ``pos`` is the 1-based column in the source."""
+    """Base of all expression nodes; ``pos`` is the 1-based column in the source.
 
-    pos: int = field(default=0, compare=False, kw_only=True)
+    Equality, hashing, ``repr`` and pickling walk the tree with an explicit stack (a
+    dataclass's generated methods would recurse once per level, and a 900-term ``1+1+...``
+    is 450 levels deep), so no tree is too deep to compare, print or copy.
+    """
+
+    pos: int = field(default=0, kw_only=True)
+
+    def _head(self) -> tuple:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Node):
+            return NotImplemented
+        return structure(self) == structure(other)
+
+    def __hash__(self) -> int:
+        return hash(structure(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({to_text(self)!r})"
+
+    def __reduce__(self):
+        return _rebuild, (_flatten(self),)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Num(Node):
     value: int
 
+    def _head(self) -> tuple:
+        return ("Num", self.value)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Name(Node):
     name: str
 
+    def _head(self) -> tuple:
+        return ("Name", self.name)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Unary(Node):
     op: str
     operand: Node
 
+    def _head(self) -> tuple:
+        return ("Unary", self.op)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Binary(Node):
     op: str
     left: Node
     right: Node
 
+    def _head(self) -> tuple:
+        return ("Binary", self.op)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Cond(Node):
     test: Node
     then: Node
     other: Node
 
+    def _head(self) -> tuple:
+        return ("Cond",)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class Call(Node):
     func: str
     args: tuple[Node, ...]
+
+    def _head(self) -> tuple:
+        return ("Call", self.func, len(self.args))
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -141,6 +183,47 @@ def walk(node: Node) -> Iterator[Node]:
 
 def names(node: Node) -> set[str]:
     return {n.name for n in walk(node) if isinstance(n, Name)}
+
+
+def structure(node: Node) -> tuple:
+    """The tree in pre-order as a flat tuple of node heads (kind, operator or value, arity):
+    equal exactly when the trees are equal, whatever the columns (``pos``)."""
+    return tuple(n._head() for n in _preorder(node))
+
+
+def _preorder(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def _flatten(node: Node) -> tuple:
+    return tuple((n._head(), n.pos) for n in _preorder(node))
+
+
+def _rebuild(flat: tuple) -> Node:
+    """The tree ``_flatten`` wrote (pickle, copy.deepcopy), built without recursion."""
+    out: list[Node] = []
+    for head, pos in reversed(flat):       # post-order from the end: children come first
+        kind = head[0]
+        if kind == "Num":
+            out.append(Num(head[1], pos=pos))
+        elif kind == "Name":
+            out.append(Name(head[1], pos=pos))
+        elif kind == "Unary":
+            out.append(Unary(head[1], out.pop(), pos=pos))
+        elif kind == "Binary":
+            left = out.pop()
+            out.append(Binary(head[1], left, out.pop(), pos=pos))
+        elif kind == "Cond":
+            test, then = out.pop(), out.pop()
+            out.append(Cond(test, then, out.pop(), pos=pos))
+        else:
+            args = tuple(out.pop() for _ in range(head[2]))
+            out.append(Call(head[1], args, pos=pos))
+    return out[0]
 
 
 # ---------------------------------------------------------------------------- tokens

@@ -18,12 +18,13 @@ for the first *active* lane that hits it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from collections.abc import Mapping
+from typing import Callable
 
 import numpy as np
 
 from .i18n import tr
-from .expr import Binary, Call, Cond, Name, Node, Num, Unary
+from .expr import Binary, Call, Cond, Name, Node, Num, Unary, children
 
 I64 = np.int64
 
@@ -93,6 +94,27 @@ class Space:
 
     names: Mapping[str, Lanes]
     shape: tuple[int, int]
+
+
+class Constants(Mapping):
+    """Integer names (params) seen as Lanes constants, made on lookup: a Space over a
+    scenario's params costs nothing per evaluation, however many params there are
+    (``ChainMap(local_names, Constants(params))``)."""
+
+    def __init__(self, values: Mapping[str, int]):
+        self._values = values
+
+    def __getitem__(self, key: str) -> Lanes:
+        return Lanes.const(self._values[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 _CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
@@ -165,6 +187,23 @@ class Evaluator:
     # -- tree walk ---------------------------------------------------------
 
     def _eval(self, node: Node) -> tuple[Lanes, list[Fault]]:
+        """Post-order over an explicit stack: a tree of any depth evaluates without recursion."""
+        results: list[tuple[Lanes, list[Fault]]] = []
+        stack: list[tuple[Node, bool]] = [(node, False)]
+        while stack:
+            n, ready = stack.pop()
+            kids = children(n)
+            if kids and not ready:
+                stack.append((n, True))
+                stack.extend((k, False) for k in reversed(kids))
+                continue
+            args = results[len(results) - len(kids):]
+            del results[len(results) - len(kids):]
+            results.append(self._apply(n, args))
+        return results[0]
+
+    def _apply(self, node: Node, args: list[tuple[Lanes, list[Fault]]]) -> tuple[Lanes, list[Fault]]:
+        """One node, its operands already evaluated (``args``, in order)."""
         if isinstance(node, Num):
             return Lanes.const(node.value), []
         if isinstance(node, Name):
@@ -173,7 +212,7 @@ class Evaluator:
             except KeyError:
                 raise KeyError(node.name) from None
         if isinstance(node, Unary):
-            v, faults = self._eval(node.operand)
+            v, faults = args[0]
             if node.op == "-":
                 if not v.is_full:
                     return Lanes(b=-v.b, t=None if v.t is None else -v.t), faults
@@ -182,17 +221,15 @@ class Evaluator:
                 return self._combine(np.invert, v), faults
             return self._combine(lambda a: (a == 0).astype(I64), v), faults
         if isinstance(node, Binary):
-            return self._binary(node)
+            return self._binary(node, *args)
         if isinstance(node, Cond):
-            c, fc = self._eval(node.test)
-            a, fa = self._eval(node.then)
-            b, fb = self._eval(node.other)
+            (c, fc), (a, fa), (b, fb) = args
             taken = c.natural() != 0
             faults = fc + [Fault(f.mask & taken, f.node, f.problem) for f in fa]
             faults += [Fault(f.mask & ~taken, f.node, f.problem) for f in fb]
             return self._combine(lambda t, x, y: np.where(t != 0, x, y), c, a, b), _live(faults)
         if isinstance(node, Call):
-            (x, fx), (y, fy) = (self._eval(a) for a in node.args)
+            (x, fx), (y, fy) = args
             faults = fx + fy
             if node.func == "min":
                 return self._combine(np.minimum, x, y), faults
@@ -203,12 +240,13 @@ class Evaluator:
             if np.any(bad):
                 faults.append(Fault(bad, node, tr("rev(x, bits) needs bits between 0 and 62")))
             return self._combine(lambda a, n: _rev(a, np.clip(n, 0, 62)), x, y), faults
-        raise TypeError(f"not an expression node: {node!r}")
+        raise TypeError(f"not an expression node: {type(node).__name__}")
 
-    def _binary(self, node: Binary) -> tuple[Lanes, list[Fault]]:
+    def _binary(self, node: Binary, left: tuple[Lanes, list[Fault]],
+                right: tuple[Lanes, list[Fault]]) -> tuple[Lanes, list[Fault]]:
         op = node.op
-        x, fx = self._eval(node.left)
-        y, fy = self._eval(node.right)
+        x, fx = left
+        y, fy = right
         if op in ("&&", "||"):
             lhs = x.natural() != 0
             # The right operand only runs where the left one did not decide.
@@ -247,7 +285,160 @@ def _live(faults: list[Fault]) -> list[Fault]:
     return [f for f in faults if np.any(f.mask)]
 
 
-def _op_text(node: Binary) -> str:
+def _op_text(node: Node, width: int = 80) -> str:
     from .expr import to_text
 
-    return to_text(node)
+    text = to_text(node)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+# ---------------------------------------------------------------------------- forms
+
+# The shape a value takes in the Evaluator, read off the tree without evaluating it:
+# "C" one number, "B" one per block, "T" one per thread, "S" block part + thread part,
+# "F" the full grid. ``viz.work`` uses it to know which path of the engine an address takes.
+_BLOCKISH, _THREADISH = ("C", "B"), ("C", "T")
+
+
+def _combined_form(forms) -> str:
+    """``Evaluator._combine``: one part if every operand has it, else the full grid."""
+    if all(f in _BLOCKISH for f in forms):
+        return "B" if "B" in forms else "C"
+    if all(f in _THREADISH for f in forms):
+        return "T" if "T" in forms else "C"
+    return "F"
+
+
+def _joined_form(x: str, y: str) -> str:
+    """``Evaluator._linear`` for + and -: the block parts add, the thread parts add."""
+    has_b = x in ("B", "S") or y in ("B", "S")
+    has_t = x in ("T", "S") or y in ("T", "S")
+    return "S" if has_b and has_t else "B" if has_b else "T" if has_t else "C"
+
+
+def lane_form(node: Node, forms: Mapping[str, str]) -> str:
+    """The form ("C", "B", "T", "S" or "F") the Evaluator gives ``node``'s value when the
+    names have ``forms`` (missing names are constants). Same rules as ``Evaluator``:
+    ``+``/``-`` keep the separable form, ``*`` and ``<<`` by a constant too, every other
+    operation keeps one part only if all its operands have only that part."""
+    results: list[str] = []
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        kids = children(n)
+        if kids and not ready:
+            stack.append((n, True))
+            stack.extend((k, False) for k in reversed(kids))
+            continue
+        args = results[len(results) - len(kids):]
+        del results[len(results) - len(kids):]
+        if isinstance(n, Num):
+            results.append("C")
+        elif isinstance(n, Name):
+            results.append(forms.get(n.name, "C"))
+        elif isinstance(n, Unary) and n.op == "-":
+            results.append(args[0])
+        elif isinstance(n, Binary) and "F" not in args and (
+                n.op in ("+", "-") or (n.op == "*" and "C" in args) or (n.op == "<<" and args[1] == "C")):
+            x, y = args
+            results.append(_joined_form(x, y) if n.op in ("+", "-") else y if n.op == "*" and x == "C" else x)
+        else:
+            results.append(_combined_form(args))
+    return results[0]
+
+
+# ---------------------------------------------------------------------------- one exact value
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def evaluate_exact(node: Node, names: Mapping[str, int]) -> int:
+    """The value of an expression over constants (params, loop variables), exactly.
+
+    The same C semantics as ``Evaluator`` on one lane (``/`` and ``%`` truncate, ``&&``,
+    ``||`` and ``?:`` evaluate only what C evaluates), on Python integers, so a result that
+    leaves 64 bits is refused instead of wrapping around. Raises ``ExprError`` with the
+    problem (division by zero, a bad shift or ``rev`` width, an overflow, an unknown name).
+    Walks the tree with an explicit stack; reads ``names`` without copying it.
+    """
+    from .expr import ExprError
+
+    vals: list[int] = []
+    stack: list[tuple[Node, int]] = [(node, 0)]
+    while stack:
+        n, state = stack.pop()
+        if isinstance(n, Num):
+            vals.append(n.value)
+            continue
+        if isinstance(n, Name):
+            if n.name not in names:
+                raise ExprError(tr("unknown name {n!r}", n=n.name))
+            vals.append(int(names[n.name]))
+            continue
+        if isinstance(n, Cond):
+            if state == 0:
+                stack += [(n, 1), (n.test, 0)]
+            else:
+                stack.append((n.then if vals.pop() != 0 else n.other, 0))
+            continue
+        if isinstance(n, Binary) and n.op in ("&&", "||"):
+            if state == 0:
+                stack += [(n, 1), (n.left, 0)]
+            elif state == 1:
+                lhs = vals.pop() != 0
+                if lhs == (n.op == "||"):          # decided: && by a false left side, || by a true one
+                    vals.append(int(lhs))
+                else:
+                    stack += [(n, 2), (n.right, 0)]
+            else:
+                vals.append(int(vals.pop() != 0))
+            continue
+        kids = children(n)
+        if state == 0:
+            stack.append((n, 1))
+            stack.extend((k, 0) for k in reversed(kids))
+            continue
+        args = vals[len(vals) - len(kids):]
+        del vals[len(vals) - len(kids):]
+        value = _exact(n, args)
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ExprError(tr("`{expr}` is {value}, which does not fit in 64 bits", expr=_op_text(n), value=value))
+        vals.append(value)
+    return vals[0]
+
+
+def _exact(n: Node, args: list[int]) -> int:
+    from .expr import ExprError
+
+    if isinstance(n, Unary):
+        a = args[0]
+        return -a if n.op == "-" else ~a if n.op == "~" else int(a == 0)
+    if isinstance(n, Call):
+        a, b = args
+        if n.func == "min":
+            return min(a, b)
+        if n.func == "max":
+            return max(a, b)
+        if not 0 <= b <= 62:
+            raise ExprError(tr("rev(x, bits) needs bits between 0 and 62"))
+        return sum(((a >> k) & 1) << (b - 1 - k) for k in range(b))
+    a, b = args
+    op = n.op
+    if op in ("/", "%"):
+        if b == 0:
+            raise ExprError(tr("division by zero in `{expr}`", expr=_op_text(n)))
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)      # C: toward zero
+        return q if op == "/" else a - b * q
+    if op in ("<<", ">>"):
+        if not 0 <= b <= 63:
+            raise ExprError(tr("shift by a count outside 0..63 in `{expr}`", expr=_op_text(n)))
+        return a << b if op == "<<" else a >> b
+    return _EXACT[op](a, b)
+
+
+_EXACT: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+}

@@ -7,10 +7,16 @@ and what to change.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import math
+import os
 import re
+import stat
 import tomllib
+from collections import ChainMap
 from dataclasses import dataclass, field, replace
+from functools import cached_property, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
@@ -21,11 +27,13 @@ from .errors import WarpvizError
 from . import assets
 from .i18n import language, sep, tr
 from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse_access
+from .lanes import evaluate_exact
 from .layout import TMA_SWIZZLES, LayoutError, Swizzle, check_bijection, layout_swizzle, offset_tree, parse_swizzle
 from .layout_text import AuthoredLayout, check as check_layout, fit, parse_layout
 from .types import ElemType, all_type_names, named_type, struct
 from .kinds import KIND_OPS   # format 3 access kinds cp.async, atomic, tma.load (viz.kinds)
 from .kinds.ldmatrix import OP_NAMES as MATRIX_OPS, MatrixOp, looks_like_matrix_op, parse_op as parse_matrix_op
+from .work import CHUNK as WORK_CHUNK, MAX_WORK
 
 FORMAT_VERSION = 3
 FORMAT_2_SWIZZLES = ("tma:", "Sw<", "Swizzle<")   # swizzles that came with format 2
@@ -36,8 +44,10 @@ MAX_BLOCK_DIM = (1024, 1024, 64)
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 MAX_SHARED_BYTES = 227 * 1024  # the most dynamic shared memory one block may use on H100
 MAX_LAUNCH_THREADS = 1 << 26   # what the analysis will take on (64 Mi threads)
-MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses
+MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses (the work bound: viz.work)
 MAX_GPU_MEMORY = 192 * 2**30  # more global memory than any GPU has (H100 80 GB, H200 141 GB, B200 180 GB)
+MAX_ARRAY_BYTES = 2**52       # 4 PiB: the arrays of one space together, far past any GPU; keeps addresses in 64 bits
+MAX_TEXT_BYTES = 4 * 2**20    # a scenario file (the built-ins are 1 to 6 KiB)
 GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
@@ -67,7 +77,16 @@ class ScenarioError(WarpvizError, ValueError):
             text += sep(". ") + fix + ("" if fix.endswith(("?", "!", "？", "！")) else stop)
         elif not text.endswith((".", "。")):
             text += stop
-        return text
+        return _one_paragraph(text)
+
+
+MAX_MESSAGE = 1000   # characters of a message; a file's long value is cut, not printed whole
+
+
+def _one_paragraph(text: str) -> str:
+    """One line (a value with line breaks in it is written with spaces), and not endless."""
+    text = re.sub(r"[\r\n\v\f\x85\u2028\u2029]+", " ", text)
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
 
 
 _ACCESS_WHERE = re.compile(r"access (\d+)(?: \((load|store) (.*)\))?", re.S)
@@ -246,7 +265,14 @@ class Scenario:
         return localized(self.notes, self.notes_zh)
 
     def array(self, name: str) -> Array:
-        return next(a for a in self.arrays if a.name == name)
+        try:
+            return self._arrays_by_name[name]
+        except KeyError:
+            raise StopIteration(name) from None     # as before: the name is always one of the arrays
+
+    @cached_property
+    def _arrays_by_name(self) -> dict[str, Array]:
+        return {a.name: a for a in self.arrays}
 
     @property
     def shared_bytes(self) -> int:
@@ -274,40 +300,105 @@ def runnable_builtins() -> list[tuple[str, "Scenario"]]:
     return [(n, sc) for n in builtin_names() if not (sc := load(n)).expect_error]
 
 
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except (OSError, ValueError):       # a name too long for the system, a NUL byte
+        return False
+
+
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except (OSError, ValueError):       # a name too long for the system, a NUL byte
+        return False
+
+
 def resolve(file_or_name: str) -> Path:
     """A path to a file, or a built-in's name; raises ScenarioError if neither exists."""
+    if not isinstance(file_or_name, (str, Path)):
+        raise ScenarioError(repr(file_or_name)[:80], "", tr("a scenario is named by a file's path or a built-in's "
+                                                           "name (a string), not {type}", type=type(file_or_name).__name__),
+                            tr("give a path or a name, e.g. \"transpose-tile\""))
+    file_or_name = str(file_or_name)
     p = Path(file_or_name)
-    if p.suffix == ".toml" or p.exists() or "/" in file_or_name or "\\" in file_or_name:
-        if not p.exists():
-            raise ScenarioError(str(p), "", tr("no such file"), tr("check the path, or give a built-in name (see "
-                                                                   "`warpviz list`)"))
+    if p.suffix == ".toml" or _exists(p) or "/" in file_or_name or "\\" in file_or_name:
+        if not _exists(p):
+            raise ScenarioError(_short(str(p)), "", tr("no such file"),
+                                tr("check the path, or give a built-in name (see `warpviz list`)"))
         return p
     builtin = assets.scenario_dir() / f"{file_or_name}.toml"
-    if builtin.exists():
+    if re.fullmatch(r"[A-Za-z0-9_.-]{1,200}", file_or_name) and _exists(builtin):
         return builtin
+    file_or_name = _short(file_or_name)
     close = difflib.get_close_matches(file_or_name, builtin_names(), n=3)
     hint = tr("did you mean {names}?", names=', '.join(close)) if close else tr("`warpviz list` shows the built-ins")
     raise ScenarioError(file_or_name, "", tr("is neither a file nor a built-in scenario"), hint)
 
 
 def load(file_or_name: str | Path, overrides: Mapping[str, str] | None = None) -> Scenario:
-    path = resolve(str(file_or_name))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err),
-                            tr("check the file's permissions and that "
-                                                                                     "it is UTF-8 text")) from None
+    path = resolve(file_or_name)
+    text = read_text(path)
     is_builtin = path.parent.resolve() == assets.scenario_dir().resolve()
     return loads(text, source=str(path), name=path.stem if is_builtin else path.stem,
                  overrides=overrides)
 
 
+def read_text(path: Path) -> str:
+    """A scenario file's text: a regular file (not a FIFO or a device, which could block or never
+    end) of at most MAX_TEXT_BYTES bytes of UTF-8; anything else is a ScenarioError."""
+    fix = tr("check the file's permissions and that it is UTF-8 text")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except (OSError, ValueError) as err:
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
+    try:
+        st = os.fstat(fd)
+    except OSError as err:
+        os.close(fd)
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise ScenarioError(str(path), "", tr("is not a regular file"),
+                            tr("give a scenario file (.toml), not a folder, a pipe or a device"))
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if st.st_size > MAX_TEXT_BYTES:
+                raise ScenarioError(str(path), "", tr("is {size}, larger than the {max} a scenario may be",
+                                                      size=size_text(st.st_size), max=size_text(MAX_TEXT_BYTES)),
+                                    tr("a scenario is a short text file: check that this is the right file"))
+            data = f.read(MAX_TEXT_BYTES + 1)
+        except OSError as err:
+            raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise ScenarioError(str(path), "", tr("is larger than the {max} a scenario may be",
+                                              max=size_text(MAX_TEXT_BYTES)),
+                            tr("a scenario is a short text file: check that this is the right file"))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
+
+
 def loads(text: str, source: str = "<scenario>", name: str = "",
           overrides: Mapping[str, str] | None = None) -> Scenario:
     """Parse and validate scenario TOML text."""
+    if not isinstance(text, str):
+        raise ScenarioError(str(source), "", tr("scenario text must be a string, not {type}",
+                                                type=type(text).__name__), tr("pass the TOML text as a str"))
+    if len(text) > MAX_TEXT_BYTES:
+        raise ScenarioError(str(source), "", tr("the text is {n:,} characters long, more than the {max:,} a scenario "
+                                                "may have", n=len(text), max=MAX_TEXT_BYTES),
+                            tr("a scenario is a short text: check that this is the right one"))
+    if overrides is not None and not (isinstance(overrides, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in overrides.items())):
+        raise ScenarioError(str(source), "--set", tr("param overrides must map names to strings"),
+                            tr("e.g. {example}", example='{"PAD": "1"}'))
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise ScenarioError(source, "TOML syntax", tr("the TOML is nested too deeply to read"),
+                            tr("a scenario nests tables and arrays a few levels at most"), None) from None
     except tomllib.TOMLDecodeError as err:
         msg = str(err)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
@@ -362,14 +453,14 @@ def compare_path(compare: str, source: str = "") -> Path | None:
     if not compare:
         return None
     here = Path(source)
-    folder = here.parent if here.is_file() else None
+    folder = here.parent if _is_file(here) else None
     if folder is not None:
         for cand in (folder / compare, folder / f"{compare}.toml"):
-            if cand.suffix == ".toml" and cand.is_file() and cand.resolve() != here.resolve():
+            if cand.suffix == ".toml" and _is_file(cand) and cand.resolve() != here.resolve():
                 return cand
     if not _looks_like_path(compare):
         builtin = assets.scenario_dir() / f"{compare}.toml"
-        if builtin.is_file():
+        if _is_file(builtin):
             return builtin
     return None
 
@@ -379,7 +470,7 @@ def compare_in_text(text: str, source: str = "") -> Path | None:
     in an error still has its fixed version to compare with); None if it names none."""
     try:
         value = tomllib.loads(text).get("compare")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
     return compare_path(value.strip(), source) if isinstance(value, str) else None
 
@@ -433,39 +524,67 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def line_of(text: str, where: str, key: str | None = None) -> int | None:
-    """Best-effort 1-based line for a field path ("access 2", "arrays.tile") in TOML text."""
+_HEADER = re.compile(r"\s*\[")
+_ACCESS_HEADER = re.compile(r"\s*\[\[\s*access\s*\]\]")
+_TABLE_HEADER = re.compile(r"\s*\[\s*([^\[\]]*?)\s*\]")
+
+
+@dataclass(frozen=True)
+class _TextIndex:
+    """Where the tables of a scenario's text start, found in one pass over its lines."""
+
+    lines: list[str]
+    headers: list[int]             # 0-based line of every table header, in order
+    accesses: list[int]            # of every [[access]]
+    tables: dict[str, int]         # a [table]'s name -> its first header line
+
+
+@lru_cache(maxsize=8)
+def _text_index(text: str) -> _TextIndex:
     lines = text.splitlines()
-    start = None
+    headers, accesses, tables = [], [], {}
+    for i, ln in enumerate(lines):
+        if not _HEADER.match(ln):
+            continue
+        headers.append(i)
+        if _ACCESS_HEADER.match(ln):
+            accesses.append(i)
+        elif (m := _TABLE_HEADER.match(ln)) is not None:
+            tables.setdefault(m.group(1), i)
+    return _TextIndex(lines, headers, accesses, tables)
+
+
+def line_of(text: str, where: str, key: str | None = None) -> int | None:
+    """Best-effort 1-based line for a field path ("access 2", "arrays.tile") in TOML text.
+
+    The text is indexed once (cached), so asking for every access of a long file is linear."""
+    idx = _text_index(text)
+    lines = idx.lines
     top = where.split(".")[0].split(" ")[0]
     if top in ("format", "title", "notes", "tags", "expect_error", "title_zh", "notes_zh", "compare") or (not where and key):
         name = key or top
-        for i, ln in enumerate(lines):
-            if re.match(r"\s*\[", ln):
-                break
-            if re.match(rf"\s*{re.escape(name)}\s*=", ln):
+        first = idx.headers[0] if idx.headers else len(lines)
+        pattern = re.compile(rf"\s*{re.escape(name)}\s*=")
+        for i in range(first):
+            if pattern.match(lines[i]):
                 return i + 1
         return None
     m = re.match(r"access (\d+)", where)
     if m:
         k = int(m.group(1))
-        hits = [i for i, ln in enumerate(lines) if re.match(r"\s*\[\[\s*access\s*\]\]", ln)]
-        if k < len(hits):
-            start = hits[k]
+        start = idx.accesses[k] if k < len(idx.accesses) else None
     else:
         m = re.match(r"arrays\.([A-Za-z_]\w*)", where)
         section = f"arrays.{m.group(1)}" if m else where.split(".")[0]
-        for i, ln in enumerate(lines):
-            if re.match(rf"\s*\[\s*{re.escape(section)}\s*\]", ln):
-                start = i
-                break
+        start = idx.tables.get(section)
     if start is None:
         return None
     if key:
-        for i in range(start + 1, len(lines)):
-            if re.match(r"\s*\[", lines[i]):
-                break
-            if re.match(rf"\s*{re.escape(key)}\s*=", lines[i]):
+        nxt = bisect.bisect_right(idx.headers, start)
+        stop = idx.headers[nxt] if nxt < len(idx.headers) else len(lines)
+        pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
+        for i in range(start + 1, stop):
+            if pattern.match(lines[i]):
                 return i + 1
     return start + 1
 
@@ -514,6 +633,11 @@ class _Builder:
         if not isinstance(raw_access, list) or not raw_access:
             self.fail("access", tr("a scenario needs at least one [[access]] table"),
                       tr("add one: [[access]] with op = \"load\" and at = \"src[threadIdx.x]\""))
+        most = MAX_WORK // WORK_CHUNK          # each access is at least one instruction of at least this cost
+        if len(raw_access) > most:
+            self.fail("access", tr("the scenario has {n:,} accesses; the analysis costs about half a millisecond per "
+                                   "warp instruction, so it takes on at most {max:,}", n=len(raw_access), max=most),
+                      tr("split the scenario into several files, or use a loop (for) for repeated accesses"))
         accesses = tuple(self.build_access(k, a) for k, a in enumerate(raw_access))
         expected = d.get("expected", {})
         if not isinstance(expected, dict) or not all(isinstance(v, int) for v in expected.values()):
@@ -535,6 +659,7 @@ class _Builder:
             self.fail("access", tr("the accesses expand to {count} warp instructions per thread, more than the {max} "
                                    "the analysis takes", count=count, max=MAX_INSTRUCTIONS),
                       tr("use fewer loop iterations"))
+        check_work(sc)
         return sc
 
     def build_compare(self, raw: Any) -> str:
@@ -547,11 +672,11 @@ class _Builder:
                                                             "or leave the key out"), key="compare")
         here = Path(self.source)
         target = compare_path(text, self.source)
-        if target is not None and (target.resolve() == here.resolve() if here.is_file() else text == self.name):
+        if target is not None and (target.resolve() == here.resolve() if _is_file(here) else text == self.name):
             self.fail("compare", tr("compare = \"{text}\" names this scenario itself", text=text),
                       tr("name another scenario, e.g. the fixed or the broken version of this one"), key="compare")
         if target is None:
-            if _looks_like_path(text) and not here.is_file():
+            if _looks_like_path(text) and not _is_file(here):
                 return text  # text without a file (e.g. pasted): a relative path cannot be checked here
             if _looks_like_path(text):
                 self.fail("compare", tr("compare = \"{text}\": there is no such file next to {name} "
@@ -623,22 +748,19 @@ class _Builder:
 
     def eval_const(self, text: str, where: str, scope: Mapping[str, int], section: str,
                    key: str | None) -> int:
-        from .lanes import Evaluator, Lanes, Space
-
         tree = self.expr(text, where, section, key)
-        unknown = names(tree) - set(scope)
+        unknown = sorted(n for n in names(tree) if n not in scope)
         if unknown:
-            n = sorted(unknown)[0]
+            n = unknown[0]
             close = difflib.get_close_matches(n, list(scope), n=1)
             hint = tr("did you mean {close}?", close=close[0]) if close else tr("only params (and outer loop "
                                                                                 "variables) may be used here")
-            self.fail(section, f"{where}{sep(': ')}" + tr("unknown name {n!r} in `{text}`", n=n, text=text), hint,
+            self.fail(section, f"{where}{sep(': ')}" + tr("unknown name {n!r} in `{text}`", n=n, text=_short(text)), hint,
                       key=key)
-        space = Space({k: Lanes.const(v) for k, v in scope.items()}, (1, 1))
-        value, faults = Evaluator(space).evaluate(tree)
-        if faults:
-            self.fail(section, f"{where}{sep(': ')}{faults[0].problem}", key=key)
-        return value.scalar()
+        try:
+            return evaluate_exact(tree, scope)
+        except ExprError as err:
+            self.fail(section, f"{where}{sep(': ')}{err.problem}", key=key)
 
     def expr(self, text: Any, where: str, section: str, key: str | None = None) -> Node:
         try:
@@ -751,6 +873,16 @@ class _Builder:
             align = GLOBAL_ALIGN if space == "global" else SHARED_ALIGN
             start = -(-next_start[space] // align) * align
             arr = Array(name, space, etype, shape, pad, swz, offset, start, offset_tree(swz, cols, pad))
+            if start + arr.footprint > MAX_ARRAY_BYTES:
+                what = (tr("{name} is {size} ({bytes:,} bytes)", name=name, size=size_text(arr.footprint),
+                           bytes=arr.footprint) if start == 0 else
+                        tr("the global arrays up to {name} take {size} ({bytes:,} bytes)", name=name,
+                           size=size_text(start + arr.footprint), bytes=start + arr.footprint) if space == "global" else
+                        tr("the shared arrays up to {name} take {size} ({bytes:,} bytes)", name=name,
+                           size=size_text(start + arr.footprint), bytes=start + arr.footprint))
+                self.fail(where, tr("{what}, more than the {max} warpviz can address (far more than any GPU has)",
+                                    what=what, max=size_text(MAX_ARRAY_BYTES)),
+                          tr("make shape smaller"), key="shape")
             next_start[space] = start + arr.footprint
             out.append(arr)
         shared_total = next_start["shared"]
@@ -858,13 +990,13 @@ class _Builder:
                                 name=arr.name, n_shape=len(arr.shape), n_indices=len(ax.indices)),
                       tr("write {code}", code=arr.name + ("[i]" if len(arr.shape) == 1 else "[row][col]")), key="at")
         loops = self.build_loops(raw.get("for"), where, k)
-        scope = set(self.params) | set(BUILTIN_NAMES) | {lp.var for lp in loops}
+        scope = _Scope(self.params, BUILTIN_NAMES, {lp.var for lp in loops})
         for node in ax.indices:
             self.check_names(node, scope, where, "at", at)
         when = None
         when_text = raw.get("when")
         if when_text is not None:
-            when = self.expr(when_text, f"when = \"{when_text}\"", where, key="when")
+            when = self.expr(when_text, f"when = \"{_short(str(when_text))}\"", where, key="when")
             self.check_names(when, scope, where, "when", when_text)
         if matrix is not None:
             self.check_matrix(matrix, arr, ax.field, when_text, where)
@@ -903,15 +1035,16 @@ class _Builder:
             self.fail(where, tr("{name} has no field or component {fld!r}", name=arr.name, fld=fld), hint, key="at")
         return tuple((f.offset + o, s) for o, s in f.type.whole_parts)
 
-    def check_names(self, node: Node, scope: set[str], where: str, key: str, text: str):
-        unknown = names(node) - scope
+    def check_names(self, node: Node, scope: "_Scope", where: str, key: str, text: str):
+        unknown = sorted(n for n in names(node) if n not in scope)
         if unknown:
-            n = sorted(unknown)[0]
-            close = difflib.get_close_matches(n, sorted(scope), n=1)
+            n = unknown[0]
+            close = difflib.get_close_matches(n, scope.sorted(), n=1)
             hint = tr("did you mean {close}?", close=close[0]) if close else \
                 tr("names are threadIdx.x, blockIdx.x, blockDim.x, gridDim.x (.y .z), tid, lane, warp, the "
                    "params and the loop variables")
-            self.fail(where, tr("unknown name {n!r} in {key} = \"{text}\"", n=n, key=key, text=text), hint, key=key)
+            self.fail(where, tr("unknown name {n!r} in {key} = \"{text}\"", n=n, key=key, text=_short(text)), hint,
+                      key=key)
 
     def build_loops(self, raw: Any, where: str, k: int) -> tuple[Loop, ...]:
         if raw is None:
@@ -932,10 +1065,11 @@ class _Builder:
                 self.fail(where, tr("loop {var} = {spec!r} must be \"start:stop\" or \"start:stop:step\"", var=var,
                                     spec=raw.get(var)),
                           tr("e.g. {example}", example='for = { j = "0:32:8" }'), key="for")
-            nodes = [self.expr(p, tr("loop {var} = \"{spec}\"", var=var, spec=spec), where, key="for") for p in pieces]
+            nodes = [self.expr(p, tr("loop {var} = \"{spec}\"", var=var, spec=_short(spec)), where, key="for")
+                     for p in pieces]
             if len(nodes) == 2:
                 nodes.append(parse("1"))
-            scope = set(self.params) | {lp.var for lp in loops}
+            scope = _Scope(self.params, {lp.var for lp in loops})
             for n in nodes:
                 self.check_names(n, scope, where, f"loop {var}", spec)
             loops.append(Loop(var, nodes[0], nodes[1], nodes[2], spec))
@@ -948,7 +1082,7 @@ class _Builder:
         for lp in loops:
             nxt = []
             for pt in points:
-                scope = {**self.params, **pt}
+                scope = ChainMap(pt, self.params)
                 start, stop, step = (self.const_node(n, tr("loop {var}", var=lp.var), scope, where)
                                      for n in (lp.start, lp.stop, lp.step))
                 if step == 0:
@@ -965,16 +1099,27 @@ class _Builder:
         return points
 
     def const_node(self, node: Node, what: str, scope: Mapping[str, int], where: str) -> int:
-        from .lanes import Evaluator, Lanes, Space
-
-        space = Space({k: Lanes.const(v) for k, v in scope.items()}, (1, 1))
-        value, faults = Evaluator(space).evaluate(node)
-        if faults:
-            self.fail(where, f"{what}{sep(': ')}{faults[0].problem}", key="for")
-        return value.scalar()
+        try:
+            return evaluate_exact(node, scope)
+        except ExprError as err:
+            self.fail(where, f"{what}{sep(': ')}{err.problem}", key="for")
 
     def iterations(self, a: Access) -> int:
         return len(self.loop_points(a.loops, a.label())) if a.loops else 1
+
+
+class _Scope:
+    """The names visible to an expression (params, built-in names, loop variables), looked
+    up in place: nothing is copied per access, however many params there are."""
+
+    def __init__(self, *parts):
+        self.parts = parts
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in p for p in self.parts)
+
+    def sorted(self) -> list[str]:
+        return sorted(set().union(*self.parts))
 
 
 def _short(text: str, width: int = 100) -> str:
@@ -1007,8 +1152,58 @@ def _split_range(spec: str) -> list[str] | None:
 
 def loop_points(scenario: Scenario, access: Access) -> list[dict[str, int]]:
     b = _Builder({}, scenario.source, scenario.name, scenario.text, {})
-    b.params = dict(scenario.params)
+    b.params = scenario.params
     return b.loop_points(access.loops, access.label())
+
+
+def check_work(sc: Scenario, budget: int = MAX_WORK) -> None:
+    """Refuse a scenario whose whole-launch analysis is more work than ``budget`` lane operations
+    (``viz.work.MAX_WORK`` unless a caller with its own bound says otherwise): a ScenarioError
+    that names the grid, or the accesses, and the fix."""
+    from .work import blocks_within, estimate, instruction_counts
+
+    counts = instruction_counts(sc)
+    work = estimate(sc, counts=counts)
+    if work.total <= budget:
+        return
+    launch = sc.launch
+    problem = tr("the analysis would take about {ops} lane operations ({n:,} warp instructions per thread, {blocks:,} "
+                 "blocks of {threads:,} threads), more than the {max} warpviz takes on", ops=_big(work.total),
+                 n=work.instructions, blocks=launch.blocks, threads=launch.threads_per_block, max=_big(budget))
+    fit = blocks_within(sc, budget, counts=counts)
+    if fit >= 1:
+        grid = "[" + ", ".join(str(d) for d in _smaller_grid(launch.grid, fit)) + "]"
+        fix = tr("analyse fewer blocks: at most {fit:,}, e.g. [launch] grid = {grid} (a regular pattern counts the "
+                 "same per warp at any grid size), or use fewer loop iterations", fit=fit, grid=grid)
+        raise ScenarioError(sc.source, "launch", problem, fix, line_of(sc.text, "launch", "grid") if sc.text else None)
+    # Even one block is too much: the loops (or the accesses) are.
+    biggest = max(zip(counts, sc.accesses), key=lambda c: c[0] if c[1].loops else 0)[1]
+    if biggest.loops:
+        fix = tr("even one block is too much: use fewer loop iterations (for), fewer accesses or simpler expressions")
+        raise ScenarioError(sc.source, biggest.label(), problem, fix,
+                            line_of(sc.text, f"access {biggest.index}", "for") if sc.text else None)
+    fix = tr("even one block is too much: use fewer accesses or simpler expressions")
+    raise ScenarioError(sc.source, "access", problem, fix, None)
+
+
+def _big(n: int) -> str:
+    """A work figure as its size, the same in every language: 2,000,000,000 is "2.0 × 10⁹"."""
+    if n < 10**6:
+        return f"{n:,}"
+    exp = len(str(n)) - 1
+    return f"{n / 10**exp:.1f} × 10" + str(exp).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+def _smaller_grid(grid: tuple[int, int, int], most: int) -> list[int]:
+    """``grid`` shrunk (x first, then y, then z) to at most ``most`` blocks, trailing 1s dropped."""
+    dims = list(grid)
+    for axis in range(3):
+        others = math.prod(dims) // dims[axis]
+        if others * dims[axis] > most:
+            dims[axis] = max(1, most // others)
+    while len(dims) > 1 and dims[-1] == 1:
+        dims.pop()
+    return dims
 
 
 def expand_instructions(scenario: Scenario) -> list[Instruction]:

@@ -33,6 +33,9 @@ SWIZZLES = ["none", "xor", "xor:4", "diagonal", "bitrev", "bitrev-xor", "cute:3,
 # format 3: the matrix ops (viz.kinds.ldmatrix) after the plain ones
 OPS = ["load", "store", *MATRIX_OPS]
 ERROR_STYLE = "color: #c62828;"
+# The form shows this many params, arrays and accesses at most; a longer file is edited in the
+# text (tens of thousands of widgets took minutes to lay out).
+MAX_FORM_ITEMS = 64
 
 
 def _value_text(v: Any) -> str:
@@ -267,7 +270,7 @@ class EditorPanel(QWidget):
     def _raw(self) -> dict | None:
         try:
             return tomllib.loads(self.session.text)
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, RecursionError):     # deep TOML: the session shows the error
             return None
 
     def _sync_form(self, force: bool = False) -> None:
@@ -361,15 +364,27 @@ class EditorPanel(QWidget):
             e = QLineEdit()
             e.setToolTip(tr("1 to 3 numbers or expressions, x first, e.g. 32, 8"))
             add(form, label, ("launch", key), e, (lambda e=e: _parse_list(e.text())))
+        def more(form: QFormLayout, shown: int, total: int) -> None:
+            if total > shown:
+                note = QLabel(tr("The form shows the first {shown} of {total:,}; edit the others in the text.",
+                                 shown=shown, total=total))
+                note.setWordWrap(True)
+                form.addRow(note)
+
         params = raw.get("params", {}) or {}
+        params = params if isinstance(params, dict) else {}
         if params:
             form = group(tr("Params"))
-            for k in params:
+            more(form, MAX_FORM_ITEMS, len(params))
+            for k in list(params)[:MAX_FORM_ITEMS]:
                 e = QLineEdit()
                 e.setToolTip(tr("An integer or an expression over earlier params"))
                 add(form, k, ("params", k), e, (lambda e=e: _parse_value(e.text())))
         arrays = raw.get("arrays", {}) or {}
-        for name, spec in arrays.items():
+        arrays = arrays if isinstance(arrays, dict) else {}
+        if len(arrays) > MAX_FORM_ITEMS:
+            more(group(tr("Arrays")), MAX_FORM_ITEMS, len(arrays))
+        for name, spec in list(arrays.items())[:MAX_FORM_ITEMS]:
             if not isinstance(spec, dict):
                 continue
             form = group(tr("Array {name}", name=name))
@@ -410,9 +425,11 @@ class EditorPanel(QWidget):
             sp.setRange(0, 1 << 20)
             add(form, tr("Offset (bytes)"), ("arrays", name, "offset"), sp, (lambda w=sp: w.value()))
         access = raw.get("access", []) or []
+        access = access if isinstance(access, list) else []
         if access:
             form = group(tr("Accesses"))
-            for k, a in enumerate(access):
+            more(form, MAX_FORM_ITEMS, len(access))
+            for k, a in enumerate(access[:MAX_FORM_ITEMS]):
                 if not isinstance(a, dict):
                     continue
                 op = QComboBox()

@@ -43,9 +43,11 @@ class Entry:
 def read_entry(path: Path, builtin: bool) -> Entry:
     """Title, tags and notes straight from the TOML (cheap: no validation), in the interface
     language: ``title_zh`` / ``notes_zh`` when it is Chinese and the file has them."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    from ..scenario import ScenarioError, read_text
+
+    try:            # a regular file of a scenario's size only: a pipe or a huge file is not read
+        raw = tomllib.loads(read_text(path))
+    except (ScenarioError, tomllib.TOMLDecodeError, RecursionError):
         raw = {}
     tags = raw.get("tags", [])
     tags = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()

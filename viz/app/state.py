@@ -19,7 +19,7 @@ from .. import assets
 from ..engine import Analysis, analyze
 from ..frames import Cursor, Frame, Timeline
 from ..i18n import tr
-from ..scenario import Scenario, ScenarioError, loads
+from ..scenario import Scenario, ScenarioError, loads, read_text
 from ..warp import WarpDetail
 from .worker import Runner
 
@@ -78,6 +78,8 @@ class Session(QObject):
     def open(self, path: Path | str, text: str | None = None) -> None:
         """Open a scenario file (or a built-in's path); ``text`` overrides the file's (recovery)."""
         path = Path(path)
+        if text is None:
+            text = _read_scenario(path)       # before anything changes: a file that cannot be read opens nothing
         self.path = path
         self.name = path.stem
         self._valid = None
@@ -86,7 +88,7 @@ class Session(QObject):
         self.scenario = None
         self.analysis = None
         self.cursor = Cursor()
-        self.set_text(path.read_text(encoding="utf-8") if text is None else text)
+        self.set_text(text)
         self.textChanged.emit()
 
     def open_text(self, text: str, name: str = "untitled") -> None:
@@ -329,6 +331,15 @@ class Session(QObject):
 
     def at_end(self) -> bool:
         return self.timeline is None or self.cursor.at_end(self._bounds(self.cursor), self.timeline.frame_count)
+
+
+def _read_scenario(path: Path) -> str:
+    """A scenario file's text (``viz.scenario.read_text``: a regular file of a scenario's size, UTF-8);
+    one that cannot be read is an OSError with the reason, which the window shows."""
+    try:
+        return read_text(path)
+    except ScenarioError as err:
+        raise OSError(err.problem) from None
 
 
 def is_launch_file(path: Path | str) -> bool:

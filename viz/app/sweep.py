@@ -92,7 +92,7 @@ class Dimension:
 def dimensions(text: str) -> list[Dimension]:
     try:
         raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return []
     out = [Dimension("param", k) for k in (raw.get("params") or {})]
     for name, spec in (raw.get("arrays") or {}).items():

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..engine import analyze
 from ..scenario import Scenario
+from ..work import MAX_WORK
 from . import costmodel
 from .plan import DeviceLimits, l2_resident, plan_scale
 
@@ -68,6 +69,9 @@ def hand_resources(k, sc: Scenario) -> Resources:
 
 
 ANALYSIS_LIMIT = 300_000_000   # lane-bytes (simulate.work_estimate) analysed in full; beyond, the first rows
+# The analysis' work bound for the rows chosen above (viz.work): a timed launch is scaled up, so
+# it may take more than a file's (the hand-written stencils' rows are near twice MAX_WORK).
+PREDICT_WORK = 4 * MAX_WORK
 
 
 def analysis_of(sc: Scenario):
@@ -83,7 +87,7 @@ def analysis_of(sc: Scenario):
     total = sc.launch.blocks
     work = work_estimate(sc)
     if work <= ANALYSIS_LIMIT:
-        return analyze(sc), total
+        return analyze(sc, max_work=PREDICT_WORK), total
     gx, gy, gz = sc.launch.grid
     per_block = work / total
     keep = max(1, int(ANALYSIS_LIMIT // per_block))
@@ -92,7 +96,7 @@ def analysis_of(sc: Scenario):
     else:
         grid = (max(1, keep), 1, 1)
     small = _replace(sc, launch=Launch(sc.launch.block, grid))
-    return analyze(small), total
+    return analyze(small, max_work=PREDICT_WORK), total
 
 
 def serial_loops(k) -> bool:
