@@ -422,3 +422,19 @@ def test_trace_output_is_checked_before_anything_runs(tmp_path, capsys):
 def test_launch_is_a_frozen_record_of_what_was_checked():
     la = load_launch(REDUCE)
     assert isinstance(la, Launch) and la.source_text == REDUCE_CU.read_text() and la.defines == {}
+
+
+@pytest.mark.parametrize("text", ["title = " + "[" * 5000 + "]" * 5000 + "\n", "\ufffe\x00 not toml", ""])
+def test_the_library_lists_a_hostile_launch_file_by_its_name(tmp_path, text):
+    """The library reads launch files for their title and kernel without checking them: deep
+    TOML, garbage or an empty file is listed by its file name (opening it says what is wrong)."""
+    pytest.importorskip("PySide6")
+    from viz.app.library import read_launch_entry
+
+    p = tmp_path / "bad.launch.toml"
+    p.write_text(text, encoding="utf-8")
+    e = read_launch_entry(p)
+    assert e.title == "bad.launch.toml" and e.kernel == "" and "launch" in e.tags
+    fifo = tmp_path / "fifo.launch.toml"
+    os.mkfifo(fifo)
+    assert read_launch_entry(fifo).title == "fifo.launch.toml"     # not waited on

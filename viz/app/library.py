@@ -81,9 +81,12 @@ def read_trace_entry(path: Path, builtin: bool = True) -> Entry:
 def read_launch_entry(path: Path) -> Entry:
     """A launch file's title and kernel straight from its TOML (not checked: opening it says
     what is wrong); tagged "launch"."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    from ..trace import TraceError
+    from ..trace.launch import MAX_LAUNCH_FILE_BYTES, read_text_file
+
+    try:      # bounded, a regular file only; deep TOML is no crash
+        raw = tomllib.loads(read_text_file(path, "launch file", MAX_LAUNCH_FILE_BYTES))
+    except (TraceError, tomllib.TOMLDecodeError, RecursionError, ValueError):
         raw = {}
     kernel = raw.get("kernel") if isinstance(raw.get("kernel"), str) else ""
     title = raw.get("title") if isinstance(raw.get("title"), str) else path.name
