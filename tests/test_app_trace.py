@@ -312,3 +312,51 @@ def test_a_trace_of_a_huge_grid_shows_the_heat_map_of_its_first_blocks(qtbot, us
     w.session.go(block=2**27 - 1, warp=0)                 # a block that was not recorded, outside the map
     assert w.session.cursor.block == 2**27 - 1 and not lp.marker.isVisible()
     w.close()
+
+
+def test_a_large_trace_opens_off_the_gui_thread_and_the_open_can_be_cancelled(qtbot, window, monkeypatch):
+    """A trace over QUICK_TRACE_BYTES is read and checked on a worker thread behind a progress
+    dialog: the window keeps running its timers meanwhile, and Cancel leaves what was open."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QProgressDialog, QPushButton
+
+    from viz.app import window as window_module
+    from viz.engine import Cancelled
+    from viz.trace import detail
+
+    w = window
+    monkeypatch.setattr(window_module, "QUICK_TRACE_BYTES", 0)     # every trace takes the large path
+    assert w.open_trace(PAD) and w.session.trace is not None      # the worker's result is shown
+    assert w.session.name == "transpose_pad"
+
+    ticks, real_open = [], detail.TraceSource.open
+    heartbeat = QTimer()
+    heartbeat.timeout.connect(lambda: ticks.append(1))
+    heartbeat.start(20)
+
+    def slow_open(path, progress=None, cancelled=None):
+        for _ in range(2000):                   # a load that only ends when it is cancelled (at most 20 s)
+            if cancelled():
+                raise Cancelled()
+            progress(0.25, "read")
+            import time
+            time.sleep(0.01)
+        return real_open(path, progress, cancelled)
+
+    def press_cancel():                         # as a user does: click the dialog's Cancel button
+        dialogs = [d for d in w.findChildren(QProgressDialog) if d.isVisible()]
+        if dialogs:
+            button = dialogs[0].findChild(QPushButton)
+            assert button.text() == "Cancel"
+            qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        else:
+            QTimer.singleShot(50, press_cancel)
+
+    monkeypatch.setattr(detail.TraceSource, "open", staticmethod(slow_open))
+    QTimer.singleShot(400, press_cancel)
+    other = TRACES / "copy_float.wvtrace"
+    assert not w.open_trace(other)
+    heartbeat.stop()
+    assert len(ticks) >= 5                          # the GUI thread ran its event loop meanwhile
+    assert "cancelled" in w.statusBar().currentMessage()
+    assert w.session.name == "transpose_pad"        # what was open stays

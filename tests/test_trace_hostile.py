@@ -838,3 +838,24 @@ def test_the_limits_admit_everything_the_recorder_writes():
     assert schema.GRID_LIMITS == launch.MAX_GRID and schema.MAX_BLOCK_THREADS == launch.MAX_THREADS_PER_BLOCK
     assert schema.MAX_SHARED_BYTES >= launch.MAX_SHARED_BYTES and schema.MAX_BUFFER_COUNT >= launch.MAX_BUFFER_BYTES
     assert schema.WIDTHS == tuple(2**k for k in range(6))
+
+
+def test_load_reports_progress_and_stops_when_cancelled():
+    from viz.engine import Cancelled
+    from viz.trace.tracefile import load, shipped
+
+    path = shipped()[0]
+    seen = []
+    t = load(path, lambda fraction, stage: seen.append((fraction, stage)))
+    assert t.records > 0
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and 0 <= fractions[0] and fractions[-1] < 1
+    assert {"read", "check"} <= {stage for _, stage in seen}
+    asked = []
+
+    def cancel_after_two():
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(Cancelled):
+        load(path, cancelled=cancel_after_two)

@@ -115,14 +115,17 @@ class Session(QObject):
     def is_trace(self) -> bool:
         return self.trace is not None
 
-    def open_trace(self, path: Path | str) -> None:
-        """Open a recorded trace (``.wvtrace``). Raises ``viz.trace.TraceError`` (one paragraph)
-        for a missing, corrupt, truncated or newer file; what was open then stays open."""
+    def open_trace(self, path: Path | str, src=None) -> None:
+        """Open a recorded trace (``.wvtrace``), or show ``src``, the ``TraceSource`` already
+        loaded from it (the window loads a large file off the GUI thread). Raises
+        ``viz.trace.TraceError`` (one paragraph) for a missing, corrupt, truncated or newer
+        file; what was open then stays open."""
         from ..trace.analysis import analyze_trace
         from ..trace.detail import TraceSource, TraceTimeline
 
         path = Path(path)
-        src = TraceSource.open(path)
+        if src is None:
+            src = TraceSource.open(path)
         timeline = TraceTimeline(src)
         self.runner.cancel()
         self.path, self.name = path, path.stem

@@ -31,10 +31,12 @@ from .source import source_line, trace_source_line
 from .state import Session
 from .timeline import SPEEDS, Timeline
 from .view import FrameView, ZoomArea
+from .worker import wait_with_progress
 
 PRESENTATION_THEME = "high-contrast"
 PRESENTATION_SCALE = 1.35
 RECOVERY_TEXT = "unsaved.toml"
+QUICK_TRACE_BYTES = 8 << 20     # a trace file up to this size is read at once; a larger one off the GUI thread
 RECOVERY_META = "unsaved.json"
 
 
@@ -406,7 +408,11 @@ class MainWindow(QMainWindow):
         if not self.secure_edits():
             return False               # the edits could not be written: they stay on screen
         try:
-            self.session.open_trace(path)
+            src = self._load_trace(path)
+            if src is None:
+                self.statusBar().showMessage(tr("Opening {path} was cancelled.", path=path.name), 8000)
+                return False
+            self.session.open_trace(path, src)
         except TraceError as err:
             self.statusBar().showMessage(tr("Cannot open the trace: {err}", err=err.paragraph()), 30000)
             self.last_open_error = err.paragraph()
@@ -425,6 +431,23 @@ class MainWindow(QMainWindow):
         settings.put("last_scenario", str(path))
         self._update_title()
         return True
+
+    def _load_trace(self, path: Path):
+        """The trace file loaded and checked (``TraceSource``): a small file here, a large one
+        (over ``QUICK_TRACE_BYTES``) off the GUI thread with a progress dialog that can cancel
+        it (None then). TraceError for a bad file."""
+        from ..trace.detail import TraceSource
+
+        try:
+            size = path.stat().st_size
+        except (OSError, ValueError):
+            size = 0                  # load says what is wrong with it
+        if size <= QUICK_TRACE_BYTES:
+            return TraceSource.open(path)
+        ok, src = wait_with_progress(self, tr("Reading and checking the trace {name}…", name=path.name),
+                                     lambda progress, cancel: TraceSource.open(
+                                         path, lambda f, stage: progress(f, stage), cancel))
+        return src if ok else None
 
     def open_launch(self, path: Path) -> bool:
         """Open a launch file (``*.launch.toml``): its kernel's source in the Source panel and

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from ..engine import Cancelled
 
@@ -151,3 +151,47 @@ class Runner(QObject):
     @staticmethod
     def wait_all(msecs: int = 30000) -> bool:
         return Runner._pool.waitForDone(msecs) if Runner._pool else True
+
+
+def wait_with_progress(parent, label: str, fn: JobFn, show_after_ms: int = 300):
+    """Run ``fn(progress, cancel)`` off the GUI thread and wait for it while the window keeps
+    painting: after ``show_after_ms`` a progress dialog with a Cancel button appears. Returns
+    ``(True, result)``, or ``(False, None)`` when the user cancelled (the job is asked to stop
+    and its result dropped). An exception of ``fn`` is raised here, on the GUI thread."""
+    from PySide6.QtWidgets import QProgressDialog
+
+    from ..i18n import tr
+
+    runner = Runner(parent)
+    outcome: dict = {}
+    loop = QEventLoop()
+    dialog = QProgressDialog(label, tr("Cancel"), 0, 100, parent)
+    dialog.setWindowTitle("warpviz")
+    dialog.setMinimumDuration(show_after_ms)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+    dialog.setValue(0)
+
+    def finish(key, value=None):
+        outcome.setdefault(key, value)
+        loop.quit()
+
+    runner.done.connect(lambda result: finish("done", result))
+    runner.failed.connect(lambda err: finish("failed", err))
+    runner.progress.connect(lambda fraction, text: dialog.setValue(int(100 * min(max(fraction, 0.0), 1.0))))
+    dialog.canceled.connect(lambda: finish("cancelled"))
+    # shown after show_after_ms even when no progress arrives meanwhile (one long step)
+    QTimer.singleShot(show_after_ms, lambda: None if outcome else dialog.show())
+    runner.submit(fn)
+    if not outcome:
+        loop.exec()
+    if "cancelled" in outcome and "done" not in outcome:
+        runner.cancel()
+    dialog.close()
+    dialog.deleteLater()
+    runner.deleteLater()
+    if "failed" in outcome:
+        raise outcome["failed"]
+    if "done" in outcome:
+        return True, outcome["done"]
+    return False, None

@@ -117,8 +117,9 @@ class TraceSource:
         self.recorded_blocks = sorted({int(b) for b in np.unique(trace.block)})
 
     @classmethod
-    def open(cls, path: str | Path) -> "TraceSource":
-        return cls(load(path))
+    def open(cls, path: str | Path, progress=None, cancelled=None) -> "TraceSource":
+        """Load and check a trace file (``tracefile.load``: progress and cancel as it takes them)."""
+        return cls(load(path, progress, cancelled))
 
     @property
     def title(self) -> str:

@@ -39,9 +39,11 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
+from ..engine import Cancelled
 from ..fileio import atomic_target
 from . import TraceError
 from . import schema
@@ -461,15 +463,24 @@ def read_header(path: str | Path) -> dict:
         return header
 
 
-def load(path: str | Path) -> Trace:
+def load(path: str | Path, progress: Callable[[float, str], None] | None = None,
+         cancelled: Callable[[], bool] | None = None) -> Trace:
     """Read a .wvtrace, checking everything before use (see the module docstring); TraceError
     (one paragraph naming the file, the member or field, and the fix) for a missing,
-    unreadable, oversized, corrupt, truncated, inconsistent or newer file."""
+    unreadable, oversized, corrupt, truncated, inconsistent or newer file. ``progress``
+    (fraction, stage) hears of each array read and each checked chunk; ``cancelled`` is asked
+    between them, and ``viz.engine.Cancelled`` ends the load when it says yes (the app's
+    Open of a large trace runs off the GUI thread and can be cancelled)."""
     path = Path(path)
+    report = progress or (lambda fraction, text: None)
+    stop = cancelled or (lambda: False)
     with _archive(path) as (z, members, header):
         arrays: dict[str, np.ndarray] = {}
         n = None
-        for name in ARRAYS:
+        for k, name in enumerate(ARRAYS):
+            if stop():
+                raise Cancelled()
+            report(0.5 * k / len(ARRAYS), "read")
             info = members.get(f"{name}.npy")
             if info is None:
                 if name in OPTIONAL:
@@ -484,7 +495,7 @@ def load(path: str | Path) -> Trace:
                    f"{n:,} records", where="header.json: records")
     trace = Trace(header, arrays["instr"], arrays["block"], arrays["warp"], arrays["active"], arrays["pred"],
                   arrays["shared"], arrays["global"], arrays["base"], arrays["offset"], arrays["flags"], path)
-    check_arrays(trace, path)
+    check_arrays(trace, path, lambda f: report(0.5 + 0.5 * f, "check"), stop)
     return trace
 
 
@@ -514,7 +525,8 @@ def lane_bits(m: np.ndarray) -> np.ndarray:
     return np.unpackbits(m.view(np.uint8).reshape(-1, 4), axis=1, bitorder="little").view(bool)
 
 
-def check_arrays(trace: Trace, path) -> None:
+def check_arrays(trace: Trace, path, progress: Callable[[float], None] | None = None,
+                 cancelled: Callable[[], bool] | None = None) -> None:
     """Every array value against the header and the recorder's rules, ``CHECK_ROWS`` rows at a
     time: instruction ids listed in the header; blocks inside the grid; warps inside the
     block; flags 0 or 1; records in block, then warp order; pred, shared and global lanes
@@ -540,6 +552,10 @@ def check_arrays(trace: Trace, path) -> None:
     tail_mask = np.uint32(0xFFFFFFFF if tail >= 32 else (1 << tail) - 1)
     prev_key = -1
     for lo in range(0, n, CHECK_ROWS):
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        if progress is not None:
+            progress(lo / n)
         hi = min(n, lo + CHECK_ROWS)
         instr, block, warp = trace.instr[lo:hi], trace.block[lo:hi], trace.warp[lo:hi]
         if int(instr.max()) >= ninstr:
