@@ -126,3 +126,41 @@ def test_compare_values_are_never_elided_in_presentation_mode(qtbot, user_dirs):
     finally:
         w.a_present.setChecked(False)
         w.close()
+
+
+def test_compare_steps_to_the_last_wavefront_of_the_longer_side(qtbot, user_dirs):  # noqa: F811
+    """The 128-byte-swizzled ldmatrix.x4 tells 4 wavefronts (7 frames), its plain partner 32
+    (35 frames): Right walks through all 35, the short side holding its summary, before
+    the next instruction; Left walks back; leaving compare mode clamps to 7 again."""
+    from viz.frames import frames as frames_of
+
+    w = make_window(qtbot, "ldmatrix-x4-tile-sw128")
+    press_ctrl_m(qtbot, w)
+    cp, s = w.compare, w.session
+    qtbot.waitUntil(lambda: cp.right.path is not None and cp.right.path.stem == "ldmatrix-x4-tile", timeout=10000)
+    short, long_ = len(frames_of(s.detail)), len(frames_of(cp.right.detail))
+    assert (short, long_) == (7, 35)
+    assert w.timeline.frame_label.text() == "frame 1 / 35" and w.timeline.scrub.maximum() == 34
+    for k in range(1, long_):
+        qtbot.keyClick(w, Qt.Key.Key_Right)
+        assert s.cursor.instruction == 0 and s.cursor.frame == k
+        assert cp.right.cursor.frame == k and cp.right.frame.index == k
+        assert s.frame.index == min(k, short - 1)          # the short story holds its last frame
+    assert cp.right.frame.kind == "summary" and cp.right.frame.wavefront is None
+    prev = frames_of(cp.right.detail)[-2]
+    assert prev.kind == "wavefront" and prev.wavefront == 31
+    assert w.timeline.frame_label.text() == "frame 35 / 35"
+    qtbot.keyClick(w, Qt.Key.Key_Left)
+    assert cp.right.frame.wavefront == 31 and s.frame.kind == "summary"
+    qtbot.keyClick(w, Qt.Key.Key_Right)
+    qtbot.keyClick(w, Qt.Key.Key_Right)                    # past the end of both: the next instruction
+    assert s.cursor.instruction == 1 and s.cursor.frame == 0 and cp.right.cursor.instruction == 1
+    qtbot.keyClick(w, Qt.Key.Key_Left)                     # back: the last frame of the longer story
+    assert s.cursor.instruction == 0 and s.cursor.frame == 34
+    qtbot.keyClick(w, Qt.Key.Key_End)
+    assert s.cursor.frame == 34 and s.at_end() is False
+    press_ctrl_m(qtbot, w)                                 # alone again: the short story's 7 frames
+    assert s.cursor.frame == short - 1 and w.timeline.frame_label.text() == "frame 7 / 7"
+    qtbot.keyClick(w, Qt.Key.Key_Right)
+    assert s.cursor.instruction == 1 and s.cursor.frame == 0
+    w.close()

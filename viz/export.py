@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import WarpvizError
 from .fileio import temp_beside, umask
-from .frames import Frame, KINDS, access_text, frames as frames_of
+from .frames import Frame, KINDS, access_text, frames as frames_of, paired_frames
 from .i18n import sep, tr
 from .layout_text import LayoutMap
 from .scenario import Scenario
@@ -324,11 +324,10 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
             continue
         e = right[k]
         fb = frames_of(e)
-        n = max(len(fa), len(fb))
-        pairs = [(fa[min(j, len(fa) - 1)], fb[min(j, len(fb) - 1)]) for j in range(n)]
+        pairs = paired_frames(fa, fb)          # the longer story sets the length, as in the app
         # A kind matches where either side shows it.
         kinds = [f"{a.kind}|{b.kind}" for a, b in pairs]
-        for j in parse_frames(spec, n, kinds):
+        for j in parse_frames(spec, len(pairs), kinds):
             a, b = pairs[j]
             steps.append(Step((d, a), (e, b), hold=settings.hold))
     if not steps:

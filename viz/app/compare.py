@@ -127,6 +127,7 @@ class ComparePage(QWidget):
         left.changed.connect(self._titles)
         left.analysisChanged.connect(self.refresh)
         self.right.changed.connect(self._follow)
+        self.right.changed.connect(self._recount)
         self.right.changed.connect(self._titles)
         self.right.analysisChanged.connect(self.refresh)
         self.right.positionChanged.connect(self.refresh)
@@ -203,6 +204,15 @@ class ComparePage(QWidget):
             self.open_right(other)
         elif other:
             self.open_right(next(e.path for e in self.entries if e.name == other and not e.trace))
+
+    def set_active(self, on: bool) -> None:
+        """Compare mode on or off: on, the two sides step together and the longer story
+        sets the length (``viz.frames.paired_length``, as a comparison export does)."""
+        self.left.pair_with(self.right if on else None)
+
+    def _recount(self) -> None:
+        if self.left.partner is self.right:       # another partner: another length
+            self.left.recount()
 
     def _follow(self) -> None:
         if self.right.scenario is not None:

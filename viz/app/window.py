@@ -589,6 +589,7 @@ class MainWindow(QMainWindow):
             return
         self.stack.setCurrentIndex(1 if on else 0)
         _only_current_page_sizes(self.stack)
+        self.compare.set_active(on)
         if on:
             self.compare.ensure_partner()
             self.compare.set_theme(self.view.theme)
