@@ -164,3 +164,24 @@ def test_compare_steps_to_the_last_wavefront_of_the_longer_side(qtbot, user_dirs
     qtbot.keyClick(w, Qt.Key.Key_Right)
     assert s.cursor.instruction == 1 and s.cursor.frame == 0
     w.close()
+
+
+def test_a_trace_opened_by_a_relative_path_is_not_its_own_partner(qapp, user_dirs, monkeypatch):  # noqa: F811
+    """`warpviz app gemm_naive.wvtrace` from the traces folder: the partner is another
+    recording of the same source (as for the absolute path), never the trace itself."""
+    from viz.app.compare import trace_partner
+    from viz.app.library import entries
+    from viz.trace.tracefile import load as load_trace, shipped_dir
+
+    folder = shipped_dir()
+    es = [e for e in entries() if not e.launch]
+    monkeypatch.chdir(folder)
+    checked = 0
+    for name in ("gemm_naive", "read_aos_r", "copy_float", "reduce_tree", "generic_atomic"):
+        rel = Path(f"{name}.wvtrace")
+        header = load_trace(rel).header
+        got = trace_partner(header, rel, es)
+        assert got == trace_partner(header, (folder / rel).resolve(), es)
+        assert got is None or got.resolve() != (folder / rel).resolve(), name
+        checked += got is not None
+    assert checked >= 4

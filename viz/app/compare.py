@@ -37,16 +37,17 @@ def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
     relative to the trace, or a library name), else another trace of the same kernel
     function, else of the same CUDA source file (the closest name among them: a kernel's
     variant, e.g. ``sgemm_float4`` and ``sgemm_float4_scalar_sts``, the transpose tiles)."""
+    here = path.resolve() if path is not None else None     # a trace opened by a relative path is still itself
     named = str(header.get("compare") or "")
     if named:
-        if path is not None and (path.parent / named).is_file():
-            return path.parent / named
+        if here is not None and (here.parent / named).is_file() and (here.parent / named).resolve() != here:
+            return here.parent / named
         stem = Path(named).name.removesuffix(".wvtrace").removesuffix(".toml")
         for e in entries_:
             if e.name == stem and not e.launch:
                 return e.path
     stem = path.stem if path is not None else str(header.get("name", ""))
-    traces = [e for e in entries_ if e.trace and (path is None or e.path != path)]
+    traces = [e for e in entries_ if e.trace and (here is None or e.path.resolve() != here)]
     for same in ([e for e in traces if e.kernel and e.kernel == header.get("kernel")],
                  [e for e in traces if e.source and e.source == header.get("source_name")]):
         got = partner_name(stem, [e.name for e in same if e.name != stem])
