@@ -11,3 +11,7 @@ _tmp = Path(tempfile.mkdtemp(prefix="warpviz-tests-"))
 os.environ.setdefault("XDG_CONFIG_HOME", str(_tmp / "config"))
 os.environ.setdefault("XDG_DATA_HOME", str(_tmp / "data"))
 sys.path.insert(0, str(Path(__file__).parent))
+
+# The app tests' ``window`` fixture (tests/app_helpers.py) needs ``undo_clock``: defined here
+# once, every test module that imports ``window`` finds it.
+from app_helpers import undo_clock  # noqa: E402,F401 - fixture
