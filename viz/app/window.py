@@ -29,7 +29,8 @@ from .state import Session
 from .timeline import Timeline
 from .view import FrameView, ZoomArea
 
-PRESENTATION_THEME = "high-contrast"
+PRESENTATION_THEME = "high-contrast"   # presentation mode's theme where View → Theme asks for it
+PRESENTATION_CONTRAST = "presentation_high_contrast"   # that setting; off: presentation keeps your theme
 PRESENTATION_SCALE = 1.35
 RECOVERY_TEXT = "unsaved.toml"
 RECOVERY_META = "unsaved.json"
@@ -279,6 +280,13 @@ class MainWindow(QMainWindow):
             self.lang_group.addAction(a)
             self.a_langs[code] = a
         self.a_keys = self._action("keys", self.show_keys, [QKeySequence.StandardKey.HelpContents])
+        # Presentation mode keeps the chosen theme (the lesson plan recommends light on a
+        # projector); this asks for the black high-contrast theme while presenting instead.
+        self.a_present_contrast = QAction(self)
+        self.a_present_contrast.setObjectName("presentationHighContrast")
+        self.a_present_contrast.setCheckable(True)
+        self.a_present_contrast.setChecked(settings.get(PRESENTATION_CONTRAST, False, bool))
+        self.a_present_contrast.toggled.connect(self._presentation_contrast)
 
     def _menus(self) -> None:
         mb = self.menuBar()
@@ -296,6 +304,8 @@ class MainWindow(QMainWindow):
         self.m_theme = self.m_view.addMenu("")
         for a in self.a_themes.values():
             self.m_theme.addAction(a)
+        self.m_theme.addSeparator()
+        self.m_theme.addAction(self.a_present_contrast)
         self.m_lang = self.m_view.addMenu("")
         for a in self.a_langs.values():
             self.m_lang.addAction(a)
@@ -611,7 +621,7 @@ class MainWindow(QMainWindow):
             mono = QFont(self._source_font)
             mono.setPointSizeF(self._source_font.pointSizeF() * 1.5)
             self.source.setFont(mono)
-            self.apply_theme(PRESENTATION_THEME, remember=False)
+            self.apply_theme(self.presentation_theme(), remember=False)
             self.showFullScreen()
         else:
             state, theme_name, maximized, geometry = self._pre_presentation
@@ -627,6 +637,15 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, lambda: self._after_presentation(state))
             self.apply_theme(theme_name)
         self.view.setFocus()
+
+    def presentation_theme(self) -> str:
+        """The theme presentation mode shows: yours, or high contrast where View → Theme asks for it."""
+        return PRESENTATION_THEME if self.a_present_contrast.isChecked() else self.theme_name
+
+    def _presentation_contrast(self, on: bool) -> None:
+        settings.put(PRESENTATION_CONTRAST, on)
+        if self.presenting:
+            self.apply_theme(self.presentation_theme(), remember=False)
 
     def _after_presentation(self, state) -> None:
         if self.presenting:
@@ -838,7 +857,7 @@ class MainWindow(QMainWindow):
             self.a_escape: tr("Leave presentation mode"), self.a_compare: tr("Compare two scenarios"),
             self.a_matrix: tr("ldmatrix / stmatrix fragments…"),
             self.a_zoom_in: tr("Zoom in"), self.a_zoom_out: tr("Zoom out"), self.a_zoom_reset: tr("Fit to window"),
-            self.a_keys: tr("Keys"),
+            self.a_keys: tr("Keys"), self.a_present_contrast: tr("High contrast in presentation mode"),
         }
         for a, text in names.items():
             a.setText(text)
