@@ -185,3 +185,22 @@ def test_a_trace_opened_by_a_relative_path_is_not_its_own_partner(qapp, user_dir
         assert got is None or got.resolve() != (folder / rel).resolve(), name
         checked += got is not None
     assert checked >= 4
+
+
+def test_compare_mode_comes_back_after_a_restart_and_says_so(qtbot, user_dirs):  # noqa: F811
+    """Compare mode is remembered (README: what is kept between runs); when it comes back
+    the status bar says so, and a window closed without it starts without it."""
+    w = make_window(qtbot, "transpose-tile")
+    press_ctrl_m(qtbot, w)
+    w.close()
+    w2 = make_window(qtbot, None)
+    qtbot.waitUntil(lambda: w2.a_compare.isChecked() and w2.stack.currentIndex() == 1, timeout=5000)
+    assert "Compare mode is on" in w2.statusBar().currentMessage()
+    assert w2.compare.right.path is not None and w2.compare.right.path.stem == "transpose-tile-pad"
+    press_ctrl_m(qtbot, w2)
+    w2.close()
+    w3 = make_window(qtbot, None)
+    qtbot.wait(50)
+    assert not w3.a_compare.isChecked() and w3.stack.currentIndex() == 0
+    assert "Compare mode" not in w3.statusBar().currentMessage()
+    w3.close()

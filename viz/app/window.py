@@ -337,6 +337,9 @@ class MainWindow(QMainWindow):
         from .undo import install as install_undo  # Edit → Undo / Redo over every edit, form or text
 
         install_undo(self)
+        from .lesson_keys import install as install_lesson_keys  # Ctrl+Right / Ctrl+Left: next / previous scenario
+
+        install_lesson_keys(self)
 
     # ------------------------------------------------------------------ opening and saving
 
@@ -605,6 +608,14 @@ class MainWindow(QMainWindow):
             self.compare.set_theme(self.view.theme)
         settings.put("compare", on)
 
+    def _compare_restored(self) -> None:
+        """Compare mode comes back as it was left, and says so (it is easy to miss that the
+        right half is not part of the scenario just opened)."""
+        self.a_compare.setChecked(True)
+        if self.a_compare.isChecked():
+            self.statusBar().showMessage(tr("Compare mode is on, as when warpviz was last closed (Ctrl+M turns it "
+                                            "off)"), 15000)
+
     def set_presentation(self, on: bool) -> None:
         if on == self.presenting:
             return
@@ -790,7 +801,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int))
         if settings.get("compare", False, bool):
-            QTimer.singleShot(0, self, lambda: self.a_compare.setChecked(True))
+            QTimer.singleShot(0, self, self._compare_restored)
 
     def default_layout(self, width: int | None = None) -> None:
         """Panel sizes for a first start: the picture gets most of the window (330 + 480 px of
@@ -912,6 +923,7 @@ def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
             ("Ctrl+PgUp Ctrl+PgDn", tr("previous / next block")),
             ("Home End", tr("first / last frame of the instruction")),
             ("Ctrl+Home Ctrl+End", tr("first instruction / last frame of all")),
+            ("Ctrl+← Ctrl+→", tr("previous / next scenario of the lesson (or of the library's list)")),
             ("+ −", tr("faster / slower")), ("F11, Esc", tr("presentation mode on / off")),
             ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+E", tr("export for slides")),
             ("Ctrl+Shift+C", tr("copy the frame to the clipboard")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),
