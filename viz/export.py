@@ -286,7 +286,8 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
     lines: list[str] = []
     seen = set()
     for d in details:
-        text = f"{tr(d.op)} {d.access.text}"
+        op = d.access.matrix.text if getattr(d.access, "matrix", None) is not None else tr(d.op)   # ldmatrix.x4, not "load"
+        text = f"{op} {d.access.text}"
         if text not in seen:
             seen.add(text)
             lines.append(text)
@@ -316,22 +317,29 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
     if compare is not None and is_trace(compare):
         compare = compare.scenario
     steps: list[Step] = []
+    counts: set[int] = set()               # how many frames the instructions have (for the message)
     for k, d in enumerate(left):
         fa = frames_of(d)
         if right is None:
+            counts.add(len(fa))
             for j in parse_frames(spec, len(fa), [f.kind for f in fa]):
                 steps.append(Step((d, fa[j]), hold=settings.hold))
             continue
         e = right[k]
         fb = frames_of(e)
         pairs = paired_frames(fa, fb)          # the longer story sets the length, as in the app
+        counts.add(len(pairs))
         # A kind matches where either side shows it.
         kinds = [f"{a.kind}|{b.kind}" for a, b in pairs]
         for j in parse_frames(spec, len(pairs), kinds):
             a, b = pairs[j]
             steps.append(Step((d, a), (e, b), hold=settings.hold))
     if not steps:
-        raise ExportError(tr("--frames {spec!r} selects no frame", spec=spec))
+        lo, hi = min(counts), max(counts)
+        n = str(lo) if lo == hi else tr("{lo} to {hi}", lo=lo, hi=hi)
+        raise ExportError(tr("--frames {spec!r} selects no frame: the instructions selected have {n} frames "
+                             "(numbered from 1; first, last and the kinds {kinds} work for any)", spec=spec, n=n,
+                             kinds=", ".join(k for k in KINDS)))
     if settings.title_card and not still:
         title = settings.title or sc.shown_title
         if compare is not None:
