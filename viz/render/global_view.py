@@ -49,7 +49,13 @@ class _GlobalPrep:
     sector_px: int = 0
 
 
-def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
+def global_rows(L: Layout, th: Theme, d: WarpDetail) -> tuple[int, int, float]:
+    """How the ruler fits the memory area of ``L``: rows of lines, label size, box height."""
+    plan = _plan_rows(L, th, d)
+    return len(plan[0]), plan[5] or plan[6], plan[8]
+
+
+def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
     s = L.s
     mem = L.memory
     mp = L.min_px
@@ -75,6 +81,17 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         if px and len(rows) * (label_h + 8 * s) <= avail:
             break     # the labels fit and the boxes can be thin
     row_h = max(8 * s, min(150 * s, avail / len(rows) - label_h))
+    return rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail
+
+
+def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
+    s = L.s
+    mem = L.memory
+    mp = L.min_px
+    x0 = L.columns[0] - L.col_w / 2
+    cond = condensed(th)
+    rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail = _plan_rows(L, th, d)
+    px = long_px or short_px
     grid_h = len(rows) * (row_h + label_h)
     top = mem.top() + LINK_MIN * s + max(0.0, min(avail - grid_h, (LINK_GAP - LINK_MIN + LINK_EXTRA) * s))
     sec_w = line_w / 4
@@ -95,7 +112,7 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         stt = static(fam, px, bold, text)
         sz = stt.size()
         pt = QPointF(r.left(), r.top() + (r.height() - sz.height()) / 2)
-        return stt, pt, TextItem(text, px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "line-label")
+        return stt, pt, TextItem(text, px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "line-label", r)
 
     out_lines, dividers, dots, marks, boxes = [], [], [], [], {}
     for r_, row in enumerate(rows):
@@ -274,4 +291,4 @@ def _sector_item(prep: "_GlobalPrep", q: int, r: QRect, s: float) -> TextItem:
     sz = stt.size()
     box = QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s)
     x, y = box.left() + (box.width() - sz.width()) / 2, box.top() + (box.height() - sz.height()) / 2
-    return TextItem(stt.text(), prep.sector_px, QRectF(x, y, sz.width(), sz.height()), "sector")
+    return TextItem(stt.text(), prep.sector_px, QRectF(x, y, sz.width(), sz.height()), "sector", QRectF(r))
