@@ -620,6 +620,7 @@ class MainWindow(QMainWindow):
         if on == self.presenting:
             return
         self.presenting = on
+        self.compare.set_presenting(on)
         if on:
             self._pre_presentation = (self.saveState(), self.theme_name, self.isMaximized(), self.saveGeometry())
             for d in self.docks.values():  # the picture alone; its figures row stays
