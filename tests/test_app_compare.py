@@ -204,3 +204,43 @@ def test_compare_mode_comes_back_after_a_restart_and_says_so(qtbot, user_dirs): 
     assert not w3.a_compare.isChecked() and w3.stack.currentIndex() == 0
     assert "Compare mode" not in w3.statusBar().currentMessage()
     w3.close()
+
+
+def test_compare_in_presentation_at_1080p_keeps_every_text_in_its_cell(qtbot, user_dirs):  # noqa: F811
+    """A 1920x1080 screen in presentation mode, `ldmatrix-x4-tile-sw128` beside its plain
+    partner, every frame of the longer story: the two pictures get the screen's height (the
+    figures table keeps three rows), and every text the painter draws is at 14 px or more,
+    inside its cell (a lane's box, a word, the figures row), on no other text (the rules of
+    tests/test_picture_text.py, on the record of the paint the app did)."""
+    from test_picture_text import Checker
+
+    w = make_window(qtbot, "ldmatrix-x4-tile-sw128")
+    press_ctrl_m(qtbot, w)
+    cp, s = w.compare, w.session
+    qtbot.waitUntil(lambda: cp.right.path is not None and cp.right.path.stem == "ldmatrix-x4-tile", timeout=10000)
+    qtbot.keyClick(w, Qt.Key.Key_F11)
+    assert w.presenting and w.view.theme.scale > 1
+    w.setGeometry(0, 0, 1920, 1080)           # offscreen has no 1080p screen to fill
+    views = (cp.view_left, cp.view_right)
+    qtbot.waitUntil(lambda: all(v.height() >= 800 for v in views), timeout=5000)
+    assert not cp.pick_row.isVisible() and cp.table.isVisible() and cp.table.height() < 200
+    scale = w.view.theme.scale
+    checkers = [Checker(v.height(), scale, name) for v, name in zip(views, ("left", "right"))]
+    smallest = 99
+    try:
+        for k in range(35):
+            assert s.cursor.frame == k and s.cursor.instruction == 0
+            for v, c, side in zip(views, checkers, (s, cp.right)):
+                v.grab()                      # the paint the screen gets, with its record
+                L = v.layout_
+                assert L is not None and L.texts
+                c.check(L, side.frame)
+                smallest = min(smallest, min(t.px for t in L.texts))
+            qtbot.keyClick(w, Qt.Key.Key_Right)
+        assert s.cursor.instruction == 1                 # the 35 frames of the longer story, then on
+    finally:
+        qtbot.keyClick(w, Qt.Key.Key_Escape)
+        w.close()
+    problems = checkers[0].problems + checkers[1].problems
+    assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])
+    assert smallest >= 14

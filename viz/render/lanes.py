@@ -126,10 +126,10 @@ def lane_segments(L: Layout, lane: int) -> list[QRectF]:
     col_left, col_w = lane_box(x, L.col_w, 1)
     run_top = L.lanes[lane].top()
     out: list[QRectF] = []
-    for px, stagger, top, h in L.lane_specs:
+    for k, (px, stagger, top, h) in enumerate(L.lane_specs):
         if stagger == 1:
             continue
-        if top > run_top + 0.5:
+        if top > run_top + 0.5 and not (k == 0 and top - run_top < 10 * L.s):   # no stub for the top margin
             out.append(QRectF(col_left, run_top, col_w, top - run_top))
         sub = h / stagger
         left, w = lane_box(x, L.col_w, stagger)
