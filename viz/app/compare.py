@@ -258,9 +258,25 @@ class ComparePage(QWidget):
         head = self.table.horizontalHeader().sizeHint().height()
         table_h = min(TABLE_HEIGHT, rows + head + 2 * self.table.frameWidth() + 2)
         self.table.setMaximumHeight(table_h)
+        self._give_pictures_the_rest()
+
+    def _give_pictures_the_rest(self) -> None:
+        """Presenting: the pictures take every pixel the table does not use (a splitter keeps
+        the sizes it had, which left a gap under the shortened table)."""
+        if not self.presenting:
+            return
+        table_h = self.table.maximumHeight()
         total = sum(self.split_v.sizes())
-        if total > table_h:                    # the pictures take what the table gives up
+        if total > table_h and self.split_v.sizes()[1] != table_h:
             self.split_v.setSizes([total - table_h, table_h])
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._give_pictures_the_rest()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._give_pictures_the_rest()
 
     def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         from PySide6.QtCore import QEvent
