@@ -87,7 +87,8 @@ class MatrixDialog(QDialog):
             x = max(right if right is not None and inner.right() - right >= 360 else inner.right() - width,
                     inner.right() - width)
             width = inner.right() - x + 1
-        self.setGeometry(x, max(room.top(), inner.top()), width, height)
+        y = max(room.top(), inner.top())
+        self.setGeometry(x, y, width, min(height, room.bottom() - y + 1))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
