@@ -71,16 +71,17 @@ def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
         far = min(22 * s, (x1 - x0) / per_row * 0.3)    # a gap in the addresses: room for an ellipsis
         gaps = [[0.0] + [near if r[k] == r[k - 1] + 1 else far for k in range(1, len(r))] for r in rows]
         line_w = (x1 - x0 - max(sum(g) for g in gaps)) / per_row
+        cap = max(mp, 19 * s * L.boost)           # a tall picture's spare height: larger labels
         long_px = fit_px(th.sans, [tr("line at byte {a}", a=_addr(ln * LINE)) for ln in lines], line_w - 4 * s,
-                         max(mp, 19 * s), max(mp, 16 * s), bold=True)
-        short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, max(mp, 19 * s), mp, bold=True)
+                         cap, max(mp, 16 * s), bold=True)
+        short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, cap, mp, bold=True)
         px = long_px or short_px
         label_h = max(28 * s, line_h(th.sans, max(px, mp), True) + 6 * s)
         if px and len(rows) * (label_h + max(12 * s, line_h(th.sans, mp))) <= avail or len(rows) == len(lines):
             break
         if px and len(rows) * (label_h + 8 * s) <= avail:
             break     # the labels fit and the boxes can be thin
-    row_h = max(8 * s, min(150 * s, avail / len(rows) - label_h))
+    row_h = max(8 * s, min(150 * s * L.boost, avail / len(rows) - label_h))
     return rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail
 
 
