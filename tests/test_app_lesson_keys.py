@@ -95,3 +95,18 @@ def test_playback_lessons_opens_a_lesson_and_a_users_lesson_is_listed(qtbot, use
     assert w.session.path.stem == "shared-stride-2"
     assert "My banks" in w.statusBar().currentMessage()
     w.close()
+
+
+def test_ctrl_arrows_in_the_text_editor_move_by_words_not_scenarios(qtbot, user_dirs):  # noqa: F811
+    w = make_window(qtbot, "coalesced")
+    w.editor.tabs.setCurrentIndex(1)
+    text = w.editor.text
+    text.setFocus()
+    qtbot.waitUntil(text.hasFocus)
+    cur = text.textCursor()
+    cur.setPosition(0)
+    text.setTextCursor(cur)
+    qtbot.keyClick(text, Qt.Key.Key_Right, CTRL)
+    assert w.session.path.stem == "coalesced"            # the editor kept the key
+    assert text.textCursor().position() > 0
+    w.close()
