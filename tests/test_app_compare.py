@@ -126,3 +126,121 @@ def test_compare_values_are_never_elided_in_presentation_mode(qtbot, user_dirs):
     finally:
         w.a_present.setChecked(False)
         w.close()
+
+
+def test_compare_steps_to_the_last_wavefront_of_the_longer_side(qtbot, user_dirs):  # noqa: F811
+    """The 128-byte-swizzled ldmatrix.x4 tells 4 wavefronts (7 frames), its plain partner 32
+    (35 frames): Right walks through all 35, the short side holding its summary, before
+    the next instruction; Left walks back; leaving compare mode clamps to 7 again."""
+    from viz.frames import frames as frames_of
+
+    w = make_window(qtbot, "ldmatrix-x4-tile-sw128")
+    press_ctrl_m(qtbot, w)
+    cp, s = w.compare, w.session
+    qtbot.waitUntil(lambda: cp.right.path is not None and cp.right.path.stem == "ldmatrix-x4-tile", timeout=10000)
+    short, long_ = len(frames_of(s.detail)), len(frames_of(cp.right.detail))
+    assert (short, long_) == (7, 35)
+    assert w.timeline.frame_label.text() == "frame 1 / 35" and w.timeline.scrub.maximum() == 34
+    for k in range(1, long_):
+        qtbot.keyClick(w, Qt.Key.Key_Right)
+        assert s.cursor.instruction == 0 and s.cursor.frame == k
+        assert cp.right.cursor.frame == k and cp.right.frame.index == k
+        assert s.frame.index == min(k, short - 1)          # the short story holds its last frame
+    assert cp.right.frame.kind == "summary" and cp.right.frame.wavefront is None
+    prev = frames_of(cp.right.detail)[-2]
+    assert prev.kind == "wavefront" and prev.wavefront == 31
+    assert w.timeline.frame_label.text() == "frame 35 / 35"
+    qtbot.keyClick(w, Qt.Key.Key_Left)
+    assert cp.right.frame.wavefront == 31 and s.frame.kind == "summary"
+    qtbot.keyClick(w, Qt.Key.Key_Right)
+    qtbot.keyClick(w, Qt.Key.Key_Right)                    # past the end of both: the next instruction
+    assert s.cursor.instruction == 1 and s.cursor.frame == 0 and cp.right.cursor.instruction == 1
+    qtbot.keyClick(w, Qt.Key.Key_Left)                     # back: the last frame of the longer story
+    assert s.cursor.instruction == 0 and s.cursor.frame == 34
+    qtbot.keyClick(w, Qt.Key.Key_End)
+    assert s.cursor.frame == 34 and s.at_end() is False
+    press_ctrl_m(qtbot, w)                                 # alone again: the short story's 7 frames
+    assert s.cursor.frame == short - 1 and w.timeline.frame_label.text() == "frame 7 / 7"
+    qtbot.keyClick(w, Qt.Key.Key_Right)
+    assert s.cursor.instruction == 1 and s.cursor.frame == 0
+    w.close()
+
+
+def test_a_trace_opened_by_a_relative_path_is_not_its_own_partner(qapp, user_dirs, monkeypatch):  # noqa: F811
+    """`warpviz app gemm_naive.wvtrace` from the traces folder: the partner is another
+    recording of the same source (as for the absolute path), never the trace itself."""
+    from viz.app.compare import trace_partner
+    from viz.app.library import entries
+    from viz.trace.tracefile import load as load_trace, shipped_dir
+
+    folder = shipped_dir()
+    es = [e for e in entries() if not e.launch]
+    monkeypatch.chdir(folder)
+    checked = 0
+    for name in ("gemm_naive", "read_aos_r", "copy_float", "reduce_tree", "generic_atomic"):
+        rel = Path(f"{name}.wvtrace")
+        header = load_trace(rel).header
+        got = trace_partner(header, rel, es)
+        assert got == trace_partner(header, (folder / rel).resolve(), es)
+        assert got is None or got.resolve() != (folder / rel).resolve(), name
+        checked += got is not None
+    assert checked >= 4
+
+
+def test_compare_mode_comes_back_after_a_restart_and_says_so(qtbot, user_dirs):  # noqa: F811
+    """Compare mode is remembered (README: what is kept between runs); when it comes back
+    the status bar says so, and a window closed without it starts without it."""
+    w = make_window(qtbot, "transpose-tile")
+    press_ctrl_m(qtbot, w)
+    w.close()
+    w2 = make_window(qtbot, None)
+    qtbot.waitUntil(lambda: w2.a_compare.isChecked() and w2.stack.currentIndex() == 1, timeout=5000)
+    assert "Compare mode is on" in w2.statusBar().currentMessage()
+    assert w2.compare.right.path is not None and w2.compare.right.path.stem == "transpose-tile-pad"
+    press_ctrl_m(qtbot, w2)
+    w2.close()
+    w3 = make_window(qtbot, None)
+    qtbot.wait(50)
+    assert not w3.a_compare.isChecked() and w3.stack.currentIndex() == 0
+    assert "Compare mode" not in w3.statusBar().currentMessage()
+    w3.close()
+
+
+def test_compare_in_presentation_at_1080p_keeps_every_text_in_its_cell(qtbot, user_dirs):  # noqa: F811
+    """A 1920x1080 screen in presentation mode, `ldmatrix-x4-tile-sw128` beside its plain
+    partner, every frame of the longer story: the two pictures get the screen's height (the
+    figures table keeps three rows), and every text the painter draws is at 14 px or more,
+    inside its cell (a lane's box, a word, the figures row), on no other text (the rules of
+    tests/test_picture_text.py, on the record of the paint the app did)."""
+    from test_picture_text import Checker
+
+    w = make_window(qtbot, "ldmatrix-x4-tile-sw128")
+    press_ctrl_m(qtbot, w)
+    cp, s = w.compare, w.session
+    qtbot.waitUntil(lambda: cp.right.path is not None and cp.right.path.stem == "ldmatrix-x4-tile", timeout=10000)
+    qtbot.keyClick(w, Qt.Key.Key_F11)
+    assert w.presenting and w.view.theme.scale > 1
+    w.setGeometry(0, 0, 1920, 1080)           # offscreen has no 1080p screen to fill
+    views = (cp.view_left, cp.view_right)
+    qtbot.waitUntil(lambda: all(v.height() >= 800 for v in views), timeout=5000)
+    assert not cp.pick_row.isVisible() and cp.table.isVisible() and cp.table.height() < 200
+    scale = w.view.theme.scale
+    checkers = [Checker(v.height(), scale, name) for v, name in zip(views, ("left", "right"))]
+    smallest = 99
+    try:
+        for k in range(35):
+            assert s.cursor.frame == k and s.cursor.instruction == 0
+            for v, c, side in zip(views, checkers, (s, cp.right)):
+                v.grab()                      # the paint the screen gets, with its record
+                L = v.layout_
+                assert L is not None and L.texts
+                c.check(L, side.frame)
+                smallest = min(smallest, min(t.px for t in L.texts))
+            qtbot.keyClick(w, Qt.Key.Key_Right)
+        assert s.cursor.instruction == 1                 # the 35 frames of the longer story, then on
+    finally:
+        qtbot.keyClick(w, Qt.Key.Key_Escape)
+        w.close()
+    problems = checkers[0].problems + checkers[1].problems
+    assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])
+    assert smallest >= 14

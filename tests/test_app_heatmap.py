@@ -126,3 +126,38 @@ def test_a_wide_1d_grid_and_a_single_block(heat, tmp_path):
     assert lp.plot.getAxis("left").labelText == "one block"
     assert lp.plot.getAxis("bottom").labelText == "blockIdx.x (8 warps per block, warp 0 on the left)"
     assert ticks(lp.x_axis, 0, 8)[2] == ["0"]
+
+
+def test_axis_titles_stay_inside_the_dock_in_the_default_window(qtbot, user_dirs):  # noqa: F811
+    """At 1280x720 with the default panel sizes the heat map is ~300 px wide: the titles of a
+    wrapped 1-D grid ("blockIdx.x = the row's first + this (8 warps per block, warp 0 on
+    the left)", "row's first blockIdx.x (8 per row)") go onto more lines instead of being
+    cut at the dock's edges."""
+    w = make_window(qtbot, "coalesced")
+    try:
+        w.resize(1280, 720)
+        w.default_layout(1280)
+        lp = w.launch
+        w.docks["launch"].show()
+        w.docks["launch"].raise_()
+        qtbot.waitUntil(lambda: lp.glw.isVisible() and lp.values is not None, timeout=20000)
+        qtbot.waitUntil(lambda: lp.glw.width() < 420, timeout=5000)
+
+        def cut():
+            out = []
+            view = lp.glw.rect()
+            for axis in (lp.x_axis, lp.y_axis):
+                lab = axis.label
+                r = lp.glw.mapFromScene(lab.mapRectToScene(lab.boundingRect())).boundingRect()
+                if not (r.left() >= view.left() - 1 and r.right() <= view.right() + 1
+                        and r.top() >= view.top() - 1 and r.bottom() <= view.bottom() + 1):
+                    out.append((axis.orientation, lab.toPlainText(), r, view))
+            return out
+
+        qtbot.waitUntil(lambda: not cut(), timeout=5000)
+        assert lp.x_axis.label.toPlainText().startswith("blockIdx.x = the row's first + this")
+        assert lp.x_axis.label.textWidth() > 0                       # wrapped: it is wider than the axis
+        assert lp.x_axis.label.boundingRect().height() > 1.5 * lp.x_axis.label.font().pixelSize() \
+            or lp.x_axis.label.document().lineCount() >= 2
+    finally:
+        w.close()

@@ -4,10 +4,11 @@ the last valid state and the text."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 
 from app_helpers import make_window, user_dirs, wait_analysis  # noqa: F401 - fixtures
 from test_numbering import view_texts
+from viz import assets
 
 LDSM_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 
@@ -104,5 +105,51 @@ def test_the_fragments_dialog_says_when_the_instruction_is_plain(qtbot, user_dir
     try:
         dlg = w.show_matrix()
         assert dlg.map is None and "not an ldmatrix or stmatrix" in dlg.note.text()
+    finally:
+        w.close()
+
+
+def test_a_matrix_access_is_named_by_its_kind_in_the_top_line_and_in_figures(qtbot, user_dirs):  # noqa: F811
+    w = make_window(qtbot, "ldmatrix-x4-tile-sw128")
+    try:
+        wait_analysis(qtbot, w)
+        assert w.source.text().startswith("ldmatrix.x4 tile[16 * warp + lane % 16]")
+        qtbot.waitUntil(lambda: w.figures.tree.topLevelItemCount() > 0, timeout=20000)
+        top = w.figures.tree.topLevelItem(0)
+        assert top.text(1) == "ldmatrix.x4"
+        w.open_path(assets.scenario_dir() / "stmatrix-accumulator.toml")
+        wait_analysis(qtbot, w)
+        assert w.source.text().startswith("stmatrix.x4 ")
+        qtbot.waitUntil(lambda: w.figures.tree.topLevelItemCount() > 0 and
+                        any(w.figures.tree.topLevelItem(k).text(1) == "stmatrix.x4"
+                            for k in range(w.figures.tree.topLevelItemCount())), timeout=20000)
+        w.open_path(assets.scenario_dir() / "transpose-tile.toml")     # a plain access: load / store
+        assert w.source.text().startswith("load in[")
+    finally:
+        w.close()
+
+
+def test_the_fragments_window_opens_beside_the_picture_and_fits_its_width(qtbot, user_dirs):  # noqa: F811
+    """On a 1920x1080 window: the dialog does not cover the picture, the map is drawn to the
+    viewport's width (no horizontal scroll bar) at a readable scale, and it follows a resize."""
+    from viz.app.matrix_dialog import FIT_FLOOR
+
+    w = make_window(qtbot, "ldmatrix-x4-tile-sw128")
+    try:
+        w.setGeometry(0, 0, 1920, 1040)
+        w.default_layout(1920)
+        qtbot.waitUntil(lambda: w.width() == 1920)
+        qtbot.wait(50)
+        dlg = w.show_matrix()
+        qtbot.waitUntil(dlg.isVisible)
+        picture = QRect(w.stack.mapToGlobal(QPoint(0, 0)), w.stack.size())
+        assert not dlg.frameGeometry().intersects(picture.adjusted(1, 1, -1, -1)), (dlg.frameGeometry(), picture)
+        qtbot.waitUntil(lambda: dlg.picture.pixmap().width() <= dlg.scroll.viewport().width(), timeout=3000)
+        assert not dlg.scroll.horizontalScrollBar().isVisible()
+        assert 0.6 <= dlg.scale <= 1.0 and not dlg.map.op.num == 4 or dlg.across in (1, 2)
+        before = dlg.picture.pixmap().width()
+        dlg.resize(dlg.width() + 200, dlg.height())
+        qtbot.waitUntil(lambda: dlg.picture.pixmap().width() != before, timeout=3000)
+        assert dlg.picture.pixmap().width() <= dlg.scroll.viewport().width()
     finally:
         w.close()

@@ -145,12 +145,48 @@ def test_presentation_mode(qtbot, window):
     assert window.presenting and window.isFullScreen()
     assert not window.docks["editor"].isVisible()
     assert not window.menuBar().isVisible()
-    assert window.view.theme.name == "high-contrast" and window.view.theme.scale > 1
+    assert window.view.theme.name == "light" and window.view.theme.scale > 1   # your theme, larger
     key(qtbot, window, Qt.Key.Key_Right)  # keys still work without the menu bar
     assert window.session.cursor.frame == 1
     key(qtbot, window, Qt.Key.Key_Escape)
     assert not window.presenting and window.docks["editor"].isVisible()
-    assert window.view.theme.name == "light"
+    assert window.view.theme.name == "light" and window.view.theme.scale == 1
+
+
+def test_presentation_keeps_the_chosen_theme_unless_asked_for_high_contrast(qtbot, user_dirs):  # noqa: F811
+    """The lesson plan recommends a light theme on a projector: F11 keeps the theme of View →
+    Theme (the picture, the comparison and the window's palette); View → Theme → High
+    contrast in presentation mode (remembered) asks for the black theme while presenting."""
+    from PySide6.QtGui import QPalette
+
+    w = make_window(qtbot, "transpose-tile")
+    for name in ("light", "colorblind", "dark"):
+        w.a_themes[name].trigger()
+        bg = w.palette().color(QPalette.ColorRole.Window).name()
+        key(qtbot, w, Qt.Key.Key_F11)
+        assert w.presenting
+        assert w.view.theme.name == name and w.view.theme.scale > 1
+        assert w.compare.view_left.theme.name == name and w.compare.view_right.theme.name == name
+        assert w.palette().color(QPalette.ColorRole.Window).name() == bg
+        key(qtbot, w, Qt.Key.Key_Escape)
+        assert not w.presenting and w.view.theme.name == name and w.theme_name == name
+    w.a_themes["light"].trigger()
+    w.a_present_contrast.setChecked(True)
+    assert w.view.theme.name == "light"                  # not presenting: nothing changes yet
+    key(qtbot, w, Qt.Key.Key_F11)
+    assert w.view.theme.name == "high-contrast" and w.compare.view_left.theme.name == "high-contrast"
+    w.a_present_contrast.setChecked(False)               # switched back while presenting
+    assert w.presenting and w.view.theme.name == "light"
+    w.a_present_contrast.setChecked(True)
+    key(qtbot, w, Qt.Key.Key_Escape)
+    assert w.view.theme.name == "light" and w.theme_name == "light"
+    w.close()
+    w2 = make_window(qtbot, None)                        # the choice is remembered
+    assert w2.a_present_contrast.isChecked() and w2.theme_name == "light"
+    key(qtbot, w2, Qt.Key.Key_F11)
+    assert w2.view.theme.name == "high-contrast"
+    key(qtbot, w2, Qt.Key.Key_Escape)
+    w2.close()
 
 
 def test_zoom(qtbot, window):

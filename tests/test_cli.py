@@ -26,6 +26,47 @@ def test_list_prints_name_tab_title(capsys):
     assert code == 0 and "transpose-tile-xor\t" in out and "coalesced\t" not in out
 
 
+def test_list_tags_with_counts_and_an_unknown_tag_is_an_error(capsys):
+    """`warpviz list --tag` (no value) and `--tags` print each tag and how many built-ins
+    carry it (counted from the files); an unknown tag exits 2 naming the known ones."""
+    import tomllib
+
+    from viz import assets
+    from viz.scenario import builtin_names
+
+    want: dict[str, int] = {}
+    for name in builtin_names():
+        for t in tomllib.loads((assets.scenario_dir() / f"{name}.toml").read_text())["tags"]:
+            want[t] = want.get(t, 0) + 1
+    for args in (("list", "--tag"), ("list", "--tags")):
+        code, out, _ = run(capsys, *args)
+        got = dict(line.split("\t") for line in out.strip().splitlines())
+        assert code == 0 and {k: int(v) for k, v in got.items()} == want
+        assert list(got) == sorted(got)
+    assert want["hopper"] == 8 and want["stmatrix"] == 2
+    code, out, _ = run(capsys, "list", "--tag", "stmatrix")
+    assert sorted(line.split("\t")[0] for line in out.strip().splitlines()) == [
+        "stmatrix-accumulator", "stmatrix-accumulator-pad"]
+    code, out, _ = run(capsys, "list", "--tag", "hopper")
+    names = [line.split("\t")[0] for line in out.strip().splitlines()]
+    assert code == 0 and len(names) == 8 and all(n.startswith(("tma-", "stmatrix-")) for n in names)
+    code, out, err = run(capsys, "list", "--tag", "hoper")
+    assert code == 2 and out == ""
+    assert "'hoper'" in err and "hopper (8)" in err and "swizzle (" in err and "--tags" in err
+
+
+def test_export_frames_past_the_end_says_how_many_there_are(capsys, tmp_path):
+    code, _, err = run(capsys, "export", "transpose-tile", "-i", "9", "--frames", "99", "--out",
+                       str(tmp_path / "x.png"))
+    assert code == 2 and "selects no frame" in err and "have 35 frames" in err
+    code, _, err = run(capsys, "export", "transpose-tile", "--frames", "99", "--out", str(tmp_path / "x.gif"))
+    assert code == 2 and "have 4 to 35 frames" in err
+    code, _, err = run(capsys, "export", "ldmatrix-x4-tile-sw128", "-i", "1", "--compare", "--frames", "36",
+                       "--out", str(tmp_path / "x.png"))
+    assert code == 2 and "have 35 frames" in err      # a comparison: the longer story's 35
+    assert not list(tmp_path.iterdir())
+
+
 def test_analyze_json_follows_the_contract(capsys):
     code, out, _ = run(capsys, "analyze", "transpose-tile", "--json")
     assert code == 0

@@ -42,4 +42,7 @@ def test_example_notebook_runs(tmp_path, monkeypatch):
     assert "text/html" in kinds[9]
     html = "".join(o["data"]["text/html"] for o in code[9].outputs if "text/html" in o.get("data", {}))
     assert html.startswith("<video") and "base64," in html
-    assert (tmp_path / "plain-column-read.svg").read_text().lstrip().startswith("<?xml")
+    saved = Path(texts[-2].strip().splitlines()[-1])             # the frame saved into a folder of its own
+    assert saved.name == "plain-column-read.svg" and saved.read_text().lstrip().startswith("<?xml")
+    assert saved.parent != tmp_path and not (tmp_path / "plain-column-read.svg").exists()
+    assert not (NOTEBOOK.parent / "plain-column-read.svg").exists()

@@ -1,6 +1,7 @@
 """The rules of the picture's text, over every frame of every built-in: no text smaller than
 14 px at 1920x1080 (in proportion to the height, times the theme's scale), no two texts on
-top of each other, no label dropped - at 1280x720 and 1920x1080, normal and presentation
+top of each other, no text out of its cell (a lane's box, a bank's word, the figures row:
+``TextItem.cell``), no label dropped - at 1280x720 and 1920x1080, normal and presentation
 scale, single pictures and comparison halves.
 
 The painter records what it draws (``Layout.texts``, ``Layout.dropped``); painting onto a
@@ -21,7 +22,7 @@ from PySide6.QtCore import QRectF  # noqa: E402
 from PySide6.QtGui import QImage, QPainter  # noqa: E402
 
 from viz.frames import frames  # noqa: E402
-from viz.render import NullPainter, PaintOptions, paint_compare, paint_frame, theme  # noqa: E402
+from viz.render import NullPainter, PaintOptions, TextItem, paint_compare, paint_frame, theme  # noqa: E402
 from viz.scenario import load, runnable_builtins  # noqa: E402
 from viz.warp import warp_detail  # noqa: E402
 
@@ -57,6 +58,9 @@ class Checker:
             t = items[k]
             if t.px < self.min_px:
                 self.problems.append(f"{where}: {t.text!r} ({t.key}) at {t.px} px < {self.min_px:.2f}")
+            if t.overflow() > TOLERANCE:
+                self.problems.append(f"{where}: {t.text!r} ({t.key}) reaches {t.overflow():.1f} px out of its cell "
+                                     f"{tuple(round(v) for v in t.cell)}")
         boxes = np.array([t.box for t in items])
         nb = boxes[new]
         e = TOLERANCE
@@ -170,6 +174,15 @@ def test_the_checker_catches_what_it_should():
     c = Checker(1080, 1.0, "a strip 240 px wide")
     c.check(narrow, f)
     assert any("overlaps" in p for p in c.problems)     # 32 lanes at 14 px cannot share 200 px
+    assert any("out of its cell" in p for p in c.problems)
+    # A lane text pushed 2 px past its box's right edge is caught (and only that one).
+    k = next(i for i, t in enumerate(L.texts) if t.key == "lane:4")
+    t = L.texts[k]
+    x0, y0, x1, y1 = t.cell
+    L.texts[k] = TextItem(t.text, t.px, t.rect.translated(x1 + 2 - t.box[2], 0), t.key, QRectF(x0, y0, x1 - x0, y1 - y0))
+    c = Checker(1080, 1.0, "one text moved")
+    c.check(L, f)
+    assert len(c.problems) == 1 and "2.0 px out of its cell" in c.problems[0], c.problems
 
 
 def test_the_column_read_is_laid_out_in_time_with_every_word():

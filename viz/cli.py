@@ -17,7 +17,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
 
     ls = sub.add_parser("list", help="list the built-in scenarios (name<TAB>title)")
-    ls.add_argument("--tag", help="only scenarios with this tag")
+    tags = ls.add_mutually_exclusive_group()
+    tags.add_argument("--tag", nargs="?", const="", metavar="TAG",
+                      help="only scenarios with this tag; without a tag, the tags and how many scenarios have each")
+    tags.add_argument("--tags", action="store_true", help="the tags and how many scenarios have each")
 
     an = sub.add_parser("analyze", help="analyse a scenario file or built-in")
     an.add_argument("scenario", metavar="FILE_OR_NAME")
@@ -77,18 +80,50 @@ def _fail(message: str) -> int:
     return 2
 
 
+def builtin_tags() -> dict[str, list[str]]:
+    """Each tag of the built-ins and the names that carry it (a lesson in an error too: its
+    tags are read from the file as written)."""
+    import tomllib
+
+    from . import assets
+    from .scenario import builtin_names
+
+    out: dict[str, list[str]] = {}
+    for name in builtin_names():
+        try:
+            raw = tomllib.loads((assets.scenario_dir() / f"{name}.toml").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        tags = raw.get("tags", [])
+        for t in tags if isinstance(tags, list) else []:
+            if isinstance(t, str):
+                out.setdefault(t, []).append(name)
+    return dict(sorted(out.items()))
+
+
 def cmd_list(args) -> int:
     from .scenario import ScenarioError, builtin_names, load
 
+    tag = args.tag
+    if args.tags or tag == "":
+        for t, names in builtin_tags().items():
+            print(f"{t}\t{len(names)}")
+        return 0
+    if tag is not None:
+        known = builtin_tags()
+        if tag not in known:
+            return _fail(f"no built-in scenario has the tag {tag!r}; the tags are: "
+                         + ", ".join(f"{t} ({len(n)})" for t, n in known.items())
+                         + " (`warpviz list --tags` prints them)")
     for name in builtin_names():
         try:
             sc = load(name)
         except ScenarioError as err:
-            if args.tag:
+            if tag:
                 continue
             print(f"{name}\t(invalid: {err.problem})")
             continue
-        if args.tag and args.tag not in sc.tags:
+        if tag and tag not in sc.tags:
             continue
         print(f"{name}\t{sc.title}")
     return 0

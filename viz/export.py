@@ -35,7 +35,7 @@ import numpy as np
 
 from .errors import WarpvizError
 from .fileio import commit, fsync_file, fsync_folder, inside, os_error_words, safe_name, temp_beside, umask
-from .frames import Frame, KINDS, access_text, frames as frames_of
+from .frames import Frame, KINDS, access_text, frames as frames_of, paired_frames
 from .i18n import sep, tr
 from .layout_text import LayoutMap
 from .scenario import Scenario
@@ -296,7 +296,8 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
     lines: list[str] = []
     seen = set()
     for d in details:
-        text = f"{tr(d.op)} {d.access.text}"
+        op = d.access.matrix.text if getattr(d.access, "matrix", None) is not None else tr(d.op)   # ldmatrix.x4, not "load"
+        text = f"{op} {d.access.text}"
         if text not in seen:
             seen.add(text)
             lines.append(text)
@@ -337,6 +338,7 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
     if compare is not None and is_trace(compare):
         compare = compare.scenario
     steps: list[Step] = []
+    counts: set[int] = set()               # how many frames the instructions have (for the message)
     for k, d in enumerate(left_src):
         if not still and len(steps) * per_picture > MAX_VIDEO_FRAMES:
             raise ExportError(tr("that is at least {n} video frames; narrow the selection (--instruction, "
@@ -344,20 +346,27 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
         left.append(d)
         fa = frames_of(d)
         if right is None:
+            counts.add(len(fa))
             for j in parse_frames(spec, len(fa), [f.kind for f in fa]):
                 steps.append(Step((d, fa[j]), hold=settings.hold))
             continue
         e = right[k]
         fb = frames_of(e)
-        n = max(len(fa), len(fb))
-        pairs = [(fa[min(j, len(fa) - 1)], fb[min(j, len(fb) - 1)]) for j in range(n)]
+        pairs = paired_frames(fa, fb)          # the longer story sets the length, as in the app
+        counts.add(len(pairs))
         # A kind matches where either side shows it.
         kinds = [f"{a.kind}|{b.kind}" for a, b in pairs]
-        for j in parse_frames(spec, n, kinds):
+        for j in parse_frames(spec, len(pairs), kinds):
             a, b = pairs[j]
             steps.append(Step((d, a), (e, b), hold=settings.hold))
-    if not steps:
+    if not steps and not counts:
         raise ExportError(tr("--frames {spec!r} selects no frame", spec=spec))
+    if not steps:
+        lo, hi = min(counts), max(counts)
+        n = str(lo) if lo == hi else tr("{lo} to {hi}", lo=lo, hi=hi)
+        raise ExportError(tr("--frames {spec!r} selects no frame: the instructions selected have {n} frames "
+                             "(numbered from 1; first, last and the kinds {kinds} work for any)", spec=spec, n=n,
+                             kinds=", ".join(k for k in KINDS)))
     if settings.title_card and not still:
         title = settings.title or sc.shown_title
         if compare is not None:

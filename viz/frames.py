@@ -217,6 +217,25 @@ def frame_count(detail: WarpDetail) -> int:
     return 3 + (detail.wavefronts if detail.space == "shared" else len(detail.lines))
 
 
+# ---------------------------------------------------------------------------- side by side
+
+
+def paired_length(a: int, b: int) -> int:
+    """How many frames two stories shown side by side have (compare mode, a comparison
+    export): the longer story's. The shorter one holds its last frame (``held``)."""
+    return max(a, b)
+
+
+def held(fs: tuple[Frame, ...], j: int) -> Frame:
+    """Frame ``j`` of a story shown beside a longer one: past its end, its last frame."""
+    return fs[max(0, min(j, len(fs) - 1))]
+
+
+def paired_frames(fa: tuple[Frame, ...], fb: tuple[Frame, ...]) -> list[tuple[Frame, Frame]]:
+    """The frames of two stories side by side, in step (``paired_length``, ``held``)."""
+    return [(held(fa, j), held(fb, j)) for j in range(paired_length(len(fa), len(fb)))]
+
+
 # ---------------------------------------------------------------------------- stepping
 
 
@@ -330,8 +349,12 @@ class Cursor:
 class Timeline:
     """A scenario's warp details and frames by cursor, computed on demand and cached.
 
-    ``Timeline(sc).frame_count`` is the ``FrameCount`` the Cursor steps need.
+    ``Timeline(sc).frame_count`` is the ``FrameCount`` the Cursor steps need. In compare
+    mode ``paired_with`` gives the other side's frame count at a cursor: the longer story
+    then sets the length (``paired_length``) and this side holds its last frame.
     """
+
+    paired_with: FrameCount | None = None
 
     def __init__(self, scenario: Scenario, cache_size: int = 256):
         self.scenario = scenario
@@ -353,11 +376,11 @@ class Timeline:
         return self._entry(c)[1]
 
     def frame(self, c: Cursor) -> Frame:
-        fs = self.frames(c)
-        return fs[_clamp(c.frame, len(fs))]
+        return held(self.frames(c), c.frame)
 
     def frame_count(self, c: Cursor) -> int:
-        return len(self.frames(c))
+        n = len(self.frames(c))
+        return n if self.paired_with is None else paired_length(n, self.paired_with(c))
 
     # Convenience wrappers so callers need not pass bounds and frame_count around.
     def step(self, c: Cursor, unit: str, delta: int) -> Cursor:
@@ -373,5 +396,5 @@ class Timeline:
         return c.end(self.bounds, self.frame_count, whole)
 
 
-__all__ = ["Frame", "KINDS", "frames", "frame_count", "conflict_ways", "access_text", "summary_caption",
+__all__ = ["Frame", "KINDS", "frames", "frame_count", "paired_length", "held", "paired_frames", "conflict_ways", "access_text", "summary_caption",
            "Cursor", "Bounds", "Timeline"]

@@ -31,6 +31,8 @@ def partner(name: str, names: list[str], compare: str = "", source: str = "") ->
 
 
 OTHER_FILE = "<file>"     # the pick list's "Other file…" item
+TABLE_HEIGHT = 230        # the figures table's most height (px); in presentation mode, PRESENTING_ROWS rows
+PRESENTING_ROWS = 3       # (the pictures keep 800 of 1080 px: their type stays at 14 px or more)
 
 
 def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
@@ -42,8 +44,10 @@ def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
     named = named if isinstance(named, str) else ""
     me = _same_file_key(path)
     if named:
-        # a name in the trace's own folder (or below it): never a file elsewhere on the disk
-        if path is not None and inside(path.parent, named) and (path.parent / named).is_file():
+        # a name in the trace's own folder (or below it): never a file elsewhere on the disk,
+        # and never the trace itself
+        if (path is not None and inside(path.parent, named) and (path.parent / named).is_file()
+                and _same_file_key(path.parent / named) != me):
             return path.parent / named
         stem = Path(named).name.removesuffix(".wvtrace").removesuffix(".toml")
         for e in entries_:
@@ -122,18 +126,21 @@ class ComparePage(QWidget):
         # enlarges the font after the table is filled): a number is never elided.
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setMaximumHeight(230)
+        self.table.setMaximumHeight(TABLE_HEIGHT)
+        self.presenting = False
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        top = QHBoxLayout()
+        self.pick_row = QWidget()
+        top = QHBoxLayout(self.pick_row)
+        top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.l_pick)
         top.addWidget(self.pick, 1)
-        v = QSplitter(Qt.Orientation.Vertical)
+        self.split_v = v = QSplitter(Qt.Orientation.Vertical)
         v.addWidget(split)
         v.addWidget(self.table)
         v.setStretchFactor(0, 4)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(top)
+        lay.addWidget(self.pick_row)
         lay.addWidget(v, 1)
         self.entries: list = []
         self.pick.activated.connect(lambda _i: self._picked())
@@ -141,6 +148,7 @@ class ComparePage(QWidget):
         left.changed.connect(self._titles)
         left.analysisChanged.connect(self.refresh)
         self.right.changed.connect(self._follow)
+        self.right.changed.connect(self._recount)
         self.right.changed.connect(self._titles)
         self.right.analysisChanged.connect(self.refresh)
         self.right.positionChanged.connect(self.refresh)
@@ -218,6 +226,15 @@ class ComparePage(QWidget):
         elif other:
             self.open_right(next(e.path for e in self.entries if e.name == other and not e.trace))
 
+    def set_active(self, on: bool) -> None:
+        """Compare mode on or off: on, the two sides step together and the longer story
+        sets the length (``viz.frames.paired_length``, as a comparison export does)."""
+        self.left.pair_with(self.right if on else None)
+
+    def _recount(self) -> None:
+        if self.left.partner is self.right:       # another partner: another length
+            self.left.recount()
+
     def _follow(self) -> None:
         if self.right.scenario is not None:
             self.right.move_to(self.left.cursor)
@@ -230,6 +247,58 @@ class ComparePage(QWidget):
                 title = f"{title} ({s.path.name})"
             view.options = PaintOptions(title=title, figures=True)
             view.update()
+
+    def set_presenting(self, on: bool) -> None:
+        """Presentation mode: the figures table keeps its header and first rows (this warp's
+        figures first; the rest scroll), so the two pictures get the height of the screen."""
+        if on and not self.presenting:
+            self._sizes_before = self.split_v.sizes()
+        was = self.presenting
+        self.presenting = on
+        self.pick_row.setVisible(not on)      # the partner is picked before class; Ctrl+→ brings the next pair
+        self._fit_table()
+        if was and not on and getattr(self, "_sizes_before", None):
+            self.split_v.setSizes(self._sizes_before)
+
+    def _fit_table(self) -> None:
+        vh = self.table.verticalHeader()
+        vh.resetDefaultSectionSize()
+        if not self.presenting:
+            self.table.setMaximumHeight(TABLE_HEIGHT)
+            self.pick_row.setVisible(True)
+            return
+        row = max(vh.defaultSectionSize(), round(self.table.fontMetrics().height() * 1.35))
+        vh.setDefaultSectionSize(row)
+        rows = row * PRESENTING_ROWS
+        head = self.table.horizontalHeader().sizeHint().height()
+        table_h = min(TABLE_HEIGHT, rows + head + 2 * self.table.frameWidth() + 2)
+        self.table.setMaximumHeight(table_h)
+        self._give_pictures_the_rest()
+
+    def _give_pictures_the_rest(self) -> None:
+        """Presenting: the pictures take every pixel the table does not use (a splitter keeps
+        the sizes it had, which left a gap under the shortened table)."""
+        if not self.presenting:
+            return
+        table_h = self.table.maximumHeight()
+        total = sum(self.split_v.sizes())
+        if total > table_h and self.split_v.sizes()[1] != table_h:
+            self.split_v.setSizes([total - table_h, table_h])
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._give_pictures_the_rest()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._give_pictures_the_rest()
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.FontChange:      # presentation mode enlarges the font after it began
+            self._fit_table()
+        super().changeEvent(event)
 
     def set_theme(self, th) -> None:
         self.view_left.set_theme(th)

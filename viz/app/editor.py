@@ -419,7 +419,9 @@ class EditorPanel(QWidget):
                 sw.setEditable(True)
                 sw.addItems(SWIZZLES)
                 sw.setToolTip(tr("none, xor, xor:K, diagonal, bitrev, bitrev-xor, cute:B,M,S, expr:EXPR, `Sw<B,M,S>` "
-                                 "or `tma:32B` / `tma:64B` / `tma:128B` (these need `format = 2`)"))
+                                 "or `tma:32B` / `tma:64B` / `tma:128B` (these need `format = 2`)") + "\n"
+                              + tr("A swizzle acts on element offsets: for 2-byte elements the 128-byte swizzle "
+                                   "is `Sw<3,3,3>` (on byte offsets the same swizzle is written `Sw<3,4,3>`)."))
                 add(form, tr("Swizzle"), ("arrays", name, "swizzle"), sw, (lambda w=sw: w.currentText()))
             sp = QSpinBox()
             sp.setRange(0, 1 << 20)

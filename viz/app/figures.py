@@ -11,6 +11,7 @@ from ..kinds import KIND_METRIC_LABELS
 from ..report import access_size_text, explain_access, instruction_numbers, numbers_text
 from ..scenario import warnings
 from .state import Session
+from .source import op_label
 
 METRIC_LABELS = {
     "smsp__inst_executed_op_shared_ld.sum": "shared load instructions",
@@ -107,7 +108,7 @@ class FiguresPanel(QWidget):
         for d in an.per_access():
             a = sc.accesses[d["index"]]
             arr = sc.array(d["array"])
-            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), tr(d["op"]),
+            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), op_label(a) if a.matrix is not None else tr(d["op"]),
                                    f"{a.text}   {sep(' (').strip()}{arr.describe()}{sep(', ')}{access_size_text(d)}"
                                    f"{sep(')')}   [{numbers_text(numbers[d['index']])}]"])
             top.setFont(0, bold)

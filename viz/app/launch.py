@@ -83,6 +83,32 @@ class CellAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):  # noqa: N802
         return [self.label_of(int(v // self.cells)) for v in values]
 
+    def resizeEvent(self, ev=None):  # noqa: N802 - Qt's name
+        if self.label is not None:
+            self.wrap_label()
+        super().resizeEvent(ev)
+
+    def wrap_label(self) -> None:
+        """The axis title on as many lines as its length needs (centred), so it is never cut at
+        the edges of a narrow dock: "blockIdx.x = the row's first + this (8 warps per block,
+        warp 0 on the left)" is wider than the heat map in the default window."""
+        horizontal = self.orientation in ("bottom", "top")
+        room = (self.size().width() if horizontal else self.size().height()) - 6
+        lab = self.label
+        before = lab.textWidth()
+        lab.setTextWidth(-1)
+        want = -1.0
+        if room > 40 and lab.boundingRect().width() > room:
+            want = float(room)
+            lab.setTextWidth(want)
+            opt = lab.document().defaultTextOption()
+            opt.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+            lab.document().setDefaultTextOption(opt)
+        elif before != -1:
+            lab.setTextWidth(-1)
+        if abs(want - before) > 0.5:             # another number of lines: room for them
+            (self._updateHeight if horizontal else self._updateWidth)()
+
 
 def integer_ticks(axis: pg.AxisItem, minVal, maxVal, size) -> list:  # noqa: N803 - pyqtgraph's names
     """pyqtgraph's tick levels for ``axis`` with the fractional ones dropped (for counts)."""

@@ -225,10 +225,14 @@ class LibraryPanel(QWidget):
             g.setText(0, g.text(0) + count if count not in g.text(0) else g.text(0))
 
     def visible_names(self) -> list[str]:
+        return [p.stem for p in self.visible_paths()]
+
+    def visible_paths(self) -> list[Path]:
+        """The files listed, in the order shown (the tag filter and search applied)."""
         out = []
         for i in range(self.tree.topLevelItemCount()):
             g = self.tree.topLevelItem(i)
-            out += [Path(g.child(j).data(0, Qt.ItemDataRole.UserRole)).stem for j in range(g.childCount())]
+            out += [Path(g.child(j).data(0, Qt.ItemDataRole.UserRole)) for j in range(g.childCount())]
         return out
 
     def item_for(self, name: str) -> QTreeWidgetItem | None:

@@ -34,11 +34,17 @@ def filled(text: str, values: dict[str, int]) -> str:
     return rx.sub(lambda m: str(values[m.group(1)]), text)
 
 
+def op_label(a) -> str:
+    """What the access does, by its kind: ``ldmatrix.x4`` / ``stmatrix.x2.trans`` as written
+    (not the "load" / "store" it counts as), else the op in the interface language."""
+    return a.matrix.text if getattr(a, "matrix", None) is not None else tr(a.op)
+
+
 def source_line(detail: WarpDetail, lane: int) -> str:
     """One line: the access, its values for ``lane``, the result and where it lands."""
     a = detail.access
     ln = detail.lanes[lane]
-    head = f"{tr(a.op)} {a.text}"
+    head = f"{op_label(a)} {a.text}"
     if detail.instruction.loop:
         head += "   " + sep(" (").strip() + detail.instruction.loop_text() + sep(")")
     if not ln.exists:
@@ -67,7 +73,7 @@ def trace_source_line(detail: WarpDetail, lane: int) -> str:
     """A recorded trace's line: the CUDA source line, then ``lane``'s recorded address and
     where it landed (a trace records addresses, not the expression's values)."""
     a = detail.access
-    head = f"{tr(a.op)} {a.text}"
+    head = f"{op_label(a)} {a.text}"
     ln = detail.lanes[lane]
     if not ln.exists:
         return head + "   " + tr("lane {lane}: no such thread (partial warp)", lane=lane)

@@ -42,7 +42,10 @@ class Session(QObject):
         self.analysis: Analysis | None = None
         self.error: ScenarioError | None = None
         self.cursor = Cursor()
-        self.timeline: Timeline | None = None
+        self._timeline: Timeline | None = None
+        # Compare mode: the other side (its frame count at a cursor makes this side's story
+        # as long as the longer of the two, ``viz.frames.paired_length``); None otherwise.
+        self.partner: Session | None = None
         self._valid: tuple[Scenario, Analysis] | None = None  # last scenario whose analysis succeeded
         # A recorded trace (viz.trace.detail.TraceSource) when a .wvtrace is open: ``scenario``
         # is then its frame for the painter, ``text`` its launch file (read-only), and
@@ -62,6 +65,47 @@ class Session(QObject):
         self.runner.busyChanged.connect(self.busyChanged)
 
     # -- what is open --------------------------------------------------------
+
+    @property
+    def timeline(self):
+        return self._timeline
+
+    @timeline.setter
+    def timeline(self, tl) -> None:
+        self._timeline = self._paired(tl)
+
+    def _paired(self, tl):
+        if tl is not None:
+            tl.paired_with = self._partner_frames if self.partner is not None else None
+        return tl
+
+    def _partner_frames(self, c: Cursor) -> int:
+        """The partner's frame count where it stands for cursor ``c`` (0 when it shows nothing)."""
+        p = self.partner
+        if p is None or p.timeline is None:
+            return 0
+        try:
+            return p.timeline.frame_count(c.clamped(p._bounds(c), lambda _c: 1))
+        except ScenarioError:
+            return 0
+
+    def pair_with(self, partner: "Session | None") -> None:
+        """Step together with ``partner`` (compare mode) or alone again (None): the frame
+        count changes, so the cursor is clamped again and the views told."""
+        self.partner = partner
+        self._paired(self._timeline)
+        self.recount()
+
+    def recount(self) -> None:
+        """The frame count at the cursor may have changed (the partner opened another
+        scenario): clamp the cursor to it and tell the views."""
+        if self._timeline is None:
+            return
+        try:
+            self.cursor = self.cursor.clamped(self._bounds(self.cursor), self._timeline.frame_count)
+        except ScenarioError as err:
+            self._set_error(err)
+        self.positionChanged.emit()
 
     @property
     def busy(self) -> bool:
@@ -126,7 +170,7 @@ class Session(QObject):
         path = Path(path)
         if src is None:
             src = TraceSource.open(path)
-        timeline = TraceTimeline(src)
+        timeline = self._paired(TraceTimeline(src))
         self.runner.cancel()
         self.path, self.name = path, path.stem
         self.trace, self.trace_analysis = src, None
@@ -182,7 +226,7 @@ class Session(QObject):
         self.runner.cancel()
         try:
             sc = loads(text, source=self.source, name=self.name)
-            timeline = Timeline(sc)
+            timeline = self._paired(Timeline(sc))
             cursor = self.cursor.clamped(timeline.bounds, timeline.frame_count)
         except ScenarioError as err:
             self._set_error(err)
@@ -255,6 +299,11 @@ class Session(QObject):
     @property
     def frame(self) -> Frame | None:
         return self.timeline.frame(self.cursor) if self.timeline else None
+
+    @property
+    def frame_count(self) -> int:
+        """Frames at the cursor: this story's, or in compare mode the longer side's."""
+        return self.timeline.frame_count(self.cursor) if self.timeline else 0
 
     @property
     def instruction_count(self) -> int:

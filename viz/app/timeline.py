@@ -185,10 +185,10 @@ class Timeline(QWidget):
             sb.setValue(v)
             sb.blockSignals(False)
         self.scrub.blockSignals(True)
-        self.scrub.setRange(0, max(0, len(s.frames) - 1))
+        self.scrub.setRange(0, max(0, s.frame_count - 1))
         self.scrub.setValue(c.frame)
         self.scrub.blockSignals(False)
-        self.frame_label.setText(tr("frame {k} / {n}", k=c.frame + 1, n=len(s.frames)))
+        self.frame_label.setText(tr("frame {k} / {n}", k=c.frame + 1, n=s.frame_count))
         d = s.detail
         if d is not None:
             bx, by, bz = d.block_xyz

@@ -33,7 +33,8 @@ from .timeline import SPEEDS, Timeline
 from .view import FrameView, ZoomArea
 from .worker import wait_with_progress
 
-PRESENTATION_THEME = "high-contrast"
+PRESENTATION_THEME = "high-contrast"   # presentation mode's theme where View → Theme asks for it
+PRESENTATION_CONTRAST = "presentation_high_contrast"   # that setting; off: presentation keeps your theme
 PRESENTATION_SCALE = 1.35
 RECOVERY_TEXT = "unsaved.toml"
 QUICK_TRACE_BYTES = 8 << 20     # a trace file up to this size is read at once; a larger one off the GUI thread
@@ -286,6 +287,13 @@ class MainWindow(QMainWindow):
             self.lang_group.addAction(a)
             self.a_langs[code] = a
         self.a_keys = self._action("keys", self.show_keys, [QKeySequence.StandardKey.HelpContents])
+        # Presentation mode keeps the chosen theme (the lesson plan recommends light on a
+        # projector); this asks for the black high-contrast theme while presenting instead.
+        self.a_present_contrast = QAction(self)
+        self.a_present_contrast.setObjectName("presentationHighContrast")
+        self.a_present_contrast.setCheckable(True)
+        self.a_present_contrast.setChecked(settings.get(PRESENTATION_CONTRAST, False, bool))
+        self.a_present_contrast.toggled.connect(self._presentation_contrast)
 
     def _menus(self) -> None:
         mb = self.menuBar()
@@ -303,6 +311,8 @@ class MainWindow(QMainWindow):
         self.m_theme = self.m_view.addMenu("")
         for a in self.a_themes.values():
             self.m_theme.addAction(a)
+        self.m_theme.addSeparator()
+        self.m_theme.addAction(self.a_present_contrast)
         self.m_lang = self.m_view.addMenu("")
         for a in self.a_langs.values():
             self.m_lang.addAction(a)
@@ -334,6 +344,9 @@ class MainWindow(QMainWindow):
         from .undo import install as install_undo  # Edit → Undo / Redo over every edit, form or text
 
         install_undo(self)
+        from .lesson_keys import install as install_lesson_keys  # Ctrl+Right / Ctrl+Left: next / previous scenario
+
+        install_lesson_keys(self)
 
     # ------------------------------------------------------------------ opening and saving
 
@@ -685,15 +698,25 @@ class MainWindow(QMainWindow):
             return
         self.stack.setCurrentIndex(1 if on else 0)
         _only_current_page_sizes(self.stack)
+        self.compare.set_active(on)
         if on:
             self.compare.ensure_partner()
             self.compare.set_theme(self.view.theme)
         settings.put("compare", on)
 
+    def _compare_restored(self) -> None:
+        """Compare mode comes back as it was left, and says so (it is easy to miss that the
+        right half is not part of the scenario just opened)."""
+        self.a_compare.setChecked(True)
+        if self.a_compare.isChecked():
+            self.statusBar().showMessage(tr("Compare mode is on, as when warpviz was last closed (Ctrl+M turns it "
+                                            "off)"), 15000)
+
     def set_presentation(self, on: bool) -> None:
         if on == self.presenting:
             return
         self.presenting = on
+        self.compare.set_presenting(on)
         if on:
             self._pre_presentation = (self.saveState(), self.theme_name, self.isMaximized(), self.saveGeometry())
             for d in self.docks.values():  # the picture alone; its figures row stays
@@ -706,7 +729,7 @@ class MainWindow(QMainWindow):
             mono = QFont(self._source_font)
             mono.setPointSizeF(self._source_font.pointSizeF() * 1.5)
             self.source.setFont(mono)
-            self.apply_theme(PRESENTATION_THEME, remember=False)
+            self.apply_theme(self.presentation_theme(), remember=False)
             self.showFullScreen()
         else:
             state, theme_name, maximized, geometry = self._pre_presentation
@@ -722,6 +745,15 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, lambda: self._after_presentation(state))
             self.apply_theme(theme_name)
         self.view.setFocus()
+
+    def presentation_theme(self) -> str:
+        """The theme presentation mode shows: yours, or high contrast where View → Theme asks for it."""
+        return PRESENTATION_THEME if self.a_present_contrast.isChecked() else self.theme_name
+
+    def _presentation_contrast(self, on: bool) -> None:
+        settings.put(PRESENTATION_CONTRAST, on)
+        if self.presenting:
+            self.apply_theme(self.presentation_theme(), remember=False)
 
     def _after_presentation(self, state) -> None:
         if self.presenting:
@@ -865,7 +897,7 @@ class MainWindow(QMainWindow):
         self.a_langs[i18n.language()].setChecked(True)
         self.editor.tabs.setCurrentIndex(settings.get("editor_tab", 0, int, lo=0, hi=self.editor.tabs.count() - 1))
         if settings.get("compare", False, bool):
-            QTimer.singleShot(0, self, lambda: self.a_compare.setChecked(True))
+            QTimer.singleShot(0, self, self._compare_restored)
 
     def default_layout(self, width: int | None = None) -> None:
         """Panel sizes for a first start: the picture gets most of the window (330 + 480 px of
@@ -945,7 +977,7 @@ class MainWindow(QMainWindow):
             self.a_escape: tr("Leave presentation mode"), self.a_compare: tr("Compare two scenarios"),
             self.a_matrix: tr("ldmatrix / stmatrix fragments…"),
             self.a_zoom_in: tr("Zoom in"), self.a_zoom_out: tr("Zoom out"), self.a_zoom_reset: tr("Fit to window"),
-            self.a_keys: tr("Keys"),
+            self.a_keys: tr("Keys"), self.a_present_contrast: tr("High contrast in presentation mode"),
         }
         for a, text in names.items():
             a.setText(text)
@@ -1045,6 +1077,7 @@ def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
             ("Ctrl+PgUp Ctrl+PgDn", tr("previous / next block")),
             ("Home End", tr("first / last frame of the instruction")),
             ("Ctrl+Home Ctrl+End", tr("first instruction / last frame of all")),
+            ("Ctrl+← Ctrl+→", tr("previous / next scenario of the lesson (or of the library's list)")),
             ("+ −", tr("faster / slower")), ("F11, Esc", tr("presentation mode on / off")),
             ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+E", tr("export for slides")),
             ("Ctrl+Shift+C", tr("copy the frame to the clipboard")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),

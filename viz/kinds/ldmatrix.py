@@ -196,13 +196,20 @@ class MatrixMap:
         """A one-line name (an SVG's title): the op and the access."""
         return f"{self.op.text} {self.title}"
 
-    def natural_size(self, scale: float = 1.0) -> tuple[int, int]:
-        """Every number at 16 px or more: matrices side by side (.x1, .x2) or 2 x 2 (.x4)."""
-        across = 2 if self.op.num == 4 else self.op.num
-        down = 2 if self.op.num == 4 else 1
+    def default_across(self) -> int:
+        """Matrices side by side (.x1, .x2) or 2 x 2 (.x4)."""
+        return 2 if self.op.num == 4 else self.op.num
+
+    def natural_size(self, scale: float = 1.0, across: int | None = None) -> tuple[int, int]:
+        """Every number at 16 px or more, with ``across`` matrices a row (default
+        ``default_across``; 1: one above the other, for a narrow window, whose headings
+        take more lines)."""
+        across = max(1, min(self.op.num, across or self.default_across()))
+        down = -(-self.op.num // across)
         w = 120 + across * 560
-        h = 230 + down * 420
-        return int(max(960, w) * scale), int(h * scale)
+        if across < self.default_across() or across == 1 and self.op.num > 1:
+            return int(max(680, w) * scale), int((320 + down * 420) * scale)
+        return int(max(960, w) * scale), int((230 + down * 420) * scale)
 
     def to_text(self) -> str:
         out = [f"{self.op.text}  {self.title}  ({self.where})",

@@ -38,6 +38,7 @@ class Layout:
     rect: QRectF
     s: float                                # type scale: 1.0 at 1920x1080
     min_px: int = 1                         # the smallest type allowed in this picture
+    boost: float = 1.0                      # lane and word type cap, times s (> 1: a tall picture's spare height)
     title: QRectF | None = None
     header: QRectF | None = None
     lanes: list[QRectF] = field(default_factory=list)
@@ -162,7 +163,7 @@ def prepared(kind: str, L: Layout, th: Theme, d: WarpDetail, build):
     if memo is None:
         memo = _PREP.memo = {}
     r = L.rect
-    key = (kind, id(d), r.x(), r.y(), r.width(), r.height(), L.s, L.min_px, L.label_w, L.lane_area.top(),
+    key = (kind, id(d), r.x(), r.y(), r.width(), r.height(), L.s, L.boost, L.min_px, L.label_w, L.lane_area.top(),
            L.lane_area.height(), L.memory.top(), L.memory.height(), th.sans, th.mono, th.stroke, language())
     hit = memo.get(key)
     if hit is not None and hit[0] is d:

@@ -166,7 +166,8 @@ def paint_figures(p: QPainter, L: Layout, th: Theme, d: WarpDetail, f: Frame) ->
         if box.key == "bar":
             _efficiency_bar(p, box.rect, d.sector_efficiency, th, L)
         else:
-            _text(p, box.rect, box.text, th, box.px, th.q(box.color), bold=box.bold, align="l", key=box.key)
+            _text(p, box.rect, box.text, th, box.px, th.q(box.color), bold=box.bold, align="l", key=box.key,
+                  cell=L.figures)
 
 
 def _efficiency_bar(p: QPainter, r: QRectF, eff: float, th: Theme, L: Layout) -> None:
@@ -187,7 +188,8 @@ def _efficiency_bar(p: QPainter, r: QRectF, eff: float, th: Theme, L: Layout) ->
     p.fillRect(fill, color)
     # The label sits on a plate so it reads on any fill.
     tw = advance(th.sans, px, True, label) + 12 * s
-    plate = QRectF(r.center().x() - tw / 2, r.top() + r.height() * 0.12, tw, r.height() * 0.76)
+    ph = max(r.height() * 0.76, line_h(th.sans, px, True) + 2)      # the smallest type may be taller than the bar
+    plate = QRectF(r.center().x() - tw / 2, r.center().y() - ph / 2, tw, ph)
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(alpha(th.q("background"), 0.85))
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)

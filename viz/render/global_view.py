@@ -49,7 +49,13 @@ class _GlobalPrep:
     sector_px: int = 0
 
 
-def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
+def global_rows(L: Layout, th: Theme, d: WarpDetail) -> tuple[int, int, float]:
+    """How the ruler fits the memory area of ``L``: rows of lines, label size, box height."""
+    plan = _plan_rows(L, th, d)
+    return len(plan[0]), plan[5] or plan[6], plan[8]
+
+
+def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
     s = L.s
     mem = L.memory
     mp = L.min_px
@@ -65,16 +71,28 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         far = min(22 * s, (x1 - x0) / per_row * 0.3)    # a gap in the addresses: room for an ellipsis
         gaps = [[0.0] + [near if r[k] == r[k - 1] + 1 else far for k in range(1, len(r))] for r in rows]
         line_w = (x1 - x0 - max(sum(g) for g in gaps)) / per_row
+        cap = max(mp, 19 * s * L.boost)           # a tall picture's spare height: larger labels
         long_px = fit_px(th.sans, [tr("line at byte {a}", a=_addr(ln * LINE)) for ln in lines], line_w - 4 * s,
-                         max(mp, 19 * s), max(mp, 16 * s), bold=True)
-        short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, max(mp, 19 * s), mp, bold=True)
+                         cap, max(mp, 16 * s), bold=True)
+        short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, cap, mp, bold=True)
         px = long_px or short_px
         label_h = max(28 * s, line_h(th.sans, max(px, mp), True) + 6 * s)
         if px and len(rows) * (label_h + max(12 * s, line_h(th.sans, mp))) <= avail or len(rows) == len(lines):
             break
         if px and len(rows) * (label_h + 8 * s) <= avail:
             break     # the labels fit and the boxes can be thin
-    row_h = max(8 * s, min(150 * s, avail / len(rows) - label_h))
+    row_h = max(8 * s, min(150 * s * L.boost, avail / len(rows) - label_h))
+    return rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail
+
+
+def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
+    s = L.s
+    mem = L.memory
+    mp = L.min_px
+    x0 = L.columns[0] - L.col_w / 2
+    cond = condensed(th)
+    rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail = _plan_rows(L, th, d)
+    px = long_px or short_px
     grid_h = len(rows) * (row_h + label_h)
     top = mem.top() + LINK_MIN * s + max(0.0, min(avail - grid_h, (LINK_GAP - LINK_MIN + LINK_EXTRA) * s))
     sec_w = line_w / 4
@@ -95,7 +113,7 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         stt = static(fam, px, bold, text)
         sz = stt.size()
         pt = QPointF(r.left(), r.top() + (r.height() - sz.height()) / 2)
-        return stt, pt, TextItem(text, px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "line-label")
+        return stt, pt, TextItem(text, px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "line-label", r)
 
     out_lines, dividers, dots, marks, boxes = [], [], [], [], {}
     for r_, row in enumerate(rows):
@@ -274,4 +292,4 @@ def _sector_item(prep: "_GlobalPrep", q: int, r: QRect, s: float) -> TextItem:
     sz = stt.size()
     box = QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s)
     x, y = box.left() + (box.width() - sz.width()) / 2, box.top() + (box.height() - sz.height()) / 2
-    return TextItem(stt.text(), prep.sector_px, QRectF(x, y, sz.width(), sz.height()), "sector")
+    return TextItem(stt.text(), prep.sector_px, QRectF(x, y, sz.width(), sz.height()), "sector", QRectF(r))

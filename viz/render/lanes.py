@@ -1,8 +1,10 @@
 """The 32 lane cells (lane, thread, index, byte address; a row each) and the phase strip.
 
 A row whose texts do not fit one cell at the smallest allowed size is staggered: lane k's
-text goes to sub-row k mod n of the row, so each has n cells' width (n = 2..4) and every
-value stays on the picture at a readable size.
+text goes to sub-row k mod n of the row, in a box of its own n columns wide centred on its
+lane (n = 2..4), filled and outlined as the lane is. The boxes of one sub-row tile it like
+bricks, so every value stays on the picture at a readable size and inside its own lane's
+box: never across a border onto a neighbour's fill (where it would be unreadable).
 """
 
 from __future__ import annotations
@@ -70,17 +72,36 @@ def row_families(th: Theme, n: int) -> list[tuple[str, ...]]:
     return [th.sans] + [condensed(th)] * (n - 1)
 
 
-def plan_rows(rows, th: Theme, cw: float, s: float, mp: int) -> list[tuple[int, int, float]]:
-    """Per lane row: (px, stagger, height). The largest size up to 24/20 px (at scale 1)
-    at which every text of the row fits its cell, staggered over 2..4 sub-rows if need be."""
+def lane_pad(cw: float) -> float:
+    """The gap between a lane's box and its column's edge (each side)."""
+    return max(1.5, cw * 0.06)
+
+
+def text_margin(s: float) -> float:
+    """Room kept between a lane text and its box's border (each side)."""
+    return max(1.0, 1.5 * s)
+
+
+def lane_box(x: float, cw: float, stagger: int) -> tuple[float, float]:
+    """Left edge and width of the box of a lane whose column is centred on ``x``, in a row
+    staggered over ``stagger`` sub-rows (1: its own column)."""
+    pad = lane_pad(cw)
+    w = stagger * cw
+    return x - w / 2 + pad, w - 2 * pad
+
+
+def plan_rows(rows, th: Theme, cw: float, s: float, mp: int, boost: float = 1.0) -> list[tuple[int, int, float]]:
+    """Per lane row: (px, stagger, height). The largest size up to 24/20 px (at scale 1,
+    times ``boost`` in a tall picture) at which every text of the row fits its lane's box,
+    staggered over 2..4 sub-rows (a box 2..4 columns wide) if need be."""
     fams = row_families(th, len(rows))
     out = []
     for k, (_, texts) in enumerate(rows):
         bold = k == 0 or k == len(rows) - 1          # the address row is drawn bold on the compute frame
-        cap = max(mp, (24 if k == 0 else 20) * s)
+        cap = max(mp, (24 if k == 0 else 20) * s * boost)
         px, stagger = 0, 1
         for stagger in range(1, MAX_STAGGER + 1):
-            px = fit_px(fams[k], texts, stagger * cw - (4 if stagger == 1 else 8) * s, cap, mp, bold=bold)
+            px = fit_px(fams[k], texts, lane_box(0.0, cw, stagger)[1] - 2 * text_margin(s), cap, mp, bold=bold)
             if px:
                 break
         if not px:
@@ -90,23 +111,40 @@ def plan_rows(rows, th: Theme, cw: float, s: float, mp: int) -> list[tuple[int, 
     return out
 
 
-def overhang(rows, specs, th: Theme, cw: float, s: float) -> tuple[float, float]:
-    """How far the staggered texts of lanes 0 and 31 reach past the lane grid, left and right."""
-    fams = row_families(th, len(rows))
-    left = right = 0.0
-    for k, ((_, texts), (px, stagger, _)) in enumerate(zip(rows, specs)):
+def overhang(specs, cw: float) -> float:
+    """How far the boxes of lanes 0 and 31 reach past the lane grid, on each side: a box
+    ``n`` columns wide is centred on its lane."""
+    n = max((stagger for _, stagger, _ in specs), default=1)
+    return (n - 1) * cw / 2
+
+
+def lane_segments(L: Layout, lane: int) -> list[QRectF]:
+    """The boxes of one lane from top to bottom: its column over consecutive plain rows (and
+    the margins above and below the rows), a box of its own in each staggered row's sub-row
+    (``lane_box``)."""
+    x = L.columns[lane]
+    col_left, col_w = lane_box(x, L.col_w, 1)
+    run_top = L.lanes[lane].top()
+    out: list[QRectF] = []
+    for k, (px, stagger, top, h) in enumerate(L.lane_specs):
         if stagger == 1:
             continue
-        bold = k == 0 or k == len(rows) - 1
-        left = max(left, (advance(fams[k], px, bold, texts[0]) - cw) / 2 + 2 * s)
-        right = max(right, (advance(fams[k], px, bold, texts[-1]) - cw) / 2 + 2 * s)
-    return left, right
+        if top > run_top + 0.5 and not (k == 0 and top - run_top < 10 * L.s):   # no stub for the top margin
+            out.append(QRectF(col_left, run_top, col_w, top - run_top))
+        sub = h / stagger
+        left, w = lane_box(x, L.col_w, stagger)
+        out.append(QRectF(left, top + (lane % stagger) * sub, w, sub))
+        run_top = top + h
+    bottom = L.lanes[lane].bottom()
+    if bottom > run_top + 0.5:
+        out.append(QRectF(col_left, run_top, col_w, bottom - run_top))
+    return out
 
 
 @dataclass
 class _LanePrep:
     labels: list                 # Placed row labels
-    rects: list                  # each lane cell snapped to whole pixels
+    rects: list                  # each lane's boxes (``lane_segments``) snapped to whole pixels
     rows: list                   # per row: (font, [(lane, Placed)])
     addr_bold: tuple             # the address row in bold (the compute frame stresses it)
     items: list                  # TextItems of a frame (rows + labels), plain address row
@@ -133,9 +171,8 @@ def _prep_lanes(L: Layout, th: Theme, d: WarpDetail) -> _LanePrep:
             text = texts[ln.lane]
             if not text or (not ln.exists and k):
                 continue
-            x = L.columns[ln.lane]
-            w = stagger * L.col_w
-            r = QRectF(x - w / 2, top + (ln.lane % stagger) * sub, w, sub)
+            left, w = lane_box(L.columns[ln.lane], L.col_w, stagger)
+            r = QRectF(left, top + (ln.lane % stagger) * sub, w, sub)
             items.append((ln.lane, place(fams[k], px, bold, text, r, "c", f"lane:{k}")))
         return font(fams[k], px, bold), items
 
@@ -144,7 +181,8 @@ def _prep_lanes(L: Layout, th: Theme, d: WarpDetail) -> _LanePrep:
     bold_addr = row(last, True)
     items = [pl.item for pl in labels] + [pl.item for _, its in out for _, pl in its]
     items_bold = [pl.item for pl in labels] + [pl.item for _, its in out[:-1] + [bold_addr] for _, pl in its]
-    return _LanePrep(labels, [c.toRect() for c in L.lanes], out, bold_addr, items, items_bold)
+    rects = [[snap(r) for r in lane_segments(L, k)] for k in range(32)]
+    return _LanePrep(labels, rects, out, bold_addr, items, items_bold)
 
 
 def paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> None:
@@ -166,13 +204,14 @@ def paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> 
     served_cells = []
     boxes: dict[tuple, tuple[QColor, QColor, list[QRect]]] = {}
     hatched: list[QRect] = []
-    for ln, cell, rect in zip(d.lanes, L.lanes, prep.rects):
+    for ln, rects in zip(d.lanes, prep.rects):
         if not ln.exists:
             p.setPen(pen(th.q("grid"), border, style=Qt.PenStyle.DotLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawRect(rect)
+            p.drawRects(rects)
             colors.append(None)
             continue
+        cell = QRectF(rects[-1])                # the served mark runs along the lane's foot
         edge, text_c = th.q("grid"), th.q("lane_text")
         if not ln.active:
             fill, text_c = th.q("lane_off"), muted
@@ -189,9 +228,9 @@ def paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> 
                 else:
                     fill, text_c = th.q("lane_wait"), muted
         key = (fill.rgba(), edge.rgba(), 2 if edge is text_strong else 1)
-        boxes.setdefault(key, (fill, edge, []))[2].append(rect)
+        boxes.setdefault(key, (fill, edge, []))[2].extend(rects)
         if not ln.active:
-            hatched.append(rect)
+            hatched.extend(rects)
         colors.append(text_c)
     for fill, edge, rects in boxes.values():   # one call per look
         p.setPen(pen(edge, border * (2 if edge is text_strong else 1)))
@@ -227,7 +266,7 @@ def paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> 
 
 def _served_mark(p: QPainter, cell: QRectF, th: Theme, s: float) -> None:
     """A bar along the cell's foot: this lane has everything it asked for."""
-    h = max(3.0, 7 * s)
+    h = min(max(3.0, 7 * s), cell.height() - 2)
     p.fillRect(snap(QRectF(cell.left() + 2, cell.bottom() - h - 1, cell.width() - 4, h)), th.q("served"))
 
 

@@ -26,13 +26,29 @@ def natural_size(m: MatrixMap, th: Theme) -> tuple[int, int]:
     return m.natural_size(th.scale)
 
 
+def wrap_words(t: str, font, width: float) -> list[str]:
+    """``t`` broken at spaces into lines no wider than ``width`` (a word wider stays whole)."""
+    lines, cur = [], ""
+    for word in t.split(" "):
+        cand = f"{cur} {word}" if cur else word
+        if not cur or _width(font, cand) <= width:
+            cur = cand
+        else:
+            lines.append(cur)
+            cur = word
+    return lines + ([cur] if cur else [])
+
+
 def _lane_color(lane: int, th: Theme):
     """Lanes in 8 quads (rows of the register view), one hue each; pale."""
     return bank_color((lane // 4) * 4, th)
 
 
-def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: float | None = None) -> MapGeometry:
-    """Draw ``m`` into ``rect`` (``scale`` 1 = 1080p text sizes; default from the rect)."""
+def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: float | None = None,
+                     across: int | None = None) -> MapGeometry:
+    """Draw ``m`` into ``rect`` (``scale`` 1 = 1080p text sizes; default from the rect), with
+    ``across`` matrices a row (default ``MatrixMap.default_across``). A heading too long for
+    one line at its size goes on more lines."""
     g = begin_map(p, rect, th, scale)
     s = g.scale
     margin = 14 * s
@@ -59,15 +75,19 @@ def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: 
     for t, want, color, bold in ((title, 24 * s, "text", True), (sub, 18 * s, "muted", False),
                                  (legend, 16 * s, "text", False)):
         px = fitted(t, want, avail_w, bold, mono=bold)
-        if not px:
-            px = low
-            g.notes.append(tr("a heading is cut short at this size"))
-        h = px * 1.6
-        text(QRectF(x0, y, avail_w, h), t, px, color, bold=bold, mono=bold)
-        y += h
+        lines = [t]
+        if not px:                          # on more lines, at a size between its own and the smallest
+            px = max(low, want * 0.85)
+            lines = wrap_words(t, _font(th, px, bold, bold), avail_w)
+            if any(_width(_font(th, px, bold, bold), ln) > avail_w for ln in lines):
+                g.notes.append(tr("a heading is cut short at this size"))
+        for ln in lines:
+            h = px * 1.6
+            text(QRectF(x0, y, avail_w, h), ln, px, color, bold=bold, mono=bold)
+            y += h
     y += 6 * s
-    across = 2 if op.num == 4 else op.num
-    down = 2 if op.num == 4 else 1
+    across = max(1, min(op.num, across or m.default_across()))
+    down = -(-op.num // across)
     bottom = rect.bottom() - margin - (16 * s * 1.6)
     gap = 18 * s
     box_w = (avail_w - gap * (across - 1)) / across

@@ -58,7 +58,7 @@ from ..warp import WarpDetail
 from .base import Layout, PaintOptions, State, alpha, pen
 from .figures import TextBox, figures_row, paint_caption, paint_figures, paint_title
 from .global_view import paint_global
-from .lanes import lane_rows, overhang, paint_lanes, paint_phases, plan_rows
+from .lanes import MAX_STAGGER, lane_pad, lane_rows, overhang, paint_lanes, paint_phases, plan_rows
 from .shared_view import memory_labels, paint_shared
 from .text import (BASE_H, BASE_W, RECORD, NullPainter, TextItem, advance, draw_text, drop, elide, fit_px,
                    is_null, line_h, min_text_px, wrap)
@@ -256,18 +256,73 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> 
             lw = max(advance(th.sans, px, True, t) for t in labels)
         L.label_px, L.label_w = px, lw + 14 * s
     L.label_x = x0
+    base = _place_lanes(replace(L), detail, th, x0, x1, m, y, bottom, 1.0)
+    best = base
+    top_boost = _boost_limit(W, H)
+    if top_boost > 1.0:
+        # A picture narrower than 16:9 (a comparison half, a narrow window) has height to
+        # spare: the lane and word type grows into it, as long as the memory view keeps
+        # its type and shows everything.
+        want = _memory_fit(base, th, detail)
+        deepest = max(2, max(st for _, st, _, _ in base.lane_specs))
+        for boost in (b for b in BOOSTS if b <= top_boost):
+            cand = _place_lanes(replace(L), detail, th, x0, x1, m, y, bottom, boost)
+            if max(st for _, st, _, _ in cand.lane_specs) > deepest:
+                continue                # larger type, but lanes harder to tell apart: not worth it
+            got = _memory_fit(cand, th, detail)
+            if got is not None and want is not None and got >= want:
+                best = cand
+                break
+    return best
+
+
+BOOSTS = (2.0, 1.8, 1.6, 1.45, 1.3, 1.2, 1.1)
+
+
+def _boost_limit(W: float, H: float) -> float:
+    """How much the lane and word type may grow in a ``W`` x ``H`` picture: 1 at 16:9 or
+    wider, up to 2 where it is twice as tall for its width (a comparison half)."""
+    return min(2.0, max(1.0, (H / max(W, 1.0)) / (BASE_H / BASE_W)))
+
+
+def _memory_fit(L: Layout, th: Theme, detail: WarpDetail):
+    """How well the memory view fits under the lanes of ``L``: comparable (larger is
+    better) or None where it must leave something off the picture."""
+    if detail.space == "shared":
+        from .shared_view import plan_shared
+
+        plan = plan_shared(L, th, detail)
+        return None if plan.visible < len(plan.bands) else (plan.px, min(round(plan.row_h / L.s), 40))
+    from .global_view import global_rows
+
+    n_rows, px, row_h = global_rows(L, th, detail)
+    return (-n_rows, px, min(round(row_h / L.s), 60))
+
+
+def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float, m: float, y: float,
+                 bottom: float, boost: float) -> Layout:
+    """The lane rows, the phase strip and the memory area under them, with the lane type
+    ``boost`` times its usual cap (``L.boost``)."""
+    s, mp = L.s, L.min_px
+    L.boost = boost
+    rows = L.lane_rows
     gx0, gx1 = x0 + L.label_w, x1
     cw = (gx1 - gx0) / 32
-    specs = plan_rows(rows, th, cw, s, mp)
-    for _ in range(2):
-        # Staggered texts of lanes 0 and 31 are wider than their cell: keep them off the
-        # row labels and inside the picture.
-        left, right = overhang(rows, specs, th, cw, s)
-        if left <= 0 and right <= m * 0.5:
+    specs = plan_rows(rows, th, cw, s, mp, boost)
+    for _ in range(MAX_STAGGER + 2):
+        # Staggered rows give lanes 0 and 31 boxes wider than their column: keep them off
+        # the row labels and inside the picture (half the right margin may go to them).
+        oh = overhang(specs, cw)
+        if oh <= 0:
             break
-        gx0, gx1 = x0 + L.label_w + max(0.0, left), x1 - max(0.0, right - m * 0.5)
-        cw = (gx1 - gx0) / 32
-        specs = plan_rows(rows, th, cw, s, mp)
+        for _ in range(8):              # the overhang depends on cw: a few steps settle it
+            oh = overhang(specs, cw)
+            gx0, gx1 = x0 + L.label_w + oh, x1 - max(0.0, oh - m * 0.5)
+            cw = (gx1 - gx0) / 32
+        again = plan_rows(rows, th, cw, s, mp, boost)
+        if again == specs:
+            break
+        specs = again
     x1 = gx1
     L.col_w = cw
     L.columns = [gx0 + cw * (k + 0.5) for k in range(32)]
@@ -278,7 +333,7 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> 
         top += h
     lane_h = top - y + 6 * s
     L.lane_area = QRectF(gx0, y, x1 - gx0, lane_h)
-    pad = max(1.5, cw * 0.06)
+    pad = lane_pad(cw)
     L.lanes = [QRectF(gx0 + cw * k + pad, y, cw - 2 * pad, lane_h) for k in range(32)]
     y += lane_h
     if detail.space == "shared" and len(detail.phases) > 1:

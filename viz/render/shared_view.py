@@ -79,6 +79,7 @@ class SharedPlan:
     rules: list                  # per band: [QLineF]
     links: list                  # per active lane: [(wavefront, band, segment)]
     note_rect: QRectF | None     # where the "not shown" line goes when bands are windowed
+    legend: Placed | None = None  # "numbers in the cells: word index (byte address / 4)", under the table
 
 
 def _candidates(n: int):
@@ -93,18 +94,32 @@ def _candidates(n: int):
 
 
 def plan_shared(L: Layout, th: Theme, d: WarpDetail) -> SharedPlan:
+    """The table laid out, with room kept under it for the line that says what the numbers
+    are (word indices) wherever keeping it costs the words neither size nor bands."""
+    legend_h = line_h(th.sans, int(max(L.min_px, 17 * L.s))) + 8 * L.s
+    kept = _plan_shared(L, th, d, legend_h)
+    if kept.legend is not None:
+        plain = _plan_shared(L, th, d, 0.0)
+        if (kept.px, kept.visible, kept.mode, len(kept.bands)) == (plain.px, plain.visible, plain.mode,
+                                                                   len(plain.bands)):
+            return kept
+        return plain
+    return _plan_shared(L, th, d, 0.0)
+
+
+def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedPlan:
     s, mp = L.s, L.min_px
     mem = L.memory
     n = max(1, d.wavefronts)
     busy = sorted({bw.bank for bw in d.bank_words}) or [0]
     x0 = L.columns[0] - L.col_w / 2
     avail_w = L.col_w * 32
-    avail_h = mem.height() - LINK_MIN * s
+    avail_h = mem.height() - LINK_MIN * s - reserve
     mono, sans = th.mono, th.sans
     word_texts = sorted({str(bw.word) for bw in d.bank_words}, key=len)[-6:] or ["0"]
     badges = sorted({f"×{len(bw.lanes)}" for bw in d.bank_words if len(bw.lanes) > 1}, key=len)[-3:]
     gap = 10 * s
-    cap = int(max(mp, 18 * s))
+    cap = int(max(mp, 18 * s * L.boost))
 
     def need_w(px: int, heads: list[str]) -> float:
         w = max(advance(mono, px, True, t) for t in word_texts) + 10 * s
@@ -273,9 +288,20 @@ def plan_shared(L: Layout, th: Theme, d: WarpDetail) -> SharedPlan:
     note_rect = None
     if visible < bands:
         note_rect = QRectF(x0, top + visible * pitch - gap + 2 * s, avail_w, note_h)
+    # What the numbers in the cells are, under the table (or its note) where the area has room.
+    legend = None
+    text = tr("numbers in the cells: word index (byte address ÷ 4)")
+    below = top + visible * pitch - gap + note_h + 6 * s
+    left_x = L.label_x if L.label_w else x0
+    room_w = x0 + avail_w - left_x
+    for lpx in range(min(label_px, px), mp - 1, -1):
+        lh = line_h(sans, lpx)
+        if advance(sans, lpx, False, text) <= room_w and below + lh <= mem.bottom():
+            legend = place(sans, lpx, False, text, QRectF(left_x, below, room_w, lh), "l", "word-legend")
+            break
     return SharedPlan(mode, band_list, visible, pitch, cw, row_h, hh, px, label_px, words,
                       (font(mono, px), font(mono, px, True)), heads, row_labels, corners, zebra, rules, links,
-                      note_rect)
+                      note_rect, legend)
 
 
 def _window(plan: SharedPlan, d: WarpDetail, st: State) -> int:
@@ -438,6 +464,12 @@ def paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
         p.restore()
     if dy:
         items = [t.moved(0, dy) for t in items]
+    if plan.legend is not None:
+        items.append(plan.legend.item)
+        if not null:
+            p.setFont(font(th.sans, plan.legend.px))
+            p.setPen(muted)
+            p.drawStaticText(plan.legend.pt, plan.legend.stt)
     record_many(items)
     if plan.note_rect is not None:
         _not_shown_note(p, plan, d, th, first, shown)

@@ -36,19 +36,28 @@ def min_text_px(height: float, scale: float = 1.0) -> int:
 # ---------------------------------------------------------------------------- record
 
 
+def _box(r: QRectF | None) -> tuple | None:
+    return None if r is None else (r.left(), r.top(), r.right(), r.bottom())
+
+
 class TextItem(tuple):
     """One string drawn: ``rect`` is exactly its advance wide and its line high; ``box`` is
-    the same as (left, top, right, bottom). ``key`` names the part of the picture."""
+    the same as (left, top, right, bottom). ``key`` names the part of the picture. ``cell``
+    is the box (left, top, right, bottom) the text belongs in (a lane's cell, a bank's
+    word, the title bar...) where the painter knows one, else None: the picture's rule is
+    that ``box`` stays inside ``cell``."""
 
     __slots__ = ()
 
-    def __new__(cls, text: str, px: int, rect: QRectF, key: str = ""):
-        return tuple.__new__(cls, (text, px, (rect.left(), rect.top(), rect.right(), rect.bottom()), key))
+    def __new__(cls, text: str, px: int, rect: QRectF, key: str = "", cell: QRectF | None = None):
+        return tuple.__new__(cls, (text, px, (rect.left(), rect.top(), rect.right(), rect.bottom()), key,
+                                   _box(cell)))
 
     text = property(lambda self: self[0])
     px = property(lambda self: self[1])
     box = property(lambda self: self[2])
     key = property(lambda self: self[3])
+    cell = property(lambda self: self[4] if len(self) > 4 else None)
 
     @property
     def rect(self) -> QRectF:
@@ -57,7 +66,17 @@ class TextItem(tuple):
 
     def moved(self, dx: float, dy: float) -> "TextItem":
         x0, y0, x1, y1 = self[2]
-        return tuple.__new__(TextItem, (self[0], self[1], (x0 + dx, y0 + dy, x1 + dx, y1 + dy), self[3]))
+        c = self.cell
+        cell = None if c is None else (c[0] + dx, c[1] + dy, c[2] + dx, c[3] + dy)
+        return tuple.__new__(TextItem, (self[0], self[1], (x0 + dx, y0 + dy, x1 + dx, y1 + dy), self[3], cell))
+
+    def overflow(self) -> float:
+        """How far (px) the text reaches out of its cell; 0 inside it or without one."""
+        c = self.cell
+        if c is None:
+            return 0.0
+        x0, y0, x1, y1 = self[2]
+        return max(0.0, c[0] - x0, c[1] - y0, x1 - c[2], y1 - c[3])
 
     def __repr__(self) -> str:
         return f"TextItem({self[0]!r}, {self[1]}px, {self[2]}, {self[3]!r})"
@@ -215,13 +234,15 @@ class Placed:
         return QPointF(self.x, self.y)
 
 
-def item_at(text: str, px: int, x: float, y: float, w: float, h: float, key: str = "") -> TextItem:
-    return tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key))
+def item_at(text: str, px: int, x: float, y: float, w: float, h: float, key: str = "",
+            cell: tuple | None = None) -> TextItem:
+    return tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key, cell))
 
 
 def place(fam: tuple[str, ...], px: int, bold: bool, text: str, r: QRectF, align: str = "c",
-          key: str = "") -> Placed:
-    """``text`` laid out and aligned in ``r`` (``l``, ``c`` or ``r``, centred vertically)."""
+          key: str = "", cell: QRectF | None = None) -> Placed:
+    """``text`` laid out and aligned in ``r`` (``l``, ``c`` or ``r``, centred vertically);
+    ``cell`` is the box it belongs in (default ``r``), recorded for the picture's rules."""
     w = advance(fam, px, bold, text)
     h = line_h(fam, px, bold)
     left, top, rw, rh = r.left(), r.top(), r.width(), r.height()
@@ -232,18 +253,21 @@ def place(fam: tuple[str, ...], px: int, bold: bool, text: str, r: QRectF, align
     else:
         x = left + (rw - w) / 2
     y = top + (rh - h) / 2
-    return Placed(fam, px, bold, text, x, y, tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key)))
+    return Placed(fam, px, bold, text, x, y, tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key,
+                                                                       _box(r if cell is None else cell))))
 
 
 def draw_text(p: QPainter, r: QRectF, text: str, th: Theme, px: float, color: QColor, bold: bool = False,
-              align="c", mono: bool = False, cond: bool = False, key: str = "") -> TextItem | None:
-    """One line of text aligned in ``r``, recorded. QStaticText: laid out once, drawn ~3x
-    faster than ``drawText(rect, flags)``; QSvgGenerator still writes it as an SVG <text>."""
+              align="c", mono: bool = False, cond: bool = False, key: str = "",
+              cell: QRectF | None = None) -> TextItem | None:
+    """One line of text aligned in ``r``, recorded with ``cell`` (default ``r``) as the box
+    it belongs in. QStaticText: laid out once, drawn ~3x faster than ``drawText(rect,
+    flags)``; QSvgGenerator still writes it as an SVG <text>."""
     if px < 1 or not text:
         return None
     fam = family(th, mono, cond)
     px = int(px)
-    pl = place(fam, px, bold, text, r, align, key)
+    pl = place(fam, px, bold, text, r, align, key, cell)
     record(pl.item)
     if not is_null(p):
         p.setFont(font(fam, px, bold))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..frames import Bounds, Cursor, Frame, frames, lru_get
+from ..frames import Bounds, Cursor, Frame, frames, held, lru_get, paired_length
 from ..layout import COL, Swizzle
 from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
@@ -221,7 +221,10 @@ class _Fc:
 
 class TraceTimeline:
     """``viz.frames.Timeline`` for a trace: the cursor's ``instruction`` is the position in
-    its warp's own stream, so the bounds depend on the warp."""
+    its warp's own stream, so the bounds depend on the warp. ``paired_with``: as
+    ``viz.frames.Timeline``'s (compare mode)."""
+
+    paired_with = None
 
     def __init__(self, source: TraceSource, cache_size: int = 256):
         self.source = source
@@ -264,11 +267,11 @@ class TraceTimeline:
         return e[1]
 
     def frame(self, c: Cursor) -> Frame:
-        fs = self.frames(c)
-        return fs[max(0, min(c.frame, len(fs) - 1))]
+        return held(self.frames(c), c.frame)
 
     def frame_count(self, c: Cursor) -> int:
-        return len(self.frames(c))
+        n = len(self.frames(c))
+        return n if self.paired_with is None else paired_length(n, self.paired_with(c))
 
     def clamp(self, c: Cursor) -> Cursor:
         return c.clamped(self.bounds_at(c), self.frame_count)
