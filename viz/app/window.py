@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import stat
 import weakref
 from pathlib import Path
@@ -380,6 +381,11 @@ class MainWindow(QMainWindow):
         cursor = settings.get("cursor", "", str)
         # a regular file only: a FIFO or a device named there would hang the start or fill the memory
         path = Path(last) if last and _is_regular(Path(last)) else resolve("transpose-tile")
+        if last and path != Path(last) and os.path.lexists(last):
+            self.last_open_error = tr("{path}: the file you had open last is no longer a regular file (a folder, a "
+                                      "pipe or a device now has its name), so the default scenario opened. Fix: open "
+                                      "the file you meant with File → Open", path=last)
+            self.statusBar().showMessage(self.last_open_error, 30000)
         if not self.open_path(path) and path.suffix == ".wvtrace":
             path = resolve("transpose-tile")
             self.open_path(path)
