@@ -118,8 +118,8 @@ def _width(parts: list[str], kind: str, operands: str) -> int:
     if kind in ("ldmatrix", "stmatrix"):
         return 16                       # each lane gives the address of one 16-byte row
     if kind == "cp.async":
-        nums = re.findall(r"\]\s*,\s*(\d+)", operands)
-        return int(nums[-1]) if nums else 16
+        nums = re.findall(r"\]\s*,\s*(0[xX][0-9a-fA-F]+|\d+)", operands)    # Triton writes the size in hex
+        return (int(nums[-1], 16) if nums[-1][:2].lower() == "0x" else int(nums[-1])) if nums else 16
     size = 0
     vec = 1
     for p in parts:
