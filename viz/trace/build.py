@@ -227,8 +227,9 @@ def assemble_ptx_input(launch: Launch, ptx: str, arch: str) -> bytes:
     except RuntimeError as err:
         from ..gpu.compile import nvcc_version
 
-        raise TraceError(launch.path, "ptx", f"ptxas ({arch}, CUDA {nvcc_version()}) refuses the PTX: "
-                         f"{str(err).split(': ', 1)[-1][:300]}",
+        line = re.sub(r"^ptxas \S+?\.ptx, line (\d+); (error|fatal)\s*:\s*", r"line \1: ",
+                      str(err).split(": ", 1)[-1])
+        raise TraceError(launch.path, "ptx", f"ptxas ({arch}, CUDA {nvcc_version()}) refuses the PTX: {line[:300]}",
                          "give PTX that this CUDA toolkit accepts: compile it with a CUDA version no newer than this "
                          "one (Triton: the same CUDA as warpviz's), or update CUDA") from None
 

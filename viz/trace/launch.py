@@ -586,16 +586,24 @@ def npy_header(f) -> tuple[tuple[int, ...], bool, object, int]:
     import numpy as np
 
     fmt = np.lib.format
-    version = fmt.read_magic(f)
-    if version == (1, 0):
-        shape, fortran, dtype = fmt.read_array_header_1_0(f)
-    elif version == (2, 0):
-        shape, fortran, dtype = fmt.read_array_header_2_0(f)
-    elif version == (3, 0) and hasattr(fmt, "_read_array_header"):
-        shape, fortran, dtype = fmt._read_array_header(f, version)
-    else:
-        raise ValueError(f"unknown .npy format version {version}")
-    return tuple(int(x) for x in shape), bool(fortran), dtype, f.tell()
+    try:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(f)
+        elif version == (3, 0) and hasattr(fmt, "_read_array_header"):
+            shape, fortran, dtype = fmt._read_array_header(f, version)
+        else:
+            raise ValueError(f"unknown .npy format version {version}")
+        shape = tuple(int(x) for x in shape)
+    except ValueError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a damaged header: NumPy's literal parser raises many kinds
+        raise ValueError(f"its header cannot be read ({type(err).__name__})") from None
+    if any(x < 0 for x in shape) or len(shape) > 32:
+        raise ValueError("its header gives an impossible shape")
+    return shape, bool(fortran), dtype, f.tell()
 
 
 def _npy_check(path, where: str, n: int, rel: str, p: Path, size: int, t: str, count: int) -> None:

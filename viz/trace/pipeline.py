@@ -199,17 +199,20 @@ class Recording:
                 "sass_guard": self.guard, "other": self.other}
 
 
-def precheck(launch) -> None:
-    """What can be checked of a launch file's PTX module without the GPU, before the GPU
-    process starts: its kernel resolved (``build.resolve``) and the [[arg]] tables against
-    its parameters. Raises TraceError."""
-    from . import module
-    from .build import compile_ptx, resolve
-    from .launch import check_params
+def first_arch(launch) -> str:
+    """The architecture a launch is built for before the GPU answers: a PTX module's own
+    target (TraceError for a module whose header is wrong), else sm_90 (``ARCH``)."""
+    from ..gpu.compile import ARCH
 
-    text = compile_ptx(launch)
-    _, entry, _ = resolve(launch, text)
-    check_params(launch, module.prune(text, entry.mangled), entry.mangled, entry.shown)
+    if not launch.ptx:
+        return ARCH
+    from . import module
+    from .build import compile_ptx
+
+    try:
+        return f"sm_{module.header(compile_ptx(launch)).sm}"
+    except module.PtxModuleError as err:
+        raise TraceError(launch.path, "ptx", err.problem, err.fix) from None
 
 
 def check_out(launch, out: str | Path | None) -> Path:
@@ -261,8 +264,6 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
     from .record import request
 
     out = check_out(launch, out)        # before the GPU process starts or nvcc runs
-    if launch.ptx:
-        precheck(launch)                # a PTX module's entry and parameters: before the GPU process starts
     counters_fn = counters or validate_counters
     at = _AT[bool(validate)]
     seen: list[str] = []
@@ -284,6 +285,10 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         return None if progress is None else (lambda f, _t="": progress(lo + (hi - lo) * min(max(f, 0.0), 1.0), name))
 
     stage("compile")
+    # Built before the GPU process starts (for sm_90, or a PTX module's own target), so that
+    # everything a launch file can get wrong (its kernel's name, its arguments, its PTX) is
+    # reported first; built again below only for a GPU of another architecture.
+    b = build(launch, first_arch(launch))
     own = session is None
     if own:
         session = ProcessSession(child=child, cancelled=cancelled)
@@ -300,7 +305,8 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         elif launch.buffer_bytes > free:
             raise TraceError(launch.path, "arg", f"the buffers need {launch.buffer_bytes / 2**20:,.0f} MiB but the GPU "
                              f"has {free / 2**20:,.0f} MiB free", "use smaller `count`s")
-        b = build(launch, f"sm_{cc}")
+        if int("".join(c for c in b.arch if c.isdigit()) or 0) != int(cc or 0):
+            b = build(launch, f"sm_{cc}")
         launch = dataclasses.replace(launch, entry=b.entry)     # the cubin's kernel is its PTX entry
         log(f"{len(b.instrs)} memory instruction(s) instrumented in {launch.source.name}"
             + (f" ({b.label})" if b.label and b.label != launch.kernel else ""))
@@ -555,6 +561,6 @@ class Recorder:
             s._stop()
 
 
-__all__ = ["STAGES", "precheck", "trace_sources", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
+__all__ = ["STAGES", "trace_sources", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
            "other_counters", "other_rows", "locate_fault", "fault_message", "failure_message", "missing_tools",
            "blocks_text", "save_copy"]
