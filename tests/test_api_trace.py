@@ -3,8 +3,8 @@
 inline display, save), the launch folder a launch from Python becomes (arrays, NULLs,
 scalars typed by the PTX), what Triton's compiled kernel turns into, and one exception type
 with the command line's paragraph for everything that cannot run here (no Triton, PyTorch,
-PyCUDA or GPU; a bad argument; a bad kernel name). Tests that need PyTorch or CuPy run where
-they are installed (the GPU machine) and skip elsewhere.
+PyCUDA or GPU; a bad argument; a bad kernel name). Tests that need PyTorch or CuPy are in
+tests/test_trace_pyargs.py (no Qt there, so that the GPU machine runs them).
 """
 
 from __future__ import annotations
@@ -333,30 +333,3 @@ def test_triton_params_flatten_tuples_and_skip_constexprs():
         triton_params(sig, {"p": "P", "t": 1, "c": 9, "n": 4})
     with pytest.raises(ArgumentError, match="`n` was not given"):
         triton_params(sig, {"p": "P", "t": (1, (2, 3)), "c": 9})
-
-
-# ---------------------------------------------------------------------------- PyTorch and CuPy (where installed)
-
-
-def test_torch_tensors_give_their_strided_span():
-    torch = pytest.importorskip("torch")
-    base = torch.arange(64, dtype=torch.float32).reshape(8, 8)
-    view = base[:, 2:6]                                    # strided: rows of 4 out of 8
-    h = host_array(view, 1)
-    span = 1 + 7 * 8 + 3                                   # from [0][2] to [7][5]
-    assert h.count == span and np.array_equal(h.data, np.arange(2, 2 + span, dtype=np.float32))
-    bf = torch.ones(4, dtype=torch.bfloat16)
-    h = host_array(bf, 1)
-    assert h.type == "short*" and h.data.tobytes() == bf.view(torch.int16).numpy().tobytes()
-    with pytest.raises(ArgumentError, match="negative strides"):
-        host_array(torch.arange(4.0).flip(0).as_strided((4,), (-1,), 3), 1)
-
-
-def test_cupy_arrays_give_their_strided_span():
-    cupy = pytest.importorskip("cupy")
-    try:
-        base = cupy.arange(64, dtype=cupy.float32).reshape(8, 8)
-    except Exception as err:  # noqa: BLE001 - CuPy without a GPU
-        pytest.skip(f"CuPy cannot allocate here: {err}")
-    h = host_array(base[:, 2:6], 1)
-    assert h.count == 60 and np.array_equal(h.data, np.arange(2, 62, dtype=np.float32))

@@ -23,7 +23,7 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import HAVE_NVCC
+from helpers import HAVE_NVCC, have_pycuda
 from viz.cli import main
 from viz.trace import TraceError
 from viz.trace import module as M
@@ -437,3 +437,27 @@ def test_format_2_launch_file_round_trips_through_toml(tmp_path):
     assert [a.as_dict() for a in la.args][4] == {"type": "float*", "count": 16, "fill": "npy:d.npy"}
     assert la.args[4].path == (tmp_path / "d.npy").resolve()
     assert BUFFER_TYPES["void*"] == 1 and la.buffer_bytes == 256
+
+
+# ---------------------------------------------------------------------------- on the GPU (-m gpu)
+
+
+GPU_ONLY = pytest.mark.skipif(not (HAVE_NVCC and have_pycuda()), reason="needs PyCUDA, a GPU and nvcc")
+
+
+@pytest.mark.gpu
+@GPU_ONLY
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.name for p in SAMPLES])
+def test_gpu_ptx_samples_trace_and_equal_nsight_compute(tmp_path, capsys, path):
+    """Each PTX sample traced on the GPU, every block recorded, and the ten metrics equal to
+    Nsight Compute's on the uninstrumented kernel."""
+    import json
+
+    out = tmp_path / "t.wvtrace"
+    rc = main(["trace", str(path), "--validate", "--json", "--out", str(out)])
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["trace"]["complete"], captured.err
+    bad = [r for r in doc["validation"]["rows"] if not r["match"]]
+    assert rc == 0 and not bad, bad
+    assert out.stat().st_size > 0
