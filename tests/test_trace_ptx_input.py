@@ -103,7 +103,7 @@ def test_triton_source_lines_where_the_python_file_is_in_the_folder(tmp_path):
     from viz.trace.build import build
     from viz.trace.pipeline import _where, trace_sources
 
-    shutil.copy(ROOT / "tools" / "gpu" / "triton_kernels.py", tmp_path / "kernels.py")
+    shutil.copy(ROOT / "kernels" / "format2" / "triton_kernels.py", tmp_path / "kernels.py")
     ptx = (DATA / "triton_add.ptx").read_text()
     inside = re.sub(r'\.file\s+1\s+"[^"]*"', f'.file 1 "{tmp_path / "kernels.py"}"', ptx)
     (tmp_path / "add.ptx").write_text(inside)

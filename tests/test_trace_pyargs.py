@@ -88,7 +88,7 @@ def test_gpu_trace_triton_softmax_equals_nsight_compute(tmp_path):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernels" / "format2"))
     import triton_kernels as TK
 
     import warpviz

@@ -133,3 +133,32 @@ def test_launch_files_of_the_tool_are_format_2_and_load(own_folder):
     for name in OWN:
         la = load_launch(own_folder / "own" / f"{name}.launch.toml")
         assert la.format == 2 and la.kernel == OWN[name].kernel
+
+
+FORMAT2 = sorted((ROOT / "kernels" / "format2").glob("*.launch.toml"))
+
+
+@nvcc
+@pytest.mark.nvcc
+@pytest.mark.parametrize("path", FORMAT2, ids=[p.name for p in FORMAT2])
+def test_shipped_format_2_launch_files_build(path):
+    """kernels/format2: a sample-style C++ program (namespaces, templates, main(), a helper
+    header, cooperative groups, dynamic shared memory) and Triton's and Numba's PTX, the
+    launch files whose H100 traces are shipped in assets/traces."""
+    from viz.trace.build import build
+
+    la = load_launch(path)
+    b = build(la)
+    assert la.format == 2 and b.instrs and b.instrumented_cubin
+    if path.name.startswith("triton"):
+        from viz.trace.pipeline import _where, trace_sources
+
+        sources = trace_sources(la, b.instrs)
+        assert "triton_kernels.py" in sources              # the Python lines travel with the trace
+        assert all(_where(i, la, sources)["file"] == "triton_kernels.py" for i in b.instrs)
+
+
+def test_the_shipped_format_2_set_has_each_family():
+    names = {p.name for p in FORMAT2}
+    assert {"tiles_transpose_padded.launch.toml", "block_sum_cg.launch.toml", "triton_matmul.launch.toml",
+            "numba_block_sum.launch.toml"} <= names

@@ -1,6 +1,6 @@
 """Write real PTX samples, each with a launch file, into tests/data/ptx/ (or --out):
 
-* Triton (``tools/gpu/triton_kernels.py``: the tutorials' add, softmax and ``tl.dot``
+* Triton (``kernels/format2/triton_kernels.py``: the tutorials' add, softmax and ``tl.dot``
   matmul, and a tiled transpose) compiled by ``triton.compile`` for sm_90. No GPU or driver
   is needed; Triton must be installed (``pip install triton``).
 * Numba: ``numba.cuda.compile_ptx`` of an element-wise kernel and a shared-memory
@@ -13,6 +13,11 @@ they find, so PTX made on the GPU machine (``tools/gpu/real_kernels.py`` writes 
 pairs from what Triton and CuPy really launched) can be dropped in beside these.
 
     python tools/gpu/make_ptx_samples.py [--out tests/data/ptx] [--only triton|numba]
+    python tools/gpu/make_ptx_samples.py --ship        # kernels/format2: the shipped PTX launch files
+
+With ``--ship`` the Triton matmul and softmax and the Numba block sum are written into
+kernels/format2 (launch files to record for assets/traces), the Triton PTX's ``.file`` line
+naming ``triton_kernels.py`` relative to that folder, so that the trace carries its lines.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "kernels" / "format2"))        # triton_kernels.py
 
 # Triton: (case, block, grid, [[arg]] tables in the PTX's parameter order).
 TRITON = {
@@ -53,12 +58,19 @@ def launch_text(name: str, title: str, made: str, kernel: str, block, grid, args
     return "\n".join(lines) + "\n"
 
 
-def triton_samples(out: Path) -> None:
+SHIP = ("triton_matmul", "triton_softmax", "numba_block_sum")
+
+
+def triton_samples(out: Path, names=None, relative: bool = False) -> None:
     import triton
 
+    import triton_kernels
     from triton_kernels import compile_offline
 
+    source = str(Path(triton_kernels.__file__).resolve())
     for name, (block, grid, args) in TRITON.items():
+        if names is not None and name not in names:
+            continue
         k = compile_offline(name)
         md = k.metadata
         ptx = k.asm["ptx"]
@@ -66,6 +78,8 @@ def triton_samples(out: Path) -> None:
         if md.global_scratch_size or md.profile_scratch_size:
             print(f"{name}: needs scratch memory ({md.global_scratch_size}, {md.profile_scratch_size} bytes): skipped")
             continue
+        if relative:                    # the Python file by its name: found beside the launch file
+            ptx = ptx.replace(f'"{source}"', '"triton_kernels.py"')
         (out / f"{name}.ptx").write_text(ptx)
         made = (f"Made by tools/gpu/make_ptx_samples.py: Triton {triton.__version__} compiled {md.name} for sm_90 "
                 f"(num_warps {md.num_warps}, num_stages {md.num_stages}, {md.shared} bytes of shared memory)")
@@ -75,7 +89,7 @@ def triton_samples(out: Path) -> None:
         print(f"wrote {name}.ptx ({len(ptx):,} characters) and its launch file")
 
 
-def numba_samples(out: Path) -> None:
+def numba_samples(out: Path, names=None) -> None:
     import numba
     from numba import cuda, float32, int32
 
@@ -106,6 +120,8 @@ def numba_samples(out: Path) -> None:
              ("numba_block_sum", block_sum, (arr, arr, int32), [256], [4],
               [("array", 4, "float*"), ("array", 1024, "float*"), ("int", 1024)])]
     for name, fn, sig, block, grid, args in cases:
+        if names is not None and name not in names:
+            continue
         ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0), lineinfo=True)
         from viz.trace.module import entry_names
 
@@ -138,13 +154,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "tests" / "data" / "ptx"))
     ap.add_argument("--only", choices=("triton", "numba"))
+    ap.add_argument("--ship", action="store_true", help="write the shipped samples into kernels/format2")
     a = ap.parse_args(argv)
-    out = Path(a.out)
+    out = ROOT / "kernels" / "format2" if a.ship else Path(a.out)
+    names = SHIP if a.ship else None
     out.mkdir(parents=True, exist_ok=True)
     if a.only in (None, "triton"):
-        triton_samples(out)
+        triton_samples(out, names, relative=a.ship)
     if a.only in (None, "numba"):
-        numba_samples(out)
+        numba_samples(out, names)
     return 0
 
 

@@ -12,11 +12,14 @@ Families (each case a small launch, a few blocks, so that a trace is quick):
   shared-memory histogram fed from a ``file:``, a gather through an index array from an
   ``npy:``, a namespaced templated stencil with ``extern __shared__``), written to
   ``REAL/own``.
-* ``triton``: the Triton tutorials' kernels (tools/gpu/triton_kernels.py) through
+* ``triton``: the Triton tutorials' kernels (kernels/format2/triton_kernels.py) through
   ``warpviz.trace_triton``.
 * ``cupy``: a CuPy ``RawKernel`` source compiled by NVRTC to PTX, through ``warpviz.trace_ptx``
   with CuPy arrays.
 * ``numba``: a ``numba.cuda`` kernel's PTX (``cuda.compile_ptx``), through ``trace_ptx``.
+* ``ship``: the launch files of kernels/format2 (a sample-style C++ program, Triton's and
+  Numba's PTX), recorded into ``OUT/real/shipped/NAME.wvtrace``: the traces to copy into
+  assets/traces (their names are the launch files' names, as the shipped traces' are).
 
 On the GPU machine (from the repository root, the folder REAL carried beside it)::
 
@@ -56,7 +59,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "kernels" / "format2"))        # triton_kernels.py
 
 SAMPLE_FILES = (
     "Common/helper_cuda.h", "Common/helper_functions.h", "Common/helper_string.h", "Common/helper_timer.h",
@@ -250,8 +253,8 @@ def summarise_validation(v: dict | None) -> dict:
             "other_checked": len(v.get("other", [])), "sass_guard": guard}
 
 
-def run_cli_case(c: Case, launch: Path, out: Path, validate: bool, timeout: int) -> dict:
-    traces = out / "traces"
+def run_cli_case(c: Case, launch: Path, out: Path, validate: bool, timeout: int, sub: str = "traces") -> dict:
+    traces = out / sub
     traces.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "viz.cli", "trace", str(launch), "--json", "--out", str(traces / f"{c.name}.wvtrace")]
     if validate:
@@ -440,7 +443,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--real", default=str(ROOT / ".real"), help="the folder with cuda-samples/ (and own/, written)")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/wv-out") + "/real")
-    ap.add_argument("--only", default="cuda,own,triton,cupy,numba")
+    ap.add_argument("--only", default="cuda,own,ship,triton,cupy,numba")
     ap.add_argument("--no-validate", action="store_true", help="record only (no Nsight Compute)")
     ap.add_argument("--build-only", action="store_true", help="no GPU: build the cuda/own cases up to the cubin")
     ap.add_argument("--fill-from", metavar="GITDIR", help="copy the CUDA samples' files from this git directory")
@@ -481,6 +484,11 @@ def main(argv=None) -> int:
 
     for c in cases:
         keep(c.name, c.family, run_cli_case(c, launches[c.name], out, validate, a.timeout))
+    if "ship" in only:                  # kernels/format2: the traces to ship in assets/traces (same names)
+        for p in sorted((ROOT / "kernels" / "format2").glob("*.launch.toml")):
+            name = p.name[:-len(".launch.toml")]
+            c = Case(name, "ship", "", name, [], [], [])
+            keep(name, "ship", run_cli_case(c, p, out, validate, a.timeout, sub="shipped"))
     for fam, run in (("triton", run_triton), ("cupy", run_cupy), ("numba", run_numba)):
         if fam in only:
             try:

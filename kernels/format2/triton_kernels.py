@@ -2,7 +2,10 @@
 repository: 01-vector-add, 02-fused-softmax, 03-matrix-multiplication), plus a tiled
 transpose, for tracing with ``warpviz.trace_triton`` on the GPU machine
 (``tools/gpu/real_kernels.py``) and for making real Triton PTX without a GPU
-(``tools/gpu/make_ptx_samples.py``: ``triton.compile`` for sm_90, no driver needed).
+(``tools/gpu/make_ptx_samples.py``: ``triton.compile`` for sm_90, no driver needed). The
+PTX of the matmul and the softmax beside this file (``triton_*.ptx``, their launch files)
+was made so, its ``.file`` line naming this file relative to the folder, so that their
+traces carry these Python lines.
 
 Each entry of ``CASES`` gives the kernel, how to make its arguments on the GPU (PyTorch
 tensors, a few blocks' worth so that a trace is quick) and the signature Triton would
