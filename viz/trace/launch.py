@@ -164,6 +164,13 @@ class Launch:
         return self.entry or self.kernel
 
     @property
+    def short_name(self) -> str:
+        """The kernel's own identifier, as its definition spells it: ``MatrixMulCUDA`` for
+        ``MatrixMulCUDA<32>``, ``scan`` for ``ns::scan<float>(float*)`` (what the app looks for
+        in the source)."""
+        return self.kernel.split("(")[0].split("<")[0].split("::")[-1].strip() or self.kernel
+
+    @property
     def kernel_name(self):
         """``kernel`` as a checked ``viz.trace.names.KernelName``."""
         from .names import KernelName, parse_kernel_name
