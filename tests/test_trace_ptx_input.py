@@ -204,6 +204,10 @@ def _drop_last_arg(text: str) -> str:
     (lambda p: re.sub(r"\.visible \.entry", ".visible .func", p), None, "ptx", ["no kernel (no `.entry`"]),
     (lambda p: p.replace(".address_size 64", ""), None, "ptx", ["64-bit"]),
     (lambda p: p.replace(".version 8.7\n", ""), None, "ptx", ["no `.version`"]),
+    (None, lambda t: t.replace("block = [128]", "block = [256]"), "block",
+     ["must be launched with a block of [128] (its .reqntid), not [256, 1, 1]", "32 x num_warps"]),
+    (lambda p: p.replace(".reqntid 128", ".maxntid 64"), None, "block",
+     ["takes at most 64 threads per block", "the launch has 128"]),
 ])
 def test_bad_ptx_launch_files_exit_2_before_anything_runs(tmp_path, capsys, no_gpu_process, ptx_edit, launch_edit,
                                                           key, words):

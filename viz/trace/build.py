@@ -213,9 +213,36 @@ def kernel_ptx(launch: Launch, arch: str = ARCH) -> KernelPtx:
     full, entry, instantiated = resolve(launch, text, arch)
     ptx = module.prune(full, entry.mangled)
     check_params(launch, ptx, entry.mangled, entry.shown)
+    check_block(launch, ptx, entry)
     if launch.ptx:
         assemble_ptx_input(launch, ptx, arch)
     return KernelPtx(ptx, entry.mangled, entry.shown, arch, instantiated)
+
+
+def check_block(launch: Launch, ptx: str, entry) -> None:
+    """The launch's block against the kernel's ``.reqntid`` (it must be launched with exactly
+    that block: Triton's kernels say 32 x num_warps) and ``.maxntid`` (``__launch_bounds__``):
+    TraceError (key ``block``) instead of a launch that CUDA refuses."""
+    from . import module
+
+    lim = module.thread_limits(ptx, entry.mangled)
+    want = lim.get("reqntid")
+    threads = launch.threads_per_block
+    if want is not None:
+        full = tuple(want) + (1,) * (3 - len(want))
+        if tuple(launch.block) != full:
+            raise TraceError(launch.path, "block", f"`{entry.shown}` must be launched with a block of "
+                             f"{list(want)} (its .reqntid), not {list(launch.block)}",
+                             f"write `block = {list(want)}` (Triton: 32 x num_warps threads)")
+    most = lim.get("maxntid")
+    if most is not None:
+        cap = 1
+        for x in most:
+            cap *= x
+        if threads > cap:
+            raise TraceError(launch.path, "block", f"`{entry.shown}` takes at most {cap} threads per block (its "
+                             f"__launch_bounds__, .maxntid {', '.join(map(str, most))}), the launch has {threads}",
+                             f"use a block of at most {cap} threads")
 
 
 def assemble_ptx_input(launch: Launch, ptx: str, arch: str) -> bytes:

@@ -274,6 +274,20 @@ def params(ptx: str, entry: str) -> list[Param] | None:
     return out
 
 
+def thread_limits(ptx: str, entry: str) -> dict[str, tuple[int, ...]]:
+    """The entry's ``.reqntid`` (the exact block it must be launched with: Triton writes it)
+    and ``.maxntid`` (``__launch_bounds__``) directives, as written: {"reqntid": (128,), ...}."""
+    text = entry_text(ptx, entry) or ""
+    head = text[:text.find("{")] if "{" in text else text
+    head = " ".join(_code(ln) for ln in head.split("\n"))
+    out = {}
+    for key in ("reqntid", "maxntid"):
+        m = re.search(r"\." + key + r"\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", head)
+        if m:
+            out[key] = tuple(int(x) for x in m.groups() if x is not None)
+    return out
+
+
 _SIZES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4, "s32": 4,
           "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "pred": 1}
 
@@ -312,4 +326,4 @@ def prune(ptx: str, entry: str) -> str:
 
 
 __all__ = ["Header", "Function", "Param", "PtxModuleError", "header", "ptxas_arch", "functions", "entry_names",
-           "entry_text", "params", "prune"]
+           "entry_text", "params", "prune", "thread_limits"]
