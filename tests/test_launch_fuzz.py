@@ -22,6 +22,7 @@ from viz.cli import main
 from viz.trace import TraceError
 from viz.trace.build import nvcc_command
 from viz.trace.launch import C_IDENTIFIER, Launch, load_launch, unsafe_chars
+from viz.trace.names import parse_kernel_name
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted(p.relative_to(ROOT / "kernels") for p in (ROOT / "kernels").rglob("*.launch.toml"))
@@ -45,9 +46,15 @@ def check(path: Path) -> Launch | None:
         assert err.problem and str(err).startswith(str(path))
         return None
     folder = path.parent.resolve()
-    assert launch.source.is_relative_to(folder) and launch.source.suffix == ".cu"
+    assert launch.source.is_relative_to(folder) and launch.source.suffix == (".ptx" if launch.ptx else ".cu")
     assert all(d.is_relative_to(folder) for d in launch.include_dirs)
-    assert C_IDENTIFIER.fullmatch(launch.kernel)
+    assert not (launch.ptx and (launch.include_dirs or launch.defines))
+    assert all(a.path is None or a.path.is_relative_to(folder) for a in launch.args)
+    if launch.format < 2:
+        assert C_IDENTIFIER.fullmatch(launch.kernel)
+    else:                                       # a C++ name: nothing that could leave a declaration
+        k = parse_kernel_name(launch.kernel)
+        assert not set(';{}#/"\'\\\n') & set(k.template_id + "".join(k.params or ()))
     assert all(C_IDENTIFIER.fullmatch(k) and "\n" not in v and "\0" not in v for k, v in launch.defines.items())
     with tempfile.TemporaryDirectory() as tmp:
         cmd = nvcc_command(launch, "sm_90", "nvcc", Path(tmp))    # builds the list only (and the header)

@@ -23,7 +23,7 @@ from viz import assets
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIRS = ("assets", "kernels")
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "viz", *DATA_DIRS)
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "viz", "warpviz", *DATA_DIRS)
 JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
 
 
@@ -69,6 +69,7 @@ def test_wheel_carries_assets_and_kernels(dist):
         missing = {f for f in shipped_files(folder) if f"viz/_data/{f}" not in names}
         assert not missing, f"not in the wheel: {sorted(missing)[:10]}"
     assert "viz/_data/assets/scenarios/transpose-tile.toml" in names
+    assert "warpviz/__init__.py" in names           # `import warpviz`: the API under the project's name
     assert not [n for n in names if n.startswith(("assets/", "kernels/", "tests/", "tools/"))]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "warpviz = viz.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
@@ -104,6 +105,9 @@ def test_unpacked_wheel_finds_its_own_assets(dist, tmp_path):
     version = subprocess.run([sys.executable, "-m", "viz.cli", "--version"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == f"warpviz {viz.__version__}"
+    api = subprocess.run([sys.executable, "-c", "import warpviz; print(warpviz.__version__, warpviz.trace_ptx.__module__)"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert api.stdout.split() == [viz.__version__, "viz.api"], api.stderr
 
 
 # -- desktop integration (packaging/): static checks, no PyInstaller -------------------

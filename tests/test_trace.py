@@ -80,7 +80,7 @@ def test_launch_file_parses(tmp_path):
     (lambda t: t.replace("value = 128", "value = 1.5"), "arg 2.value", "integer"),
     (lambda t: t.replace("value = 128", "value = 3000000000"), "arg 2.value", "does not fit"),
     (lambda t: t.replace('kernel = "k"\n', ""), "kernel", "missing"),
-    (lambda t: "format = 2\n" + t, "format", "not known"),
+    (lambda t: "format = 3\n" + t, "format", "not known"),
     (lambda t: t.replace("count = 128", "count = 128\nfill = \"pi\""), "arg 1.fill", "unknown fill"),
 ])
 def test_bad_launch_file_names_key_and_exits_2(tmp_path, capsys, edit, where, words):

@@ -9,6 +9,12 @@ layout map or an animation without a window.
     sc.animation(instructions="5-6").save("column-read.mp4")
     api.layout_map("Sw<3,3,3> o (8,64):(64,1)")    # a CuTe or Triton layout's map, by bank
 
+    t = api.trace_launch("transpose.launch.toml")  # a real kernel traced on the GPU (as `warpviz trace`)
+    t = api.trace_ptx(ptx, "softmax_kernel", grid=(8,), block=(128,), args=[y, x, 1000, 1000, 8, 1000])
+    t = api.trace_triton(softmax_kernel, (8,), (y, x, 1000, 1000, 8, 1000), BLOCK_SIZE=1024)
+    t.analysis(); t.picture(i=3); t.save("softmax.wvtrace")
+    api.open_trace("softmax.wvtrace")              # a recorded trace, anywhere (no GPU)
+
 Pictures are drawn by the app's painter through ``viz.export`` (the same code as
 ``warpviz export``); Qt is loaded only when a picture is drawn, never by importing this
 module.
@@ -16,9 +22,11 @@ module.
 Every error is a ``viz.errors.WarpvizError``, with the one-paragraph message the command
 line prints: ``viz.scenario.ScenarioError`` (a scenario that cannot be used),
 ``viz.layout.LayoutError`` (a layout), ``viz.export.ExportError`` (a picture or video that
-cannot be made or written) and ``ApiError`` (an argument of the wrong type or out of range,
+cannot be made or written), ``ApiError`` (an argument of the wrong type or out of range,
 checked before anything runs; also a ``ValueError``, and for an unknown metric in
-``Analysis[...]`` a ``KeyError``). ``except viz.errors.WarpvizError`` catches them all.
+``Analysis[...]`` a ``KeyError``) and, from the tracing functions, ``TraceFailed`` (also for
+a missing Triton, PyTorch, PyCUDA or GPU; its message is the paragraph ``warpviz trace``
+prints). ``except viz.errors.WarpvizError`` catches them all.
 """
 
 from __future__ import annotations
@@ -469,7 +477,8 @@ class Video:
     def _repr_html_(self) -> str:
         data = base64.b64encode(self.mp4()).decode("ascii")
         w, h = self._settings.size
-        return (f'<video controls loop width="{min(w, 960)}" title="{html.escape(self._sc.shown_title)}">'
+        title = getattr(self._sc, "shown_title", None) or getattr(self._sc, "title", "")     # a scenario or a trace
+        return (f'<video controls loop width="{min(w, 960)}" title="{html.escape(title)}">'
                 f'<source src="data:video/mp4;base64,{data}" type="video/mp4"></video>')
 
     def __repr__(self) -> str:
@@ -694,5 +703,397 @@ def array_map(sc: _Model, name: str) -> LayoutMap:
                      np.array(value.full((rows, cols))), len(arr.shape) == 1)
 
 
+# ---------------------------------------------------------------------------- traces
+
+
+class TraceFailed(WarpvizError, RuntimeError):
+    """A trace that could not be made. ``str(err)`` is the paragraph ``warpviz trace`` prints
+    (file or argument, problem, fix); ``kind`` says what went wrong: ``launch`` (a bad launch,
+    kernel name, argument or PTX), ``missing`` (Triton, PyTorch, PyCUDA, a GPU, nvcc...),
+    ``fault`` (the kernel failed on the GPU), ``compile``, ``triton`` (Triton refused the
+    kernel) or ``unexpected`` (a bug: the original exception is ``__cause__``)."""
+
+    def __init__(self, message: str, kind: str = "launch"):
+        self.kind = kind
+        super().__init__(message)
+
+
+class TraceAnalysis(Analysis):
+    """The figures of ``warpviz analyze`` for a trace: ``metrics`` (the ten, Nsight Compute's
+    names), ``other_metrics`` (atomics, LDSM, LDGSTS...), ``accesses`` (one dict per static
+    memory instruction), ``lines`` (per source line, the worst first), ``json()``, ``table()``."""
+
+    def __init__(self, an):
+        from .trace.analysis import to_json, to_table
+
+        self._an = an
+        self._json = to_json(an)
+        self._table = to_table(an)
+
+    @property
+    def other_metrics(self) -> dict[str, int]:
+        return dict(self._json.get("other_metrics") or {})
+
+    @property
+    def lines(self) -> list[dict]:
+        return list(self._json.get("lines") or [])
+
+
+class Trace:
+    """A recorded trace (``.wvtrace``): ``analysis()``, ``picture(i=...)``, ``animation()``,
+    ``save(path)``; shows itself in Jupyter (its figures and its first warp's first memory
+    instruction). ``validation`` holds the comparison with Nsight Compute when it was recorded
+    with ``validate=True`` (``match``: all ten equal)."""
+
+    def __init__(self, trace, recording=None, keep=None):
+        from .trace.detail import TraceSource
+
+        self.trace = trace
+        self.recording = recording
+        self._keep = keep                   # the temporary folder of an unsaved trace (and its launch folder)
+        self.source = TraceSource(trace)
+        self._analysis = None
+
+    @property
+    def path(self) -> Path | None:
+        return self.trace.path
+
+    @property
+    def header(self) -> dict:
+        return self.trace.header
+
+    @property
+    def kernel(self) -> str:
+        return str(self.header.get("kernel", ""))
+
+    @property
+    def title(self) -> str:
+        return self.source.title
+
+    @property
+    def records(self) -> int:
+        return self.trace.records
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.header.get("complete"))
+
+    @property
+    def validation(self) -> dict | None:
+        return None if self.recording is None else self.recording.validation()
+
+    @property
+    def match(self) -> bool | None:
+        return None if self.recording is None else self.recording.match
+
+    def analysis(self) -> TraceAnalysis:
+        if self._analysis is None:
+            from .trace.analysis import analyze_trace
+
+            self._analysis = TraceAnalysis(analyze_trace(self.trace))
+        return self._analysis
+
+    def _block(self, block: int | None) -> int:
+        if block is not None:
+            return int(block)
+        return self.source.recorded_blocks[0] if self.source.recorded_blocks else 0
+
+    def picture(self, i: int = 1, frame: int | str = "last", *, block: int | None = None, warp: int = 0,
+                size: tuple[int, int] = DEFAULT_SIZE, theme: str = "light", scale: float = 1.0,
+                captions: bool = True, prefer: str = "png") -> Picture:
+        """Memory instruction ``i`` (from 1, in the warp's own order of execution) of warp
+        ``warp`` of block ``block`` (default: the first recorded block): its last frame, or
+        ``frame`` (from 1, ``first``, ``last`` or a kind such as ``wavefront``)."""
+        b = self._block(block)
+        sel = _export.trace_selection(self.source, str(i), str(b), str(warp), str(frame), names=_NAMES)
+        settings = _export.Settings(size=tuple(size), theme=theme, scale=scale, captions=captions)
+        plan = _export.make_plan(self.source, settings, sel, still=True)
+        plan = _export.Plan(plan.steps[:1], plan.fps, plan.labels)
+        return Picture(plan, settings, f"{self.kernel}: block {b} warp {warp}, instruction {i}, frame {frame}",
+                       prefer)
+
+    def animation(self, instructions: str | int = "all", frames: str | None = None, *, block: int | None = None,
+                  warp: int = 0, size: tuple[int, int] = DEFAULT_SIZE, fps: float = 10, hold: float = 1.0,
+                  theme: str = "light", scale: float = 1.0) -> Video:
+        """The animation of one warp's memory instructions (``"1-4"``, ``3`` or ``"all"``)."""
+        b = self._block(block)
+        sel = _export.trace_selection(self.source, str(instructions), str(b), str(warp), frames, names=_NAMES)
+        settings = _export.Settings(size=tuple(size), theme=theme, scale=scale, fps=fps, hold=hold)
+        return Video(self.source, settings, sel)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the trace to ``path`` (a ``.wvtrace``; atomically)."""
+        from .trace.pipeline import save_copy
+
+        path = Path(path)
+        if not path.name.lower().endswith(".wvtrace"):
+            raise _export.ExportError(f"{path}: a trace is saved as a .wvtrace file")
+        if self.trace.path is None or not Path(self.trace.path).exists():
+            from .trace import tracefile
+
+            tracefile.save(self.trace, path)
+            return path
+        return save_copy(self.trace.path, path)
+
+    def __repr__(self) -> str:
+        v = "" if self.match is None else (", all ten equal Nsight Compute" if self.match else
+                                            ", differs from Nsight Compute")
+        return (f"<warpviz trace {self.kernel}: {self.records:,} records, blocks {self.source.recorded_text()}"
+                f"{'' if self.complete else ' (partial)'}{v}>")
+
+    def _repr_html_(self) -> str:
+        h = self.header
+        gpu = (h.get("gpu") or {}).get("name", "") if isinstance(h.get("gpu"), dict) else ""
+        rows = [("kernel", h.get("kernel_signature") or self.kernel), ("GPU", gpu),
+                ("records", f"{self.records:,}"), ("blocks recorded", self.source.recorded_text())]
+        if self.match is not None:
+            rows.append(("Nsight Compute", "all ten equal" if self.match else "differs (see .validation)"))
+        table = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+                        for k, v in rows)
+        img = ""
+        try:
+            data = base64.b64encode(self.picture(1).png()).decode("ascii")
+            img = f'<img src="data:image/png;base64,{data}" style="max-width:100%"/>'
+        except Exception:  # noqa: BLE001 - a trace with nothing to draw still shows its figures
+            img = ""
+        return (f"<b>{html.escape(self.title)}</b><table>{table}</table>"
+                f"<pre>{html.escape(self.analysis().table())}</pre>{img}")
+
+
+def open_trace(path: str | os.PathLike) -> Trace:
+    """A ``.wvtrace`` file (no GPU needed). Raises ``viz.trace.TraceError`` for a bad file."""
+    from .trace import tracefile
+
+    return Trace(tracefile.load(path))
+
+
+def _quiet(_text: str) -> None:
+    """The pipeline's notes go to the result, not to stderr (``Trace.recording.note``)."""
+
+
+def _blocks(blocks, launch) -> list[int] | None:
+    if blocks is None:
+        return None
+    from .trace.cli import parse_blocks
+
+    if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
+        blocks = str(int(blocks))
+    elif not isinstance(blocks, str):
+        blocks = ",".join(str(int(b)) for b in blocks)
+    return parse_blocks(blocks, launch.blocks, launch.path)
+
+
+def _failed(err: BaseException, launch=None) -> TraceFailed:
+    """``err`` as the one exception the tracing functions raise (the CLI's paragraph)."""
+    from .gpu import GpuUnavailable
+    from .gpu.compile import CompileError
+    from .gpu.runner import KernelFault
+    from .trace import TraceError
+    from .trace.pipeline import failure_message
+    from .trace.pyargs import ArgumentError
+
+    if isinstance(err, TraceFailed):
+        return err
+    if isinstance(err, ArgumentError):
+        return TraceFailed(str(err), "launch")
+    text = failure_message(err, launch)
+    kind = ("launch" if isinstance(err, TraceError) else "missing" if isinstance(err, GpuUnavailable)
+            else "fault" if isinstance(err, KernelFault) else "compile" if isinstance(err, CompileError)
+            else "unexpected")
+    if text is None:
+        text = f"warpviz could not trace the kernel: {type(err).__name__}: {str(err)[:400]}"
+    return TraceFailed(text, kind)
+
+
+def _record(launch_path: Path, *, blocks=None, validate: bool = False, out=None, keep=None,
+            extra_sources: Mapping[str, str] | None = None) -> Trace:
+    import dataclasses
+
+    from .gpu.worker import Cancelled
+    from .trace.launch import load_launch
+    from .trace.pipeline import record_trace
+
+    launch = None
+    try:
+        launch = load_launch(launch_path)
+        if extra_sources:
+            launch = dataclasses.replace(launch, extra_sources=dict(extra_sources))
+        chosen = _blocks(blocks, launch)
+        if out is None:
+            keep = keep or tempfile.TemporaryDirectory(prefix="warpviz-trace-")
+            target = Path(keep.name) / f"{launch.name}.wvtrace"
+        else:
+            target = Path(out)
+        rec = record_trace(launch, blocks=chosen, validate=validate, out=target, log=_quiet)
+    except Cancelled as err:
+        raise TraceFailed(f"{launch_path}: the trace was cancelled", "launch") from err
+    except Exception as err:  # noqa: BLE001 - every failure is the CLI's paragraph (the cause is chained)
+        raise _failed(err, launch) from err
+    return Trace(rec.trace, rec, keep)
+
+
+def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False,
+                 out: str | os.PathLike | None = None) -> Trace:
+    """``warpviz trace PATH`` from Python: the launch file's kernel run once on the GPU with
+    every memory instruction recorded. ``blocks``: linear block indices to record (``"0-3"``,
+    ``[0, 7]``); ``validate``: also compare the ten metrics with Nsight Compute on the plain
+    kernel; ``out``: where to write the ``.wvtrace`` (default: a temporary file, see
+    ``Trace.save``). Raises ``TraceFailed``."""
+    return _record(Path(path), blocks=blocks, validate=validate, out=out)
+
+
+def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_bytes: int = 0, *,
+              title: str = "", sources: Mapping[str, str] | None = None, blocks=None, validate: bool = False,
+              out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None) -> Trace:
+    """Trace a kernel given as PTX text (Triton's ``compiled.asm["ptx"]``, a CuPy or Numba
+    kernel's PTX, ``nvcc -ptx``): ``kernel`` is its entry (or C++ name), ``args`` one value per
+    parameter of the entry, in order: an array (NumPy, CuPy, PyTorch, on the GPU or not: its
+    contents are the buffer), a number (typed by the parameter) or None (a NULL pointer).
+    ``sources``: {file name: text} to carry in the trace (the Python file of a kernel whose PTX
+    has line information). The launch is written as a launch folder (``keep_folder``, else a
+    temporary one; see ``viz.trace.pyargs``) and traced as ``trace_launch`` traces it.
+    Raises ``TraceFailed``."""
+    from .trace.pyargs import write_launch_folder
+
+    keep = None
+    try:
+        if keep_folder is not None:
+            folder = Path(keep_folder)
+        else:
+            keep = tempfile.TemporaryDirectory(prefix="warpviz-trace-")
+            folder = Path(keep.name) / "launch"
+        name = _safe_name(kernel)
+        launch_path = write_launch_folder(folder, ptx, kernel, grid, block, args, shared_bytes, title, name)
+    except Exception as err:  # noqa: BLE001
+        raise _failed(err) from err
+    return _record(launch_path, blocks=blocks, validate=validate, out=out, keep=keep, extra_sources=sources)
+
+
+def _safe_name(kernel: str) -> str:
+    import re
+
+    base = re.sub(r"[^A-Za-z0-9_]+", "_", str(kernel).split("(")[0].split("<")[0])[-60:].strip("_")
+    return base or "kernel"
+
+
+def trace_triton(jit_fn, grid, args=(), *, blocks=None, validate: bool = False,
+                 out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None,
+                 **meta) -> Trace:
+    """Trace what Triton launches for ``jit_fn[grid](*args, **meta)``: the kernel is compiled
+    by Triton itself (its cache, its choices: ``num_warps``, ``num_stages``, the shared memory,
+    the scratch pointers it adds), and that PTX is traced with ``args``' contents (PyTorch
+    tensors are read as they are). ``grid`` as Triton takes it (a tuple, or a function of the
+    arguments). Needs Triton, PyTorch and a GPU; without them, ``TraceFailed`` says which is
+    missing."""
+    try:
+        compiled, bound, grid3 = _triton_compile(jit_fn, grid, args, meta)
+        ptx, name, block, shared, values, sources = triton_launch(compiled, bound, grid3, jit_fn)
+    except Exception as err:  # noqa: BLE001
+        raise _failed(err) from err
+    return trace_ptx(ptx, name, grid3, block, values, shared, title=f"Triton {name}", sources=sources,
+                     blocks=blocks, validate=validate, out=out, keep_folder=keep_folder)
+
+
+def _need(module: str, why: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise TraceFailed(f"trace_triton needs {why}, which is not installed here ({err}): install it "
+                          f"(pip install {module})", "missing") from None
+
+
+def _triton_compile(jit_fn, grid, args, meta):
+    """(the compiled kernel, {argument: value}, the grid as three extents)."""
+    import inspect
+
+    _need("triton", "Triton")
+    torch = _need("torch", "PyTorch (Triton finds the GPU through it)")
+    if not torch.cuda.is_available():
+        raise TraceFailed("trace_triton needs an NVIDIA GPU that PyTorch can use; torch.cuda.is_available() is False "
+                          "here", "missing")
+    from triton.runtime.jit import JITFunction
+
+    if not isinstance(jit_fn, JITFunction):
+        inner = getattr(jit_fn, "fn", None)
+        hint = (" (an @triton.autotune or @triton.heuristics kernel: pass the function underneath, kernel.fn, and "
+                "the configuration's meta-parameters, as the autotuner would choose them)" if inner is not None else "")
+        raise TraceFailed(f"trace_triton takes a @triton.jit function, not {type(jit_fn).__name__}{hint}", "launch")
+    if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+        raise TraceFailed("args must be the kernel's arguments as a tuple or list", "launch")
+    args = tuple(args)
+    names = list(jit_fn.arg_names)
+    params = {k: v for k, v in meta.items() if k in names}
+    try:
+        bound = inspect.signature(jit_fn.fn).bind(*args, **params)
+    except TypeError as err:
+        raise TraceFailed(f"{jit_fn.__name__ if hasattr(jit_fn, '__name__') else 'the kernel'}: the arguments do "
+                          f"not fit its parameters ({err})", "launch") from None
+    bound.apply_defaults()
+    bound = dict(bound.arguments)
+    g = grid(dict(bound, **meta)) if callable(grid) else grid
+    g = (g,) if isinstance(g, int) else tuple(int(x) for x in g)
+    if not 1 <= len(g) <= 3:
+        raise TraceFailed(f"the grid must have 1 to 3 extents, not {g!r}", "launch")
+    g3 = g + (1,) * (3 - len(g))
+    try:
+        compiled = jit_fn.warmup(*args, grid=g, **meta)
+    except TraceFailed:
+        raise
+    except Exception as err:  # noqa: BLE001 - Triton's own errors: its message, shortened
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise TraceFailed(f"Triton could not compile {getattr(jit_fn, '__name__', 'the kernel')}: "
+                          f"{type(err).__name__}: {first[:300]}", "triton") from err
+    if hasattr(compiled, "result"):             # an asynchronous compile
+        compiled = compiled.result()
+    return compiled, bound, g3
+
+
+def triton_launch(compiled, bound: dict, grid3, jit_fn=None):
+    """What Triton launches for a compiled kernel (``CompiledKernel``): (PTX, entry name,
+    block, dynamic shared memory, the parameter values in order with the scratch pointers,
+    {file name: text} of the kernel's Python file). Checks what warpviz cannot trace yet
+    (clusters, tensor descriptors)."""
+    import inspect
+
+    import numpy as np
+
+    from .trace.pyargs import triton_params
+
+    md = compiled.metadata
+    ptx = compiled.asm["ptx"]
+    if isinstance(ptx, bytes):
+        ptx = ptx.decode("utf-8", "replace")
+    name = str(md.name)
+    if int(getattr(md, "num_ctas", 1) or 1) != 1 or any(int(c) != 1 for c in (getattr(md, "cluster_dims", None)
+                                                                              or (1, 1, 1))):
+        raise TraceFailed(f"{name}: Triton launches it with thread-block clusters (num_ctas > 1), which warpviz does "
+                          "not trace yet: use num_ctas=1", "launch")
+    if getattr(md, "tensordesc_meta", None):
+        raise TraceFailed(f"{name}: the kernel takes tensor descriptors (TMA), which warpviz does not trace yet",
+                          "launch")
+    src = getattr(compiled, "src", None)
+    if src is None or not isinstance(getattr(src, "signature", None), dict):
+        raise TraceFailed(f"{name}: this Triton's compiled kernel does not say its signature (compiled.src), so "
+                          "warpviz cannot tell which arguments it takes", "triton")
+    values = triton_params(dict(src.signature), bound)
+    blocks = int(grid3[0]) * int(grid3[1]) * int(grid3[2])
+    for attr in ("global_scratch_size", "profile_scratch_size"):
+        size = int(getattr(md, attr, 0) or 0)
+        values.append(np.zeros(size * blocks * int(getattr(md, "num_ctas", 1) or 1), np.uint8) if size else None)
+    sources = {}
+    fn = getattr(jit_fn, "fn", None)
+    if fn is not None:
+        try:
+            path = inspect.getsourcefile(fn)
+            if path and Path(path).is_file() and Path(path).stat().st_size <= 8 << 20:
+                sources[Path(path).name] = Path(path).read_text(encoding="utf-8", errors="replace")
+        except (OSError, TypeError):
+            pass
+    return ptx, name, (32 * int(md.num_warps),), int(md.shared), values, sources
+
+
 __all__ = ["scenario", "layout_map", "to_toml", "array_map", "Scenario", "Analysis", "Picture", "Layout", "Video",
-           "Matrix", "ApiError", "UnknownMetric"]
+           "Matrix", "ApiError", "UnknownMetric", "Trace", "TraceAnalysis", "TraceFailed", "open_trace",
+           "trace_launch", "trace_ptx", "trace_triton", "triton_launch"]

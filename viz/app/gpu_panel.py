@@ -766,7 +766,7 @@ class GpuPanel(QWidget):
             return
         text = s.launch.source_text            # read (bounded, checked) when the launch file was opened
         self.hand.setPlainText(text)
-        line = kernel_line(text.splitlines(), s.launch.kernel)
+        line = kernel_line(text.splitlines(), getattr(s.launch, "short_name", s.launch.kernel))
         self.hand_info.setText(tr("{file}: {names}.", file=s.launch.source.name,
                                   names=tr("{function} (line {line})", function=s.launch.kernel, line=line)))
         self._mark_line(line)

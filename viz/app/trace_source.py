@@ -111,7 +111,7 @@ class TraceSourcePanel(QWidget):
             self.source.setPlainText("")
             return
         lines = launch.source_text.splitlines()     # read (bounded, checked) when the launch file was opened
-        at = kernel_definition(lines, launch.kernel)
+        at = kernel_definition(lines, getattr(launch, "short_name", launch.kernel))     # MatrixMulCUDA<32>: MatrixMulCUDA
         self.note.setText(tr("{source}: the kernel {kernel} (line {line}) of the open launch file. Record trace (GPU "
                              "panel) runs it once and fills this panel with each line's figures.",
                              source=launch.source.name, kernel=launch.kernel, line=at))

@@ -97,26 +97,25 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     cubin and the resources are cached beside the cubin cache, keyed by the PTX."""
     from ..fileio import write_atomic
     from .compile import ARCH, cache_dir, parse_ptxas_usage
-    from ..trace.build import assemble_verbose, compile_ptx
-    from ..trace.launch import check_params
+    from ..trace.build import assemble_verbose, kernel_ptx
 
     arch = arch or ARCH
-    ptx = compile_ptx(launch, arch)
-    check_params(launch, ptx)
-    key = hashlib.sha256((ptx + "\0" + arch + "\0" + launch.kernel).encode()).hexdigest()[:32]
+    kp = kernel_ptx(launch, arch)           # resolved, cut down to the kernel, checked against the [[arg]] tables
+    ptx, entry = kp.ptx, kp.entry
+    key = hashlib.sha256((ptx + "\0" + kp.arch + "\0" + entry).encode()).hexdigest()[:32]
     cub, use = cache_dir() / f"{key}.trace.cubin", cache_dir() / f"{key}.trace.json"
     if cub.exists() and use.exists():
         res = json.loads(use.read_text())
     else:
-        data, log = assemble_verbose(ptx, arch, "plain")
-        usage = parse_ptxas_usage(log).get(launch.kernel) or {}
+        data, log = assemble_verbose(ptx, kp.arch, "plain")
+        usage = parse_ptxas_usage(log).get(entry) or {}
         res = {"registers": usage.get("registers"), "static_shared_bytes": usage.get("shared_bytes", 0),
-               "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, launch.kernel)}
+               "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, entry)}
         for path, payload in ((cub, data), (use, json.dumps(res))):
             write_atomic(path, payload)
-    res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes)
+    res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes, entry=entry)
     cubin = cub.read_bytes()
-    profile = sass_profile(cubin, launch.kernel)
+    profile = sass_profile(cubin, entry)
     if profile is not None:
         res["sass"] = profile
     return PlainBuild(cubin, res)
@@ -135,19 +134,22 @@ def sass_profile(cubin: bytes, kernel: str) -> dict | None:
         return None
 
 
-def launch_spec(launch, cubin: bytes, label: str = ""):
+def launch_spec(launch, cubin: bytes, label: str = "", entry: str | None = None):
     """The ``runner.LaunchSpec`` of a launch file's exact launch: its block, grid, dynamic
     shared memory, one buffer allocation (each buffer 256-byte aligned, as the recorder lays
-    them out) and its scalars."""
+    them out), its NULL pointers (``count = 0``) and its scalars. ``entry``: the kernel's PTX
+    name (``PlainBuild.resources["entry"]``; default ``launch.function``)."""
     from .runner import LaunchSpec
 
     args = []
     for a, off in zip(launch.args, launch.buffer_offsets()):
-        if a.is_buffer:
+        if a.is_buffer and not a.is_null:
             args.append(("ptr", off))
+        elif a.is_buffer:
+            args.append(("u64", 0))
         else:
             args.append((SCALAR_KINDS[a.type], a.value))
-    return LaunchSpec(launch.kernel, cubin, tuple(launch.block), tuple(launch.grid), launch.shared_bytes,
+    return LaunchSpec(entry or launch.function, cubin, tuple(launch.block), tuple(launch.grid), launch.shared_bytes,
                       launch.buffer_bytes, args, label or launch.name)
 
 
@@ -317,7 +319,7 @@ def bench_traces(items: list[TracedLaunch], session=None, label: str | None = No
                 continue
             entry["resources"] = b.resources
             sets = buffer_sets(L.buffer_bytes, DeviceLimits(limits.sm_count, limits.l2_bytes, limits.free_bytes))
-            spec = launch_spec(L, b.cubin, t.name)
+            spec = launch_spec(L, b.cubin, t.name, b.resources.get("entry"))
             try:
                 timing = session.time_launch(spec, sets, cancelled=cancelled, initial=np.asarray(host_buffer(L)))
             except KernelFault as err:
@@ -411,7 +413,7 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
             entry["error"] = f"does not compile: {b}"
             continue
         entry["resources"] = b.resources
-        spec = launch_spec(t.launch, b.cubin, t.name)
+        spec = launch_spec(t.launch, b.cubin, t.name, b.resources.get("entry"))
         buf = host_buffer(t.launch)
         entry["dry_run"] = {"args": [list(a) for a in spec.args], "arg_format": spec.arg_format,
                             "buffer_bytes": int(buf.size), "buffer_sets": buffer_sets(t.launch.buffer_bytes),

@@ -2,6 +2,14 @@
 plain and the instrumented PTX with the same ``ptxas`` (so the only difference between
 the kernel Nsight Compute counts and the one that records is the recorder).
 
+``kernel_ptx`` is the one way from a launch file to its kernel's PTX: the CUDA source
+compiled (or the launch file's PTX module, checked), the ``kernel`` name resolved to the
+module's entry (``viz.trace.names``: demangled, matched, a template instantiated through a
+generated file that includes the source where the source does not instantiate it), the
+module cut down to that kernel (``viz.trace.module.prune``), the arguments checked against
+its parameters and, for a PTX module, the module assembled by ``ptxas`` before anything
+runs. The entry's name (mangled, for C++) is what the cubin is asked for.
+
 Needs nvcc and ptxas only (no GPU, no driver). Reuses ``viz.gpu.compile`` to find them.
 """
 
@@ -33,6 +41,22 @@ class Build:
     nvcc: str
     regions: list[SkipRegion]
     events: tuple[MemInstr, ...] = ()       # recorded non-memory instructions (ptx.EVENT_BASE ids)
+    entry: str = ""                         # the kernel's PTX entry (mangled for C++)
+    label: str = ""                         # its demangled signature, as messages show it
+    instantiated: bool = False              # warpviz instantiated the template (``names.instantiation_source``)
+
+
+@dataclass
+class KernelPtx:
+    """A launch file's kernel as PTX: ``ptx`` (the module cut down to the kernel, line
+    numbers kept), ``entry`` (its PTX name), ``label`` (its demangled signature), ``arch``
+    (ptxas's ``-arch``), ``instantiated`` (through warpviz's generated file)."""
+
+    ptx: str
+    entry: str
+    label: str
+    arch: str
+    instantiated: bool = False
 
 
 def first_error_line(log: str) -> str:
@@ -58,19 +82,22 @@ def defines_header(launch: Launch) -> str:
     return "\n".join(lines) + "\n"
 
 
-def nvcc_command(launch: Launch, arch: str, nvcc: str, tmp: Path) -> list[str]:
+def nvcc_command(launch: Launch, arch: str, nvcc: str, tmp: Path, source: Path | None = None) -> list[str]:
     """nvcc's argument list for the launch's PTX (``tmp/kernel.ptx``; the defines header is
     written into ``tmp``). Every argument after nvcc itself is checked for the characters
     ``sh`` would act on (``launch.unsafe_chars``): nvcc puts each path between double quotes
     for ``sh`` and escapes neither ``$`` nor the backquote, and a trailing backslash ends its
-    quotes early. ``load_launch`` refuses such paths already; this is the last guard."""
+    quotes early. ``load_launch`` refuses such paths already; this is the last guard.
+    ``source``: the file to compile instead of the launch file's (warpviz's instantiation
+    file, which includes it)."""
     cmd = [nvcc, "-ptx", f"-arch={arch}", *NVCC_FLAGS]
     if launch.defines:
         header = tmp / "defines.h"
         header.write_text(defines_header(launch), encoding="utf-8")
         cmd += ["-include", str(header)]
     cmd += [f"-I{p}" for p in launch.include_dirs]
-    cmd += ["-o", str(tmp / "kernel.ptx"), str(launch.source)]
+    src = source or launch.source
+    cmd += ["-o", str(tmp / "kernel.ptx"), str(src)]
     for arg in cmd[1:]:
         bad = unsafe_chars(arg)
         if bad:
@@ -83,11 +110,20 @@ def nvcc_command(launch: Launch, arch: str, nvcc: str, tmp: Path) -> list[str]:
     return cmd
 
 
-def compile_ptx(launch: Launch, arch: str = ARCH, timeout: float = 300) -> str:
+def compile_ptx(launch: Launch, arch: str = ARCH, timeout: float = 300, wrapper: str | None = None) -> str:
+    """``nvcc -ptx`` of the launch's source (or, with ``wrapper``, of that C++ text, written
+    to a file in a temporary folder: warpviz's instantiation file). TraceError with nvcc's
+    first error line when it does not compile."""
+    if launch.ptx:
+        return launch.source_text or _read_ptx(launch)
     nvcc = require_nvcc()
     with tempfile.TemporaryDirectory(prefix="warpviz-trace-") as tmp:
         out = Path(tmp) / "kernel.ptx"
-        cmd = nvcc_command(launch, arch, nvcc, Path(tmp))
+        source = None
+        if wrapper is not None:
+            source = Path(tmp) / "warpviz_instantiate.cu"
+            source.write_text(wrapper, encoding="utf-8")
+        cmd = nvcc_command(launch, arch, nvcc, Path(tmp), source)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
                                   stdin=subprocess.DEVNULL)
@@ -95,9 +131,134 @@ def compile_ptx(launch: Launch, arch: str = ARCH, timeout: float = 300) -> str:
             raise TraceError(launch.source, "", f"nvcc took more than {timeout:.0f} s", "") from None
         if proc.returncode != 0 or not out.exists():
             log = (proc.stderr or proc.stdout).replace(str(Path(tmp) / "defines.h"), "(the launch file's defines)")
+            if source is not None:
+                log = log.replace(str(source), "(warpviz's instantiation)")
+                raise _Uninstantiable(first_error_line(log)[:400])
             raise TraceError(launch.source, "nvcc", f"the source does not compile: {first_error_line(log)[:400]}",
                              "fix the source (nvcc's full message: run the nvcc command by hand)")
         return out.read_text(encoding="utf-8", errors="replace")
+
+
+class _Uninstantiable(Exception):
+    """nvcc refused warpviz's instantiation file (its first error line)."""
+
+
+def _read_ptx(launch: Launch) -> str:
+    from .launch import MAX_PTX_BYTES, read_text_file
+
+    return read_text_file(launch.source, "PTX file", MAX_PTX_BYTES, report=(launch.path, "ptx"))
+
+
+def resolve(launch: Launch, ptx: str, arch: str = ARCH) -> tuple[str, "names.Entry", bool]:
+    """(the module that holds the kernel, its entry, whether warpviz instantiated it):
+    ``launch.kernel`` matched against the demangled entries of ``ptx`` (``names.match``);
+    a template instantiation the source lacks is compiled through a generated file that
+    includes the source (``names.instantiation_source``). TraceError (key ``kernel``) for
+    no match, for several (overloads, template arguments left out) and for a template
+    warpviz could not instantiate, each listing what the module has."""
+    from . import module, names
+
+    kn = launch.kernel_name
+    found_names = module.entry_names(ptx)
+    what = "the PTX" if launch.ptx else "the source"
+    if not found_names:
+        raise TraceError(launch.path, "kernel", f"{what} has no kernel (no __global__ function)",
+                         "give a source that defines the kernel")
+    ents = names.entries_of(found_names)
+    hit = names.match(kn, ents)
+    if len(hit) > 1:
+        problem, fix = names.ambiguity(kn, hit)
+        raise TraceError(launch.path, "kernel", problem, fix)
+    if hit:
+        return ptx, hit[0], False
+    if kn.targs is not None and not launch.ptx:
+        text = names.instantiation_source(kn, str(launch.source))
+        try:
+            ptx2 = compile_ptx(launch, arch, wrapper=text)
+        except _Uninstantiable as err:
+            same = [e for e in ents if names.canonical(e.name).split("<")[0].endswith(
+                names.canonical(kn.qualified))]
+            have = f" (it has: {names.listing(same or ents)})"
+            raise TraceError(launch.path, "kernel", f"the source does not instantiate `{kn.template_id}`, and "
+                             f"warpviz could not instantiate it: nvcc says {err}{have}",
+                             names.how_to_instantiate(kn) + ", or name an instantiation the source has") from None
+        ents2 = names.entries_of(module.entry_names(ptx2))
+        hit = [e for e in names.match(kn, ents2) if e.mangled not in found_names]
+        if len(hit) == 1:
+            return ptx2, hit[0], True
+    shown = names.listing(ents)
+    fix = ("name one of its kernels as the source writes it (`transposeNaive`, `ns::k`, `MatrixMulCUDA<32>`) "
+           "or by its mangled name" if launch.format >= 2 or launch.ptx or any(e.mangled != e.demangled for e in ents)
+           else 'name one of its kernels; the kernel must be extern "C" __global__ so that its name is kept, or '
+                "the launch file `format = 2` (C++ names)")
+    raise TraceError(launch.path, "kernel", f"{what} has no kernel `{launch.kernel}` (it has: {shown})", fix)
+
+
+def kernel_ptx(launch: Launch, arch: str = ARCH) -> KernelPtx:
+    """The launch's kernel as PTX (see the module doc): compiled or read, resolved, cut
+    down to the kernel and checked against the [[arg]] tables; a PTX module is also
+    assembled by ``ptxas`` here, so that a module this toolkit refuses is reported (key
+    ``ptx``, with ptxas's first error line) before anything runs."""
+    from . import module
+
+    if launch.ptx:
+        text = compile_ptx(launch, arch)
+        try:
+            h = module.header(text)
+            arch = module.ptxas_arch(h, arch)
+        except module.PtxModuleError as err:
+            raise TraceError(launch.path, "ptx", err.problem, err.fix) from None
+    else:
+        text = compile_ptx(launch, arch)
+    full, entry, instantiated = resolve(launch, text, arch)
+    ptx = module.prune(full, entry.mangled)
+    check_params(launch, ptx, entry.mangled, entry.shown)
+    check_block(launch, ptx, entry)
+    if launch.ptx:
+        assemble_ptx_input(launch, ptx, arch)
+    return KernelPtx(ptx, entry.mangled, entry.shown, arch, instantiated)
+
+
+def check_block(launch: Launch, ptx: str, entry) -> None:
+    """The launch's block against the kernel's ``.reqntid`` (it must be launched with exactly
+    that block: Triton's kernels say 32 x num_warps) and ``.maxntid`` (``__launch_bounds__``):
+    TraceError (key ``block``) instead of a launch that CUDA refuses."""
+    from . import module
+
+    lim = module.thread_limits(ptx, entry.mangled)
+    want = lim.get("reqntid")
+    threads = launch.threads_per_block
+    if want is not None:
+        full = tuple(want) + (1,) * (3 - len(want))
+        if tuple(launch.block) != full:
+            raise TraceError(launch.path, "block", f"`{entry.shown}` must be launched with a block of "
+                             f"{list(want)} (its .reqntid), not {list(launch.block)}",
+                             f"write `block = {list(want)}` (Triton: 32 x num_warps threads)")
+    most = lim.get("maxntid")
+    if most is not None:
+        cap = 1
+        for x in most:
+            cap *= x
+        if threads > cap:
+            raise TraceError(launch.path, "block", f"`{entry.shown}` takes at most {cap} threads per block (its "
+                             f"__launch_bounds__, .maxntid {', '.join(map(str, most))}), the launch has {threads}",
+                             f"use a block of at most {cap} threads")
+
+
+def assemble_ptx_input(launch: Launch, ptx: str, arch: str) -> bytes:
+    """The launch file's PTX module assembled as it is: TraceError (key ``ptx``) with
+    ptxas's first error line where this toolkit's ptxas refuses it (a ``.version`` newer
+    than it knows, a target it does not, an error in the text)."""
+    try:
+        return assemble(ptx, arch, "plain")
+    except RuntimeError as err:
+        from ..gpu.compile import nvcc_version
+
+        line = re.sub(r"^ptxas \S+?\.ptx, line (\d+); (error|fatal)\s*:\s*", r"line \1: ",
+                      str(err).split(": ", 1)[-1])
+        raise TraceError(launch.path, "ptx", f"ptxas ({arch}, CUDA {nvcc_version()}) refuses the PTX: {line[:300]}",
+                         "give PTX that this CUDA toolkit accepts: compile it with a CUDA version no newer than this "
+                         "one (Triton: the same CUDA as warpviz's), or update CUDA") from None
 
 
 def assemble(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: float = 300) -> bytes:
@@ -122,18 +283,17 @@ def assemble_verbose(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: 
 
 
 def build(launch: Launch, arch: str = ARCH) -> Build:
-    ptx = compile_ptx(launch, arch)
-    check_params(launch, ptx)
-    text, instrs, regions = instrument_full(ptx)
-    return Build(ptx, text, assemble(ptx, arch, "plain"), assemble(text, arch, "instrumented"), instrs, arch,
-                 nvcc_version(), regions, tuple(parse(ptx).events))
+    kp = kernel_ptx(launch, arch)
+    text, instrs, regions = instrument_full(kp.ptx)
+    return Build(kp.ptx, text, assemble(kp.ptx, kp.arch, "plain"), assemble(text, kp.arch, "instrumented"), instrs,
+                 kp.arch, nvcc_version(), regions, tuple(parse(kp.ptx).events), kp.entry, kp.label, kp.instantiated)
 
 
 def build_check(launch: Launch, arch: str = ARCH) -> tuple[bytes, list[MemInstr]]:
     """The fault-finding cubin (``ptx.check_block``) and its instruction table."""
-    ptx = compile_ptx(launch, arch)
-    text, instrs, _ = instrument_full(ptx, check=True)
-    return assemble(text, arch, "fault-finding"), instrs
+    kp = kernel_ptx(launch, arch)
+    text, instrs, _ = instrument_full(kp.ptx, check=True)
+    return assemble(text, kp.arch, "fault-finding"), instrs
 
 
 def sass_memory(cubin: bytes) -> list[str] | None:
@@ -154,4 +314,5 @@ def sass_guard(b: Build) -> dict | None:
             "sass": a, "predicated": None if pred is None else {str(k): v for k, v in pred.items()}}
 
 
-__all__ = ["Build", "build", "compile_ptx", "assemble", "sass_guard", "sass_memory", "first_error_line"]
+__all__ = ["Build", "KernelPtx", "build", "kernel_ptx", "resolve", "compile_ptx", "assemble", "assemble_ptx_input",
+           "sass_guard", "sass_memory", "first_error_line"]

@@ -13,6 +13,14 @@ hold none of the characters a shell gives a meaning inside double quotes (nvcc r
 sub-steps through ``sh``, and it passes paths on quoted but not escaped); define names are
 C identifiers and their values single lines, written into a header, never onto a command
 line (``viz.trace.build``).
+
+Format 2 (docs/trace-format.md, "Launch-file format 2") adds C++ kernel names
+(``viz.trace.names``: checked here, matched against the compiled entries by
+``viz.trace.build``), ``ptx`` in place of ``source`` (a PTX module from Triton, CuPy, Numba
+or ``nvcc -ptx``, read as hostile text: bounded, UTF-8, its header checked here, its entry,
+parameters and ``ptxas`` acceptance before anything runs), ``count = 0`` (a NULL pointer)
+and buffers filled from files (``fill = "file:..."``, raw bytes, or ``"npy:..."``, a NumPy
+array read without pickles), whose paths follow the rules of ``source``.
 """
 
 from __future__ import annotations
@@ -26,9 +34,10 @@ from pathlib import Path
 
 from . import TraceError
 
-FORMAT = 1
-KEYS = {"format", "title", "notes", "source", "kernel", "block", "grid", "shared_bytes", "defines", "include_dirs",
-        "arg", "compare"}
+FORMAT = 2                       # the newest launch-file format this warpviz reads
+FORMATS = (1, 2)
+KEYS = {"format", "title", "notes", "source", "ptx", "kernel", "block", "grid", "shared_bytes", "defines",
+        "include_dirs", "arg", "compare"}
 BUFFER_TYPES = {"char*": 1, "short*": 2, "half*": 2, "int*": 4, "unsigned*": 4, "float*": 4, "double*": 8,
                 "long long*": 8, "int2*": 8, "int4*": 16, "float2*": 8, "float4*": 16, "double2*": 16, "void*": 1}
 SCALAR_TYPES = {"char": 1, "short": 2, "int": 4, "unsigned": 4, "long long": 8, "unsigned long long": 8,
@@ -40,10 +49,13 @@ MAX_BUFFER_BYTES = 256 << 30     # a sanity bound before asking the GPU (above a
 MAX_SHARED_BYTES = 227 * 1024    # H100's opt-in maximum per block
 MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few hundred bytes; 1 MiB is generous
 MAX_SOURCE_BYTES = 8 << 20       # one CUDA source file (the kernel's own; headers it includes are nvcc's business)
+MAX_PTX_BYTES = 32 << 20         # one PTX module (a Triton matmul's is ~200 KB; nvcc's of a whole sample file ~2 MB)
+MAX_DATA_BYTES = MAX_BUFFER_BYTES  # a fill file holds one buffer
 MAX_DEFINES = 256
 MAX_DEFINE_CHARS = 4096          # one define's value
 MAX_INCLUDE_DIRS = 64
 MAX_NAME_CHARS = 1024            # a kernel or define name
+MAX_ARGS = 4096                  # [[arg]] tables (CUDA's parameter space is 32 KiB: at most 4096 pointers)
 # Inside the double quotes nvcc puts around a path for ``sh``, these still mean something (`$`,
 # the backquote, `\`, `"`), or nvcc rewrites them (`'`). Control characters (newlines, NUL...)
 # have no place in a path or a define either.
@@ -54,13 +66,20 @@ C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 @dataclass(frozen=True)
 class Arg:
     type: str
-    count: int = 0          # buffers: elements
-    fill: str = "iota"
+    count: int = 0          # buffers: elements (0: a NULL pointer, format 2)
+    fill: str = "iota"      # also "file:PATH", "npy:PATH" (format 2) and "data" (``data``, from Python)
     value: float | int = 0  # scalars
+    path: Path | None = field(default=None, compare=False)        # a file: / npy: fill's file, resolved and checked
+    data: object = field(default=None, compare=False, repr=False)  # the buffer's bytes (numpy uint8), from Python
 
     @property
     def is_buffer(self) -> bool:
         return self.type.endswith("*")
+
+    @property
+    def is_null(self) -> bool:
+        """A pointer passed as NULL (``count = 0``)."""
+        return self.is_buffer and self.count == 0
 
     @property
     def element_bytes(self) -> int:
@@ -92,6 +111,11 @@ class Launch:
     args: tuple[Arg, ...] = ()
     compare: str = ""       # the trace (or scenario) the app compares this kernel's trace with
     source_text: str = ""   # the source as read when the file was loaded (checked: UTF-8, under MAX_SOURCE_BYTES)
+    ptx: bool = False       # ``source`` is a PTX module (the `ptx` key, format 2), not CUDA C++
+    entry: str = ""         # the kernel's PTX entry, set by ``viz.trace.build`` once resolved
+    format: int = 1
+    extra_sources: dict = field(default_factory=dict, compare=False)  # {file name: text} shown beside the
+    #                          source (a Triton kernel's Python file, given by ``viz.api``)
 
     @property
     def name(self) -> str:
@@ -114,10 +138,11 @@ class Launch:
         return -(-self.threads_per_block // 32)
 
     def buffer_offsets(self) -> list[int]:
-        """Each buffer's byte offset in one allocation (256-byte aligned, in order)."""
+        """Each buffer's byte offset in one allocation (256-byte aligned, in order); -1 for
+        scalars and for NULL pointers (``count = 0``), which take no space."""
         out, at = [], 0
         for a in self.args:
-            if a.is_buffer:
+            if a.is_buffer and not a.is_null:
                 out.append(at)
                 at += -(-max(a.nbytes, 1) // 256) * 256
             else:
@@ -128,9 +153,31 @@ class Launch:
     def buffer_bytes(self) -> int:
         at = 0
         for a in self.args:
-            if a.is_buffer:
+            if a.is_buffer and not a.is_null:
                 at += -(-max(a.nbytes, 1) // 256) * 256
         return max(at, 256)
+
+    @property
+    def function(self) -> str:
+        """The kernel's name in the PTX (the entry a cubin is asked for): ``entry`` once
+        ``viz.trace.build`` resolved the launch file's ``kernel``, else ``kernel`` itself."""
+        return self.entry or self.kernel
+
+    @property
+    def short_name(self) -> str:
+        """The kernel's own identifier, as its definition spells it: ``MatrixMulCUDA`` for
+        ``MatrixMulCUDA<32>``, ``scan`` for ``ns::scan<float>(float*)`` (what the app looks for
+        in the source)."""
+        return self.kernel.split("(")[0].split("<")[0].split("::")[-1].strip() or self.kernel
+
+    @property
+    def kernel_name(self):
+        """``kernel`` as a checked ``viz.trace.names.KernelName``."""
+        from .names import KernelName, parse_kernel_name
+
+        if C_IDENTIFIER.fullmatch(self.kernel):
+            return KernelName(self.kernel, self.kernel)
+        return parse_kernel_name(self.kernel)
 
 
 def check_fits(launch: Launch, free_bytes: int, gpu: str = "the GPU") -> None:
@@ -250,19 +297,49 @@ def parse_launch(text: str, path: Path) -> Launch:
     if unknown:
         raise TraceError(path, _k(unknown[0]), f"unknown key `{_k(unknown[0])}`",
                          "the keys are " + ", ".join(sorted(KEYS)) + " (`arg` as [[arg]] tables)")
-    fmt = d.get("format", FORMAT)
-    if fmt != FORMAT:
-        raise TraceError(path, "format", f"launch-file format {_r(fmt)} is not known to this warpviz (it reads {FORMAT})",
-                         "write `format = 1`, or update warpviz")
-    for key in ("source", "kernel", "block", "grid"):
-        if key not in d:
-            raise TraceError(path, key, f"the key `{key}` is missing", f"add `{key} = ...` (see docs/trace-format.md)")
-    for key in ("title", "notes", "source", "kernel", "compare"):
+    fmt = d.get("format", 1)
+    if isinstance(fmt, bool) or fmt not in FORMATS:
+        raise TraceError(path, "format", f"launch-file format {_r(fmt)} is not known to this warpviz (it reads "
+                         f"{', '.join(map(str, FORMATS))})", f"write `format = {FORMAT}` or `format = 1`, or update warpviz")
+
+    def needs_2(key: str, what: str) -> None:
+        if fmt < 2:
+            raise TraceError(path, key, f"{what} is launch-file format 2, but the file does not say so",
+                             "add `format = 2` at the top of the launch file")
+
+    for key in ("title", "notes", "source", "ptx", "kernel", "compare"):
         if key in d and not isinstance(d[key], str):
             raise TraceError(path, key, f"`{key}` must be a string", f'write `{key} = "..."`')
-    if len(d["kernel"]) > MAX_NAME_CHARS or not C_IDENTIFIER.fullmatch(d["kernel"]):
-        raise TraceError(path, "kernel", f"`kernel = {d['kernel'][:80]!r}` is not a C identifier",
-                         'name an extern "C" __global__ function of the source')
+    if "ptx" in d:
+        needs_2("ptx", "`ptx`")
+        if "source" in d:
+            raise TraceError(path, "ptx", "the file names both `source` and `ptx`: a kernel comes from one of them",
+                             "keep `source` (CUDA C++) or `ptx` (a PTX module), not both")
+        for key in ("defines", "include_dirs"):
+            if key in d:
+                raise TraceError(path, key, f"`{key}` is for compiling a CUDA source; a `ptx` module is already "
+                                 "compiled", f"remove `{key}` (or give the CUDA `source` instead of `ptx`)")
+    for key in ("source", "kernel", "block", "grid"):
+        if key not in d and not (key == "source" and "ptx" in d):
+            extra = " (or, in format 2, `ptx`: a PTX module)" if key == "source" else ""
+            raise TraceError(path, key, f"the key `{key}` is missing{extra}",
+                             f"add `{key} = ...` (see docs/trace-format.md)")
+    kernel = d["kernel"]
+    if fmt < 2 or C_IDENTIFIER.fullmatch(kernel.strip()):
+        if len(kernel) > MAX_NAME_CHARS or not C_IDENTIFIER.fullmatch(kernel):
+            if fmt < 2 and len(kernel) <= MAX_NAME_CHARS and _c_plus_plus_name(kernel):
+                needs_2("kernel", f"the C++ kernel name `{kernel}`")
+            raise TraceError(path, "kernel", f"`kernel = {_r(kernel)}` is not a C identifier",
+                             'name a __global__ function of the source (format 2 also takes C++ names: '
+                             '`ns::k`, `k<32>`, `f(float*, int)`)')
+    else:
+        from .names import KernelNameError, parse_kernel_name
+
+        try:
+            parse_kernel_name(kernel)
+        except KernelNameError as err:
+            raise TraceError(path, "kernel", err.problem, err.fix) from None
+    kernel = kernel.strip()
     block = _dims(path, "block", d["block"])
     grid = _dims(path, "grid", d["grid"])
     if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK or block[2] > 64:
@@ -288,15 +365,28 @@ def parse_launch(text: str, path: Path) -> Launch:
         here = path.parent.resolve()
     except (OSError, RuntimeError) as err:
         raise TraceError(path, "", f"the launch file's folder cannot be resolved ({err})", "check the path") from None
-    name = d["source"]
-    source = _folder_path(path, "source", name, here, "source")
-    if not name.endswith(".cu"):
-        raise TraceError(path, "source", f"the source {_r(name)} is not a .cu file (nvcc treats a file by its "
-                         "extension)", "give the CUDA source file (NAME.cu)")
-    if not source.exists():
-        raise TraceError(path, "source", f"the source `{name}` does not exist (looked for {source})",
-                         "give the .cu file's path relative to the launch file")
-    source_text = read_text_file(source, "CUDA source", MAX_SOURCE_BYTES, report=(path, "source"))
+    is_ptx = "ptx" in d
+    if is_ptx:
+        name = d["ptx"]
+        source = _folder_path(path, "ptx", name, here, "PTX file")
+        if not name.endswith(".ptx"):
+            raise TraceError(path, "ptx", f"the PTX file {_r(name)} is not a .ptx file",
+                             "save the PTX as NAME.ptx (Triton: `compiled.asm[\"ptx\"]`; nvcc: `nvcc -ptx`)")
+        if not source.exists():
+            raise TraceError(path, "ptx", f"the PTX file `{name}` does not exist (looked for {source})",
+                             "give the .ptx file's path relative to the launch file")
+        source_text = read_text_file(source, "PTX file", MAX_PTX_BYTES, report=(path, "ptx"))
+        check_ptx_text(path, source_text)
+    else:
+        name = d["source"]
+        source = _folder_path(path, "source", name, here, "source")
+        if not name.endswith(".cu"):
+            raise TraceError(path, "source", f"the source {_r(name)} is not a .cu file (nvcc treats a file by its "
+                             "extension)", "give the CUDA source file (NAME.cu)")
+        if not source.exists():
+            raise TraceError(path, "source", f"the source `{name}` does not exist (looked for {source})",
+                             "give the .cu file's path relative to the launch file")
+        source_text = read_text_file(source, "CUDA source", MAX_SOURCE_BYTES, report=(path, "source"))
     include_dirs = []
     for k, x in enumerate(incs):
         where = f"include_dirs[{k}]"
@@ -309,15 +399,48 @@ def parse_launch(text: str, path: Path) -> Launch:
     if not isinstance(raw_args, list):
         raise TraceError(path, "arg", "`arg` must be [[arg]] tables, one per kernel parameter",
                          'write one `[[arg]]` table with `type = "..."` per parameter')
+    if len(raw_args) > MAX_ARGS:
+        raise TraceError(path, "arg", f"{len(raw_args):,} [[arg]] tables, over the limit of {MAX_ARGS:,} (CUDA's "
+                         "parameter space holds at most 32 KiB)", "give one [[arg]] per kernel parameter")
     args = []
     for n, a in enumerate(raw_args, 1):
-        args.append(_arg(path, n, a))
+        args.append(_arg(path, n, a, fmt, here))
     total = sum(a.nbytes for a in args if a.is_buffer)
     if total > MAX_BUFFER_BYTES:
         raise TraceError(path, "arg", f"the buffers need {total / 2**30:.1f} GiB, over warpviz's limit of "
                          f"{MAX_BUFFER_BYTES >> 30} GiB", "use smaller `count`s (a small launch traces quickly)")
-    return Launch(path, text, d.get("title", path.name), d.get("notes", ""), source, d["kernel"], block, grid,
-                  shared, defines, tuple(include_dirs), tuple(args), d.get("compare", ""), source_text)
+    return Launch(path, text, d.get("title", path.name), d.get("notes", ""), source, kernel, block, grid,
+                  shared, defines, tuple(include_dirs), tuple(args), d.get("compare", ""), source_text, is_ptx,
+                  format=fmt)
+
+
+def _c_plus_plus_name(text: str) -> bool:
+    """Does ``text`` read as a C++ kernel name (format 2) rather than a C identifier?"""
+    from .names import KernelNameError, parse_kernel_name
+
+    try:
+        parse_kernel_name(text)
+    except KernelNameError:
+        return False
+    return True
+
+
+def check_ptx_text(path, text: str, key: str = "ptx") -> None:
+    """A PTX module's text checked before it is used (``viz.trace.module.header``): a
+    ``.version``, a GPU ``.target``, 64-bit addresses, at least one kernel, no NUL byte.
+    Raises ``TraceError`` naming ``path`` and ``key``."""
+    from .module import PtxModuleError, entry_names, header
+
+    if "\0" in text:
+        raise TraceError(path, key, "the PTX holds a NUL byte (it is not PTX text)",
+                         "give the PTX as its compiler wrote it")
+    try:
+        header(text)
+    except PtxModuleError as err:
+        raise TraceError(path, key, err.problem, err.fix) from None
+    if not entry_names(text):
+        raise TraceError(path, key, "the PTX has no kernel (no `.entry` function)",
+                         "give the PTX of a kernel (a __global__ function, a @triton.jit function...)")
 
 
 def _defines(path, defines) -> dict[str, str]:
@@ -353,7 +476,7 @@ def _defines(path, defines) -> dict[str, str]:
     return out
 
 
-def _arg(path, n: int, a) -> Arg:
+def _arg(path, n: int, a, fmt: int = 1, here: Path | None = None) -> Arg:
     where = f"arg {n}"
     if not isinstance(a, dict):
         raise TraceError(path, where, "each [[arg]] must be a table", 'write `[[arg]]` followed by `type = "..."`')
@@ -370,16 +493,31 @@ def _arg(path, n: int, a) -> Arg:
             raise TraceError(path, f"{where}.type", f"unknown buffer type `{_k(t)}`",
                              "use one of " + ", ".join(BUFFER_TYPES))
         count = a.get("count")
+        if fmt >= 2 and count == 0 and not isinstance(count, bool):
+            if "fill" in a or "value" in a:
+                raise TraceError(path, f"{where}.fill", f"[[arg]] {n} has `count = 0`: it is passed as NULL and "
+                                 "has no contents to fill", "remove `fill` (or give a `count` > 0)")
+            return Arg(t, 0, "zero")
         if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
-            raise TraceError(path, f"{where}.count", f"buffer [[arg]] {n} needs `count` > 0 (elements), not {_r(count)}",
-                             "write e.g. `count = 1048576`")
+            zero = " (`count = 0`, a NULL pointer, is launch-file format 2)" if count == 0 else ""
+            raise TraceError(path, f"{where}.count", f"buffer [[arg]] {n} needs `count` > 0 (elements), not "
+                             f"{_r(count)}{zero}", "write e.g. `count = 1048576`")
         fill = a.get("fill", "iota")
-        if fill not in FILLS:
-            raise TraceError(path, f"{where}.fill", f"unknown fill {_r(fill)}", "use one of " + ", ".join(FILLS))
+        data_path = None
+        if isinstance(fill, str) and fill.startswith(("file:", "npy:")):
+            if fmt < 2:
+                raise TraceError(path, f"{where}.fill", f"`fill = {_r(fill)}` (data from a file) is launch-file "
+                                 "format 2, but the file does not say so", "add `format = 2` at the top of the "
+                                 "launch file")
+            data_path = _data_file(path, f"{where}.fill", n, fill, t, count, here or Path(path).parent.resolve())
+        elif fill not in FILLS:
+            files = ', "file:PATH" (raw bytes), "npy:PATH" (a NumPy array)' if fmt >= 2 else ""
+            raise TraceError(path, f"{where}.fill", f"unknown fill {_r(fill)}",
+                             "use one of " + ", ".join(FILLS) + files)
         if "value" in a:
             raise TraceError(path, f"{where}.value", f"buffer [[arg]] {n} takes `count`, not `value`",
                              "remove `value`; give the number of elements as `count`")
-        return Arg(t, count, fill)
+        return Arg(t, count, fill, path=data_path)
     if t not in SCALAR_TYPES:
         raise TraceError(path, f"{where}.type", f"unknown type `{_k(t)}`",
                          "scalars: " + ", ".join(SCALAR_TYPES) + "; buffers: " + ", ".join(BUFFER_TYPES))
@@ -398,6 +536,157 @@ def _arg(path, n: int, a) -> Arg:
         raise TraceError(path, f"{where}.count", f"scalar [[arg]] {n} takes `value`, not `count`/`fill`",
                          "remove `count`/`fill`, or give a pointer type such as float*")
     return Arg(t, 0, "iota", v)
+
+
+# ---------------------------------------------------------------------------- data files
+
+# The NumPy element type of each buffer type's components (vector types: their scalar).
+COMPONENT = {"char*": ("i", 1), "short*": ("i", 2), "half*": ("f", 2), "int*": ("i", 4), "unsigned*": ("i", 4),
+             "float*": ("f", 4), "double*": ("f", 8), "long long*": ("i", 8), "int2*": ("i", 4), "int4*": ("i", 4),
+             "float2*": ("f", 4), "float4*": ("f", 4), "double2*": ("f", 8), "void*": (None, 1)}
+
+
+def _data_file(path, where: str, n: int, fill: str, t: str, count: int, here: Path) -> Path:
+    """A ``file:`` / ``npy:`` fill's file, resolved and checked before anything is read
+    beyond a ``.npy`` header: inside the launch file's folder, a regular file, of exactly
+    the buffer's size (``file:``) or holding exactly its elements in a compatible dtype,
+    without objects (``npy:``). Returns the resolved path."""
+    kind, rel = fill.split(":", 1)
+    p = _folder_path(path, where, rel, here, "data file")
+    need = count * BUFFER_TYPES[t]
+    st = _regular_file(path, where, p, rel)
+    if kind == "file":
+        if st.st_size != need:
+            per = BUFFER_TYPES[t]
+            hint = (f", or set `count = {st.st_size // per:,}` to use the whole file"
+                    if st.st_size % per == 0 and st.st_size else "")
+            raise TraceError(path, where, f"the data file {_r(rel)} has {st.st_size:,} bytes, but [[arg]] {n} "
+                             f"({t}, count = {count:,}) needs exactly {count:,} x {per} = {need:,} bytes",
+                             f"give a file of exactly {need:,} bytes{hint}")
+        return p
+    _npy_check(path, where, n, rel, p, st.st_size, t, count)
+    return p
+
+
+def _regular_file(path, where: str, p: Path, rel: str):
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise TraceError(path, where, f"the data file {_r(rel)} does not exist (looked for {_r(str(p), 200)})",
+                         "give the file's path relative to the launch file") from None
+    except OSError as err:
+        raise TraceError(path, where, f"cannot read the data file {_r(rel)}: {err.strerror or err}",
+                         "check the path") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(path, where, f"the data file {_r(rel)} is not a regular file (a folder, a pipe or a device)",
+                         "give a file saved on disk")
+    if st.st_size > MAX_DATA_BYTES + (1 << 20):
+        raise TraceError(path, where, f"the data file {_r(rel)} has {st.st_size:,} bytes, over warpviz's limit",
+                         "give a smaller buffer (a trace needs only a small launch)")
+    return st
+
+
+def npy_header(f) -> tuple[tuple[int, ...], bool, object, int]:
+    """(shape, fortran_order, dtype, data offset) of an open ``.npy`` file, read without
+    unpickling anything (NumPy parses the header as a literal). ValueError for a file that
+    is not ``.npy``."""
+    import numpy as np
+
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(f)
+        elif version == (3, 0) and hasattr(fmt, "_read_array_header"):
+            shape, fortran, dtype = fmt._read_array_header(f, version)
+        else:
+            raise ValueError(f"unknown .npy format version {version}")
+        shape = tuple(int(x) for x in shape)
+    except ValueError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a damaged header: NumPy's literal parser raises many kinds
+        raise ValueError(f"its header cannot be read ({type(err).__name__})") from None
+    if any(x < 0 for x in shape) or len(shape) > 32:
+        raise ValueError("its header gives an impossible shape")
+    return shape, bool(fortran), dtype, f.tell()
+
+
+def _npy_check(path, where: str, n: int, rel: str, p: Path, size: int, t: str, count: int) -> None:
+    """The ``.npy`` file's header against [[arg]] ``n``: a plain numeric array (no objects:
+    those would be pickles) of exactly ``count`` elements of the type, and a file that holds
+    exactly that many bytes after its header."""
+    try:
+        with open(p, "rb") as f:
+            shape, _, dtype, offset = npy_header(f)
+    except (OSError, ValueError, SyntaxError, EOFError) as err:
+        raise TraceError(path, where, f"the data file {_r(rel)} is not a NumPy .npy file ({str(err)[:120]})",
+                         "save the array with numpy.save(...)") from None
+    if dtype.hasobject or dtype.fields or dtype.subdtype is not None or dtype.kind not in "biuf":
+        raise TraceError(path, where, f"the data file {_r(rel)} holds an array of {dtype} (objects, records or "
+                         "text): warpviz reads plain numbers only and never unpickles",
+                         "save a plain numeric array (numpy.save(path, a.astype(numpy.float32), allow_pickle=False))")
+    elements = 1
+    for x in shape:
+        elements *= x
+    need = count * BUFFER_TYPES[t]
+    kind, comp = COMPONENT[t]
+    if kind is not None:
+        ok = dtype.itemsize == comp and (dtype.kind == "f") == (kind == "f")
+        if not ok:
+            raise TraceError(path, where, f"the data file {_r(rel)} holds {dtype} numbers, but [[arg]] {n} is "
+                             f"`{t}`", f"save it as {'float' if kind == 'f' else 'int'}{comp * 8} "
+                             f"(a.astype(numpy.{('float' if kind == 'f' else 'int')}{comp * 8}))")
+    if elements * dtype.itemsize != need:
+        per = BUFFER_TYPES[t] // (comp if kind is not None else 1)
+        want = count * per
+        raise TraceError(path, where, f"the data file {_r(rel)} holds {elements:,} elements of shape "
+                         f"{_r(list(shape))}, but [[arg]] {n} ({t}, count = {count:,}) needs exactly {want:,}",
+                         f"save an array of {want:,} elements, or set `count` to match the file")
+    if size != offset + need:
+        raise TraceError(path, where, f"the data file {_r(rel)} has {size:,} bytes, but its header says "
+                         f"{offset + need:,} (it is truncated or has data after the array)",
+                         "save the array again with numpy.save(...)")
+
+
+def read_data(a: Arg, where: str = "") -> bytes:
+    """The bytes of a ``file:`` / ``npy:`` fill, read again at launch time with the same
+    checks (a file that changed since the launch file was loaded is refused), little-endian
+    and in C order."""
+    import numpy as np
+
+    p = a.path
+    need = a.nbytes
+    if p is None:
+        raise TraceError("", where, "the data file of this buffer was not checked", "load the launch file again")
+    try:
+        with open(p, "rb") as f:
+            if a.fill.startswith("file:"):
+                data = f.read(need + 1)
+                if len(data) != need:
+                    raise TraceError(p, where, f"the data file has {len(data):,} bytes, the buffer needs "
+                                     f"{need:,} (it changed since the launch file was read)", "give the right file")
+                return data
+            shape, fortran, dtype, offset = npy_header(f)
+            if dtype.hasobject or dtype.kind not in "biuf":
+                raise TraceError(p, where, "the array is not plain numbers", "save a plain numeric array")
+            elements = 1
+            for x in shape:
+                elements *= x
+            if elements * dtype.itemsize != need:
+                raise TraceError(p, where, "the array changed since the launch file was read",
+                                 "load the launch file again")
+            raw = f.read(need + 1)
+    except OSError as err:
+        raise TraceError(p, where, f"cannot read the data file: {err.strerror or err}", "check the file") from None
+    except ValueError as err:
+        raise TraceError(p, where, f"not a NumPy .npy file ({str(err)[:120]})", "save it with numpy.save") from None
+    if len(raw) != need:
+        raise TraceError(p, where, "the array's data is shorter or longer than its header says",
+                         "save the array again with numpy.save(...)")
+    arr = np.ascontiguousarray(np.frombuffer(raw, dtype=dtype).reshape(shape, order="F" if fortran else "C"))
+    return arr.astype(dtype.newbyteorder("<"), copy=False).tobytes()
 
 
 def launch_name(path: str | Path) -> str:
@@ -467,46 +756,60 @@ def load_launch(path: str | Path) -> Launch:
 
 # ---------------------------------------------------------------------------- against the PTX
 
-_PARAM = re.compile(r"\.param\s+\.(\w+)\s+(?:\.ptr[\w.]*\s+)?(?:\.align\s+\d+\s+)?([\w$]+)(\[\d+\])?")
-
-
 def ptx_params(ptx: str, kernel: str) -> list[tuple[str, int]] | None:
     """(type, bytes) of each parameter of entry ``kernel`` in the PTX, or None if absent."""
-    m = re.search(r"\.entry\s+" + re.escape(kernel) + r"\s*\((.*?)\)", ptx, re.S)
-    if not m:
-        return None
-    out = []
-    for p in _PARAM.finditer(m.group(1)):
-        t = p.group(1)
-        size = int(re.sub(r"\D", "", t) or 8) // 8
-        if p.group(3):
-            size *= int(p.group(3)[1:-1])
-        out.append((t, size))
-    return out
+    from .module import params
+
+    ps = params(ptx, kernel)
+    return None if ps is None else [(p.type, p.bytes) for p in ps]
 
 
 def entries(ptx: str) -> list[str]:
-    return re.findall(r"\.entry\s+([\w$]+)", ptx)
+    from .module import entry_names
+
+    return entry_names(ptx)
 
 
-def check_params(launch: Launch, ptx: str) -> None:
-    params = ptx_params(ptx, launch.kernel)
-    if params is None:
+def check_params(launch: Launch, ptx: str, entry: str | None = None, label: str | None = None) -> None:
+    """The launch file's [[arg]] tables against the parameters of the kernel's entry in the
+    PTX (``entry``, default ``launch.function``): their number, each one's size, a float
+    scalar for a float parameter, a buffer (or a NULL ``count = 0``) for a pointer the PTX
+    marks ``.ptr``. ``label``: how messages name the kernel (its demangled signature)."""
+    from .module import params
+
+    entry = entry or launch.function
+    shown = label or launch.kernel
+    what = "the PTX" if launch.ptx else "the source"
+    ps = params(ptx, entry)
+    if ps is None:
         found = entries(ptx)
-        raise TraceError(launch.path, "kernel", f"the source has no kernel `{launch.kernel}`"
-                         + (f" (it has: {', '.join(found)})" if found else " (it has no __global__ function)"),
-                         'name one of its kernels; the kernel must be extern "C" __global__ so that its name is kept')
-    if len(params) != len(launch.args):
-        raise TraceError(launch.path, "arg", f"`{launch.kernel}` takes {len(params)} parameter(s) but the file gives "
-                         f"{len(launch.args)} [[arg]] table(s)", "give one [[arg]] per parameter, in order")
-    for n, ((t, size), a) in enumerate(zip(params, launch.args), 1):
+        raise TraceError(launch.path, "kernel", f"{what} has no kernel `{launch.kernel}`"
+                         + (f" (it has: {', '.join(found[:24])})" if found else " (it has no __global__ function)"),
+                         "name one of its kernels")
+    if len(ps) != len(launch.args):
+        extra = ""
+        if launch.ptx and len(ps) > len(launch.args) and all(p.pointer for p in ps[len(launch.args):]):
+            extra = (f" (the last {len(ps) - len(launch.args)} are pointers the compiler added, such as Triton's "
+                     "scratch pointers: give each a `void*` [[arg]] with `count = 0`)")
+        raise TraceError(launch.path, "arg", f"`{shown}` takes {len(ps)} parameter(s) but the file gives "
+                         f"{len(launch.args)} [[arg]] table(s){extra}", "give one [[arg]] per parameter, in order")
+    for n, (p, a) in enumerate(zip(ps, launch.args), 1):
+        if p.array:
+            raise TraceError(launch.path, f"arg {n}.type", f"parameter {n} of `{shown}` is a {p.bytes}-byte structure "
+                             "passed by value: warpviz passes pointers and scalars only",
+                             "trace a kernel whose parameters are pointers and scalars (a small kernel that takes "
+                             "the structure's fields and calls the code)")
         want = 8 if a.is_buffer else a.element_bytes
-        float_param = t.startswith("f")
+        float_param = p.type.startswith("f")
+        int_param = p.type[:1] in ("u", "s")
         float_arg = a.type in ("float", "double")
-        if size != want or (not a.is_buffer and float_param != float_arg):
-            raise TraceError(launch.path, f"arg {n}.type", f"parameter {n} of `{launch.kernel}` is `.{t}` "
-                             f"({size} bytes) in the compiled kernel, but [[arg]] {n} is `{a.type}`",
-                             "give the parameter's C type (pointers: a buffer type such as float*)")
+        wrong_kind = not a.is_buffer and ((float_param and not float_arg) or (int_param and float_arg))
+        if p.bytes != want or wrong_kind or (p.pointer and not a.is_buffer):
+            kind = " (a pointer)" if p.pointer else ""
+            raise TraceError(launch.path, f"arg {n}.type", f"parameter {n} of `{shown}` is `.{p.type}` "
+                             f"({p.bytes} bytes){kind} in the compiled kernel, but [[arg]] {n} is `{a.type}`",
+                             "give the parameter's C type (pointers: a buffer type such as float*, or void* with "
+                             "count = 0 for NULL)")
 
 
 def shipped_launch_file(trace_path: str | Path) -> Path | None:
@@ -555,5 +858,5 @@ def same_launch(header: dict, launch: Launch) -> str | None:
     return None
 
 
-__all__ = ["Launch", "Arg", "load_launch", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "check_ptx_text", "read_data", "npy_header", "FORMAT", "FORMATS", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]

@@ -17,6 +17,7 @@ here imports Qt; PyCUDA is used only in the child process.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import sys
 import tempfile
 import threading
@@ -63,7 +64,7 @@ def validate_counters(launch, build, blocks, metrics=None, cancelled=None) -> di
     with tempfile.TemporaryDirectory(prefix="warpviz-trace-ncu-") as tmp:
         buf = Path(tmp) / "buffer.npy"
         np.save(buf, host_buffer(launch))
-        spec = {"launches": [{"name": launch.kernel, "cubin": base64.b64encode(build.cubin).decode(),
+        spec = {"launches": [{"name": launch.function, "cubin": base64.b64encode(build.cubin).decode(),
                               "buffer": str(buf), "block": list(launch.block), "grid": list(launch.grid),
                               "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
                               "offsets": launch.buffer_offsets()}]}
@@ -198,6 +199,22 @@ class Recording:
                 "sass_guard": self.guard, "other": self.other}
 
 
+def first_arch(launch) -> str:
+    """The architecture a launch is built for before the GPU answers: a PTX module's own
+    target (TraceError for a module whose header is wrong), else sm_90 (``ARCH``)."""
+    from ..gpu.compile import ARCH
+
+    if not launch.ptx:
+        return ARCH
+    from . import module
+    from .build import compile_ptx
+
+    try:
+        return f"sm_{module.header(compile_ptx(launch)).sm}"
+    except module.PtxModuleError as err:
+        raise TraceError(launch.path, "ptx", err.problem, err.fix) from None
+
+
 def check_out(launch, out: str | Path | None) -> Path:
     """Where the trace will be written (``out``, default ``NAME.wvtrace`` beside the launch
     file), checked before anything is compiled or run: a ``.wvtrace`` name (so that neither
@@ -268,6 +285,10 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         return None if progress is None else (lambda f, _t="": progress(lo + (hi - lo) * min(max(f, 0.0), 1.0), name))
 
     stage("compile")
+    # Built before the GPU process starts (for sm_90, or a PTX module's own target), so that
+    # everything a launch file can get wrong (its kernel's name, its arguments, its PTX) is
+    # reported first; built again below only for a GPU of another architecture.
+    b = build(launch, first_arch(launch))
     own = session is None
     if own:
         session = ProcessSession(child=child, cancelled=cancelled)
@@ -284,8 +305,11 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         elif launch.buffer_bytes > free:
             raise TraceError(launch.path, "arg", f"the buffers need {launch.buffer_bytes / 2**20:,.0f} MiB but the GPU "
                              f"has {free / 2**20:,.0f} MiB free", "use smaller `count`s")
-        b = build(launch, f"sm_{cc}")
-        log(f"{len(b.instrs)} memory instruction(s) instrumented in {launch.source.name}")
+        if int("".join(c for c in b.arch if c.isdigit()) or 0) != int(cc or 0):
+            b = build(launch, f"sm_{cc}")
+        launch = dataclasses.replace(launch, entry=b.entry)     # the cubin's kernel is its PTX entry
+        log(f"{len(b.instrs)} memory instruction(s) instrumented in {launch.source.name}"
+            + (f" ({b.label})" if b.label and b.label != launch.kernel else ""))
         chosen = blocks
         note = ""
         max_records = record.MAX_RECORDS
@@ -322,9 +346,11 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
             session.close()
     stage("write")
     complete = chosen is None and res["executed"] <= res["capacity"] and res["executed"] == res["executed_again"]
-    sources = {str(launch.source.name): launch.source_text or _source_text(launch)}
+    sources = trace_sources(launch, b.instrs + list(getattr(b, "events", ()) or ()))
     header = {
         "title": launch.title, "name": launch.name, "kernel": launch.kernel, "notes": launch.notes,
+        "entry": b.entry, "kernel_signature": b.label, "input": "ptx" if launch.ptx else "cuda",
+        **({"instantiated": True} if b.instantiated else {}),
         **({"compare": launch.compare} if launch.compare else {}),
         "launch": {"block": list(launch.block), "grid": list(launch.grid), "shared_bytes": launch.shared_bytes,
                    "args": [a.as_dict() for a in launch.args]},
@@ -332,7 +358,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         "sources": sources, "gpu": info, "driver": driver_version_string() or info.get("driver"),
         "nvcc": b.nvcc, "arch": b.arch, "warpviz": __version__,
         "recorded_blocks": blocks_text(chosen), "complete": complete, "note": note,
-        "instructions": [dict(i.as_dict(), file=_rel(i.file, launch.path.parent),
+        "instructions": [dict(i.as_dict(), **_where(i, launch, sources),
                               sass_predicated=_predicated(guard, i.id)) for i in b.instrs],
         "skip_regions": [{"ptx_line": r.line_no, "predicate": r.predicate, "instructions": list(r.ids)}
                          for r in b.regions],
@@ -344,7 +370,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         from .ptx import EVENT_BASE
 
         is_event = rows[:, 0] >= EVENT_BASE
-        header["events"] = [dict(e.as_dict(), file=_rel(e.file, launch.path.parent),
+        header["events"] = [dict(e.as_dict(), **_where(e, launch, sources),
                                  executed=int((rows[is_event, 0] == e.id).sum())) for e in events]
         rows, addr = rows[~is_event], addr[~is_event]
     # the rows come from a buffer the kernel could have written over: checked as a file is
@@ -364,9 +390,62 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
 
 def _source_text(launch) -> str:
     """The source's text, read as ``load_launch`` reads it (a ``Launch`` made without it)."""
-    from .launch import MAX_SOURCE_BYTES, read_text_file
+    from .launch import MAX_PTX_BYTES, MAX_SOURCE_BYTES, read_text_file
 
+    if launch.ptx:
+        return read_text_file(launch.source, "PTX file", MAX_PTX_BYTES, report=(launch.path, "ptx"))
     return read_text_file(launch.source, "CUDA source", MAX_SOURCE_BYTES, report=(launch.path, "source"))
+
+
+MAX_EXTRA_SOURCES = 32          # files besides the source that a trace carries (headers, a Triton kernel's .py)
+
+
+def trace_sources(launch, instrs) -> dict[str, str]:
+    """{file name: text} the trace carries: the source (the CUDA file, or the PTX module),
+    then the files the instructions' line information names that lie inside the launch
+    file's folder (a helper header, a Triton kernel's Python file), read with the source's
+    checks, and the texts ``viz.api`` gave (``launch.extra_sources``). A file outside the
+    folder is never read: a PTX's ``.file`` lines are the PTX's word, not the user's."""
+    from .launch import MAX_SOURCE_BYTES, _inside, read_text_file
+
+    out = {str(launch.source.name): launch.source_text or _source_text(launch)}
+    for name, text in (getattr(launch, "extra_sources", None) or {}).items():
+        if len(out) <= MAX_EXTRA_SOURCES and isinstance(text, str):
+            out.setdefault(Path(name).name, text)
+    try:
+        here = launch.path.parent.resolve()
+    except (OSError, RuntimeError):
+        return out
+    for f in sorted({i.file for i in instrs if i.file}):
+        name = Path(f).name
+        if name in out or len(out) > MAX_EXTRA_SOURCES:
+            continue
+        try:
+            p = (here / f).resolve() if not Path(f).is_absolute() else Path(f).resolve()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if not _inside(p, here) or not p.is_file():
+            continue
+        try:
+            out[name] = read_text_file(p, "source", MAX_SOURCE_BYTES)
+        except TraceError:
+            continue
+    return out
+
+
+def _where(ins, launch, sources: dict[str, str]) -> dict:
+    """An instruction's ``file`` and ``line`` for the trace: its source line where the trace
+    carries that file; else, for a PTX module, its line in the PTX (carried as the source),
+    with the line information the PTX gave kept as ``loc`` (``file.py:12``)."""
+    file = _rel(ins.file, launch.path.parent) if ins.file else ""
+    if file and Path(file).name in sources:
+        return {"file": file}
+    if launch.ptx:
+        out = {"file": launch.source.name, "line": ins.line_no}
+        if ins.file:
+            out["loc"] = f"{Path(ins.file).name}:{ins.line}"
+        return out
+    return {"file": file}
 
 
 def _rel(file: str, here: Path) -> str:
@@ -483,6 +562,6 @@ class Recorder:
             s._stop()
 
 
-__all__ = ["STAGES", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
+__all__ = ["STAGES", "trace_sources", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
            "other_counters", "other_rows", "locate_fault", "fault_message", "failure_message", "missing_tools",
            "blocks_text", "save_copy"]

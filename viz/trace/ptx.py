@@ -118,8 +118,8 @@ def _width(parts: list[str], kind: str, operands: str) -> int:
     if kind in ("ldmatrix", "stmatrix"):
         return 16                       # each lane gives the address of one 16-byte row
     if kind == "cp.async":
-        nums = re.findall(r"\]\s*,\s*(\d+)", operands)
-        return int(nums[-1]) if nums else 16
+        nums = re.findall(r"\]\s*,\s*(0[xX][0-9a-fA-F]+|\d+)", operands)    # Triton writes the size in hex
+        return (int(nums[-1], 16) if nums[-1][:2].lower() == "0x" else int(nums[-1])) if nums else 16
     size = 0
     vec = 1
     for p in parts:
@@ -179,6 +179,8 @@ def parse(text: str) -> Parsed:
             f, line = int(lm.group(1)), int(lm.group(2))
             if lm.group(4) and _is_system(files.get(f, "")):
                 f, line = int(lm.group(4)), int(lm.group(5))
+            elif _is_library(files.get(f, "")) and "//" in s:
+                f, line = _inlined_from_comment(s.split("//", 1)[1], files, (f, line))
             loc = (f, line)
             continue
         if s.startswith(".") or s.endswith(":") or s in ("{", "}"):
@@ -273,6 +275,30 @@ def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
 
 def _is_system(path: str) -> bool:
     return "/include/" in path and ("cuda" in path or "targets" in path)
+
+
+def _is_library(path: str) -> bool:
+    """A file of the compiler's own library: CUDA's headers, Triton's language (tl.max,
+    tl.sum... are Python functions of triton/language that Triton inlines)."""
+    p = path.replace("\\", "/")
+    return _is_system(p) or "/triton/language/" in p or "/triton/runtime/" in p
+
+
+_FRAME = re.compile(r"([\w.\-]+):(\d+):\d+")
+
+
+def _inlined_from_comment(comment: str, files: dict[int, str], loc: tuple[int, int]) -> tuple[int, int]:
+    """Triton's PTX writes where a library line was inlined only in the comment after its
+    ``.loc`` (``standard.py:170:27 @[ standard.py:191:40 @[ kernel.py:45:37 ] ]``): the
+    outermost frame in a file of the module that is not a library file, else ``loc``."""
+    by_name: dict[str, int] = {}
+    for k, path in files.items():
+        if not _is_library(path):
+            by_name.setdefault(path.replace("\\", "/").rsplit("/", 1)[-1], k)
+    for name, line, in reversed([(m.group(1), m.group(2)) for m in _FRAME.finditer(comment[:2000])]):
+        if name in by_name:
+            return by_name[name], int(line)
+    return loc
 
 
 # ---------------------------------------------------------------------------- instrumenting

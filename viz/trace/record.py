@@ -4,8 +4,10 @@ process of ``viz.gpu.worker`` (``Session.trace_record``), so a faulting kernel t
 only that process.
 
 Buffers: one allocation, each buffer at a 256-byte boundary, filled on the host with the
-launch file's fill (``random`` from a fixed seed), uploaded before each run, so the
-counting run, the recording run and the Nsight Compute run see the same data.
+launch file's fill (``random`` from a fixed seed; ``file:`` / ``npy:`` data read again with
+the launch file's checks; the bytes ``viz.api`` took from the caller's arrays), uploaded
+before each run, so the counting run, the recording run and the Nsight Compute run see
+the same data. A pointer with ``count = 0`` is passed as NULL and takes no space.
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ _SCALAR = {"char": np.int8, "short": np.int16, "int": np.int32, "unsigned": np.u
 
 def fill_values(a: Arg, index: int) -> np.ndarray:
     """The bytes of buffer ``a`` (the ``index``-th argument) as the launch file fills it."""
+    if a.fill.startswith(("file:", "npy:")):
+        from .launch import read_data
+
+        return np.frombuffer(read_data(a, f"arg {index + 1}.fill"), np.uint8)
+    if a.fill == "data":
+        data = np.asarray(a.data, np.uint8).reshape(-1) if a.data is not None else np.zeros(0, np.uint8)
+        if data.size != a.nbytes:
+            raise ValueError(f"argument {index + 1}: {data.size} bytes of data for a buffer of {a.nbytes}")
+        return data
     comp = np.dtype(_NP[a.type])
     n = a.nbytes // comp.itemsize
     if a.fill == "zero":
@@ -49,7 +60,7 @@ def fill_values(a: Arg, index: int) -> np.ndarray:
 def host_buffer(launch: Launch) -> np.ndarray:
     buf = np.zeros(launch.buffer_bytes, np.uint8)
     for k, (a, off) in enumerate(zip(launch.args, launch.buffer_offsets())):
-        if a.is_buffer:
+        if a.is_buffer and not a.is_null:
             b = fill_values(a, k)
             buf[off:off + b.size] = b
     return buf
@@ -58,7 +69,7 @@ def host_buffer(launch: Launch) -> np.ndarray:
 def request(launch: Launch, cubin: bytes, blocks: list[int] | None = None,
             max_records: int = MAX_RECORDS) -> dict:
     """Plain data for the GPU process (picklable)."""
-    return {"kernel": launch.kernel, "cubin": cubin, "block": launch.block, "grid": launch.grid,
+    return {"kernel": launch.function, "cubin": cubin, "block": launch.block, "grid": launch.grid,
             "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
             "offsets": launch.buffer_offsets(), "buffer": host_buffer(launch), "blocks": blocks,
             "max_records": max_records}
@@ -68,7 +79,7 @@ def _kernel_args(req: dict, base: int) -> list:
     out = []
     for a, off in zip(req["args"], req["offsets"]):
         if a["type"].endswith("*"):
-            out.append(np.uint64(base + off))
+            out.append(np.uint64(0) if off < 0 else np.uint64(base + off))     # count = 0: NULL
         else:
             out.append(_SCALAR[a["type"]](a["value"]))
     return out
