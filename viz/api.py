@@ -724,8 +724,9 @@ class TraceAnalysis(Analysis):
     memory instruction), ``lines`` (per source line, the worst first), ``json()``, ``table()``."""
 
     def __init__(self, an):
-        from .trace.analysis import to_json, to_table
+        from .trace.analysis import TraceAnalysis as _Model, to_json, to_table
 
+        _instance("TraceAnalysis", "an", an, _Model, "a trace's analysis (use api.open_trace(...).analysis())")
         self._an = an
         self._json = to_json(an)
         self._table = to_table(an)
@@ -747,7 +748,14 @@ class Trace:
 
     def __init__(self, trace, recording=None, keep=None):
         from .trace.detail import TraceSource
+        from .trace.pipeline import Recording
+        from .trace.tracefile import Trace as _Model
 
+        _instance("Trace", "trace", trace, _Model, "a loaded trace (use api.open_trace or api.trace_launch)")
+        if recording is not None:
+            _instance("Trace", "recording", recording, Recording, "the recording that made the trace, or None")
+        if keep is not None and not isinstance(keep, tempfile.TemporaryDirectory):
+            raise ApiError("Trace", "keep", f"must be a tempfile.TemporaryDirectory or None, not {_show(keep)}")
         self.trace = trace
         self.recording = recording
         self._keep = keep                   # the temporary folder of an unsaved trace (and its launch folder)
@@ -793,10 +801,14 @@ class Trace:
             self._analysis = TraceAnalysis(analyze_trace(self.trace))
         return self._analysis
 
-    def _block(self, block: int | None) -> int:
+    def _block(self, func: str, block: Any) -> int:
         if block is not None:
-            return int(block)
+            return _int(func, "block", block, 0, max(self.source.blocks - 1, 0))
         return self.source.recorded_blocks[0] if self.source.recorded_blocks else 0
+
+    def _settings(self, func, size, theme, scale, captions=True, **kw) -> _export.Settings:
+        return _export.Settings(size=_size(func, size), theme=_theme(func, theme), scale=_scale(func, scale),
+                                captions=_bool(func, "captions", captions), **kw)
 
     def picture(self, i: int = 1, frame: int | str = "last", *, block: int | None = None, warp: int = 0,
                 size: tuple[int, int] = DEFAULT_SIZE, theme: str = "light", scale: float = 1.0,
@@ -804,9 +816,13 @@ class Trace:
         """Memory instruction ``i`` (from 1, in the warp's own order of execution) of warp
         ``warp`` of block ``block`` (default: the first recorded block): its last frame, or
         ``frame`` (from 1, ``first``, ``last`` or a kind such as ``wavefront``)."""
-        b = self._block(block)
+        i = _spec("picture", "i", i)
+        frame = _spec("picture", "frame", frame)
+        b = self._block("picture", block)
+        warp = _int("picture", "warp", warp, 0, max(self.source.warps - 1, 0))
+        prefer = _choice("picture", "prefer", prefer, ("png", "svg"))
+        settings = self._settings("picture", size, theme, scale, captions)
         sel = _export.trace_selection(self.source, str(i), str(b), str(warp), str(frame), names=_NAMES)
-        settings = _export.Settings(size=tuple(size), theme=theme, scale=scale, captions=captions)
         plan = _export.make_plan(self.source, settings, sel, still=True)
         plan = _export.Plan(plan.steps[:1], plan.fps, plan.labels)
         return Picture(plan, settings, f"{self.kernel}: block {b} warp {warp}, instruction {i}, frame {frame}",
@@ -816,16 +832,21 @@ class Trace:
                   warp: int = 0, size: tuple[int, int] = DEFAULT_SIZE, fps: float = 10, hold: float = 1.0,
                   theme: str = "light", scale: float = 1.0) -> Video:
         """The animation of one warp's memory instructions (``"1-4"``, ``3`` or ``"all"``)."""
-        b = self._block(block)
+        instructions = _spec("animation", "instructions", instructions)
+        frames = _spec("animation", "frames", frames, none=True)
+        b = self._block("animation", block)
+        warp = _int("animation", "warp", warp, 0, max(self.source.warps - 1, 0))
+        fps = _real("animation", "fps", fps, 1, 240)
+        hold = _real("animation", "hold", hold, 0, 600)
+        settings = self._settings("animation", size, theme, scale, fps=fps, hold=hold)
         sel = _export.trace_selection(self.source, str(instructions), str(b), str(warp), frames, names=_NAMES)
-        settings = _export.Settings(size=tuple(size), theme=theme, scale=scale, fps=fps, hold=hold)
         return Video(self.source, settings, sel)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the trace to ``path`` (a ``.wvtrace``; atomically)."""
         from .trace.pipeline import save_copy
 
-        path = Path(path)
+        path = _path("save", path)
         if not path.name.lower().endswith(".wvtrace"):
             raise _export.ExportError(f"{path}: a trace is saved as a .wvtrace file")
         if self.trace.path is None or not Path(self.trace.path).exists():
@@ -864,7 +885,7 @@ def open_trace(path: str | os.PathLike) -> Trace:
     """A ``.wvtrace`` file (no GPU needed). Raises ``viz.trace.TraceError`` for a bad file."""
     from .trace import tracefile
 
-    return Trace(tracefile.load(path))
+    return Trace(tracefile.load(_path("open_trace", path)))
 
 
 def _quiet(_text: str) -> None:
@@ -939,7 +960,8 @@ def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False
     ``[0, 7]``); ``validate``: also compare the ten metrics with Nsight Compute on the plain
     kernel; ``out``: where to write the ``.wvtrace`` (default: a temporary file, see
     ``Trace.save``). Raises ``TraceFailed``."""
-    return _record(Path(path), blocks=blocks, validate=validate, out=out)
+    return _record(_path("trace_launch", path), blocks=blocks, validate=_bool("trace_launch", "validate", validate),
+                   out=None if out is None else _path("trace_launch", out))
 
 
 def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_bytes: int = 0, *,
@@ -1061,8 +1083,18 @@ def triton_launch(compiled, bound: dict, grid3, jit_fn=None):
 
     from .trace.pyargs import triton_params
 
-    md = compiled.metadata
-    ptx = compiled.asm["ptx"]
+    md, asm = getattr(compiled, "metadata", None), getattr(compiled, "asm", None)
+    if md is None or not isinstance(asm, Mapping) or not isinstance(asm.get("ptx"), (str, bytes)):
+        raise TraceFailed(f"triton_launch(): compiled must be a Triton CompiledKernel (with .metadata and "
+                          f".asm[\"ptx\"]), not {_show(compiled)}", "launch")
+    if not isinstance(bound, Mapping):
+        raise TraceFailed(f"triton_launch(): bound must be a dict of the kernel's arguments, not {_show(bound)}",
+                          "launch")
+    if (isinstance(grid3, (str, bytes)) or not isinstance(grid3, (tuple, list)) or len(grid3) != 3
+            or not all(isinstance(g, numbers.Integral) and not isinstance(g, bool) and 1 <= g < 2**31 for g in grid3)):
+        raise TraceFailed(f"triton_launch(): grid3 must be three positive whole numbers, not {_show(grid3)}",
+                          "launch")
+    ptx = asm["ptx"]
     if isinstance(ptx, bytes):
         ptx = ptx.decode("utf-8", "replace")
     name = str(md.name)
