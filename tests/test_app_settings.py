@@ -230,7 +230,8 @@ w.show()
 w.session.wait()
 print(json.dumps({"path": str(w.session.path), "theme": w.theme_name, "problem": w.settings_problem,
                   "status": w.statusBar().currentMessage()}))
-w.close()
+from viz.app.main import close_window
+close_window(w)                 # as run_app does: deleting it at interpreter exit crashed
 """
 
 

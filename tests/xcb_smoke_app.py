@@ -130,3 +130,6 @@ report["escape_arrived"] = spin(lambda: not w.presenting, 10000)
 xdotool("key", "--clearmodifiers", "ctrl+q")
 report["quit_arrived"] = spin(lambda: not w.isVisible(), 10000)
 print(json.dumps(report), flush=True)
+from viz.app.main import close_window  # noqa: E402
+
+close_window(w)

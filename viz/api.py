@@ -449,7 +449,9 @@ class Video:
 
     def __init__(self, sc: _Model, settings: _export.Settings, sel: _export.Selection,
                  compare: _Model | None = None, labels: tuple[str, str] | None = None):
-        _instance("Video", "sc", sc, _Model, "a viz.scenario.Scenario (use Scenario.animation)")
+        from .trace.detail import TraceSource
+        _instance("Video", "sc", sc, (_Model, TraceSource),
+                  "a viz.scenario.Scenario or a trace (use Scenario.animation or Trace.animation)")
         _instance("Video", "settings", settings, _export.Settings, "a viz.export.Settings")
         _instance("Video", "sel", sel, _export.Selection, "a viz.export.Selection")
         if compare is not None:
