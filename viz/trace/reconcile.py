@@ -530,6 +530,8 @@ def apply(trace, mapping: dict):
     Returns a new Trace (the input is not changed)."""
     from .tracefile import Trace, lane_bits
 
+    if trace.header.get("sass_map"):
+        raise ValueError("this trace was already rewritten to its SASS (its header has a sass_map)")
     header = dict(trace.header)
     table = [dict(i) for i in header["instructions"]]
     infos: dict[int, SassInfo] = dict(mapping["instructions"])
