@@ -84,6 +84,19 @@ def test_shared_reads_and_writes_of_consecutive_floats_fuse_and_the_volatile_con
     assert set(states(m, instrs, "quad_read_volatile")) == {"same"}
 
 
+def test_kernels_with_the_same_register_names_each_find_their_own_group():
+    """Two kernels of one module whose PTX is the same, registers included (NVIDIA's
+    matrixMul sample compiled for two tile sizes is such a module): each fused group is
+    made of its own function's loads."""
+    _ptx, instrs, m = fixture("two_kernels")
+    for fn in ("quad_a", "quad_b"):
+        loads = [i for i in instrs if i.function == fn and i.kind == "load" and i.space == "shared"]
+        info = [m["instructions"][i.id] for i in loads]
+        assert sorted(v.state for v in info) == ["fused", "member", "member", "member"]
+        assert {g for v in info for g in v.group} == {i.id for i in loads}
+    assert m["certain"]
+
+
 def test_a_loop_ptxas_restructured_is_said_to_be_uncertain_never_silently_dropped():
     """softmax_row's `for (w ...) m = fmaxf(m, partial[w])`: nvcc unrolled it by 4, ptxas
     unrolled again and read partial[] with LDS.128 from one PTX line: no group can be pinned

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "tests" / "data" / "sass"
 SOURCES = [ROOT / "kernels" / "trace" / n for n in ("sgemm_tile16.cu", "shared_fused.cu", "softmax_row.cu",
                                                    "generic_atomic.cu", "cpasync_double.cu")] + \
-    [OUT / "atomic_forms.cu"]
+    [OUT / "atomic_forms.cu", OUT / "two_kernels.cu"]
 
 
 def main() -> int:
@@ -37,7 +37,7 @@ def main() -> int:
             shutil.copy(src, Path(tmp) / src.name)       # a relative .file name in the PTX
             subprocess.run([find_tool("nvcc"), "-ptx", f"-arch={ARCH}", *NVCC_FLAGS, "-o", "k.ptx", src.name],
                            cwd=tmp, check=True)
-            ptx = (Path(tmp) / "k.ptx").read_text()
+            ptx = (Path(tmp) / "k.ptx").read_text().replace(f"{tmp}/", "")
         sass = sass_with_ptx_lines(assemble(ptx))
         sass = re.sub(r"\n\s*\n+", "\n", sass)
         (OUT / f"{src.stem}.ptx").write_text(ptx)

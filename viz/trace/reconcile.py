@@ -430,7 +430,8 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
     reg, off = split_address(r["address"])
     same = {}
     for q in prow:
-        if q["id"] in taken or ptx_class(q) != ptx_class(r) or q["width"] != w or q["predicate"] != r["predicate"]:
+        if q["id"] in taken or q["function"] != r["function"] or ptx_class(q) != ptx_class(r) or q["width"] != w \
+                or q["predicate"] != r["predicate"]:
             continue
         qreg, qoff = split_address(q["address"])
         if qreg != reg:
