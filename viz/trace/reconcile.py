@@ -140,7 +140,7 @@ def sass_width(opcode: str) -> int:
     for p in parts[1:]:
         if p == "128":
             return 16
-        if p == "64":
+        if p in ("64", "F64", "U64", "S64"):
             return 8
         if p in ("U8", "S8"):
             return 1
