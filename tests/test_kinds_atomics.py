@@ -159,3 +159,64 @@ def test_the_generated_kernel_has_the_sass_form_the_model_counts(path, tmp_path)
         assert info.sass_op == ("red" if acc.option("result") == "unused" else "atom")
     else:
         assert info.atomic_rule == ("words" if acc.option("result") == "unused" else "lanes")
+
+
+# ---------------------------------------------------------------------------- the H100 probe
+
+
+def _probe():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("probe_atomics", ROOT / "tools" / "gpu" / "probe_atomics.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_probe_cases_cover_the_forms_and_their_model_agrees_with_earlier_h100_runs(tmp_path):
+    """The probe's shared per-lane kernels are the forms measured in the kinds run of
+    2026-11-23 (atom_u32, red_u32, atomicadd_cpp): where a pattern is the same, the model
+    the probe prints equals what that H100 run counted."""
+    import json
+
+    probe = _probe()
+    cases = probe.write_cases(str(tmp_path / "c.txt"), str(tmp_path / "c.json"))
+    assert len(cases) == len((tmp_path / "c.txt").read_text().splitlines()) == 205
+    kernels = {c["kernel"] for c in cases}
+    assert kernels == set(probe.KERNELS) and all(any(c["mask"] == 0 and c["kernel"] == k for c in cases)
+                                                 for k in kernels)       # a baseline per kernel
+    doc = json.loads((ROOT / "assets" / "measurements" / "h100-kinds-2026-11-23.json").read_text())
+    old = {(p["kernel"], tuple(p["s"]), p["mask"]): p["hardware"] for p in doc["probes"] if "s" in p}
+    same = {"atom_u32": "s_atom_u32", "red_u32": "s_red_u32", "atomicadd_cpp": "s_popc_inc"}
+    checked = 0
+    for (k, s, mask), hw in old.items():
+        if k not in same:
+            continue
+        for c in cases:
+            if c["kernel"] == same[k] and tuple(c["off"]) == s and c["mask"] == mask:
+                assert c["model"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == \
+                    hw["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"], c["name"]
+                checked += 1
+    assert checked >= 12
+    uni = {c["name"]: c["model"] for c in cases if c["kernel"] == "su_v_used"}
+    assert uni["su_v_used uniform when full"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == 1
+    assert uni["su_v_used uniform when lane<20"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == 20
+
+
+def test_probe_collect_subtracts_the_baseline_and_compares(tmp_path, capsys):
+    probe = _probe()
+    cases = probe.write_cases(str(tmp_path / "c.txt"), str(tmp_path / "c.json"))
+    pick = [c for c in cases if c["kernel"] == "g_red_u32"]
+    rows, lines = ['"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"'], []
+    for n, c in enumerate(pick):
+        lines.append(f"CASE {c['idx']} LAUNCHED g_red_u32")
+        model = c["model"] if c["mask"] else {k: 0 for k in c["model"]}
+        for k, v in model.items():
+            # every launch counts 2 more instructions than the atomic (the baseline has them too)
+            extra = 2 if k.startswith("smsp") else 0
+            wrong = 1 if c["name"] == "g_red_u32 stride 128 B" and "sectors" in k else 0
+            rows.append(f'"{n}","g_red_u32","{k}","","{v + extra + wrong}"')
+    (tmp_path / "n.csv").write_text("\n".join(lines + rows) + "\n")
+    got = probe.collect(str(tmp_path / "c.json"), str(tmp_path / "r.json"), [str(tmp_path / "n.csv")])
+    assert got == {"equal": len(pick) - 1, "differ": 1}
+    assert "DIFF g_red_u32 stride 128 B" in capsys.readouterr().out
