@@ -521,3 +521,23 @@ def test_shipped_fusion_kernels_map_as_their_fixtures_say(name):
             "sgemm_tile16_rolled": ["same"] * 7, "quad_read": ["fused"] + ["member"] * 3 + ["same"] * 3,
             "quad_read_volatile": ["same"] * 7, "pair_write": ["fused", "member"] + ["same"] * 3}[name]
     assert got == want and m["certain"]
+
+
+def test_a_listing_that_cannot_be_matched_leaves_every_instruction_uncertain(monkeypatch):
+    """Recording never fails for the SASS mapping: an unexpected listing is said on every
+    instruction instead."""
+    from types import SimpleNamespace
+
+    from viz.trace import reconcile as rec
+
+    ptx, instrs, _ = fixture("shared_fused")
+
+    def broken(_text):
+        raise ValueError("a listing nobody expected")
+
+    monkeypatch.setattr(rec, "sass_with_ptx_lines", lambda cubin: "/*0000*/ garbage")
+    monkeypatch.setattr(rec, "parse_sass_lines", broken)
+    m = rec.reconcile_build(SimpleNamespace(ptx=ptx, instrs=instrs, cubin=b""))
+    assert not m["certain"] and {v.state for v in m["instructions"].values()} == {"uncertain"}
+    assert all("could not be matched with the PTX (ValueError: a listing nobody expected)" in v.note
+               for v in m["instructions"].values())

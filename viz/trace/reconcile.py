@@ -665,8 +665,17 @@ def _leaders(trace, live: np.ndarray, addr: np.ndarray, leader: str, lane_bits) 
 
 
 def reconcile_build(build) -> dict:
-    """The mapping of a ``viz.trace.build.Build``: the plain cubin's SASS against its PTX."""
-    return reconcile(build.ptx, build.instrs, sass_with_ptx_lines(build.cubin))
+    """The mapping of a ``viz.trace.build.Build``: the plain cubin's SASS against its PTX.
+    A listing this module cannot read leaves every instruction uncertain, with the reason
+    (a recording never fails for it)."""
+    try:
+        return reconcile(build.ptx, build.instrs, sass_with_ptx_lines(build.cubin))
+    except Exception as err:  # noqa: BLE001 - an unexpected listing: say so on every instruction
+        m = reconcile(build.ptx, build.instrs, None)
+        note = f"the SASS could not be matched with the PTX ({type(err).__name__}: {str(err)[:200]})"
+        m["notes"] = [note]
+        m["instructions"] = {k: replace(v, note=note) for k, v in m["instructions"].items()}
+        return m
 
 
 __all__ = ["SassAccess", "SassInfo", "reconcile", "reconcile_build", "apply", "sass_with_ptx_lines",
