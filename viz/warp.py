@@ -158,6 +158,10 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
     shape = (1, len(tids))
     addr = np.broadcast_to(lv.addr.natural(), shape)[0]
     mask = np.broadcast_to(lv.mask, shape)[0]
+    if access.op == "atomic" and (access.option("aggregate") or "none") != "none":
+        from .kinds.atomics import aggregate_mask     # ptxas's warp aggregation: one lane does it
+
+        mask = aggregate_mask(mask[None, :], access.option("aggregate"), len(tids))[0]
     idx = [np.broadcast_to(v.natural(), shape)[0] for v in lv.indices]
     elem = np.broadcast_to(lv.elem.natural(), shape)[0]
     bx, by, bz = (int(x) for x in block_coords(scenario, np.int64(block)))

@@ -31,6 +31,16 @@ for r in bad:
     print(f"    {r['metric']}: trace {r['model']} ncu {r['hardware']}")
 for r in v.get("other", []):
     print(f"    other {r['metric']}: trace {r['model']} ncu {r['hardware']} {'ok' if r['match'] else 'DIFFERS'}")
+m = v.get("sass_map") or (d.get("trace") or {}).get("sass_map")
+if m:
+    print(f"    SASS ({m.get('tool')}): fused {len(m.get('fused', []))} group(s), removed {len(m.get('removed', []))}, "
+          f"not certain {m.get('uncertain')}")
+    for a in d.get("accesses", []):
+        s = a.get("sass") or {}
+        if s.get("state") not in (None, "same", "member") or not s.get("certain", True):
+            print(f"      instruction {a['index'] + 1}: {s.get('state')}: {s.get('note', '')[:160]}")
+    for n in m.get("notes") or []:
+        print(f"      {n[:200]}")
 PY
 done
 tar czf "$OUT/traces.tar.gz" -C "$W" .

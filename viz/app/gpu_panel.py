@@ -60,7 +60,13 @@ OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic in
                 "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
                 "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
                 "sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions",
-                "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"}
+                "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors"}
 
 
 def recordings_dir() -> Path:

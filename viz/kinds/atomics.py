@@ -1,17 +1,27 @@
-"""Shared-memory atomics (ATOMS): how the H100 counts ``atomicAdd`` on shared memory.
+"""Atomics: how the H100 counts ``atomicAdd`` on shared (ATOMS) and global memory (ATOM / RED).
 
-The rules (docs/memory-model.md, "Shared atomics"), measured on the H100 with
-tools/gpu/session/h12async-probe.sh (one warp, one instruction, 75 address patterns):
+The rules (docs/memory-model.md, "Atomics"), measured on the H100 with
+tools/gpu/session/h12async-probe.sh (one warp, one instruction, 75 address patterns) and
+tools/gpu/probe_atomics.sh:
 
-* ``atomicAdd(&h[i], 1)`` whose result is unused (``result = "unused"``): nvcc combines
-  the lanes that hit one address (``ATOMS.POPC.INC``: one atomic per distinct address,
-  adding the number of lanes), so the instruction takes as many wavefronts as its busiest
-  bank has *distinct words*. Same-address contention costs nothing.
+* ``atomicAdd(&h[i], 1)`` on shared memory whose result is unused (``result = "unused"``):
+  nvcc combines the lanes that hit one address (``ATOMS.POPC.INC``: one atomic per
+  distinct address, adding the number of lanes), so the instruction takes as many
+  wavefronts as its busiest bank has *distinct words*. Same-address contention costs nothing.
 * ``atom.shared.add`` with its old value read (``result = "used"``, ``ATOMS.ADD``): every
   lane is served in turn, so it takes as many wavefronts as its busiest bank has *active
   lanes*: 32 lanes on one address are 32 wavefronts.
+* A global atomic is one request per warp instruction, like a load, touching the distinct
+  32-byte sectors of its active lanes: ``RED`` when the result is unused, ``ATOM`` when it is
+  read, each under its own Nsight Compute names.
+* Warp aggregation (``aggregate``, ``viz.kinds.build.aggregation``): on an address that is
+  the same for every lane and that ptxas can prove so, ptxas turns an integer atomicAdd into
+  one lane's atomic: the highest active lane (a global add whose result is unused), or lane
+  31 when the whole warp is active (an add whose old value is read: a warp scan first;
+  with lanes off, every lane does its own).
 
-Both count in ``..._shared_op_atom`` (conflicts = wavefronts - 1) and in none of the ten.
+Shared atomics count in ``..._shared_op_atom`` (conflicts = wavefronts - 1), global ones in
+``..._global_op_{atom,red}``; none in the ten.
 """
 
 from __future__ import annotations
@@ -23,6 +33,13 @@ from ..kernels_numba import njit
 ATOM_INST = "smsp__inst_executed_op_shared_atom.sum"
 ATOM_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
 ATOM_CONF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"
+# Global atomics, by the SASS instruction: ATOM (the old value is read) and RED (it is not).
+GLOBAL_ATOMIC = {
+    "used": ("smsp__sass_inst_executed_op_global_atom.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+             "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"),
+    "unused": ("smsp__inst_executed_op_global_red.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+               "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"),
+}
 
 
 @njit(cache=True, nogil=True)
@@ -72,31 +89,76 @@ def count_atomic(addr: np.ndarray, mask: np.ndarray, nw: int, per_lane: bool = F
     return out
 
 
-def analyze_atomic(scenario, instr, access, ctx):
-    """One shared atomic warp instruction over the launch."""
-    from ..engine import InstrStats, evaluate_instruction
+def aggregate_mask(mask: np.ndarray, aggregate: str, nt: int) -> np.ndarray:
+    """The lanes that execute an atomic after ptxas's warp aggregation (module doc): ``mask``
+    (blocks, threads) of the lanes that reach it, ``nt`` threads per block. "highest": the
+    highest active lane of each warp; "lane31-full-warp": lane 31 where all 32 lanes of the
+    warp are active, every active lane otherwise; "none": ``mask``."""
+    mask = np.asarray(mask, bool)
+    if aggregate == "none" or not mask.size:
+        return mask
+    nb = mask.shape[0]
+    nw = -(-nt // 32)
+    full = np.zeros((nb, nw * 32), bool)
+    full[:, :nt] = mask
+    m = full.reshape(nb, nw, 32)
+    out = np.zeros_like(m)
+    any_ = m.any(axis=2)
+    if aggregate == "highest":
+        top = 31 - np.argmax(m[:, :, ::-1], axis=2)
+        b, w = np.nonzero(any_)
+        out[b, w, top[b, w]] = True
+    elif aggregate == "lane31-full-warp":
+        whole = m.all(axis=2)
+        out[:] = m
+        out[whole] = False
+        out[whole, 31] = True
+    else:
+        raise ValueError(f"unknown aggregation {aggregate!r}")
+    return out.reshape(nb, nw * 32)[:, :nt]
 
-    st = InstrStats(instr, "shared", "atomic", instr.size)
+
+def analyze_atomic(scenario, instr, access, ctx):
+    """One atomic warp instruction over the launch (shared or global)."""
+    from ..engine import InstrStats, _count, evaluate_instruction
+
+    arr = scenario.array(access.array)
+    space = arr.space
+    st = InstrStats(instr, space, "atomic", instr.size)
     per_warp = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
+    aggregate = access.option("aggregate") or "none"
+    nt = len(ctx.threads)
     for blocks in ctx.chunks():
         lv = evaluate_instruction(scenario, instr, blocks, ctx.threads, access=access)
-        nb, nt = lv.shape
+        nb = len(blocks)
         addr = np.broadcast_to(lv.addr.natural(), (nb, nt))
-        mask = np.broadcast_to(lv.mask, (nb, nt))
-        wf, ph, act, deep = count_atomic(addr, mask, ctx.nw, access.option("result") == "used")
+        mask = aggregate_mask(np.broadcast_to(lv.mask, (nb, nt)), aggregate, nt)
         b0 = int(blocks[0])
+        if space == "shared":
+            wf, ph, act, deep = count_atomic(addr, mask, ctx.nw, access.option("result") == "used")
+            st.wavefronts += int(wf.sum())
+            st.phases += int(ph.sum())
+            st.deepest = max(st.deepest, int(deep.max(initial=0)))
+        else:
+            wf, lines, act, distinct, _ = _count("global", instr.size, addr, mask, ctx.nw, True)
+            st.sectors += int(wf.sum())
+            st.lines += int(lines.sum())
+            st.bytes_used += int(distinct.sum()) * instr.size
         per_warp[b0:b0 + nb] = np.minimum(wf, 255)
         per_active[b0:b0 + nb] = act
         st.warp_instructions += int((act > 0).sum())
         st.active_lanes += int(act.sum())
-        st.wavefronts += int(wf.sum())
-        st.phases += int(ph.sum())
-        st.deepest = max(st.deepest, int(deep.max(initial=0)))
         ctx.step(instr)
     st.per_warp, st.per_warp_active = per_warp, per_active
-    st.kind_metrics = {ATOM_INST: st.warp_instructions, ATOM_WF: st.wavefronts, ATOM_CONF: st.wavefronts - st.phases}
+    if space == "shared":
+        st.kind_metrics = {ATOM_INST: st.warp_instructions, ATOM_WF: st.wavefronts,
+                           ATOM_CONF: st.wavefronts - st.phases}
+    else:
+        inst, req, sec = GLOBAL_ATOMIC[access.option("result")]
+        st.kind_metrics = {inst: st.warp_instructions, req: st.warp_instructions, sec: st.sectors}
     return st
 
 
-__all__ = ["analyze_atomic", "atom_counts", "count_atomic"]
+__all__ = ["analyze_atomic", "atom_counts", "count_atomic", "aggregate_mask", "GLOBAL_ATOMIC", "ATOM_INST", "ATOM_WF",
+           "ATOM_CONF"]

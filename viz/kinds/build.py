@@ -24,6 +24,7 @@ KEYS = {
 }
 CP_ASYNC_SIZES = (4, 8, 16)
 ATOMIC_TYPES = ("int",)
+GLOBAL_ATOMIC_TYPES = {"int": 4, "float": 4, "double": 8}
 TMA_MAX_BOX = 256        # elements per box dimension (cuTensorMapEncodeTiled)
 
 
@@ -128,24 +129,55 @@ def _atomic(b, k: int, raw: dict) -> Access:
     acc = _plain(b, k, raw, "atomic", "at", "store")
     where = _label(k, "atomic", acc.text)
     arr = b.arrays[acc.array]
-    if arr.space != "shared":
-        b.fail(where, tr("atomic models atomicAdd on shared memory; {name} is a global array", name=arr.name),
-               tr("name a shared array (global atomics are not modelled yet)"), key="at")
     tname = arr.type.name if acc.field is None else next(f.type.name for f in arr.type.fields if f.name == acc.field)
-    if tname == "float":
-        b.fail(where, tr("atomicAdd on a shared float is a compare-and-swap loop on the H100 (LDS then ATOMS.CAST.SPIN "
-                         "until no other lane interfered), which warpviz does not model"),
-               tr("count with an int histogram, as the built-ins shared-histogram-few-bins and -many-bins do"),
-               key="at")
-    if len(acc.parts) != 1 or acc.size != 4 or tname not in ATOMIC_TYPES:
-        b.fail(where, tr("atomic adds to a 4-byte int; {what} is {type}", what=acc.text, type=tname),
-               tr("make the array's type int"), key="at")
     result = raw.get("result", "unused")
     if result not in ("used", "unused"):
         b.fail(where, tr("result must be \"used\" or \"unused\", not {v!r}", v=result),
                tr("unused: atomicAdd(&h[i], 1) as a histogram writes it; used: atom.shared.add whose old value is "
                   "read"), key="result")
-    return replace(acc, op="atomic", options=(("result", result), ("type", tname)))
+    if arr.space == "shared":
+        if tname == "float":
+            b.fail(where, tr("atomicAdd on a shared float is a compare-and-swap loop on the H100 (LDS then "
+                             "ATOMS.CAST.SPIN until no other lane interfered), which warpviz does not model"),
+                   tr("count with an int histogram, as the built-ins shared-histogram-few-bins and -many-bins do"),
+                   key="at")
+        if len(acc.parts) != 1 or acc.size != 4 or tname not in ATOMIC_TYPES:
+            b.fail(where, tr("atomic adds to a 4-byte int; {what} is {type}", what=acc.text, type=tname),
+                   tr("make the array's type int"), key="at")
+    elif len(acc.parts) != 1 or tname not in GLOBAL_ATOMIC_TYPES or acc.size != GLOBAL_ATOMIC_TYPES[tname]:
+        b.fail(where, tr("a global atomic adds to an int, a float or a double; {what} is {type}", what=acc.text,
+                         type=tname), tr("make the global array's type int, float or double"), key="at")
+    return replace(acc, op="atomic", options=(("result", result), ("type", tname),
+                                              ("aggregate", aggregation(arr.space, tname, result, acc))))
+
+
+# Names whose value differs between the lanes of a warp: an address that uses none of them is
+# the same for every lane, and ptxas can prove it (threadIdx is the only per-lane input of a
+# generated kernel; params, blockIdx and loop counters are uniform).
+THREAD_NAMES = frozenset({"threadIdx.x", "threadIdx.y", "threadIdx.z", "tid", "lane", "warp"})
+
+
+def uniform_address(acc) -> bool:
+    """Is the access's address the same for every lane of a warp, as ptxas sees it? (``warp``
+    is the same for a warp's lanes, but ptxas cannot prove it: it counts as per-lane.)"""
+    used = set().union(*(names(n) for n in acc.indices)) if acc.indices else set()
+    return not (used & THREAD_NAMES)
+
+
+def aggregation(space: str, tname: str, result: str, acc) -> str:
+    """How ptxas (CUDA 13, sm_90) compiles the generated kernel's atomicAdd, seen in its SASS
+    (docs/memory-model.md, "Atomics"): on a warp-uniform address it aggregates the warp's
+    lanes into one lane's atomic: "highest" (the highest active lane adds the count of lanes:
+    a global integer atomicAdd whose result is unused), "lane31-full-warp" (an add whose old
+    value is read: a warp scan, then lane 31 adds the total when all 32 lanes are active,
+    every lane its own otherwise). "none": every lane does its own (a per-lane address, a
+    float or double add, and a shared add whose result is unused, ATOMS.POPC.INC, which the
+    hardware combines itself)."""
+    if not uniform_address(acc) or tname != "int":
+        return "none"
+    if result == "used":
+        return "lane31-full-warp"
+    return "none" if space == "shared" else "highest"
 
 
 # ---------------------------------------------------------------------------- tma.load
@@ -244,4 +276,5 @@ def _tma(b, k: int, raw: dict) -> Access:
     return acc
 
 
-__all__ = ["build_kind_access", "KEYS", "CP_ASYNC_SIZES", "BUILTIN_NAMES"]
+__all__ = ["build_kind_access", "KEYS", "CP_ASYNC_SIZES", "BUILTIN_NAMES", "aggregation", "uniform_address",
+           "THREAD_NAMES", "GLOBAL_ATOMIC_TYPES"]

@@ -3,8 +3,9 @@
 * ``cp.async`` is one ``cp.async.{ca,cg}.shared.global`` of the element's size per lane,
   then ``cp.async.wait_all`` (so a later access of the tile sees the data; waiting costs
   no memory instruction).
-* ``atomic`` is ``atom.shared.add`` (result used, kept alive in the running hash) or
-  ``red.shared.add`` (result unused, as a histogram's ``atomicAdd``), u32 or f32.
+* ``atomic`` is ``atom.shared.add.u32`` (result used, kept alive in the running hash) or
+  ``atomicAdd`` (result unused, as a histogram writes it); on a global array
+  ``atom.global.add`` (used) or ``atomicAdd`` (unused: a RED), of an int, float or double.
 * ``tma.load`` is ``cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes``
   by thread 0 with a real tensor map (``cuTensorMapEncodeTiled``, made by the runner) passed
   as a ``const __grid_constant__`` 128-byte kernel parameter; every thread then waits on the
@@ -93,12 +94,32 @@ def cp_async_body(a, arr, sc, rename) -> list[str]:
 
 
 def atomic_body(a, arr, sc, rename) -> list[str]:
-    """``result = "unused"``: ``atomicAdd(&h[i], 1)`` in CUDA C++, which nvcc turns into
-    ATOMS.POPC.INC (lanes on one address combined); ``"used"``: ``atom.shared.add.u32``
+    """Shared: ``result = "unused"``: ``atomicAdd(&h[i], 1)`` in CUDA C++, which nvcc turns
+    into ATOMS.POPC.INC (lanes on one address combined); ``"used"``: ``atom.shared.add.u32``
     of lane + 1 whose old value enters the running hash (ATOMS.ADD, lane by lane): the two
-    forms the H100 probe measured."""
+    forms the H100 probe measured. Global: ``atomicAdd(p, 1)`` (a RED; int, float or double)
+    and ``atom.global.add`` of lane + 1 whose old value enters the hash (an ATOM). On a
+    warp-uniform address ptxas aggregates the integer forms (``viz.kinds.build.aggregation``
+    says which; the model counts what that SASS does)."""
     body = _indices(a, rename)
     body.append(f"const long long wv_e = {_elem(arr, rename, 'wv_row', 'wv_col')};")
+    tname = a.option("type")
+    if arr.space == "global":
+        body.append(f"unsigned char* const wv_a = g_{arr.name} + ({arr.offset}LL + wv_e * {arr.type.size}LL + "
+                    f"{a.parts[0][0]}LL);")
+        ctype, one, ptx, reg, keep = {
+            "int": ("unsigned", "1u", "u32", "r", "wv_o"),
+            "float": ("float", "1.0f", "f32", "f", "__float_as_uint(wv_o)"),
+            "double": ("double", "1.0", "f64", "d", "(unsigned)__double_as_longlong(wv_o)"),
+        }[tname]
+        if a.option("result") == "used":
+            value = {"int": "(unsigned)wv_lane + 1u", "float": "(float)wv_lane + 1.0f",
+                     "double": "(double)wv_lane + 1.0"}[tname]
+            body.append(f'{{ {ctype} wv_o; asm volatile("atom.global.add.{ptx} %0, [%1], %2;" : "={reg}"(wv_o) : '
+                        f'"l"(wv_a), "{reg}"({value}) : "memory"); WV_KEEP({keep}); }}')
+        else:
+            body.append(f"atomicAdd(({ctype}*)wv_a, {one});")
+        return body
     off = f"({arr.base}LL + wv_e * {arr.type.size}LL + {a.parts[0][0]}LL)"
     if a.option("result") == "used":
         body.append(f"const unsigned wv_a = wv_sbase + (unsigned){off};")

@@ -46,6 +46,30 @@ OTHER_METRICS = {
     ("stmatrix", "shared"): "sm__sass_inst_executed_op_shared_stsm.sum",
     ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
 }
+# Atomics' own memory counters, counted by the rules of the scenario kind ``atomic``
+# (viz.kinds.atomics): a shared atomic's wavefronts and bank conflicts, a global ATOM's or
+# RED's requests and sectors.
+SHARED_ATOM_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
+SHARED_ATOM_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"
+GLOBAL_ATOMIC_METRICS = {
+    "atomic": ("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"),
+    "reduction": ("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"),
+}
+# Every counter outside the ten that a trace reports (what ``--validate`` asks Nsight Compute for).
+OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS}
+                                  | {n for pair in GLOBAL_ATOMIC_METRICS.values() for n in pair}))
+
+
+def atomic_rule(ins: dict) -> str:
+    """How a shared atomic's wavefronts are counted (viz.kinds.atomics): "words" (the busiest
+    bank's distinct words: ``ATOMS.POPC.INC``, nvcc's ``atomicAdd(&h[i], 1)`` with the result
+    unused) or "lanes" (every lane in turn: ``ATOMS.ADD`` and the rest). From the SASS where
+    the trace has it, else from the PTX: an ``add`` of the constant 1 is taken to be a POPC.INC."""
+    info = ins.get("sass") or {}
+    if info.get("atomic_rule"):
+        return info["atomic_rule"]
+    text = " ".join(ins.get("ptx", "").split()).rstrip(";")
+    return "words" if ".add." in ins.get("opcode", "") + "." and text.endswith(", 1") else "lanes"
 
 
 def matrix_lanes(opcode: str) -> int:
@@ -96,6 +120,10 @@ class TraceInstrStats:
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
 
     @property
+    def is_atomic(self) -> bool:
+        return self.instr["kind"] in ("atomic", "reduction")
+
+    @property
     def counted(self) -> bool:
         """Does this instruction enter the ten metrics (any of them)?"""
         k, sp = self.instr["kind"], self.instr["space"]
@@ -139,6 +167,13 @@ class TraceAnalysis:
                 continue
             # a predicated-off LDGSTS still counts in smsp__inst_executed_op_ldgsts
             out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0)
+            if s.is_atomic and s.instr["space"] == "shared":
+                out[SHARED_ATOM_WAVEFRONTS] = out.get(SHARED_ATOM_WAVEFRONTS, 0) + s.wavefronts
+                out[SHARED_ATOM_CONFLICTS] = out.get(SHARED_ATOM_CONFLICTS, 0) + s.conflicts
+            elif s.is_atomic and s.instr["space"] == "global":
+                req, sec = GLOBAL_ATOMIC_METRICS[s.instr["kind"]]
+                out[req] = out.get(req, 0) + s.requests
+                out[sec] = out.get(sec, 0) + s.sectors
         return out
 
     def per_access(self) -> list[dict]:
@@ -153,10 +188,17 @@ class TraceAnalysis:
                  "predicated_off_warps": s.predicated_off, "branched_around_warps": s.skipped_warps,
                  "never_true_shared_loads": s.never_true_lds,
                  "active_lanes": s.active_lanes, "bytes_requested": s.active_lanes * ins["width"]}
+            info = ins.get("sass")
+            if info:
+                d["sass"] = {k: info[k] for k in ("state", "certain", "sass", "width", "group", "first", "ptx_lines",
+                                                  "source_lines", "note")}
+                d["ptx_width"] = ins.get("ptx_width") or ins["width"]
+            if s.is_atomic and ins["space"] == "shared":
+                d["atomic_rule"] = atomic_rule(ins)
             if s.shared_lanes or ins["space"] == "shared":
                 d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
-                         wavefronts_per_instruction=_ratio(s.wavefronts, s.shared_instructions),
-                         ideal_wavefronts_per_instruction=_ratio(s.phases, s.shared_instructions))
+                         wavefronts_per_instruction=_ratio(s.wavefronts, s.shared_instructions or s.warp_instructions),
+                         ideal_wavefronts_per_instruction=_ratio(s.phases, s.shared_instructions or s.warp_instructions))
             if s.global_lanes or ins["space"] == "global":
                 gb = s.global_lanes * ins["width"]
                 d.update(requests=s.requests, sectors=s.sectors, lines=s.lines, bytes_moved=s.sectors * 32,
@@ -225,6 +267,20 @@ def source_lines(an: "TraceAnalysis") -> list[dict]:
     for r in rows.values():
         r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * 32)
     return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
+
+
+def sass_text(d: dict) -> str:
+    """One line on what the plain kernel's SASS does with an instruction of ``per_access``
+    (``viz.trace.reconcile``), or "" where it runs as the PTX has it."""
+    info = d.get("sass")
+    if not info:
+        return ""
+    state = info["state"]
+    if state == "member" and info.get("first") is not None:
+        return f"fused by ptxas into instruction {info['first'] + 1}: {info['note']}"
+    if state == "uncertain":
+        return f"not certain what the GPU runs: {info['note']}"
+    return info["note"]
 
 
 def _ratio(a: int, b: int) -> float:
@@ -315,7 +371,16 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
     counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
     mine = st.per_record[at:at + rows.size]
-    if counts_shared and (ins["space"] == "shared" or sh.any()):
+    if ins["kind"] in ("atomic", "reduction") and ins["space"] == "shared":
+        # a shared atomic: the busiest bank's distinct words or lanes (viz.kinds.atomics)
+        from ..kinds.atomics import count_atomic
+
+        wf, ph, act, _deep = count_atomic(addr, sh, 1, atomic_rule(ins) == "lanes")
+        st.wavefronts += int(wf.sum())
+        st.phases += int(ph.sum())
+        st.shared_lanes += int(act.sum())
+        mine += wf[:, 0]
+    elif counts_shared and (ins["space"] == "shared" or sh.any()):
         p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
         st.wavefronts += int(p.sum())
         st.phases += int(s.sum())
@@ -347,6 +412,7 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
     rows = [("warp instructions", _n(inst),
              tr("recorded warp-level executions: {n}; a warp counts where a lane executed it",
                 n=_n(d["executed"])))]
+    rows += sass_rows(d)
     if d["predicated_off_warps"]:
         rows.append(("", f"+{d['predicated_off_warps']:,}",
                      tr("warps with every lane off: ptxas predicated the instruction, so they execute it "
@@ -363,9 +429,16 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
     if "wavefronts" in d:
         wf, ph = d["wavefronts"], d["phases"]
         per = max(1, d["executed"])
-        rows.append(("wavefronts", _n(wf),
-                     tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
-                        "must deliver", per=_avg(wf, per))))
+        if d.get("atomic_rule") == "lanes":
+            why = tr("{per} per instruction: the atomic serves every lane in turn, so the busiest bank's active "
+                     "lanes", per=_avg(wf, per))
+        elif d.get("atomic_rule") == "words":
+            why = tr("{per} per instruction: lanes on one address are combined (ATOMS.POPC.INC), so the busiest "
+                     "bank's distinct words", per=_avg(wf, per))
+        else:
+            why = tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
+                     "must deliver", per=_avg(wf, per))
+        rows.append(("wavefronts", _n(wf), why))
         rows.append(("phases", _n(ph), tr("{per} per instruction: the wavefronts with no bank conflict",
                                           per=_avg(ph, per))))
         rows.append(("bank conflicts", _n(wf - ph), tr("wavefronts beyond the phases")))
@@ -384,6 +457,38 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
     if not d["counted_in_metrics"]:
         rows.append(("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name")))
     return rows
+
+
+def sass_rows(d: dict) -> list[tuple[str, str, str]]:
+    """The "SASS" row of a traced instruction whose SASS is not its PTX (``viz.trace.reconcile``)."""
+    from ..i18n import tr
+
+    info = d.get("sass")
+    if not info or (info["state"] == "same" and info["certain"]):
+        return []
+    op = " / ".join(dict.fromkeys(next((w for w in t.split() if not w.startswith("@")), "?")
+                                  for t in info["sass"][:4])) or "-"
+    lines = info.get("ptx_lines") or []
+    span = (f"{min(lines)}\u2013{max(lines)}" if len(set(lines)) > 1 else str(lines[0])) if lines else "?"
+    state = info["state"]
+    if state == "fused":
+        why = tr("ptxas fused {n} PTX accesses of {w} bytes (PTX lines {lines}) into this one access of {wide} bytes "
+                 "a lane", n=len(info["group"]), w=d.get("ptx_width", d["access_bytes"]), lines=span,
+                 wide=info["width"])
+    elif state == "member":
+        why = tr("fused by ptxas into instruction {k} (PTX lines {lines}): the GPU runs it as part of that access",
+                 k=(info["first"] or 0) + 1, lines=span)
+    elif state == "removed":
+        why = tr("ptxas removed it: the GPU does not run it")
+    elif state == "split":
+        why = tr("ptxas split it into several accesses of {w} bytes a lane", w=info["width"])
+    elif state == "aggregated":
+        why = tr("ptxas aggregated the warp's lanes on one address into one lane's atomic")
+    elif state == "uncertain":
+        why = tr("not certain what the GPU runs here: {note}", note=info["note"])
+    else:
+        why = info["note"]
+    return [("SASS", op, why)]
 
 
 def to_json(an: TraceAnalysis) -> dict:
@@ -405,7 +510,7 @@ def to_json(an: TraceAnalysis) -> dict:
         "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
                   "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
-                  "note": h.get("note", ""),
+                  "note": h.get("note", ""), "sass_map": h.get("sass_map"),
                   "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])]},
         "lines": an.per_line(),
     }
@@ -420,6 +525,12 @@ def to_table(an: TraceAnalysis) -> str:
            f"{h.get('gpu', {}).get('name', 'an unknown GPU')}: {an.trace.records:,} warp-level executions"]
     if not h.get("complete", False):
         out.append(f"partial trace: {h.get('note', 'not every block was recorded')}")
+    smap = h.get("sass_map")
+    if smap and not smap.get("certain", False):
+        unc = smap.get("uncertain") or []
+        out.append("SASS: not certain for " + (f"instruction(s) {', '.join(str(k + 1) for k in unc[:12])}"
+                                                + (" ..." if len(unc) > 12 else "") if unc else "the kernel")
+                   + "; " + "; ".join(smap.get("notes") or ["see each instruction"]))
     for d in an.per_access():
         out.append("")
         out.append(f"instruction {d['index'] + 1}: {d['source']}  {' '.join(d['ptx'].split())}")
@@ -438,6 +549,9 @@ def to_table(an: TraceAnalysis) -> str:
         if not d["counted_in_metrics"]:
             parts.append("not in the ten metrics")
         out.append("  " + "; ".join(parts))
+        why = sass_text(d)
+        if why:
+            out.append(f"  SASS: {why}")
     out.append("")
     out.append("totals (Nsight Compute metric names):")
     for k, v in an.metrics.items():
@@ -447,5 +561,6 @@ def to_table(an: TraceAnalysis) -> str:
     return "\n".join(out)
 
 
-__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "explain_trace", "heat_map_blocks",
+__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "OTHER_METRIC_NAMES",
+           "GLOBAL_ATOMIC_METRICS", "SHARED_ATOM_WAVEFRONTS", "SHARED_ATOM_CONFLICTS", "atomic_rule", "sass_text", "explain_trace", "heat_map_blocks",
            "HEAT_MAP_WARPS", "COUNT_ROWS"]

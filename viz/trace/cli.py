@@ -101,8 +101,28 @@ def _trace(launch, blocks, args) -> int:
                 print("  SASS guard: ptxas changed memory instructions: " + "; ".join(guard["problems"]))
             if guard and guard["note"]:
                 print("  note: " + guard["note"])
+            for line in sass_lines(rec.trace.header):
+                print("  " + line)
     print(f"warpviz: wrote {out} ({out.stat().st_size:,} bytes, {rec.trace.records:,} records)", file=sys.stderr)
     return rc
+
+
+def sass_lines(header: dict) -> list[str]:
+    """What ``--validate`` says about the SASS (``viz.trace.reconcile``): the instructions
+    that ptxas rewrote, and every one whose mapping is not certain."""
+    smap = header.get("sass_map")
+    if not smap:
+        return ["SASS: not compared with the trace (a trace recorded before warpviz read the SASS)"]
+    out = []
+    for k, ins in enumerate(header["instructions"]):
+        info = ins.get("sass") or {}
+        if info.get("state") in ("fused", "split", "removed", "aggregated") or not info.get("certain", True):
+            tag = "not certain" if not info.get("certain", True) else info["state"]
+            out.append(f"SASS, instruction {k + 1} ({tag}): {info.get('note', '')}")
+    out += [f"SASS: {n}" for n in smap.get("notes") or []]
+    if not out:
+        out.append("SASS: every memory instruction runs as the PTX has it")
+    return out
 
 
 def cmd_analyze_trace(path: str, as_json: bool) -> int:
@@ -121,4 +141,4 @@ def cmd_analyze_trace(path: str, as_json: bool) -> int:
     return 0
 
 
-__all__ = ["add_parser", "cmd_trace", "cmd_analyze_trace", "parse_blocks", "blocks_text"]
+__all__ = ["add_parser", "cmd_trace", "cmd_analyze_trace", "parse_blocks", "blocks_text", "sass_lines"]

@@ -82,10 +82,10 @@ def other_counters(launch, build, blocks, counters=validate_counters, cancelled=
     where this Nsight Compute cannot read them (they are outside the ten, so that is not
     an error)."""
     from ..gpu.worker import Cancelled
-    from .analysis import OTHER_METRICS
+    from .analysis import OTHER_METRIC_NAMES
 
     try:
-        return counters(launch, build, blocks, sorted(set(OTHER_METRICS.values())), cancelled=cancelled)
+        return counters(launch, build, blocks, list(OTHER_METRIC_NAMES), cancelled=cancelled)
     except Cancelled:
         raise
     except Exception as err:  # an unknown metric name, a profiler error: say so, carry on
@@ -196,7 +196,7 @@ class Recording:
         if self.rows is None:
             return None
         return {"complete": self.complete, "rows": [r.as_dict() for r in self.rows], "match": self.match,
-                "sass_guard": self.guard, "other": self.other}
+                "sass_guard": self.guard, "other": self.other, "sass_map": self.trace.header.get("sass_map")}
 
 
 def first_arch(launch) -> str:
@@ -375,6 +375,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         rows, addr = rows[~is_event], addr[~is_event]
     # the rows come from a buffer the kernel could have written over: checked as a file is
     trace = tracefile.check(tracefile.from_records(header, rows, addr), out)
+    trace = tracefile.check(_as_the_sass_runs(trace, b, log), out)
     tracefile.save(trace, out)
     trace.path = out
     stage("analyse")
@@ -386,6 +387,18 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
     if progress is not None:
         progress(1.0, "analyse")
     return rec
+
+
+def _as_the_sass_runs(trace, b, log):
+    """The trace rewritten to what the plain kernel's SASS executes (``viz.trace.reconcile``):
+    fused, split, removed and aggregated accesses; what is not certain is said on the
+    instruction."""
+    from .reconcile import apply, reconcile_build
+
+    mapping = reconcile_build(b)
+    for note in mapping.get("notes", []):
+        log(f"SASS: {note}")
+    return apply(trace, mapping)
 
 
 def _source_text(launch) -> str:

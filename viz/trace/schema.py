@@ -289,6 +289,26 @@ def _req(spec: Spec) -> Field:
 
 _INSTRUCTION_TEXT = {name: _opt(Text(), "") for name in ("ptx", "function", "opcode", "predicate", "address", "file")}
 
+# What the plain kernel's SASS does with a PTX memory instruction (``viz.trace.reconcile``).
+SASS_STATES = ("same", "fused", "member", "split", "removed", "aggregated", "uncertain")
+MAX_GROUP = 64                  # PTX accesses in one fused group, SASS instructions of one PTX line
+SASS_INFO = Record(nullable=True, fields={
+    "state": _req(Text(choices=SASS_STATES)),
+    "certain": _opt(Bool(), False),
+    "sass": _opt(ListOf(Text(), MAX_GROUP), []),
+    "width": _opt(Int(0, 32), 0),
+    "ptx_width": _opt(Int(0, 32), 0),
+    "group": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_GROUP), []),
+    "first": _opt(Int(0, MAX_INSTRUCTIONS - 1, nullable=True), None),
+    "parts": _opt(Int(1, 16), 1),
+    "leader": _opt(Text(choices=("", "highest", "lane31-full-warp")), ""),
+    "atomic_rule": _opt(Text(choices=("", "words", "lanes")), ""),
+    "sass_op": _opt(Text(choices=("", "atom", "red")), ""),
+    "ptx_lines": _opt(ListOf(Int(0, MAX_LINE), MAX_GROUP), []),
+    "source_lines": _opt(ListOf(Int(0, MAX_LINE), MAX_GROUP), []),
+    "note": _opt(Text(TEXT), ""),
+})
+
 INSTRUCTION = Record(fields={
     "id": _req(Int(0, MAX_INSTRUCTIONS - 1)),       # also its position in the table (checked by tracefile)
     "kind": _req(Text(choices=KINDS)),
@@ -300,6 +320,8 @@ INSTRUCTION = Record(fields={
     "line_no": _opt(Int(0, MAX_LINE), 0),
     "operand": _opt(Int(0, 15), 0),
     "sass_predicated": _opt(Bool(nullable=True), None),
+    "ptx_width": _opt(Int(choices=WIDTHS)),         # the PTX's width where the SASS's differs (fused, split)
+    "sass": _opt(SASS_INFO, None),
 })
 
 EVENT = Record(fields={
@@ -362,6 +384,14 @@ HEADER = Record(fields={
         "sass": _opt(ListOf(Text(), MAX_SASS_LINES)),
         "predicated": _opt(MapOf(value=Bool(nullable=True), max_len=MAX_INSTRUCTIONS, nullable=True)),
     })),
+    "sass_map": _opt(Record(nullable=True, fields={
+        "tool": _opt(Text(nullable=True)),
+        "certain": _opt(Bool(), False),
+        "notes": _opt(ListOf(Text(TEXT), MAX_INSTRUCTIONS), []),
+        "uncertain": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
+        "fused": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
+        "removed": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
+    })),
     "ncu": _opt(COUNTERS),
     "ncu_other": _opt(COUNTERS),
 })
@@ -398,5 +428,5 @@ def check(spec: Spec, value: Any) -> Any:
     return spec.check(value, "")
 
 
-__all__ = ["HEADER", "INSTRUCTION", "EVENT", "SchemaError", "check", "depth", "MAX_INSTRUCTIONS", "MAX_DEPTH",
+__all__ = ["HEADER", "INSTRUCTION", "SASS_INFO", "SASS_STATES", "EVENT", "SchemaError", "check", "depth", "MAX_INSTRUCTIONS", "MAX_DEPTH",
            "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS"]

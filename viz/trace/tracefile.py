@@ -361,6 +361,18 @@ def check_header(path, header: dict) -> dict:
             raise _bad(path, f"the header's `instructions[{k}].id` is {ins['id']}; entry {k} of the instruction "
                        f"table must have id {k}", where=f"header.json: instructions[{k}].id")
     n = len(header["instructions"])
+    for k, ins in enumerate(header["instructions"]):
+        info = ins.get("sass")
+        if not info:
+            continue
+        refs = [("group", j, i) for j, i in enumerate(info["group"])]
+        if info["first"] is not None:
+            refs.append(("first", None, info["first"]))
+        for key, j, i in refs:
+            if i >= n:
+                at = f"instructions[{k}].sass.{key}" + (f"[{j}]" if j is not None else "")
+                raise _bad(path, f"the header's `{at}` is {i}; the instruction table has ids 0 to {n - 1}",
+                           where=f"header.json: {at}")
     for k, r in enumerate(header.get("skip_regions") or []):
         for j, i in enumerate(r.get("instructions") or []):
             if i >= n:

@@ -1,0 +1,543 @@
+"""A trace is what the GPU ran, not what the PTX says (viz.trace.reconcile): the mapping of
+every PTX memory instruction to the plain kernel's SASS, on real SASS (tests/data/sass:
+nvcc 13.0, ptxas and nvdisasm -gp, made by tools/trace/sass_fixtures.py; with the tools
+here the same is checked live), and the rewrite of recorded streams, on synthetic traces
+whose counts follow from the engine's rules."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from viz.trace import TraceError, tracefile
+from viz.trace.analysis import analyze_trace, explain_trace, to_table
+from viz.trace.ptx import parse
+from viz.trace.reconcile import apply, parse_sass_lines, ptx_loop_depths, reconcile, split_address
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "sass"
+LD, WF = "smsp__inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+ST, WFS = "smsp__inst_executed_op_shared_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+
+
+def fixture(name: str):
+    ptx = (DATA / f"{name}.ptx").read_text()
+    parsed = parse(ptx)
+    return ptx, parsed.instrs, reconcile(ptx, parsed.instrs, (DATA / f"{name}.gp.sass").read_text())
+
+
+def states(mapping, instrs, function):
+    return [mapping["instructions"][i.id].state for i in instrs if i.function == function]
+
+
+# ---------------------------------------------------------------------------- the mapping, real SASS
+
+
+def test_unrolled_sgemm_fuses_four_as_loads_into_each_lds128_and_keeps_bs_scalar():
+    _ptx, instrs, m = fixture("sgemm_tile16")
+    mine = [i for i in instrs if i.function == "sgemm_tile16"]
+    info = {i.id: m["instructions"][i.id] for i in mine}
+    loads = [i for i in mine if i.kind == "load" and i.space == "shared"]
+    assert len(loads) == 32
+    fused = [i for i in loads if info[i.id].state == "fused"]
+    members = [i for i in loads if info[i.id].state == "member"]
+    same = [i for i in loads if info[i.id].state == "same"]
+    # As[ty][k..k+3]: four groups of four ld.shared.f32 at [%r7 + 16j .. 16j + 12], each one LDS.128
+    assert [split_address(i.address) for i in fused] == [("%r7", 0), ("%r7", 16), ("%r7", 32), ("%r7", 48)]
+    assert len(members) == 12 and len(same) == 16
+    assert {split_address(i.address)[0] for i in same} == {"%r8"}          # Bs[k][tx]: 16 scalar LDS
+    for f in fused:
+        g = info[f.id]
+        assert g.certain and g.width == 16 and g.ptx_width == 4 and len(g.group) == 4 and g.group[0] == f.id
+        assert [split_address(next(i for i in mine if i.id == k).address)[1] for k in g.group] == \
+            [split_address(f.address)[1] + 4 * j for j in range(4)]
+        assert g.sass[0].startswith("LDS.128") and g.source_lines == (27,) * 4
+        assert f"into one LDS.128 of 16 bytes a lane" in g.note and "source line 27" in g.note
+    assert all(info[i.id].first in {f.id for f in fused} for i in members)
+    # 32 PTX loads -> 20 SASS load instructions per tile step
+    assert len(fused) + len(same) == 20
+    assert m["certain"] and m["notes"] == []
+
+
+def test_rolled_sgemm_runs_as_the_ptx_says():
+    _ptx, instrs, m = fixture("sgemm_tile16")
+    got = states(m, instrs, "sgemm_tile16_rolled")
+    assert got == ["same"] * 7 and all(m["instructions"][i.id].certain for i in instrs)
+
+
+def test_shared_reads_and_writes_of_consecutive_floats_fuse_and_the_volatile_control_does_not():
+    _ptx, instrs, m = fixture("shared_fused")
+    info = m["instructions"]
+    quad = [i for i in instrs if i.function == "quad_read" and i.kind == "load" and i.space == "shared"]
+    # the SASS names the first in program order ([%r+4]); the group starts at the lowest address
+    first = next(i for i in quad if info[i.id].state == "fused")
+    assert split_address(first.address)[1] == 0 and info[first.id].width == 16
+    assert sorted(info[i.id].state for i in quad) == ["fused", "member", "member", "member"]
+    pair = [i for i in instrs if i.function == "pair_write" and i.kind == "store" and i.space == "shared"]
+    assert [info[i.id].state for i in pair] == ["fused", "member"] and info[pair[0].id].width == 8
+    assert info[pair[0].id].sass[0].startswith("STS.64") and info[pair[0].id].source_lines == (23, 24)
+    assert set(states(m, instrs, "quad_read_volatile")) == {"same"}
+
+
+def test_kernels_with_the_same_register_names_each_find_their_own_group():
+    """Two kernels of one module whose PTX is the same, registers included (NVIDIA's
+    matrixMul sample compiled for two tile sizes is such a module): each fused group is
+    made of its own function's loads."""
+    _ptx, instrs, m = fixture("two_kernels")
+    for fn in ("quad_a", "quad_b"):
+        loads = [i for i in instrs if i.function == fn and i.kind == "load" and i.space == "shared"]
+        info = [m["instructions"][i.id] for i in loads]
+        assert sorted(v.state for v in info) == ["fused", "member", "member", "member"]
+        assert {g for v in info for g in v.group} == {i.id for i in loads}
+    assert m["certain"]
+
+
+def test_a_loop_ptxas_restructured_is_said_to_be_uncertain_never_silently_dropped():
+    """softmax_row's `for (w ...) m = fmaxf(m, partial[w])`: nvcc unrolled it by 4, ptxas
+    unrolled again and read partial[] with LDS.128 from one PTX line: no group can be pinned
+    down, so the loads of that loop are uncertain (kept as recorded), none 'removed'."""
+    _ptx, instrs, m = fixture("softmax_row")
+    info = m["instructions"]
+    unc = [i for i in instrs if info[i.id].state == "uncertain"]
+    assert len(unc) == 8 and not m["certain"]
+    assert all(i.kind == "load" and i.space == "shared" for i in unc)
+    assert not any(v.state == "removed" for v in info.values())
+    assert any("are not its 4 bytes a lane" in info[i.id].note for i in unc)
+
+
+def test_a_device_function_that_ptxas_assembled_into_the_kernel_is_matched():
+    _ptx, instrs, m = fixture("generic_atomic")
+    assert m["certain"] and m["notes"] == []
+    load_any = next(i for i in instrs if i.function != "generic_atomic")
+    assert m["instructions"][load_any.id].state == "same" and m["instructions"][load_any.id].sass[0].startswith("LD.E")
+
+
+def test_cp_async_keeps_both_operands():
+    _ptx, instrs, m = fixture("cpasync_double")
+    cps = [i for i in instrs if i.kind == "cp.async"]
+    assert len(cps) == 4 and all(m["instructions"][i.id].state == "same" for i in cps)
+
+
+ATOMIC_FORMS = {
+    # kernel: (state, leader, shared rule, SASS op)
+    "s_uniform_one_unused": ("same", "", "words", "atom"),          # ATOMS.POPC.INC on [UR]: all lanes, 1 word
+    "s_uniform_one_used": ("aggregated", "highest", "lanes", "atom"),
+    "s_uniform_v_unused": ("aggregated", "highest", "lanes", "atom"),   # REDUX.SUM, one ATOMS.ADD
+    "s_uniform_v_used": ("aggregated", "lane31-full-warp", "lanes", "atom"),
+    "s_lane_one_unused": ("same", "", "words", "atom"),
+    "s_lane_v_used": ("same", "", "lanes", "atom"),
+    "g_uniform_one_unused": ("aggregated", "highest", "", "red"),
+    "g_uniform_v_used": ("aggregated", "lane31-full-warp", "", "atom"),
+    "g_lane_one_unused": ("same", "", "", "red"),
+    "g_lane_v_used": ("same", "", "", "atom"),
+    "g_block_one_unused": ("aggregated", "highest", "", "red"),       # g[blockIdx.x]: uniform too
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(ATOMIC_FORMS))
+def test_atomics_are_mapped_to_the_form_ptxas_emits(kernel):
+    _ptx, instrs, m = fixture("atomic_forms")
+    atom = [i for i in instrs if i.function == kernel and i.opcode.startswith(("atom", "red"))]
+    assert len(atom) == 1
+    info = m["instructions"][atom[0].id]
+    assert (info.state, info.leader, info.atomic_rule, info.sass_op) == ATOMIC_FORMS[kernel]
+    assert info.certain
+
+
+def test_without_nvdisasm_every_instruction_is_uncertain_and_says_why():
+    ptx, instrs, _ = fixture("sgemm_tile16")
+    m = reconcile(ptx, instrs, None)
+    assert not m["certain"] and m["tool"] is None
+    assert {v.state for v in m["instructions"].values()} == {"uncertain"}
+    assert "nvdisasm is not installed" in m["notes"][0]
+
+
+def test_sass_parser_reads_ptx_lines_widths_and_uniform_addresses():
+    sass = parse_sass_lines((DATA / "sgemm_tile16.gp.sass").read_text())
+    unrolled = sass["sgemm_tile16"]
+    lds = [a for a in unrolled if a.cls == "load" and a.space == "shared"]
+    assert sorted(a.width for a in lds) == [4] * 16 + [16] * 4
+    assert all(a.ptx_line > 0 for a in unrolled)
+    assert [a.depth for a in lds] == [1] * 20               # inside the tile loop
+    forms = parse_sass_lines((DATA / "atomic_forms.gp.sass").read_text())
+    atoms = [a for a in forms["s_uniform_one_unused"] if a.cls == "atomic"]
+    assert [(a.opcode, a.uniform, a.pred) for a in atoms] == [("ATOMS.POPC.INC.32", True, "")]
+
+
+def test_ptx_loop_depths_find_the_tile_loop_and_the_rolled_k_loop():
+    ptx, instrs, _ = fixture("sgemm_tile16")
+    d = ptx_loop_depths(ptx)
+    unrolled = [d[i.line_no] for i in instrs if i.function == "sgemm_tile16"]
+    rolled = [d[i.line_no] for i in instrs if i.function == "sgemm_tile16_rolled"]
+    assert unrolled == [1] * 36 + [0]                # the tile loop around everything but C's store
+    assert rolled == [1, 1, 1, 1, 2, 2, 0]           # the k loop inside the tile loop
+
+
+def test_an_access_moved_out_of_a_loop_is_uncertain():
+    """A PTX load in a loop whose only SASS copy is outside every loop: the GPU may run it
+    less often than the trace records, so the trace says so."""
+    ptx, instrs, _ = fixture("shared_fused")
+    sass = (DATA / "shared_fused.gp.sass").read_text()
+    # pretend the PTX runs quad_read's global store inside a loop: wrap it in a label and a back branch
+    lines = ptx.split("\n")
+    store = next(i for i in instrs if i.function == "quad_read" and i.kind == "store" and i.space == "global")
+    k = store.line_no - 1
+    lines[k] = "$L__fake:\n" + lines[k] + "\n\t@%p1 bra $L__fake;"
+    shifted = "\n".join(lines)
+    # line numbers after the store move by 2; the store itself is on line + 1
+    moved = parse(shifted)
+    sass2 = _shift_ptx_lines(sass, after=store.line_no - 1, by=1, upto=store.line_no, by_after=2)
+    m = reconcile(shifted, moved.instrs, sass2)
+    got = m["instructions"][next(i.id for i in moved.instrs if i.ptx == store.ptx)]
+    assert got.state == "uncertain" and "out of a loop" in got.note
+
+
+def _shift_ptx_lines(sass: str, after: int, by: int, upto: int, by_after: int) -> str:
+    import re
+
+    def sub(m):
+        n = int(m.group(1))
+        if n > upto:
+            n += by_after
+        elif n > after:
+            n += by
+        return f'line {n}'
+    return re.sub(r'(?<=\.nv_debug_ptx_txt", )line (\d+)', sub, sass)
+
+
+@pytest.mark.skipif(not os.environ.get("WARPVIZ_CUDA_SAMPLES"), reason="set WARPVIZ_CUDA_SAMPLES to a cuda-samples "
+                    "checkout to check NVIDIA's matrixMul sample")
+def test_matrixmul_sample_fuses_as_the_h100_counts(tmp_path):
+    """NVIDIA's matrixMul sample (not shipped): MatrixMulCUDA<32> reads 64 scalar floats
+    from shared memory per tile step in the PTX; ptxas makes 8 LDS.128 + 32 LDS of them,
+    the 40 shared load instructions the H100 counts."""
+    import subprocess
+
+    from viz.gpu.compile import find_tool
+    from viz.trace.build import assemble
+    from viz.trace.reconcile import sass_with_ptx_lines
+
+    if not (find_tool("nvcc") and find_tool("nvdisasm")):
+        pytest.skip("needs nvcc and nvdisasm")
+    src = Path(os.environ["WARPVIZ_CUDA_SAMPLES"]) / "Samples" / "0_Introduction" / "matrixMul" / "matrixMul.cu"
+    text = src.read_text()
+    start = text.index("template <int BLOCK_SIZE> __global__ void MatrixMulCUDA")
+    body = text[start:text.index("\n}\n", start) + 3]
+    cu = tmp_path / "mm.cu"
+    cu.write_text(body + "template __global__ void MatrixMulCUDA<32>(float*, float*, float*, int, int);\n")
+    subprocess.run([find_tool("nvcc"), "-ptx", "-arch=sm_90", "-O3", "-lineinfo", "-o", str(tmp_path / "mm.ptx"),
+                    str(cu)], check=True)
+    ptx = (tmp_path / "mm.ptx").read_text()
+    instrs = parse(ptx).instrs
+    m = reconcile(ptx, instrs, sass_with_ptx_lines(assemble(ptx)))
+    lds = [m["instructions"][i.id] for i in instrs if i.kind == "load" and i.space == "shared"]
+    assert len(lds) == 64
+    assert sum(v.state in ("same", "fused") for v in lds) == 40
+    assert sum(v.state == "fused" and v.width == 16 for v in lds) == 8
+
+
+# ---------------------------------------------------------------------------- the rewrite, synthetic traces
+
+SHARED_AS, SHARED_BS = 0, 1024
+
+
+def _table(instrs, function):
+    mine = [i for i in instrs if i.function == function]
+    ids = {i.id: k for k, i in enumerate(mine)}
+    out = []
+    for k, i in enumerate(mine):
+        d = i.as_dict()
+        d["id"] = k
+        out.append(d)
+    return mine, ids, out
+
+
+def _sgemm_trace(steps: int, variant: str = "sgemm_tile16"):
+    """One 16x16 block of the tiled SGEMM over ``steps`` tile steps, as the recorder would
+    write it from the PTX: per warp, every PTX memory instruction in program order with each
+    lane's address (As at shared byte 0, Bs at 1024; A, B and C in global memory)."""
+    ptx, instrs, m = fixture("sgemm_tile16")
+    mine, ids, table = _table(instrs, variant)
+    n = 16 * steps
+    heads, addrs = [], []
+    full = 0xFFFFFFFF
+    A, B, C = 1 << 20, 2 << 20, 3 << 20
+    shared_stores = [i for i in mine if i.kind == "store" and i.space == "shared"]
+    global_loads = [i for i in mine if i.kind == "load" and i.space == "global"]
+    for w in range(8):
+        tid = w * 32 + np.arange(32)
+        tx, ty = tid % 16, tid // 16
+        for t in range(steps):
+            for i in mine:
+                reg, off = split_address(i.address)
+                if i.space == "global" and i.kind == "load":
+                    a = (A + 4 * (ty * n + t * 16 + tx)) if i is global_loads[0] else (B + 4 * ((t * 16 + ty) * n + tx))
+                elif i.space == "shared" and i.kind == "store":
+                    a = (SHARED_AS if i is shared_stores[0] else SHARED_BS) + ty * 64 + tx * 4
+                elif i.space == "shared":
+                    if variant == "sgemm_tile16" and off % 64 == 0 and reg != "%r7":
+                        a = SHARED_BS + tx * 4 + off                 # Bs[k][tx], k = off / 64
+                    else:
+                        a = SHARED_AS + ty * 64 + off                # As[ty][k], k = off / 4
+                else:
+                    continue
+                sh = full if i.space == "shared" else 0
+                heads.append([ids[i.id], 0, w, full, full, sh, full - sh, 0])
+                addrs.append(np.asarray(a, np.uint64))
+        store = next(i for i in mine if i.space == "global" and i.kind == "store")
+        heads.append([ids[store.id], 0, w, full, full, 0, full, 0])
+        addrs.append((C + 4 * (ty * n + tx)).astype(np.uint64))
+    header = {"title": variant, "kernel": variant, "launch": {"block": [16, 16, 1], "grid": [1, 1, 1]},
+              "instructions": table, "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32),
+                                                   np.array(addrs, np.uint64)))
+    local = {"tool": m["tool"], "notes": m["notes"],
+             "instructions": {ids[k]: _renumber(v, ids) for k, v in m["instructions"].items() if k in ids}}
+    return trace, local
+
+
+def _renumber(info, ids):
+    from dataclasses import replace
+
+    return replace(info, group=tuple(ids[g] for g in info.group),
+                   first=None if info.first is None else ids[info.first])
+
+
+def test_sgemm_tile_step_counts_20_shared_loads_and_24_wavefronts_per_warp_after_the_rewrite():
+    steps = 2
+    trace, m = _sgemm_trace(steps)
+    before = analyze_trace(trace).metrics
+    assert (before[LD], before[WF]) == (32 * 8 * steps, 32 * 8 * steps)      # the PTX's story
+    after_trace = tracefile.check(apply(trace, m))
+    after = analyze_trace(after_trace).metrics
+    # 4 LDS.128 of As (lanes 0-15 one row, 16-31 the next: the pair rule makes 2 phases,
+    # 1 wavefront each) + 16 LDS of Bs (1 wavefront): 20 instructions, 24 wavefronts
+    assert (after[LD], after[WF]) == (20 * 8 * steps, 24 * 8 * steps)
+    assert after["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 0
+    assert {k: v for k, v in after.items() if k not in (LD, WF)} == {k: v for k, v in before.items() if k not in (LD, WF)}
+    # the whole launch of the issue (64 blocks, 8 tile steps): 131,072 -> 81,920 and 98,304
+    assert 32 * 8 * 8 * 64 == 131_072 and 20 * 8 * 8 * 64 == 81_920 and 24 * 8 * 8 * 64 == 98_304
+    fused = [i for i in after_trace.instructions if (i.get("sass") or {}).get("state") == "fused"]
+    assert len(fused) == 4 and all(i["width"] == 16 and i["ptx_width"] == 4 for i in fused)
+    assert after_trace.header["sass_map"]["certain"] and len(after_trace.header["sass_map"]["fused"]) == 4
+
+
+def test_the_rewritten_trace_round_trips_and_analyze_names_the_fusion(tmp_path):
+    trace, m = _sgemm_trace(1)
+    out = tmp_path / "s.wvtrace"
+    tracefile.save(tracefile.check(apply(trace, m)), out)
+    back = tracefile.load(out)
+    an = analyze_trace(back)
+    text = to_table(an)
+    assert "SASS: ptxas fused 4 PTX loads of 4 bytes (PTX lines" in text
+    assert "fused by ptxas into instruction" in text
+    d = next(a for a in an.per_access() if (a.get("sass") or {}).get("state") == "fused")
+    assert d["access_bytes"] == 16 and d["ptx_width"] == 4 and d["executed"] == 8
+    rows = explain_trace(d)
+    sass = [r for r in rows if r[0] == "SASS"]
+    assert sass and sass[0][1] == "LDS.128" and "into this one access of 16 bytes" in sass[0][2]
+    member = next(a for a in an.per_access() if (a.get("sass") or {}).get("state") == "member")
+    assert member["executed"] == 0 and member["sass"]["first"] == d["index"]
+
+
+def test_a_fusion_the_records_do_not_bear_out_stays_as_recorded_and_says_why():
+    trace, m = _sgemm_trace(1)
+    first = next(k for k, v in m["instructions"].items() if v.state == "fused")
+    second = m["instructions"][first].group[1]
+    rows = np.flatnonzero(trace.instr == second)
+    trace.offset[rows[3], 5] += 64           # one lane of one warp reads another word
+    after = apply(trace, m)
+    info = after.instructions[first]["sass"]
+    assert info["state"] == "uncertain" and not info["certain"]
+    assert "is not 4 bytes after its first" in info["note"] and "block 0 warp 3" in info["note"]
+    assert after.instructions[first]["width"] == 4
+    assert (after.instr == second).sum() == 8                   # the member keeps its records
+    assert not after.header["sass_map"]["certain"] and first in after.header["sass_map"]["uncertain"]
+
+
+def test_removed_split_and_aggregated_records():
+    from viz.trace.reconcile import SassInfo
+
+    full = 0xFFFFFFFF
+    table = [{"id": k, "line_no": k + 1, "ptx": p, "function": "k", "opcode": o, "kind": kind, "op": op,
+              "space": sp, "width": w, "predicate": "", "address": "%r1", "operand": 0, "file": "k.cu", "line": 3}
+             for k, (p, o, kind, op, sp, w) in enumerate([
+                 ("ld.shared.f32 %f1, [%r1];", "ld.shared.f32", "load", "load", "shared", 4),
+                 ("ld.shared.v2.f32 {%f1, %f2}, [%r1];", "ld.shared.v2.f32", "load", "load", "shared", 8),
+                 ("atom.shared.add.u32 %r2, [%r1], %r3;", "atom.shared.add.u32", "atomic", "load", "shared", 4),
+                 ("atom.global.add.u32 %r2, [%rd1], %r3;", "atom.global.add.u32", "atomic", "load", "global", 4)])]
+    lane = np.arange(32, dtype=np.uint64)
+    heads = [[0, 0, 0, full, full, full, 0, 0], [1, 0, 0, full, full, full, 0, 0],
+             [2, 0, 0, full, full, full, 0, 0], [2, 0, 1, 0xFFFF, 0xFFFF, 0xFFFF, 0, 0],
+             [3, 0, 0, full, full, 0, full, 0]]
+    addrs = [lane * 4, lane * 8, np.full(32, 64, np.uint64), np.where(lane < 16, 64, 0).astype(np.uint64),
+             np.full(32, 1 << 20, np.uint64)]
+    header = {"title": "t", "kernel": "k", "launch": {"block": [64, 1, 1], "grid": [1, 1, 1]},
+              "instructions": table, "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs, np.uint64)))
+    m = {"tool": "nvdisasm -gp", "notes": [], "instructions": {
+        0: SassInfo("removed", True, ptx_width=4, note="ptxas removed it"),
+        1: SassInfo("split", True, ("LDS R1, [R2]", "LDS R3, [R2+0x4]"), width=4, ptx_width=8, parts=2, note="split"),
+        2: SassInfo("aggregated", True, ("@!P0 ATOMS.ADD", "@P1 ATOMS.ADD"), width=4, ptx_width=4,
+                    leader="lane31-full-warp", atomic_rule="lanes", sass_op="atom", note="agg"),
+        3: SassInfo("aggregated", True, ("@P0 REDG.E.ADD",), width=4, ptx_width=4, leader="highest", sass_op="red",
+                    note="agg")}}
+    before = analyze_trace(trace)
+    assert before.other_metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == 32 + 16
+    after = tracefile.check(apply(trace, m))
+    assert (after.instr == 0).sum() == 0                              # removed
+    split = np.flatnonzero(after.instr == 1)
+    assert split.size == 2 and after.instructions[1]["width"] == 4 and after.instructions[1]["ptx_width"] == 8
+    assert int(after.base[split[1]]) - int(after.base[split[0]]) == 4
+    agg = np.flatnonzero(after.instr == 2)
+    assert [int(p) for p in after.pred[agg]] == [1 << 31, 0xFFFF]      # full warp: lane 31; half a warp: every lane
+    red = np.flatnonzero(after.instr == 3)
+    assert [int(p) for p in after.pred[red]] == [1 << 31] and after.instructions[3]["kind"] == "reduction"
+    an = analyze_trace(after)
+    o = an.other_metrics
+    assert o["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == 1 + 16
+    assert o["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"] == 0 + 15
+    assert o["smsp__inst_executed_op_shared_atom.sum"] == 2
+    assert (o["l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"], o["l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"],
+            o["smsp__inst_executed_op_global_red.sum"]) == (1, 1, 1)
+    a = analyze_trace(after).metrics
+    # the split v2 load: two LDS of 4 bytes at lane*8 and lane*8 + 4: 2 wavefronts each
+    assert (a[LD], a[WF]) == (2, 4)
+
+
+def test_an_aggregated_atomic_whose_lanes_are_on_several_addresses_is_uncertain():
+    from viz.trace.reconcile import SassInfo
+
+    full = 0xFFFFFFFF
+    table = [{"id": 0, "line_no": 1, "ptx": "atom.shared.add.u32 %r2, [%r1], 1;", "function": "k",
+              "opcode": "atom.shared.add.u32", "kind": "atomic", "op": "load", "space": "shared", "width": 4,
+              "predicate": "", "address": "%r1", "operand": 0, "file": "k.cu", "line": 3}]
+    header = {"title": "t", "kernel": "k", "launch": {"block": [32, 1, 1], "grid": [1, 1, 1]},
+              "instructions": table, "complete": True}
+    trace = tracefile.from_records(header, np.array([[0, 0, 0, full, full, full, 0, 0]], np.uint32),
+                                   (np.arange(32, dtype=np.uint64) * 4)[None, :])
+    m = {"tool": "t", "notes": [], "instructions": {0: SassInfo("aggregated", True, ("@P0 ATOMS.ADD",), width=4,
+                                                                ptx_width=4, leader="highest", note="agg")}}
+    after = apply(trace, m)
+    assert after.instructions[0]["sass"]["state"] == "uncertain"
+    assert "several addresses" in after.instructions[0]["sass"]["note"] and int(after.pred[0]) == full
+
+
+def test_shared_atomic_wavefronts_follow_the_scenario_kinds_rules():
+    """Traced shared atomics are counted as the scenario kind counts them
+    (viz.kinds.atomics): ATOMS.POPC.INC by the busiest bank's distinct words, the rest
+    lane by lane. 8 words of bank 0, 4 lanes each: 8 and 32 wavefronts (H100 probes)."""
+    full = 0xFFFFFFFF
+    addr = (np.arange(32, dtype=np.uint64) // 4) * 128
+    for opcode, ptx, rule, want in [("atom.shared.add.u32", "atom.shared.add.u32 %r2, [%r1], 1;", "words", 8),
+                                    ("atom.shared.add.u32", "atom.shared.add.u32 %r2, [%r1], %r5;", "lanes", 32)]:
+        table = [{"id": 0, "line_no": 1, "ptx": ptx, "function": "k", "opcode": opcode, "kind": "atomic",
+                  "op": "load", "space": "shared", "width": 4, "predicate": "", "address": "%r1", "operand": 0,
+                  "file": "k.cu", "line": 3}]
+        header = {"title": "t", "kernel": "k", "launch": {"block": [32, 1, 1], "grid": [1, 1, 1]},
+                  "instructions": table, "complete": True}
+        t = tracefile.from_records(header, np.array([[0, 0, 0, full, full, full, 0, 0]], np.uint32), addr[None, :])
+        an = analyze_trace(t)
+        assert an.other_metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == want
+        assert an.other_metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"] == want - 1
+        assert an.per_access()[0]["atomic_rule"] == rule
+        assert an.metrics[WF] == 0                      # not in the ten
+
+
+def test_hostile_sass_entries_are_refused(tmp_path):
+    trace, m = _sgemm_trace(1)
+    t = apply(trace, m)
+    t.header["instructions"][5]["sass"] = dict(t.header["instructions"][5]["sass"], group=[999])
+    with pytest.raises(TraceError, match=r"instructions\[5\]\.sass\.group\[0\]"):
+        tracefile.check(t)
+    t.header["instructions"][5]["sass"] = dict(t.header["instructions"][5]["sass"], group=[], state="melted")
+    with pytest.raises(TraceError, match=r"instructions\[5\]\.sass\.state"):
+        tracefile.check(t)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shift=st.integers(0, 7), lanes=st.integers(1, 2**32 - 1), k=st.sampled_from([2, 4]))
+def test_a_fused_group_covers_exactly_the_members_bytes(shift, lanes, k):
+    """Property: whenever ``apply`` fuses a group, the fused access's bytes are the union of
+    the members' bytes, lane by lane; where they are not, it refuses (uncertain)."""
+    from viz.trace.reconcile import SassInfo
+
+    table = [{"id": j, "line_no": j + 1, "ptx": f"ld.shared.f32 %f{j}, [%r1+{4 * j}];", "function": "k",
+              "opcode": "ld.shared.f32", "kind": "load", "op": "load", "space": "shared", "width": 4,
+              "predicate": "", "address": f"%r1+{4 * j}", "operand": 0, "file": "k.cu", "line": 3} for j in range(k)]
+    base = np.arange(32, dtype=np.uint64) * (4 * k) + 4 * shift
+    heads = np.array([[j, 0, 0, lanes, lanes, lanes, 0, 0] for j in range(k)], np.uint32)
+    addrs = np.stack([base + 4 * j for j in range(k)]).astype(np.uint64)
+    header = {"title": "t", "kernel": "k", "launch": {"block": [32, 1, 1], "grid": [1, 1, 1]},
+              "instructions": table, "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, heads, addrs))
+    group = tuple(range(k))
+    m = {"tool": "t", "notes": [], "instructions": {
+        j: SassInfo("fused" if j == 0 else "member", True, ("LDS",), width=4 * k, ptx_width=4, group=group,
+                    first=None if j == 0 else 0) for j in range(k)}}
+    after = apply(trace, m)
+    aligned = (4 * shift) % (4 * k) == 0
+    assert (after.instructions[0]["sass"]["state"] == "fused") == aligned
+    if aligned:
+        assert after.records == 1 and after.instructions[0]["width"] == 4 * k
+        a = after.addresses(slice(0, 1))[0]
+        on = [ln for ln in range(32) if lanes >> ln & 1]
+        got = {(ln, int(a[ln]) + b) for ln in on for b in range(4 * k)}
+        want = {(ln, int(addrs[j][ln]) + b) for ln in on for j in range(k) for b in range(4)}
+        assert got == want
+    else:
+        assert after.records == k
+
+
+# ---------------------------------------------------------------------------- live, with the CUDA tools
+
+
+def _tools() -> bool:
+    from viz.gpu.compile import find_tool
+
+    return bool(find_tool("nvcc") and find_tool("ptxas") and find_tool("nvdisasm"))
+
+
+@pytest.mark.skipif(not _tools(), reason="needs nvcc, ptxas and nvdisasm (the CUDA toolkit or the "
+                    "nvidia-cuda-nvdisasm wheel)")
+@pytest.mark.parametrize("name", ["sgemm_tile16", "sgemm_tile16_rolled", "quad_read", "quad_read_volatile",
+                                  "pair_write"])
+def test_shipped_fusion_kernels_map_as_their_fixtures_say(name):
+    from viz.trace.build import assemble, compile_ptx
+    from viz.trace.launch import load_launch
+    from viz.trace.reconcile import sass_with_ptx_lines
+
+    launch = load_launch(ROOT / "kernels" / "trace" / f"{name}.launch.toml")
+    ptx = compile_ptx(launch)
+    instrs = parse(ptx).instrs
+    m = reconcile(ptx, instrs, sass_with_ptx_lines(assemble(ptx)))
+    got = sorted(m["instructions"][i.id].state for i in instrs if i.function == launch.kernel)
+    want = {"sgemm_tile16": ["fused"] * 4 + ["member"] * 12 + ["same"] * 21,
+            "sgemm_tile16_rolled": ["same"] * 7, "quad_read": ["fused"] + ["member"] * 3 + ["same"] * 3,
+            "quad_read_volatile": ["same"] * 7, "pair_write": ["fused", "member"] + ["same"] * 3}[name]
+    assert got == want and m["certain"]
+
+
+def test_a_listing_that_cannot_be_matched_leaves_every_instruction_uncertain(monkeypatch):
+    """Recording never fails for the SASS mapping: an unexpected listing is said on every
+    instruction instead."""
+    from types import SimpleNamespace
+
+    from viz.trace import reconcile as rec
+
+    ptx, instrs, _ = fixture("shared_fused")
+
+    def broken(_text):
+        raise ValueError("a listing nobody expected")
+
+    monkeypatch.setattr(rec, "sass_with_ptx_lines", lambda cubin: "/*0000*/ garbage")
+    monkeypatch.setattr(rec, "parse_sass_lines", broken)
+    m = rec.reconcile_build(SimpleNamespace(ptx=ptx, instrs=instrs, cubin=b""))
+    assert not m["certain"] and {v.state for v in m["instructions"].values()} == {"uncertain"}
+    assert all("could not be matched with the PTX (ValueError: a listing nobody expected)" in v.note
+               for v in m["instructions"].values())
