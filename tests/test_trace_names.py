@@ -286,7 +286,7 @@ def test_bad_cpp_names_are_one_paragraph_and_nothing_runs(tmp_path, capsys, kern
     assert words in msg and fix in err.value.fix and "\n" not in msg
     assert err.value.where in ("kernel", "arg", "arg 2.type")
     if "has no kernel" in words:             # the listing names what exists, demangled
-        assert "plain(float*)" in msg and "reduce6<int, 256u, true>(int*, int*, unsigned int)" in msg
+        assert "plain(float*)" in msg and "reduce6<int, 256, true>(int*, int*, unsigned int)" in msg
         assert "c_kernel" in msg
 
 
@@ -461,3 +461,226 @@ def test_cu_filt_path_gets_names_as_arguments(cpp_ptx, monkeypatch, tmp_path):
     norm = lambda s: re.sub(r"\s+", "", s).replace("constfloat*", "floatconst*")  # noqa: E731
     assert {k: norm(v) for k, v in via_tool.items()} == {k: norm(v) for k, v in via_runtime.items()}
     assert via_runtime["c_kernel"] == "c_kernel"
+
+
+# ---------------------------------------------------------------------------- cu++filt's spelling
+
+# Entry names demangled on the GPU machine by the CUDA toolkit's cu++filt (13.0) and by GNU
+# c++filt, as they printed them. cu++filt writes every non-type template argument as a cast
+# (`MatrixMulCUDA<(int)16>`, `reduce6<int, (unsigned int)256, (bool)1>`) and a template's
+# parameters in the parameter list as T1, T2... (`reduce0<int>(T1 *, T1 *, unsigned int)`).
+DEMANGLED = [tuple(ln.split("\t")) for ln in
+             (Path(__file__).parent / "data" / "demangle" / "cu++filt-13.0.tsv").read_text().splitlines()
+             if ln and not ln.startswith("#")]
+BY_MANGLED = {m: (cu, gnu) for m, cu, gnu in DEMANGLED}
+
+
+def test_the_recorded_cu_filt_output_is_cu_filt_s():
+    assert len(DEMANGLED) >= 30
+    assert BY_MANGLED["_Z13MatrixMulCUDAILi32EEvPfS0_S0_ii"][0] == \
+        "void MatrixMulCUDA<(int)32>(float *, float *, float *, int, int)"
+    assert BY_MANGLED["_Z7reduce6IiLj256ELb1EEvPT_S1_j"] == (
+        "void reduce6<int, (unsigned int)256, (bool)1>(T1 *, T1 *, unsigned int)",
+        "void reduce6<int, 256u, true>(int*, int*, unsigned int)")
+
+
+@pytest.mark.parametrize("column", [1, 2], ids=["cu++filt", "c++filt"])
+@pytest.mark.parametrize("name, mangled, shown", [
+    ("MatrixMulCUDA<32>", "_Z13MatrixMulCUDAILi32EEvPfS0_S0_ii", "MatrixMulCUDA<32>(float*, float*, float*, int, int)"),
+    ("MatrixMulCUDA<8>", "_Z13MatrixMulCUDAILi8EEvPfS0_S0_ii", "MatrixMulCUDA<8>(float*, float*, float*, int, int)"),
+    ("reduce6<int, 256, true>", "_Z7reduce6IiLj256ELb1EEvPT_S1_j", "reduce6<int, 256, true>(int*, int*, unsigned int)"),
+    ("reduce6<int, 256u, false>", "_Z7reduce6IiLj256ELb0EEvPT_S1_j", "reduce6<int, 256, false>(int*, int*, unsigned int)"),
+    ("reduce4<int, 128>", "_Z7reduce4IiLj128EEvPT_S1_j", "reduce4<int, 128>(int*, int*, unsigned int)"),
+    ("reduce4<int, 128>(int*, int*, unsigned)", "_Z7reduce4IiLj128EEvPT_S1_j", None),
+    ("multi_warp_cg_reduce<int, 256, 128>", "_Z20multi_warp_cg_reduceIiLm256ELm128EEvPT_S1_j",
+     "multi_warp_cg_reduce<int, 256, 128>(int*, int*, unsigned int)"),
+    ("histogram<64>", "_Z9histogramILi64EEvPKhPji", None),
+    ("own::stencil::stencil1d<float, 3>", "_ZN3own7stencil9stencil1dIfLi3EEEvPKT_PS2_i", None),
+    ("stencil1d<float,3>(const float*, float*, int)", "_ZN3own7stencil9stencil1dIfLi3EEEvPKT_PS2_i", None),
+    ("ki<-5>", "_Z2kiILin5EEvPf", "ki<-5>(float*)"),
+    ("ki<-2147483648>", "_Z2kiILin2147483648EEvPf", None),
+    ("ku<256u>", "_Z2kuILj256EEvPf", "ku<256>(float*)"),
+    ("kb<true>", "_Z2kbILb1EEvPf", "kb<true>(float*)"),
+    ("kb<false>", "_Z2kbILb0EEvPf", "kb<false>(float*)"),
+    ("kc<(char)65>", "_Z2kcILc65EEvPf", "kc<(char)65>(float*)"),
+    ("kc<65>", "_Z2kcILc65EEvPf", None),
+    ("kc<(char)-3>", "_Z2kcILcn3EEvPf", "kc<(char)-3>(float*)"),
+    ("kl<-7>", "_Z2klILln7EEvPf", "kl<-7>(float*)"),
+    ("kl<-7l>", "_Z2klILln7EEvPf", None),
+    ("kul<9ul>", "_Z3kulILm9EEvPf", "kul<9>(float*)"),
+    ("kll<11>", "_Z3kllILx11EEvPf", "kll<11>(float*)"),
+    ("kull<123>", "_Z4kullILy123EEvPf", "kull<123>(float*)"),
+    ("ks<(short)12>", "_Z2ksILs12EEvPf", "ks<(short)12>(float*)"),
+    ("kuc<200>", "_Z3kucILh200EEvPf", "kuc<(unsigned char)200>(float*)"),
+    ("ksc<(signed char)-1>", "_Z3kscILan1EEvPf", "ksc<(signed char)-1>(float*)"),
+    ("ke<(Mode)1>", "_Z2keIL4Mode1EEvPf", "ke<(Mode)1>(float*)"),
+    ("kec<(Sc)2>", "_Z3kecIL2Sc2EEvPf", "kec<(Sc)2>(float*)"),
+    ("kw<(wchar_t)66>", "_Z2kwILw66EEvPf", "kw<(wchar_t)66>(float*)"),
+    ("ken<(Mode)2, 4>", "_Z3kenIL4Mode2ELi4EEvPf", "ken<(Mode)2, 4>(float*)"),
+    ("two<float, int>(float*, int*, int)", "_Z3twoIfiEvPT_PT0_i", "two<float, int>(float*, int*, int)"),
+    ("ptrs<double, -2>", "_Z4ptrsIdLin2EEvPKT_PS0_S0_", None),
+])
+def test_names_match_as_either_demangler_writes_them(column, name, mangled, shown):
+    """A kernel named as the source writes it matches its entry whether cu++filt or GNU's
+    demangler wrote the entries (casts, suffixes, T1/T2 and spacing aside), and the entry is
+    shown as the user writes it."""
+    ents = [N.Entry(m, row[column]) for m, *_ in DEMANGLED for row in [(m, *BY_MANGLED[m])]]
+    found = N.match(N.parse_kernel_name(name), ents)
+    assert [e.mangled for e in found] == [mangled]
+    if shown is not None:
+        assert found[0].shown == shown
+    assert "(int)" not in found[0].shown and "(bool)" not in found[0].shown and " *" not in found[0].shown
+
+
+def test_both_demanglers_give_the_same_names_and_signatures():
+    for m, cu, gnu in DEMANGLED:
+        a, b = N.Entry(m, cu), N.Entry(m, gnu)
+        assert N.canonical(a.shown) == N.canonical(b.shown), m
+        assert N.canonical(a.name) == N.canonical(b.name), m
+        assert "T1" not in a.shown and "T2" not in a.shown, a.shown
+
+
+@pytest.mark.parametrize("text, want", [
+    ("MatrixMulCUDA<(int)16>", "MatrixMulCUDA<16>"),
+    ("reduce4<int, (unsigned int)256>", "reduce4<int, 256>"),
+    ("reduce6<int, (unsigned int)256, (bool)1>", "reduce6<int, 256, true>"),
+    ("kb<(bool)0>", "kb<false>"),
+    ("ki<(int)-5>", "ki<-5>"),
+    ("kl<(long)-7>", "kl<-7>"),
+    ("k<(unsigned long long)123>", "k<123>"),
+    ("kc<(char)65>", "kc<(char)65>"),
+    ("ke<(Mode)1>", "ke<(Mode)1>"),
+    ("ns::k<cute::Shape<(int)4, (int)8>, (int)2>", "ns::k<cute::Shape<4, 8>, 2>"),
+    ("reduce6<int, 256u, true>", "reduce6<int, 256, true>"),
+    ("f(float *, const int *)", "f(float*, const int*)"),
+])
+def test_readable_is_the_users_form(text, want):
+    assert N.readable(text) == want
+
+
+@pytest.mark.parametrize("a, b", [
+    ("k<(int)16>", "k<16>"), ("k<(unsigned int)256>", "k<256u>"), ("k<(bool)1>", "k<true>"),
+    ("k<(bool)0>", "k<false>"), ("k<(char)65>", "k<65>"), ("k<(long)-7>", "k<-7l>"), ("k<(Mode)2>", "k<2>"),
+    ("k<int, (int)3>(const T1 *)", "k<int, 3>(T1 const*)"), ("f(const unsigned char *)", "f(unsigned char const*)"),
+])
+def test_canonical_reads_casts_as_their_numbers(a, b):
+    assert N.canonical(a) == N.canonical(b)
+
+
+@pytest.mark.parametrize("a, b", [("k<(int)16>", "k<(int)160>"), ("k<(bool)1>", "k<false>"), ("k<(int)-1>", "k<1>"),
+                                  ("k<(Mode)1>", "k<(Mode)2>")])
+def test_canonical_casts_still_differ(a, b):
+    assert N.canonical(a) != N.canonical(b)
+
+
+def test_template_parameters_resolved():
+    assert N.template_params_resolved("reduce4<int, (unsigned int)256>", ("T1 *", "T1 *", "unsigned int")) == \
+        ("int *", "int *", "unsigned int")
+    assert N.template_params_resolved("two<float, int>", ("T1 *", "T2 *", "T10")) == ("float *", "int *", "T10")
+    assert N.template_params_resolved("ns::k<cute::Shape<int, 4>, double>", ("const T2 *",)) == ("const double *",)
+    assert N.template_params_resolved("plain", ("T1 *",)) == ("T1 *",)
+    # a type called T1 in a name that refers to no template parameter stays as it is
+    assert N.Entry("_Z1kP2T1", "void k(T1 *)").params == ("T1 *",)
+
+
+@pytest.mark.parametrize("tool", ["c++filt", "llvm-cxxfilt"])
+def test_gnu_c_filt_here_prints_the_recorded_column(tool):
+    """The third column is what the GNU (and LLVM) demanglers print: the C++ runtime's
+    demangler, warpviz's fallback where the toolkit has no cu++filt, prints the same."""
+    import shutil
+
+    exe = shutil.which(tool)
+    if exe is None:
+        pytest.skip(f"no {tool} here")
+    out = subprocess.run([exe, *BY_MANGLED], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == [gnu for _, gnu in BY_MANGLED.values()]
+    if N._cxa() is not None:
+        assert [N._cxa_demangle(m) for m in BY_MANGLED] == out
+
+
+def _replay_cu_filt(tmp_path: Path) -> str:
+    """A stand-in for the toolkit's cu++filt that prints, for each name given as an argument,
+    what the real one printed on the GPU machine (the recorded column), and any other name as
+    it is (as cu++filt does with a name it cannot demangle)."""
+    import json
+    import sys
+
+    exe = tmp_path / "cu++filt"
+    table = {m: cu for m, cu, _ in DEMANGLED}
+    exe.write_text(f"#!{sys.executable}\nimport sys\nT = {json.dumps(table)}\n"
+                   "for a in sys.argv[1:]:\n    print(T.get(a, a))\n")
+    exe.chmod(0o755)
+    return str(exe)
+
+
+OWN_TEMPLATES = r"""
+template <int BLOCK_SIZE> __global__ void MatrixMulCUDA(float* C, float* A, float* B, int wA, int wB) {
+    __shared__ float As[BLOCK_SIZE][BLOCK_SIZE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    As[ty][tx] = A[ty * wA + tx];
+    __syncthreads();
+    C[ty * wB + tx] = As[tx][ty] + B[tx];
+}
+void host(float* c, float* a, float* b) {            // the sample instantiates 16 and 32 through launches
+    MatrixMulCUDA<16><<<1, dim3(16, 16)>>>(c, a, b, 16, 16);
+    MatrixMulCUDA<32><<<1, dim3(32, 32)>>>(c, a, b, 32, 32);
+}
+int main() { return 0; }
+"""
+
+
+@nvcc
+@pytest.mark.nvcc
+@pytest.mark.parametrize("source, kernel, args, block, entry, made", [
+    ("own", "histogram<64>", ("char*", "unsigned*", "int"), 256, "_Z9histogramILi64EEvPKhPji", True),
+    ("own", "own::stencil::stencil1d<float, 3>", ("float*", "float*", "int"), 128,
+     "_ZN3own7stencil9stencil1dIfLi3EEEvPKT_PS2_i", True),
+    ("own", "gather", ("float*", "float*", "int*", "int"), 128, "_Z6gatherPfPKfPKii", False),
+    ("mm", "MatrixMulCUDA<32>", ("float*", "float*", "float*", "int", "int"), 32, "_Z13MatrixMulCUDAILi32EEvPfS0_S0_ii",
+     False),
+    ("mm", "MatrixMulCUDA<8>", ("float*", "float*", "float*", "int", "int"), 8, "_Z13MatrixMulCUDAILi8EEvPfS0_S0_ii",
+     True),
+])
+def test_templates_resolve_and_instantiate_with_cu_filt(tmp_path, monkeypatch, source, kernel, args, block, entry,
+                                                        made):
+    """With the toolkit's cu++filt (its recorded output replayed), a template the source
+    instantiates is found (`MatrixMulCUDA<32>`) and one it never instantiates
+    (`histogram<64>`, `stencil1d<float, 3>`, `MatrixMulCUDA<8>`) is instantiated through
+    warpviz's generated file: the entries cu++filt writes `MatrixMulCUDA<(int)8>`,
+    `histogram<(int)64>` match the names as the source writes them."""
+    import sys
+
+    import viz.gpu.compile as C
+    from viz.trace.build import build
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
+    import real_kernels
+
+    fake = _replay_cu_filt(tmp_path)
+    real = C.find_tool
+    monkeypatch.setattr(C, "find_tool", lambda n: fake if n == "cu++filt" else real(n))
+    assert N.demangler() == "cu++filt"
+    text = real_kernels.OWN_SOURCE if source == "own" else OWN_TEMPLATES
+    dims = f"block = [{block}]" if source == "own" else f"block = [{block}, {block}]"
+    p = _launch(tmp_path, kernel, _args(*args), source=text).read_text().replace("block = [32]", dims)
+    (tmp_path / "k.launch.toml").write_text(p)
+    b = build(parse_launch(p, tmp_path / "k.launch.toml"))
+    assert b.entry == entry and b.instantiated == made
+    assert "(int)" not in b.label and " *" not in b.label, b.label
+
+
+@nvcc
+@pytest.mark.nvcc
+def test_absent_template_lists_the_users_form_with_cu_filt(tmp_path, monkeypatch):
+    import viz.gpu.compile as C
+    from viz.trace.build import build
+
+    fake = _replay_cu_filt(tmp_path)
+    real = C.find_tool
+    monkeypatch.setattr(C, "find_tool", lambda n: fake if n == "cu++filt" else real(n))
+    p = _launch(tmp_path, "MatrixMulCUDA", _args("float*", "float*", "float*", "int", "int"), source=OWN_TEMPLATES)
+    with pytest.raises(TraceError) as err:
+        build(parse_launch(p.read_text(), p))
+    msg = str(err.value)
+    assert "`MatrixMulCUDA` names 2 kernels" in msg and "MatrixMulCUDA<16>(float*, float*, float*, int, int)" in msg
+    assert "(int)" not in msg and 'kernel = "MatrixMulCUDA<16>"' in err.value.fix

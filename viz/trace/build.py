@@ -183,7 +183,7 @@ def resolve(launch: Launch, ptx: str, arch: str = ARCH) -> tuple[str, "names.Ent
                              f"warpviz could not instantiate it: nvcc says {err}{have}",
                              names.how_to_instantiate(kn) + ", or name an instantiation the source has") from None
         ents2 = names.entries_of(module.entry_names(ptx2))
-        hit = [e for e in names.match(kn, ents2) if e.mangled not in found_names]
+        hit = names.instantiated(kn, ents2, found_names)
         if len(hit) == 1:
             return ptx2, hit[0], True
     shown = names.listing(ents)

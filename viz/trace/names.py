@@ -161,19 +161,57 @@ def _show(text: str, n: int = 80) -> str:
 
 _SUFFIX = re.compile(r"(?<![\w.])(-?\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)(?![\w.])")
 _ABI = re.compile(r"\[abi:[^\]]*\]")
+# A template argument written as a cast of a number: cu++filt writes every non-type template
+# argument so (``MatrixMulCUDA<(int)16>``, ``reduce4<int, (unsigned int)256>``, ``kb<(bool)1>``,
+# ``ke<(Mode)2>``), the C++ runtime's demangler only those of types other than int, unsigned,
+# long and bool (``(char)65``, ``(Mode)2``; ``256u``, ``7l`` and ``true`` otherwise).
+_CAST = re.compile(r"(?<=[<,])(\s*)\(\s*([A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*)*)\s*\)\s*(-?\d+)(?=\s*[,>])")
+# the casts a user need not write: the number alone means the same in C++ (int, unsigned,
+# long, long long and their unsigned kinds; bool as true/false)
+_PLAIN_INTS = {"int", "signed int", "signed", "unsigned int", "unsigned", "long", "long int", "signed long",
+               "unsigned long", "long unsigned int", "unsigned long int", "long long", "long long int",
+               "unsigned long long", "long long unsigned int", "unsigned long long int"}
+
+
+def _cast_to_literal(m: re.Match, keep_other: bool) -> str:
+    space, typ, num = m.group(1), " ".join(m.group(2).split()), m.group(3)
+    if typ == "bool" and num in ("0", "1"):
+        return space + ("true" if num == "1" else "false")
+    if typ in _PLAIN_INTS or not keep_other:
+        return space + num
+    return m.group(0)
+
+
+def _plain_template_args(text: str, keep_other: bool) -> str:
+    """``text`` with the template arguments cu++filt writes as casts written as numbers
+    (``(int)16`` -> ``16``, ``(bool)1`` -> ``true``); ``keep_other``: casts to other types
+    (``(char)65``, an enum's ``(Mode)2``) stay, else they become the number too."""
+    return _CAST.sub(lambda m: _cast_to_literal(m, keep_other), text)
+
+
+def readable(text: str) -> str:
+    """A demangled name as a user writes it, whichever demangler made it: ``(int)16`` ->
+    ``16``, ``(unsigned int)256`` and ``256u`` -> ``256``, ``(bool)1`` -> ``true``; casts to
+    other types (``(char)65``, ``(Mode)2``) stay, as they are C++ too; ``float *`` -> ``float*``."""
+    t = _plain_template_args(text, keep_other=True)
+    t = _SUFFIX.sub(r"\1", t)
+    return re.sub(r"\s+([*&])", r"\1", t)
 
 
 def canonical(text: str) -> str:
-    """C++ text compared as the demangler writes it: integer suffixes dropped (``256u``),
+    """C++ text compared as the demangler writes it: template arguments written as casts of
+    numbers read as the numbers (``(int)16``, ``(unsigned int)256u``, ``(bool)1`` as
+    ``true``, ``(Mode)2`` as ``2``), integer suffixes dropped (``256u``),
     ``unsigned`` alone read as ``unsigned int``, ``long int`` as ``long``, ABI tags dropped,
     then every space removed."""
     t = _ABI.sub("", text)
+    t = _plain_template_args(t, keep_other=False)
     t = _SUFFIX.sub(r"\1", t)
     t = re.sub(r"\bunsigned\b(?!\s*(?:char|short|int|long)\b)", "unsigned int", t)
     t = re.sub(r"\bsigned\s+int\b", "int", t)
     t = re.sub(r"\b(long\s+long|long|short)\s+int\b", r"\1", t)
     t = re.sub(r"\bstd::size_t\b|\bsize_t\b", "unsigned long", t)
-    t = re.sub(r"\bconst\s+([\w:]+)\s*\*", r"\1 const*", t)        # const T* and T const* alike
+    t = re.sub(r"\bconst\s+((?:(?!const\b)[\w:]+\s+)*[\w:]+)\s*\*", r"\1 const*", t)   # const T* and T const* alike
     return "".join(t.split())
 
 
@@ -188,7 +226,10 @@ class Entry:
 
     @property
     def signature(self) -> tuple[str, tuple[str, ...] | None]:
-        return split_signature(self.demangled)
+        name, params = split_signature(self.demangled)
+        if params and _TEMPLATE_PARAM_REF.search(self.mangled):
+            params = template_params_resolved(name, params)
+        return name, params
 
     @property
     def name(self) -> str:
@@ -200,9 +241,42 @@ class Entry:
 
     @property
     def shown(self) -> str:
-        """What a message lists: the demangled signature (without the ``void`` return type)."""
+        """What a message lists: the demangled signature (without the ``void`` return type),
+        as a user writes it (``readable``: ``MatrixMulCUDA<16>(float*, ...)`` whether cu++filt
+        wrote ``MatrixMulCUDA<(int)16>(float *, ...)`` or the C++ runtime ``MatrixMulCUDA<16>``)."""
         name, params = self.signature
-        return name if params is None else f"{name}({', '.join(params)})"
+        name = readable(name)
+        return name if params is None else f"{name}({', '.join(readable(p) for p in params)})"
+
+
+# A mangled name that refers to its template's parameters (``T_``, ``T0_``...): cu++filt
+# writes those parameters as T1, T2... in the parameter list (``reduce4<int, (unsigned int)256>
+# (T1 *, T1 *, unsigned int)``), the C++ runtime's demangler as the types they stand for.
+_TEMPLATE_PARAM_REF = re.compile(r"T\d*_")
+_TN = re.compile(r"(?<![\w:])T([1-9]\d?)(?![\w:])")
+
+
+def template_params_resolved(name: str, params: tuple[str, ...]) -> tuple[str, ...]:
+    """``params`` with cu++filt's ``T1``, ``T2``... replaced by the template arguments of
+    ``name`` they stand for (``reduce4<int, 256>``, ``T1 *`` -> ``int *``); a ``Tn`` beyond
+    the arguments is left as it is."""
+    if not name.endswith(">"):
+        return params
+    depth, start = 0, -1
+    for i in range(len(name) - 1, -1, -1):          # the '<' of the last component's arguments
+        depth += {">": 1, "<": -1}.get(name[i], 0)
+        if depth == 0:
+            start = i
+            break
+    args = split_top(name[start + 1:-1]) if start >= 0 else []
+    if not args:
+        return params
+
+    def sub(m: re.Match) -> str:
+        k = int(m.group(1))
+        return args[k - 1] if k <= len(args) else m.group(0)
+
+    return tuple(_TN.sub(sub, p) for p in params)
 
 
 def split_signature(demangled: str) -> tuple[str, tuple[str, ...] | None]:
@@ -268,6 +342,20 @@ def match(kernel: KernelName, entries: list[Entry]) -> list[Entry]:
     return loose
 
 
+def instantiated(kernel: KernelName, entries: list[Entry], before) -> list[Entry]:
+    """The entries of a module compiled with warpviz's instantiation of ``kernel``
+    (``instantiation_source``) that the source alone did not have (``before``: their PTX
+    names) and that ``kernel`` names: by ``match``, else (template arguments the demangler
+    writes otherwise, e.g. an enumerator ``k<Mode::B>`` that it writes ``k<(Mode)1>``) the
+    new entries of the same template."""
+    new = [e for e in entries if e.mangled not in before]
+    hit = match(kernel, new)
+    if hit:
+        return hit
+    want = canonical(kernel.qualified)
+    return [e for e in new if _unqualified_match(_base(canonical(e.name)), want)]
+
+
 def listing(entries: list[Entry], limit: int = MAX_LISTED) -> str:
     shown = [e.shown for e in entries[:limit]]
     more = f" and {len(entries) - limit} more" if len(entries) > limit else ""
@@ -280,10 +368,10 @@ def ambiguity(kernel: KernelName, found: list[Entry]) -> tuple[str, str]:
     more = f"; and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
     problem = f"`{kernel.text.strip()}` names {len(found)} kernels: {items}{more}"
     if kernel.targs is None and len({_base(e.name) for e in found}) == 1 and any("<" in e.name for e in found):
-        fix = f'write the template arguments, e.g. `kernel = "{found[0].name}"`, or the mangled name'
+        fix = f'write the template arguments, e.g. `kernel = "{readable(found[0].name)}"`, or the mangled name'
     else:
         first = found[0]
-        sig = first.shown if first.params is not None else first.name
+        sig = first.shown if first.params is not None else readable(first.name)
         fix = f'write the mangled name (e.g. `kernel = "{first.mangled}"`) or the full signature (e.g. `kernel = "{sig}"`)'
     return problem, fix
 
@@ -419,6 +507,7 @@ def entries_of(ptx_entries: list[str]) -> list[Entry]:
     return [Entry(n, d.get(n, n)) for n in ptx_entries]
 
 
-__all__ = ["KernelName", "Entry", "KernelNameError", "parse_kernel_name", "canonical", "split_signature", "match",
+__all__ = ["KernelName", "Entry", "KernelNameError", "parse_kernel_name", "canonical", "readable", "split_signature",
+           "template_params_resolved", "match", "instantiated",
            "listing", "ambiguity", "instantiation_source", "how_to_instantiate", "demangle", "demangler",
            "entries_of", "split_top"]
