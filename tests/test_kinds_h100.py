@@ -85,7 +85,7 @@ ATOMS = of("atom_u32") + of("red_u32") + of("atomicadd_cpp")
 @pytest.mark.parametrize("p", ATOMS, ids=[p["probe"] for p in ATOMS])
 def test_shared_atomics(p):
     s, _g, m = lanes(p)
-    per_lane = p["kernel"] != "atomicadd_cpp"        # ATOMS.ADD lane by lane; atomicAdd(.., 1): ATOMS.POPC.INC
+    per_lane = p["kernel"] != "atomicadd_cpp"        # ATOMS.ADD: a bank's lanes one by one; atomicAdd(.., 1): ATOMS.POPC.INC
     wf, ph, act, _deep = count_atomic(s, m, 1, per_lane)
     hw = p["hardware"]
     assert int(wf[0, 0]) == hw[WF_ATOM] and hw[CONF_ATOM] == hw[WF_ATOM] - 1

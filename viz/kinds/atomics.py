@@ -3,13 +3,15 @@
 The rules (docs/memory-model.md, "Shared atomics"), measured on the H100 with
 tools/gpu/session/h12async-probe.sh (one warp, one instruction, 75 address patterns):
 
-* ``atomicAdd(&h[i], 1)`` whose result is unused (``result = "unused"``): nvcc combines
-  the lanes that hit one address (``ATOMS.POPC.INC``: one atomic per distinct address,
-  adding the number of lanes), so the instruction takes as many wavefronts as its busiest
-  bank has *distinct words*. Same-address contention costs nothing.
-* ``atom.shared.add`` with its old value read (``result = "used"``, ``ATOMS.ADD``): every
-  lane is served in turn, so it takes as many wavefronts as its busiest bank has *active
-  lanes*: 32 lanes on one address are 32 wavefronts.
+* ``atomicAdd(&h[i], 1)`` whose result is unused (``result = "unused"``): nvcc emits
+  ``ATOMS.POPC.INC``, and that instruction combines the lanes that hit one address (one
+  atomic per distinct address, adding the number of lanes), so it takes as many
+  wavefronts as its busiest bank has *distinct words*. Same-address contention costs
+  nothing (only for ``+ 1``: a weighted ``atomicAdd`` is an ``ATOMS.ADD``).
+* ``atom.shared.add`` with its old value read (``result = "used"``, ``ATOMS.ADD``): the
+  lanes that hit one bank are served one per wavefront (lanes on different banks go
+  together), so it takes as many wavefronts as its busiest bank has *active lanes*: 32
+  lanes on one address are 32 wavefronts in this PTX form.
 
 Both count in ``..._shared_op_atom`` (conflicts = wavefronts - 1) and in none of the ten.
 """

@@ -95,8 +95,8 @@ def cp_async_body(a, arr, sc, rename) -> list[str]:
 def atomic_body(a, arr, sc, rename) -> list[str]:
     """``result = "unused"``: ``atomicAdd(&h[i], 1)`` in CUDA C++, which nvcc turns into
     ATOMS.POPC.INC (lanes on one address combined); ``"used"``: ``atom.shared.add.u32``
-    of lane + 1 whose old value enters the running hash (ATOMS.ADD, lane by lane): the two
-    forms the H100 probe measured."""
+    of lane + 1 whose old value enters the running hash (ATOMS.ADD: the lanes on one bank
+    one per wavefront): the two forms the H100 probe measured."""
     body = _indices(a, rename)
     body.append(f"const long long wv_e = {_elem(arr, rename, 'wv_row', 'wv_col')};")
     off = f"({arr.base}LL + wv_e * {arr.type.size}LL + {a.parts[0][0]}LL)"
