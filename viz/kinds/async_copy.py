@@ -39,9 +39,10 @@ DUMMY_LDS = 3   # predicated-off LDS that nvcc puts before an LDGSTS (counted pe
 
 
 @njit(cache=True, nogil=True)
-def ldgsts_shared(addr, mask, size, wavefronts, phases):
+def ldgsts_shared(addr, mask, size, wavefronts, phases, deepest):
     """Per (block, warp): the shared side of a cp.async of ``size`` bytes: phases of 32, 16
-    or 8 lanes; each takes as many wavefronts as its busiest bank has lane-words."""
+    or 8 lanes; each takes as many wavefronts as its busiest bank has lane-words;
+    ``deepest``: the most wavefronts one phase of the warp took."""
     nb, nt = addr.shape
     nw = wavefronts.shape[1]
     per = 32 if size <= 4 else (16 if size == 8 else 8)
@@ -51,6 +52,7 @@ def ldgsts_shared(addr, mask, size, wavefronts, phases):
         for w in range(nw):
             wf = 0
             ph = 0
+            deep = 0
             for p in range(0, 32, per):
                 count[:] = 0
                 any_active = False
@@ -61,9 +63,13 @@ def ldgsts_shared(addr, mask, size, wavefronts, phases):
                             count[((addr[b, t] >> 2) + q) & 31] += 1
                 if any_active:
                     ph += 1
-                    wf += count.max()
+                    m = count.max()
+                    wf += m
+                    if m > deep:
+                        deep = m
             wavefronts[b, w] = wf
             phases[b, w] = ph
+            deepest[b, w] = deep
 
 
 @njit(cache=True, nogil=True)
@@ -129,7 +135,8 @@ def analyze_cp_async(scenario, instr, access, ctx):
         mask = np.ascontiguousarray(np.broadcast_to(dst.mask, (nb, nt)), np.bool_)
         wf = np.zeros((nb, ctx.nw), np.int32)
         ph = np.zeros((nb, ctx.nw), np.int32)
-        ldgsts_shared(saddr, mask, instr.size, wf, ph)
+        deep = np.zeros((nb, ctx.nw), np.int32)
+        ldgsts_shared(saddr, mask, instr.size, wf, ph, deep)
         sec, ln, act, distinct, _z = count_chunk("global", instr.size, src, ctx.nw, ctx.shortcuts, True)
         if cg:
             gaddr = np.ascontiguousarray(np.broadcast_to(src.addr.natural(), (nb, nt)), np.int64)
@@ -142,7 +149,7 @@ def analyze_cp_async(scenario, instr, access, ctx):
         st.active_lanes += int(act.sum())
         st.wavefronts += int(wf.sum())
         st.phases += int(ph.sum())
-        st.deepest = max(st.deepest, int((wf - ph + 1).max(initial=0)))
+        st.deepest = max(st.deepest, int(deep.max(initial=0)))
         sectors += int(sec.sum())
         lines += int(ln.sum())
         used += int(distinct.sum()) * instr.size
