@@ -8,9 +8,10 @@ measured with tools/gpu/session/h12async-probe.sh (122 cp.async and 59 TMA probe
   ``smsp__inst_executed_op_ldgsts``. Its sectors: ``.ca`` as an LDG of that width (the
   distinct 32-byte sectors); ``.cg`` (L1 bypassed) counts, after dropping the lanes whose
   16-byte shared destination a later lane overwrites, the distinct pairs (global
-  128-byte line, shared 32-byte sector). nvcc puts three predicated-off ``LDS`` before
-  an LDGSTS, which count in ``smsp__inst_executed_op_shared_ld`` (three per warp
-  instruction: the generated kernel keeps each cp.async in a region of its own); no
+  128-byte line, shared 32-byte sector). ptxas puts three predicated-off ``LDS`` before
+  an LDGSTS (before the first only of LDGSTS that follow one another), which count in
+  ``smsp__inst_executed_op_shared_ld`` (three per warp instruction: the generated kernel
+  keeps each cp.async in a region of its own); no
   wavefront of the ten counts LDGSTS.
 * The shared side (the figures, not a counter of its own on the H100): phases as for a
   store of that width, each taking as many wavefronts as its busiest bank has *lanes*
@@ -35,7 +36,7 @@ LD_SEC = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 LDGSTS_INST = "smsp__inst_executed_op_ldgsts.sum"
 SHARED_LD_INST = "smsp__inst_executed_op_shared_ld.sum"
 TMA_SECTORS = "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"
-DUMMY_LDS = 3   # predicated-off LDS that nvcc puts before an LDGSTS (counted per warp running the access)
+DUMMY_LDS = 3   # predicated-off LDS that ptxas puts before an LDGSTS (counted per warp running the access)
 
 
 @njit(cache=True, nogil=True)
@@ -156,7 +157,7 @@ def analyze_cp_async(scenario, instr, access, ctx):
         ctx.step(instr)
     st.sectors, st.lines, st.bytes_used = sectors, lines, used
     st.per_warp, st.per_warp_active = per_warp, per_active
-    # nvcc's three predicated-off LDS before each LDGSTS (the generated kernel keeps every
+    # ptxas's three predicated-off LDS before each LDGSTS (the generated kernel keeps every
     # cp.async in a region of its own, so they run once per warp instruction)
     dummies = DUMMY_LDS * st.warp_instructions
     st.kind_metrics = {LD_REQ: st.warp_instructions, LD_SEC: sectors, LDGSTS_INST: st.warp_instructions,

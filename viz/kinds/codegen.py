@@ -86,7 +86,8 @@ def cp_async_body(a, arr, sc, rename) -> list[str]:
     body.append('asm volatile("cp.async.wait_all;" ::: "memory");')
     if a.when is None:
         # Each LDGSTS in a region of its own (a loop that runs wv_one = 1 times, as `when`
-        # makes it): nvcc then puts its three predicated-off LDS before every one, which
+        # makes it): ptxas then puts its three predicated-off LDS before every one (an
+        # unrolled run of LDGSTS gets them before the first only), which
         # is what the model counts, however nvcc unrolls the scenario's loops.
         body = ["#pragma unroll 1", "for (int wv_r = 0; wv_r < wv_one; ++wv_r) {", *("  " + ln for ln in body), "}"]
     return body
