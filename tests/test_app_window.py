@@ -133,7 +133,7 @@ def test_theme_switch_and_colour_blind_palette(qtbot, window):
 def test_language_switch_at_run_time(qtbot, window):
     window.a_langs["zh_CN"].trigger()
     assert i18n.language() == "zh_CN"
-    assert window.docks["figures"].windowTitle() == "指标"
+    assert window.docks["figures"].windowTitle() == "统计"
     assert window.m_view.title() != "&View"
     assert any("\u4e00" <= ch <= "\u9fff" for ch in window.session.frame.caption)
     window.a_langs["en"].trigger()

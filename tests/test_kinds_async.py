@@ -305,8 +305,9 @@ def test_tma_box_leaving_the_tensor_names_the_block_and_the_fix():
 
 
 def test_tma_box_must_start_on_16_bytes():
-    """A box starting at a byte that is not a multiple of 16 faults on the H100 (device run 1:
-    the generated kernel with its first byte at 2 broke the context)."""
+    """A box starting at a byte that is not a multiple of 16 faults on the H100: boxes at bytes
+    2 and 12 ended their kernel with an illegal instruction (assets/measurements/
+    h100-lessons-2026-11-26.json), boxes at byte 16 copied every element."""
     e = err(tma, src="A[blockIdx.x * 8][3]", swizzle="none")
     assert "byte 6 of the tensor, not a multiple of 16" in str(e) and "a multiple of 8" in str(e)
 

@@ -75,8 +75,33 @@ def test_cp_async_ca_shared_side_with_a_contiguous_source(p):
     s, _g, m = lanes(p)
     wf = np.zeros((1, 1), np.int32)
     ph = np.zeros((1, 1), np.int32)
-    ldgsts_shared(s, m, size, wf, ph)
+    deep = np.zeros((1, 1), np.int32)
+    ldgsts_shared(s, m, size, wf, ph, deep)
     assert int(wf[0, 0] - ph[0, 0]) == p["hardware"][CONF_LDGSTS]
+    # the deepest phase: at most every phase that deep, at least one phase that deep
+    assert int(ph[0, 0]) == 0 or int(wf[0, 0]) - int(deep[0, 0]) >= int(ph[0, 0]) - 1
+    assert int(wf[0, 0]) <= int(deep[0, 0]) * int(ph[0, 0])
+
+
+FACTS = json.loads((assets.measurements_dir() / "h100-lessons-2026-11-26.json").read_text())
+
+
+def test_the_sass_ldgsts_wavefront_counter_reads_the_models_shared_side_for_ca():
+    """Device run of 2026-11-26: smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts
+    counts a .ca copy's shared side as the model does (4 contiguous, 32 with every lane on one
+    16-byte slot: 8 per phase), reads 0 for .cg, and the plain l1tex__ name reads n/a."""
+    cases = FACTS["cp_async_wavefronts"]["cases"]
+    sass = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
+    for name, slots in ((".ca 16 B, both sides contiguous", range(32)), (".ca 16 B, every lane to one shared slot",
+                                                                        [0] * 32)):
+        s = np.array([[16 * k for k in slots]], np.int64)
+        wf, ph, deep = (np.zeros((1, 1), np.int32) for _ in range(3))
+        ldgsts_shared(s, np.ones((1, 32), np.bool_), 16, wf, ph, deep)
+        assert int(wf[0, 0]) == cases[name][sass]
+        assert int(wf[0, 0] - ph[0, 0]) == cases[name][CONF_LDGSTS]
+    assert int(deep[0, 0]) == 8                         # every lane on one slot: 8 lanes a phase
+    assert cases[".cg 16 B, both sides contiguous"][sass] == 0
+    assert {c["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"] for c in cases.values()} == {"n/a"}
 
 
 ATOMS = of("atom_u32") + of("red_u32") + of("atomicadd_cpp")
@@ -85,7 +110,7 @@ ATOMS = of("atom_u32") + of("red_u32") + of("atomicadd_cpp")
 @pytest.mark.parametrize("p", ATOMS, ids=[p["probe"] for p in ATOMS])
 def test_shared_atomics(p):
     s, _g, m = lanes(p)
-    per_lane = p["kernel"] != "atomicadd_cpp"        # ATOMS.ADD lane by lane; atomicAdd(.., 1): ATOMS.POPC.INC
+    per_lane = p["kernel"] != "atomicadd_cpp"        # ATOMS.ADD: a bank's lanes one by one; atomicAdd(.., 1): ATOMS.POPC.INC
     wf, ph, act, _deep = count_atomic(s, m, 1, per_lane)
     hw = p["hardware"]
     assert int(wf[0, 0]) == hw[WF_ATOM] and hw[CONF_ATOM] == hw[WF_ATOM] - 1

@@ -145,17 +145,76 @@ def check_phases(d, why):
                      for s, g in groups.items()) - idle
 
 
-def check_conflicts(d, value, why):
+def rule_of(d, sc) -> str:
+    """How the access's shared side is served, told from the scenario itself."""
+    a = sc.accesses[d["index"]]
+    if a.matrix is not None:
+        return "matrix"
+    if a.op == "cp.async":
+        return "ldgsts"
+    if a.op == "atomic":
+        return "atom_add" if a.option("result") == "used" else "atom_inc"
+    return "plain"
+
+
+WAVEFRONTS = {
+    "plain": "each phase costs the most distinct 32-bit words any one bank must deliver",
+    "matrix": r"each phase \(one 8x8 matrix\) costs the most distinct 32-bit words any one bank holds among its 8 "
+              "rows",
+    "ldgsts": r"each phase costs the most writes any one bank takes, one per lane and word \(LDGSTS does not merge "
+              r"lanes that write the same word\)",
+    "atom_add": r"the bank with the most active lanes serves them one per wavefront \(ATOMS.ADD\); lanes on different "
+                "banks go together",
+    "atom_inc": r"the most distinct words any one bank holds \(ATOMS.POPC.INC adds up the lanes on one word in one "
+                r"go\)",
+}
+# (no conflict, every phase as deep as the deepest, the deepest and the average) per rule
+CONFLICTS = {
+    "plain": (r"every phase is one wavefront: no bank must deliver two distinct words in one phase \(lanes that "
+              r"ask for the same word share it\)",
+              r"wavefronts - phases: in every phase the busiest bank delivers {N} distinct words \({N}-way "
+              r"conflict\)",
+              r"wavefronts - phases: in the worst phase one bank delivers {N} distinct words \({N}-way "
+              r"conflict\); the busiest bank of a phase delivers {N} on average"),
+    "matrix": (r"every phase is one wavefront: the 8 rows of each matrix lie on distinct banks \(a row whose "
+               r"address several lanes give is moved once\)",
+               r"wavefronts - phases: in every matrix the busiest bank holds {N} distinct words of its rows "
+               r"\({N}-way conflict\)",
+               r"wavefronts - phases: in the worst matrix one bank holds {N} distinct words of its rows "
+               r"\({N}-way conflict\); the busiest bank of a matrix holds {N} on average"),
+    "ldgsts": (r"every phase is one wavefront: no bank takes two writes in one phase",
+               r"wavefronts - phases: in every phase the busiest bank takes {N} writes, one per lane and word "
+               r"\({N}-way conflict; lanes that write the same word are not merged\)",
+               r"wavefronts - phases: in the worst phase one bank takes {N} writes, one per lane and word "
+               r"\({N}-way conflict\); the busiest bank of a phase takes {N} on average"),
+    "atom_add": (r"every warp instruction is one wavefront: no bank has two active lanes",
+                 r"wavefronts - phases: in every warp instruction the busiest bank serves {N} lanes one after "
+                 r"another \({N}-way conflict\), whether they share an address or not",
+                 r"wavefronts - phases: in the worst warp instruction one bank serves {N} lanes one after "
+                 r"another \({N}-way conflict\); the busiest bank of a warp instruction serves {N} on average"),
+    "atom_inc": (r"every warp instruction is one wavefront: no bank holds two distinct words \(the lanes on one "
+                 r"word are added up in one go\)",
+                 r"wavefronts - phases: in every warp instruction the busiest bank holds {N} distinct words "
+                 r"\({N}-way conflict\)",
+                 r"wavefronts - phases: in the worst warp instruction one bank holds {N} distinct words "
+                 r"\({N}-way conflict\); the busiest bank of a warp instruction holds {N} on average"),
+}
+
+
+def check_wavefronts(d, sc, value, why):
+    m = full(N + " per instruction: " + WAVEFRONTS[rule_of(d, sc)], why)
+    assert value == f"{d['wavefronts']:,}" and m and m[1] == avg(d["wavefronts"], d["warp_instructions"]), why
+
+
+def check_conflicts(d, sc, value, why):
     wf, ph, deepest = d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"]
     assert value == f"{wf - ph:,}"
-    if full(r"every phase is one wavefront: no bank must deliver two distinct words in one phase \(lanes that "
-            r"ask for the same word share it\)", why):
+    none, every, worst = (p.replace("{N}", N) for p in CONFLICTS[rule_of(d, sc)])
+    if full(none, why):
         assert wf == ph and deepest == 1
-    elif m := full(r"wavefronts - phases: in every phase the busiest bank delivers " + N + r" distinct words \("
-                   + N + r"-way conflict\)", why):
+    elif m := full(every, why):
         assert num(m[1]) == num(m[2]) == deepest > 1 and wf == deepest * ph
-    elif m := full(r"wavefronts - phases: in the worst phase one bank delivers " + N + r" distinct words \(" + N
-                   + r"-way conflict\); the busiest bank of a phase delivers " + N + " on average", why):
+    elif m := full(worst, why):
         assert num(m[1]) == num(m[2]) == deepest > 1 and m[3] == avg(wf, ph) and wf < deepest * ph
     else:
         raise AssertionError(f"unchecked reason: {why!r}")
@@ -217,18 +276,20 @@ def check_access(d, sc):
         elif name == "active lanes":
             check_lanes(d, sc, value, why)
         elif name == "wavefronts":
-            m = full(N + r" per instruction: each phase costs the most distinct 32-bit words any one bank must "
-                     "deliver", why)
-            assert value == f"{d['wavefronts']:,}" and m and m[1] == avg(d["wavefronts"], inst), why
+            check_wavefronts(d, sc, value, why)
         elif name == "phases":
             assert value == f"{d['phases']:,}"
             check_phases(d, why)
         elif name == "bank conflicts":
-            check_conflicts(d, value, why)
+            check_conflicts(d, sc, value, why)
         elif name == "requests" and d.get("kind") == "cp.async":
             assert value == f"{inst:,}" == f"{d['requests']:,}" and "cp.async" in why
         elif name == "sectors" and d.get("kind") == "cp.async":
-            m = full(N + " per request: the distinct 32-byte sectors the active lanes copy from", why)
+            cg = sc.accesses[d["index"]].option("cache") == "cg"
+            unit = (r"cp.async.cg \(L1 bypassed\) counts the distinct pairs of global 128-byte line and shared "
+                    "32-byte sector, over the lanes whose 16-byte shared slot no later lane writes again") if cg else \
+                "the distinct 32-byte sectors the active lanes copy from, as an LDG of the same width"
+            m = full(N + " per request: " + unit, why)
             assert value == f"{d['sectors']:,}" and m and m[1] == avg(d["sectors"], inst), why
         elif name == "requests":
             assert value == f"{inst:,}" == f"{d['requests']:,}"
@@ -343,3 +404,123 @@ def test_idle_phases_and_a_mixed_conflict_are_stated_as_they_are():
                                  "active lane cost nothing)"
     assert why[(1, "bank conflicts")].startswith("wavefronts - phases: in the worst phase one bank delivers 4 "
                                                  "distinct words (4-way conflict); ")
+
+
+# ---------------------------------------------------------------------------- the kinds: LDGSTS, ATOMS, LDSM
+
+
+def kind_scenario(access_line: str, shared="float4", block="[32]") -> str:
+    return f"""format = 3
+title = "kind"
+launch = {{ block = {block}, grid = [1] }}
+arrays.g = {{ space = "global", type = "float4", shape = [1024] }}
+arrays.s = {{ space = "shared", type = "{shared}", shape = [1024] }}
+access = [{access_line}]
+"""
+
+
+def kind_reasons(text: str) -> tuple[dict, dict]:
+    from viz.scenario import loads
+
+    sc = loads(text, source="kind.toml")
+    d = analyze(sc).per_access()[0]
+    check_access(d, sc)                          # every number of every reason, as above
+    return d, {name: why for name, _v, why in explain_access(d)}
+
+
+def test_cp_async_with_every_lane_writing_one_slot_states_its_eight_writes_a_phase():
+    """cp.async of 16 bytes, every lane to s[0]: four quarter-warp phases, each with 8 lanes on
+    banks 0-3, 8 wavefronts each (the H100 counted 28 conflicts: 32 - 4), not '29 distinct words'."""
+    d, why = kind_reasons(kind_scenario('{ op = "cp.async", at = "s[0]", from = "g[lane]" }'))
+    assert (d["wavefronts"], d["phases"], d["bank_conflicts"], d["max_wavefronts_per_phase"]) == (32, 4, 28, 8)
+    assert why["wavefronts"] == ("32.00 per instruction: each phase costs the most writes any one bank takes, one per "
+                                 "lane and word (LDGSTS does not merge lanes that write the same word)")
+    assert why["bank conflicts"] == ("wavefronts - phases: in every phase the busiest bank takes 8 writes, one per "
+                                     "lane and word (8-way conflict; lanes that write the same word are not merged)")
+    assert why["sectors"] == ("1.00 per request: cp.async.cg (L1 bypassed) counts the distinct pairs of global "
+                              "128-byte line and shared 32-byte sector, over the lanes whose 16-byte shared slot no "
+                              "later lane writes again")
+
+
+def test_cp_async_ca_with_one_deep_phase_states_the_deepest_and_the_average():
+    d, why = kind_reasons(kind_scenario('{ op = "cp.async", at = "s[lane < 8 ? 0 : lane]", from = "g[lane * 2]", '
+                                        'cache = "ca" }'))
+    assert (d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"], d["sectors"]) == (11, 4, 8, 32)
+    assert why["bank conflicts"] == ("wavefronts - phases: in the worst phase one bank takes 8 writes, one per lane "
+                                     "and word (8-way conflict); the busiest bank of a phase takes 2.75 on average")
+    assert why["sectors"] == ("32.00 per request: the distinct 32-byte sectors the active lanes copy from, as an LDG "
+                              "of the same width")
+
+
+@pytest.mark.parametrize("at,wavefronts,conflicts", [
+    ("h[lane]", 1, "every warp instruction is one wavefront: no bank has two active lanes"),
+    ("h[lane % 16]", 2, "wavefronts - phases: in every warp instruction the busiest bank serves 2 lanes one after "
+                        "another (2-way conflict), whether they share an address or not"),
+    ("h[lane % 8]", 4, "wavefronts - phases: in every warp instruction the busiest bank serves 4 lanes one after "
+                       "another (4-way conflict), whether they share an address or not"),
+    ("h[lane / 16 * 32]", 32, "wavefronts - phases: in every warp instruction the busiest bank serves 32 lanes one "
+                              "after another (32-way conflict), whether they share an address or not"),
+])
+def test_atom_add_serves_a_banks_lanes_one_per_wavefront(at, wavefronts, conflicts):
+    """ATOMS.ADD (the old value read) on the H100: 32 consecutive words 1 wavefront, 16 addresses
+    x 2 lanes 2, 8 x 4 4, two words of bank 0 with 16 lanes each 32 (h100-kinds probes
+    'distinct banks', 'lane/2', 'lane%8', 'lane/16*32')."""
+    text = kind_scenario(f'{{ op = "atomic", at = "{at}", result = "used" }}').replace(
+        'arrays.s = { space = "shared", type = "float4", shape = [1024] }', 'arrays.h = { space = "shared", type = '
+        '"int", shape = [1024] }')
+    d, why = kind_reasons(text)
+    assert d["wavefronts"] == wavefronts and why["bank conflicts"] == conflicts
+    assert why["wavefronts"] == (f"{wavefronts}.00 per instruction: the bank with the most active lanes serves them "
+                                 "one per wavefront (ATOMS.ADD); lanes on different banks go together")
+
+
+@pytest.mark.parametrize("at,wavefronts,conflicts", [
+    ("h[lane % 8]", 1, "every warp instruction is one wavefront: no bank holds two distinct words (the lanes on one "
+                       "word are added up in one go)"),
+    ("h[(lane % 4) * 32]", 4, "wavefronts - phases: in every warp instruction the busiest bank holds 4 distinct "
+                              "words (4-way conflict)"),
+])
+def test_atomicadd_plus_one_counts_a_banks_distinct_words(at, wavefronts, conflicts):
+    text = kind_scenario(f'{{ op = "atomic", at = "{at}" }}').replace(
+        'arrays.s = { space = "shared", type = "float4", shape = [1024] }', 'arrays.h = { space = "shared", type = '
+        '"int", shape = [1024] }')
+    d, why = kind_reasons(text)
+    assert d["wavefronts"] == wavefronts and why["bank conflicts"] == conflicts
+
+
+def test_ldmatrix_reasons_speak_of_matrices_and_rows():
+    from viz.scenario import load
+
+    for name, conflicts in (("ldmatrix-x4-tile", "wavefronts - phases: in every matrix the busiest bank holds 8 "
+                                                 "distinct words of its rows (8-way conflict)"),
+                            ("ldmatrix-x4-tile-sw128", "every phase is one wavefront: the 8 rows of each matrix lie "
+                                                       "on distinct banks (a row whose address several lanes give is "
+                                                       "moved once)")):
+        sc = load(name)
+        d = next(d for d in analyze(sc).per_access() if d.get("matrix_op"))
+        why = {n: w for n, _v, w in explain_access(d)}
+        assert why["bank conflicts"] == conflicts, name
+
+
+def test_the_kinds_reasons_in_chinese():
+    from viz import i18n
+
+    text = kind_scenario('{ op = "cp.async", at = "s[0]", from = "g[lane]" }')
+    from viz.scenario import loads
+
+    d = analyze(loads(text, source="kind.toml")).per_access()[0]
+    i18n.set_language("zh_CN")
+    try:
+        why = {n: w for n, _v, w in explain_access(d)}
+    finally:
+        i18n.set_language("en")
+    assert why["bank conflicts"] == ("波前数 − 阶段数：每个阶段中最忙的存储体都要承担 8 次写入，按每个通道、每个字各算一次"
+                                     "（8 路冲突；写同一个字的通道不合并）")
+
+
+def test_every_reason_template_of_the_kinds_has_a_chinese_entry():
+    from viz import i18n
+    from viz.report import _CONFLICTS_WHY, _WAVEFRONTS_WHY
+
+    templates = list(_WAVEFRONTS_WHY.values()) + [t for three in _CONFLICTS_WHY.values() for t in three]
+    assert len(templates) == 5 + 15 and i18n.missing("zh_CN", templates) == []

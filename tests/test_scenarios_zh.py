@@ -66,6 +66,20 @@ def test_builtin_chinese_notes_use_the_terms(name):
         assert "Swizzle" in sc.notes_zh + sc.title_zh
 
 
+@pytest.mark.parametrize("name", builtin_names())
+def test_builtin_chinese_uses_the_catalogues_terms(name):
+    """The terms of assets/translations/zh_CN.toml's header: no rendering it bans, no 线 for a
+    line, no English bin or halo outside code (hist[bin]) or a gloss in brackets（halo）."""
+    from test_zh_catalog import BANNED, lone_line
+
+    sc = load(name)
+    zh = sc.title_zh + "\n" + sc.notes_zh
+    assert [w for w in BANNED if w in zh] == []
+    assert lone_line(zh) == []
+    bare = re.sub(r"\w*\[[^\]]*\]|（\w+）", " ", zh)        # code with an index, glosses in brackets
+    assert not re.search(r"\b(?:bins?|halos?)\b", bare), bare
+
+
 def test_the_figures_of_the_h100_quotes_are_in_the_chinese_notes_too():
     """The measured figures (checked against h100.json by test_quotes.py) are not dropped."""
     for name in builtin_names():

@@ -31,7 +31,38 @@ BANNED = {
     "未激活": "inactive lanes are 非活跃, one word everywhere",
     "幻灯片": "the export writes videos and pictures, not a slide deck",
     "加载": "load is 读 everywhere",
+    "补齐": "pad is 填充 everywhere",
+    "扇区利用率": "sector efficiency is 扇区效率",
+    "异或重排": "not every swizzle is an XOR: gloss it as 地址重排",
+    "共享内存级": "a pipeline stage is a 流水级 (级 alone reads as a level)",
 }
+
+# 线 only inside these words; a 128-byte line is a 缓存行 (global) or a 128 字节段 (shared)
+LINE_WORDS = ("线程", "流水线", "曲线", "直线", "虚线", "下划线", "线性", "对角线", "时间线")
+
+
+def lone_line(text: str) -> list[str]:
+    """The places where 线 stands for a line on its own."""
+    out = []
+    for m in re.finditer("线", text):
+        if not any(text[max(0, m.start() - len(w) + 1):m.start() + len(w)].find(w) >= 0 for w in LINE_WORDS):
+            out.append(text[max(0, m.start() - 8):m.end() + 8])
+    return out
+
+
+def test_a_line_is_never_a_lone_xian():
+    assert [v for v in CATALOG.values() if lone_line(v)] == []
+    assert lone_line("一条 128 字节的线；") and not lone_line("线程束、流水线、对角线、线性同余")
+
+
+def test_the_header_terms_for_figures_metrics_notes():
+    assert CATALOG["Figures"] == "统计" and CATALOG["Figure"] == "统计项" and CATALOG["metric"] == "指标"
+    for k, v in CATALOG.items():
+        if re.search(r"\bnotes?\b", k, re.I):
+            assert "说明" not in v and ("备注" in v or "notes" not in k.lower() or "notes_zh" in k), (k, v)
+        if re.search(r"\bfigures?\b", k, re.I):
+            assert "指标" not in v, (k, v)
+    assert CATALOG["Swizzle"] == "Swizzle（地址重排）"
 
 
 def _fields(text: str) -> list[tuple[str, str, str]]:

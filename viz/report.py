@@ -131,17 +131,79 @@ def _phases_why(d: dict) -> str:
               rule=tr("; ").join(rules))  # the list separator: "；" in Chinese
 
 
+def shared_rule(d: dict) -> str:
+    """How the access's shared side is served, as its reasons name it: ``"plain"`` (LDS/STS:
+    a bank delivers each distinct word once per phase), ``"matrix"`` (LDSM/STSM: one phase
+    per 8x8 matrix, the same rule over its rows), ``"ldgsts"`` (cp.async: a bank takes one
+    write per lane, lanes on one word are not merged), ``"atom_add"`` (ATOMS.ADD: a bank
+    serves its active lanes one per wavefront) or ``"atom_inc"`` (ATOMS.POPC.INC: a bank's
+    distinct words, the lanes on one word added up in one go)."""
+    if d.get("matrix_op"):
+        return "matrix"
+    if d.get("kind") == "cp.async":
+        return "ldgsts"
+    if d.get("kind") == "atomic":
+        return "atom_add" if (d.get("options") or {}).get("result") == "used" else "atom_inc"
+    return "plain"
+
+
+_WAVEFRONTS_WHY = {
+    "plain": "{per} per instruction: each phase costs the most distinct 32-bit words any one bank must deliver",
+    "matrix": "{per} per instruction: each phase (one 8x8 matrix) costs the most distinct 32-bit words any one "
+              "bank holds among its 8 rows",
+    "ldgsts": "{per} per instruction: each phase costs the most writes any one bank takes, one per lane and "
+              "word (LDGSTS does not merge lanes that write the same word)",
+    "atom_add": "{per} per instruction: the bank with the most active lanes serves them one per wavefront "
+                "(ATOMS.ADD); lanes on different banks go together",
+    "atom_inc": "{per} per instruction: the most distinct words any one bank holds (ATOMS.POPC.INC adds up the "
+                "lanes on one word in one go)",
+}
+
+# (no conflict, every phase equally deep, deepest and average) per rule
+_CONFLICTS_WHY = {
+    "plain": ("every phase is one wavefront: no bank must deliver two distinct words in one phase (lanes that "
+              "ask for the same word share it)",
+              "wavefronts - phases: in every phase the busiest bank delivers {ways} distinct words ({ways}-way "
+              "conflict)",
+              "wavefronts - phases: in the worst phase one bank delivers {ways} distinct words ({ways}-way "
+              "conflict); the busiest bank of a phase delivers {avg} on average"),
+    "matrix": ("every phase is one wavefront: the 8 rows of each matrix lie on distinct banks (a row whose "
+               "address several lanes give is moved once)",
+               "wavefronts - phases: in every matrix the busiest bank holds {ways} distinct words of its rows "
+               "({ways}-way conflict)",
+               "wavefronts - phases: in the worst matrix one bank holds {ways} distinct words of its rows "
+               "({ways}-way conflict); the busiest bank of a matrix holds {avg} on average"),
+    "ldgsts": ("every phase is one wavefront: no bank takes two writes in one phase",
+               "wavefronts - phases: in every phase the busiest bank takes {ways} writes, one per lane and word "
+               "({ways}-way conflict; lanes that write the same word are not merged)",
+               "wavefronts - phases: in the worst phase one bank takes {ways} writes, one per lane and word "
+               "({ways}-way conflict); the busiest bank of a phase takes {avg} on average"),
+    "atom_add": ("every warp instruction is one wavefront: no bank has two active lanes",
+                 "wavefronts - phases: in every warp instruction the busiest bank serves {ways} lanes one after "
+                 "another ({ways}-way conflict), whether they share an address or not",
+                 "wavefronts - phases: in the worst warp instruction one bank serves {ways} lanes one after "
+                 "another ({ways}-way conflict); the busiest bank of a warp instruction serves {avg} on average"),
+    "atom_inc": ("every warp instruction is one wavefront: no bank holds two distinct words (the lanes on one "
+                 "word are added up in one go)",
+                 "wavefronts - phases: in every warp instruction the busiest bank holds {ways} distinct words "
+                 "({ways}-way conflict)",
+                 "wavefronts - phases: in the worst warp instruction one bank holds {ways} distinct words "
+                 "({ways}-way conflict); the busiest bank of a warp instruction holds {avg} on average"),
+}
+
+
+def _wavefronts_why(d: dict) -> str:
+    return tr(_WAVEFRONTS_WHY[shared_rule(d)], per=_avg(d["wavefronts"], d["warp_instructions"]))
+
+
 def _conflicts_why(d: dict) -> str:
     wf, ph, deepest = d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"]
+    none, every, worst = _CONFLICTS_WHY[shared_rule(d)]
     if wf == ph:
-        return tr("every phase is one wavefront: no bank must deliver two distinct words in one phase "
-                  "(lanes that ask for the same word share it)")
+        return tr(none)
     if wf == deepest * ph:
-        return tr("wavefronts - phases: in every phase the busiest bank delivers {ways} distinct words "
-                  "({ways}-way conflict)", ways=deepest)
-    return tr("wavefronts - phases: in the worst phase one bank delivers {ways} distinct words ({ways}-way "
-              "conflict); the busiest bank of a phase delivers {avg} on average", ways=deepest,
-              avg=_avg(wf, ph))
+        return tr(every, ways=deepest)
+    return tr(worst, ways=deepest, avg=_avg(wf, ph))
 
 
 def _bytes_why(d: dict) -> str:
@@ -183,9 +245,7 @@ def explain_access(d: dict) -> list[tuple[str, str, str]]:
     rows.append(("active lanes", tr("{n}/warp", n=f"{lanes:.2f}"), _lanes_why(d)))
     if d["space"] == "shared":
         wf, ph = d["wavefronts"], d["phases"]
-        rows.append(("wavefronts", _n(wf),
-                     tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
-                        "must deliver", per=_avg(wf, inst))))
+        rows.append(("wavefronts", _n(wf), _wavefronts_why(d)))
         rows.append(("phases", _n(ph), _phases_why(d)))
         rows.append(("bank conflicts", _n(wf - ph), _conflicts_why(d)))
         if d.get("kind"):                  # cp.async: its global side

@@ -8,9 +8,10 @@ measured with tools/gpu/session/h12async-probe.sh (122 cp.async and 59 TMA probe
   ``smsp__inst_executed_op_ldgsts``. Its sectors: ``.ca`` as an LDG of that width (the
   distinct 32-byte sectors); ``.cg`` (L1 bypassed) counts, after dropping the lanes whose
   16-byte shared destination a later lane overwrites, the distinct pairs (global
-  128-byte line, shared 32-byte sector). nvcc puts three predicated-off ``LDS`` before
-  an LDGSTS, which count in ``smsp__inst_executed_op_shared_ld`` (three per warp
-  instruction: the generated kernel keeps each cp.async in a region of its own); no
+  128-byte line, shared 32-byte sector). ptxas puts three predicated-off ``LDS`` before
+  an LDGSTS (before the first only of LDGSTS that follow one another), which count in
+  ``smsp__inst_executed_op_shared_ld`` (three per warp instruction: the generated kernel
+  keeps each cp.async in a region of its own); no
   wavefront of the ten counts LDGSTS.
 * The shared side (the figures, not a counter of its own on the H100): phases as for a
   store of that width, each taking as many wavefronts as its busiest bank has *lanes*
@@ -35,13 +36,14 @@ LD_SEC = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 LDGSTS_INST = "smsp__inst_executed_op_ldgsts.sum"
 SHARED_LD_INST = "smsp__inst_executed_op_shared_ld.sum"
 TMA_SECTORS = "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"
-DUMMY_LDS = 3   # predicated-off LDS that nvcc puts before an LDGSTS (counted per warp running the access)
+DUMMY_LDS = 3   # predicated-off LDS that ptxas puts before an LDGSTS (counted per warp running the access)
 
 
 @njit(cache=True, nogil=True)
-def ldgsts_shared(addr, mask, size, wavefronts, phases):
+def ldgsts_shared(addr, mask, size, wavefronts, phases, deepest):
     """Per (block, warp): the shared side of a cp.async of ``size`` bytes: phases of 32, 16
-    or 8 lanes; each takes as many wavefronts as its busiest bank has lane-words."""
+    or 8 lanes; each takes as many wavefronts as its busiest bank has lane-words;
+    ``deepest``: the most wavefronts one phase of the warp took."""
     nb, nt = addr.shape
     nw = wavefronts.shape[1]
     per = 32 if size <= 4 else (16 if size == 8 else 8)
@@ -51,6 +53,7 @@ def ldgsts_shared(addr, mask, size, wavefronts, phases):
         for w in range(nw):
             wf = 0
             ph = 0
+            deep = 0
             for p in range(0, 32, per):
                 count[:] = 0
                 any_active = False
@@ -61,9 +64,13 @@ def ldgsts_shared(addr, mask, size, wavefronts, phases):
                             count[((addr[b, t] >> 2) + q) & 31] += 1
                 if any_active:
                     ph += 1
-                    wf += count.max()
+                    m = count.max()
+                    wf += m
+                    if m > deep:
+                        deep = m
             wavefronts[b, w] = wf
             phases[b, w] = ph
+            deepest[b, w] = deep
 
 
 @njit(cache=True, nogil=True)
@@ -129,7 +136,8 @@ def analyze_cp_async(scenario, instr, access, ctx):
         mask = np.ascontiguousarray(np.broadcast_to(dst.mask, (nb, nt)), np.bool_)
         wf = np.zeros((nb, ctx.nw), np.int32)
         ph = np.zeros((nb, ctx.nw), np.int32)
-        ldgsts_shared(saddr, mask, instr.size, wf, ph)
+        deep = np.zeros((nb, ctx.nw), np.int32)
+        ldgsts_shared(saddr, mask, instr.size, wf, ph, deep)
         sec, ln, act, distinct, _z = count_chunk("global", instr.size, src, ctx.nw, ctx.shortcuts, True)
         if cg:
             gaddr = np.ascontiguousarray(np.broadcast_to(src.addr.natural(), (nb, nt)), np.int64)
@@ -142,14 +150,14 @@ def analyze_cp_async(scenario, instr, access, ctx):
         st.active_lanes += int(act.sum())
         st.wavefronts += int(wf.sum())
         st.phases += int(ph.sum())
-        st.deepest = max(st.deepest, int((wf - ph + 1).max(initial=0)))
+        st.deepest = max(st.deepest, int(deep.max(initial=0)))
         sectors += int(sec.sum())
         lines += int(ln.sum())
         used += int(distinct.sum()) * instr.size
         ctx.step(instr)
     st.sectors, st.lines, st.bytes_used = sectors, lines, used
     st.per_warp, st.per_warp_active = per_warp, per_active
-    # nvcc's three predicated-off LDS before each LDGSTS (the generated kernel keeps every
+    # ptxas's three predicated-off LDS before each LDGSTS (the generated kernel keeps every
     # cp.async in a region of its own, so they run once per warp instruction)
     dummies = DUMMY_LDS * st.warp_instructions
     st.kind_metrics = {LD_REQ: st.warp_instructions, LD_SEC: sectors, LDGSTS_INST: st.warp_instructions,

@@ -5,12 +5,14 @@ tools/gpu/session/h12async-probe.sh (one warp, one instruction, 75 address patte
 tools/gpu/probe_atomics.sh:
 
 * ``atomicAdd(&h[i], 1)`` on shared memory whose result is unused (``result = "unused"``):
-  nvcc combines the lanes that hit one address (``ATOMS.POPC.INC``: one atomic per
-  distinct address, adding the number of lanes), so the instruction takes as many
-  wavefronts as its busiest bank has *distinct words*. Same-address contention costs nothing.
-* ``atom.shared.add`` with its old value read (``result = "used"``, ``ATOMS.ADD``): every
-  lane is served in turn, so it takes as many wavefronts as its busiest bank has *active
-  lanes*: 32 lanes on one address are 32 wavefronts.
+  nvcc emits ``ATOMS.POPC.INC``, and that instruction combines the lanes that hit one
+  address (one atomic per distinct address, adding the number of lanes), so it takes as
+  many wavefronts as its busiest bank has *distinct words*. Same-address contention costs
+  nothing (only for ``+ 1``: a weighted ``atomicAdd`` is an ``ATOMS.ADD``).
+* ``atom.shared.add`` with its old value read (``result = "used"``, ``ATOMS.ADD``): the
+  lanes that hit one bank are served one per wavefront (lanes on different banks go
+  together), so it takes as many wavefronts as its busiest bank has *active lanes*: 32
+  lanes on one address are 32 wavefronts in this PTX form.
 * A global atomic is one request per warp instruction, like a load, touching the distinct
   32-byte sectors of its active lanes: ``RED`` when the result is unused, ``ATOM`` when it is
   read, each under its own Nsight Compute names.

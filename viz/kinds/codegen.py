@@ -87,7 +87,8 @@ def cp_async_body(a, arr, sc, rename) -> list[str]:
     body.append('asm volatile("cp.async.wait_all;" ::: "memory");')
     if a.when is None:
         # Each LDGSTS in a region of its own (a loop that runs wv_one = 1 times, as `when`
-        # makes it): nvcc then puts its three predicated-off LDS before every one, which
+        # makes it): ptxas then puts its three predicated-off LDS before every one (an
+        # unrolled run of LDGSTS gets them before the first only), which
         # is what the model counts, however nvcc unrolls the scenario's loops.
         body = ["#pragma unroll 1", "for (int wv_r = 0; wv_r < wv_one; ++wv_r) {", *("  " + ln for ln in body), "}"]
     return body
@@ -96,11 +97,11 @@ def cp_async_body(a, arr, sc, rename) -> list[str]:
 def atomic_body(a, arr, sc, rename) -> list[str]:
     """Shared: ``result = "unused"``: ``atomicAdd(&h[i], 1)`` in CUDA C++, which nvcc turns
     into ATOMS.POPC.INC (lanes on one address combined); ``"used"``: ``atom.shared.add.u32``
-    of lane + 1 whose old value enters the running hash (ATOMS.ADD, lane by lane): the two
-    forms the H100 probe measured. Global: ``atomicAdd(p, 1)`` (a RED; int, float or double)
-    and ``atom.global.add`` of lane + 1 whose old value enters the hash (an ATOM). On a
-    warp-uniform address ptxas aggregates the integer forms (``viz.kinds.build.aggregation``
-    says which; the model counts what that SASS does)."""
+    of lane + 1 whose old value enters the running hash (ATOMS.ADD: the lanes on one bank
+    one per wavefront): the two forms the H100 probe measured. Global: ``atomicAdd(p, 1)``
+    (a RED; int, float or double) and ``atom.global.add`` of lane + 1 whose old value enters
+    the hash (an ATOM). On a warp-uniform address ptxas aggregates the integer forms
+    (``viz.kinds.build.aggregation`` says which; the model counts what that SASS does)."""
     body = _indices(a, rename)
     body.append(f"const long long wv_e = {_elem(arr, rename, 'wv_row', 'wv_col')};")
     tname = a.option("type")

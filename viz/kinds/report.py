@@ -17,11 +17,18 @@ def extra_rows(d: dict) -> list[tuple[str, str, str]]:
     """Rows after the shared rows of a cp.async (its global side) or an atomic."""
     inst = d["warp_instructions"]
     if d["kind"] == "cp.async" and inst:
+        per = _avg(d["sectors"], inst)
+        if (d.get("options") or {}).get("cache") == "cg":
+            sectors = tr("{per} per request: cp.async.cg (L1 bypassed) counts the distinct pairs of global 128-byte "
+                         "line and shared 32-byte sector, over the lanes whose 16-byte shared slot no later lane "
+                         "writes again", per=per)
+        else:
+            sectors = tr("{per} per request: the distinct 32-byte sectors the active lanes copy from, as an LDG of "
+                         "the same width", per=per)
         return [
             ("requests", _n(d["requests"]), tr("the global side of cp.async: one per warp instruction, as an LDG of "
                                                "the same width")),
-            ("sectors", _n(d["sectors"]), tr("{per} per request: the distinct 32-byte sectors the active lanes "
-                                             "copy from", per=_avg(d["sectors"], inst))),
+            ("sectors", _n(d["sectors"]), sectors),
         ]
     return []
 

@@ -419,8 +419,9 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
                         "and Nsight Compute counts them")))
     if d.get("never_true_shared_loads"):
         rows.append(("", f"+{d['never_true_shared_loads']:,}",
-                     tr("never-true shared loads: ptxas puts @!PT LDS before each LDGSTS; every warp that reaches "
-                        "it executes them and Nsight Compute counts them as shared loads (no wavefront)")))
+                     tr("never-true shared loads: the `@!PT LDS` that ptxas puts before this LDGSTS in the plain "
+                        "SASS; every warp that reaches them executes them and Nsight Compute counts them as shared "
+                        "loads (no wavefront)")))
     if d["executed"] == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
