@@ -402,7 +402,9 @@ def test_removed_split_and_aggregated_records():
     o = an.other_metrics
     assert o["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == 1 + 16
     assert o["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"] == 0 + 15
-    assert o["smsp__inst_executed_op_shared_atom.sum"] == 2
+    # 2 executions, and the whole warp also runs the every-lane fallback ATOMS with its lanes
+    # off, which Nsight Compute counts (H100: 2 a warp for a whole warp)
+    assert o["smsp__inst_executed_op_shared_atom.sum"] == 2 + 1
     assert (o["l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"], o["l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"],
             o["smsp__inst_executed_op_global_red.sum"]) == (1, 1, 1)
     a = analyze_trace(after).metrics

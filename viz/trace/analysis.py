@@ -117,6 +117,7 @@ class TraceInstrStats:
     skipped_warps: int = 0      # skip records: warps whose lanes all branched around it
     predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
     never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
+    fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
 
     @property
@@ -166,7 +167,8 @@ class TraceAnalysis:
             if name is None:
                 continue
             # a predicated-off LDGSTS still counts in smsp__inst_executed_op_ldgsts
-            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0)
+            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0) \
+                + s.fallback_off
             if s.is_atomic and s.instr["space"] == "shared":
                 out[SHARED_ATOM_WAVEFRONTS] = out.get(SHARED_ATOM_WAVEFRONTS, 0) + s.wavefronts
                 out[SHARED_ATOM_CONFLICTS] = out.get(SHARED_ATOM_CONFLICTS, 0) + s.conflicts
@@ -376,6 +378,11 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         from ..kinds.atomics import count_atomic
 
         wf, ph, act, _deep = count_atomic(addr, sh, 1, atomic_rule(ins) == "lanes")
+        info = ins.get("sass") or {}
+        if info.get("state") == "aggregated" and info.get("leader") == "lane31-full-warp":
+            # ptxas's second ATOMS (every lane's own, for a partial warp) runs with every
+            # lane off in a whole warp, and smsp__inst_executed_op_shared_atom counts it
+            st.fallback_off += int((trace.active[rows] == np.uint32(0xFFFFFFFF)).sum())
         st.wavefronts += int(wf.sum())
         st.phases += int(ph.sum())
         st.shared_lanes += int(act.sum())
@@ -388,6 +395,11 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         mine += p[:, 0]
     if counts_global and (ins["space"] == "global" or gl.any()):
         p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
+        if ins["kind"] in ("atomic", "reduction"):
+            # lanes on one address go one after another (viz.kinds.atomics)
+            from ..kinds.atomics import count_global_atomic
+
+            p = count_global_atomic(addr, gl, 1)
         st.sectors += int(p.sum())
         st.lines += int(s.sum())
         st.global_lanes += int(a.sum())
