@@ -361,6 +361,7 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
             attributed.setdefault(r["id"], []).append(a)
     out: dict[int, SassInfo] = {}
     members: set[int] = set()
+    segments = ptx_segments(ptx_lines)
     # fused groups first: they claim PTX instructions that have no SASS of their own
     for r in prow:
         got = attributed.get(r["id"], [])
@@ -369,7 +370,7 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
         a = got[0]
         if a.width <= r["width"] or a.width % r["width"]:
             continue
-        group, why = _fusion_group(r, a, prow, attributed, members)
+        group, why = _fusion_group(r, a, prow, attributed, members, ptx_lines, segments)
         if group is None:
             out[r["id"]] = _info(r, "uncertain", False, got, note=f"the SASS access is {a.width} bytes a lane "
                                  f"(`{a.text}`), the PTX {r['width']}: {why}")
@@ -423,11 +424,56 @@ def _info(r: dict, state: str, certain: bool, got: list[SassAccess], **kw) -> Sa
     return SassInfo(state, certain, tuple(a.text for a in got), ptx_width=r["width"], **kw)
 
 
-def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, taken: set[int]):
+_SEGMENT_END = re.compile(r"^(@!?%[\w$]+\s+)?(bra|brx|ret|exit|call|trap|bar|barrier|membar|fence)\b")
+_DEST = re.compile(r"^(?:@!?%[\w$]+\s+)?([a-z][\w.:]*)\s+(%[\w$]+)\s*,")
+
+
+def ptx_segments(ptx_lines: list[str]) -> list[int]:
+    """The straight-line stretch of its function that each PTX line (0-based) is in: a new
+    one starts at a branch target's label and after a branch, return, call, barrier or
+    fence. ptxas fuses memory accesses only within one such stretch (it moves no shared or
+    global access across a barrier or a fence, and a loop body that nvcc unrolled into
+    copies has a ``bar.sync`` or a label between them)."""
+    targets = set()
+    for ln in ptx_lines:
+        for m in re.finditer(r"\b(?:bra|brx\.idx)(?:\.uni)?\s+([\w$]+)", ln):
+            targets.add(m.group(1))
+    out, seg = [], 0
+    for ln in ptx_lines:
+        s = ln.strip()
+        m = _LABEL.match(s)
+        if (m and m.group(1) in targets) or re.search(r"\.(entry|func)\s", s):
+            seg += 1
+        out.append(seg)
+        if _SEGMENT_END.match(s):
+            seg += 1
+    return out
+
+
+def _writes(ptx_lines: list[str], reg: str, lo: int, hi: int) -> bool:
+    """Whether a PTX statement on lines lo < line < hi (1-based) writes register ``reg``
+    (its first operand, for every statement but stores, reductions and barriers)."""
+    for ln in ptx_lines[lo:hi - 1]:
+        m = _DEST.match(ln.strip())
+        if m and m.group(2) == reg and not m.group(1).startswith(("st.", "red.", "bar", "cp.", "prefetch")):
+            return True
+    return False
+
+
+def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, taken: set[int],
+                  ptx_lines: list[str] = (), segments: list[int] = ()):
     """The PTX accesses ptxas fused into ``a`` (attributed to ``r``), lowest address first,
-    or (None, why)."""
+    or (None, why). With the PTX's lines, only accesses in r's straight-line stretch
+    (``ptx_segments``) with no write of the address register between them and r count:
+    copies of the same code in other stretches (a loop nvcc peeled or unrolled across a
+    ``__syncthreads``) are not candidates."""
     w, k = r["width"], a.width // r["width"]
     reg, off = split_address(r["address"])
+
+    def seg(q):
+        n = q["line_no"] - 1
+        return segments[n] if 0 <= n < len(segments) else None
+
     same = {}
     for q in prow:
         if q["id"] in taken or q["function"] != r["function"] or ptx_class(q) != ptx_class(r) or q["width"] != w \
@@ -438,6 +484,8 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
             continue
         if q["id"] != r["id"] and attributed.get(q["id"]):
             continue
+        if segments and (seg(q) != seg(r) or _writes(ptx_lines, reg, *sorted((q["line_no"], r["line_no"])))):
+            continue
         same.setdefault(qoff, []).append(q)
     starts = []
     for j in range(k):
@@ -447,6 +495,9 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
             starts.append([x[0] for x in run])
     if len(starts) == 1:
         return starts[0], ""
+    if not starts and any(len(v) > 1 for v in same.values()):
+        return None, (f"several PTX accesses of {w} bytes at the same offset from `{reg}` could be in it (copies of "
+                      "the same code that no barrier, label or write of the register separates)")
     if not starts:
         return None, (f"no {k} PTX accesses of {w} bytes at consecutive offsets from `{reg}` without SASS of their "
                       "own were found to make it")
