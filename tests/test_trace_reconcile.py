@@ -229,6 +229,41 @@ def test_atomics_are_mapped_to_the_form_ptxas_emits(kernel):
     assert info.certain
 
 
+def test_loops_that_wait_on_memory_are_said_to_depend_on_timing():
+    """cooperative groups' two-warp tile waits on its barrier word with an ld.acquire spin,
+    spin_flag on a volatile shared flag: how often those loads run depends on the other
+    warps' timing (the H100 ran multi_warp_cg_reduce's spin 286 times, the recording 190),
+    so they are not certain and say why; volatile_sum's fixed 8-step loop is no wait, and
+    nothing else changes."""
+    ptx, instrs, m = fixture("cg_wait")
+    info = m["instructions"]
+    unsure = {i.ptx.split()[0] for i in instrs if not info[i.id].certain}
+    assert unsure == {"ld.acquire.cta.u32", "ld.volatile.shared.u32"} and not m["certain"]
+    waits = [i for i in instrs if not info[i.id].certain]
+    assert [i.function for i in waits] == ["tile64_sum", "spin_flag"]
+    for i in waits:
+        assert info[i.id].state == "same" and "waits for memory other threads write" in info[i.id].note
+        assert f"PTX lines {i.line_no}\u2013" in info[i.id].note
+    assert all(info[i.id].certain for i in instrs if i.function == "volatile_sum")
+    assert [info[i.id].state for i in instrs if i.opcode.startswith(("atom", "red")) and i.space == "generic"] == \
+        ["aggregated", "same", "aggregated"]
+
+
+def test_ptx_wait_loops_follow_the_read_value_to_the_branch():
+    from viz.trace.reconcile import ptx_wait_loops
+
+    def body(read, cond):
+        return ("\n".join([".visible .entry k(", ")", "{", "$L__BB0_1:", f"\t{read}", "\tadd.s32 %r2, %r1, 1;",
+                            "\tand.b32 %r3, %r2, 7;", f"\tsetp.eq.s32 %p1, {cond}, 0;", "\t@%p1 bra $L__BB0_1;",
+                            "\tst.global.u32 [%rd1], %r9;", "\tret;", "}"]))
+    spin = ptx_wait_loops(body("ld.acquire.gpu.u32 %r1, [%rd2];", "%r3"))
+    assert sorted(spin) == [5, 6, 7, 8, 9] and spin[5] == (5, 9, "ld.acquire.gpu.u32 %r1, [%rd2];")
+    assert ptx_wait_loops(body("ld.volatile.global.u32 %r1, [%rd2];", "%r3"))
+    assert ptx_wait_loops(body("atom.global.add.u32 %r1, [%rd2], 1;", "%r3"))
+    assert not ptx_wait_loops(body("ld.acquire.gpu.u32 %r1, [%rd2];", "%r9"))    # the branch does not use it
+    assert not ptx_wait_loops(body("ld.global.u32 %r1, [%rd2];", "%r3"))         # a plain load: data, not a wait
+
+
 def test_without_nvdisasm_every_instruction_is_uncertain_and_says_why():
     ptx, instrs, _ = fixture("sgemm_tile16")
     m = reconcile(ptx, instrs, None)
@@ -564,6 +599,42 @@ def test_shared_atomic_wavefronts_follow_the_scenario_kinds_rules():
         assert an.other_metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"] == want - 1
         assert an.per_access()[0]["atomic_rule"] == rule
         assert an.metrics[WF] == 0                      # not in the ten
+
+
+def test_generic_atomics_on_shared_memory_count_as_shared_atomic_wavefronts():
+    """cooperative groups' tile barrier: generic ATOMs whose addresses are in shared memory.
+    Their shared lanes cost shared atomic wavefronts by the shared atomics' rules (a generic
+    ATOM serves lanes on one word one by one), their global lanes global atomic requests
+    and sectors; no ATOMS/ATOMG/RED instruction is counted. multi_warp_cg_reduce on the
+    H100: 144 of its 146 atom wavefronts are such one-lane ATOMs."""
+    from viz.trace.analysis import GLOBAL_ATOMIC_METRICS, SHARED_ATOM_WAVEFRONTS
+
+    _ptx, instrs, m = fixture("cg_wait")
+    mine, ids, table = _table(instrs, "tile64_sum")
+    local = {"tool": m["tool"], "notes": [], "instructions": {ids[k]: _renumber(v, ids)
+                                                                 for k, v in m["instructions"].items() if k in ids}}
+    atom_or = next(ids[i.id] for i in mine if i.opcode.startswith("atom"))
+    red_and = [ids[i.id] for i in mine if i.opcode.startswith("red")]
+    full, lo16 = 0xFFFFFFFF, 0x0000FFFF
+    word, glob = 0x40, 1 << 20
+    lanes = np.arange(32)
+    heads = [[atom_or, 0, 0, full, 1, 1, 0, 0],                       # one lane, shared: 1 wavefront
+             [atom_or, 0, 1, full, full, lo16, full - lo16, 0],       # 16 lanes on one shared word + 16 global
+             [red_and[1], 0, 2, full, full, full, 0, 0]]              # aggregated: the highest lane only
+    addrs = [np.full(32, word, np.uint64),
+             np.where(lanes < 16, word, glob + 4 * (lanes - 16)).astype(np.uint64),
+             np.full(32, word, np.uint64)]
+    header = {"title": "cg", "kernel": "tile64_sum", "launch": {"block": [128, 1, 1], "grid": [1, 1, 1]},
+              "instructions": table, "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs)))
+    out = tracefile.check(apply(trace, local))
+    assert out.instructions[red_and[1]]["kind"] == "atomic"           # the SASS is an ATOM (RZ result)
+    other = analyze_trace(out).other_metrics
+    assert other[SHARED_ATOM_WAVEFRONTS] == 1 + 16 + 1
+    req, sec = GLOBAL_ATOMIC_METRICS["atomic"]
+    assert (other[req], other[sec]) == (1, 2)                        # 16 consecutive words: 2 sectors
+    assert other.get("smsp__inst_executed_op_shared_atom.sum", 0) == 0
+    assert other.get("smsp__sass_inst_executed_op_global_atom.sum", 0) == 0
 
 
 def test_hostile_sass_entries_are_refused(tmp_path):

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "tests" / "data" / "sass"
 SOURCES = [ROOT / "kernels" / "trace" / n for n in ("sgemm_tile16.cu", "shared_fused.cu", "softmax_row.cu",
                                                    "generic_atomic.cu", "cpasync_double.cu")] + \
-    [OUT / "atomic_forms.cu", OUT / "two_kernels.cu", OUT / "tile8_copies.cu"]
+    [OUT / n for n in ("atomic_forms.cu", "two_kernels.cu", "tile8_copies.cu", "cg_wait.cu")]
 
 
 def main(argv: list[str]) -> int:
