@@ -24,6 +24,10 @@ What a recording adds (as Nsight Compute counts it, docs/GPU.md):
   ``.x1``/``.x2`` forms take row addresses from lanes 0..7 / 0..15 only.
   Their instructions, and ``atom``/``red``, are reported under their own Nsight Compute
   names, outside the ten.
+* A generic ``atom``/``red`` (a generic ``ATOM``: cooperative groups' barriers on a
+  ``block_tile_memory`` in shared memory) is split per lane too: its shared lanes cost
+  shared atomic wavefronts and conflicts by the shared atomics' rules, its global lanes
+  global atomic requests and sectors; it counts as no ATOMS/ATOMG/RED instruction.
 """
 
 from __future__ import annotations
@@ -176,6 +180,18 @@ class TraceAnalysis:
                 req, sec = GLOBAL_ATOMIC_METRICS[s.instr["kind"]]
                 out[req] = out.get(req, 0) + s.requests
                 out[sec] = out.get(sec, 0) + s.sectors
+        for s in self.stats:
+            # a generic atomic (ATOM): the lanes whose address is in shared memory cost shared
+            # atomic wavefronts, the others global requests and sectors; it is no ATOMS, RED
+            # or ATOMG, so no instruction count of those
+            if s.is_atomic and s.instr["space"] == "generic":
+                if s.shared_lanes:
+                    out[SHARED_ATOM_WAVEFRONTS] = out.get(SHARED_ATOM_WAVEFRONTS, 0) + s.wavefronts
+                    out[SHARED_ATOM_CONFLICTS] = out.get(SHARED_ATOM_CONFLICTS, 0) + s.conflicts
+                if s.global_lanes:
+                    req, sec = GLOBAL_ATOMIC_METRICS[s.instr["kind"]]
+                    out[req] = out.get(req, 0) + s.requests
+                    out[sec] = out.get(sec, 0) + s.sectors
         return out
 
     def per_access(self) -> list[dict]:
@@ -195,7 +211,7 @@ class TraceAnalysis:
                 d["sass"] = {k: info[k] for k in ("state", "certain", "sass", "width", "group", "first", "ptx_lines",
                                                   "source_lines", "note")}
                 d["ptx_width"] = ins.get("ptx_width") or ins["width"]
-            if s.is_atomic and ins["space"] == "shared":
+            if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
             if s.shared_lanes or ins["space"] == "shared":
                 d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
@@ -373,8 +389,10 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
     counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
     mine = st.per_record[at:at + rows.size]
-    if ins["kind"] in ("atomic", "reduction") and ins["space"] == "shared":
-        # a shared atomic: the busiest bank's distinct words or lanes (viz.kinds.atomics)
+    if ins["kind"] in ("atomic", "reduction") and (ins["space"] == "shared" or (ins["space"] == "generic"
+                                                                             and sh.any())):
+        # a shared atomic, or the lanes of a generic one whose address is in shared memory
+        # (cooperative groups' barriers): the busiest bank's distinct words or lanes (viz.kinds.atomics)
         from ..kinds.atomics import count_atomic
 
         wf, ph, act, _deep = count_atomic(addr, sh, 1, atomic_rule(ins) == "lanes")
