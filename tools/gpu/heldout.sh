@@ -26,7 +26,7 @@ python3 tools/gpu/heldout.py list --real .real > "$W/list.tsv"
 cp -r .real/triton "$W/triton-launch" 2>/dev/null
 PAIRS=()
 while IFS=$'\t' read -r name launch blocks expect; do
-  [ "$(elapsed)" -gt 270 ] && { echo "skip $name: the trace budget (270 s) is spent"; continue; }
+  [ "$(elapsed)" -gt 180 ] && { echo "skip $name: the trace budget (180 s) is spent"; continue; }
   cp "$launch" "$W/logs/" 2>/dev/null
   if step 60 python3 -m viz.cli trace "$launch" --blocks "$blocks" --json --out "$W/traces/$name.wvtrace" \
        > "$W/logs/$name.trace.json" 2> "$W/logs/$name.trace.err"; then
@@ -37,10 +37,10 @@ while IFS=$'\t' read -r name launch blocks expect; do
 done < "$W/list.tsv"
 echo "traced ${#PAIRS[@]} files (pairs x 2) in $(elapsed) s"
 # predicted before timing: no GPU is used here (nvcc for the resources, then the cost model)
-step 150 python3 -m viz.cli bench --traces "${PAIRS[@]}" --dry-run --json > "$W/predicted.json" 2> "$W/logs/predict.err"
+step 120 python3 -m viz.cli bench --traces "${PAIRS[@]}" --dry-run --json > "$W/predicted.json" 2> "$W/logs/predict.err"
 tail -2 "$W/logs/predict.err"
 LABEL="$(nvidia-smi --query-gpu=name --format=csv,noheader), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader), held-out set (tools/gpu/heldout.py) measured $(date -u +%F) with warpviz bench --traces"
-step 200 python3 -m viz.cli bench --traces "${PAIRS[@]}" --no-counters --out "$W/heldout.json" \
+step 180 python3 -m viz.cli bench --traces "${PAIRS[@]}" --no-counters --out "$W/heldout.json" \
   --label "$LABEL" > "$W/bench.txt" 2> "$W/logs/bench.err"
 tail -3 "$W/logs/bench.err"; cat "$W/bench.txt"
 [ -f "$W/heldout.json" ] && python3 tools/gpu/heldout.py table "$W/heldout.json" --markdown | tee "$W/table.md"
