@@ -36,6 +36,7 @@ while IFS=$'\t' read -r name launch blocks expect; do
   fi
 done < "$W/list.tsv"
 echo "traced ${#PAIRS[@]} files (pairs x 2) in $(elapsed) s"
+[ "${#PAIRS[@]}" -gt 0 ] || { echo "nothing traced: no timing (bench --traces with no file would time the shipped traces)"; exit 1; }
 # predicted before timing: no GPU is used here (nvcc for the resources, then the cost model)
 step 120 python3 -m viz.cli bench --traces "${PAIRS[@]}" --dry-run --json > "$W/predicted.json" 2> "$W/logs/predict.err"
 tail -2 "$W/logs/predict.err"
