@@ -525,3 +525,27 @@ def test_scaled_dram_is_at_most_the_buffers_once_per_window():
     r.window = "wave"
     s = tracemodel.scaled(w, cov, r, buffer_bytes=100_000, wave_blocks=1000)
     assert (s.dram_read_bytes, s.dram_bytes) == (400_000, 400_000 + 400_000)   # 4 windows; 2000 x 1000 > cap
+
+
+def test_the_held_out_table_in_the_docs_is_the_shipped_results_file():
+    """docs/GPU.md's held-out table is what tools/gpu/heldout.py prints from the shipped
+    H100 results, and the count it states holds (24 of 25 within 20%, worst 1.44x)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("heldout", ROOT / "tools" / "gpu" / "heldout.py")
+    ho = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules.setdefault("heldout", ho)          # its dataclasses look their module up
+    spec.loader.exec_module(ho)
+    from viz.gpu import results
+
+    doc = results.load(ROOT / "assets" / "measurements" / "h100-heldout-2026-11-26.json")
+    table = ho.table(doc, True).strip()
+    assert table in (ROOT / "docs" / "GPU.md").read_text()
+    within = sum(1 for e in doc["traces"].values()
+                 if abs(e["timing"]["predicted"]["ms"] - e["timing"]["median_ms"]) <= 0.2 * e["timing"]["median_ms"])
+    worst = max(max(r, 1 / r) for r in (e["timing"]["predicted"]["ms"] / e["timing"]["median_ms"]
+                                         for e in doc["traces"].values()))
+    assert (len(doc["traces"]), within) == (25, 24) and worst < 1.5
+    assert not set(doc["traces"]) & {p.stem for p in tracefile.shipped()}      # held out: not shipped traces

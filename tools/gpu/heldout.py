@@ -161,8 +161,8 @@ def table(doc: dict, markdown: bool) -> str:
             continue
         r = p["ms"] / t["median_ms"]
         off = max(r, 1 / r)
-        worst = off if worst is None or off > worst[0] else worst
-        worst = worst if worst[0] != off else (off, name, r)
+        if worst is None or off > worst[0]:
+            worst = (off, name, r)
         cov = (p.get("coverage") or {}).get("text", "")
         rows.append((name, e.get("kernel", ""), dims, t["median_ms"] * 1e3, p["ms"] * 1e3, r, p.get("bound", ""),
                      "", cov))
