@@ -218,7 +218,10 @@ def _ref_atomic_wavefronts(words: list[int], per_lane: bool) -> int:
 def test_atomic_wavefronts_combined_or_lane_by_lane(at, unused, used):
     for result, wf in (("unused", unused), ("used", used)):
         m = analyze(atomic(at, extra=f'result = "{result}"')).metrics
-        assert m[A_INST] == 1 and m[A_WF] == wf and m[A_CONF] == wf - 1, (at, result)
+        # the aggregated form (h[0], old value read) also runs ptxas's every-lane fallback
+        # ATOMS with every lane off in a whole warp: the H100 counts 2 instructions
+        inst = 2 if (at, result) == ("h[0]", "used") else 1
+        assert m[A_INST] == inst and m[A_WF] == wf and m[A_CONF] == wf - 1, (at, result)
         assert all(m[k] == 0 for k in ("smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"))
 
 
