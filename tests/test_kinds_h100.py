@@ -165,7 +165,7 @@ def test_validate_run_on_the_h100_matches_the_model():
     """Device run 2: warpviz validate of the cp.async and atomic built-ins and 16 random
     scenarios of those kinds (seed 23): the model equals every recorded counter."""
     from viz.engine import analyze
-    from viz.kinds.randomgen import scenarios as kind_scenarios
+    from viz.gpu.randomkinds import scenarios as kind_scenarios
     from viz.scenario import load
 
     rec = DOC["validate"]["scenarios"]
@@ -205,7 +205,7 @@ def test_tma_validate_run_on_the_h100_matches_the_model():
     of every swizzle) and 8 random tma.load scenarios (seed 23): every recorded counter is
     the model's, the TMA's sectors counted row by row."""
     from viz.engine import analyze
-    from viz.kinds.randomgen import scenarios as kind_scenarios
+    from viz.gpu.randomkinds import scenarios as kind_scenarios
     from viz.scenario import load
 
     rec = DOC["validate_tma"]["scenarios"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..counting import InstrStats, _count, evaluate_instruction
 from ..kernels_numba import njit
 
 ATOM_INST = "smsp__inst_executed_op_shared_atom.sum"
@@ -122,8 +123,6 @@ def aggregate_mask(mask: np.ndarray, aggregate: str, nt: int) -> np.ndarray:
 
 def analyze_atomic(scenario, instr, access, ctx):
     """One atomic warp instruction over the launch (shared or global)."""
-    from ..engine import InstrStats, _count, evaluate_instruction
-
     arr = scenario.array(access.array)
     space = arr.space
     st = InstrStats(instr, space, "atomic", instr.size)
