@@ -1,4 +1,5 @@
-"""Access kinds beyond plain loads and stores (scenario format 3), one module per kind.
+"""Access kinds beyond plain loads and stores (scenario format 3), one module per kind: each parses,
+counts and describes its kind, below the parser (viz.scenario) and the engine, above viz.counting.
 
 * ``ldmatrix`` / ``stmatrix`` (``viz.kinds.ldmatrix``).
 
