@@ -296,7 +296,7 @@ class GpuPanel(QWidget):
         self.summary.setObjectName("gpuSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # Predicted and measured bottleneck side by side (issue 13).
+        # Predicted and measured bottleneck side by side.
         self.bottleneck = QLabel()
         self.bottleneck.setObjectName("gpuBottleneck")
         self.bottleneck.setWordWrap(True)

@@ -305,7 +305,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         info = session.info
         cc = info.get("compute_capability", "9.0").replace(".", "")
         free = session.limits(cancelled=cancelled).free_bytes
-        try:                        # a launch.py that names the largest buffer (the h11kern branch)
+        try:                        # a launch.py that names the largest buffer
             from .launch import check_fits
         except ImportError:
             check_fits = None
@@ -374,7 +374,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         "sass_guard": guard, "ncu": hw, "ncu_other": other_hw,
     }
     rows, addr = res["header"], res["addr"]
-    events = getattr(b, "events", None)          # cp.async commit/wait executions (the h11kern branch)
+    events = getattr(b, "events", None)          # cp.async commit/wait executions
     if events is not None:
         from .ptx import EVENT_BASE
 
