@@ -465,3 +465,81 @@ def test_gpu_ptx_samples_trace_and_equal_nsight_compute(tmp_path, capsys, path):
     bad = [r for r in doc["validation"]["rows"] if not r["match"]]
     assert rc == 0 and not bad, bad
     assert out.stat().st_size > 0
+
+
+# ---------------------------------------------------------------------------- cp.async zero-fill
+
+@pytest.mark.parametrize("line, want", [
+    ("cp.async.cg.shared.global [ %r16 + 0 ], [ %rd7 + 0 ], 0x10, %r18;", "%r18"),       # Triton
+    ("cp.async.ca.shared.global [ %r70 + 0 ], [ %rd5 + 0 ], 0x4, %r19;", "%r19"),
+    ("cp.async.ca.shared.global [%r1], [%rd1], 16;", None),                             # nvcc's plain form
+    ("@%p2 cp.async.cg.shared.global [%r1+16], [%rd1+16], 16, %p5;", "%p5"),            # ignore-src
+    ("cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %r2, %rd9;", "%r2"),
+    ("cp.async.cg.shared.global.L2::cache_hint [%r1], [%rd1], 16, %rd9;", None),       # a policy only
+    ("cp.async.ca.shared.global [%r1], [%rd1], 8, 0;", "0"),
+])
+def test_cp_async_source_operand(line, want):
+    from viz.trace.ptx import MemInstr, cp_async_source
+
+    ins = MemInstr(1, 1, line, "k", "cp.async.cg.shared.global", "cp.async", "load", "global", 16, "",
+                   "%rd1", 1, "", 0)
+    assert cp_async_source(ins) == want
+
+
+def test_triton_cp_async_records_only_lanes_that_read_global():
+    """Each cp.async of Triton's masked softmax and matmul PTX clears, before recording, the
+    lanes whose src-size register is 0 from the global mask: those lanes are zero-filled and
+    read nothing (on the H100 the whole-lane trace counted twice Nsight Compute's requests)."""
+    from viz.trace.ptx import instrument_full, parse
+
+    for name in ("triton_softmax.ptx", "triton_matmul.ptx"):
+        text = (DATA / name).read_text()
+        cps = [i for i in parse(text).instrs if i.kind == "cp.async" and i.space == "global"]
+        assert cps, name
+        out = instrument_full(text)[0].splitlines()
+        for ins in cps:
+            reg = ins.ptx.rstrip(";").rsplit(",", 1)[-1].strip()
+            at = next(k for k, ln in enumerate(out) if ln.strip() == f"mov.u32 %wvr13, {ins.id};")
+            start = max(k for k in range(at) if out[k].strip() == "{")
+            block = [ln.strip() for ln in out[start:at]]
+            assert f"setp.ne.u32 %wvp1, {reg}, 0;" in block, (name, ins.ptx)
+            assert block.index("and.b32 %wvr3, %wvr3, %wvr9;") > block.index("mov.b32 %wvr3, %wvr0;")
+
+
+@ptxas
+@pytest.mark.nvcc
+@pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
+def test_every_cp_async_source_form_instruments_and_assembles(tmp_path):
+    """src-size as a register and as 0, ignore-src as a predicate (in a block written on one
+    line), a guard predicate named without %: every cp.async found, the instrumented PTX
+    assembles with ptxas, and an immediate 0 leaves no global lane."""
+    from viz.trace.ptx import instrument_full
+
+    src = tmp_path / "k.cu"
+    src.write_text(r'''
+extern "C" __global__ void k(const float* g, int n) {
+    __shared__ float s[256];
+    unsigned d = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
+    const float* p = g + threadIdx.x;
+    unsigned size = threadIdx.x < n ? 4u : 0u;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(d), "l"(p), "r"(size));
+    asm volatile("{ .reg .pred q; setp.ge.s32 q, %2, %3; cp.async.ca.shared.global [%0], [%1], 4, q; }"
+                 :: "r"(d), "l"(p), "r"((int)threadIdx.x), "r"(n));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, 0;" :: "r"(d), "l"(p));
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async.ca.shared.global [%0], [%1], 4;\n}\n"
+                 :: "r"(d), "l"(p), "r"(size));           // CUTLASS's guarded form: a predicate without %
+    asm volatile("cp.async.wait_all;");
+}
+''')
+    ptx = tmp_path / "k.ptx"
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", str(src), "-o", str(ptx)], check=True, capture_output=True)
+    text, instrs, _ = instrument_full(ptx.read_text())
+    cps = [i for i in instrs if i.kind == "cp.async" and i.space == "global"]
+    assert len(cps) == 4 and cps[3].predicate == "p", cps       # the one-line block split, none missed
+    lines = [ln.strip() for ln in text.splitlines()]
+    assert "mov.b32 %wvr3, 0;" in lines and "not.b32 %wvr9, %wvr9;" in lines
+    out = tmp_path / "k.instrumented.ptx"
+    out.write_text(text)
+    r = subprocess.run(["ptxas", "-arch=sm_90", str(out), "-o", str(tmp_path / "k.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -49,11 +49,11 @@ _TYPES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf
           "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 _SKIP_SPACES = ("param", "local", "const", "tex", "surf")
 _OPS = ("ld", "ldu", "st", "atom", "red", "ldmatrix", "stmatrix", "cp")
-_INSTR = re.compile(r"^(?P<guard>@(?P<neg>!)?(?P<pred>%[\w$]+)\s+)?(?P<opcode>[a-z][\w.:]*)\s*(?P<operands>.*?);\s*(//.*)?$")
+_INSTR = re.compile(r"^(?P<guard>@(?P<neg>!)?(?P<pred>%?[\w$]+)\s+)?(?P<opcode>[a-z][\w.:]*)\s*(?P<operands>.*?);\s*(//.*)?$")
 _LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 _FILE = re.compile(r'^\.file\s+(\d+)\s+"([^"]*)"')
 _FUNC = re.compile(r"\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)")
-_REG = re.compile(r"^\.reg\s+\.(\w+)\s+(%[\w$]+?)(?:<\d+>)?\s*;")
+_REG = re.compile(r"^\.reg\s+\.(\w+)\s+(%?[\w$]+?)(?:<\d+>)?\s*;")
 _VAR = re.compile(r"\.(shared|global)\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 _ADDR = re.compile(r"\[([^\]]*)\]")
 
@@ -153,9 +153,38 @@ def classify(opcode: str) -> tuple[str, str] | None:
     return kind, space
 
 
+def _one_statement_a_line(lines: list[str]) -> list[str]:
+    """``lines`` with a line that holds several statements, one of them a memory instruction,
+    split into one line a statement (``{ .reg .pred p; setp.ne.b32 p, %r1, 0; @p cp.async...; }``:
+    inline asm written on one line). Every other line stays as it is, so PTX with one
+    statement a line (nvcc's own, Triton's) keeps its line numbers."""
+    out: list[str] = []
+    for raw in lines:
+        code = raw.split("//", 1)[0]
+        parts = [p.strip() for p in code.split(";")]
+        if code.count(";") < 2 and not code.strip().startswith("{") or \
+                not any(classify(_INSTR_WORD.match(p).group(1)) for p in parts if _INSTR_WORD.match(p)):
+            out.append(raw)
+            continue
+        indent = raw[:len(raw) - len(raw.lstrip())]
+        rest = code.strip()
+        while rest:
+            if rest[0] in "{}":
+                out.append(indent + rest[0])
+                rest = rest[1:].strip()
+                continue
+            stmt, sep, rest = rest.partition(";")
+            out.append(indent + stmt.strip() + sep)
+            rest = rest.strip()
+    return out
+
+
+_INSTR_WORD = re.compile(r"^[{}\s]*(?:@!?%?[\w$]+\s+)?([a-z][\w.:]*)")
+
+
 def parse(text: str) -> Parsed:
     """The memory instructions of a PTX module, with their source lines."""
-    lines = text.split("\n")
+    lines = _one_statement_a_line(text.split("\n"))
     files: dict[int, str] = {}
     for ln in lines:
         m = _FILE.match(ln.strip())
@@ -389,6 +418,8 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
     else:
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, %wvr0;"]
+    if ins.kind == "cp.async" and ins.space == "global":
+        c += _zero_fill_code(ins, widths)
     _prologue(c)
     c += [
         "and.pred %wvp5, %wvp0, %wvp4;",                 # the leader of a recorded block
@@ -413,6 +444,42 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         "}",
     ]
     return c
+
+
+def cp_async_source(ins: MemInstr) -> str | None:
+    """The operand of a ``cp.async`` that says whether a lane reads global memory at all:
+    ``src-size`` (a register or number: 0 bytes read, the shared destination zero-filled) or
+    ``ignore-src`` (a predicate), written after ``cp-size``; None when it has neither.
+    Triton masks its loads so (``cp.async.cg.shared.global [ %r1 + 0 ], [ %rd1 + 0 ],
+    0x10, %r2;`` with ``%r2`` 0 on masked lanes)."""
+    m = _INSTR.match(ins.ptx.strip())
+    if not m:
+        return None
+    tail = m.group("operands").rsplit("]", 1)[-1]
+    ops = [t.strip() for t in tail.split(",") if t.strip()]
+    # ops: cp-size, then src-size or ignore-src, then a cache policy (with .L2::cache_hint)
+    if "L2::cache_hint" in m.group("opcode"):
+        ops = ops[:-1]
+    return ops[1] if len(ops) >= 2 else None
+
+
+def _zero_fill_code(ins: MemInstr, widths: dict[str, int]) -> list[str]:
+    """PTX that clears, in the global-lane mask (%wvr3), the lanes of a ``cp.async`` that read
+    nothing from global memory: ``src-size`` 0 or ``ignore-src`` true. On the H100 such a
+    lane makes no global request or sector (Triton's masked softmax and matmul: Nsight
+    Compute counted half the requests a trace of every lane gave)."""
+    op = cp_async_source(ins)
+    if op is None:
+        return []
+    if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", op):
+        return ["mov.b32 %wvr3, 0;"] if int(op, 0) == 0 else []
+    if not re.fullmatch(r"%?[A-Za-z_$][\w$]*", op):
+        raise PtxError(f"PTX line {ins.line_no}: cp.async's source size `{op}` is not a number or a register")
+    if _reg_bits(op, widths) == 0:                   # a predicate: ignore-src
+        return [f"vote.sync.ballot.b32 %wvr9, {op}, %wvr0;", "not.b32 %wvr9, %wvr9;",
+                "and.b32 %wvr3, %wvr3, %wvr9;"]
+    test = f"setp.ne.u64 %wvp1, {op}, 0;" if _reg_bits(op, widths) == 64 else f"setp.ne.u32 %wvp1, {op}, 0;"
+    return [test, "vote.sync.ballot.b32 %wvr9, %wvp1, %wvr0;", "and.b32 %wvr3, %wvr3, %wvr9;"]
 
 
 def _prologue(c: list[str]) -> None:
