@@ -6,9 +6,6 @@ names, CUDA and TOML words), units, file formats, key names and product names.""
 
 from __future__ import annotations
 
-import json
-import re
-
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
@@ -16,34 +13,11 @@ from PySide6.QtWidgets import (QAbstractButton, QComboBox, QDockWidget, QGroupBo
                                QTableWidget, QTabBar, QTreeWidget, QWidget)
 
 from app_helpers import make_window, user_dirs, wait_analysis, window  # noqa: F401 - fixtures
-from viz import assets, i18n
+from viz import i18n
 from viz.export import title_lines
 from viz.render import painter
-from viz.scenario import load, resolve
-from viz.types import all_type_names
-
-# Words that are not English prose: CUDA and C, TOML keys and values, the swizzle kinds, units,
-# file formats, keys of the keyboard, product, tool and colour-scheme names, the language menu.
-ALLOWED = {
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "tid", "when", "op", "at", "for", "pad", "offset", "space",
-    "shape", "type", "fields", "swizzle", "Swizzle", "CuTe", "xor", "diagonal", "bitrev", "cute", "expr", "none",
-    "TOML", "toml", "CUDA", "PTX", "SASS", "GPU", "SM", "SMs", "NVIDIA", "HBM", "DRAM", "PyCUDA", "pip", "warpviz",
-    "gpu", "nvcc", "cuobjdump", "ncu", "Nsight", "Compute", "cudaMemcpy", "bench", "GB", "KiB", "MiB", "ms", "ns",
-    "MP", "WebM", "GIF", "PNG", "SVG", "VP", "mp", "webm", "gif", "png", "svg", "Home", "End", "PageUp", "PageDown",
-    "PgUp", "PgDn", "Ctrl", "Shift", "Esc", "Space", "Okabe", "Ito", "English", "struct",
-    "ldmatrix", "stmatrix",          # PTX instructions (View → ldmatrix / stmatrix fragments)
-}
-CODE = re.compile("|".join([
-    r"`[^`]*`",                                    # `code` in a sentence
-    r"\b\w+__\w+(?:\.\w+)?",                       # Nsight Compute metric names
-    r"\b0x[0-9a-fA-F]+\b",                         # hexadecimal addresses
-    r"\[[\w\-]+\]",                                # [built-in-name] in the compare picker
-    r"[\w\-/*]+\.(?:json|toml|cu|mp4|webm|gif|png|svg)\b",  # file names (kernels/*.cu)
-    r"\b[A-Za-z]\w*_\w+\b",                        # snake_case: CUDA kernels' function names
-    r"(?:/[\w.+\-]+)+",                             # paths
-    r"\b[a-z]+:[\w,:]+",                            # swizzle kinds with arguments (xor:4, cute:5,0,5)
-]))
-WORD = re.compile(r"[A-Za-z]{2,}")
+from viz.scenario import resolve
+from zh_scan import English
 
 
 class RecordingPainter(QPainter):
@@ -114,52 +88,6 @@ def menu_texts(win) -> list[str]:
         out.append(m.title())
         out += [a.text() for a in m.actions()] + [a.toolTip() for a in m.actions()]
     return out
-
-
-class English:
-    """Collects runs of ASCII letters that are neither code nor allowed, with where they were."""
-
-    def __init__(self):
-        self.found: dict[str, str] = {}
-        self.code: set[str] = set(ALLOWED) | set(all_type_names())
-        self.data: set[str] = set()  # text that is data, not interface: the measurements' own label,
-        # the built-ins' titles and notes (lesson text, checked by tests/test_scenarios_zh.py)
-        m = json.loads((assets.root() / "measurements" / "h100.json").read_text("utf-8"))
-        self.data.add(m["label"])
-        self.whole: set[str] = set(m.get("sweeps", {}))  # the sweeps' names, as in the GPU panel's chart
-        # The built-ins' titles, notes and tags are lesson text with their own Chinese (not this
-        # catalogue's): the library and the compare picker list them all.
-        for path in sorted(assets.scenario_dir().glob("*.toml")):
-            sc = load(path)
-            self.data |= {sc.title, sc.notes, sc.title_zh, sc.notes_zh}
-            self.whole |= set(sc.tags)
-        # The shipped traces' titles are their launch files' own text: the compare picker lists them too.
-        from viz.app.library import read_trace_entry
-        from viz.trace.tracefile import shipped
-
-        self.data |= {read_trace_entry(p).title for p in shipped()}
-
-    def scenario(self, name: str) -> None:
-        """Allow the scenario's code (its names) and its title, tags and notes (translated elsewhere)."""
-        sc = load(resolve(name))
-        for a in sc.accesses:
-            self.code |= set(re.findall(r"[A-Za-z_]\w*", a.text + " " + (a.when_text or "")))
-            self.code |= {lp.var for lp in a.loops}
-        for arr in sc.arrays:
-            self.code |= {arr.name, arr.type.name, *re.findall(r"[A-Za-z_]\w*", arr.swizzle.text)}
-            self.code |= {f.name for f in arr.type.fields}
-        self.code |= set(sc.params)
-
-    def scan(self, where: str, texts) -> None:
-        for t in texts:
-            if not t or t in self.data or t in self.whole:
-                continue
-            for d in sorted(self.data, key=len, reverse=True):
-                t = t.replace(d, " ") if d else t
-            bare = CODE.sub(" ", t)
-            for word in WORD.findall(bare):
-                if word not in self.code:
-                    self.found.setdefault(word, f"{where}: {t[:160]!r}")
 
 
 def frames_of(win, qtbot, eng: English, name: str, positions) -> None:

@@ -26,9 +26,10 @@ def ui_strings() -> list[str]:
     from viz.app.figures import FIGURE_NAMES, METRIC_LABELS
     from viz.app.sweep import FIGURES
     from viz.app.window import THEME_LABELS
-    from viz.frames import NOUNS
+    from viz.frames import KIND_NAMES, NOUNS, OP_NAMES, SPACE_NAMES
 
     out += [s for pair in NOUNS.values() for s in pair]
+    out += [*OP_NAMES.values(), *KIND_NAMES.values(), *SPACE_NAMES.values()]
     out += [*FIGURE_NAMES, *METRIC_LABELS.values(), *THEME_LABELS.values(), *FIGURES, "pad", "swizzle", "type"]
     return sorted(set(out) - {"threadIdx.x"})
 

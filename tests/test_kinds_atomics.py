@@ -203,6 +203,44 @@ def test_probe_cases_cover_the_forms_and_their_model_agrees_with_earlier_h100_ru
     assert uni["su_v_used uniform when lane<20"]["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == 20
 
 
+MEASURED = ROOT / "assets" / "measurements" / "h100-atomics-2026-11-26.json"
+
+
+def test_the_model_equals_every_atomic_the_h100_measured():
+    """The 205 one-warp probes measured on the H100 (tools/gpu/probe_atomics.sh, 2026-11-26):
+    the model's instructions, requests, sectors and wavefronts of each equal the counters,
+    colliding global lanes (one pass a lane on an address) and the aggregated forms included."""
+    import json
+
+    probe = _probe()
+    doc = json.loads(MEASURED.read_text())
+    assert len(doc["cases"]) == 205
+    differ = [c["name"] for c in doc["cases"]
+              if any(c["hardware"].get(k, 0) != v for k, v in probe.model(c).items())]
+    assert not differ
+    by = {c["name"]: c for c in doc["cases"]}
+    same = by["g_red_u32 same address"]
+    assert probe.model(same)["l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"] == 32
+    assert same["hardware"]["l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"] == 1
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_validate_cases_expect_what_the_h100_counted(path):
+    """Each validate case's expected table is what `warpviz validate` read on the H100."""
+    import json
+
+    hw = json.loads(MEASURED.read_text())["validate"][path.stem]
+    sc = load(path)
+    assert {k: hw[k] for k in sc.expected} == dict(sc.expected)
+
+
+def test_colliding_global_atomic_lanes_count_a_sector_each():
+    m = analyze(scenario(at="h[0]", t="float", result="unused")).metrics
+    assert tuple(m[k] for k in RED) == (4, 4, 128)                # 4 warps x 32 lanes on one word
+    m = analyze(scenario(at="h[lane / 2]", result="unused")).metrics
+    assert tuple(m[k] for k in RED) == (4, 4, 16)                 # 2 sectors x 2 lanes a word, a warp
+
+
 def test_probe_collect_subtracts_the_baseline_and_compares(tmp_path, capsys):
     probe = _probe()
     cases = probe.write_cases(str(tmp_path / "c.txt"), str(tmp_path / "c.json"))

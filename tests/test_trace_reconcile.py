@@ -97,6 +97,86 @@ def test_kernels_with_the_same_register_names_each_find_their_own_group():
     assert m["certain"]
 
 
+def _copies(instrs, m):
+    """tile8_copies' shared loads in program order, cut into the k loop's three copies
+    (16 loads each: nvcc's peeled tile step, then the two of the loop unrolled by 2)."""
+    loads = sorted((i for i in instrs if i.function == "sgemm_tile8" and i.kind == "load" and i.space == "shared"),
+                   key=lambda i: i.line_no)
+    return [loads[16 * c:16 * c + 16] for c in range(3)]
+
+
+def test_each_copy_of_a_peeled_and_unrolled_loop_fuses_its_own_loads():
+    """MatrixMulCUDA<8>'s shape: three copies of the k loop read As[ty][k] through the same
+    register at the same offsets; each copy's eight As loads are two LDS.128 of that copy
+    (10 shared load instructions per tile step, not 16), found within the copy."""
+    ptx, instrs, m = fixture("tile8_copies")
+    info = m["instructions"]
+    copies = _copies(instrs, m)
+    assert len(copies[2]) == 16 and m["certain"] and m["notes"] == []
+    lines = ptx.split("\n")
+    for copy in copies:
+        ids = {i.id for i in copy}
+        fused = [i for i in copy if info[i.id].state == "fused"]
+        assert [split_address(i.address)[1] for i in fused] == [0, 16]
+        assert sorted(info[i.id].state for i in copy) == ["fused"] * 2 + ["member"] * 6 + ["same"] * 8
+        for f in fused:
+            g = info[f.id]
+            assert set(g.group) <= ids and g.width == 16 and g.sass[0].startswith("LDS.128") and g.certain
+            # no barrier or label between the group's first and last PTX line
+            between = lines[min(g.ptx_lines) - 1:max(g.ptx_lines)]
+            assert not any("bar.sync" in ln or ln.startswith("$L") for ln in between)
+        same = [i for i in copy if info[i.id].state == "same"]
+        assert len({split_address(i.address)[0] for i in same}) == 1 and len(fused) + len(same) == 10
+
+
+def test_copies_that_no_barrier_or_label_separates_are_not_guessed_between():
+    """The same SASS against PTX whose two unrolled copies are one straight stretch (their
+    bar.sync gone): each offset has two candidate loads, so the fusion cannot be pinned
+    down and stays uncertain, never a guess."""
+    ptx, instrs, _ = fixture("tile8_copies")
+    copies = _copies(instrs, None)
+    lines = ptx.split("\n")
+    lo, hi = copies[1][0].line_no, copies[2][-1].line_no
+    for n in range(lo, hi):
+        if "bar.sync" in lines[n - 1]:
+            lines[n - 1] = "\t// (barrier taken out)"
+    m = reconcile("\n".join(lines), instrs, (DATA / "tile8_copies.gp.sass").read_text())
+    info = m["instructions"]
+    assert sorted(info[i.id].state for i in copies[0])[:2] == ["fused", "fused"]
+    for copy in copies[1:]:
+        got = [info[i.id] for i in copy]
+        assert {v.state for v in got} == {"same", "uncertain"} and not m["certain"]
+        assert sum("copies of the same code that no barrier" in v.note for v in got) == 2
+
+
+def test_ptx_segments_split_at_branch_targets_barriers_and_branches():
+    from viz.trace.reconcile import ptx_segments
+
+    lines = ["\tld.shared.f32 %f1, [%r1];", "\tbar.sync 0;", "\tld.shared.f32 %f2, [%r1+4];",
+             "$L__BB0_1:", "\tld.shared.f32 %f3, [%r1+8];", "$L__unused:", "\tld.shared.f32 %f4, [%r1+12];",
+             "\t@%p1 bra $L__BB0_1;", "\tld.shared.f32 %f5, [%r1+16];"]
+    seg = ptx_segments(lines)
+    assert seg[0] != seg[2] != seg[4] != seg[8]
+    assert seg[4] == seg[6]                      # a label nothing branches to starts nothing
+    assert len(set(seg)) == 4
+
+
+def test_a_fusion_group_never_spans_a_write_of_its_address_register():
+    """Two stretches of four loads from %r10 at offsets 0..12 with %r10 written between
+    them: the LDS.128 made of the first four takes those, not the later ones."""
+    ptx, instrs, _ = fixture("shared_fused")
+    quad = [i for i in instrs if i.function == "quad_read" and i.kind == "load" and i.space == "shared"]
+    reg = split_address(quad[0].address)[0]
+    from viz.trace.reconcile import _writes
+
+    lines = ptx.split("\n")
+    lo, hi = min(i.line_no for i in quad), max(i.line_no for i in quad)
+    assert not _writes(lines, reg, lo, hi)
+    lines.insert(hi - 1, f"\tadd.s32 \t{reg}, {reg}, 4;")
+    assert _writes(lines, reg, lo, hi + 1) and not _writes(lines, reg, lo, hi - 1)
+    assert not _writes(["\tst.shared.f32 [%r1], %f1;"], "%r1", 0, 2)
+
+
 def test_a_loop_ptxas_restructured_is_said_to_be_uncertain_never_silently_dropped():
     """softmax_row's `for (w ...) m = fmaxf(m, partial[w])`: nvcc unrolled it by 4, ptxas
     unrolled again and read partial[] with LDS.128 from one PTX line: no group can be pinned
@@ -147,6 +227,41 @@ def test_atomics_are_mapped_to_the_form_ptxas_emits(kernel):
     info = m["instructions"][atom[0].id]
     assert (info.state, info.leader, info.atomic_rule, info.sass_op) == ATOMIC_FORMS[kernel]
     assert info.certain
+
+
+def test_loops_that_wait_on_memory_are_said_to_depend_on_timing():
+    """cooperative groups' two-warp tile waits on its barrier word with an ld.acquire spin,
+    spin_flag on a volatile shared flag: how often those loads run depends on the other
+    warps' timing (the H100 ran multi_warp_cg_reduce's spin 286 times, the recording 190),
+    so they are not certain and say why; volatile_sum's fixed 8-step loop is no wait, and
+    nothing else changes."""
+    ptx, instrs, m = fixture("cg_wait")
+    info = m["instructions"]
+    unsure = {i.ptx.split()[0] for i in instrs if not info[i.id].certain}
+    assert unsure == {"ld.acquire.cta.u32", "ld.volatile.shared.u32"} and not m["certain"]
+    waits = [i for i in instrs if not info[i.id].certain]
+    assert [i.function for i in waits] == ["tile64_sum", "spin_flag"]
+    for i in waits:
+        assert info[i.id].state == "same" and "waits for memory other threads write" in info[i.id].note
+        assert f"PTX lines {i.line_no}\u2013" in info[i.id].note
+    assert all(info[i.id].certain for i in instrs if i.function == "volatile_sum")
+    assert [info[i.id].state for i in instrs if i.opcode.startswith(("atom", "red")) and i.space == "generic"] == \
+        ["aggregated", "same", "aggregated"]
+
+
+def test_ptx_wait_loops_follow_the_read_value_to_the_branch():
+    from viz.trace.reconcile import ptx_wait_loops
+
+    def body(read, cond):
+        return ("\n".join([".visible .entry k(", ")", "{", "$L__BB0_1:", f"\t{read}", "\tadd.s32 %r2, %r1, 1;",
+                            "\tand.b32 %r3, %r2, 7;", f"\tsetp.eq.s32 %p1, {cond}, 0;", "\t@%p1 bra $L__BB0_1;",
+                            "\tst.global.u32 [%rd1], %r9;", "\tret;", "}"]))
+    spin = ptx_wait_loops(body("ld.acquire.gpu.u32 %r1, [%rd2];", "%r3"))
+    assert sorted(spin) == [5, 6, 7, 8, 9] and spin[5] == (5, 9, "ld.acquire.gpu.u32 %r1, [%rd2];")
+    assert ptx_wait_loops(body("ld.volatile.global.u32 %r1, [%rd2];", "%r3"))
+    assert ptx_wait_loops(body("atom.global.add.u32 %r1, [%rd2], 1;", "%r3"))
+    assert not ptx_wait_loops(body("ld.acquire.gpu.u32 %r1, [%rd2];", "%r9"))    # the branch does not use it
+    assert not ptx_wait_loops(body("ld.global.u32 %r1, [%rd2];", "%r3"))         # a plain load: data, not a wait
 
 
 def test_without_nvdisasm_every_instruction_is_uncertain_and_says_why():
@@ -212,10 +327,12 @@ def _shift_ptx_lines(sass: str, after: int, by: int, upto: int, by_after: int) -
 
 @pytest.mark.skipif(not os.environ.get("WARPVIZ_CUDA_SAMPLES"), reason="set WARPVIZ_CUDA_SAMPLES to a cuda-samples "
                     "checkout to check NVIDIA's matrixMul sample")
-def test_matrixmul_sample_fuses_as_the_h100_counts(tmp_path):
+@pytest.mark.parametrize("tile,loads,sass,wide", [(32, 64, 40, 8), (16, 32, 20, 4), (8, 48, 30, 6)])
+def test_matrixmul_sample_fuses_as_the_h100_counts(tmp_path, tile, loads, sass, wide):
     """NVIDIA's matrixMul sample (not shipped): MatrixMulCUDA<32> reads 64 scalar floats
     from shared memory per tile step in the PTX; ptxas makes 8 LDS.128 + 32 LDS of them,
-    the 40 shared load instructions the H100 counts."""
+    the 40 shared load instructions the H100 counts. MatrixMulCUDA<8>'s loop is in three
+    copies (peeled, then unrolled by 2) of 16 loads, each 2 LDS.128 + 8 LDS."""
     import subprocess
 
     from viz.gpu.compile import find_tool
@@ -229,16 +346,16 @@ def test_matrixmul_sample_fuses_as_the_h100_counts(tmp_path):
     start = text.index("template <int BLOCK_SIZE> __global__ void MatrixMulCUDA")
     body = text[start:text.index("\n}\n", start) + 3]
     cu = tmp_path / "mm.cu"
-    cu.write_text(body + "template __global__ void MatrixMulCUDA<32>(float*, float*, float*, int, int);\n")
+    cu.write_text(body + f"template __global__ void MatrixMulCUDA<{tile}>(float*, float*, float*, int, int);\n")
     subprocess.run([find_tool("nvcc"), "-ptx", "-arch=sm_90", "-O3", "-lineinfo", "-o", str(tmp_path / "mm.ptx"),
                     str(cu)], check=True)
     ptx = (tmp_path / "mm.ptx").read_text()
     instrs = parse(ptx).instrs
     m = reconcile(ptx, instrs, sass_with_ptx_lines(assemble(ptx)))
     lds = [m["instructions"][i.id] for i in instrs if i.kind == "load" and i.space == "shared"]
-    assert len(lds) == 64
-    assert sum(v.state in ("same", "fused") for v in lds) == 40
-    assert sum(v.state == "fused" and v.width == 16 for v in lds) == 8
+    assert len(lds) == loads and m["certain"]
+    assert sum(v.state in ("same", "fused") for v in lds) == sass
+    assert sum(v.state == "fused" and v.width == 16 for v in lds) == wide
 
 
 # ---------------------------------------------------------------------------- the rewrite, synthetic traces
@@ -327,6 +444,41 @@ def test_sgemm_tile_step_counts_20_shared_loads_and_24_wavefronts_per_warp_after
     assert after_trace.header["sass_map"]["certain"] and len(after_trace.header["sass_map"]["fused"]) == 4
 
 
+def test_a_peeled_and_unrolled_tile8_loop_counts_what_the_h100_counts_after_the_rewrite():
+    """tile8_copies run as the recorder writes it: per warp (8x8 block, two warps) the peeled
+    copy, then the unrolled pair of copies ``pairs`` times. The H100 counted MatrixMulCUDA<8>
+    (the same loop) at 20,480 shared load instructions and 24,576 wavefronts for 32,768 and
+    32,768 in the PTX: 10 and 12 per warp and tile step, not 16 and 16."""
+    _ptx, instrs, m = fixture("tile8_copies")
+    copies = _copies(instrs, m)
+    as_reg = split_address(next(i for i in copies[0] if m["instructions"][i.id].state == "fused").address)[0]
+    table = [i.as_dict() for i in instrs]
+    assert [r["id"] for r in table] == list(range(len(table)))
+    pairs, full = 3, 0xFFFFFFFF
+    heads, addrs = [], []
+    for w in range(2):
+        tid = w * 32 + np.arange(32)
+        tx, ty = tid % 8, tid // 8
+        for c in [0] + [1, 2] * pairs:
+            for i in copies[c]:
+                reg, off = split_address(i.address)
+                a = (ty * 32 + off) if reg == as_reg else (256 + tx * 4 + off)
+                heads.append([i.id, 0, w, full, full, full, 0, 0])
+                addrs.append(np.asarray(a, np.uint64))
+    header = {"title": "tile8", "kernel": "sgemm_tile8", "launch": {"block": [8, 8, 1], "grid": [1, 1, 1]},
+              "instructions": table, "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs, np.uint64)))
+    steps = 2 * (1 + 2 * pairs)                      # warp tile steps
+    before = analyze_trace(trace).metrics
+    assert (before[LD], before[WF]) == (16 * steps, 16 * steps)
+    out = tracefile.check(apply(trace, m))
+    after = analyze_trace(out).metrics
+    assert (after[LD], after[WF]) == (10 * steps, 12 * steps)
+    assert out.header["sass_map"]["certain"] and len(out.header["sass_map"]["fused"]) == 6
+    # the whole MatrixMulCUDA<8> launch of the H100 run: 64 blocks x 2 warps x 16 tile steps
+    assert (10 * 64 * 2 * 16, 12 * 64 * 2 * 16) == (20_480, 24_576)
+
+
 def test_the_rewritten_trace_round_trips_and_analyze_names_the_fusion(tmp_path):
     trace, m = _sgemm_trace(1)
     out = tmp_path / "s.wvtrace"
@@ -402,7 +554,9 @@ def test_removed_split_and_aggregated_records():
     o = an.other_metrics
     assert o["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == 1 + 16
     assert o["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"] == 0 + 15
-    assert o["smsp__inst_executed_op_shared_atom.sum"] == 2
+    # 2 executions, and the whole warp also runs the every-lane fallback ATOMS with its lanes
+    # off, which Nsight Compute counts (H100: 2 a warp for a whole warp)
+    assert o["smsp__inst_executed_op_shared_atom.sum"] == 2 + 1
     assert (o["l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"], o["l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"],
             o["smsp__inst_executed_op_global_red.sum"]) == (1, 1, 1)
     a = analyze_trace(after).metrics
@@ -447,6 +601,42 @@ def test_shared_atomic_wavefronts_follow_the_scenario_kinds_rules():
         assert an.other_metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"] == want - 1
         assert an.per_access()[0]["atomic_rule"] == rule
         assert an.metrics[WF] == 0                      # not in the ten
+
+
+def test_generic_atomics_on_shared_memory_count_as_shared_atomic_wavefronts():
+    """cooperative groups' tile barrier: generic ATOMs whose addresses are in shared memory.
+    Their shared lanes cost shared atomic wavefronts by the shared atomics' rules (a generic
+    ATOM serves lanes on one word one by one), their global lanes global atomic requests
+    and sectors; no ATOMS/ATOMG/RED instruction is counted. multi_warp_cg_reduce on the
+    H100: 144 of its 146 atom wavefronts are such one-lane ATOMs."""
+    from viz.trace.analysis import GLOBAL_ATOMIC_METRICS, SHARED_ATOM_WAVEFRONTS
+
+    _ptx, instrs, m = fixture("cg_wait")
+    mine, ids, table = _table(instrs, "tile64_sum")
+    local = {"tool": m["tool"], "notes": [], "instructions": {ids[k]: _renumber(v, ids)
+                                                                 for k, v in m["instructions"].items() if k in ids}}
+    atom_or = next(ids[i.id] for i in mine if i.opcode.startswith("atom"))
+    red_and = [ids[i.id] for i in mine if i.opcode.startswith("red")]
+    full, lo16 = 0xFFFFFFFF, 0x0000FFFF
+    word, glob = 0x40, 1 << 20
+    lanes = np.arange(32)
+    heads = [[atom_or, 0, 0, full, 1, 1, 0, 0],                       # one lane, shared: 1 wavefront
+             [atom_or, 0, 1, full, full, lo16, full - lo16, 0],       # 16 lanes on one shared word + 16 global
+             [red_and[1], 0, 2, full, full, full, 0, 0]]              # aggregated: the highest lane only
+    addrs = [np.full(32, word, np.uint64),
+             np.where(lanes < 16, word, glob + 4 * (lanes - 16)).astype(np.uint64),
+             np.full(32, word, np.uint64)]
+    header = {"title": "cg", "kernel": "tile64_sum", "launch": {"block": [128, 1, 1], "grid": [1, 1, 1]},
+              "instructions": table, "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs)))
+    out = tracefile.check(apply(trace, local))
+    assert out.instructions[red_and[1]]["kind"] == "atomic"           # the SASS is an ATOM (RZ result)
+    other = analyze_trace(out).other_metrics
+    assert other[SHARED_ATOM_WAVEFRONTS] == 1 + 16 + 1
+    req, sec = GLOBAL_ATOMIC_METRICS["atomic"]
+    assert (other[req], other[sec]) == (1, 2)                        # 16 consecutive words: 2 sectors
+    assert other.get("smsp__inst_executed_op_shared_atom.sum", 0) == 0
+    assert other.get("smsp__sass_inst_executed_op_global_atom.sum", 0) == 0
 
 
 def test_hostile_sass_entries_are_refused(tmp_path):

@@ -89,7 +89,7 @@ def test_cuda_samples_build_as_they_are(sample_launches, name):
      "name one of its kernels"),
     (RK.MATMUL, "MatrixMulCUDA", ["`MatrixMulCUDA` names 2 kernels: MatrixMulCUDA<16>(float*, float*, float*, int, "
                                   "int) (mangled _Z13MatrixMulCUDAILi16EEvPfS0_S0_ii)"], "template arguments"),
-    (RK.REDUCTION, "reduce6", ["`reduce6` names ", " kernels: reduce6<int, 512u, true>(int*, int*, unsigned int)",
+    (RK.REDUCTION, "reduce6", ["`reduce6` names ", " kernels: reduce6<int, 512, true>(int*, int*, unsigned int)",
                                "and "], "template arguments"),
     (RK.MATMUL, "MatrixMulCUDA<float>", ["does not instantiate `MatrixMulCUDA<float>`", "nvcc says"],
      "template __global__ void MatrixMulCUDA<float>"),

@@ -35,7 +35,7 @@ import numpy as np
 
 from .errors import WarpvizError
 from .fileio import commit, fsync_file, fsync_folder, inside, os_error_words, safe_name, temp_beside, umask
-from .frames import Frame, KINDS, access_text, frames as frames_of, paired_frames
+from .frames import Frame, KINDS, access_text, frames as frames_of, op_name, paired_frames
 from .i18n import sep, tr
 from .layout_text import LayoutMap
 from .scenario import Scenario
@@ -296,7 +296,7 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
     lines: list[str] = []
     seen = set()
     for d in details:
-        op = d.access.matrix.text if getattr(d.access, "matrix", None) is not None else tr(d.op)   # ldmatrix.x4, not "load"
+        op = d.access.matrix.text if getattr(d.access, "matrix", None) is not None else op_name(d.op)  # ldmatrix.x4, not "load"
         text = f"{op} {d.access.text}"
         if text not in seen:
             seen.add(text)

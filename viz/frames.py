@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .i18n import sep, tr
+from .i18n import language, sep, tr
 from .scenario import Scenario
 from .scenario_parts import access_text
 from .warp import LINE, SECTOR, WarpDetail, warp_detail
@@ -79,10 +79,37 @@ def conflict_ways(detail: WarpDetail) -> int:
     return max(detail.wavefront_phase.count(p) for p in set(detail.wavefront_phase))
 
 
+# The ops, the traced instructions' kinds and the memory spaces as a reader meets them: as
+# written in English (the CLI's words); in another language under these names (the catalogue's
+# keys). Instructions (cp.async, ldmatrix, stmatrix) stay as written in every language.
+OP_NAMES = {"load": "load", "store": "store", "atomic": "atomic add", "tma.load": "TMA copy"}
+KIND_NAMES = {"load": "load", "store": "store", "atomic": "atomic operation", "reduction": "reduction"}
+SPACE_NAMES = {"shared": "shared memory", "global": "global memory", "generic": "generic address"}
+
+
+def _named(names: dict[str, str], word: str) -> str:
+    return word if language() == "en" or word not in names else tr(names[word])
+
+
+def op_name(op: str) -> str:
+    """A scenario's op (load, store, atomic, tma.load, cp.async) in the interface language."""
+    return _named(OP_NAMES, op)
+
+
+def kind_name(kind: str) -> str:
+    """A traced instruction's kind (load, store, atomic, reduction, cp.async...) in the interface language."""
+    return _named(KIND_NAMES, kind)
+
+
+def space_name(space: str) -> str:
+    """A memory space (shared, global, generic) in the interface language."""
+    return _named(SPACE_NAMES, space)
+
+
 def _op_text(d: WarpDetail) -> str:
     """"load" / "store" in the interface language, or the matrix op as written (ldmatrix.x4)."""
     m = getattr(d.access, "matrix", None)
-    return m.text if m is not None else tr(d.op)
+    return m.text if m is not None else op_name(d.op)
 
 
 def _compute_caption(d: WarpDetail) -> str:
@@ -93,7 +120,7 @@ def _compute_caption(d: WarpDetail) -> str:
                   "of matrix l / 8.", last=m.lanes_used - 1, rows=m.lanes_used, op=m.text, at=access_text(d))
     return _plural(n, "1 active lane computes its address for {op} {at}.",
                    "{n} active lanes compute their addresses for {op} {at}.",
-                   op=tr(d.op), at=access_text(d))
+                   op=op_name(d.op), at=access_text(d))
 
 
 def _request_caption(d: WarpDetail) -> str:
@@ -112,19 +139,19 @@ def _request_caption(d: WarpDetail) -> str:
                       "per phase.", op=d.access.matrix.text, words=words, banks=banks)
         if d.size <= 4:
             return tr("The warp sends one shared {op} request: {words} in {banks}, one phase for all "
-                      "32 lanes.", op=tr(d.op), words=words, banks=banks)
+                      "32 lanes.", op=op_name(d.op), words=words, banks=banks)
         per = len(d.phases[0])
         if per > (16 if d.size == 8 else 8):
             # Measured on the H100: wide loads that repeat addresses in lane pairs merge phases.
             return tr("The warp sends one shared {op} request: {words} in {banks}; its lanes repeat "
                       "addresses in pairs, so this {size}-byte load is served in phases of {per} lanes, "
-                      "not {usual}.", op=tr(d.op), words=words, banks=banks, per=per, size=d.size,
+                      "not {usual}.", op=op_name(d.op), words=words, banks=banks, per=per, size=d.size,
                       usual=16 if d.size == 8 else 8)
         return tr("The warp sends one shared {op} request: {words} in {banks}; a {size}-byte access "
-                  "is served in phases of {per} lanes.", op=tr(d.op), words=words, banks=banks,
+                  "is served in phases of {per} lanes.", op=op_name(d.op), words=words, banks=banks,
                   per=per, size=d.size)
     return tr("The warp sends one global {op} request for {bytes}: they touch {sectors} in {lines}.",
-              op=tr(d.op), bytes=_count(d.bytes_requested, "byte"), sectors=_count(len(d.sectors), "sector"),
+              op=op_name(d.op), bytes=_count(d.bytes_requested, "byte"), sectors=_count(len(d.sectors), "sector"),
               lines=_count(len(d.lines), "line"))
 
 

@@ -8,6 +8,8 @@ re-renders when ``on_change`` listeners fire.
 
 from __future__ import annotations
 
+import re
+import string
 import tomllib
 from typing import Callable
 
@@ -33,7 +35,40 @@ def _catalog(code: str) -> dict[str, str]:
 def tr(text: str, /, **fmt) -> str:
     """Translate ``text`` into the current language, then fill ``{name}`` fields."""
     out = _catalog(_current).get(text, text) if _current != "en" else text
-    return out.format(**fmt) if fmt else out
+    if not fmt:
+        return out
+    return _spaced(out, fmt) if _current == "zh_CN" else out.format(**fmt)
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z0-9]")
+
+
+def _seam(a: str, b: str) -> bool:
+    """A Chinese character beside a Latin letter or digit (either order)."""
+    return bool(a and b) and bool((_CJK.match(a) and _LATIN.match(b)) or (_LATIN.match(a) and _CJK.match(b)))
+
+
+def _spaced(template: str, fmt: dict) -> str:
+    """``template.format(**fmt)`` with a space where a filled-in field meets the text beside it
+    Chinese-to-Latin (计算 + cp.async -> 计算 cp.async), as Chinese typesetting puts one."""
+    pieces: list[tuple[str, bool]] = []
+    for literal, field, spec, conv in string.Formatter().parse(template):
+        if literal:
+            pieces.append((literal, False))
+        if field is not None:
+            one = "{" + field + ("!" + conv if conv else "") + (":" + spec if spec else "") + "}"
+            value = one.format(**fmt)
+            if value:
+                pieces.append((value, True))
+    out = ""
+    prev_field = False
+    for text, is_field in pieces:
+        if out and (is_field or prev_field) and _seam(out[-1], text[0]):
+            out += " "
+        out += text
+        prev_field = is_field
+    return out
 
 
 def language() -> str:

@@ -111,19 +111,33 @@ def model(c: dict) -> dict[str, int]:
     """What warpviz counts for one case (viz.kinds.atomics, as a scenario would)."""
     import numpy as np
 
-    from viz.engine import _count
-    from viz.kinds.atomics import aggregate_mask, count_atomic
+    from viz.kinds.atomics import aggregate_mask, count_atomic, count_global_atomic, full_warps
 
-    mask = np.array([(c["mask"] >> i) & 1 == 1 for i in LANES])[None, :]
+    reach = np.array([(c["mask"] >> i) & 1 == 1 for i in LANES])[None, :]
     addr = np.array([c["uoff"] if c["kernel"][1] == "u" else c["off"][i] for i in LANES], np.int64)[None, :]
-    mask = aggregate_mask(mask, c["aggregate"], 32)
+    mask = aggregate_mask(reach, c["aggregate"], 32)
     issued = int(mask.any())
     if c["space"] == "shared":
         wf, ph, _a, _d = count_atomic(addr, mask, 1, c["op"] != "popc")
-        return dict(zip(SHARED_ATOM, (issued, int(wf.sum()), int(wf.sum() - ph.sum()))))
-    sectors = _count("global", c["size"], addr, mask, 1, True)[0]
+        fallback = full_warps(reach, 32) if c["aggregate"] == "lane31-full-warp" else 0
+        return dict(zip(SHARED_ATOM, (issued + fallback, int(wf.sum()), int(wf.sum() - ph.sum()))))
+    sectors = count_global_atomic(addr, mask, 1)
     names = GLOBAL_RED if c["op"] == "red" else GLOBAL_ATOM
     return dict(zip(names, (issued, issued, int(sectors.sum()))))
+
+
+def recheck(results_json: str) -> int:
+    """The model of today against the counters a run measured: the cases that differ."""
+    doc = json.loads(Path(results_json).read_text())
+    bad = []
+    for c in doc["cases"]:
+        m = model(c)
+        if any(c["hardware"].get(k) != v for k, v in m.items()):
+            bad.append((c["name"], m, {k: c["hardware"].get(k) for k in m}))
+    for name, m, hw in bad:
+        print(f"  DIFF {name}: model {m} H100 {hw}")
+    print(f"probe_atomics: {len(doc['cases'])} cases, {len(doc['cases']) - len(bad)} equal to the model")
+    return 1 if bad else 0
 
 
 def query_names(text: str) -> set[str]:
@@ -204,6 +218,8 @@ def main(argv: list[str]) -> int:
         Path(argv[2]).write_text(",".join(ms))
         print(f"probe_atomics: {len(ms)} metrics")
         return 0
+    if argv and argv[0] == "recheck":
+        return recheck(argv[1])
     if argv and argv[0] == "collect":
         collect(argv[1], argv[2], argv[3:])
         return 0

@@ -468,6 +468,7 @@ def main(argv=None) -> int:
         return build_only(cases, launches)
     out = Path(a.out)
     (out / "launch").mkdir(parents=True, exist_ok=True)
+    (out / "traces").mkdir(parents=True, exist_ok=True)
     for name, p in launches.items():
         shutil.copy(p, out / "launch" / p.name)
     validate = not a.no_validate

@@ -4,7 +4,7 @@
 NAME.gp.sass. Needs nvcc, ptxas and nvdisasm (the CUDA toolkit, or the
 nvidia-cuda-nvdisasm wheel's bin folder on the PATH); no GPU.
 
-    python tools/trace/sass_fixtures.py
+    python tools/trace/sass_fixtures.py [NAME ...]     (only these sources' fixtures)
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "tests" / "data" / "sass"
 SOURCES = [ROOT / "kernels" / "trace" / n for n in ("sgemm_tile16.cu", "shared_fused.cu", "softmax_row.cu",
                                                    "generic_atomic.cu", "cpasync_double.cu")] + \
-    [OUT / "atomic_forms.cu", OUT / "two_kernels.cu"]
+    [OUT / n for n in ("atomic_forms.cu", "two_kernels.cu", "tile8_copies.cu", "cg_wait.cu")]
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     from viz.gpu.compile import ARCH, find_tool
     from viz.trace.build import NVCC_FLAGS, assemble
     from viz.trace.reconcile import sass_with_ptx_lines
@@ -33,6 +33,8 @@ def main() -> int:
         print("sass_fixtures: needs nvcc and nvdisasm on the PATH", file=sys.stderr)
         return 2
     for src in SOURCES:
+        if argv and src.stem not in argv:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             shutil.copy(src, Path(tmp) / src.name)       # a relative .file name in the PTX
             subprocess.run([find_tool("nvcc"), "-ptx", f"-arch={ARCH}", *NVCC_FLAGS, "-o", "k.ptx", src.name],
@@ -47,4 +49,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from ..frames import kind_name, op_name, space_name
 from ..i18n import sep, tr
 from ..kinds import KIND_METRIC_LABELS
 from ..report import access_size_text, explain_access, instruction_numbers, numbers_text
@@ -32,6 +33,47 @@ METRIC_LABELS.update(KIND_METRIC_LABELS)   # cp.async, shared atomics (viz.kinds
 # Figure names as report.explain_access writes them, for the catalog.
 FIGURE_NAMES = ("warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts", "requests",
                 "sectors", "lines", "bytes requested", "bytes moved", "sector efficiency")
+
+
+def figure_name(name: str) -> str:
+    """A figure's name in the first column ("" for a note row)."""
+    return tr(name) if name else ""
+
+
+def metric_label(metric: str) -> str:
+    """A total's label: its plain name where it has one, else Nsight Compute's metric name."""
+    return tr(METRIC_LABELS[metric]) if metric in METRIC_LABELS else metric
+
+
+def scenario_rows(sc, an) -> list[tuple[int, list[str], list[tuple[str, str, str]]]]:
+    """A scenario's figures as the panel shows them: per access (its index, the three columns
+    of its row, its figures as (name, value, why))."""
+    numbers = instruction_numbers(sc)
+    out = []
+    for d in an.per_access():
+        a = sc.accesses[d["index"]]
+        arr = sc.array(d["array"])
+        out.append((d["index"], [tr("access {k}", k=d["index"]), op_label(a) if a.matrix is not None else op_name(d["op"]),
+                                 f"{a.text}   {sep(' (').strip()}{arr.describe()}{sep(', ')}{access_size_text(d)}"
+                                 f"{sep(')')}   [{numbers_text(numbers[d['index']])}]"],
+                    explain_access(d)))
+    return out
+
+
+def trace_rows(an) -> list[tuple[int, list[str], list[tuple[str, str, str]]]]:
+    """A trace's figures as the panel shows them: per static instruction (its index, the three
+    columns of its row, its figures as (name, value, why))."""
+    from ..trace.analysis import explain_trace
+
+    out = []
+    for d in an.per_access():
+        ptx = " ".join(d["ptx"].rstrip(";").split())
+        out.append((d["index"], [tr("instruction {k}", k=d["index"] + 1), d["source"],
+                                 f"{ptx}   {sep(' (').strip()}"
+                                 + tr("{kind} {space} {bytes} B", kind=kind_name(d["kind"]), space=space_name(d["space"]),
+                                      bytes=d["access_bytes"]) + sep(")")],
+                    explain_trace(d)))
+    return out
 
 
 class FiguresPanel(QWidget):
@@ -104,24 +146,19 @@ class FiguresPanel(QWidget):
                                wpb=lw.warps_per_block))
         bold = QFont()
         bold.setBold(True)
-        numbers = instruction_numbers(sc)
-        for d in an.per_access():
-            a = sc.accesses[d["index"]]
-            arr = sc.array(d["array"])
-            top = QTreeWidgetItem([tr("access {k}", k=d["index"]), op_label(a) if a.matrix is not None else tr(d["op"]),
-                                   f"{a.text}   {sep(' (').strip()}{arr.describe()}{sep(', ')}{access_size_text(d)}"
-                                   f"{sep(')')}   [{numbers_text(numbers[d['index']])}]"])
+        for index, head, figures in scenario_rows(sc, an):
+            top = QTreeWidgetItem(head)
             top.setFont(0, bold)
             top.setFont(2, bold)
-            top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
-            self._add_access(top, d["index"], explain_access(d))
+            top.setData(0, Qt.ItemDataRole.UserRole, ("access", index))
+            self._add_access(top, index, figures)
         self._add_totals(an.metrics.items(), bold)
         self._highlight()
 
     def _add_access(self, top: QTreeWidgetItem, index: int, figures) -> None:
         """An access's (or traced instruction's) figures under its row: name, value, why."""
         for name, value, why in figures:
-            item = QTreeWidgetItem([tr(name) if name else "", value, why])
+            item = QTreeWidgetItem([figure_name(name), value, why])
             item.setToolTip(2, why)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, ("figure", index, name))
@@ -135,7 +172,7 @@ class FiguresPanel(QWidget):
         tot.setFont(0, bold)
         tot.setData(0, Qt.ItemDataRole.UserRole, ("totals",))
         for k, v in metrics:
-            item = QTreeWidgetItem([tr(METRIC_LABELS[k]) if k in METRIC_LABELS else k, f"{v:,}", k])
+            item = QTreeWidgetItem([metric_label(k), f"{v:,}", k])
             item.setToolTip(2, k)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, ("metric", k))
@@ -146,8 +183,6 @@ class FiguresPanel(QWidget):
     def _refresh_trace(self) -> None:
         """A recorded trace: per static instruction the figures of `warpviz analyze FILE.wvtrace`,
         with what each counts, then the ten metrics and the other counters."""
-        from ..trace.analysis import explain_trace
-
         an = self.session.trace_analysis
         if an is None or an.trace is not self.session.trace.trace:
             self.tree.setEnabled(False)
@@ -166,14 +201,12 @@ class FiguresPanel(QWidget):
             self.warn.show()
         bold = QFont()
         bold.setBold(True)
-        for d in an.per_access():
-            ptx = " ".join(d["ptx"].rstrip(";").split())
-            top = QTreeWidgetItem([tr("instruction {k}", k=d["index"] + 1), d["source"],
-                                   f"{ptx}   ({d['kind']} {d['space']} {d['access_bytes']} B)"])
+        for index, head, figures in trace_rows(an):
+            top = QTreeWidgetItem(head)
             top.setFont(0, bold)
             top.setFont(2, bold)
-            top.setData(0, Qt.ItemDataRole.UserRole, ("access", d["index"]))
-            self._add_access(top, d["index"], explain_trace(d))
+            top.setData(0, Qt.ItemDataRole.UserRole, ("access", index))
+            self._add_access(top, index, figures)
         self._add_totals(list(an.metrics.items()) + list(an.other_metrics.items()), bold)
         self._highlight()
 

@@ -157,14 +157,17 @@ def predict_trace(trace, device: costmodel.DeviceModel | None = None, resources:
     buffer sets; ``plan.buffer_sets`` when None), from what the trace recorded
     (``viz.gpu.tracemodel``) and the compiled kernel's ``resources`` (``tracebench.plain_build``:
     registers, shared memory, the PTX's barriers and loops; without them, unknown registers
-    and no barriers). No GPU, no nvcc."""
+    and no barriers). A partial trace is predicted from its first blocks scaled to the grid,
+    or refused with a TraceError that says why (``tracemodel.coverage``). No GPU, no nvcc."""
     from ..trace import tracefile
     from ..trace.analysis import analyze_trace
     from . import tracemodel
 
     tr = trace if isinstance(trace, tracefile.Trace) else tracefile.load(trace)
     device = device or costmodel.H100
-    w = tracemodel.workload(tr, analyze_trace(tr), device, resources, buffer_sets)
+    # the analysis of the blocks the model replays (tracemodel.coverage: a partial trace's first blocks)
+    an = analyze_trace(tr) if tracemodel.coverage(tr).scale == 1 else None
+    w = tracemodel.workload(tr, an, device, resources, buffer_sets)
     return costmodel.predict_launch(w, device)
 
 

@@ -44,7 +44,7 @@ Nothing here reads a measured time or counter of the launch it predicts.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -424,7 +424,8 @@ def warp_instructions(an, resources: dict | None = None) -> tuple[float, str]:
     return n, how
 
 
-def instructions_and_own_issue(an, resources: dict | None = None, device=costmodel.H100) -> tuple[float, str, float]:
+def instructions_and_own_issue(an, resources: dict | None = None, device=costmodel.H100,
+                               blocks: int | None = None) -> tuple[float, str, float]:
     """(every SASS warp instruction the launch issues, where the count comes from, an average
     warp's own issue in seconds: ``costmodel.Workload.own_issue_s``).
 
@@ -441,11 +442,13 @@ def instructions_and_own_issue(an, resources: dict | None = None, device=costmod
         from .sass import dynamic_instructions  # noqa: PLC0415
 
         counts, warps = sass_counts(an)
+        if blocks is not None:          # a partial trace: the warps of the blocks it holds
+            warps = blocks * an.trace.warps_per_block
         est = dynamic_instructions(profile, counts, warps, device.latency_cycles())
         return float(est.instructions), "from the compiled kernel's SASS", \
             est.issue_cycles / max(1, warps) / device.clock_hz
     tr = an.trace
-    warps = tr.blocks * tr.warps_per_block
+    warps = (tr.blocks if blocks is None else blocks) * tr.warps_per_block
     total = float(warps * (costmodel.SASS_PROLOGUE + costmodel.SASS_EPILOGUE))
     for s in an.stats:
         sp = "shared" if s.instr["space"] == "shared" or s.instr["kind"] in ("ldmatrix", "stmatrix") else "global"
@@ -453,17 +456,141 @@ def instructions_and_own_issue(an, resources: dict | None = None, device=costmod
     return total, "estimated from the kernel's shape", 0.0
 
 
+# How alike the blocks a partial trace holds must be for them to stand for the grid's other
+# blocks: the spread, (max - min) / mean, of their records and of their lane accesses.
+ALIKE_SPREAD = 0.10
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What part of its launch a trace lets the cost model see (``coverage``)."""
+
+    grid_blocks: int          # blocks in the launch's grid
+    recorded_blocks: int      # blocks with records in the trace
+    used_blocks: int          # of those, the first ones the model replays (at most MAX_MODEL_RECORDS records)
+    spread: float             # (max - min) / mean of records and lane accesses per used block (the larger)
+    complete: bool            # the trace holds every block's every record
+
+    @property
+    def scale(self) -> float:
+        """Grid blocks per replayed block: 1 for a whole launch, else what the counts are scaled by."""
+        return 1.0 if self.complete and self.used_blocks == self.recorded_blocks else \
+            self.grid_blocks / max(1, self.used_blocks)
+
+    def text(self) -> str:
+        if self.scale == 1:
+            return "the whole launch"
+        return (f"{self.used_blocks:,} of {self.grid_blocks:,} blocks, scaled by {self.scale:.4g} (the blocks "
+                f"replayed are alike within {100 * self.spread:.1f}%; the others are taken to be alike too)")
+
+
+def coverage(trace) -> Coverage:
+    """How much of the launch a trace holds, and whether a prediction can stand on it.
+
+    A complete trace of at most ``MAX_MODEL_RECORDS`` records is the whole launch. Otherwise
+    (a partial trace: ``--blocks``, or the recorder's 4,000,000-record cap; or a complete one
+    too long to replay) the model replays the trace's first blocks that fit in
+    ``MAX_MODEL_RECORDS`` records and scales the launch's totals by grid blocks / those blocks.
+    That holds only when those blocks stand for the rest, which the trace can show only in
+    part: they must be at least two, and alike - their records and their lane accesses per
+    block within ``ALIKE_SPREAD`` of each other (a tail block with fewer elements, a block the
+    recorder cut short, data-dependent loops fail this). Otherwise a ``TraceError`` says why
+    and what to record instead. The grid's other blocks are taken to be like the replayed
+    ones (a kernel whose later blocks do other work is predicted as if they did not)."""
+    from ..trace import TraceError
+
+    grid = int(trace.blocks)
+    header = trace.header
+    complete = bool(header.get("complete", True))
+    if not trace.records:
+        return Coverage(grid, 0, 0, 0.0, complete)
+    blocks, first, counts = np.unique(trace.block, return_index=True, return_counts=True)
+    order = np.argsort(first)                  # the blocks as the records hold them
+    blocks, counts = blocks[order], counts[order]
+    fits = int(np.searchsorted(np.cumsum(counts), MAX_MODEL_RECORDS, side="right"))
+    where = trace.path or "<trace>"
+    if fits == 0:
+        raise TraceError(where, "", f"one block of this launch has {int(counts[0]):,} records; the cost model "
+                         f"replays at most {MAX_MODEL_RECORDS:,}", "no prediction can be made from this trace")
+    if complete and fits == len(blocks):
+        return Coverage(grid, len(blocks), len(blocks), 0.0, True)
+    used = blocks[:fits]
+    if fits < 2:
+        raise TraceError(where, "", f"the trace holds {len(blocks):,} of the launch's {grid:,} blocks, and the cost "
+                         f"model can replay only {fits} of them ({int(counts[0]):,} records; at most "
+                         f"{MAX_MODEL_RECORDS:,}): one block cannot show whether the blocks are alike, so the whole "
+                         "launch cannot be predicted from it", "record a launch with fewer records per block (a "
+                         "smaller problem), or time it without a prediction")
+    rows = int(np.sum(counts[:fits]))
+    from ..trace.analysis import mask_bits
+
+    lanes = mask_bits(trace.pred[:rows] & trace.active[:rows]).sum(axis=1)
+    per_lanes = np.bincount(np.searchsorted(used, trace.block[:rows], sorter=np.argsort(used)).astype(np.int64),
+                            weights=lanes, minlength=fits)
+    spread = 0.0
+    for v in (counts[:fits].astype(float), per_lanes):
+        m = float(v.mean())
+        if m > 0:
+            spread = max(spread, float(v.max() - v.min()) / m)
+    if spread > ALIKE_SPREAD:
+        lo, hi = int(np.argmin(counts[:fits])), int(np.argmax(counts[:fits]))
+        raise TraceError(where, "recorded_blocks", f"the trace holds {len(blocks):,} of the launch's {grid:,} blocks "
+                         f"and its blocks do different work (records per block from {int(counts[lo]):,} in block "
+                         f"{int(used[lo]):,} to {int(counts[hi]):,} in block {int(used[hi]):,}; lane accesses "
+                         f"{100 * spread:.0f}% apart), so they cannot stand for the blocks it lacks",
+                         "record every block (a smaller launch), or blocks that do the same work "
+                         "(`warpviz trace --blocks 0-63` on a grid whose blocks are alike)")
+    return Coverage(grid, len(blocks), fits, spread, complete and fits == len(blocks))
+
+
+def first_blocks(trace, n: int):
+    """The trace cut to the records of its first ``n`` blocks (records are ordered by block)."""
+    from ..trace.tracefile import Trace
+
+    _b, first = np.unique(trace.block, return_index=True)
+    starts = np.sort(first)
+    rows = int(starts[n]) if n < len(starts) else trace.records
+    cut = {k: getattr(trace, k)[:rows] for k in ("instr", "block", "warp", "active", "pred", "shared", "global_",
+                                                 "base", "offset", "flags")}
+    return Trace(header=trace.header, path=trace.path, **cut)
+
+
+def scaled(w: costmodel.Workload, cov: Coverage, reuse: Reuse, buffer_bytes: int, wave_blocks: int) -> costmodel.Workload:
+    """The Workload of a launch of ``cov.grid_blocks`` blocks from that of its first
+    ``cov.used_blocks`` (``coverage``): every count times ``cov.scale``; the chain (the
+    slowest replayed block's) and a warp's own issue as they are. DRAM moves each 64-byte
+    half line once per reuse window (``trace_reuse``), so the scaled DRAM bytes are at most
+    the launch's buffers once per window: a launch whose blocks share data (a GEMM's rows
+    and columns) is not charged once per block for it."""
+    f = cov.scale
+    windows = 1 if reuse.window in ("launch", "L2-resident") else -(-cov.grid_blocks // max(1, wave_blocks))
+    cap = float(buffer_bytes) * windows
+    read = min(w.dram_read_bytes * f, cap)
+    write = min((w.dram_bytes - w.dram_read_bytes) * f, cap)
+    return replace(w, blocks=cov.grid_blocks, sectors=round(w.sectors * f), wavefronts=round(w.wavefronts * f),
+                   global_lines=round(w.global_lines * f), instructions=round(w.instructions * f),
+                   global_instructions=round(w.global_instructions * f), dram_bytes=read + write,
+                   dram_read_bytes=read, l2_sectors=w.l2_sectors * f, l2_requests=w.l2_requests * f,
+                   l2_store_sectors=w.l2_store_sectors * f, dram_scatter_bytes=min(w.dram_scatter_bytes * f, read),
+                   partial_store_sectors=w.partial_store_sectors * f, warp_instructions=w.warp_instructions * f,
+                   notes=w.notes + (f"predicted from {cov.text()}",))
+
+
 def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
              buffer_sets: int | None = None) -> costmodel.Workload:
     """The Workload of a traced launch (see the module docstring), timed over ``buffer_sets``
-    rotated buffer sets (``plan.buffer_sets`` of its buffers when None). A trace of more than
-    MAX_MODEL_RECORDS records is refused (TraceError) before any work."""
-    if trace.records > MAX_MODEL_RECORDS:
-        from ..trace import TraceError
+    rotated buffer sets (``plan.buffer_sets`` of its buffers when None). ``an``: the trace's
+    analysis (made here when None). A partial trace, or one of more than MAX_MODEL_RECORDS
+    records, is predicted from its first blocks and scaled to the grid where those blocks
+    can stand for the rest, else refused with the reason (``coverage``), before any work."""
+    cov = coverage(trace)
+    if cov.used_blocks < cov.recorded_blocks:
+        trace = first_blocks(trace, cov.used_blocks)
+        an = None
+    if an is None:
+        from ..trace.analysis import analyze_trace
 
-        raise TraceError(trace.path or "<trace>", "", f"the trace has {trace.records:,} records; the cost model "
-                         f"replays at most {MAX_MODEL_RECORDS:,}", "record fewer blocks for a prediction "
-                         "(`warpviz trace --blocks 0-15`)")
+        an = analyze_trace(trace)
     res = resources or {}
     launch = trace.header["launch"]
     blocks = trace.blocks
@@ -480,10 +607,11 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
     loaded = replace(device, dram_latency_s=device.dram_latency_s + 1e-6)
     chain_loaded_s, _ = trace_chain(trace, reuse, loaded, bars)
     st = an.stats
-    winst, how, own_issue_s = instructions_and_own_issue(an, res, device)
+    model_blocks = None if cov.scale == 1 else cov.used_blocks
+    winst, how, own_issue_s = instructions_and_own_issue(an, res, device, model_blocks)
     # where the cost model names the count's origin in the issue term (``Workload.instructions_from``)
     named = {"instructions_from": how} if "instructions_from" in costmodel.Workload.__dataclass_fields__ else {}
-    return costmodel.Workload(**named,
+    w = costmodel.Workload(**named,
         blocks=blocks, threads_per_block=tpb,
         sectors=int(sum(s.sectors for s in st)), wavefronts=int(sum(s.wavefronts for s in st)),
         global_lines=int(sum(s.lines for s in st)),
@@ -494,8 +622,11 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         chain=chain, warp_instructions=winst, registers=registers, shared_bytes=shared_bytes,
         own_issue_s=own_issue_s,
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
+    if cov.scale == 1:
+        return w
+    return scaled(w, cov, reuse, _buffer_bytes(trace), device.sm_count * occ["blocks_per_sm"])
 
 
-__all__ = ["MAX_MODEL_RECORDS", "workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
+__all__ = ["MAX_MODEL_RECORDS", "ALIKE_SPREAD", "Coverage", "coverage", "first_blocks", "scaled", "workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
            "instructions_and_own_issue",
            "l2_resident"]

@@ -13,9 +13,11 @@ tools/gpu/probe_atomics.sh:
   lanes that hit one bank are served one per wavefront (lanes on different banks go
   together), so it takes as many wavefronts as its busiest bank has *active lanes*: 32
   lanes on one address are 32 wavefronts in this PTX form.
-* A global atomic is one request per warp instruction, like a load, touching the distinct
-  32-byte sectors of its active lanes: ``RED`` when the result is unused, ``ATOM`` when it is
-  read, each under its own Nsight Compute names.
+* A global atomic is one request per warp instruction, like a load: ``RED`` when the
+  result is unused, ``ATOM`` when it is read, each under its own Nsight Compute names. Its
+  sectors are not the distinct sectors of a load: lanes on one address go one after
+  another, so a sector counts as often as its busiest address has lanes
+  (``atomic_sector_counts``).
 * Warp aggregation (``aggregate``, ``viz.kinds.build.aggregation``): on an address that is
   the same for every lane and that ptxas can prove so, ptxas turns an integer atomicAdd into
   one lane's atomic: the highest active lane (a global add whose result is unused), or lane
@@ -85,6 +87,63 @@ def atom_counts(addr, mask, per_lane, wavefronts, phases, active, deepest):
             deepest[b, w] = best
 
 
+@njit(cache=True, nogil=True)
+def atomic_sector_counts(addr, mask, sectors):
+    """Per (block, warp): the 32-byte sectors one global atomic warp instruction sends, as
+    the H100 counts them (``l1tex__t_sectors_pipe_lsu_mem_global_op_{red,atom}``): lanes on
+    one address are served one after another, each pass a sector access, so a sector counts
+    as many times as its most-shared address has lanes (32 lanes on one word: 32 sectors;
+    16 words of 2 lanes in 2 sectors: 4). Measured on 117 one-warp probes of RED and ATOM,
+    4 and 8 bytes, every one equal (tools/gpu/probe_atomics.sh)."""
+    nb, nt = addr.shape
+    nw = sectors.shape[1]
+    a = np.empty(32, np.int64)
+    for b in range(nb):
+        for w in range(nw):
+            n = 0
+            for t in range(w * 32, min(nt, w * 32 + 32)):
+                if mask[b, t]:
+                    a[n] = addr[b, t]
+                    n += 1
+            total = 0
+            for i in range(n):
+                first = True                    # the first lane of its sector: count the sector once
+                for j in range(i):
+                    if a[j] >> 5 == a[i] >> 5:
+                        first = False
+                        break
+                if not first:
+                    continue
+                best = 0
+                for j in range(i, n):           # the busiest address of this sector
+                    if a[j] >> 5 != a[i] >> 5:
+                        continue
+                    c = 0
+                    for q in range(n):
+                        if a[q] == a[j]:
+                            c += 1
+                    if c > best:
+                        best = c
+                total += best
+            sectors[b, w] = total
+
+
+def count_global_atomic(addr: np.ndarray, mask: np.ndarray, nw: int) -> np.ndarray:
+    """(blocks, warps) sectors of one global atomic (``atomic_sector_counts``)."""
+    out = np.zeros((addr.shape[0], nw), np.int32)
+    atomic_sector_counts(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(mask, np.bool_), out)
+    return out
+
+
+def full_warps(mask: np.ndarray, nt: int) -> int:
+    """Warps of ``mask`` (blocks, threads) whose 32 lanes are all active."""
+    mask = np.asarray(mask, bool)
+    nw = nt // 32
+    if not mask.size or nw == 0:
+        return 0
+    return int(mask[:, :nw * 32].reshape(mask.shape[0], nw, 32).all(axis=2).sum())
+
+
 def count_atomic(addr: np.ndarray, mask: np.ndarray, nw: int, per_lane: bool = False):
     n = addr.shape[0]
     out = tuple(np.zeros((n, nw), np.int32) for _ in range(4))
@@ -130,11 +189,19 @@ def analyze_atomic(scenario, instr, access, ctx):
     per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     aggregate = access.option("aggregate") or "none"
     nt = len(ctx.threads)
+    fallback = 0
     for blocks in ctx.chunks():
         lv = evaluate_instruction(scenario, instr, blocks, ctx.threads, access=access)
         nb = len(blocks)
         addr = np.broadcast_to(lv.addr.natural(), (nb, nt))
-        mask = aggregate_mask(np.broadcast_to(lv.mask, (nb, nt)), aggregate, nt)
+        reach = np.broadcast_to(lv.mask, (nb, nt))
+        if space == "shared" and aggregate == "lane31-full-warp":
+            # ptxas's form has two ATOMS: lane 31's for a whole warp and every lane's own
+            # for a partial one; a whole warp executes the second with every lane off, and
+            # smsp__inst_executed_op_shared_atom counts it (H100: 2 a warp, the SASS-level
+            # counter 1)
+            fallback += full_warps(reach, nt)
+        mask = aggregate_mask(reach, aggregate, nt)
         b0 = int(blocks[0])
         if space == "shared":
             wf, ph, act, deep = count_atomic(addr, mask, ctx.nw, access.option("result") == "used")
@@ -142,7 +209,8 @@ def analyze_atomic(scenario, instr, access, ctx):
             st.phases += int(ph.sum())
             st.deepest = max(st.deepest, int(deep.max(initial=0)))
         else:
-            wf, lines, act, distinct, _ = _count("global", instr.size, addr, mask, ctx.nw, True)
+            _sec, lines, act, distinct, _ = _count("global", instr.size, addr, mask, ctx.nw, True)
+            wf = count_global_atomic(addr, mask, ctx.nw)
             st.sectors += int(wf.sum())
             st.lines += int(lines.sum())
             st.bytes_used += int(distinct.sum()) * instr.size
@@ -153,7 +221,7 @@ def analyze_atomic(scenario, instr, access, ctx):
         ctx.step(instr)
     st.per_warp, st.per_warp_active = per_warp, per_active
     if space == "shared":
-        st.kind_metrics = {ATOM_INST: st.warp_instructions, ATOM_WF: st.wavefronts,
+        st.kind_metrics = {ATOM_INST: st.warp_instructions + fallback, ATOM_WF: st.wavefronts,
                            ATOM_CONF: st.wavefronts - st.phases}
     else:
         inst, req, sec = GLOBAL_ATOMIC[access.option("result")]
@@ -161,5 +229,5 @@ def analyze_atomic(scenario, instr, access, ctx):
     return st
 
 
-__all__ = ["analyze_atomic", "atom_counts", "count_atomic", "aggregate_mask", "GLOBAL_ATOMIC", "ATOM_INST", "ATOM_WF",
+__all__ = ["analyze_atomic", "atom_counts", "count_atomic", "atomic_sector_counts", "count_global_atomic", "full_warps", "aggregate_mask", "GLOBAL_ATOMIC", "ATOM_INST", "ATOM_WF",
            "ATOM_CONF"]

@@ -24,6 +24,10 @@ What a recording adds (as Nsight Compute counts it, docs/GPU.md):
   ``.x1``/``.x2`` forms take row addresses from lanes 0..7 / 0..15 only.
   Their instructions, and ``atom``/``red``, are reported under their own Nsight Compute
   names, outside the ten.
+* A generic ``atom``/``red`` (a generic ``ATOM``: cooperative groups' barriers on a
+  ``block_tile_memory`` in shared memory) is split per lane too: its shared lanes cost
+  shared atomic wavefronts and conflicts by the shared atomics' rules, its global lanes
+  global atomic requests and sectors; it counts as no ATOMS/ATOMG/RED instruction.
 """
 
 from __future__ import annotations
@@ -117,6 +121,7 @@ class TraceInstrStats:
     skipped_warps: int = 0      # skip records: warps whose lanes all branched around it
     predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
     never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
+    fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
 
     @property
@@ -166,7 +171,8 @@ class TraceAnalysis:
             if name is None:
                 continue
             # a predicated-off LDGSTS still counts in smsp__inst_executed_op_ldgsts
-            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0)
+            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0) \
+                + s.fallback_off
             if s.is_atomic and s.instr["space"] == "shared":
                 out[SHARED_ATOM_WAVEFRONTS] = out.get(SHARED_ATOM_WAVEFRONTS, 0) + s.wavefronts
                 out[SHARED_ATOM_CONFLICTS] = out.get(SHARED_ATOM_CONFLICTS, 0) + s.conflicts
@@ -174,6 +180,18 @@ class TraceAnalysis:
                 req, sec = GLOBAL_ATOMIC_METRICS[s.instr["kind"]]
                 out[req] = out.get(req, 0) + s.requests
                 out[sec] = out.get(sec, 0) + s.sectors
+        for s in self.stats:
+            # a generic atomic (ATOM): the lanes whose address is in shared memory cost shared
+            # atomic wavefronts, the others global requests and sectors; it is no ATOMS, RED
+            # or ATOMG, so no instruction count of those
+            if s.is_atomic and s.instr["space"] == "generic":
+                if s.shared_lanes:
+                    out[SHARED_ATOM_WAVEFRONTS] = out.get(SHARED_ATOM_WAVEFRONTS, 0) + s.wavefronts
+                    out[SHARED_ATOM_CONFLICTS] = out.get(SHARED_ATOM_CONFLICTS, 0) + s.conflicts
+                if s.global_lanes:
+                    req, sec = GLOBAL_ATOMIC_METRICS[s.instr["kind"]]
+                    out[req] = out.get(req, 0) + s.requests
+                    out[sec] = out.get(sec, 0) + s.sectors
         return out
 
     def per_access(self) -> list[dict]:
@@ -193,7 +211,7 @@ class TraceAnalysis:
                 d["sass"] = {k: info[k] for k in ("state", "certain", "sass", "width", "group", "first", "ptx_lines",
                                                   "source_lines", "note")}
                 d["ptx_width"] = ins.get("ptx_width") or ins["width"]
-            if s.is_atomic and ins["space"] == "shared":
+            if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
             if s.shared_lanes or ins["space"] == "shared":
                 d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
@@ -371,11 +389,18 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
     counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
     mine = st.per_record[at:at + rows.size]
-    if ins["kind"] in ("atomic", "reduction") and ins["space"] == "shared":
-        # a shared atomic: the busiest bank's distinct words or lanes (viz.kinds.atomics)
+    if ins["kind"] in ("atomic", "reduction") and (ins["space"] == "shared" or (ins["space"] == "generic"
+                                                                             and sh.any())):
+        # a shared atomic, or the lanes of a generic one whose address is in shared memory
+        # (cooperative groups' barriers): the busiest bank's distinct words or lanes (viz.kinds.atomics)
         from ..kinds.atomics import count_atomic
 
         wf, ph, act, _deep = count_atomic(addr, sh, 1, atomic_rule(ins) == "lanes")
+        info = ins.get("sass") or {}
+        if info.get("state") == "aggregated" and info.get("leader") == "lane31-full-warp":
+            # ptxas's second ATOMS (every lane's own, for a partial warp) runs with every
+            # lane off in a whole warp, and smsp__inst_executed_op_shared_atom counts it
+            st.fallback_off += int((trace.active[rows] == np.uint32(0xFFFFFFFF)).sum())
         st.wavefronts += int(wf.sum())
         st.phases += int(ph.sum())
         st.shared_lanes += int(act.sum())
@@ -388,6 +413,11 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         mine += p[:, 0]
     if counts_global and (ins["space"] == "global" or gl.any()):
         p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
+        if ins["kind"] in ("atomic", "reduction"):
+            # lanes on one address go one after another (viz.kinds.atomics)
+            from ..kinds.atomics import count_global_atomic
+
+            p = count_global_atomic(addr, gl, 1)
         st.sectors += int(p.sum())
         st.lines += int(s.sum())
         st.global_lanes += int(a.sum())

@@ -262,13 +262,12 @@ def split_address(addr: str) -> tuple[str, int]:
     return m.group(1) or "", int(m.group(2), 0) if m.group(2) else 0
 
 
-def ptx_loop_depths(ptx: str) -> dict[int, int]:
-    """PTX line (1-based) -> loop depth of the statement on it (the natural loops of each
-    function's branches, as ``viz.gpu.sass.Cfg`` finds them in SASS)."""
+def _ptx_cfgs(ptx: str):
+    """Per function of the PTX: (statements as (0-based line, text), ``viz.gpu.sass.Cfg`` of
+    its branches, one instruction per statement)."""
     from ..gpu.sass import Cfg, Instr
 
     lines = ptx.split("\n")
-    out: dict[int, int] = {}
     func_starts = [i for i, ln in enumerate(lines) if re.search(r"\.(entry|func)\s", ln) and
                    not ln.strip().startswith(("call", "//"))]
     func_starts.append(len(lines))
@@ -300,14 +299,83 @@ def ptx_loop_depths(ptx: str) -> dict[int, int]:
                 instrs.append(Instr(16 * k, "NOP"))
         try:
             cfg = Cfg(instrs)
-        except Exception:  # noqa: BLE001 - unreadable control flow: depth 0
+        except Exception:  # noqa: BLE001 - unreadable control flow: no loops
             continue
+        yield stmts, cfg
+
+
+def ptx_loop_depths(ptx: str) -> dict[int, int]:
+    """PTX line (1-based) -> loop depth of the statement on it (the natural loops of each
+    function's branches, as ``viz.gpu.sass.Cfg`` finds them in SASS)."""
+    out: dict[int, int] = {}
+    for stmts, cfg in _ptx_cfgs(ptx):
         inner = cfg.innermost()
         for blk in cfg.blocks:
             loop = inner.get(blk.index)
             d = 0 if loop is None else cfg.loops[loop].depth
             for k in range(blk.start, blk.end):
                 out[stmts[k][0] + 1] = d
+    return out
+
+
+# a read of memory that another thread may be writing while this one runs: what a loop that
+# waits for a flag, a barrier's count or a lock reads
+_SYNC_READ = re.compile(r"^(?:@!?%[\w$]+\s+)?(?:ld\.(?:[\w.]*\.)?(?:acquire|volatile|relaxed|mmio)\b|ld\.volatile\b|"
+                        r"atom\.)")
+_NO_DEST = ("st.", "red.", "bar.", "barrier.", "membar", "fence", "cp.async", "prefetch", "bra", "ret", "exit",
+            "call", "mbarrier.arrive")
+
+
+def _operands(stmt: str) -> tuple[str, list[str], list[str]]:
+    """(opcode, registers written, registers read) of one PTX statement (its guard read)."""
+    s = stmt.split("//")[0].strip().rstrip(";").strip()
+    reads = []
+    g = re.match(r"^@!?(%[\w$]+)\s+", s)
+    if g:
+        reads.append(g.group(1))
+        s = s[g.end():]
+    parts = s.split(None, 1)
+    op = parts[0] if parts else ""
+    rest = parts[1] if len(parts) > 1 else ""
+    ops = [x for x in re.split(r",(?![^{\[]*[}\]])", rest)]
+    regs = lambda t: re.findall(r"%[\w$]+", t)   # noqa: E731
+    if not ops or op.startswith(_NO_DEST):
+        return op, [], reads + [r for t in ops for r in regs(t)]
+    return op, regs(ops[0]), reads + [r for t in ops[1:] for r in regs(t)]
+
+
+def ptx_wait_loops(ptx: str) -> dict[int, tuple[int, int, str]]:
+    """PTX line (1-based) -> (first line, last line, the read) of the loop it is in when that
+    loop waits on memory: a branch in the loop depends on a value an ``ld.acquire`` /
+    ``ld.volatile`` / ``ld.relaxed`` or an ``atom`` in the loop read (a spin on a flag, a
+    barrier's count, a lock: cooperative groups' multi-warp tiles sync this way). How often
+    its statements run depends on the timing of other warps."""
+    out: dict[int, tuple[int, int, str]] = {}
+    for stmts, cfg in _ptx_cfgs(ptx):
+        for loop in cfg.loops:
+            ks = sorted(k for b in loop.blocks for k in range(cfg.blocks[b].start, cfg.blocks[b].end))
+            body = [stmts[k] for k in ks]
+            reads = [s for _i, s in body if _SYNC_READ.match(s)]
+            if not reads:
+                continue
+            tainted = {r for s in reads for r in _operands(s)[1]}
+            changed = True
+            while changed:
+                changed = False
+                for _i, s in body:
+                    _op, dst, src = _operands(s)
+                    if dst and set(src) & tainted and not set(dst) <= tainted:
+                        tainted.update(dst)
+                        changed = True
+            waits = any(_BRANCH.match(s) and (g := re.match(r"^@!?(%[\w$]+)", s)) and g.group(1) in tainted
+                        for _i, s in body)
+            if not waits:
+                continue
+            lo, hi = body[0][0] + 1, body[-1][0] + 1
+            read = " ".join(reads[0].split())
+            for i, _s in body:
+                if i + 1 not in out or out[i + 1][1] - out[i + 1][0] > hi - lo:    # the innermost such loop
+                    out[i + 1] = (lo, hi, read)
     return out
 
 
@@ -336,6 +404,15 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
     # code: the SASS of every function is matched against every PTX memory instruction
     accs = [a for f in sass.values() for a in f]
     info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes))
+    waits = ptx_wait_loops(ptx)
+    for r in rows:
+        if r["line_no"] in waits:
+            lo, hi, read = waits[r["line_no"]]
+            note = (f"it is in a loop that waits for memory other threads write (PTX lines {lo}\u2013{hi}, "
+                    f"`{read}`): how many times it runs depends on the timing of the other warps, so the "
+                    "recording's count and Nsight Compute's (of the plain kernel) can differ")
+            v = info[r["id"]]
+            info[r["id"]] = replace(v, certain=False, note=f"{v.note}; {note}" if v.note else note)
     certain = all(v.certain for v in info.values()) and not notes
     return {"tool": TOOL, "certain": certain, "notes": notes, "instructions": info}
 
@@ -361,6 +438,7 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
             attributed.setdefault(r["id"], []).append(a)
     out: dict[int, SassInfo] = {}
     members: set[int] = set()
+    segments = ptx_segments(ptx_lines)
     # fused groups first: they claim PTX instructions that have no SASS of their own
     for r in prow:
         got = attributed.get(r["id"], [])
@@ -369,7 +447,7 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
         a = got[0]
         if a.width <= r["width"] or a.width % r["width"]:
             continue
-        group, why = _fusion_group(r, a, prow, attributed, members)
+        group, why = _fusion_group(r, a, prow, attributed, members, ptx_lines, segments)
         if group is None:
             out[r["id"]] = _info(r, "uncertain", False, got, note=f"the SASS access is {a.width} bytes a lane "
                                  f"(`{a.text}`), the PTX {r['width']}: {why}")
@@ -423,11 +501,56 @@ def _info(r: dict, state: str, certain: bool, got: list[SassAccess], **kw) -> Sa
     return SassInfo(state, certain, tuple(a.text for a in got), ptx_width=r["width"], **kw)
 
 
-def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, taken: set[int]):
+_SEGMENT_END = re.compile(r"^(@!?%[\w$]+\s+)?(bra|brx|ret|exit|call|trap|bar|barrier|membar|fence)\b")
+_DEST = re.compile(r"^(?:@!?%[\w$]+\s+)?([a-z][\w.:]*)\s+(%[\w$]+)\s*,")
+
+
+def ptx_segments(ptx_lines: list[str]) -> list[int]:
+    """The straight-line stretch of its function that each PTX line (0-based) is in: a new
+    one starts at a branch target's label and after a branch, return, call, barrier or
+    fence. ptxas fuses memory accesses only within one such stretch (it moves no shared or
+    global access across a barrier or a fence, and a loop body that nvcc unrolled into
+    copies has a ``bar.sync`` or a label between them)."""
+    targets = set()
+    for ln in ptx_lines:
+        for m in re.finditer(r"\b(?:bra|brx\.idx)(?:\.uni)?\s+([\w$]+)", ln):
+            targets.add(m.group(1))
+    out, seg = [], 0
+    for ln in ptx_lines:
+        s = ln.strip()
+        m = _LABEL.match(s)
+        if (m and m.group(1) in targets) or re.search(r"\.(entry|func)\s", s):
+            seg += 1
+        out.append(seg)
+        if _SEGMENT_END.match(s):
+            seg += 1
+    return out
+
+
+def _writes(ptx_lines: list[str], reg: str, lo: int, hi: int) -> bool:
+    """Whether a PTX statement on lines lo < line < hi (1-based) writes register ``reg``
+    (its first operand, for every statement but stores, reductions and barriers)."""
+    for ln in ptx_lines[lo:hi - 1]:
+        m = _DEST.match(ln.strip())
+        if m and m.group(2) == reg and not m.group(1).startswith(("st.", "red.", "bar", "cp.", "prefetch")):
+            return True
+    return False
+
+
+def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, taken: set[int],
+                  ptx_lines: list[str] = (), segments: list[int] = ()):
     """The PTX accesses ptxas fused into ``a`` (attributed to ``r``), lowest address first,
-    or (None, why)."""
+    or (None, why). With the PTX's lines, only accesses in r's straight-line stretch
+    (``ptx_segments``) with no write of the address register between them and r count:
+    copies of the same code in other stretches (a loop nvcc peeled or unrolled across a
+    ``__syncthreads``) are not candidates."""
     w, k = r["width"], a.width // r["width"]
     reg, off = split_address(r["address"])
+
+    def seg(q):
+        n = q["line_no"] - 1
+        return segments[n] if 0 <= n < len(segments) else None
+
     same = {}
     for q in prow:
         if q["id"] in taken or q["function"] != r["function"] or ptx_class(q) != ptx_class(r) or q["width"] != w \
@@ -438,6 +561,8 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
             continue
         if q["id"] != r["id"] and attributed.get(q["id"]):
             continue
+        if segments and (seg(q) != seg(r) or _writes(ptx_lines, reg, *sorted((q["line_no"], r["line_no"])))):
+            continue
         same.setdefault(qoff, []).append(q)
     starts = []
     for j in range(k):
@@ -447,6 +572,9 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
             starts.append([x[0] for x in run])
     if len(starts) == 1:
         return starts[0], ""
+    if not starts and any(len(v) > 1 for v in same.values()):
+        return None, (f"several PTX accesses of {w} bytes at the same offset from `{reg}` could be in it (copies of "
+                      "the same code that no barrier, label or write of the register separates)")
     if not starts:
         return None, (f"no {k} PTX accesses of {w} bytes at consecutive offsets from `{reg}` without SASS of their "
                       "own were found to make it")
@@ -491,7 +619,7 @@ def _atomic(r: dict, got: list[SassAccess], extra: list[SassAccess] = ()) -> Sas
     ops = {a.opcode.split(".")[0] for a in got}
     sass_op = "red" if ops <= {"RED", "REDG"} else "atom"
     rule = "words" if all(".POPC.INC" in a.opcode for a in got) else "lanes"
-    kw = {"sass_op": sass_op, "atomic_rule": rule if r["space"] == "shared" else ""}
+    kw = {"sass_op": sass_op, "atomic_rule": rule if r["space"] in ("shared", "generic") else ""}
     if extra or any(".CAS" in a.opcode for a in got):
         texts = ", ".join(f"`{a.text}`" for a in [*got, *extra][:4])
         return _info(r, "uncertain", False, [*got, *extra], note=(
@@ -589,7 +717,8 @@ def apply(trace, mapping: dict):
             elif info.state == "split":
                 table[k]["ptx_width"] = table[k]["width"]
                 table[k]["width"] = info.width
-            if info.sass_op and table[k]["space"] == "global" and table[k]["kind"] in ("atomic", "reduction"):
+            if info.sass_op and table[k]["space"] in ("global", "generic") and \
+                    table[k]["kind"] in ("atomic", "reduction"):
                 table[k]["kind"] = "reduction" if info.sass_op == "red" else "atomic"
     header["instructions"] = table
     uncertain = sorted(k for k, v in infos.items() if not v.certain)
@@ -679,4 +808,4 @@ def reconcile_build(build) -> dict:
 
 
 __all__ = ["SassAccess", "SassInfo", "reconcile", "reconcile_build", "apply", "sass_with_ptx_lines",
-           "parse_sass_lines", "ptx_loop_depths", "sass_width", "split_address", "STATES", "TOOL", "Mismatch"]
+           "parse_sass_lines", "ptx_loop_depths", "ptx_wait_loops", "ptx_segments", "sass_width", "split_address", "STATES", "TOOL", "Mismatch"]

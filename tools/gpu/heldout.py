@@ -1,0 +1,220 @@
+"""The held-out set: real, unmodified kernels at sizes that fill the H100, never tuned on.
+
+Nothing here was used to fit the cost model or its calibration, and none of it is a shipped
+bench entry or a trace in assets/traces: NVIDIA's CUDA samples (transpose, matrixMul,
+reduction; BSD-3, in the git-ignored ``.real/cuda-samples``, see tools/gpu/real_kernels.py),
+the held-out kernels real_kernels.py writes (``.real/own``), and the Triton tutorials'
+kernels as Triton 3.6.0 compiled them for sm_90 (tests/data/ptx, made by
+tools/gpu/make_ptx_samples.py) at realistic sizes. Each launch takes 20 us or more on the
+H100 (estimates in ``expect_us``: DRAM traffic at about 3 TB/s, or the sample's own FLOP
+rate). Do not tune the model on these results: that would defeat the set's point.
+
+Each case records only its first blocks (``blocks``: enough for at least 20,000 records and
+at most about 60,000, so the cost model replays it in seconds); the prediction scales them to
+the grid (``viz.gpu.tracemodel.coverage`` says when it may).
+
+    python tools/gpu/heldout.py write [--real .real]       # the launch files, into REAL/heldout-*
+    python tools/gpu/heldout.py list                       # name, launch file, --blocks, expected us
+    python tools/gpu/heldout.py table RESULTS.json [--markdown]   # the docs' table (docs/GPU.md)
+
+tools/gpu/heldout.sh runs the set on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from real_kernels import MATMUL, REDUCTION, TRANSPOSE, Case, write_own  # noqa: E402
+
+PTX = ROOT / "tests" / "data" / "ptx"
+
+
+@dataclass
+class Held:
+    case: Case
+    blocks: int          # first blocks to record (linear indices 0..blocks-1)
+    expect_us: float     # expected time on the H100 (for the time budget), not a prediction
+    ptx: str = ""        # Triton: the PTX file (tests/data/ptx) copied beside the launch file
+
+
+def cases() -> list[Held]:
+    out: list[Held] = []
+    n = 4096                                    # transpose.cu: tiles of 32 x 32, blocks of 32 x 16
+    tr = [("float*", n * n, "zero"), ("float*", n * n, "random"), ("int", n), ("int", n)]
+    for k, blocks in (("copy", 1024), ("copySharedMem", 512), ("transposeNaive", 1024),
+                      ("transposeCoalesced", 512), ("transposeNoBankConflicts", 512),
+                      ("transposeDiagonal", 512), ("transposeCoarseGrained", 512), ("transposeFineGrained", 512)):
+        out.append(Held(Case(f"heldout_{k}_4096", "cuda", TRANSPOSE, k, [32, 16], [n // 32, n // 32], tr,
+                             note=f"transpose.cu {k}, 4096 x 4096 floats"), blocks, 45.0))
+    m = 1024                                    # matrixMul.cu: C (m x m) = A B
+    for bs, blocks, us in ((32, 2, 600.0), (16, 4, 700.0)):
+        out.append(Held(Case(f"heldout_MatrixMulCUDA{bs}_1024", "cuda", MATMUL, f"MatrixMulCUDA<{bs}>", [bs, bs],
+                             [m // bs, m // bs], [("float*", m * m, "zero"), ("float*", m * m, "random"),
+                                                  ("float*", m * m, "random"), ("int", m), ("int", m)],
+                             note=f"matrixMul.cu MatrixMulCUDA<{bs}>, 1024 x 1024"), blocks, us))
+    e = 1 << 25                                 # reduction_kernel.cu: 32 M elements (128 MB)
+    t = 256
+    for kernel, per_thread, blocks_rec, us, kind in (
+            ("reduce0<int>", 1, 128, 60.0, "int"), ("reduce1<int>", 1, 128, 60.0, "int"),
+            ("reduce2<int>", 1, 128, 50.0, "int"), ("reduce3<float>", 2, 128, 45.0, "float"),
+            ("reduce4<int, 256>", 2, 128, 45.0, "int"), ("reduce5<int, 256>", 2, 128, 45.0, "int")):
+        grid = e // (t * per_thread)
+        safe = kernel.replace("<", "_").replace(">", "").replace(", ", "_")
+        out.append(Held(Case(f"heldout_{safe}_32M", "cuda", REDUCTION, kernel, [t], [grid],
+                             [(f"{kind}*", e, "random"), (f"{kind}*", grid, "zero"), ("unsigned", e)], t * 4,
+                             note=f"reduction_kernel.cu {kernel}, 32 M elements"), blocks_rec, us))
+    for kernel, us in (("reduce6<int, 256, true>", 45.0), ("reduce7<int, 256, true>", 45.0), ("cg_reduce<int>", 45.0)):
+        grid = 2048 if "cg_" not in kernel else e // (2 * t)
+        safe = kernel.replace("<", "_").replace(">", "").replace(", ", "_")
+        out.append(Held(Case(f"heldout_{safe}_32M", "cuda", REDUCTION, kernel, [t], [grid],
+                             [("int*", e, "random"), ("int*", grid, "zero"), ("unsigned", e)], t * 4,
+                             note=f"reduction_kernel.cu {kernel}, 32 M elements"), 16 if grid == 2048 else 128, us))
+    e = 1 << 26                                 # the held-out kernels of real_kernels.py, larger
+    out.append(Held(Case("heldout_own_histogram_64M", "own", "own_kernels.cu", "histogram<64>", [256], [1056],
+                         [("char*", e, "random"), ("unsigned*", 64, "zero"), ("int", e)], include_dirs=[],
+                         note="a shared-memory histogram of 64 M random bytes (grid-stride, 8 blocks per SM)"),
+                    8, 60.0))
+    e = 1 << 25
+    out.append(Held(Case("heldout_own_stencil_32M", "own", "own_kernels.cu", "own::stencil::stencil1d<float, 3>",
+                         [256], [e // 256], [("float*", e, "random"), ("float*", e, "zero"), ("int", e)],
+                         shared=(256 + 6) * 4, include_dirs=[], note="a 7-point 1-D stencil of 32 M floats"),
+                    512, 90.0))
+    # Triton (tests/data/ptx: Triton 3.6.0, sm_90, the tutorials' block sizes); the two
+    # trailing void* are Triton's scratch pointers.
+    scratch = [("void*", 0), ("void*", 0)]
+    e = 1 << 25
+    out.append(Held(Case("heldout_triton_add_32M", "triton", "", "add_kernel", [128], [e // 1024],
+                         [("float*", e, "random"), ("float*", e, "random"), ("float*", e, "zero"), ("int", e)]
+                         + scratch, include_dirs=[], note="Triton tutorial add, 32 M floats"), 512, 140.0,
+                    "triton_add.ptx"))
+    rows, cols = 32768, 1000
+    out.append(Held(Case("heldout_triton_softmax_32768x1000", "triton", "", "softmax_kernel", [128], [rows],
+                         [("float*", rows * cols, "zero"), ("float*", rows * cols, "random"), ("int", cols),
+                          ("int", cols), ("int", rows), ("int", cols)] + scratch, shared=4112, include_dirs=[],
+                         note="Triton tutorial fused softmax, 32768 rows of 1000"), 64, 95.0, "triton_softmax.ptx"))
+    m = 2048
+    out.append(Held(Case("heldout_triton_matmul_2048", "triton", "", "matmul_kernel", [128], [(m // 64) ** 2],
+                         [("half*", m * m, "random"), ("half*", m * m, "random"), ("half*", m * m, "zero"),
+                          ("int", m), ("int", m), ("int", m), ("int", m), ("int", m), ("int", m)] + scratch,
+                         shared=24576, include_dirs=[], note="Triton tutorial matmul (tl.dot, fp16), 2048^3"),
+                    12, 60.0, "triton_matmul.ptx"))
+    n = 4096
+    out.append(Held(Case("heldout_triton_transpose_4096", "triton", "", "transpose_kernel", [128],
+                         [n // 32, n // 32], [("float*", n * n, "zero"), ("float*", n * n, "random"), ("int", n),
+                                              ("int", n), ("int", n), ("int", n)] + scratch, shared=4096,
+                         include_dirs=[], note="Triton tiled transpose, 4096 x 4096 floats"), 256, 45.0,
+                    "triton_transpose.ptx"))
+    return out
+
+
+def launch_text(h: Held) -> str:
+    c = h.case
+    if not h.ptx:
+        return c.launch_text()
+    text = c.launch_text().replace(f'source = "{c.source}"\n', f'ptx = "{c.name}.ptx"\n')
+    return text.replace("include_dirs = []\n", "")
+
+
+def folder_of(real: Path, h: Held) -> Path:
+    return real / {"cuda": "cuda-samples", "own": "own", "triton": "triton"}[h.case.family]
+
+
+def write(real: Path) -> dict[str, Path]:
+    """Every case's launch file (``heldout_NAME.launch.toml``) beside its sources; the
+    Triton PTX copied beside its launch file. Returns {name: launch file}."""
+    if not (real / "cuda-samples" / TRANSPOSE).exists():
+        raise SystemExit(f"no CUDA samples in {real}/cuda-samples: see tools/gpu/real_kernels.py (--fill-from)")
+    write_own(real / "own")
+    out = {}
+    for h in cases():
+        folder = folder_of(real, h)
+        folder.mkdir(parents=True, exist_ok=True)
+        if h.ptx:
+            shutil.copy(PTX / h.ptx, folder / f"{h.case.name}.ptx")
+        p = folder / f"{h.case.name}.launch.toml"
+        p.write_text(launch_text(h))
+        out[h.case.name] = p
+    return out
+
+
+def table(doc: dict, markdown: bool) -> str:
+    """The held-out table: kernel, launch, measured, predicted, ratio (predicted / measured),
+    bound; then how many within 20% and the worst ratio."""
+    rows, worst = [], None
+    for name, e in (doc.get("traces") or {}).items():
+        t = e.get("timing") or {}
+        p = t.get("predicted") or {}
+        L = e.get("launch") or {}
+        dims = "x".join(str(x) for x in L.get("grid", []) if x != 1) + " x " + \
+            "x".join(str(x) for x in L.get("block", []) if x != 1)
+        if "median_ms" not in t or not p.get("ms"):
+            why = e.get("error") or t.get("predicted_error") or "not timed"
+            rows.append((name, e.get("kernel", ""), dims, None, None, None, "", why.splitlines()[0][:120], ""))
+            continue
+        r = p["ms"] / t["median_ms"]
+        off = max(r, 1 / r)
+        if worst is None or off > worst[0]:
+            worst = (off, name, r)
+        cov = (p.get("coverage") or {}).get("text", "")
+        rows.append((name, e.get("kernel", ""), dims, t["median_ms"] * 1e3, p["ms"] * 1e3, r, p.get("bound", ""),
+                     "", cov))
+    ok = sum(1 for r in rows if r[5] is not None and abs(r[4] - r[3]) <= 0.2 * r[3])
+    done = sum(1 for r in rows if r[5] is not None)
+    out = []
+    if markdown:
+        out += ["| kernel | launch (grid x block) | measured µs | predicted µs | predicted / measured | bound |",
+                "|---|---|---:|---:|---:|---|"]
+        for name, k, dims, m, pr, r, b, why, _cov in rows:
+            if r is None:
+                out.append(f"| `{name}` (`{k}`) | {dims} | | | | {why} |")
+            else:
+                mark = "" if abs(pr - m) <= 0.2 * m else " **"
+                out.append(f"| `{name}` (`{k}`) | {dims} | {m:.2f} | {pr:.2f} | {r:.2f}{mark} | {b} |")
+        out.append("")
+    else:
+        out.append(f"{'held-out launch':<44} {'measured us':>11} {'predicted us':>12} {'pred/meas':>9}  bound")
+        for name, k, dims, m, pr, r, b, why, _cov in rows:
+            out.append(f"{name:<44} {why}" if r is None else f"{name:<44} {m:>11.2f} {pr:>12.2f} {r:>9.2f}  {b}")
+    w = f"; worst predicted/measured {worst[2]:.2f} (`{worst[1]}`)" if worst else ""
+    out.append(f"{ok} of {done} held-out launches within 20% of the measured median "
+               f"({len(rows) - done} without a timing or a prediction){w}.")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write")
+    w.add_argument("--real", default=str(ROOT / ".real"))
+    li = sub.add_parser("list")
+    li.add_argument("--real", default=str(ROOT / ".real"))
+    t = sub.add_parser("table")
+    t.add_argument("file")
+    t.add_argument("--markdown", action="store_true")
+    a = ap.parse_args(argv)
+    if a.cmd == "write":
+        for name, p in write(Path(a.real).resolve()).items():
+            print(name, p)
+        return 0
+    if a.cmd == "list":
+        real = Path(a.real).resolve()
+        for h in cases():
+            p = folder_of(real, h) / f"{h.case.name}.launch.toml"
+            print(f"{h.case.name}\t{p}\t0-{h.blocks - 1}\t{h.expect_us:g}")
+        return 0
+    from viz.gpu import results
+
+    print(table(results.load(a.file), a.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
