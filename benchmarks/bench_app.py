@@ -2,7 +2,7 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_app.py
 
-Targets (issue 3): a frame painted in <= 8 ms at 1920x1080; an edit reflected in
+Targets: a frame painted in <= 8 ms at 1920x1080; an edit reflected in
 <= 100 ms for launches up to a million threads; the first window in <= 2 s (warm cache).
 """
 

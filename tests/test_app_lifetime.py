@@ -1,5 +1,5 @@
 """Whatever a widget schedules dies with it: timers, results of pool threads, language
-listeners (issue 9, point 20). A callback that outlives its widget raises "Internal C++ object
+listeners. A callback that outlives its widget raises "Internal C++ object
 already deleted" in the event loop, which pytest-qt turns into a failure of the test."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Starting without a display, or without Qt's X11 libraries: a paragraph and exit status 2,
-never Qt's abort (issue 9, point 17)."""
+never Qt's abort."""
 
 from __future__ import annotations
 

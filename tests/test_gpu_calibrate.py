@@ -143,7 +143,7 @@ def test_calibrate_runs_and_two_runs_agree_within_five_percent(tmp_path):
     pytest.importorskip("pycuda")
     from viz.gpu.worker import ProcessSession
 
-    with ProcessSession() as s:
+    with ProcessSession(child=cal.CHILD) as s:
         a = s.calibrate(quick=True)
         b = s.calibrate(quick=True)
     doc = cal.document(a)

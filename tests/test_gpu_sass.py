@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viz.engine import analyze
-from viz.gpu import handwritten, sass
+from viz.gpu import handwritten, sass, sass_results
 from viz.gpu.sass import Cfg, dynamic_instructions, engine_counts, parse_sass, profile_of
 
 DATA = Path(__file__).parent / "data" / "sass"
@@ -316,8 +316,8 @@ def _shipped_rows():
     doc = results.load()
     if not any(((e.get("timing") or {}).get("resources") or {}).get("sass")
                for section in ("scenarios", "kernels") for e in doc[section].values()):
-        pytest.skip("the shipped results file has no SASS profiles yet (python -m viz.gpu.sass fill)")
-    return doc, sass.accuracy(doc)
+        pytest.skip("the shipped results file has no SASS profiles yet (python -m viz.gpu.sass_results fill)")
+    return doc, sass_results.accuracy(doc)
 
 
 def test_the_shipped_profiles_reproduce_the_shipped_instruction_counts():
@@ -343,7 +343,7 @@ def test_the_shipped_profiles_reproduce_the_shipped_instruction_counts():
 
 
 def test_the_command_line_names_a_missing_file(tmp_path, capsys):
-    assert sass.main(["table", str(tmp_path / "nope.json")]) == 2
+    assert sass_results.main(["table", str(tmp_path / "nope.json")]) == 2
     assert "nope.json" in capsys.readouterr().err
 
 
@@ -353,7 +353,7 @@ def test_fill_without_a_disassembler_says_which_tools(tmp_path, capsys, monkeypa
 
     monkeypatch.setattr(comp, "find_tool", lambda name: None)
     out = tmp_path / "new.json"
-    assert sass.main(["fill", str(results.shipped_path()), "--out", str(out)]) == 2
+    assert sass_results.main(["fill", str(results.shipped_path()), "--out", str(out)]) == 2
     assert "cuobjdump" in capsys.readouterr().err and not out.exists()
 
 
@@ -376,19 +376,19 @@ def test_fill_adds_profiles_that_predict_from_the_file_alone(tmp_path, capsys):
     doc["sweeps"] = {}
     src, out = tmp_path / "in.json", tmp_path / "out.json"
     results.save(doc, src)
-    assert sass.main(["fill", str(src), "--out", str(out)]) == 0
+    assert sass_results.main(["fill", str(src), "--out", str(out)]) == 0
     new = results.load(out)
     for section, name in (("scenarios", "coalesced"), ("kernels", "gemm_tiled")):
         prof = new[section][name]["timing"]["resources"]["sass"]
         assert sass.check_profile(prof)["regions"][0]["instructions"] > 0
         assert new[section][name]["timing"]["resources"]["registers"] == doc[section][name]["timing"]["resources"][
             "registers"]
-    rows = {r["name"]: r for r in sass.accuracy(new)}
+    rows = {r["name"]: r for r in sass_results.accuracy(new)}
     assert set(rows) == {"coalesced", "gemm_tiled"}
     for r in rows.values():
         assert abs(r["sass"] / r["measured"] - 1) <= 0.01, r
     capsys.readouterr()
-    assert sass.main(["table", str(out)]) == 0
+    assert sass_results.main(["table", str(out)]) == 0
     assert "2 measured entries" in capsys.readouterr().out
 
 

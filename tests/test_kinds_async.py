@@ -17,7 +17,7 @@ from viz.gpu.codegen import generate
 from viz.gpu.compile import find_nvcc
 from viz.gpu.runner import generated_launch
 from viz.kinds import ATOM_METRICS, LDGSTS_METRICS
-from viz.kinds.randomgen import scenarios as kind_scenarios
+from viz.gpu.randomkinds import scenarios as kind_scenarios
 from viz.kinds.tensormap import encode_args
 from viz.report import explain_access
 from viz.scenario import ScenarioError, load, loads

@@ -2,7 +2,7 @@
 
 assets/measurements/h100-kinds-2026-11-23.json holds 278 probes (one warp, one
 instruction, each lane's shared and global byte offset) measured under Nsight Compute by
-tools/gpu/session/h12async-probe.sh, minus the same kernel with no active lane. Each test
+tools/gpu/session/kinds_probe.sh, minus the same kernel with no active lane. Each test
 feeds the probe's lane addresses to the model's own counting function (the one the
 engine calls) and compares with the recorded counters. Nothing runs on a GPU."""
 
@@ -165,7 +165,7 @@ def test_validate_run_on_the_h100_matches_the_model():
     """Device run 2: warpviz validate of the cp.async and atomic built-ins and 16 random
     scenarios of those kinds (seed 23): the model equals every recorded counter."""
     from viz.engine import analyze
-    from viz.kinds.randomgen import scenarios as kind_scenarios
+    from viz.gpu.randomkinds import scenarios as kind_scenarios
     from viz.scenario import load
 
     rec = DOC["validate"]["scenarios"]
@@ -205,7 +205,7 @@ def test_tma_validate_run_on_the_h100_matches_the_model():
     of every swizzle) and 8 random tma.load scenarios (seed 23): every recorded counter is
     the model's, the TMA's sectors counted row by row."""
     from viz.engine import analyze
-    from viz.kinds.randomgen import scenarios as kind_scenarios
+    from viz.gpu.randomkinds import scenarios as kind_scenarios
     from viz.scenario import load
 
     rec = DOC["validate_tma"]["scenarios"]

@@ -7,7 +7,7 @@ from viz.scenario import ScenarioError, builtin_names, load
 
 NAMES = builtin_names()
 
-# Every example of the course material the library must cover (issue 2, item 7).
+# Every example of the course material the library must cover.
 REQUIRED = [
     "coalesced", "stride-2", "stride-16", "stride-32", "offset-by-one", "random-gather", "aos-float3-r",
     "soa-float-r", "vector-int", "vector-int2", "vector-int4", "misaligned-int2", "float3-whole",

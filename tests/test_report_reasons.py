@@ -365,7 +365,7 @@ def test_every_reason_of_random_scenarios_states_its_figures(text):
     check_against_reference(sc, an)
 
 
-# ---------------------------------------------------------------------------- the cases of issue 9
+# ---------------------------------------------------------------------------- the reported cases
 
 
 def reasons(sc) -> dict[tuple[int, str], str]:

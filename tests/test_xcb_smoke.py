@@ -1,4 +1,4 @@
-"""UI smoke tests on a real X server: Xvfb with Qt's xcb platform (issue 9, point 18).
+"""UI smoke tests on a real X server: Xvfb with Qt's xcb platform.
 
 The rest of the suite runs Qt offscreen, which has no window system at all. These start an
 Xvfb, open the app in a process of its own on it, press keys with ``xdotool`` (real key

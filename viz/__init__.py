@@ -1,4 +1,5 @@
 """warpviz: how a GPU serves a warp's memory accesses (banks, wavefronts, sectors).
+Layers, lowest first (docs/ARCHITECTURE.md): base, model, traces and GPU, render, export, app / API / CLI.
 
 From Python: ``from viz import api`` (``api.scenario(...)``, ``api.layout_map(...)``);
 ``viz.api`` is loaded on first use so that ``import viz`` stays light.

@@ -897,7 +897,7 @@ def _quiet(_text: str) -> None:
 def _blocks(blocks, launch) -> list[int] | None:
     if blocks is None:
         return None
-    from .trace.cli import parse_blocks
+    from .trace.pipeline import parse_blocks
 
     if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
         blocks = str(int(blocks))

@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)
 
     add_gpu_parsers(sub)
-    from .gpu.calibrate import add_parser as add_calibrate_parser  # no GPU import until it runs
+    from .gpu.cli import add_calibrate_parser  # no GPU import until it runs
 
     add_calibrate_parser(sub)
 
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = ["gui", *argv]
     args = _parser().parse_args(argv)
     from .export_cli import cmd_export
-    from .gpu.calibrate import cmd_calibrate
+    from .gpu.cli import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate
     from .trace.cli import cmd_trace
 

@@ -26,6 +26,7 @@ from typing import Callable
 
 from .i18n import language, sep, tr
 from .scenario import Scenario
+from .scenario_parts import access_text
 from .warp import LINE, SECTOR, WarpDetail, warp_detail
 
 KINDS = ("compute", "request", "wavefront", "line", "summary", "idle")
@@ -76,16 +77,6 @@ def conflict_ways(detail: WarpDetail) -> int:
     if not detail.wavefront_phase:
         return 0
     return max(detail.wavefront_phase.count(p) for p in set(detail.wavefront_phase))
-
-
-def access_text(detail: WarpDetail) -> str:
-    """The access as written, with its loop point, e.g. ``tile[threadIdx.x][threadIdx.y + j] (j = 0)``."""
-    text = detail.access.text
-    if len(detail.access.parts) > 1:
-        off, size = detail.access.parts[detail.instruction.part]
-        text += " " + tr("(bytes {a}-{b} of the element)", a=off, b=off + size - 1)
-    loop = detail.instruction.loop_text()
-    return text + sep(" (") + loop + sep(")") if loop else text
 
 
 # The ops, the traced instructions' kinds and the memory spaces as a reader meets them: as

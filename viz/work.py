@@ -122,9 +122,7 @@ def _access_cost(sc, a, blocks: int) -> tuple[int, int, int]:
 
 def instruction_counts(sc) -> list[int]:
     """Warp instructions per thread of each access: its loop points times its parts."""
-    from .scenario import loop_points
-
-    return [(len(loop_points(sc, a)) if a.loops else 1) * len(a.parts) for a in sc.accesses]
+    return [(len(sc.loop_points(a)) if a.loops else 1) * len(a.parts) for a in sc.accesses]
 
 
 def estimate(sc, blocks: int | None = None, counts: list[int] | None = None) -> Work:

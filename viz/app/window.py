@@ -139,7 +139,7 @@ class MainWindow(QMainWindow):
         self.autosave_timer.setInterval(800)
         self.autosave_timer.timeout.connect(self.autosave)
         # Owned by the window, so it dies with it (a QTimer.singleShot lambda outlived the
-        # window and touched a deleted progress bar: issue 9, point 20).
+        # window and touched a deleted progress bar).
         self.progress_timer = QTimer(self)
         self.progress_timer.setSingleShot(True)
         self.progress_timer.setInterval(250)

@@ -1,4 +1,5 @@
-"""The GPU companion: generate a scenario's CUDA kernel, run it, time it, read its counters.
+"""The GPU companion (traces and GPU): generate a scenario's kernel, compile, run, time it, read its
+counters; the cost model, calibration, prediction; validate, bench and calibrate.
 
 Only this package touches the GPU, and only lazily: ``codegen``, ``costmodel``, ``results``
 and ``ncu`` (parsing) import nothing beyond the standard library and numpy, so the app and

@@ -14,7 +14,6 @@ Both take ``progress(fraction, text)`` and ``cancelled()`` callbacks for the app
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -22,7 +21,7 @@ from .. import __version__
 from ..engine import METRIC_NAMES, Analysis, analyze
 from ..scenario import Scenario, ScenarioError, loads, with_params
 from . import GpuUnavailable, costmodel
-from .codegen import GeneratedKernel, generate
+from .codegen import GeneratedKernel, generate, kernel_name
 from .compile import CompileError, compile_many
 from .ncu import compare, extra_metrics, run_ncu
 
@@ -48,10 +47,6 @@ class Prepared:
     cubin: bytes | None = None
     error: str | None = None
     extra: dict = field(default_factory=dict)
-
-
-def kernel_name(index: int, label: str) -> str:
-    return f"wv_{index:03d}_" + re.sub(r"[^A-Za-z0-9_]", "_", label)[:48]
 
 
 def prepare(items: list[tuple[str, Scenario]], compile_: bool = True) -> list[Prepared]:

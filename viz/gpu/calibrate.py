@@ -11,8 +11,8 @@ large dynamic shared allocation keeps a second block off), so they do not depend
 guessed clock. ``plausibility`` checks every figure against what the device's
 specifications allow. The document is written atomically (``save``).
 
-``measure`` runs inside the GPU process (``Session.calibrate``); everything else here is
-pure and tested without a GPU.
+``measure`` runs inside the GPU process (``CalibrationSession.calibrate``); everything else here is
+pure and tested without a GPU. The command itself is ``viz.gpu.cli.cmd_calibrate``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import numpy as np
 from .. import assets
 from ..fileio import write_atomic
 from .calibration import CALIBRATION_DIR, FORMAT, slug
+from .runner import Session, gpu_state
 
 SETS = 7
 QUICK_SETS = 5
@@ -141,7 +142,6 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     """Every microbenchmark on ``session`` (a ``runner.Session``); returns the figures and
     the GPU's state before and after (see ``document``)."""
     from .compile import compile_cubin
-    from .runner import gpu_state
 
     cuda = session.cuda
     sets = QUICK_SETS if quick else SETS
@@ -367,6 +367,18 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
             "sets": sets}
 
 
+class CalibrationSession(Session):
+    """A ``runner.Session`` that also runs ``measure``: what the GPU process serves for
+    ``warpviz calibrate`` (``worker.ProcessSession(child=CHILD)``)."""
+
+    def calibrate(self, quick: bool = False, verbose: bool = False) -> dict:
+        """The microbenchmarks of ``warpviz calibrate`` (``measure``)."""
+        return measure(self, quick=quick, verbose=verbose)
+
+
+CHILD = "viz.gpu.calibrate:CalibrationSession"   # worker.ProcessSession(child=CHILD)
+
+
 # ---------------------------------------------------------------------------- pure
 
 
@@ -543,89 +555,5 @@ def read(path) -> dict:
     return doc
 
 
-# ---------------------------------------------------------------------------- CLI
-
-
-def add_parser(sub) -> None:
-    ca = sub.add_parser("calibrate", help="measure this machine's GPU (bandwidths, latencies, rates) for the cost model")
-    ca.add_argument("--out", metavar="PATH", help="write the calibration file here (default: assets/calibration/"
-                                                  "<device>.json, where the cost model looks)")
-    ca.add_argument("--json", action="store_true", help="print the calibration document")
-    ca.add_argument("--quick", action="store_true", help=f"{QUICK_SETS} sets and shorter loops instead of {SETS}")
-    ca.add_argument("--label", help="where and when it was measured (stored in the file)")
-    ca.add_argument("--runs", type=int, default=None, metavar="N",
-                    help="measure in N separate GPU processes and keep each figure's median over all their sets "
-                         "(default 3, --quick 1): some figures (the launch overhead) move by 10%% from process to "
-                         "process, not within one")
-    ca.add_argument("--dry-run", action="store_true", help="compile the microbenchmarks and list them; no GPU needed")
-    ca.add_argument("--show", metavar="PATH", nargs="?", const="", help="print a calibration file (default: the "
-                    "shipped H100's) as a table; no GPU needed")
-    ca.add_argument("--markdown", action="store_true", help="with --show: a Markdown table")
-
-
-def cmd_calibrate(args) -> int:
-    from . import GpuUnavailable
-    from .compile import CompileError
-
-    tool = "warpviz calibrate" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "")
-    if args.show is not None:
-        from .calibration import CalibrationError
-
-        path = Path(args.show) if args.show else default_path("NVIDIA H100 80GB HBM3")
-        try:
-            doc = read(path)
-        except CalibrationError as err:
-            print(f"warpviz: {err}", file=sys.stderr)
-            return 2
-        print(dumps(doc) if args.json else format_markdown(doc) if args.markdown else format_table(doc),
-              end="" if args.json else "\n")
-        return 0
-    if args.dry_run:
-        from .compile import compile_cubin
-
-        try:
-            cubin = compile_cubin(source())
-        except (CompileError, GpuUnavailable) as err:
-            print(f"warpviz: cannot compile kernels/calibrate/calibrate.cu: {err}", file=sys.stderr)
-            return 2
-        print(f"kernels/calibrate/calibrate.cu compiles ({len(cubin)} bytes of sm_90 cubin); figures:")
-        for key, (unit, how) in FIGURES.items():
-            print(f"  {key} [{unit}]: {how}")
-        return 0
-    try:
-        from .cli import _require
-        from .worker import ProcessSession
-
-        _require(False)
-        runs = args.runs if args.runs is not None else (1 if args.quick else 3)
-        if runs < 1:
-            print("warpviz: --runs must be at least 1", file=sys.stderr)
-            return 2
-        raws = []
-        for i in range(runs):
-            if runs > 1 and not args.json:
-                print(f"calibrate: run {i + 1} of {runs}", file=sys.stderr, flush=True)
-            with ProcessSession() as session:
-                raws.append(session.calibrate(quick=args.quick, verbose=not args.json))
-        raw = combine_runs(raws)
-    except GpuUnavailable as err:
-        print(f"warpviz: cannot calibrate on this machine: {err.reason}", file=sys.stderr)
-        return 2
-    doc = document(raw, args.label, tool)
-    path = Path(args.out) if args.out else default_path(doc["device"]["name"] or "gpu")
-    try:
-        save(doc, path)
-    except OSError as err:
-        print(f"warpviz: cannot write {path}: {err}; give --out PATH", file=sys.stderr)
-        return 2
-    print(f"wrote {path}", file=sys.stderr)
-    print(dumps(doc) if args.json else format_table(doc), end="\n" if not args.json else "")
-    bad = [k for k, c in doc["checks"].items() if not c["ok"]]
-    if bad:
-        print(f"warpviz: implausible figures: {', '.join(bad)} (see 'check' above)", file=sys.stderr)
-        return 1
-    return 0
-
-
-__all__ = ["measure", "combine_runs", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES", "add_parser", "cmd_calibrate",
+__all__ = ["measure", "CalibrationSession", "CHILD", "combine_runs", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES",
            "default_path", "source", "figure"]

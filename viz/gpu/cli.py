@@ -1,4 +1,4 @@
-"""``warpviz validate`` and ``warpviz bench`` (registered in ``viz/cli.py``).
+"""``warpviz validate``, ``warpviz bench`` and ``warpviz calibrate`` (registered in ``viz/cli.py``).
 
 validate FILE_OR_NAME... | --all [--random N [--kind plain|ldmatrix]] [--seed S] [--json]
     The ten metrics, model vs Nsight Compute, per scenario. Exit 0 when every metric of
@@ -21,12 +21,15 @@ bench --traces --show [PATH] [--json]
     kernel, builds its launch and predicts it. Exit 2 with the paragraph when a named launch
     does not build (the source, the kernel, its arguments). ``--show`` prints a results
     file's traced launches (the shipped H100 file by default) without a GPU.
+calibrate [--out PATH] [--json] [--quick] [--runs N] [--dry-run] [--show [PATH] [--markdown]]
+    Measures this machine's GPU for the cost model (``viz.gpu.calibrate``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from . import GpuUnavailable
 
@@ -108,7 +111,7 @@ def cmd_validate(args) -> int:
     except ScenarioError as err:
         return _fail(str(err))
     if args.random and args.kinds:
-        from ..kinds.randomgen import KINDS, scenarios as kind_scenarios
+        from .randomkinds import KINDS, scenarios as kind_scenarios
 
         wanted = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
         unknown = [k for k in wanted if k not in KINDS]
@@ -130,6 +133,89 @@ def cmd_validate(args) -> int:
         print(format_validation(results))
     bad = [r for r in results if r["match"] is not True]
     return 1 if bad else 0
+
+
+def add_calibrate_parser(sub) -> None:
+    from .calibrate import QUICK_SETS, SETS
+
+    ca = sub.add_parser("calibrate", help="measure this machine's GPU (bandwidths, latencies, rates) for the cost model")
+    ca.add_argument("--out", metavar="PATH", help="write the calibration file here (default: assets/calibration/"
+                                                  "<device>.json, where the cost model looks)")
+    ca.add_argument("--json", action="store_true", help="print the calibration document")
+    ca.add_argument("--quick", action="store_true", help=f"{QUICK_SETS} sets and shorter loops instead of {SETS}")
+    ca.add_argument("--label", help="where and when it was measured (stored in the file)")
+    ca.add_argument("--runs", type=int, default=None, metavar="N",
+                    help="measure in N separate GPU processes and keep each figure's median over all their sets "
+                         "(default 3, --quick 1): some figures (the launch overhead) move by 10%% from process to "
+                         "process, not within one")
+    ca.add_argument("--dry-run", action="store_true", help="compile the microbenchmarks and list them; no GPU needed")
+    ca.add_argument("--show", metavar="PATH", nargs="?", const="", help="print a calibration file (default: the "
+                    "shipped H100's) as a table; no GPU needed")
+    ca.add_argument("--markdown", action="store_true", help="with --show: a Markdown table")
+
+
+def cmd_calibrate(args) -> int:
+    from .calibrate import (CHILD, FIGURES, combine_runs, default_path, document, dumps, format_markdown,
+                            format_table, read, save, source)
+    from .compile import CompileError
+
+    tool = "warpviz calibrate" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "")
+    if args.show is not None:
+        from .calibration import CalibrationError
+
+        path = Path(args.show) if args.show else default_path("NVIDIA H100 80GB HBM3")
+        try:
+            doc = read(path)
+        except CalibrationError as err:
+            print(f"warpviz: {err}", file=sys.stderr)
+            return 2
+        print(dumps(doc) if args.json else format_markdown(doc) if args.markdown else format_table(doc),
+              end="" if args.json else "\n")
+        return 0
+    if args.dry_run:
+        from .compile import compile_cubin
+
+        try:
+            cubin = compile_cubin(source())
+        except (CompileError, GpuUnavailable) as err:
+            print(f"warpviz: cannot compile kernels/calibrate/calibrate.cu: {err}", file=sys.stderr)
+            return 2
+        print(f"kernels/calibrate/calibrate.cu compiles ({len(cubin)} bytes of sm_90 cubin); figures:")
+        for key, (unit, how) in FIGURES.items():
+            print(f"  {key} [{unit}]: {how}")
+        return 0
+    try:
+        from .worker import ProcessSession
+
+        _require(False)
+        runs = args.runs if args.runs is not None else (1 if args.quick else 3)
+        if runs < 1:
+            print("warpviz: --runs must be at least 1", file=sys.stderr)
+            return 2
+        raws = []
+        for i in range(runs):
+            if runs > 1 and not args.json:
+                print(f"calibrate: run {i + 1} of {runs}", file=sys.stderr, flush=True)
+            with ProcessSession(child=CHILD) as session:
+                raws.append(session.calibrate(quick=args.quick, verbose=not args.json))
+        raw = combine_runs(raws)
+    except GpuUnavailable as err:
+        print(f"warpviz: cannot calibrate on this machine: {err.reason}", file=sys.stderr)
+        return 2
+    doc = document(raw, args.label, tool)
+    path = Path(args.out) if args.out else default_path(doc["device"]["name"] or "gpu")
+    try:
+        save(doc, path)
+    except OSError as err:
+        print(f"warpviz: cannot write {path}: {err}; give --out PATH", file=sys.stderr)
+        return 2
+    print(f"wrote {path}", file=sys.stderr)
+    print(dumps(doc) if args.json else format_table(doc), end="\n" if not args.json else "")
+    bad = [k for k, c in doc["checks"].items() if not c["ok"]]
+    if bad:
+        print(f"warpviz: implausible figures: {', '.join(bad)} (see 'check' above)", file=sys.stderr)
+        return 1
+    return 0
 
 
 def format_validation(results: list[dict]) -> str:

@@ -42,6 +42,7 @@ kernel can be compared with ``viz.engine`` key by key:
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from ..expr import Name, Node, names, to_cuda, to_text
@@ -362,6 +363,10 @@ def _loop_open(loops: tuple[Loop, ...], rename: dict[str, str], depth: int) -> t
                      f"{v} += wv_d{k}) {{")
         ren[lp.var] = v
     return lines, ren
+
+
+def kernel_name(index: int, label: str) -> str:
+    return f"wv_{index:03d}_" + re.sub(r"[^A-Za-z0-9_]", "_", label)[:48]
 
 
 def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:

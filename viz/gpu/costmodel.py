@@ -80,13 +80,13 @@ LATENCY_KEYS = {"shfl": "shfl_latency_clk", "mufu": "mufu_latency_clk", "s2r": "
 
 # How much longer a dependent load waits while DRAM streams at a given rate: a pointer chase
 # through L2-resident data while a copy streams on the other SMs (H100, device run 2,
-# tools/gpu/session/h13model_latency.py): (copy GB/s, chase ns). At the copy's saturation
+# tools/gpu/session/loaded_latency_probe.py): (copy GB/s, chase ns). At the copy's saturation
 # (2.81 TB/s with 8 streaming blocks per SM) the chase took 1572 ns.
 LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
 
 
 # How long an SM's TMA takes over one box, by the box's rows and row width: blocks of one
-# box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/h13tma.sh,
+# box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/tma_box_timing.sh,
 # assets/measurements/h100-tma-2026-11-23.json): a block cost 10.5-10.9 ns per row of 16
 # bytes, 5.1-5.3 per row of 32 bytes and no more than starting a block with 64-byte rows,
 # and boxes of 64 and 128 rows took as long as boxes of 32: time per box = min(rows, 32) x
@@ -179,7 +179,7 @@ class DeviceModel:
             l2_scatter_per_s=fig("l2_scatter_gsectors") * 1e9, l2_partial_per_s=fig("l2_partial_gstores") * 1e9,
             dram_scatter_bytes_per_s=fig("dram_scatter_gbps") * 1e9,
             issue_latency=tuple((c, fig(k)) for c, k in LATENCY_KEYS.items()),
-            sources=tuple(src) + (("loaded_latency", "measured (H100, tools/gpu/session/h13model_latency.py)"),))
+            sources=tuple(src) + (("loaded_latency", "measured (H100, tools/gpu/session/loaded_latency_probe.py)"),))
 
     @classmethod
     def from_figures(cls, name: str, fig: dict) -> "DeviceModel":

@@ -213,7 +213,7 @@ def predict_document(doc: dict, device: costmodel.DeviceModel | None = None, nam
     its scenarios and the recorded resources (compiled here when the file has none)."""
     from ..scenario import load
     from . import handwritten
-    from .bench import kernel_name
+    from .codegen import kernel_name
 
     device = device or device_of(doc)
     limits = limits_of(doc["device"])

@@ -497,12 +497,6 @@ class Session:
             src.free()
             dst.free()
 
-    def calibrate(self, quick: bool = False, verbose: bool = False) -> dict:
-        """The microbenchmarks of ``warpviz calibrate`` (``viz.gpu.calibrate.measure``)."""
-        from .calibrate import measure
-
-        return measure(self, quick=quick, verbose=verbose)
-
 
 def random_bytes(nbytes: int, seed: int = 1) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 256, nbytes, dtype=np.uint8)

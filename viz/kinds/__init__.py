@@ -1,4 +1,5 @@
-"""Access kinds beyond plain loads and stores (scenario format 3), one module per kind.
+"""Access kinds beyond plain loads and stores (scenario format 3), one module per kind: each parses,
+counts and describes its kind, below the parser (viz.scenario) and the engine, above viz.counting.
 
 * ``ldmatrix`` / ``stmatrix`` (``viz.kinds.ldmatrix``).
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 KIND_OPS = ("cp.async", "atomic", "tma.load")   # format 3 access kinds parsed by viz.kinds.build
 
 # Nsight Compute metrics that only the kinds of this package produce (present on the H100:
-# tools/gpu/session/h12async.sh lists them from `ncu --query-metrics`).
+# tools/gpu/session/kinds_validate.sh lists them from `ncu --query-metrics`).
 LDGSTS_METRICS = (
     "smsp__inst_executed_op_ldgsts.sum",
 )

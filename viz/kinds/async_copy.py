@@ -1,7 +1,7 @@
 """cp.async (LDGSTS) and TMA 2-D tile copies (UTMALDG): how the H100 counts them.
 
 The rules (docs/memory-model.md, "cp.async, TMA tile copies and shared atomics"),
-measured with tools/gpu/session/h12async-probe.sh (122 cp.async and 59 TMA probes):
+measured with tools/gpu/session/kinds_probe.sh (122 cp.async and 59 TMA probes):
 
 * ``cp.async`` is one request per warp in the ten's global-load metrics
   (``l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld``) and one instruction in
@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..counting import InstrStats, count_chunk, describe_lane, evaluate_instruction
 from ..i18n import tr
 from ..kernels_numba import njit
-from ..scenario import ScenarioError
+from ..scenario_parts import ScenarioError, line_of
 
 LD_REQ = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
 LD_SEC = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
@@ -108,9 +109,6 @@ def cg_sectors(gaddr, saddr, mask, out):
 def source_values(scenario, instr, access, blocks, threads):
     """The lane values of a kind's global side (cp.async's ``from``, the TMA's box origin);
     its errors name the kind, the key ``from`` and its line."""
-    from ..engine import evaluate_instruction
-    from ..scenario import line_of
-
     try:
         return evaluate_instruction(scenario, instr, blocks, threads, access=access.source)
     except ScenarioError as err:
@@ -121,8 +119,6 @@ def source_values(scenario, instr, access, blocks, threads):
 
 def analyze_cp_async(scenario, instr, access, ctx):
     """One cp.async warp instruction over the launch (``ctx``: viz.engine._KindContext)."""
-    from ..engine import InstrStats, count_chunk, evaluate_instruction
-
     st = InstrStats(instr, "shared", "cp.async", instr.size)
     per_warp = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
@@ -168,8 +164,6 @@ def analyze_cp_async(scenario, instr, access, ctx):
 def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The box's first (row, col) in the tensor for each block; a box that leaves the tensor
     is a ScenarioError naming the block and the fix."""
-    from ..engine import describe_lane
-
     lv = source_values(scenario, instr, access, blocks, np.zeros(1, np.int64))
     rows = np.broadcast_to(lv.indices[0].natural(), (len(blocks), 1))[:, 0]
     cols = np.broadcast_to(lv.indices[1].natural(), (len(blocks), 1))[:, 0]
@@ -202,8 +196,6 @@ def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray
 
 def analyze_tma(scenario, instr, access, ctx):
     """One tma.load over the launch: one instruction per block."""
-    from ..engine import InstrStats
-
     st = InstrStats(instr, "shared", "tma.load", instr.size)
     per_warp = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)

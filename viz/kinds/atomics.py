@@ -1,7 +1,7 @@
 """Atomics: how the H100 counts ``atomicAdd`` on shared (ATOMS) and global memory (ATOM / RED).
 
 The rules (docs/memory-model.md, "Atomics"), measured on the H100 with
-tools/gpu/session/h12async-probe.sh (one warp, one instruction, 75 address patterns) and
+tools/gpu/session/kinds_probe.sh (one warp, one instruction, 75 address patterns) and
 tools/gpu/probe_atomics.sh:
 
 * ``atomicAdd(&h[i], 1)`` on shared memory whose result is unused (``result = "unused"``):
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..counting import InstrStats, _count, evaluate_instruction
 from ..kernels_numba import njit
 
 ATOM_INST = "smsp__inst_executed_op_shared_atom.sum"
@@ -181,8 +182,6 @@ def aggregate_mask(mask: np.ndarray, aggregate: str, nt: int) -> np.ndarray:
 
 def analyze_atomic(scenario, instr, access, ctx):
     """One atomic warp instruction over the launch (shared or global)."""
-    from ..engine import InstrStats, _count, evaluate_instruction
-
     arr = scenario.array(access.array)
     space = arr.space
     st = InstrStats(instr, space, "atomic", instr.size)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..expr import BUILTIN_NAMES, Num, names, parse
 from ..i18n import tr
 from ..layout import TMA_SWIZZLES
-from ..scenario import Access, ScenarioError
+from ..scenario_parts import Access, ScenarioError, line_of
 
 COMMON_KEYS = {"op", "at", "for", "when", "note"}
 KEYS = {
@@ -67,8 +67,6 @@ def _plain(b, k: int, raw: dict, op: str, at_key: str, as_op: str = "load") -> A
 
 
 def _line(b, k: int, key: str):
-    from ..scenario import line_of
-
     return line_of(b.text, f"access {k}", key)
 
 

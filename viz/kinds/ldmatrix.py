@@ -25,6 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..i18n import tr
+from ..scenario_parts import access_text
+
 ROW_BYTES = 16            # one row of 8 b16 elements
 ROWS = 8                  # rows (and columns) of one matrix
 OP_RE = re.compile(r"^\s*(ldmatrix|stmatrix)\.x([124])(\.trans)?\s*$")
@@ -138,7 +141,7 @@ def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
 # like a quarter-warp phase of a 16-byte LDS/STS; a phase takes as many wavefronts as the
 # most distinct 32-bit words any one bank must deliver. Unlike LDS.128, lanes that repeat
 # addresses in pairs do not merge phases. Measured on the H100: all 365 probes of
-# tools/gpu/session/h12ldsm-probe.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
+# tools/gpu/session/ldmatrix_probe.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
 PAIR_MERGE = False
 
 
@@ -230,9 +233,6 @@ class MatrixMap:
 
 def matrix_map(detail) -> MatrixMap:
     """The MatrixMap of one warp instruction (a ``viz.warp.WarpDetail`` of a matrix access)."""
-    from ..frames import access_text
-    from ..i18n import tr
-
     op = detail.access.matrix
     if op is None:
         raise ValueError("not an ldmatrix / stmatrix access")

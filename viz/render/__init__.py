@@ -1,4 +1,5 @@
-"""Rendering: the one painter (``paint_frame``) and its themes. Imports Qt; the model does not."""
+"""Rendering (pictures, above the model): the one painter (``paint_frame``), its views and themes.
+Imports Qt; the model does not; viz.export and the app draw through it."""
 
 from .painter import (Layout, PaintOptions, figures_row, layout, paint_compare, paint_frame,
                       paint_title_card)

@@ -1,4 +1,5 @@
-"""Tracing a real CUDA kernel: launch files, the PTX instrumenter, the trace file and its analysis.
+"""Tracing a real CUDA kernel (traces and GPU): launch files, the PTX instrumenter, the trace file and
+its analysis, and the pipeline that records a trace on the GPU.
 
 The model side (``launch``, ``ptx``, ``tracefile``, ``analysis``) imports nothing beyond
 the standard library, numpy and the engine; only ``record`` touches PyCUDA, and only in

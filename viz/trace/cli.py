@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 from . import TraceError
 from .pipeline import (SELECTABLE_BLOCKS, blocks_text, locate_fault, other_rows,  # noqa: F401 - the CLI's names
-                       validate_counters)
+                       parse_blocks, validate_counters)
 
 
 def add_parser(sub) -> None:
@@ -19,26 +18,6 @@ def add_parser(sub) -> None:
     tr.add_argument("--json", action="store_true", help="print the analysis as JSON")
     tr.add_argument("--validate", action="store_true",
                     help="also count the plain kernel with Nsight Compute and compare the ten metrics (exit 1 on a mismatch)")
-
-
-def parse_blocks(text: str, nblocks: int, path) -> list[int]:
-    out: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not m:
-            raise TraceError(path, "--blocks", f"`{part}` is not a block index or range",
-                             "write e.g. `--blocks 0`, `--blocks 0-15` or `--blocks 0,7,63`")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        if hi < lo or hi >= nblocks:
-            raise TraceError(path, "--blocks", f"`{part}` is outside the grid's blocks 0..{nblocks - 1}",
-                             "give linear block indices inside the grid")
-        if hi >= SELECTABLE_BLOCKS:
-            raise TraceError(path, "--blocks", f"`{part}`: only blocks 0..{SELECTABLE_BLOCKS - 1:,} can be "
-                             "selected one by one", "choose blocks below that, or record every block")
-        out.update(range(lo, hi + 1))
-    return sorted(out)
 
 
 def _fail(message: str) -> int:

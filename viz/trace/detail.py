@@ -30,6 +30,7 @@ from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
 from .analysis import mask_bits
+from .schema import blocks_text
 from .tracefile import Trace, load
 
 
@@ -131,8 +132,6 @@ class TraceSource:
 
     def recorded_text(self) -> str:
         """The recorded blocks as ranges, e.g. ``0-3,7``."""
-        from .cli import blocks_text
-
         return blocks_text(self.recorded_blocks)
 
     def stream(self, block: int, warp: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import re
 import sys
 import tempfile
 import threading
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import TraceError
+from .schema import blocks_text
 
 MAX_RETRIES = 3
 SELECTABLE_BLOCKS = 65536   # the recorder's block bitmap (viz.trace.ptx.BITMAP_WORDS x 32)
@@ -39,17 +41,24 @@ def _stderr(text: str) -> None:
     print(f"warpviz: {text}", file=sys.stderr)
 
 
-def blocks_text(blocks: list[int] | None) -> str:
-    if blocks is None:
-        return "all"
-    out, i = [], 0
-    while i < len(blocks):
-        j = i
-        while j + 1 < len(blocks) and blocks[j + 1] == blocks[j] + 1:
-            j += 1
-        out.append(str(blocks[i]) if i == j else f"{blocks[i]}-{blocks[j]}")
-        i = j + 1
-    return ",".join(out)
+def parse_blocks(text: str, nblocks: int, path) -> list[int]:
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise TraceError(path, "--blocks", f"`{part}` is not a block index or range",
+                             "write e.g. `--blocks 0`, `--blocks 0-15` or `--blocks 0,7,63`")
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        if hi < lo or hi >= nblocks:
+            raise TraceError(path, "--blocks", f"`{part}` is outside the grid's blocks 0..{nblocks - 1}",
+                             "give linear block indices inside the grid")
+        if hi >= SELECTABLE_BLOCKS:
+            raise TraceError(path, "--blocks", f"`{part}`: only blocks 0..{SELECTABLE_BLOCKS - 1:,} can be "
+                             "selected one by one", "choose blocks below that, or record every block")
+        out.update(range(lo, hi + 1))
+    return sorted(out)
 
 
 # ---------------------------------------------------------------------------- Nsight Compute
@@ -296,7 +305,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         info = session.info
         cc = info.get("compute_capability", "9.0").replace(".", "")
         free = session.limits(cancelled=cancelled).free_bytes
-        try:                        # a launch.py that names the largest buffer (the h11kern branch)
+        try:                        # a launch.py that names the largest buffer
             from .launch import check_fits
         except ImportError:
             check_fits = None
@@ -365,7 +374,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         "sass_guard": guard, "ncu": hw, "ncu_other": other_hw,
     }
     rows, addr = res["header"], res["addr"]
-    events = getattr(b, "events", None)          # cp.async commit/wait executions (the h11kern branch)
+    events = getattr(b, "events", None)          # cp.async commit/wait executions
     if events is not None:
         from .ptx import EVENT_BASE
 

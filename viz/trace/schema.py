@@ -428,5 +428,19 @@ def check(spec: Spec, value: Any) -> Any:
     return spec.check(value, "")
 
 
+def blocks_text(blocks: list[int] | None) -> str:
+    """The header's ``recorded_blocks``: "all", or the blocks as ranges ("0-15,63")."""
+    if blocks is None:
+        return "all"
+    out, i = [], 0
+    while i < len(blocks):
+        j = i
+        while j + 1 < len(blocks) and blocks[j + 1] == blocks[j] + 1:
+            j += 1
+        out.append(str(blocks[i]) if i == j else f"{blocks[i]}-{blocks[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
 __all__ = ["HEADER", "INSTRUCTION", "SASS_INFO", "SASS_STATES", "EVENT", "SchemaError", "check", "depth", "MAX_INSTRUCTIONS", "MAX_DEPTH",
-           "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS"]
+           "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS", "blocks_text"]

@@ -1,10 +1,10 @@
 // Does the H100 fault on an ldmatrix / stmatrix row address that is not 16-byte aligned?
-// (task h12ldsm: warpviz refuses such a scenario, saying the GPU faults.) One launch per
-// process, since a fault ends the context:  h12ldsm_misaligned MODE
+// (warpviz refuses such a scenario, saying the GPU faults.) One launch per
+// process, since a fault ends the context:  ldmatrix_misaligned MODE
 //   MODE 0: ldmatrix.x4, every lane's row 8 bytes off      1: stmatrix.x4, the same
 //   MODE 2: ldmatrix.x1, lanes 0-7 aligned, lanes 8-31 8 bytes off (addresses .x1 ignores)
 //   MODE 3: ldmatrix.x4, all aligned (control)
-// Prints "MODE n: <CUDA error string>". Build: nvcc -O3 -arch=sm_90a -o h12ldsm_misaligned h12ldsm_misaligned.cu
+// Prints "MODE n: <CUDA error string>". Build: nvcc -O3 -arch=sm_90a -o ldmatrix_misaligned ldmatrix_misaligned.cu
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>

@@ -1,18 +1,18 @@
 #!/bin/bash
-# h13cal device run: `warpviz calibrate` twice (stability and plausibility), the
-# calibrate -m gpu test, the SASS of the microbenchmarks (one LDS/LDG per load?), and
-# reduce_tree re-timed with the old and the new timing method. (Run 2 of 2026-11-23 also
-# dumped run 1's SASS; its first run re-timed nine entries: docs/GPU.md, Timing method.)
-# Run from the repo root on the device machine:  bash tools/gpu/session/h13cal.sh
+# Is the calibration stable? `warpviz calibrate` twice (run to run stability and the
+# plausibility checks), the calibrate -m gpu test, the SASS of the microbenchmarks (one LDS/LDG
+# per load?), and reduce_tree re-timed with the old and the new timing method (docs/GPU.md,
+# "Timing method" and "Calibration").
+# Run from the repo root on the device machine:  bash tools/gpu/session/calibrate_stability.sh
 # Expected time: about 45 s with the carried PyCUDA build (setup 10 s, each calibrate
 # 6 s, test 10 s, SASS 3 s, retime 6 s); every step has its own timeout and the steps'
 # limits add up to 120 s beyond setup.
-# Writes $OUT/h13cal/: log.txt, calib-1.json, calib-2.json (calibration files),
+# Writes $OUT/calibrate_stability/: log.txt, calib-1.json, calib-2.json (calibration files),
 # calib-1.txt, calib-2.txt (tables), calibrate.sass (the microbenchmarks' SASS),
 # retime.json, smi-*.csv.
 set -u
 OUT=${OUT:-/tmp/wv-out}
-R="$OUT/h13cal"; mkdir -p "$R"
+R="$OUT/calibrate_stability"; mkdir -p "$R"
 exec > >(tee -a "$R/log.txt") 2>&1
 source tools/gpu/device_setup.sh
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s) $(date -u +%T)"; local t0=$(date +%s); timeout "$limit" "$@"; echo "=== rc=$? in $(( $(date +%s) - t0 )) s"; }

@@ -2,7 +2,7 @@
 // which STSM / LDGSTS counters Nsight Compute reads on the H100, what nvcc makes of
 // atomicAdd on shared memory (result used, uniform address; weighted histogram), and
 // where ptxas puts the never-true LDS of an unrolled pair of cp.async.
-// Build: nvcc -arch=sm_90a -O3 -o /tmp/h22facts tools/gpu/session/h22facts.cu
+// Build: nvcc -arch=sm_90a -O3 -o /tmp/lesson_facts tools/gpu/session/lesson_facts.cu
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

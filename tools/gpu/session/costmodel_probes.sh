@@ -1,52 +1,55 @@
 #!/usr/bin/env bash
-# h13model, device run 2: the latency of a dependent DRAM load while DRAM is busy
-# (tools/gpu/session/h13model_latency.py), for the cost model's dram_loaded_latency_ns.
+# The cost model's probes. Default: the latency of a dependent DRAM load while DRAM is busy
+# (tools/gpu/session/loaded_latency_probe.py), for the cost model's dram_loaded_latency_ns.
+# (costmodel.LOADED_LATENCY_H100, docs/GPU.md "Loaded latency"), and the block launch rate
+# (block_launch_probe.py, docs/GPU.md "Figures").
 # Expected run time: about 40 s (device_setup ~20 s, the probe ~10 s); hard budget 150 s.
-# H13MODEL_MODE=bottlenecks runs run 1's Nsight Compute pass instead (about 2 minutes, below).
 #
-# Run 1 (H13MODEL_MODE=bottlenecks): the measured bottleneck of every timed launch of
-# `warpviz bench --all` (built-in scenarios, kernels/ entries, the pad/stride sweeps).
+# COSTMODEL_MODE=bottlenecks: Nsight Compute's measured bottleneck of every timed launch of
+# `warpviz bench --all` (built-in scenarios, kernels/ entries, the pad/stride sweeps): the
+# "measured" columns of docs/GPU.md's bottleneck table and the bottlenecks in
+# assets/measurements/h100.json (python -m viz.gpu.bottleneck merges them).
 #
-#   usage on the device, from the repo root:   bash tools/gpu/session/h13model.sh
+#   usage on the device, from the repo root:   bash tools/gpu/session/costmodel_probes.sh
 #   dry run here (no GPU, no ncu: builds and checks everything, prints the ncu commands):
-#       H13MODEL_MODE=bottlenecks H13MODEL_DRY=1 PYTHON=/work/main/.venv/bin/python OUT=/tmp/h13out bash tools/gpu/session/h13model.sh
+#       COSTMODEL_MODE=bottlenecks COSTMODEL_DRY=1 PYTHON=/work/main/.venv/bin/python OUT=/tmp/costmodel-out bash tools/gpu/session/costmodel_probes.sh
 #
-# Run 1's expected run time on the H100: about 2 minutes (device_setup ~10 s with the carried
+# The bottleneck pass's expected run time on the H100: about 2 minutes (device_setup ~10 s with the carried
 # PyCUDA build, compile ~20 s, five ncu processes of 18-28 launches ~15 s each); every step
 # has a `timeout` and the script stops starting new ncu batches at 225 s, so it ends in under
 # 4 minutes. The sweeps batch (3a) runs last and only if time is left.
 #
-# Writes $OUT/h13model/: log.txt, bottlenecks.json (per launch: DRAM bytes, L1/L2 hit rates and
+# Writes $OUT/costmodel_probes/: log.txt, bottlenecks.json (per launch: DRAM bytes, L1/L2 hit rates and
 # sectors, % of peak of DRAM/L2/L1/shared pipe/LSU, occupancy, registers, top stalls, and
 # the raw counters), index.json (the launches), metrics.txt / missing.txt / sections.txt
 # (what was asked; names checked against this ncu's --query-metrics), query-*.txt.gz,
 # batch-*.raw.csv (ncu --page raw), batch-*.ncu.log, resource-usage.txt (cuobjdump).
-# Run 2 writes log.txt and loaded-latency.json.
+# The default mode writes log.txt and loaded-latency.json.
 set -u
 OUT=${OUT:-/tmp/wv-out}
-R="$OUT/h13model"
-W=/tmp/h13model-work
+R="$OUT/costmodel_probes"
+W=/tmp/costmodel_probes-work
 mkdir -p "$R" "$W"
 exec > >(tee -a "$R/log.txt") 2>&1
 T0=$(date +%s)
-BUDGET=${H13MODEL_BUDGET:-225}
-DRY=${H13MODEL_DRY:-0}
+BUDGET=${COSTMODEL_BUDGET:-225}
+DRY=${COSTMODEL_DRY:-0}
 elapsed() { echo $(( $(date +%s) - T0 )); }
 left() { echo $(( BUDGET - $(date +%s) + T0 )); }
 step() { local limit=$1; shift; echo "=== [$(elapsed) s] $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
 
-MODE=${H13MODEL_MODE:-latency}
+MODE=${COSTMODEL_MODE:-latency}
 if [ "$MODE" = latency ]; then
   if [ "$DRY" = 1 ]; then
-    echo "h13model: DRY run of the latency probe: compiling its kernel only"
-    ${PYTHON:-python3} -c "import re; from viz.gpu.compile import compile_cubin; src=open('tools/gpu/session/h13model_latency.py').read(); print(len(compile_cubin(re.search(r'SOURCE = r\"\"\"(.*?)\"\"\"', src, re.S).group(1))), 'bytes of cubin')"
+    echo "costmodel_probes: DRY run of the latency probe: compiling its kernel only"
+    ${PYTHON:-python3} -c "import re; from viz.gpu.compile import compile_cubin; src=open('tools/gpu/session/loaded_latency_probe.py').read(); print(len(compile_cubin(re.search(r'SOURCE = r\"\"\"(.*?)\"\"\"', src, re.S).group(1))), 'bytes of cubin')"
     exit 0
   fi
   source tools/gpu/device_setup.sh
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks_event_reasons.active --format=csv
-  step 60 python3 tools/gpu/session/h13model_latency.py --json "$R/loaded-latency.json"
+  step 60 python3 tools/gpu/session/loaded_latency_probe.py --json "$R/loaded-latency.json"
   nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
-  echo "h13model: done in $(elapsed) s"
+  echo "costmodel_probes: done in $(elapsed) s"
   ls -la "$R"
   exit 0
 fi
@@ -55,7 +58,7 @@ if [ "$DRY" = 1 ]; then
   PY=${PYTHON:-python3}
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
   NCU=""
-  echo "h13model: DRY run (no GPU): the ncu commands are printed, not run"
+  echo "costmodel_probes: DRY run (no GPU): the ncu commands are printed, not run"
 else
   source tools/gpu/device_setup.sh
   PY=python3
@@ -79,12 +82,12 @@ fi
 
 # 1b. How fast SMs start blocks (a few seconds; the cost model's block_launch_ns).
 if [ "$DRY" != 1 ]; then
-  step 30 $PY tools/gpu/session/h13model_blocks.py --json "$R/blocks.json" > "$R/blocks.log" 2>&1; tail -2 "$R/blocks.log"
+  step 30 $PY tools/gpu/session/block_launch_probe.py --json "$R/blocks.json" > "$R/blocks.log" 2>&1; tail -2 "$R/blocks.log"
 fi
 
 # 2. The timed launches (as `warpviz bench --all` builds them), batched; metric names checked.
 rm -rf "$W"/*
-step 120 $PY -m viz.gpu.bottleneck prep "$W" --sweeps $QARGS || { echo "h13model: prep failed"; exit 1; }
+step 120 $PY -m viz.gpu.bottleneck prep "$W" --sweeps $QARGS || { echo "costmodel_probes: prep failed"; exit 1; }
 cp "$W"/index.json "$W"/metrics.txt "$W"/missing.txt "$W"/sections.txt "$R"/
 echo "missing metrics (not asked): $(tr '\n' ' ' < "$W/missing.txt")"
 
@@ -111,7 +114,7 @@ for spec in "$W"/batch-*.json; do
   n=$(( $(left) - 25 ))   # room for the import (a few s) and the summary
   case "$b" in batch-3*) want=60 ;; *) want=80 ;; esac
   lim=$(( n < want ? n : want ))
-  if [ "$lim" -lt 20 ]; then echo "h13model: $b skipped: $(left) s left of the ${BUDGET} s budget"; continue; fi
+  if [ "$lim" -lt 20 ]; then echo "costmodel_probes: $b skipped: $(left) s left of the ${BUDGET} s budget"; continue; fi
   CMD=(--target-processes all --kernel-name-base function --launch-skip 1 --clock-control none
        $SECTIONS ${METRICS:+--metrics "$METRICS"} --print-units base -f -o "$W/$b"
        $PY -m viz.gpu.ncu_driver "$spec")
@@ -127,7 +130,7 @@ for spec in "$W"/batch-*.json; do
     ls -la "$W/$b.ncu-rep" "$R/$b.raw.csv"
     [ "$(stat -c %s "$W/$b.ncu-rep")" -lt 20000000 ] && cp "$W/$b.ncu-rep" "$R/"
   else
-    echo "h13model: $b wrote no report"
+    echo "costmodel_probes: $b wrote no report"
   fi
 done
 
@@ -136,5 +139,5 @@ cp "$W"/*.raw.csv "$R"/ 2>/dev/null
 step 40 $PY -m viz.gpu.bottleneck collect "$R" --out "$R/bottlenecks.json"
 gzip -f "$R"/query-*.txt 2>/dev/null
 [ "$DRY" = 1 ] || nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
-echo "h13model: done in $(elapsed) s"
+echo "costmodel_probes: done in $(elapsed) s"
 ls -la "$R"

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# h11app: the app's GPU panel recorder (viz.trace.pipeline.Recorder: Record trace / Record and
+# The app's GPU panel recorder (viz.trace.pipeline.Recorder: Record trace / Record and
 # validate, the same pipeline as `warpviz trace`) on the H100, without Qt (PySide6 is not on
-# the device machine; the panel runs this object on its worker thread).
-# Run from the repo root on the device machine:  bash tools/gpu/session/h11app.sh
+# the device machine; the panel runs this object on its worker thread). docs/GPU.md, "The app's
+# GPU panel" (the stage times).
+# Run from the repo root on the device machine:  bash tools/gpu/session/recorder_on_gpu.sh
 # Total run time: about 80 s with the carried PyCUDA build (device time budget: 150 s);
 # hard limits per step: 60 + 30 + 50 s, most important first.
-# Writes $OUT/h11app/: log.txt, junit.xml (the -m gpu tests of tests/test_trace_recorder.py;
+# Writes $OUT/recorder_on_gpu/: log.txt, junit.xml (the -m gpu tests of tests/test_trace_recorder.py;
 # tests/test_app_record.py skips without PySide6), junit-cli.xml (three `warpviz trace` GPU tests),
 # stages.json (seconds per stage of one Record and validate of kernels/trace/reduce_shfl,
 # the ten metrics trace vs Nsight Compute, the others, records and file size).
 set -u
 OUT=${OUT:-/tmp/wv-out}
-R="$OUT/h11app"
+R="$OUT/recorder_on_gpu"
 mkdir -p "$R"
 exec > >(tee -a "$R/log.txt") 2>&1
 source tools/gpu/device_setup.sh
@@ -19,7 +20,7 @@ export QT_QPA_PLATFORM=offscreen
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout -k 5 "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return 0; }
 T0=$(date +%s)
 step 60 python3 -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml "$R/junit.xml" tests/test_trace_recorder.py tests/test_app_record.py
-cat > /tmp/h11app_stages.py <<'PY'
+cat > /tmp/recorder_stages.py <<'PY'
 import json, sys, time
 from pathlib import Path
 from viz.trace.pipeline import Recorder
@@ -31,7 +32,7 @@ def main():  # a function: the GPU child process is spawned and re-imports this 
     marks = []
     rec = Recorder()
     try:
-        r = rec.record("kernels/trace/reduce_shfl.launch.toml", validate=True, out="/tmp/h11app-reduce_shfl.wvtrace",
+        r = rec.record("kernels/trace/reduce_shfl.launch.toml", validate=True, out="/tmp/recorder-reduce_shfl.wvtrace",
                        progress=lambda f, s: marks.append((round(time.monotonic() - t0, 3), round(f, 3), s)))
         t_end = time.monotonic() - t0
         first = {}
@@ -54,8 +55,8 @@ def main():  # a function: the GPU child process is spawned and re-imports this 
 if __name__ == "__main__":
     main()
 PY
-step 30 python3 /tmp/h11app_stages.py "$R/stages.json"
+step 30 python3 /tmp/recorder_stages.py "$R/stages.json"
 # `warpviz trace` now runs the same pipeline (viz.trace.pipeline.record_trace): three of its GPU tests
 step 50 python3 -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml "$R/junit-cli.xml" tests/test_trace.py -k "reduce_shfl or size_limit or faulting"
-echo "h11app: total $(( $(date +%s) - T0 )) s after device_setup"
+echo "recorder_on_gpu: total $(( $(date +%s) - T0 )) s after device_setup"
 ls -la "$R"

@@ -1,13 +1,13 @@
 """Probe cases for cp.async, TMA 2-D tile copies and shared atomics on the H100.
 
-Used by tools/gpu/session/h12async.sh (the device run) and testable here without a GPU:
+Used by tools/gpu/session/kinds_validate.sh (the device run) and testable here without a GPU:
 
-  python3 tools/gpu/session/h12async.py cases CASES.txt CASES.json
+  python3 tools/gpu/session/kinds_probe.py cases CASES.txt CASES.json
       every case: kernel, active mask, per-lane shared and global byte offsets, TMA box
-  python3 tools/gpu/session/h12async.py metrics QUERY.txt GROUP OUT.txt
+  python3 tools/gpu/session/kinds_probe.py metrics QUERY.txt GROUP OUT.txt
       from ``ncu --query-metrics-mode all`` output: the counters of GROUP that exist
       (cp | atom | tma), as a comma list for ``ncu --metrics``
-  python3 tools/gpu/session/h12async.py collect CASES.json PLACE.txt OUT.json NCU.csv...
+  python3 tools/gpu/session/kinds_probe.py collect CASES.json PLACE.txt OUT.json NCU.csv...
       joins the cases with the counters of each launch (launch order, checked by kernel
       name) and with the TMA placements (which element landed at which shared byte)
 
@@ -355,7 +355,7 @@ def collect(cases_json: str, place_txt: str, out_json: str, csv_paths: list[str]
     res = {"cases": cases}
     Path(out_json).write_text(json.dumps(res, indent=1))
     n = sum(1 for c in cases if c.get("counters"))
-    print(f"h12async collect: {len(cases)} cases, {n} with counters, {len(place)} placements -> {out_json}")
+    print(f"kinds_probe collect: {len(cases)} cases, {n} with counters, {len(place)} placements -> {out_json}")
     return res
 
 
@@ -365,13 +365,13 @@ def main(argv: list[str]) -> int:
         kinds = {}
         for c in cases:
             kinds[c["kernel"]] = kinds.get(c["kernel"], 0) + 1
-        print(f"h12async: {len(cases)} cases", kinds)
+        print(f"kinds_probe: {len(cases)} cases", kinds)
         return 0
     if argv and argv[0] == "metrics":
         text = Path(argv[1]).read_text(errors="replace") if Path(argv[1]).exists() else ""
         ms = pick_metrics(text, argv[2])
         Path(argv[3]).write_text(",".join(ms))
-        print(f"h12async: {len(ms)} metrics for {argv[2]}")
+        print(f"kinds_probe: {len(ms)} metrics for {argv[2]}")
         return 0
     if argv and argv[0] == "fallback":
         Path(argv[1]).write_text(",".join(FALLBACK))

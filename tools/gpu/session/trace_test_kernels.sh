@@ -1,15 +1,15 @@
 #!/bin/bash
-# h11kern (issue 11, kernel side), device run 2: run from the repo root on the device machine:
-#   bash tools/gpu/session/h11kern.sh
+# Records the test kernels of kernels/trace/ with --validate (the shipped traces in
+# assets/traces/, docs/GPU.md "More test kernels") and runs the -m gpu tests for bad input.
+# Run from the repo root on the device machine:
+#   bash tools/gpu/session/trace_test_kernels.sh
 # Expected run time: about 90 s (budget 150 s): setup 10-20 s with the carried PyCUDA build;
 # 3 traces with --validate, ~12 s each; the gpu tests for bad input (buffers over the GPU's
 # memory, a faulting cp.async, a faulting stmatrix) ~35 s. Every step has its own `timeout`.
-# Run 1 (commit 4d270bf) also dumped the SASS of the ldmatrix_cpasync variants and read the
-# extra Nsight Compute counters; that is done and not repeated.
-# Writes under $OUT/h11kern/: log.txt; summary.txt; traces/NAME.wvtrace + NAME.json + NAME.err
+# Writes under $OUT/trace_test_kernels/: log.txt; summary.txt; traces/NAME.wvtrace + NAME.json + NAME.err
 # (to ship in assets/traces/); pytest-gpu.txt + pytest-gpu.xml.
 set -u
-OUT=${OUT:-/tmp/wv-out}; R="$OUT/h11kern"; mkdir -p "$R/traces"
+OUT=${OUT:-/tmp/wv-out}; R="$OUT/trace_test_kernels"; mkdir -p "$R/traces"
 exec > >(tee -a "$R/log.txt") 2>&1
 T0=$(date +%s)
 source tools/gpu/device_setup.sh
@@ -47,5 +47,5 @@ done
 step 80 python3 -m pytest -m gpu -q -p no:cacheprovider -rA tests/test_trace_kernels.py -k "fault or over_the" \
   --junitxml="$R/pytest-gpu.xml" > "$R/pytest-gpu.txt" 2>&1
 tail -40 "$R/pytest-gpu.txt"
-echo "h11kern: total $(( $(date +%s) - T0 )) s"
+echo "trace_test_kernels: total $(( $(date +%s) - T0 )) s"
 ls -la "$R" "$W"

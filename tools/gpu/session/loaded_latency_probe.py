@@ -9,7 +9,7 @@ streaming blocks are 0, 1, 2, 4 and 8 per SM; the copy's bandwidth comes from a 
 time of the same launch without the chase. Prints and writes JSON rows:
 ``{"stream_blocks_per_sm", "copy_gbps", "chase_ns", "chase_clocks"}``.
 
-    python3 tools/gpu/session/h13model_latency.py --json OUT.json
+    python3 tools/gpu/session/loaded_latency_probe.py --json OUT.json
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 #!/bin/bash
-# Issue 13: how a block's time grows with its TMA box (tools/gpu/session/tma_rows/*.toml:
+# How a block's time grows with its TMA box (tools/gpu/session/tma_rows/*.toml:
 # boxes of 16-128 rows of 16-64 bytes, swizzle none, one box per block, 64 threads), timed
 # as bench times a scenario. The built-ins tma-swizzle-* are not among them: they are what
-# the figure has to predict.
-# Run from the repo root on the device machine:  bash tools/gpu/session/h13tma.sh
+# the figure has to predict. Made assets/measurements/h100-tma-2026-11-23.json and the cost
+# model's TMA term (docs/GPU.md, "The TMA's time per box").
+# Run from the repo root on the device machine:  bash tools/gpu/session/tma_box_timing.sh
 # Expected time: about 50 s (setup 10 s, 8 timings of 2-4 s, compile); step limit 150 s.
-# Writes $OUT/h13tma/: log.txt, tma.json (a results file).
+# Writes $OUT/tma_box_timing/: log.txt, tma.json (a results file).
 set -u
 OUT=${OUT:-/tmp/wv-out}
-R="$OUT/h13tma"; mkdir -p "$R"
+R="$OUT/tma_box_timing"; mkdir -p "$R"
 exec > >(tee -a "$R/log.txt") 2>&1
 source tools/gpu/device_setup.sh
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s) $(date -u +%T)"; local t0=$(date +%s); timeout "$limit" "$@"; echo "=== rc=$? in $(( $(date +%s) - t0 )) s"; }

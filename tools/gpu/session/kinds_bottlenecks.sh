@@ -1,16 +1,16 @@
 #!/bin/bash
-# Issue 13: Nsight Compute's bottleneck sections on the timed launches of the nine built-ins
-# that the 19:00 `bench --all --no-counters` timed for the first time (cp.async, TMA, shared
-# atomics), as `bench` would have measured them: the same launches (`bench.timed_launches`),
-# the same sections and metrics (h13kinds_metrics.txt: the names device run 1 checked against
-# this ncu's --query-metrics), the GPU's own clocks.
-# Run from the repo root on the device machine:  bash tools/gpu/session/h13kinds_ncu.sh
+# Nsight Compute's bottleneck sections on the timed launches of the nine cp.async, TMA and
+# shared-atomic built-ins, as `bench` would have measured them: the same launches
+# (`bench.timed_launches`), the same sections and metrics (kinds_bottleneck_metrics.txt: the
+# names checked against this ncu's --query-metrics), the GPU's own clocks. docs/GPU.md, item 6
+# of the cost model's misses ("The TMA's time per box") and the bottleneck table's kinds rows.
+# Run from the repo root on the device machine:  bash tools/gpu/session/kinds_bottlenecks.sh
 # Expected time: about 60 s (setup 10 s, compile 10 s, one ncu process over 9 launches
 # about 30 s); step limits 60 + 120 + 40 s.
-# Writes $OUT/h13kinds/: log.txt, index.json, batch-*.raw.csv, bottlenecks.json.
+# Writes $OUT/kinds_bottlenecks/: log.txt, index.json, batch-*.raw.csv, bottlenecks.json.
 set -u
 OUT=${OUT:-/tmp/wv-out}
-R="$OUT/h13kinds"; W=/tmp/h13kinds-work; mkdir -p "$R" "$W"
+R="$OUT/kinds_bottlenecks"; W=/tmp/kinds_bottlenecks-work; mkdir -p "$R" "$W"
 exec > >(tee -a "$R/log.txt") 2>&1
 source tools/gpu/device_setup.sh
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s) $(date -u +%T)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
@@ -24,7 +24,7 @@ names = ["cp-async-pipeline", "shared-histogram-few-bins", "shared-histogram-man
 s = prep(Path(sys.argv[1]), items=[(n, load(n)) for n in names], hand_kernels=False)
 print(s["batches"])
 PY
-cp tools/gpu/session/h13kinds_metrics.txt "$W/metrics.txt"
+cp tools/gpu/session/kinds_bottleneck_metrics.txt "$W/metrics.txt"
 cp "$W/index.json" "$R/"
 METRICS=$(tr -d '\n' < "$W/metrics.txt"); SECTIONS=$(cat "$W/sections.txt")
 for spec in "$W"/batch-*.json; do

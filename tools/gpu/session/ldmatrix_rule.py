@@ -1,6 +1,6 @@
-"""Read the h12ldsm probe's results (h12ldsm.json) and compare every case with the model's
+"""Read the ldmatrix probe's results (ldmatrix.json) and compare every case with the model's
 rule (viz.kinds.ldmatrix.warp_wavefronts: one phase per matrix, broadcast within a phase).
-Runs anywhere (no GPU):  python3 tools/gpu/session/h12ldsm_rule.py RESULTS/h12ldsm/h12ldsm.json
+Runs anywhere (no GPU):  python3 tools/gpu/session/ldmatrix_rule.py RESULTS/ldmatrix_probe/ldmatrix.json
 Prints the cases that differ and a summary; --table prints the evidence table (markdown)."""
 
 from __future__ import annotations

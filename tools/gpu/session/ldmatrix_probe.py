@@ -1,22 +1,22 @@
-"""ldmatrix / stmatrix probe on the H100 (task h12ldsm): cases, metric choice, results.
+"""ldmatrix / stmatrix probe on the H100 (ldmatrix_probe.sh): cases, metric choice, results.
 
 Standard library only (runs on the device machine before or without warpviz).
 
-  python3 h12ldsm.py cases DIR            write DIR/cases.txt, DIR/cases_wide.txt (for
-                                          h12ldsm_probe), DIR/cases.json (name, op, num,
+  python3 ldmatrix_probe.py cases DIR            write DIR/cases.txt, DIR/cases_wide.txt (for
+                                          ldmatrix_probe), DIR/cases.json (name, op, num,
                                           trans, warps, the exact per-lane byte offsets of
                                           every warp) and DIR/runs.txt (the ncu runs)
-  python3 h12ldsm.py metrics BASE [ALL] DIR
+  python3 ldmatrix_probe.py metrics BASE [ALL] DIR
                                           pick, from `ncu --query-metrics` (BASE) and
                                           `--query-metrics-mode all` (ALL, optional), every
                                           counter about shared memory / LDSM / STSM that
                                           exists; write DIR/metrics_core.txt (all cases)
                                           and DIR/metrics_wide.txt (the subset of cases)
-  python3 h12ldsm.py collect DIR OUT.json CSV...
+  python3 ldmatrix_probe.py collect DIR OUT.json CSV...
                                           merge ncu --csv outputs (launch order = the case
                                           order of the run each CSV is, DIR/runs.json)
                                           with the cases into OUT.json
-  python3 h12ldsm.py dry DIR              everything above on a made-up query and CSV, to
+  python3 ldmatrix_probe.py dry DIR              everything above on a made-up query and CSV, to
                                           test the script without a GPU
 
 Each case is ONE block of 32*warps threads executing exactly one ldmatrix/stmatrix per
@@ -337,7 +337,7 @@ def collect(d: Path, out: Path, csv_paths: list[str]) -> dict:
                 notes.append(f"{p.name}: launch {k} is {launch['kernel']}, case {r['name']} expected")
             r["counters"].update({m: v for m, v in launch["metrics"].items() if v is not None})
             r["profiled_by"].append(p.name)
-    doc = {"task": "h12ldsm", "cases": results, "notes": notes,
+    doc = {"probe": "ldmatrix", "cases": results, "notes": notes,
            "profiled": sum(1 for r in results if r["counters"])}
     out.write_text(json.dumps(doc, indent=1))
     return doc
@@ -397,12 +397,12 @@ def dry(d: Path) -> int:
             kn = f"void probe<{OPS[c['op']]}, {c['num']}, {c['trans']}>(const unsigned int *, unsigned int *)"
             for m in metrics:
                 w.writerow([k, 1, kn, m, "", f"{(i * 7 + len(m)) % 40:,}"])
-        return "==PROF== Connected\nh12ldsm-case 0 x\n" + buf.getvalue()
+        return "==PROF== Connected\nldmatrix-case 0 x\n" + buf.getvalue()
 
     for r in runs:
         (d / r["csv"]).write_text(fake_csv(r["indices"], core if r["csv"].startswith("core") else wide))
     paths = [str(d / r["csv"]) for r in runs]
-    doc = collect(d, d / "h12ldsm.json", paths)
+    doc = collect(d, d / "ldmatrix.json", paths)
     assert doc["profiled"] == len(cs), doc["profiled"]
     assert not doc["notes"], doc["notes"]
     assert all(len(r["profiled_by"]) in (1, 2) for r in doc["cases"])

@@ -7,7 +7,7 @@ probe times an empty kernel and a kernel whose threads load and store one word i
 CUDA events (median of 30 launches after a warm-up), and prints JSON:
 ``{"rows": [{"kernel", "threads", "blocks_per_sm", "median_ms", "ns_per_block_per_sm"}]}``.
 
-    python3 tools/gpu/session/h13model_blocks.py --json OUT.json
+    python3 tools/gpu/session/block_launch_probe.py --json OUT.json
 """
 
 from __future__ import annotations

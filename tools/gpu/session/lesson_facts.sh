@@ -1,16 +1,17 @@
 #!/bin/bash
-# Device facts for the lessons' wording (run from the repo root on the device machine):
-#   bash tools/gpu/session/h22facts.sh
+# Device facts for the lessons' wording: assets/measurements/h100-lessons-2026-11-26.json and
+# docs/GPU.md (ptxas's never-true LDS before an LDGSTS). Run from the repo root on the device machine:
+#   bash tools/gpu/session/lesson_facts.sh
 # 1. ncu's metric names for STSM, LDSM and LDGSTS (query-metrics, --chip gh100);
-# 2. tools/gpu/session/h22facts.cu under Nsight Compute: STSM / LDGSTS counters, shared
+# 2. tools/gpu/session/lesson_facts.cu under Nsight Compute: STSM / LDGSTS counters, shared
 #    atomics (result used on one address, 16 x 2, a weighted and a +1 histogram of 8 bins),
 #    and the SASS of each kernel (where the never-true LDS stand, what nvcc made of atomicAdd);
-# 3. TMA boxes whose first byte is not a multiple of 16 (tools/gpu/session/h12async_probe.cu,
+# 3. TMA boxes whose first byte is not a multiple of 16 (tools/gpu/session/kinds_probe.cu,
 #    one process each): do they fault, where do the elements land, how many sectors.
-# Writes $OUT/h22/: log.txt, metrics.txt, sass.txt, ncu.csv, tma.txt. About a minute.
+# Writes $OUT/lesson_facts/: log.txt, metrics.txt, sass.txt, ncu.csv, tma.txt. About a minute.
 set -u
 OUT=${OUT:-/tmp/wv-out}
-D="$OUT/h22"; mkdir -p "$D"
+D="$OUT/lesson_facts"; mkdir -p "$D"
 exec > >(tee -a "$D/log.txt") 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
@@ -21,9 +22,9 @@ timeout 60 "$NCU" --query-metrics --query-metrics-mode all --chip gh100 > /tmp/q
   timeout 60 "$NCU" --query-metrics --query-metrics-mode all > /tmp/qm.txt 2>&1
 grep -E "stsm|ldsm|ldgsts" /tmp/qm.txt | awk '{print $1}' | sort -u > "$D/metrics.txt"
 echo "metric names with stsm/ldsm/ldgsts: $(wc -l < "$D/metrics.txt")"; cat "$D/metrics.txt"
-timeout 60 nvcc -arch=sm_90a -O3 -o /tmp/h22facts tools/gpu/session/h22facts.cu || exit 1
-/tmp/h22facts
-cuobjdump -sass /tmp/h22facts > "$D/sass.txt"
+timeout 60 nvcc -arch=sm_90a -O3 -o /tmp/lesson_facts tools/gpu/session/lesson_facts.cu || exit 1
+/tmp/lesson_facts
+cuobjdump -sass /tmp/lesson_facts > "$D/sass.txt"
 grep -E "Function|LDS|STS|ATOMS|LDGSTS|STSM|REDUX|VOTE|POPC|SHFL|MATCH|RED" "$D/sass.txt" | grep -v "^\s*$" | head -150
 WANT="l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum
 smsp__inst_executed_op_shared_atom.sum smsp__inst_executed_op_shared_ld.sum smsp__inst_executed_op_shared_st.sum
@@ -34,7 +35,7 @@ smsp__inst_executed_op_shared_stsm.sum sm__inst_executed_op_shared_stsm.sum sm__
 smsp__sass_inst_executed_op_shared_stsm.sum"
 OK=""; for m in $WANT; do b=${m%.sum}; if grep -qx "$b" "$D/metrics.txt" || grep -q "^$b\b" /tmp/qm.txt; then OK="$OK,$m"; else echo "not listed: $m"; fi; done
 OK=${OK#,}; echo "asking: $OK"
-timeout 120 "$NCU" --metrics "$OK" --csv --print-units base /tmp/h22facts > "$D/ncu.csv" 2> /tmp/ncu.err; echo "ncu rc=$?"; tail -3 /tmp/ncu.err
+timeout 120 "$NCU" --metrics "$OK" --csv --print-units base /tmp/lesson_facts > "$D/ncu.csv" 2> /tmp/ncu.err; echo "ncu rc=$?"; tail -3 /tmp/ncu.err
 python3 - "$D/ncu.csv" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if r and r[0].strip('"').isdigit()]
@@ -47,8 +48,8 @@ for k, v in by.items():
         print(f"   {m} = {x}")
 PY
 # 3. TMA boxes starting off a 16-byte boundary (one process each: a fault ends its process only)
-BIN=/tmp/h12async_probe
-timeout 60 nvcc -arch=sm_90a -O3 -std=c++17 -o "$BIN" tools/gpu/session/h12async_probe.cu || exit 1
+BIN=/tmp/kinds_probe
+timeout 60 nvcc -arch=sm_90a -O3 -std=c++17 -o "$BIN" tools/gpu/session/kinds_probe.cu || exit 1
 Z=$(python3 -c "print(' '.join(['0'] * 64))")
 : > "$D/tma.txt"
 for spec in "2 0 32 8 1 0" "2 0 32 8 8 0" "4 0 16 8 3 0" "4 0 16 8 4 2" "2 3 64 8 1 0" "2 0 32 8 0 0"; do

@@ -1,17 +1,18 @@
 #!/bin/bash
-# Device run 2 of task h12ldsm: `warpviz validate` of the ldmatrix / stmatrix built-ins and of
-# random ldmatrix scenarios (and a few plain ones, to see nothing else moved), on the H100.
-# Run from the repo root on the device machine:   bash tools/gpu/session/h12ldsm.sh
+# `warpviz validate` of the ldmatrix / stmatrix built-ins and of random ldmatrix scenarios
+# (and a few plain ones, to see nothing else moved), on the H100, and whether a misaligned row
+# address faults. Made the `validate` part of assets/measurements/h100-ldmatrix-2026-11-23.json.
+# Run from the repo root on the device machine:   bash tools/gpu/session/ldmatrix_validate.sh
 # Total run time: about 60-80 s (device_setup ~20-30 s, then the steps below under `timeout`,
 # capped together at BUDGET=100 s); well under the 150 s this run may take.
-# Results under $OUT/h12ldsm/: validate-builtins.json, validate-random.json,
+# Results under $OUT/ldmatrix_validate/: validate-builtins.json, validate-random.json,
 # validate-plain.json (warpviz validate --json), sass.txt (the SASS of the built-ins'
 # kernels: LDSM / STSM), misaligned.txt (does a misaligned row address fault?), log.txt.
-# (The probe that measured the rule is tools/gpu/session/h12ldsm-probe.sh, device run 1.)
+# (The probe that measured the rule is tools/gpu/session/ldmatrix_probe.sh.)
 source tools/gpu/device_setup.sh
 set -u
 OUT=${OUT:-/tmp/wv-out}
-D="$OUT/h12ldsm"; mkdir -p "$D"
+D="$OUT/ldmatrix_validate"; mkdir -p "$D"
 exec > >(tee -a "$D/log.txt") 2>&1
 exec 3>&1
 T0=$(date +%s); BUDGET=100
@@ -56,8 +57,8 @@ for n in ["ldmatrix-x4-tile", "stmatrix-accumulator"]:
 PY
 grep -E "==|LDSM|STSM" "$D/sass.txt" | head -12
 # Misaligned row addresses: does the GPU fault (as warpviz's refusal says)? One process each.
-if step 30 nvcc -O3 -arch=sm_90a -o /tmp/h12ldsm_misaligned tools/gpu/session/h12ldsm_misaligned.cu; then
-  for mode in 0 1 2 3; do step 10 /tmp/h12ldsm_misaligned $mode; done > "$D/misaligned.txt" 2>&1
+if step 30 nvcc -O3 -arch=sm_90a -o /tmp/ldmatrix_misaligned tools/gpu/session/ldmatrix_misaligned.cu; then
+  for mode in 0 1 2 3; do step 10 /tmp/ldmatrix_misaligned $mode; done > "$D/misaligned.txt" 2>&1
   cat "$D/misaligned.txt"
 fi
 step 40 python3 -m viz.cli validate coalesced transpose-tile-pad vector-int4 cute-sw128-tile --random 8 --seed 5 \

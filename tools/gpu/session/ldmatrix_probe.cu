@@ -1,4 +1,4 @@
-// ldmatrix / stmatrix probe kernels for Nsight Compute (task h12ldsm).
+// ldmatrix / stmatrix probe kernels for Nsight Compute (ldmatrix_probe.sh).
 //
 // One kernel per instruction form: op (ldmatrix / stmatrix) x num (.x1/.x2/.x4) x .trans,
 // m8n8 b16. Each thread reads its row byte offset (into a 1024-byte aligned 32 KiB shared
@@ -6,10 +6,10 @@
 // (ldmatrix) writes what it got to global memory, so the only shared-memory instruction of
 // a kernel is the one under test. Every lane of every warp executes it (.sync.aligned).
 //
-// The host part reads a case file written by h12ldsm.py (one case a line:
+// The host part reads a case file written by ldmatrix_probe.py (one case a line:
 //   name op num trans warps off0 off1 ... off(32*warps-1)
 // ) and launches one block per case, in order, cases [first, last). Build:
-//   nvcc -O3 -arch=sm_90a -o h12ldsm_probe h12ldsm_probe.cu
+//   nvcc -O3 -arch=sm_90a -o ldmatrix_probe ldmatrix_probe.cu
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,9 +84,9 @@ int main(int argc, char **argv) {
         k<<<1, 32 * warps>>>(d_offs, d_out);
         cudaError_t e = cudaDeviceSynchronize();
         if (e != cudaSuccess) { fprintf(stderr, "case %d %s: %s\n", index, name.c_str(), cudaGetErrorString(e)); return 1; }
-        printf("h12ldsm-case %d %s\n", index, name.c_str());
+        printf("ldmatrix-case %d %s\n", index, name.c_str());
         ++launched;
     }
-    printf("h12ldsm-launched %d\n", launched);
+    printf("ldmatrix-launched %d\n", launched);
     return failures ? 1 : 0;
 }

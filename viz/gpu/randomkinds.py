@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from ..engine import analyze
-from ..gpu.randomgen import _expr, _wrap
+from .randomgen import _expr, _wrap
 from ..scenario import Scenario, ScenarioError, loads
 
 KINDS = ("cp.async", "atomic", "tma.load")

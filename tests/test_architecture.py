@@ -1,0 +1,158 @@
+"""The architecture (docs/ARCHITECTURE.md) holds: the import contracts of pyproject.toml
+(``[tool.importlinter]``: the layers, traces and GPU in their own order, the model free of Qt,
+pyqtgraph and PyCUDA, only ``viz.cli`` importing a command line) are kept, and ``viz/`` has no
+import cycle. Imports inside functions count (grimp reads every import statement).
+
+Both checks run the real tools (import-linter, grimp) on the real code, and are shown to fail on
+a copy of ``viz/`` with one upward import or one cycle added.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def lint(root: Path) -> subprocess.CompletedProcess:
+    """``lint-imports`` over the package ``viz`` found in ``root`` (with this project's contracts)."""
+    return subprocess.run([str(LINT), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+
+
+def cycles(graph) -> list[list[str]]:
+    """The import cycles of ``graph``: its strongly connected groups of more than one module
+    (Tarjan's algorithm, iterative), each sorted; a module importing itself is not one."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph.modules):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    group.append(m)
+                    if m == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return sorted(found)
+
+
+def describe(graph, group: list[str]) -> str:
+    """One cycle as the imports that close it, with their lines: ``a -> b (a.py:12)``."""
+    out = []
+    members = set(group)
+    for m in group:
+        for d in sorted(graph.find_modules_directly_imported_by(m) & members):
+            lines = sorted({i["line_number"] for i in graph.get_import_details(importer=m, imported=d)})
+            out.append(f"  {m} -> {d} (line {', '.join(map(str, lines))})")
+    return "\n".join(out)
+
+
+def test_the_import_contracts_are_kept():
+    result = lint(ROOT)
+    assert result.returncode == 0, "an import breaks docs/ARCHITECTURE.md's layers:\n" + result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
+
+
+def test_viz_has_no_import_cycle():
+    graph = grimp.build_graph("viz", cache_dir=None)
+    assert len(graph.modules) > 100          # the whole package was read (114 modules in 2026)
+    found = cycles(graph)
+    assert not found, "import cycles in viz/ (move the shared code down a layer, docs/ARCHITECTURE.md):\n" + \
+        "\n\n".join(describe(graph, g) for g in found)
+
+
+def test_the_cycle_finder_finds_cycles_and_nothing_else():
+    g = grimp.ImportGraph()
+    for a, b in [("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d"), ("p.d", "p.e"),
+                 ("p.e", "p.d"), ("p.f", "p.a"), ("p.g", "p.g")]:
+        g.add_import(importer=a, imported=b)
+    assert cycles(g) == [["p.a", "p.b", "p.c"], ["p.d", "p.e"]]
+    g.remove_import(importer="p.c", imported="p.a")
+    g.remove_import(importer="p.e", imported="p.d")
+    assert cycles(g) == []
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(ROOT / "viz", root / "viz", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _add_import(root: Path, module: str, line: str) -> None:
+    path = root / (module.replace(".", "/") + ".py")
+    path.write_text(path.read_text(encoding="utf-8") + "\n\ndef _added():\n    " + line + "\n", encoding="utf-8")
+
+
+def test_an_upward_import_inside_a_function_breaks_the_contracts_and_is_named(tmp_path):
+    root = _copy(tmp_path)
+    assert lint(root).returncode == 0                 # the copy is the real code
+    _add_import(root, "viz.scenario_parts", "from .render import theme  # noqa")
+    result = lint(root)
+    assert result.returncode == 1
+    assert "viz.scenario_parts -> viz.render.theme" in result.stdout
+    assert "Qt" in result.stdout and "BROKEN" in result.stdout   # render imports Qt: the model rule breaks too
+
+
+def test_a_library_module_importing_a_command_line_breaks_the_contracts(tmp_path):
+    root = _copy(tmp_path)
+    _add_import(root, "viz.app.figures", "from ..gpu.cli import _require  # noqa")
+    result = lint(root)
+    assert result.returncode == 1 and "viz.app.figures -> viz.gpu.cli" in result.stdout
+
+
+def test_a_cycle_added_inside_a_function_is_found_with_its_lines(tmp_path):
+    root = _copy(tmp_path)
+    _add_import(root, "viz.kinds.ldmatrix", "from ..engine import analyze  # noqa")
+    script = ("import sys, grimp\n"
+              f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+              "from test_architecture import cycles, describe\n"
+              "g = grimp.build_graph('viz', cache_dir=None)\n"
+              "print(g.find_modules_directly_imported_by('viz.kinds.ldmatrix'))\n"
+              "for c in cycles(g):\n"
+              "    print('CYCLE', ' '.join(c))\n"
+              "    print(describe(g, c))\n")
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, env={"PYTHONPATH": str(root)},
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    found = [ln.split()[1:] for ln in out.stdout.splitlines() if ln.startswith("CYCLE ")]
+    assert len(found) == 1 and {"viz.kinds.ldmatrix", "viz.engine", "viz.scenario"} <= set(found[0])
+    assert "viz.kinds.ldmatrix -> viz.engine (line " in out.stdout

@@ -1,0 +1,191 @@
+"""What the GPU panel says, without Qt: the names of the cost model's bounds and terms, of the
+recording's stages and of Nsight Compute's counters outside the ten; the texts of a prediction,
+a measured bottleneck and a traced launch's timing; where the app writes its recordings.
+``viz.app.gpu_panel`` shows them (and re-exports every name).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..i18n import language, sep, tr
+
+
+# What limits the cost model's time (viz.gpu.costmodel.Prediction.bound), as shown.
+BOUND_NAMES = {"DRAM": "DRAM", "L1": "L1", "shared": "shared memory", "issue": "instruction issue"}
+
+
+# The recording's stages (viz.trace.pipeline.STAGES), as the progress bar names them.
+STAGE_LABELS = {"compile": "compiling and instrumenting", "count": "counting run", "record": "recording run",
+                "ncu": "Nsight Compute on the plain kernel", "write": "writing the trace", "analyse": "analysing"}
+
+
+# Nsight Compute's counters outside the ten (viz.trace.analysis.OTHER_METRICS), as the table names them.
+OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions",
+                "smsp__inst_executed_op_global_red.sum": "global reduction instructions",
+                "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+                "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
+                "sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions",
+                "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors"}
+
+
+def recordings_dir() -> Path:
+    """Where the app writes the traces it records (the user data folder's ``traces``)."""
+    from . import settings
+
+    d = settings.data_dir() / "traces"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def unique_recording_path(name: str) -> Path:
+    d = recordings_dir()
+    path, k = d / f"{name}.wvtrace", 2
+    while path.exists():
+        path, k = d / f"{name}-{k}.wvtrace", k + 1
+    return path
+
+
+def _bound(name: str) -> str:
+    """The cost model's limit in words: kept as the model names it in English, translated otherwise."""
+    return name if language() == "en" else tr(BOUND_NAMES.get(name, name))
+
+
+# The cost model's terms (viz.gpu.costmodel.Term.name) and Nsight Compute's units
+# (viz.gpu.ncu.THROUGHPUT_UNITS), as shown.
+TERM_NAMES = {"DRAM": "DRAM", "L2": "L2", "L1": "L1", "shared": "shared memory", "LSU issue": "LSU issue",
+              "block launches": "block launches", "latency": "latency", "issue": "instruction issue",
+              "shared pipe": "shared pipe", "L1 data": "L1 data", "TMA": "TMA box copies"}
+
+
+def _term(name: str) -> str:
+    return name if language() == "en" else tr(TERM_NAMES.get(name, name))
+
+
+# Nsight Compute's stall reasons that are one plain word (the others are snake_case names).
+STALL_WORDS = {"barrier": "stall: barrier", "wait": "stall: wait", "drain": "stall: drain", "membar": "stall: membar",
+               "misc": "stall: misc", "sleeping": "stall: sleeping", "selected": "stall: selected"}
+
+
+def _stall(reason: str) -> str:
+    return reason if language() == "en" or reason not in STALL_WORDS else tr(STALL_WORDS[reason])
+
+
+def bottleneck_text(e: dict | None) -> str:
+    """Two lines: what bounds the cost model's prediction, and what Nsight Compute measured
+    on the timed launch (the busiest unit as % of its peak, hit rates, occupancy, stalls)."""
+    t = (e or {}).get("timing") or {}
+    p = t.get("predicted") or {}
+    lines = []
+    if p.get("terms"):
+        terms = sorted(p["terms"], key=lambda x: -x["ms"])
+        nxt = sep(", ").join(tr("{name} {ms:.4f} ms", name=_term(x["name"]), ms=x["ms"]) for x in terms[1:3])
+        lines.append(tr("Predicted: {bound}-bound ({b:.4f} ms of {ms:.4f} ms); next: {next}",
+                        bound=_term(p["bound"]), b=p.get("bound_ms", terms[0]["ms"]), ms=p["ms"], next=nxt))
+    elif p:
+        lines.append(tr("Predicted: {bound}-bound ({ms:.4f} ms)", bound=_term(p.get("bound", "")), ms=p.get("ms", 0)))
+    measured = measured_bottleneck_text(e)
+    if measured:
+        lines.append(measured)
+    elif p:
+        lines.append(tr("measured: no Nsight Compute bottleneck in this results file (warpviz bench records it "
+                        "where ncu can read the GPU's counters)"))
+    if t and t.get("fraction_of_memcpy") is None and "fraction_note" in t:
+        pct = t.get("dram_pct_of_peak")
+        lines.append(tr("Fraction of cudaMemcpy not shown: DRAM ran at {pct:.0f}% of its peak, so this kernel does "
+                        "not stream DRAM", pct=pct) if pct is not None else
+                     tr("Fraction of cudaMemcpy not shown: it needs the DRAM counters of the timed launch"))
+    return "\n".join(lines)
+
+
+def measured_bottleneck_text(e: dict | None) -> str:
+    """What Nsight Compute measured on the timed launch (the busiest unit as % of its peak, hit
+    rates, DRAM bytes, occupancy, stalls), or "" when the entry has no bottleneck."""
+    b = (e or {}).get("bottleneck")
+    if b and b.get("bound"):
+        thr = b.get("throughput_pct") or {}
+        others = sep(", ").join(tr("{unit} {pct:.0f}%", unit=_term(u), pct=v)
+                                for u, v in sorted(thr.items(), key=lambda kv: -kv[1]) if u != b["bound"]["unit"])
+        parts = [tr("measured: {unit} at {pct:.0f}% of peak ({others})", unit=_term(b["bound"]["unit"]),
+                    pct=b["bound"]["pct_of_peak"], others=others)]
+        if b.get("l2_hit_pct") is not None or b.get("l1_hit_pct") is not None:
+            parts.append(tr("L1 hits {l1}, L2 hits {l2}", l1=_pct(b.get("l1_hit_pct")), l2=_pct(b.get("l2_hit_pct"))))
+        if b.get("dram_bytes_read") is not None:
+            parts.append(tr("DRAM {mb:,.0f} MB", mb=((b.get("dram_bytes_read") or 0)
+                                                     + (b.get("dram_bytes_write") or 0)) / 1e6))
+        if b.get("achieved_occupancy_pct") is not None:
+            parts.append(tr("occupancy {pct:.0f}%", pct=b["achieved_occupancy_pct"])
+                         + (tr(" ({regs} registers per thread)", regs=b["registers_per_thread"])
+                            if b.get("registers_per_thread") else ""))
+        if b.get("stalls"):
+            parts.append(tr("top stalls: {stalls}", stalls=sep(", ").join(
+                f"{_stall(x['reason'])} {100 * (x.get('share') or 0):.0f}%" for x in b["stalls"])))
+        return sep("; ").join(parts)
+    return ""
+
+
+def trace_timing_text(e: dict | None, where: str = "") -> str:
+    """A traced launch's timing (``warpviz bench --traces``), in microseconds: the measured
+    median and spread, the cost model's prediction with its bound and the next terms, and
+    what Nsight Compute measured on the same launch."""
+    if e is None:
+        return tr("No timing of this launch: `warpviz bench --traces` times a trace's launch on a GPU, "
+                  "as bench times a kernel.")
+    if e.get("error"):
+        return tr("{where}: {error}", where=where, error=e["error"])
+    t = e.get("timing") or {}
+    if not t:
+        return ""
+    lines = [tr("Timed launch ({where}): median {us:.2f} µs over {n} runs (spread {sp:.1f}%{noisy}), {sets} buffer "
+                "sets holding the launch file's data", where=where, us=1e3 * t["median_ms"], n=t.get("runs", 0),
+                sp=100 * t.get("spread", 0), noisy=tr(", noisy") if t.get("noisy") else "",
+                sets=(t.get("scale") or {}).get("buffer_sets", 1))]
+    p = t.get("predicted") or {}
+    if p.get("terms"):
+        terms = sorted(p["terms"], key=lambda x: -x["ms"])
+        nxt = sep(", ").join(tr("{name} {us:.2f} µs", name=_term(x["name"]), us=1e3 * x["ms"]) for x in terms[1:3])
+        lines.append(tr("Predicted: {us:.2f} µs = launch overhead {over:.2f} µs + {bound}-bound {b:.2f} µs (next: "
+                        "{next}); measured/predicted {r:.2f}", us=1e3 * p["ms"], over=1e3 * p.get("overhead_ms", 0),
+                        bound=_term(p["bound"]), b=1e3 * p.get("bound_ms", terms[0]["ms"]), next=nxt,
+                        r=t["median_ms"] / p["ms"] if p.get("ms") else 0))
+    measured = measured_bottleneck_text(e)
+    if measured:
+        lines.append(measured)
+    return "\n".join(lines)
+
+
+def _pct(v) -> str:
+    return "-" if v is None else f"{v:.0f}%"
+
+
+def kernel_line(lines: list[str], function: str) -> int:
+    """The 1-based line where ``function`` is defined in a kernels/ file: its ``__global__``
+    definition, else the macro line that defines it (``TRANSPOSE(transpose_tile_xor, ...)``),
+    else its first mention; 1 if absent."""
+    import re
+
+    fn = re.escape(function)
+    word = re.compile(rf"\b{fn}\b")
+    for pattern in (rf"__global__.*\b{fn}\s*\(", rf"^\s*[A-Z_][A-Z0-9_]*\(\s*{fn}\s*,"):
+        rx = re.compile(pattern)
+        for n, ln in enumerate(lines, 1):
+            if rx.search(ln):
+                return n
+    return next((n for n, ln in enumerate(lines, 1) if word.search(ln)), 1)
+
+
+def _dims(d) -> str:
+    d = list(d)
+    while len(d) > 1 and d[-1] == 1:
+        d.pop()
+    return " × ".join(str(x) for x in d)
+
+
+def _num(v) -> str:
+    return "" if v is None else f"{v:,}"
