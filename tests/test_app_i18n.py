@@ -30,6 +30,9 @@ def ui_strings() -> list[str]:
 
     out += [s for pair in NOUNS.values() for s in pair]
     out += [*FIGURE_NAMES, *METRIC_LABELS.values(), *THEME_LABELS.values(), *FIGURES, "pad", "swizzle", "type"]
+    from viz.gpu.caveats import TEMPLATES      # the GPU panel shows them through tr()
+
+    out += list(TEMPLATES.values())
     return sorted(set(out) - {"threadIdx.x"})
 
 

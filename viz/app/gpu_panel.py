@@ -111,9 +111,30 @@ def _stall(reason: str) -> str:
     return reason if language() == "en" or reason not in STALL_WORDS else tr(STALL_WORDS[reason])
 
 
-def bottleneck_text(e: dict | None) -> str:
-    """Two lines: what bounds the cost model's prediction, and what Nsight Compute measured
-    on the timed launch (the busiest unit as % of its peak, hit rates, occupancy, stalls)."""
+def caveat_lines(e: dict | None, header: dict | None = None, device: str | None = None,
+                 traced: bool = True) -> list[str]:
+    """The caveats of an entry's prediction (``viz.gpu.caveats.entry_caveats``: computed from
+    its prediction and resources and the open trace's ``header``, never read from the file),
+    one line each, translated."""
+    from ..gpu.caveats import entry_caveats
+
+    try:
+        got = entry_caveats(e or {}, header, device, traced)
+    except (TypeError, ValueError, KeyError, AttributeError):    # a malformed entry: no caveat, not a crash
+        return []
+    out = []
+    for c in got:
+        args = dict(c.args)
+        if "bound" in args:
+            args["bound"] = _term(args["bound"])
+        out.append(tr("Caveat: {text}", text=tr(c.template, **args)))
+    return out
+
+
+def bottleneck_text(e: dict | None, device: str | None = None) -> str:
+    """Two lines: what bounds the cost model's prediction (and, under it, where the model is
+    outside what it was checked on: ``caveat_lines``), and what Nsight Compute measured on
+    the timed launch (the busiest unit as % of its peak, hit rates, occupancy, stalls)."""
     t = (e or {}).get("timing") or {}
     p = t.get("predicted") or {}
     lines = []
@@ -124,6 +145,8 @@ def bottleneck_text(e: dict | None) -> str:
                         bound=_term(p["bound"]), b=p.get("bound_ms", terms[0]["ms"]), ms=p["ms"], next=nxt))
     elif p:
         lines.append(tr("Predicted: {bound}-bound ({ms:.4f} ms)", bound=_term(p.get("bound", "")), ms=p.get("ms", 0)))
+    if p:
+        lines += caveat_lines(e, None, device, traced=False)
     measured = measured_bottleneck_text(e)
     if measured:
         lines.append(measured)
@@ -164,10 +187,11 @@ def measured_bottleneck_text(e: dict | None) -> str:
     return ""
 
 
-def trace_timing_text(e: dict | None, where: str = "") -> str:
+def trace_timing_text(e: dict | None, where: str = "", header: dict | None = None, device: str | None = None) -> str:
     """A traced launch's timing (``warpviz bench --traces``), in microseconds: the measured
-    median and spread, the cost model's prediction with its bound and the next terms, and
-    what Nsight Compute measured on the same launch."""
+    median and spread, the cost model's prediction with its bound and the next terms, its
+    caveats (``caveat_lines``, with the open trace's ``header``), and what Nsight Compute
+    measured on the same launch."""
     if e is None:
         return tr("No timing of this launch: `warpviz bench --traces` times a trace's launch on a GPU, "
                   "as bench times a kernel.")
@@ -188,6 +212,8 @@ def trace_timing_text(e: dict | None, where: str = "") -> str:
                         "{next}); measured/predicted {r:.2f}", us=1e3 * p["ms"], over=1e3 * p.get("overhead_ms", 0),
                         bound=_term(p["bound"]), b=1e3 * p.get("bound_ms", terms[0]["ms"]), next=nxt,
                         r=t["median_ms"] / p["ms"] if p.get("ms") else 0))
+    if p:
+        lines += caveat_lines(e, header, device)
     measured = measured_bottleneck_text(e)
     if measured:
         lines.append(measured)
@@ -211,6 +237,7 @@ class GpuPanel(QWidget):
         self.measurements: dict | None = None
         self.measurements_path: Path | None = None
         self._trace_doc: dict | None = None        # the shipped traced-launch timings, read when first needed
+        self._timing_device: str | None = None     # the GPU of the traced-launch timing shown (its results file's)
         self.live: dict[str, dict] = {}          # this session's runs, by scenario name
         self.validation: dict[str, list] = {}    # this session's counter comparisons
         self.device_info: dict | None = None
@@ -563,7 +590,7 @@ class GpuPanel(QWidget):
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
         self.summary.setText(self._summary_text(sc, e, where))
-        self.bottleneck.setText(bottleneck_text(e) if sc is not None else "")
+        self.bottleneck.setText(bottleneck_text(e, self._device_of(where)) if sc is not None else "")
         self._show_handwritten()
         self._draw_chart()
         self._tab_shown()
@@ -947,7 +974,8 @@ class GpuPanel(QWidget):
         self.table.resizeColumnsToContents()
         self.summary.setText(self._trace_summary(rows))
         e, where = self.trace_timing()
-        self.bottleneck.setText(trace_timing_text(e, where))
+        header = s.trace.header if s.is_trace and e is not None else None      # the trace of the entry's launch
+        self.bottleneck.setText(trace_timing_text(e, where, header, self._timing_device))
         if s.is_trace:
             guard = s.trace.header.get("sass_guard") or {}
             sass = guard.get("sass") or []
@@ -990,8 +1018,16 @@ class GpuPanel(QWidget):
             for e in (doc.get("traces") or {}).values():
                 if Path(e.get("launch_file") or "").name == name and e.get("kernel") == kernel \
                         and e.get("launch") == launch:
+                    self._timing_device = (doc.get("device") or {}).get("name")
                     return e, doc.get("label", "")
         return None, ""
+
+    def _device_of(self, where: str) -> str | None:
+        """The GPU a scenario's shown measurement (and its prediction) is for: this machine's for
+        a run made now, else the loaded results file's."""
+        if where == tr("measured now"):
+            return (self.device_info or {}).get("name")
+        return ((self.measurements or {}).get("device") or {}).get("name")
 
     def _trace_summary(self, rows) -> str:
         s = self.session
