@@ -256,3 +256,13 @@ def test_plain_build_records_the_untimed_ptx_of_a_launch():
         pytest.skip(f"cannot build here: {err}")
     assert b.resources["untimed"] == {"wgmma.mma_async": 2}
 
+
+def test_the_docs_counts_of_loose_bounds_are_the_shipped_files():
+    """docs/GPU.md's "today L2: 6 of 7 ..." is what the shipped results files give."""
+    text = " ".join((ROOT / "docs" / "GPU.md").read_text(encoding="utf-8").split())
+    n, ok, _lo, _hi = _bound_counts("L2")
+    assert f"today L2: {ok} of {n}," in text
+    lsu, tma = _bound_counts("LSU issue")[0], _bound_counts("TMA")[0]
+    assert lsu == tma and f"LSU issue and TMA: {lsu} checked each" in text
+    for bound in ("L2", "LSU issue", "TMA"):
+        assert caveats.caveats({"bound": bound})[0].key == "bound-loose", bound
