@@ -31,6 +31,9 @@ def ui_strings() -> list[str]:
     out += [s for pair in NOUNS.values() for s in pair]
     out += [*OP_NAMES.values(), *KIND_NAMES.values(), *SPACE_NAMES.values()]
     out += [*FIGURE_NAMES, *METRIC_LABELS.values(), *THEME_LABELS.values(), *FIGURES, "pad", "swizzle", "type"]
+    from viz.gpu.caveats import TEMPLATES      # the GPU panel shows them through tr()
+
+    out += list(TEMPLATES.values())
     return sorted(set(out) - {"threadIdx.x"})
 
 

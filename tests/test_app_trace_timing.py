@@ -104,3 +104,39 @@ def test_the_shipped_h100_timing_of_a_trace_is_shown(qtbot, user_dirs):
     assert f"median {1e3 * e['timing']['median_ms']:.2f} µs" in text
     assert f"Predicted: {1e3 * e['timing']['predicted']['ms']:.2f} µs" in text
     w.close()
+
+
+def test_a_prediction_outside_what_the_model_was_checked_on_shows_its_caveats(qtbot, user_dirs, tmp_path):
+    """The kernel executes wgmma (as plain_build records from its PTX) and the prediction was
+    scaled from 8 of the grid's blocks: both are said under the prediction, as visible lines,
+    in English and in Chinese; the same launch without them shows no caveat."""
+    path, entry = _results_with(tmp_path, "copy_float", 0.00194)
+    w = make_window(qtbot, str(TRACES / "copy_float.wvtrace"))
+    _wait(qtbot, w)
+    p = panel(w)
+    assert p.load_measurements(path)
+    p.refresh()
+    assert "Caveat" not in p.bottleneck.text()
+    doc = results.load(path)
+    e = doc["traces"]["copy_float"]
+    e["resources"]["untimed"] = {"wgmma.mma_async": 2}
+    grid = int(e["launch"]["grid"][0])
+    e["timing"]["predicted"]["coverage"] = {"grid_blocks": grid, "recorded_blocks": 8, "used_blocks": 8,
+                                            "scale": grid / 8}
+    assert p.load_measurements(results.save(doc, tmp_path / "with-caveats.json"))
+    p.refresh()
+    lines = p.bottleneck.text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("Predicted:"))
+    assert lines[k + 1] == ("Caveat: the kernel executes wgmma.mma_async, which the cost model does not time: "
+                            "the prediction is the memory side only")
+    assert lines[k + 2].startswith(f"Caveat: predicted from 8 of {grid} blocks, scaled by {grid / 8:g}")
+    assert p.bottleneck.isVisible() or not p.isVisible()
+    i18n.set_language("zh_CN")
+    try:
+        p.refresh()
+        zh = p.bottleneck.text()
+        assert "注意：该内核执行 wgmma.mma_async，代价模型不为这些指令计时" in zh
+        assert f"由 {grid} 个线程块中的 8 个预测" in zh and "Caveat" not in zh
+    finally:
+        i18n.set_language("en")
+    w.close()

@@ -41,7 +41,8 @@ from ..i18n import sep, tr
 from ..trace.launch import shipped_launch_file
 from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
                         _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
-                        measured_bottleneck_text, recordings_dir, trace_timing_text, unique_recording_path)
+                        caveat_lines, measured_bottleneck_text, recordings_dir, trace_timing_text,
+                        unique_recording_path)
 from .worker import Runner
 
 MEASURED = "#2563eb"
@@ -61,6 +62,7 @@ class GpuPanel(QWidget):
         self.measurements: dict | None = None
         self.measurements_path: Path | None = None
         self._trace_doc: dict | None = None        # the shipped traced-launch timings, read when first needed
+        self._timing_device: str | None = None     # the GPU of the traced-launch timing shown (its results file's)
         self.live: dict[str, dict] = {}          # this session's runs, by scenario name
         self.validation: dict[str, list] = {}    # this session's counter comparisons
         self.device_info: dict | None = None
@@ -413,7 +415,7 @@ class GpuPanel(QWidget):
                 self.table.setItem(i, j, item)
         self.table.resizeColumnsToContents()
         self.summary.setText(self._summary_text(sc, e, where))
-        self.bottleneck.setText(bottleneck_text(e) if sc is not None else "")
+        self.bottleneck.setText(bottleneck_text(e, self._device_of(where)) if sc is not None else "")
         self._show_handwritten()
         self._draw_chart()
         self._tab_shown()
@@ -797,7 +799,8 @@ class GpuPanel(QWidget):
         self.table.resizeColumnsToContents()
         self.summary.setText(self._trace_summary(rows))
         e, where = self.trace_timing()
-        self.bottleneck.setText(trace_timing_text(e, where))
+        header = s.trace.header if s.is_trace and e is not None else None      # the trace of the entry's launch
+        self.bottleneck.setText(trace_timing_text(e, where, header, self._timing_device))
         if s.is_trace:
             guard = s.trace.header.get("sass_guard") or {}
             sass = guard.get("sass") or []
@@ -840,8 +843,16 @@ class GpuPanel(QWidget):
             for e in (doc.get("traces") or {}).values():
                 if Path(e.get("launch_file") or "").name == name and e.get("kernel") == kernel \
                         and e.get("launch") == launch:
+                    self._timing_device = (doc.get("device") or {}).get("name")
                     return e, doc.get("label", "")
         return None, ""
+
+    def _device_of(self, where: str) -> str | None:
+        """The GPU a scenario's shown measurement (and its prediction) is for: this machine's for
+        a run made now, else the loaded results file's."""
+        if where == tr("measured now"):
+            return (self.device_info or {}).get("name")
+        return ((self.measurements or {}).get("device") or {}).get("name")
 
     def _trace_summary(self, rows) -> str:
         s = self.session

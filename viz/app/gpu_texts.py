@@ -77,9 +77,30 @@ def _stall(reason: str) -> str:
     return reason if language() == "en" or reason not in STALL_WORDS else tr(STALL_WORDS[reason])
 
 
-def bottleneck_text(e: dict | None) -> str:
-    """Two lines: what bounds the cost model's prediction, and what Nsight Compute measured
-    on the timed launch (the busiest unit as % of its peak, hit rates, occupancy, stalls)."""
+def caveat_lines(e: dict | None, header: dict | None = None, device: str | None = None,
+                 traced: bool = True) -> list[str]:
+    """The caveats of an entry's prediction (``viz.gpu.caveats.entry_caveats``: computed from
+    its prediction and resources and the open trace's ``header``, never read from the file),
+    one line each, translated."""
+    from ..gpu.caveats import entry_caveats
+
+    try:
+        got = entry_caveats(e or {}, header, device, traced)
+    except (TypeError, ValueError, KeyError, AttributeError):    # a malformed entry: no caveat, not a crash
+        return []
+    out = []
+    for c in got:
+        args = dict(c.args)
+        if "bound" in args:
+            args["bound"] = _term(args["bound"])
+        out.append(tr("Caveat: {text}", text=tr(c.template, **args)))
+    return out
+
+
+def bottleneck_text(e: dict | None, device: str | None = None) -> str:
+    """Two lines: what bounds the cost model's prediction (and, under it, where the model is
+    outside what it was checked on: ``caveat_lines``), and what Nsight Compute measured on
+    the timed launch (the busiest unit as % of its peak, hit rates, occupancy, stalls)."""
     t = (e or {}).get("timing") or {}
     p = t.get("predicted") or {}
     lines = []
@@ -90,6 +111,8 @@ def bottleneck_text(e: dict | None) -> str:
                         bound=_term(p["bound"]), b=p.get("bound_ms", terms[0]["ms"]), ms=p["ms"], next=nxt))
     elif p:
         lines.append(tr("Predicted: {bound}-bound ({ms:.4f} ms)", bound=_term(p.get("bound", "")), ms=p.get("ms", 0)))
+    if p:
+        lines += caveat_lines(e, None, device, traced=False)
     measured = measured_bottleneck_text(e)
     if measured:
         lines.append(measured)
@@ -130,10 +153,11 @@ def measured_bottleneck_text(e: dict | None) -> str:
     return ""
 
 
-def trace_timing_text(e: dict | None, where: str = "") -> str:
+def trace_timing_text(e: dict | None, where: str = "", header: dict | None = None, device: str | None = None) -> str:
     """A traced launch's timing (``warpviz bench --traces``), in microseconds: the measured
-    median and spread, the cost model's prediction with its bound and the next terms, and
-    what Nsight Compute measured on the same launch."""
+    median and spread, the cost model's prediction with its bound and the next terms, its
+    caveats (``caveat_lines``, with the open trace's ``header``), and what Nsight Compute
+    measured on the same launch."""
     if e is None:
         return tr("No timing of this launch: `warpviz bench --traces` times a trace's launch on a GPU, "
                   "as bench times a kernel.")
@@ -154,6 +178,8 @@ def trace_timing_text(e: dict | None, where: str = "") -> str:
                         "{next}); measured/predicted {r:.2f}", us=1e3 * p["ms"], over=1e3 * p.get("overhead_ms", 0),
                         bound=_term(p["bound"]), b=1e3 * p.get("bound_ms", terms[0]["ms"]), next=nxt,
                         r=t["median_ms"] / p["ms"] if p.get("ms") else 0))
+    if p:
+        lines += caveat_lines(e, header, device)
     measured = measured_bottleneck_text(e)
     if measured:
         lines.append(measured)

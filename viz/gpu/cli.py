@@ -295,6 +295,9 @@ def cmd_bench_traces(args) -> int:
             return _fail(str(err))
         if not doc.get("traces"):
             return _fail(f"{path}: no traced launches in this results file (warpviz bench --traces writes them)")
+        from .tracebench import add_caveats
+
+        add_caveats(doc)        # computed here from the entries and the shipped traces, never read from the file
         print(res.dumps(doc), end="") if args.json else print(format_table(doc))
         return 0
     items = traced_launches(args.scenarios or None)

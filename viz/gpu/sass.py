@@ -604,7 +604,9 @@ def profile_of(instrs: list[Instr], name: str = "") -> dict:
     conditional stretches: ``conditional`` ones hold memory instructions (an unknown
     count of their own), ``follows`` ones hold none and run as often as the units they
     guard or are guarded by (the largest of those units' entries, at most their parent's
-    count)."""
+    count). ``untimed`` (only when there are any): {base opcode: static count} of the
+    tensor-core MMA and TMA / bulk-copy instructions, which the cost model does not time
+    (``viz.gpu.caveats``)."""
     cfg = Cfg(instrs)
     inner = cfg.innermost()
     regions = [{"loop": None, "parent": None, "depth": 0, "instructions": 0, "memory": {}}]
@@ -699,8 +701,14 @@ def profile_of(instrs: list[Instr], name: str = "") -> dict:
         if scheduled:
             seq = [i for b in blocks_of.get(u, []) for i in instrs[cfg.blocks[b].start:cfg.blocks[b].end]]
             rg["issue_cycles"], rg["waits"] = issue_of(seq)
-    return {"version": PROFILE_VERSION, "function": name,
-            "static_instructions": sum(r["instructions"] for r in regions), "regions": regions}
+    out = {"version": PROFILE_VERSION, "function": name,
+           "static_instructions": sum(r["instructions"] for r in regions), "regions": regions}
+    from .caveats import untimed_sass  # noqa: PLC0415 - tensor-core MMA and bulk copies the model does not time
+
+    untimed = untimed_sass(i.base for i in instrs)
+    if untimed:
+        out["untimed"] = untimed
+    return out
 
 
 def profiles_of_cubin(cubin: bytes) -> dict[str, dict] | None:

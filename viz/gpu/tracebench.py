@@ -113,7 +113,12 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
                "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, entry)}
         for path, payload in ((cub, data), (use, json.dumps(res))):
             write_atomic(path, payload)
-    res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes, entry=entry)
+    from .caveats import untimed_ptx
+
+    # the PTX instructions the cost model does not time (tensor-core MMA) or a trace does not
+    # record (bulk copies): said beside the prediction (viz.gpu.caveats)
+    res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes, entry=entry,
+               untimed=untimed_ptx(ptx))
     cubin = cub.read_bytes()
     profile = sass_profile(cubin, entry)
     if profile is not None:
@@ -251,12 +256,64 @@ def new_document(device: dict, label: str, measured_at: str) -> dict:
 
 
 def entry_prediction(entry: dict, trace_path, device_model) -> dict:
-    """The prediction of one traced launch as stored in its entry (``predicted``)."""
+    """The prediction of one traced launch as stored in its entry (``predicted``); a
+    prediction scaled from a partial trace's first blocks (``tracemodel.coverage``) keeps
+    ``coverage``: {grid_blocks, recorded_blocks, used_blocks, scale}."""
+    from ..trace import tracefile
     from .predict import predict_trace
+    from .tracemodel import coverage
 
     sets = ((entry.get("timing") or {}).get("scale") or {}).get("buffer_sets")
-    pred = predict_trace(trace_path, device_model, resources=entry.get("resources"), buffer_sets=sets)
-    return pred.as_dict()
+    tr = tracefile.load(trace_path)
+    pred = predict_trace(tr, device_model, resources=entry.get("resources"), buffer_sets=sets).as_dict()
+    cov = coverage(tr)
+    if cov.scale != 1:
+        pred["coverage"] = {"grid_blocks": cov.grid_blocks, "recorded_blocks": cov.recorded_blocks,
+                            "used_blocks": cov.used_blocks, "scale": round(cov.scale, 6)}
+    return pred
+
+
+def set_caveats(entry: dict, trace_path=None, device: str | None = None) -> list[dict]:
+    """Put the caveats of a traced launch's prediction (``viz.gpu.caveats``) in its entry as
+    ``caveats`` (a list of {key, text, args}; empty where none holds or there is no
+    prediction), from the entry's prediction and resources and the header of the trace at
+    ``trace_path`` (its PTX, its fused accesses)."""
+    from ..trace import TraceError, tracefile
+    from .caveats import entry_caveats
+
+    header = None
+    if trace_path is not None:
+        try:
+            header = tracefile.read_header(trace_path)
+        except (TraceError, OSError):
+            header = None
+    entry["caveats"] = [c.as_dict() for c in entry_caveats(entry, header, device)]
+    return entry["caveats"]
+
+
+def add_caveats(doc: dict) -> dict:
+    """``set_caveats`` for every traced launch of a results document (``bench --traces
+    --show``): the trace is the shipped one of the entry's ``trace`` name when its kernel and
+    launch are the entry's, else none is read. Returns the document."""
+    from ..trace import TraceError, tracefile
+
+    here = {p.name: p for p in tracefile.shipped()}
+    device = (doc.get("device") or {}).get("name") if isinstance(doc.get("device"), dict) else None
+    for e in (doc.get("traces") or {}).values():
+        if not isinstance(e, dict):
+            continue
+        path = here.get(e.get("trace")) if isinstance(e.get("trace"), str) else None
+        if path is not None:
+            try:
+                h = tracefile.read_header(path)
+            except (TraceError, OSError):
+                h = None
+            launch = e.get("launch") or {}
+            if h is None or h.get("kernel") != e.get("kernel") or any(
+                    (h.get("launch") or {}).get(k) != launch.get(k) for k in ("block", "grid")):
+                path = None
+        set_caveats(e, path, device if isinstance(device, str) else None)
+    return doc
 
 
 def bench_traces(items: list[TracedLaunch], session=None, label: str | None = None, progress: Progress = _noop,
@@ -336,6 +393,7 @@ def bench_traces(items: list[TracedLaunch], session=None, label: str | None = No
             progress(0.99, f"predicting {t.name}")
             try:
                 entry["timing"]["predicted"] = entry_prediction(entry, t.trace_path, device_model)
+                set_caveats(entry, t.trace_path, dev.get("name"))
             except Exception as err:  # the model must not lose a measurement: say why there is no prediction
                 entry["timing"]["predicted_error"] = f"{type(err).__name__}: {err}"[:400]
         keep()
@@ -423,6 +481,7 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
 
             try:
                 entry["dry_run"]["predicted"] = entry_prediction(entry, t.trace_path, costmodel.H100)
+                set_caveats(entry, t.trace_path, costmodel.H100.name)
             except TraceError as err:       # too large for the cost model, or changed since it was read
                 entry["dry_run"]["predicted_error"] = str(err)
     progress(1.0, "done")
@@ -444,6 +503,7 @@ def repredict(doc: dict, device_model=None, names=None) -> dict:
         if not t or e.get("trace") not in here:
             continue
         t["predicted"] = entry_prediction(e, here[e["trace"]], device_model)
+        set_caveats(e, here[e["trace"]], device_model.name)
     return doc
 
 
@@ -488,8 +548,19 @@ def accuracy(doc: dict, within: float = 0.2) -> dict:
     return {"entries": len(rows), "within": sum(r["within"] for r in rows), "rows": rows}
 
 
+def caveat_lines(e: dict) -> list[str]:
+    """The "caveat:" lines of a traced launch's entry (its ``caveats``, each read back with
+    ``caveats.from_dict``: the text is the template's, never the file's), indented under it."""
+    from .caveats import from_dict
+
+    listed = e.get("caveats") if isinstance(e.get("caveats"), list) else []
+    got = [from_dict(c) for c in listed]
+    return [f"{'':<4}caveat: {c.text()}" for c in got if c is not None]
+
+
 def format_table(doc: dict) -> str:
-    """The CLI's table: per traced launch, measured and predicted time, the bound and its share."""
+    """The CLI's table: per traced launch, measured and predicted time, the bound and its share;
+    under a launch, a "caveat:" line for each of its caveats (``viz.gpu.caveats``)."""
     acc = accuracy(doc)
     out = [f"{'traced launch':<34} {'measured us':>11} {'spread':>7} {'predicted us':>12} {'meas/pred':>9}  bound"]
     by = {r["name"]: r for r in acc["rows"]}
@@ -497,6 +568,7 @@ def format_table(doc: dict) -> str:
         dry = (e.get("dry_run") or {}).get("predicted")
         if name not in by and dry:
             out.append(f"{name:<34} {'(dry run)':>11} {'':>7} {dry['ms'] * 1e3:>12.3f} {'':>9}  {dry.get('explain', '')}")
+            out += caveat_lines(e)
             continue
         t = e.get("timing") or {}
         if name not in by and "median_ms" in t:
@@ -512,11 +584,12 @@ def format_table(doc: dict) -> str:
         flag = " noisy" if r["noisy"] else ""
         out.append(f"{name:<34} {r['measured_ms'] * 1e3:>11.3f} {100 * (r['spread'] or 0):>6.1f}% "
                    f"{r['predicted_ms'] * 1e3:>12.3f} {r['ratio']:>9.2f}  {p.get('explain', r['bound'])}{flag}")
+        out += caveat_lines(e)
     out.append(f"{acc['within']} of {acc['entries']} traced launches predicted within 20% of the measured median")
     return "\n".join(out)
 
 
-__all__ = ["bench_traces", "dry_run", "measure_bottlenecks", "markdown_table", "main", "refresh_resources",
+__all__ = ["bench_traces", "dry_run", "set_caveats", "add_caveats", "caveat_lines", "measure_bottlenecks", "markdown_table", "main", "refresh_resources",
            "sass_profile", "traced_launches", "plain_build", "launch_spec", "ptx_flow", "repredict", "accuracy",
            "format_table", "SHIPPED", "TracedLaunch", "PlainBuild"]
 
