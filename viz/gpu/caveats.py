@@ -39,6 +39,8 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .sass import SASS_COPIES, SASS_MMA, untimed_sass  # noqa: F401 - re-exported: the opcodes a SASS profile counts
+
 WITHIN = 0.2            # "within 20%": |predicted - measured| <= WITHIN x measured
 MIN_CHECKED = 5         # fewer checked launches bound by a term than this: say so
 MIN_SHARE = 0.9         # fewer of them within 20% than this share: say so
@@ -69,11 +71,6 @@ TEMPLATES = {
 _PTX_UNTIMED = ((re.compile(r"^(wgmma\.mma_async|mma\.(sync|sp)|wmma\.(mma|load|store))\b"), "mma"),
                 (re.compile(r"^tcgen05\.(mma|cp|ld|st|shift)\b"), "mma"),
                 (re.compile(r"^cp\.(reduce\.)?async\.bulk\b"), "copies"))
-# SASS base opcodes: tensor-core MMA (Hopper's warpgroup ones and the warp-level ones) and
-# TMA / bulk copies.
-SASS_MMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA",
-                      "UTCHMMA", "UTCIMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"})
-SASS_COPIES = frozenset({"UTMALDG", "UTMASTG", "UTMAREDG", "UBLKCP", "UBLKRED"})
 _STATEMENT = re.compile(r"^(?:@!?%?[\w$]+\s+)?([a-z][\w.:]*)")
 _MAX_OPS_SHOWN = 3
 
@@ -151,15 +148,6 @@ def untimed_ptx(ptx: str, entry: str | None = None) -> dict[str, int]:
                     break
     return dict(sorted(out.items()))
 
-
-def untimed_sass(opcodes) -> dict[str, int]:
-    """{SASS base opcode: static count} of the tensor-core and bulk-copy instructions among
-    ``opcodes`` (base opcodes, ``HGMMA`` of ``HGMMA.64x64x16.F32``)."""
-    out: dict[str, int] = {}
-    for op in opcodes:
-        if op in SASS_MMA or op in SASS_COPIES:
-            out[op] = out.get(op, 0) + 1
-    return dict(sorted(out.items()))
 
 
 def _counts(v) -> dict[str, int]:

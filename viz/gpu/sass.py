@@ -703,13 +703,27 @@ def profile_of(instrs: list[Instr], name: str = "") -> dict:
             rg["issue_cycles"], rg["waits"] = issue_of(seq)
     out = {"version": PROFILE_VERSION, "function": name,
            "static_instructions": sum(r["instructions"] for r in regions), "regions": regions}
-    from .caveats import untimed_sass  # noqa: PLC0415 - tensor-core MMA and bulk copies the model does not time
-
-    untimed = untimed_sass(i.base for i in instrs)
+    untimed = untimed_sass(i.base for i in instrs)   # tensor-core MMA and bulk copies the model does not time
     if untimed:
         out["untimed"] = untimed
     return out
 
+
+
+# SASS base opcodes: tensor-core MMA (Hopper's warpgroup ones and the warp-level ones) and
+# TMA / bulk copies.
+SASS_MMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA",
+                      "UTCHMMA", "UTCIMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"})
+SASS_COPIES = frozenset({"UTMALDG", "UTMASTG", "UTMAREDG", "UBLKCP", "UBLKRED"})
+
+def untimed_sass(opcodes) -> dict[str, int]:
+    """{SASS base opcode: static count} of the tensor-core and bulk-copy instructions among
+    ``opcodes`` (base opcodes, ``HGMMA`` of ``HGMMA.64x64x16.F32``)."""
+    out: dict[str, int] = {}
+    for op in opcodes:
+        if op in SASS_MMA or op in SASS_COPIES:
+            out[op] = out.get(op, 0) + 1
+    return dict(sorted(out.items()))
 
 def profiles_of_cubin(cubin: bytes) -> dict[str, dict] | None:
     """{function: profile} of every function in a cubin, or None without cuobjdump/nvdisasm."""
