@@ -140,3 +140,34 @@ def test_predicted_and_measured_bottlenecks_side_by_side(qtbot, window, tmp_path
     assert "DRAM 537 MB" in text
     # DRAM at 54% of its peak: this transpose streams DRAM, so its fraction of memcpy is shown.
     assert "% of cudaMemcpy" in p.summary.text()
+
+
+def test_why_there_is_no_gpu_reads_in_chinese_with_the_tools_detail_kept(qtbot, window):
+    """Every reason warpviz itself gives for no GPU run (viz.gpu.GpuUnavailable) is shown in
+    Chinese; a driver's own detail stays as the driver wrote it."""
+    import re
+
+    from viz.app.gpu_texts import _REASONS
+    from viz.gpu import GpuUnavailable
+
+    p = panel(window)
+    window.set_language("zh_CN")
+    try:
+        reasons = list(_REASONS) + ["no NVIDIA driver: PyCUDA cannot load libcuda (libcuda.so.1: cannot open shared "
+                                    "object file)", "the NVIDIA driver did not initialise: cuInit failed: unknown error",
+                                    "Nsight Compute did not finish within 120 s"]
+        for why in reasons:
+            p._job_failed(GpuUnavailable(why))
+            shown = p.device.text()
+            assert shown.startswith("本机没有可用的 GPU："), shown
+            rest = shown.replace("libcuda.so.1: cannot open shared object file", "").replace(
+                "cuInit failed: unknown error", "")
+            words = re.findall(r"[A-Za-z_]{4,}", rest)
+            allowed = {"Nsight", "Compute", "PyCUDA", "libcuda", "nvcc", "ptxas", "NVIDIA", "CUDA", "root",
+                       "warpviz", "install", "ERR_NVGPUCTRPERM", "NVreg_RestrictProfilingToAdminUsers", "PATH"}
+            assert set(words) <= allowed, (why, shown)
+        assert "cuInit failed: unknown error" in shown or "120" in shown
+    finally:
+        window.set_language("en")
+    p._job_failed(GpuUnavailable("the NVIDIA driver is loaded but there is no CUDA device"))
+    assert p.device.text() == "No GPU here: the NVIDIA driver is loaded but there is no CUDA device"

@@ -41,7 +41,7 @@ from ..i18n import sep, tr
 from ..trace.launch import shipped_launch_file
 from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
                         _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
-                        caveat_lines, measured_bottleneck_text, recordings_dir, trace_timing_text,
+                        caveat_lines, gpu_reason, measured_bottleneck_text, recordings_dir, trace_timing_text,
                         unique_recording_path)
 from .worker import Runner
 
@@ -248,7 +248,12 @@ class GpuPanel(QWidget):
     @property
     def device_reason(self) -> str | None:
         """Why there is no GPU, in the language of the moment."""
-        return tr(self._reason[0], **self._reason[1]) if self._reason else None
+        if not self._reason:
+            return None
+        args = dict(self._reason[1])
+        if "why" in args:
+            args["why"] = gpu_reason(args["why"])       # warpviz's own reasons, translated
+        return tr(self._reason[0], **args)
 
     def retranslate(self) -> None:
         self.b_run.setText(tr("Run on GPU"))
@@ -568,7 +573,7 @@ class GpuPanel(QWidget):
                 try:
                     cubin = compile_cubin(generate(sc).source)
                 except GpuUnavailable as err:
-                    return ("sass", tr("No SASS: {why}", why=err.reason))
+                    return ("sass", tr("No SASS: {why}", why=gpu_reason(err.reason)))
                 if not find_tool("cuobjdump"):
                     return ("sass", tr("No SASS: cuobjdump is not installed (it comes with the CUDA toolkit)."))
                 lines = sass_memory_instructions(cubin) or []
