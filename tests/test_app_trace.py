@@ -343,9 +343,12 @@ def test_a_large_trace_opens_off_the_gui_thread_and_the_open_can_be_cancelled(qt
             time.sleep(0.01)
         return real_open(path, progress, cancelled)
 
+    clicked = []
+
     def press_cancel():                         # as a user does: click the dialog's Cancel button
         dialogs = [d for d in w.findChildren(QProgressDialog) if d.isVisible()]
         if dialogs:
+            clicked.append(len(ticks))
             button = dialogs[0].findChild(QPushButton)
             assert button.text() == "Cancel"
             qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
@@ -357,6 +360,9 @@ def test_a_large_trace_opens_off_the_gui_thread_and_the_open_can_be_cancelled(qt
     other = TRACES / "copy_float.wvtrace"
     assert not w.open_trace(other)
     heartbeat.stop()
-    assert len(ticks) >= 5                          # the GUI thread ran its event loop meanwhile
+    # the GUI thread ran its event loop while the load was running: the heartbeat ticked and
+    # the Cancel button was clicked through it (no wall-clock count: under load the timer
+    # coalesces its ticks)
+    assert clicked and clicked[0] >= 1 and len(ticks) >= 1
     assert "cancelled" in w.statusBar().currentMessage()
     assert w.session.name == "transpose_pad"        # what was open stays

@@ -819,13 +819,19 @@ def test_the_heat_map_of_a_launch_is_the_whole_grid_up_to_its_cap():
     assert np.array_equal(an.per_warp(blocks=3), an.per_warp()[:3])
 
 
-def test_the_cost_model_refuses_a_trace_over_its_work_bound(monkeypatch):
+def test_the_cost_model_replays_no_more_than_its_work_bound(monkeypatch):
+    """A trace over the cost model's work bound is replayed from its first blocks that fit
+    (scaled to the grid, and saying so), never in full; one block that does not fit is refused."""
     from viz.gpu import tracemodel
 
     t = tracefile.load(seed("copy_guarded"))
     an = analyze_trace(t)
     monkeypatch.setattr(tracemodel, "MAX_MODEL_RECORDS", t.records - 1)
-    with pytest.raises(TraceError, match="the cost model replays at most 63"):
+    cov = tracemodel.coverage(t)
+    assert cov.used_blocks < cov.grid_blocks and cov.scale > 1
+    tracemodel.workload(t, an)                                   # predicted from those blocks
+    monkeypatch.setattr(tracemodel, "MAX_MODEL_RECORDS", 1)
+    with pytest.raises(TraceError):
         tracemodel.workload(t, an)
 
 
