@@ -7,7 +7,12 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _tmp = Path(tempfile.mkdtemp(prefix="warpviz-tests-"))
-# Keep tests away from the real user's settings, scenarios and autosaves.
+# Keep tests away from the real user's settings, scenarios and autosaves. Under pytest-xdist
+# (./run-tests runs one worker per core) each worker process gets folders of its own: the
+# workers inherit the controller's environment, so a plain setdefault would share its folders.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["XDG_CONFIG_HOME"] = str(_tmp / "config")
+    os.environ["XDG_DATA_HOME"] = str(_tmp / "data")
 os.environ.setdefault("XDG_CONFIG_HOME", str(_tmp / "config"))
 os.environ.setdefault("XDG_DATA_HOME", str(_tmp / "data"))
 sys.path.insert(0, str(Path(__file__).parent))

@@ -14,11 +14,12 @@ def shared_window(qtbot_module):
     import tempfile
 
     d = tempfile.mkdtemp(prefix="warpviz-app-builtins-")
-    os.environ["WARPVIZ_SETTINGS"] = os.path.join(d, "settings.ini")
-    os.environ["WARPVIZ_DATA_DIR"] = os.path.join(d, "data")
-    w = make_window(qtbot_module, "coalesced")
-    yield w
-    w.close()
+    with pytest.MonkeyPatch.context() as mp:      # the module's own folders, given back after it
+        mp.setenv("WARPVIZ_SETTINGS", os.path.join(d, "settings.ini"))
+        mp.setenv("WARPVIZ_DATA_DIR", os.path.join(d, "data"))
+        w = make_window(qtbot_module, "coalesced")
+        yield w
+        w.close()
 
 
 @pytest.fixture(scope="module")

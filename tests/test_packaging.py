@@ -22,6 +22,8 @@ import viz
 from viz import assets
 
 ROOT = Path(__file__).resolve().parent.parent
+# One parallel worker runs this module, so that the wheel (``dist``) is built once.
+pytestmark = pytest.mark.xdist_group("packaging")
 DATA_DIRS = ("assets", "kernels")
 SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "viz", "warpviz", *DATA_DIRS)
 JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")

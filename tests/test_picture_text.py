@@ -72,20 +72,22 @@ class Checker:
             self.problems.append(f"{where}: {a.text!r} ({a.key}) overlaps {b.text!r} ({b.key})")
 
 
-def _builtins():
-    out = []
-    for name, sc in runnable_builtins():
+# One test per built-in, size and scale (not one per size and scale looping over every
+# built-in): the same pictures and checks, in pieces that parallel workers share out.
+NAMES = [name for name, _ in runnable_builtins()]
+_DETAILS: dict[str, tuple] = {}
+
+
+def _builtin(name: str):
+    """(name, scenario, [(detail, frames) of each instruction]), made once per process."""
+    if name not in _DETAILS:
+        sc = load(name)
         details = []
         for k in range(len(sc.instructions())):
             d = warp_detail(sc, k)
             details.append((d, frames(d)))
-        out.append((name, sc, details))
-    return out
-
-
-@pytest.fixture(scope="module")
-def builtins():
-    return _builtins()
+        _DETAILS[name] = (name, sc, details)
+    return _DETAILS[name]
 
 
 def _single(builtins, size, scale):
@@ -131,7 +133,9 @@ def _compare(builtins, size, scale):
 
 @pytest.mark.parametrize("scale", [1.0, PRESENTATION])
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_every_frame_of_every_builtin_keeps_its_text_readable(builtins, size, scale):
+@pytest.mark.parametrize("name", NAMES)
+def test_every_frame_of_every_builtin_keeps_its_text_readable(name, size, scale):
+    builtins = [_builtin(name)]
     problems, count = _single(builtins, size, scale)
     assert count == sum(len(fs) for _, _, details in builtins for _, fs in details)
     assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])
@@ -139,7 +143,9 @@ def test_every_frame_of_every_builtin_keeps_its_text_readable(builtins, size, sc
 
 @pytest.mark.parametrize("scale", [1.0, PRESENTATION])
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_every_frame_of_every_builtin_keeps_its_text_readable_in_a_comparison(builtins, size, scale):
+@pytest.mark.parametrize("name", NAMES)
+def test_every_frame_of_every_builtin_keeps_its_text_readable_in_a_comparison(name, size, scale):
+    builtins = [_builtin(name)]
     problems, count = _compare(builtins, size, scale)
     assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])
 
@@ -204,8 +210,13 @@ HARDEST = {"transpose-tile", "float4-tile", "double-tile", "char-stride-128", "s
            "aos-float3-r", "transpose-tile-xor", "random-gather", "vector-int4"}
 
 
+def test_the_hardest_builtins_are_runnable_builtins():
+    assert HARDEST <= set(NAMES)
+
+
 @pytest.mark.parametrize("scale", [1.0, PRESENTATION])
-def test_in_chinese_the_hardest_builtins_keep_the_rules(builtins, scale):
+@pytest.mark.parametrize("name", sorted(HARDEST))
+def test_in_chinese_the_hardest_builtins_keep_the_rules(name, scale):
     """The Chinese interface (wider labels, taller CJK lines) on the built-ins that crowd the
     picture most, at both sizes, single and compared."""
     from viz import i18n
@@ -213,8 +224,8 @@ def test_in_chinese_the_hardest_builtins_keep_the_rules(builtins, scale):
     i18n.set_language("zh_CN")
     try:
         # the frames again, for their captions in Chinese
-        some = [(name, sc, [(d, frames(d)) for d, _ in details]) for name, sc, details in builtins if name in HARDEST]
-        assert len(some) == len(HARDEST)
+        _, sc, details = _builtin(name)
+        some = [(name, sc, [(d, frames(d)) for d, _ in details])]
         problems = []
         for size in SIZES:
             problems += _single(some, size, scale)[0] + _compare(some, size, scale)[0]

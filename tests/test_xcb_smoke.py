@@ -36,7 +36,8 @@ def _why_not() -> str | None:
     return None
 
 
-pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
+# One parallel worker runs this module, so that one Xvfb (``xserver``) serves its tests.
+pytestmark = [pytest.mark.skipif(_why_not() is not None, reason=_why_not() or ""), pytest.mark.xdist_group("xcb")]
 
 
 def _start_xvfb(log: Path) -> tuple[subprocess.Popen, str | None]:
