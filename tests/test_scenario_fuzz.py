@@ -175,3 +175,24 @@ def test_the_app_shows_the_message_and_keeps_running(qtbot, user_dirs, tmp_path,
         w.open_path(resolve("stride-2"))                  # and the app goes on working
         assert w.session.error is None and w.session.scenario.name == "stride-2"
     w.close()
+
+
+def test_a_scenario_with_only_empty_loops_is_said_in_the_app_and_shown_by_the_cli(qtbot, user_dirs, tmp_path,  # noqa: F811
+                                                                                   capsys):
+    """Every loop empty (``for i = "10:0"``): the CLI's table says no instructions (exit 0);
+    the app, which has no picture to step through, says why and how to fix it, and keeps
+    working (it crashed in the frame count: an IndexError, found by tools/hostile.py)."""
+    from app_helpers import make_window
+
+    path = tmp_path / "empty-loop.toml"
+    path.write_text('[launch]\nblock = [32]\ngrid = [1]\n[arrays.s]\nspace = "shared"\ntype = "float"\n'
+                    'shape = [1024]\n[[access]]\nop = "load"\nfor = { i = "10:0" }\nat = "s[i]"\n')
+    assert main(["analyze", str(path)]) == 0
+    assert "[no instructions]" in capsys.readouterr().out
+    w = make_window(qtbot, "transpose-tile")
+    assert w.open_path(path)
+    assert w.session.scenario is None and "issues no warp instruction" in str(w.session.error)
+    assert "10:0:-1" in str(w.session.error)
+    w.open_path(resolve("stride-2"))
+    assert w.session.error is None and w.session.scenario.name == "stride-2"
+    w.close()

@@ -227,6 +227,13 @@ class Session(QObject):
         try:
             sc = loads(text, source=self.source, name=self.name)
             timeline = self._paired(Timeline(sc))
+            if timeline.bounds.instructions == 0:
+                # every access's loop is empty (for i = "10:0"): the launch issues no warp
+                # instruction, so there is no picture to step through (the CLI's table says so too)
+                raise ScenarioError(self.source, "access", tr("the scenario issues no warp instruction: every "
+                                                             "access's loop is empty"),
+                                    tr("give a loop a range it runs through (for i = \"0:10\" counts up; "
+                                       "a range that counts down needs a negative step, \"10:0:-1\")"))
             cursor = self.cursor.clamped(timeline.bounds, timeline.frame_count)
         except ScenarioError as err:
             self._set_error(err)

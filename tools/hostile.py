@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+"""A corpus of hostile input files and a runner that feeds them to warpviz as a user would.
+
+    python tools/hostile.py make DIR          # write the corpus (scenarios, launch files, traces)
+    python tools/hostile.py run DIR [-j 2]    # run every case; exit 1 if any case fails
+
+Each case is one file and one command (``warpviz analyze FILE``, ``warpviz export FILE ...``,
+``warpviz trace FILE``, ``warpviz bench --traces --dry-run FILE``, or ``app``: the main window
+opens the file offscreen and runs its event loop for a while). A case passes when the command
+ends within 30 s and 4 GiB of address space, with exit status 0 or 2, no Python traceback on
+its output, and no planted command ran (launch files plant ``$(touch MARKER)`` and kin; the
+runner looks for every marker afterwards). The table printed last lists the failures.
+
+The files are made here, from the shipped traces and launch files and from text: nothing is
+downloaded. The corpus is not part of the test suite (it takes minutes); the suite has the
+fast fuzz tests (tests/test_launch_hostile.py, tests/test_trace_hostile.py, tests/test_scenario_fuzz.py, tests/test_api_errors.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TIME_LIMIT_S = 30
+MEMORY_LIMIT = 4 << 30
+MARKER_DIR_NAME = "markers"
+
+# ----------------------------------------------------------------------------- making the corpus
+
+SCENARIO = """\
+title = "hostile"
+[launch]
+block = [32]
+grid = [1]
+[arrays]
+s = { space = "shared", type = "float", shape = [1024] }
+[[access]]
+op = "load"
+at = "s[lane]"
+"""
+
+
+def _scenarios(d: Path, cases: list) -> None:
+    def add(name: str, text: str | bytes, *commands) -> None:
+        p = d / f"{name}.toml"
+        p.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+        for c in commands or (("analyze",), ("export",), ("app",)):
+            cases.append((p, c))
+
+    add("ok", SCENARIO)
+    add("huge-launch", SCENARIO.replace("block = [32]", "block = [1024]").replace("grid = [1]", "grid = [65536]")
+        .replace('at = "s[lane]"', 'for = { i = "0:99999" }\nat = "s[(lane + i) % 1024]"'))
+    add("huge-grid-3d", SCENARIO.replace("grid = [1]", "grid = [2147483647, 65535, 65535]"))
+    add("long-chain", SCENARIO.replace('at = "s[lane]"', 'at = "s[' + "+".join(["1"] * 495) + ']"'))
+    add("long-chain-5000", SCENARIO.replace('at = "s[lane]"', 'at = "s[' + "+".join(["1"] * 5000) + ']"'))
+    add("deep-parens", SCENARIO.replace('at = "s[lane]"', 'at = "s[' + "(" * 3000 + "1" + ")" * 3000 + ']"'))
+    add("deep-unary", SCENARIO.replace('at = "s[lane]"', 'at = "s[' + "-" * 3000 + "1" + ']"'))
+    add("deep-ternary", SCENARIO.replace('at = "s[lane]"', 'at = "s[' + "1 ? " * 2000 + "1" + " : 0" * 2000 + ']"'))
+    add("shape-overflow", SCENARIO.replace("shape = [1024]", "shape = [9223372036854775807, 8]"))
+    add("shape-negative", SCENARIO.replace("shape = [1024]", "shape = [-5]"))
+    add("param-overflow", SCENARIO.replace("[launch]", "[params]\nW = 99999999999999999999\n[launch]")
+        .replace('"s[lane]"', '"s[lane * W]"'))
+    add("index-overflow", SCENARIO.replace('"s[lane]"', '"s[lane * 9223372036854775807 * 4]"'))
+    add("division-by-zero", SCENARIO.replace('"s[lane]"', '"s[lane / 0]"'))
+    add("modulo-zero", SCENARIO.replace('"s[lane]"', '"s[lane % 0]"'))
+    add("shift-huge", SCENARIO.replace('"s[lane]"', '"s[1 << 100000]"'))
+    add("power-huge", SCENARIO.replace('"s[lane]"', '"s[lane ** 1000000]"'))
+    add("many-accesses", SCENARIO + "\n".join(f'[[access]]\nop = "load"\nat = "s[lane + {k}]"'
+                                                for k in range(5000)) + "\n", ("analyze",))
+    params = "\n".join(f"P{k} = {k}" for k in range(8000))
+    add("many-params", SCENARIO.replace("[launch]", f"[params]\n{params}\n[launch]"), ("analyze",))
+    add("deep-toml", "a = " + "[" * 5000 + "]" * 5000 + "\n")
+    add("deep-inline-tables", "a = " + "{b = " * 3000 + "1" + "}" * 3000 + "\n")
+    add("not-utf8", b"title = \"\xff\xfe\xfd\"\n" + SCENARIO.encode())
+    add("nul-bytes", SCENARIO.replace("hostile", "a\x00b"))
+    add("binary-garbage", os.urandom(4096))
+    add("empty", "")
+    add("wrong-types", SCENARIO.replace("block = [32]", 'block = "lots"').replace("shape = [1024]", "shape = 3.5"))
+    add("unknown-keys", SCENARIO + "\n[bogus]\nx = 1\n")
+    add("huge-string", SCENARIO.replace("hostile", "x" * (8 << 20)), ("analyze",))
+    add("bad-kind", SCENARIO.replace('op = "load"', 'op = "teleport"'))
+    add("layout-junk", SCENARIO.replace('type = "float"', 'type = "float", layout = "Sw<99,99,99> o (8,64):(64,1)"'))
+    add("stride-zero-loop", SCENARIO.replace('at = "s[lane]"', 'for = { i = "0:10:0" }\nat = "s[i]"'))
+    add("reverse-loop", SCENARIO.replace('at = "s[lane]"', 'for = { i = "10:0" }\nat = "s[i]"'))
+    add("nested-loops", SCENARIO.replace('at = "s[lane]"', 'for = { i = "0:100000", j = "0:100000" }\nat = "s[i+j]"'))
+    add("struct-bomb", SCENARIO.replace('type = "float"', 'type = "struct { ' + " ".join(
+        f"float f{k};" for k in range(20000)) + ' }"'), ("analyze",))
+    fifo = d / "fifo.toml"
+    os.mkfifo(fifo)
+    for c in (("analyze",), ("export",)):
+        cases.append((fifo, c))
+    (d / "devzero.toml").symlink_to("/dev/zero")
+    cases.append((d / "devzero.toml", ("analyze",)))
+    (d / "folder.toml").mkdir()
+    cases.append((d / "folder.toml", ("analyze",)))
+    cases.append((d / "ok.toml", ("analyze-set", "W=99999999999")))
+    cases.append((d / "ok.toml", ("analyze-set", "W=" + "9" * 5000)))
+
+
+KERNEL = """\
+extern "C" __global__ void k(float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = VAL;
+}
+"""
+
+LAUNCH = """\
+title = "hostile"
+source = "k.cu"
+kernel = "k"
+block = [32]
+grid = [1]
+defines = { VAL = "1.0f" }
+
+[[arg]]
+type = "float*"
+count = 32
+
+[[arg]]
+type = "int"
+value = 32
+"""
+
+
+def _launch_files(d: Path, markers: Path, cases: list) -> None:
+    (d / "k.cu").write_text(KERNEL)
+    (d / "broken.cu").write_text("this is not CUDA {")
+    commands = (("trace",), ("bench-dry",), ("app",))
+
+    def add(name: str, text: str | bytes, *cmds) -> None:
+        p = d / f"{name}.launch.toml"
+        p.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+        for c in cmds or commands:
+            cases.append((p, c))
+
+    def marker(tag: str) -> str:
+        return str(markers / tag)
+
+    add("ok", LAUNCH)
+    for tag, value in (("dollar", "$(touch {m})1.0f"), ("backtick", "`touch {m}`1.0f"),
+                       ("semicolon", "1.0f; touch {m}"), ("pipe", "1.0f | touch {m}"),
+                       ("and", "1.0f && touch {m}"), ("newline", "1.0f\ntouch {m}"),
+                       ("quote", "1.0f' ; touch {m} ; '"), ("dquote", '1.0f" ; touch {m} ; "'),
+                       ("redirect", "1.0f > {m}"), ("subshell", "(touch {m})")):
+        v = value.format(m=marker(f"define-{tag}"))
+        add(f"define-{tag}", LAUNCH.replace('"1.0f"', json.dumps(v)))
+    add("define-name", LAUNCH.replace("VAL = ", f'"VAL=1.0f -DX=$(touch {marker("define-name")})" = 1\nVAL = '))
+    inc = d / f"inc$(touch {marker('include-dir')})"
+    try:
+        inc.mkdir()
+    except OSError:
+        pass
+    add("include-dir", LAUNCH.replace("defines", f"include_dirs = [{json.dumps(inc.name)}]\ndefines"))
+    add("include-dir-semicolon", LAUNCH.replace("defines", f'include_dirs = ["x; touch {marker("inc-semi")}"]\ndefines'))
+    src = d / f"k$(touch {marker('source-name')}).cu"
+    try:
+        src.write_text(KERNEL)
+    except OSError:
+        pass
+    add("source-name", LAUNCH.replace('"k.cu"', json.dumps(src.name)))
+    add("kernel-name", LAUNCH.replace('kernel = "k"', f'kernel = "k$(touch {marker("kernel-name")})"'))
+    add("source-traversal", LAUNCH.replace('"k.cu"', '"../../../../../../etc/passwd"'))
+    add("source-absolute", LAUNCH.replace('"k.cu"', '"/etc/passwd"'))
+    add("source-devzero", LAUNCH.replace('"k.cu"', '"/dev/zero"'))
+    big = d / "big.cu"
+    with open(big, "wb") as f:
+        f.truncate(2 << 30)                           # a sparse 2 GiB "source"
+    add("source-huge", LAUNCH.replace('"k.cu"', '"big.cu"'))
+    add("source-broken", LAUNCH.replace('"k.cu"', '"broken.cu"'))
+    add("kernel-missing", LAUNCH.replace('kernel = "k"', 'kernel = "nothere"'))
+    add("args-missing", LAUNCH.split("[[arg]]")[0])
+    add("args-wrong-type", LAUNCH.replace('type = "int"', 'type = "double"').replace("value = 32", "value = 3.5"))
+    add("not-utf8", b"title = \"\xff\xfe\"\n" + LAUNCH.encode())
+    add("nul-source", LAUNCH.replace('"k.cu"', '"k.cu\\u0000x"'))
+    add("nul-define", LAUNCH.replace('"1.0f"', '"1.0f\\u0000x"'))
+    add("nul-include", LAUNCH.replace("defines", 'include_dirs = ["a\\u0000b"]\ndefines'))
+    add("deep-toml", "title = " + "[" * 5000 + "]" * 5000 + "\n")
+    add("huge-count", LAUNCH.replace("count = 32", "count = 999999999999999999"))
+    add("huge-grid", LAUNCH.replace("grid = [1]", "grid = [2147483647, 65535, 65535]"))
+    add("zero-block", LAUNCH.replace("block = [32]", "block = [0]"))
+    add("garbage", os.urandom(2048))
+    fifo = d / "fifo.launch.toml"
+    os.mkfifo(fifo)
+    for c in commands:
+        cases.append((fifo, c))
+    (d / "devzero.launch.toml").symlink_to("/dev/zero")
+    for c in commands:
+        cases.append((d / "devzero.launch.toml", c))
+
+
+def _zip(path: Path, members: dict[str, bytes], compress=zipfile.ZIP_DEFLATED) -> None:
+    with zipfile.ZipFile(path, "w", compression=compress) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def _traces(d: Path, cases: list) -> None:
+    import numpy as np
+
+    shipped = sorted((ROOT / "assets" / "traces").glob("*.wvtrace"))
+    base = min(shipped, key=lambda p: p.stat().st_size)
+    with zipfile.ZipFile(base) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = json.loads(members["header.json"])
+    commands = (("analyze",), ("export",), ("app",))
+
+    def add(name: str, data: dict[str, bytes] | bytes, *cmds) -> None:
+        p = d / f"{name}.wvtrace"
+        if isinstance(data, bytes):
+            p.write_bytes(data)
+        else:
+            _zip(p, data)
+        for c in cmds or commands:
+            cases.append((p, c))
+
+    def npy(a) -> bytes:
+        b = io.BytesIO()
+        np.lib.format.write_array(b, np.asarray(a), allow_pickle=True)
+        return b.getvalue()
+
+    def with_header(**changes) -> dict[str, bytes]:
+        h = dict(header)
+        for k, v in changes.items():
+            if v is ...:
+                h.pop(k, None)
+            else:
+                h[k] = v
+        return {**members, "header.json": json.dumps(h).encode()}
+
+    add("ok", members)
+    add("bench-ok", members, ("bench-traces",))
+    raw = base.read_bytes()
+    rng = np.random.default_rng(7)
+    for k in range(12):
+        b = bytearray(raw)
+        for at in rng.integers(0, len(b), size=int(rng.integers(1, 16))):
+            b[at] ^= 1 << int(rng.integers(0, 8))
+        add(f"bitflip-{k}", bytes(b), ("analyze",), ("app",))
+    for frac in (0.1, 0.5, 0.9, 0.999):
+        add(f"truncated-{frac}", raw[:int(len(raw) * frac)], ("analyze",))
+    n = int(header.get("records", 0)) or len(np.lib.format.read_array(io.BytesIO(members["instr.npy"])))
+    # an .npy header that declares 10^12 elements
+    hdr = io.BytesIO()
+    np.lib.format.write_array_header_1_0(hdr, {"descr": "<u4", "fortran_order": False, "shape": (10**12,)})
+    add("npy-huge-shape", {**members, "instr.npy": hdr.getvalue() + b"\0" * 64})
+    # a zip bomb: one member of 2 GiB of zeros, written by streaming
+    bomb = d / "zip-bomb.wvtrace"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            if name != "offset.npy":
+                z.writestr(name, data)
+        with z.open("offset.npy", "w", force_zip64=True) as f:
+            chunk = b"\0" * (1 << 24)
+            for _ in range(128):
+                f.write(chunk)
+    for c in commands:
+        cases.append((bomb, c))
+    # corrupt deflate data inside a member (the zip's CRC and sizes left as they were)
+    b = bytearray(raw)
+    with zipfile.ZipFile(base) as z:
+        info = z.getinfo("offset.npy")
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    for k in range(start + 10, min(start + 200, len(b))):
+        b[k] = 0xFF
+    add("corrupt-deflate", bytes(b))
+    add("deep-json", {**members, "header.json": b"[" * 100000 + b"]" * 100000})
+    add("header-not-object", {**members, "header.json": b"[1, 2, 3]"})
+    add("header-not-json", {**members, "header.json": b"\xff\xfe not json"})
+    for key in ("launch", "instructions", "gpu", "grid", "block", "name", "launch_file", "launch_file_name",
+                "sources", "records", "blocks", "version"):
+        add(f"header-missing-{key}", with_header(**{key: ...}), ("analyze",), ("app",))
+        for tag, value in (("string", "x"), ("number", 12345678901234567890), ("list", [1, 2]), ("null", None),
+                           ("nested", {"a": {"b": {"c": []}}})):
+            add(f"header-{key}-{tag}", with_header(**{key: value}), ("analyze",))
+    instrs = header.get("instructions", [])
+    if instrs:
+        for key in ("op", "opcode", "ptx", "width", "line", "space", "kind", "file"):
+            for tag, value in (("missing", ...), ("string", "?"), ("number", -1), ("huge", 10**30), ("list", [[]])):
+                i0 = dict(instrs[0])
+                if value is ...:
+                    i0.pop(key, None)
+                else:
+                    i0[key] = value
+                add(f"instr-{key}-{tag}", with_header(instructions=[i0, *instrs[1:]]), ("analyze",))
+    add("name-traversal", with_header(name="../../../../ESCAPED", title="../../../../ESCAPED"), ("export",))
+    add("launch-file-traversal", with_header(launch_file_name="../../../../../../tmp/evil.launch.toml"),
+        ("bench-traces",), ("app",))
+    add("launch-file-absolute", with_header(launch_file_name="/tmp/evil.launch.toml"), ("bench-traces",), ("app",))
+    add("grid-2^27", with_header(launch={**header.get("launch", {}), "grid": [1 << 27, 1, 1]}), ("analyze",),
+        ("app",), ("export",))
+    for arr, bad in (("instr", np.full(n, 1 << 30, np.uint32)), ("block", np.full(n, 1 << 30, np.uint32)),
+                     ("warp", np.full(n, 999, np.uint32)), ("base", np.full(n, np.nan)),
+                     ("offset", np.array(["x"] * n)), ("active", np.full(n, -1, np.int64)),
+                     ("flags", np.full(n, 255, np.uint8)), ("instr", np.array([object()] * n, dtype=object)),
+                     ("offset", np.zeros((n, 31), np.int32)), ("base", np.zeros(n + 1, np.uint64))):
+        add(f"array-{arr}-{bad.dtype}-{bad.shape[-1]}", {**members, f"{arr}.npy": npy(bad)}, ("analyze",), ("app",))
+    add("not-a-zip", os.urandom(10000))
+    add("empty", b"")
+    fifo = d / "fifo.wvtrace"
+    os.mkfifo(fifo)
+    for c in commands:
+        cases.append((fifo, c))
+    (d / "devzero.wvtrace").symlink_to("/dev/zero")
+    for c in commands:
+        cases.append((d / "devzero.wvtrace", c))
+
+
+def make(out: Path) -> list:
+    if out.exists():
+        shutil.rmtree(out)
+    cases: list = []
+    markers = out / MARKER_DIR_NAME
+    markers.mkdir(parents=True)
+    for kind, fn in (("scenarios", _scenarios), ("launch", None), ("traces", _traces)):
+        d = out / kind
+        d.mkdir()
+        if kind == "launch":
+            _launch_files(d, markers, cases)
+        else:
+            fn(d, cases)
+    (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
+    print(f"{len(cases)} cases in {out}")
+    return cases
+
+
+# ----------------------------------------------------------------------------- running
+
+APP_DRIVER = r"""
+import sys, traceback
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop
+errors = []
+def hook(t, v, tb):
+    errors.append("".join(traceback.format_exception(t, v, tb)))
+sys.excepthook = hook
+from viz.app.main import make_app
+app = make_app()
+from viz.app.window import MainWindow
+w = MainWindow(None)
+w.show()
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+said = []
+def dismiss():                 # a user reads a modal message and closes it
+    m = QApplication.activeModalWidget()
+    if m is not None:
+        said.append(getattr(m, "text", lambda: m.windowTitle())())
+        m.reject() if hasattr(m, "reject") else m.close()
+timer = QTimer()
+timer.timeout.connect(dismiss)
+timer.start(300)
+w.open_path(__import__("pathlib").Path(sys.argv[1]))
+deadline = QDeadlineTimer(4000)
+while not deadline.hasExpired():
+    QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+for k in range(3):             # step through a few frames and instructions as a user would
+    w.session.go(instr=k) if hasattr(w.session, "go") else None
+    QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 200)
+alive = w.isVisible()
+for m in said:
+    print("dialog:", m.replace("\n", " ")[:300])
+timer.stop()
+w.close()
+if errors:
+    sys.stderr.write("\n".join(errors))
+    sys.exit(3)
+print("app alive" if alive else "app window gone")
+sys.exit(0 if alive else 4)
+"""
+
+
+def _limits() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    os.setsid()
+
+
+def command_line(path: Path, c: list, scratch: Path) -> list[str]:
+    cli = [sys.executable, "-m", "viz.cli"]
+    what = c[0]
+    if what == "analyze":
+        return cli + ["analyze", str(path)]
+    if what == "analyze-set":
+        return cli + ["analyze", str(path), "--set", c[1]]
+    if what == "export":
+        return cli + ["export", str(path), "--out", str(scratch / "out.png"), "-i", "0"]
+    if what == "trace":
+        return cli + ["trace", str(path), "--out", str(scratch / "t.wvtrace")]
+    if what == "bench-dry":
+        return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
+    if what == "bench-traces":
+        return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
+    if what == "app":
+        return [sys.executable, "-c", APP_DRIVER, str(path)]
+    raise ValueError(what)
+
+
+def run_case(root: Path, rel: str, c: list, k: int) -> dict:
+    path = root / rel
+    scratch = root / "scratch" / str(k)
+    scratch.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "WARPVIZ_SETTINGS": str(scratch / "settings.ini"),
+           "WARPVIZ_DATA_DIR": str(scratch / "data"), "PYTHONPATH": str(ROOT)}
+    cmd = command_line(path, c, scratch)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, errors="replace",
+                           timeout=TIME_LIMIT_S, preexec_fn=_limits, stdin=subprocess.DEVNULL)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = "timeout", (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (
+            e.stdout or ""), (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+    seconds = time.monotonic() - t0
+    problems = []
+    if rc == "timeout":
+        problems.append(f"ran past {TIME_LIMIT_S} s")
+    elif rc not in (0, 2):
+        problems.append(f"exit {rc}")
+    if "Traceback (most recent call last)" in out + err:
+        problems.append("traceback")
+    if "MemoryError" in out + err:
+        problems.append("MemoryError")
+    last = [ln for ln in (err or out).strip().splitlines() if ln.strip()][-1:] or [""]
+    return {"file": rel, "command": c, "rc": rc, "seconds": round(seconds, 2), "problems": problems,
+            "last_line": last[0][:300]}
+
+
+def run(root: Path, jobs: int, only: str | None) -> int:
+    cases = json.loads((root / "cases.json").read_text())
+    if only:
+        cases = [c for c in cases if only in c[0]]
+    markers = root / MARKER_DIR_NAME
+    for m in markers.iterdir():
+        m.unlink()
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(lambda kc: run_case(root, kc[1][0], kc[1][1], kc[0]), enumerate(cases)))
+    planted = sorted(m.name for m in markers.iterdir())
+    for f in (Path.cwd() / "marker", root / "launch" / "marker"):
+        if f.exists():
+            planted.append(str(f))
+    (root / "results.json").write_text(json.dumps({"results": results, "planted": planted}, indent=1))
+    bad = [r for r in results if r["problems"]]
+    for r in bad:
+        print(f"FAIL {r['file']} {' '.join(r['command'])}: {', '.join(r['problems'])} ({r['seconds']} s) "
+              f"| {r['last_line']}")
+    slowest = max(results, key=lambda r: r["seconds"]) if results else None
+    print(f"\n{len(results)} cases, {len(results) - len(bad)} passed, {len(bad)} failed; planted commands that "
+          f"ran: {planted or 'none'}; slowest {slowest['seconds'] if slowest else 0} s "
+          f"({slowest['file'] if slowest else ''}); {time.monotonic() - t0:.0f} s in all")
+    return 1 if bad or planted else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    m = sub.add_parser("make")
+    m.add_argument("dir", type=Path)
+    r = sub.add_parser("run")
+    r.add_argument("dir", type=Path)
+    r.add_argument("-j", "--jobs", type=int, default=2)
+    r.add_argument("--only", help="run the cases whose file path contains this text")
+    a = ap.parse_args(argv)
+    if a.what == "make":
+        make(a.dir.resolve())
+        return 0
+    return run(a.dir.resolve(), a.jobs, a.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
