@@ -6,6 +6,7 @@ a measured bottleneck and a traced launch's timing; where the app writes its rec
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..i18n import language, sep, tr
@@ -194,8 +195,6 @@ def kernel_line(lines: list[str], function: str) -> int:
     """The 1-based line where ``function`` is defined in a kernels/ file: its ``__global__``
     definition, else the macro line that defines it (``TRANSPOSE(transpose_tile_xor, ...)``),
     else its first mention; 1 if absent."""
-    import re
-
     fn = re.escape(function)
     word = re.compile(rf"\b{fn}\b")
     for pattern in (rf"__global__.*\b{fn}\s*\(", rf"^\s*[A-Z_][A-Z0-9_]*\(\s*{fn}\s*,"):
@@ -252,8 +251,6 @@ def gpu_reason(reason: str) -> str:
             if template.endswith("({detail})") and detail.endswith(")"):
                 detail = detail[:-1]
             return tr(template, detail=detail)
-    import re
-
     m = re.fullmatch(r"Nsight Compute did not finish within (\d+) s", reason)
     if m:
         return tr("Nsight Compute did not finish within {s} s", s=int(m.group(1)))
