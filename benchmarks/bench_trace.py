@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -39,7 +40,9 @@ def main() -> int:
     w = args.w
     with tempfile.TemporaryDirectory() as tmp:
         lp = Path(tmp) / "big.launch.toml"
-        text = (f'title = "transpose {w}x{w}"\nsource = "{ROOT / "kernels" / "transpose.cu"}"\n'
+        # a launch file names its source relative to its own folder (inside it)
+        shutil.copytree(ROOT / "kernels", Path(tmp) / "kernels")
+        text = (f'title = "transpose {w}x{w}"\nsource = "kernels/transpose.cu"\n'
                 f'kernel = "transpose_tile_pad1"\nblock = [32, 8]\ngrid = [{w // 32}, {w // 32}]\n'
                 f'[[arg]]\ntype = "float*"\ncount = {w * w}\nfill = "random"\n'
                 f'[[arg]]\ntype = "float*"\ncount = {w * w}\nfill = "zero"\n'

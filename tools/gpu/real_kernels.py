@@ -375,6 +375,12 @@ def numba_expand(values):
 
 def run_numba(out: Path, validate: bool) -> dict[str, dict]:
     import numpy as np
+
+    if not hasattr(np, "row_stack"):
+        # numba-cuda 0.x registers an overload of np.row_stack at import, which NumPy 2.4
+        # removed (the GPU machine's NumPy): numba.cuda fails to import there before any
+        # kernel. vstack is what row_stack was; this only lets Numba import.
+        np.row_stack = np.vstack
     from numba import cuda, float32, int32
 
     import warpviz
