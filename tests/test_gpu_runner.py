@@ -13,7 +13,7 @@ from helpers import access, global_array, scenario, shared_array
 from viz.engine import METRIC_NAMES, analyze
 from viz.gpu import GpuUnavailable, costmodel, handwritten, results
 from viz.gpu.codegen import generate
-from viz.gpu.ncu import compare, explain_failure, parse_csv
+from viz.gpu.ncu import compare, explain_failure, match_launches, parse_csv, same_kernel
 from viz.gpu.plan import DeviceLimits, Timing, TimingError, plan_scale, scaled_scenario
 from viz.gpu.runner import LaunchSpec, generated_launch
 from viz.gpu.simulate import check as sim_check
@@ -91,6 +91,19 @@ def test_ncu_csv_is_parsed_per_kernel():
     got = parse_csv(CSV)
     assert got == {"wv_000_coalesced": {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 512,
                                         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 2048}}
+
+
+def test_a_cpp_kernels_mangled_entry_matches_the_name_ncu_prints():
+    """ncu prints a C++ kernel demangled (--kernel-name-base function); the launch spec names
+    its PTX entry (what the cubin is asked for). Names as seen on the H100 (cu++filt 13.0)."""
+    assert same_kernel("_Z13MatrixMulCUDAILi16EEvPfS0_S0_ii", "MatrixMulCUDA<16>")
+    assert same_kernel("_ZN5tiles16transpose_paddedIfLi32ELi8EEEvPT_PKS1_ii", "tiles::transpose_padded<float, 32, 8>")
+    assert same_kernel("copy", "copy") and not same_kernel("copy", "copy2")
+    assert not same_kernel("_Z13MatrixMulCUDAILi16EEvPfS0_S0_ii", "MatrixMul<16>")
+    assert not same_kernel("block_sum", "block_sum<float, 256>")      # a C entry is compared as it is
+    got = match_launches(["_Z9block_sumIfLi256EEvPKT_PS0_i", "add_kernel", "_Z13MatrixMulCUDAILi16EEvPfS0_S0_ii"],
+                         [("add_kernel", {"a": 1}), ("MatrixMulCUDA<16>", {"a": 2})])
+    assert got == [None, {"a": 1}, {"a": 2}]       # the failed first launch: None, the rest still line up
 
 
 def test_compare_rows_and_failure_reasons():

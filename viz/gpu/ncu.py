@@ -108,6 +108,20 @@ def parse_csv(text: str) -> dict[str, dict[str, int]]:
     return {name: m for name, m in parse_launches(text) if m}
 
 
+def same_kernel(entry: str, printed: str) -> bool:
+    """Whether ncu's name of a profiled kernel (``--kernel-name-base function``) is the
+    launch's PTX entry: the same text, or, for a C++ kernel, whose entry is mangled
+    (``_Z13MatrixMulCUDAILi16EEvPfS0_S0_ii``) while ncu prints it demangled
+    (``MatrixMulCUDA<16>``, ``tiles::transpose_padded<float, 32, 8>``), the last name of
+    the printed one, outside its template arguments, as the mangled entry spells it."""
+    if entry == printed:
+        return True
+    if not entry.startswith("_Z"):
+        return False
+    base = printed.split("<", 1)[0].split("(", 1)[0].rsplit("::", 1)[-1].strip()
+    return bool(base) and f"{len(base)}{base}" in entry
+
+
 def match_launches(expected: list[str], profiled: list[tuple[str, dict]]) -> list[dict | None]:
     """The counters of each expected launch (by kernel name, in order). A launch that
     failed and was not profiled gets None; the ones after it still line up."""
@@ -115,7 +129,7 @@ def match_launches(expected: list[str], profiled: list[tuple[str, dict]]) -> lis
     k = 0
     for name in expected:
         j = k
-        while j < len(profiled) and profiled[j][0] != name:
+        while j < len(profiled) and not same_kernel(name, profiled[j][0]):
             j += 1
         if j < len(profiled):
             out.append(profiled[j][1])

@@ -429,7 +429,8 @@ def measure_bottlenecks(doc: dict, items: list[TracedLaunch], builds: dict, canc
             buf = Path(tmp) / f"buffer-{k}.npy"
             np.save(buf, host_buffer(t.launch))
             L = t.launch
-            launches.append({"name": L.kernel, "cubin": base64.b64encode(builds[t.name].cubin).decode(),
+            entry = builds[t.name].resources.get("entry") or L.function     # a C++ kernel: its PTX entry
+            launches.append({"name": entry, "cubin": base64.b64encode(builds[t.name].cubin).decode(),
                              "buffer": str(buf), "block": list(L.block), "grid": list(L.grid),
                              "shared": L.shared_bytes, "args": [a.as_dict() for a in L.args],
                              "offsets": L.buffer_offsets()})
