@@ -623,6 +623,28 @@ def test_a_fusion_in_unrolled_copies_is_checked_per_execution_like_any_other():
     assert analyze_trace(out).metrics[LD] == analyze_trace(trace).metrics[LD]
 
 
+def test_a_mapping_that_changed_no_record_can_be_undone_to_map_anew():
+    """tools/trace/reconcile_shipped.py --again: a trace whose mapping left every record as
+    recorded (only `same` and `uncertain`) comes back exactly as recorded, header and arrays,
+    and maps as a fresh recording does; one whose mapping rewrote records does not."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("reconcile_shipped", ROOT / "tools" / "trace" / "reconcile_shipped.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    trace, m, _line = _softmax_trace(4, partial=4)         # the sum loop's fusion is refused: no record changes
+    kinds = [i["kind"] for i in trace.instructions]
+    mapped = tracefile.check(apply(trace, m))
+    assert {i["sass"]["state"] for i in mapped.instructions} == {"same", "uncertain"}
+    back = tracefile.check(tool.as_recorded(mapped, kinds))
+    assert back.header == trace.header
+    for name in ("instr", "block", "warp", "active", "pred", "shared", "global_", "base", "offset", "flags"):
+        assert np.array_equal(getattr(back, name), getattr(trace, name)), name
+    assert tracefile.check(apply(back, m)).header == mapped.header
+    fused = tracefile.check(apply(_softmax_trace(4)[0], m))
+    assert tool.as_recorded(fused, kinds) is None and tool.as_recorded(mapped, kinds[:-1]) is None
+
+
 def test_the_rewritten_trace_round_trips_and_analyze_names_the_fusion(tmp_path):
     trace, m = _sgemm_trace(1)
     out = tmp_path / "s.wvtrace"
