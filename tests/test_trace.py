@@ -396,11 +396,7 @@ def test_bad_trace_files_say_why(tmp_path, capsys):
 SHIPPED = tracefile.shipped()
 # Kernels where the recording cannot equal Nsight Compute, each for the reason docs/GPU.md
 # gives (measured on the H100): the metrics that differ, and nothing else may.
-KNOWN = {
-    # ptxas unrolls the loops over the shared partial array again and reads it with LDS.128
-    # in ways the SASS mapping cannot pin down: the trace says so on those loads
-    "softmax_row": {"smsp__inst_executed_op_shared_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"},
-}
+KNOWN: dict[str, set[str]] = {}
 # Launch files whose kernels the H100 has not recorded yet (tools/trace/device_fused_kernels.sh
 # records and validates them); each leaves this set when its trace ships.
 AWAITING_H100: set[str] = set()

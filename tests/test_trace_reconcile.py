@@ -177,17 +177,37 @@ def test_a_fusion_group_never_spans_a_write_of_its_address_register():
     assert not _writes(["\tst.shared.f32 [%r1], %f1;"], "%r1", 0, 2)
 
 
-def test_a_loop_ptxas_restructured_is_said_to_be_uncertain_never_silently_dropped():
-    """softmax_row's `for (w ...) m = fmaxf(m, partial[w])`: nvcc unrolled it by 4, ptxas
-    unrolled again and read partial[] with LDS.128 from one PTX line: no group can be pinned
-    down, so the loads of that loop are uncertain (kept as recorded), none 'removed'."""
+def test_loops_ptxas_unrolled_again_fuse_per_iteration_or_say_they_are_uncertain():
+    """softmax_row's two loops over partial[] (nvcc unrolled each by 4, with a remainder loop;
+    ptxas unrolled the unrolled loop again, into copies of 4, 2 and 1 iterations):
+    `for (w = 0; ...) s += partial[w]` reads partial+16j .. +16j+12 per iteration, and every
+    copy reads an iteration's four floats with one LDS.128 from the first PTX line: a fused
+    group, certain. `for (w = 1; ...) m = fmaxf(m, partial[w])` reads partial+16j+4 .. +16j+16:
+    ptxas reads the aligned 16 bytes before (LDS.128 [UR6]) and the last float with an LDS of
+    its own or inside the next LDS.128, so how many accesses run depends on which copies run:
+    uncertain, and said why. The remainder loops run as the PTX has them; nothing is removed."""
     _ptx, instrs, m = fixture("softmax_row")
     info = m["instructions"]
-    unc = [i for i in instrs if info[i.id].state == "uncertain"]
-    assert len(unc) == 8 and not m["certain"]
-    assert all(i.kind == "load" and i.space == "shared" for i in unc)
-    assert not any(v.state == "removed" for v in info.values())
-    assert any("are not its 4 bytes a lane" in info[i.id].note for i in unc)
+    shared_loads = [i for i in instrs if i.kind == "load" and i.space == "shared"]
+    by_line = {i.line_no: info[i.id] for i in shared_loads}
+    assert sorted(by_line) == [126, 144, 146, 148, 151, 169, 281, 283, 285, 287, 304]
+    # the sum loop: one LDS.128 per iteration in each of the 7 copies ptxas made
+    fused = by_line[281]
+    assert fused.state == "fused" and fused.certain and fused.width == 16 and len(fused.sass) == 7
+    assert all(t.startswith("LDS.128") for t in fused.sass)
+    assert fused.ptx_lines == (281, 283, 285, 287) and "in each of the 7 copies" in fused.note
+    assert [by_line[n].state for n in (283, 285, 287)] == ["member"] * 3
+    assert all(by_line[n].first == fused.group[0] for n in (283, 285, 287))
+    # the max loop: uncertain, only in how its executions map (a recording where it never ran
+    # does not depend on it), and its note says what ptxas did
+    unc = [by_line[n] for n in (144, 146, 148, 151)]
+    assert all(v.state == "uncertain" and not v.certain and v.runs_only for v in unc)
+    assert "ptxas unrolled this loop again" in by_line[144].note and "which the trip count decides" in \
+        by_line[144].note and "PTX line 151 of the same address register has SASS accesses" in by_line[144].note
+    assert "are not its 4 bytes a lane" in by_line[151].note           # LDS.128 and LDS copies
+    assert [by_line[n].state for n in (126, 169, 304)] == ["same"] * 3
+    assert not any(v.state == "removed" for v in info.values()) and not m["certain"]
+    assert "runs_only" not in fused.as_dict()        # the flag is apply's, not the file's
 
 
 def test_a_device_function_that_ptxas_assembled_into_the_kernel_is_matched():
@@ -477,6 +497,152 @@ def test_a_peeled_and_unrolled_tile8_loop_counts_what_the_h100_counts_after_the_
     assert out.header["sass_map"]["certain"] and len(out.header["sass_map"]["fused"]) == 6
     # the whole MatrixMulCUDA<8> launch of the H100 run: 64 blocks x 2 warps x 16 tile steps
     assert (10 * 64 * 2 * 16, 12 * 64 * 2 * 16) == (20_480, 24_576)
+
+
+def _softmax_passes(nw: int) -> tuple[list[int], list[int], int, int]:
+    """softmax_row's PTX (tests/data/sass/softmax_row.ptx) for a block of ``nw`` warps, per
+    warp: (byte offsets in partial[] of the max loop's unrolled iterations, of its remainder
+    loop's loads, the sum loop's unrolled iterations, its remainder loop's loads)."""
+    max_main, max_rest, r105 = [], [], 1
+    if 32 * nw >= 64:                                         # setp.lt.u32 %p9, %r3, 64
+        r8 = max(nw, 2)
+        r107 = (r8 - 1) & 3
+        if r8 - 2 >= 3:                                       # $L__BB0_8, until %r102 == 1
+            r102, r103 = r8 - r107, 0
+            while True:
+                max_main.append(r103)
+                r105, r102, r103 = r105 + 4, r102 - 4, r103 + 16
+                if r102 == 1:
+                    break
+        max_rest = [4 * (r105 + j) for j in range(r107)]      # $L__BB0_11
+    r114, r112 = nw & 3, 0
+    sum_main = []
+    if nw - 1 >= 3:                                           # $L__BB0_20, until %r111 == 0
+        r111, r109 = nw - r114, 0
+        while r111:
+            sum_main.append(r109)
+            r112, r109, r111 = r112 + 4, r109 + 16, r111 - 4
+    return max_main, max_rest, sum_main, [4 * (r112 + j) for j in range(r114)]
+
+
+def _softmax_trace(nw: int, partial: int = 0):
+    """The shared accesses softmax_row's PTX records for one block of ``nw`` warps, partial[]
+    at shared byte ``partial``: lane 0 stores its warp's partial twice, every lane reads
+    them back in the loops (one address for the whole warp)."""
+    _ptx, instrs, m = fixture("softmax_row")
+    table = [i.as_dict() for i in instrs]
+    assert [r["id"] for r in table] == list(range(len(table)))
+    line = {r["line_no"]: r["id"] for r in table}
+    max_main, max_rest, sum_main, sum_rest = _softmax_passes(nw)
+    full = 0xFFFFFFFF
+    heads, addrs = [], []
+
+    def rec(ln, off, w, pred=full):
+        heads.append([line[ln], 0, w, full, pred, full, 0, 0])
+        addrs.append(np.full(32, partial + off, np.uint64))
+
+    for w in range(nw):
+        rec(120, 4 * w, w, pred=1)
+        rec(126, 0, w)
+        for base in max_main:
+            for ln, off in ((144, 4), (146, 8), (148, 12), (151, 16)):
+                rec(ln, base + off, w)
+        for off in max_rest:
+            rec(169, off, w)
+        rec(258, 4 * w, w, pred=1)
+        for base in sum_main:
+            for ln, off in ((281, 0), (283, 4), (285, 8), (287, 12)):
+                rec(ln, base + off, w)
+        for off in sum_rest:
+            rec(304, off, w)
+    header = {"title": "softmax_row", "kernel": "softmax_row", "launch": {"block": [32 * nw, 1, 1],
+              "grid": [1, 1, 1]}, "instructions": table, "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs, np.uint64)))
+    return trace, m, line
+
+
+def test_softmax_row_as_the_h100_ran_it_counts_what_nsight_compute_counts_after_the_rewrite():
+    """The shipped launch: 4 warps a block, so the max loop runs only its remainder loop
+    (partial[1..3], 3 LDS) and the sum loop one unrolled iteration (partial[0..3]: one
+    LDS.128, 2 wavefronts: every lane reads the same 16 bytes, the pair rule's 2 phases).
+    Per warp 5 shared load instructions and 6 wavefronts: the H100 counted 120 and 144 for
+    the 24 warps of 6 blocks. The max loop's unrolled body never ran, so its uncertain
+    mapping leaves the trace certain, and its loads say why."""
+    trace, m, line = _softmax_trace(4)
+    before = analyze_trace(trace).metrics
+    assert (before[LD], before[WF]) == (8 * 4, 8 * 4)
+    out = tracefile.check(apply(trace, m))
+    after = analyze_trace(out).metrics
+    assert (after[LD], after[WF], after[ST], after[WFS]) == (5 * 4, 6 * 4, 2 * 4, 2 * 4)
+    assert (after[LD] * 6, after[WF] * 6) == (120, 144)                  # the whole launch: 6 blocks
+    smap = out.header["sass_map"]
+    assert smap["certain"] and smap["uncertain"] == [] and smap["fused"] == [line[281]]
+    for n in (144, 146, 148, 151):
+        info = out.instructions[line[n]]["sass"]
+        assert info["state"] == "uncertain" and not info["certain"]
+        assert info["note"].endswith("it did not run in this recording, so the trace does not depend on it")
+    fused = out.instructions[line[281]]
+    assert fused["width"] == 16 and fused["sass"]["certain"]
+    rows = np.flatnonzero(out.instr == line[281])
+    assert rows.size == 4 and (out.addresses(rows) == 0).all()            # partial+0, 16 bytes
+    text = to_table(analyze_trace(out))
+    assert "in each of the 7 copies of this code in the SASS" in text and "SASS: not certain for" not in text
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 32))
+def test_softmax_row_is_certain_exactly_where_the_restructured_loop_did_not_run(nw):
+    """Any block size: the sum loop's unrolled iterations become one LDS.128 each (2
+    wavefronts), its remainder loop's loads stay; the max loop's loads stay as recorded,
+    and the trace is not certain exactly when its unrolled body ran (then those 4 loads,
+    and only they, are listed as uncertain)."""
+    trace, m, line = _softmax_trace(nw)
+    out = tracefile.check(apply(trace, m))
+    after = analyze_trace(out).metrics
+    max_main, max_rest, sum_main, sum_rest = _softmax_passes(nw)
+    per_warp = 1 + 4 * len(max_main) + len(max_rest)                  # as recorded: 1 wavefront each
+    assert after[LD] == nw * (per_warp + len(sum_main) + len(sum_rest))
+    assert after[WF] == nw * (per_warp + 2 * len(sum_main) + len(sum_rest))
+    smap = out.header["sass_map"]
+    ran = bool(max_main)
+    assert smap["uncertain"] == (sorted(line[n] for n in (144, 146, 148, 151)) if ran else [])
+    assert smap["certain"] == (not ran)
+    assert smap["fused"] == [line[281]] and ran == (nw >= 5)
+
+
+def test_a_fusion_in_unrolled_copies_is_checked_per_execution_like_any_other():
+    """partial[] 4 bytes past a 16-byte boundary (no real kernel: ptxas knows the array's
+    alignment): the sum loop's groups would start unaligned, which an LDS.128 cannot do, so
+    the mapping is not borne out: the loads stay as recorded and say why."""
+    trace, m, line = _softmax_trace(4, partial=4)
+    out = apply(trace, m)
+    info = out.instructions[line[281]]["sass"]
+    assert info["state"] == "uncertain" and "a first address is not a multiple of 16" in info["note"]
+    assert (out.instr == line[283]).sum() == 4 and not out.header["sass_map"]["certain"]
+    assert line[281] in out.header["sass_map"]["uncertain"]
+    assert analyze_trace(out).metrics[LD] == analyze_trace(trace).metrics[LD]
+
+
+def test_a_mapping_that_changed_no_record_can_be_undone_to_map_anew():
+    """tools/trace/reconcile_shipped.py --again: a trace whose mapping left every record as
+    recorded (only `same` and `uncertain`) comes back exactly as recorded, header and arrays,
+    and maps as a fresh recording does; one whose mapping rewrote records does not."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("reconcile_shipped", ROOT / "tools" / "trace" / "reconcile_shipped.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    trace, m, _line = _softmax_trace(4, partial=4)         # the sum loop's fusion is refused: no record changes
+    kinds = [i["kind"] for i in trace.instructions]
+    mapped = tracefile.check(apply(trace, m))
+    assert {i["sass"]["state"] for i in mapped.instructions} == {"same", "uncertain"}
+    back = tracefile.check(tool.as_recorded(mapped, kinds))
+    assert back.header == trace.header
+    for name in ("instr", "block", "warp", "active", "pred", "shared", "global_", "base", "offset", "flags"):
+        assert np.array_equal(getattr(back, name), getattr(trace, name)), name
+    assert tracefile.check(apply(back, m)).header == mapped.header
+    fused = tracefile.check(apply(_softmax_trace(4)[0], m))
+    assert tool.as_recorded(fused, kinds) is None and tool.as_recorded(mapped, kinds[:-1]) is None
 
 
 def test_the_rewritten_trace_round_trips_and_analyze_names_the_fusion(tmp_path):

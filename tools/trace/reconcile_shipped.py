@@ -6,9 +6,11 @@ compiles its launch file's source here, and only where the PTX's memory instruct
 exactly those the trace recorded (text, PTX line, function) and nvcc is the version that
 recorded it, reconciles them with `nvdisasm -gp` of the cubin ptxas makes here and
 rewrites the trace in place (atomically). A trace that already has its SASS mapping is
-left alone. Needs nvcc, ptxas and nvdisasm; no GPU.
+left alone; with --again it is mapped anew where its earlier mapping changed no record
+(every instruction `same` or `uncertain`: the records are still those recorded), e.g.
+after warpviz learnt to map what was uncertain. Needs nvcc, ptxas and nvdisasm; no GPU.
 
-    python tools/trace/reconcile_shipped.py [NAME ...]
+    python tools/trace/reconcile_shipped.py [--again] [NAME ...]
 """
 
 from __future__ import annotations
@@ -28,6 +30,22 @@ def launch_of(header: dict) -> Path | None:
     return None
 
 
+def as_recorded(trace, kinds: list[str]):
+    """The trace as it was recorded, from one whose SASS mapping changed no record (every
+    instruction `same` or `uncertain`), or None. ``kinds``: the PTX's kind of each
+    instruction (the mapping names a global atomic `atomic` or `reduction` as the SASS has it)."""
+    from dataclasses import replace
+
+    table = trace.header["instructions"]
+    if len(kinds) != len(table) or any((i.get("sass") or {}).get("state") not in ("same", "uncertain")
+                                       or "ptx_width" in i for i in table):
+        return None
+    header = dict(trace.header, instructions=[{k: v for k, v in dict(i, kind=kind).items() if k != "sass"}
+                                              for i, kind in zip(table, kinds)])
+    header.pop("sass_map", None)
+    return replace(trace, header=header)
+
+
 def main(argv: list[str]) -> int:
     from viz.gpu.compile import find_tool, nvcc_version
     from viz.trace import tracefile
@@ -39,13 +57,15 @@ def main(argv: list[str]) -> int:
     if not (find_tool("nvcc") and find_tool("nvdisasm")):
         print("reconcile_shipped: needs nvcc and nvdisasm on the PATH", file=sys.stderr)
         return 2
+    again = "--again" in argv
+    argv = [a for a in argv if a != "--again"]
     rc = 0
     for path in tracefile.shipped():
         if argv and path.stem not in argv:
             continue
         trace = tracefile.load(path)
         h = trace.header
-        if h.get("sass_map"):
+        if h.get("sass_map") and not again:
             print(f"{path.stem}: already mapped")
             continue
         lf = launch_of(h)
@@ -61,6 +81,12 @@ def main(argv: list[str]) -> int:
             print(f"{path.stem}: skipped (the PTX compiled here is not the one recorded)")
             rc = 1
             continue
+        if h.get("sass_map"):
+            trace = as_recorded(trace, [i.as_dict()["kind"] for i in instrs])
+            if trace is None:
+                print(f"{path.stem}: skipped (its mapping rewrote records: only a new recording maps it anew)")
+                rc = 1
+                continue
         mapping = reconcile(ptx, instrs, sass_with_ptx_lines(assemble(ptx, h.get("arch") or "sm_90")))
         out = tracefile.check(apply(trace, mapping), path)
         tracefile.save(out, path)

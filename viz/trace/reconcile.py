@@ -20,7 +20,10 @@ carries the PTX line it was assembled from (the ``.nv_debug_line_sass`` section 
   lowest address is its first member; in the trace the first member's records become
   accesses of the wide width and the others' records go. ``apply`` checks every recorded
   execution first: the members ran in the same warps, with the same lanes, at addresses
-  one width apart, the first aligned to the wide width;
+  one width apart, the first aligned to the wide width. Several SASS accesses of the one
+  wide width from p (ptxas unrolled or peeled the loop again: copies of 4, 2 and 1
+  iterations, each reading an iteration's group with one wide access) are the same fusion,
+  each execution running one copy;
 * ``n`` SASS accesses of p's width / ``n``: ptxas **split** it; each record becomes ``n``;
 * no SASS access, and not fused into another: ptxas **removed** it; its records go;
 * an atomic whose SASS runs under a predicate the PTX does not have (after a warp vote):
@@ -30,7 +33,16 @@ carries the PTX line it was assembled from (the ``.nv_debug_line_sass`` section 
   has one address;
 * anything else (a SASS access of another width, one moved out of a loop the PTX runs it
   in, a fusion whose group is not unique): **uncertain**: the records stay as the PTX
-  ran them and the instruction says why; so does ``validate``.
+  ran them and the instruction says why; so does ``validate``. A loop that ptxas unrolled
+  again reading consecutive iterations' elements with wide accesses that do not line up
+  with one iteration's PTX accesses (``partial[w]`` from w = 1: the LDS.128 at the aligned
+  address before, the last element by an LDS of its own or inside the next copy's
+  LDS.128) is one: how many accesses a pass runs depends on which copies run.
+
+An instruction uncertain only in how its executions map onto the SASS (a width, a group;
+not an access ptxas moved, nor a loop that waits on memory) that never ran in a recording
+leaves that recording certain: ``apply`` says so on it and leaves it out of
+``sass_map.uncertain``.
 
 Standard library and numpy only (the SASS text is made by ``sass_with_ptx_lines``, which
 needs ``nvdisasm`` from the CUDA toolkit or the ``nvidia-cuda-nvdisasm`` wheel).
@@ -100,9 +112,13 @@ class SassInfo:
     ptx_lines: tuple[int, ...] = ()   # PTX lines of the group (fused) or of the instruction
     source_lines: tuple[int, ...] = ()
     note: str = ""
+    # uncertain only in how its recorded executions map onto the SASS (not in whether or how
+    # often the GPU runs it): a recording in which it never ran does not depend on it (``apply``)
+    runs_only: bool = False
 
     def as_dict(self) -> dict:
         d = asdict(self)
+        d.pop("runs_only")
         for k in ("sass", "group", "ptx_lines", "source_lines"):
             d[k] = list(d[k])
         return d
@@ -412,7 +428,7 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
                     f"`{read}`): how many times it runs depends on the timing of the other warps, so the "
                     "recording's count and Nsight Compute's (of the plain kernel) can differ")
             v = info[r["id"]]
-            info[r["id"]] = replace(v, certain=False, note=f"{v.note}; {note}" if v.note else note)
+            info[r["id"]] = replace(v, certain=False, runs_only=False, note=f"{v.note}; {note}" if v.note else note)
     certain = all(v.certain for v in info.values()) and not notes
     return {"tool": TOOL, "certain": certain, "notes": notes, "instructions": info}
 
@@ -442,15 +458,16 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
     # fused groups first: they claim PTX instructions that have no SASS of their own
     for r in prow:
         got = attributed.get(r["id"], [])
-        if len(got) != 1 or r["kind"] in ("ldmatrix", "stmatrix", "cp.async"):
+        if not got or len({a.width for a in got}) != 1 or r["kind"] in ("ldmatrix", "stmatrix", "cp.async"):
             continue
         a = got[0]
         if a.width <= r["width"] or a.width % r["width"]:
             continue
         group, why = _fusion_group(r, a, prow, attributed, members, ptx_lines, segments)
         if group is None:
-            out[r["id"]] = _info(r, "uncertain", False, got, note=f"the SASS access is {a.width} bytes a lane "
-                                 f"(`{a.text}`), the PTX {r['width']}: {why}")
+            note = (f"the SASS access is {a.width} bytes a lane (`{a.text}`), the PTX {r['width']}: {why}"
+                    if len(got) == 1 else _reunrolled_note(r, got, attributed, prow, depths, why))
+            out[r["id"]] = _info(r, "uncertain", False, got, note=note, runs_only=True)
             continue
         members.update(g["id"] for g in group)
         lines = tuple(g["line_no"] for g in group)
@@ -461,6 +478,9 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
         src_text = (f", source line{'s' if len(srcs) > 1 else ''} {', '.join(map(str, srcs))}" if srcs else "")
         note = (f"ptxas fused {len(group)} PTX {_what(r)} of {r['width']} bytes (PTX lines {span}{src_text}) into "
                 f"one {a.opcode} of {a.width} bytes a lane")
+        if len(got) > 1:
+            note += (f", in each of the {len(got)} copies of this code in the SASS (ptxas unrolled or peeled the "
+                     "loop again; every execution runs one of them)")
         ids = tuple(g["id"] for g in group)
         for g in group:
             if g["id"] == first["id"]:
@@ -479,7 +499,7 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
     for r in prow:
         v = out[r["id"]]
         if v.state == "removed" and ptx_class(r) in wider:
-            out[r["id"]] = replace(v, state="uncertain", certain=False, note=(
+            out[r["id"]] = replace(v, state="uncertain", certain=False, runs_only=True, note=(
                 "no SASS instruction comes from this PTX line: ptxas removed it, or made it part of a wider access "
                 "that warpviz could not pin down (see the uncertain instructions of this kernel)"))
     if stray:
@@ -488,6 +508,28 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
         notes.append(f"{func}: {len(stray)} SASS memory instruction(s) come from no PTX memory instruction of their "
                      f"kind: {texts}{more}")
     return out
+
+
+def _reunrolled_note(r: dict, got: list[SassAccess], attributed: dict, prow: list[dict], depths: dict[int, int],
+                     why: str) -> str:
+    """Why a PTX access whose SASS copies are all one wider width makes no fusion group: in a
+    loop, ptxas unrolled it again and reads consecutive iterations' elements together."""
+    a = got[0]
+    texts = ", ".join(f"`{x.text}`" for x in got[:4]) + (f" and {len(got) - 4} more" if len(got) > 4 else "")
+    head = (f"its {len(got)} SASS accesses ({texts}) are {a.width} bytes a lane, the PTX {r['width']}: {why}")
+    if depths.get(r["line_no"], 0) == 0:
+        return head
+    reg = split_address(r["address"])[0]
+    wider = sorted({q["line_no"] for q in prow if q["id"] != r["id"] and q["function"] == r["function"]
+                    and split_address(q["address"])[0] == reg and ptx_class(q) == ptx_class(r)
+                    and attributed.get(q["id"])})
+    many = len(wider) > 1
+    also = (f" (PTX line{'s' if many else ''} {', '.join(map(str, wider))} of the same address register "
+            f"ha{'ve' if many else 's'} SASS accesses of {'their' if many else 'its'} own)") if wider else ""
+    return (f"{head}. ptxas unrolled this loop again and reads consecutive iterations' elements with wider "
+            f"accesses that do not line up with one iteration's PTX accesses{also}: how many SASS accesses a pass "
+            "through the loop runs depends on which of the copies run, which the trip count decides and the "
+            "recorded PTX accesses do not show")
 
 
 def _what(r: dict) -> str:
@@ -610,7 +652,7 @@ def _single(r: dict, got: list[SassAccess], depths: dict[int, int], stray: list,
             return _info(r, "split", True, got, width=part, parts=len(got), note=(
                 f"ptxas split it into {len(got)} SASS accesses of {part} bytes a lane"))
     texts = ", ".join(f"`{a.text}`" for a in got[:4])
-    return _info(r, "uncertain", False, got, note=(
+    return _info(r, "uncertain", False, got, runs_only=True, note=(
         f"the SASS accesses from this PTX line ({texts}) are not its {w} bytes a lane"))
 
 
@@ -670,6 +712,7 @@ def apply(trace, mapping: dict):
     repeat = np.ones(n, np.int64)
     step = np.zeros(n, np.int64)            # split: the part's byte step
     addr_cache: dict[int, np.ndarray] = {}
+    unexecuted: set[int] = set()
     order = np.argsort(trace.instr, kind="stable")
     bounds = np.searchsorted(trace.instr[order], np.arange(len(table) + 1))
 
@@ -707,6 +750,12 @@ def apply(trace, mapping: dict):
                 for m in info.group[1:]:
                     infos[m] = replace(infos[m], state="uncertain", certain=False, first=None,
                                        note=infos[k].note)
+    # an instruction uncertain only in how its executions map that never ran: nothing to map
+    for k, info in list(infos.items()):
+        if k < len(table) and not info.certain and info.runs_only and rows(k).size == 0:
+            infos[k] = replace(info, note=f"{info.note}; it did not run in this recording, so the trace does not "
+                               "depend on it")
+            unexecuted.add(k)
     # a member whose group was not borne out keeps its records (set above); others go
     for k, info in infos.items():
         if k < len(table):
@@ -721,7 +770,7 @@ def apply(trace, mapping: dict):
                     table[k]["kind"] in ("atomic", "reduction"):
                 table[k]["kind"] = "reduction" if info.sass_op == "red" else "atomic"
     header["instructions"] = table
-    uncertain = sorted(k for k, v in infos.items() if not v.certain)
+    uncertain = sorted(k for k, v in infos.items() if not v.certain and k not in unexecuted)
     header["sass_map"] = {"tool": mapping.get("tool"), "certain": not uncertain and not mapping.get("notes"),
                           "notes": list(mapping.get("notes", [])), "uncertain": uncertain,
                           "fused": sorted(k for k, v in infos.items() if v.state == "fused"),
