@@ -29,7 +29,7 @@ def launch_of(header: dict) -> Path | None:
 
 
 def main(argv: list[str]) -> int:
-    from viz.gpu.compile import find_tool, nvcc_version
+    from viz.toolchain.compile import find_tool, nvcc_version
     from viz.trace import tracefile
     from viz.trace.build import assemble, compile_ptx
     from viz.trace.launch import load_launch
