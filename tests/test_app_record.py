@@ -31,7 +31,7 @@ from viz.engine import METRIC_NAMES  # noqa: E402
 from viz.trace import tracefile  # noqa: E402
 from viz.trace.analysis import analyze_trace  # noqa: E402
 from viz.trace.launch import load_launch  # noqa: E402
-from viz.trace.pipeline import Recorder  # noqa: E402
+from viz.gpu.trace_pipeline import Recorder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REDUCE = ROOT / "kernels" / "trace" / "reduce_shfl.launch.toml"

@@ -1,9 +1,10 @@
 """The architecture (docs/ARCHITECTURE.md) holds: the import contracts of pyproject.toml
-(``[tool.importlinter]``: the layers, traces and GPU in their own order, the model free of Qt,
+(``[tool.importlinter]``: the layers, the GPU package in its own order, the model free of Qt,
 pyqtgraph and PyCUDA, only ``viz.cli`` importing a command line) are kept, and ``viz/`` has no
-import cycle. Imports inside functions count (grimp reads every import statement).
+import cycle, neither between modules nor between packages (``viz.gpu`` -> ``viz.trace`` ->
+``viz.toolchain`` and never back). Imports inside functions count (grimp reads every import statement).
 
-Both checks run the real tools (import-linter, grimp) on the real code, and are shown to fail on
+The checks run the real tools (import-linter, grimp) on the real code, and are shown to fail on
 a copy of ``viz/`` with one upward import or one cycle added.
 """
 
@@ -75,6 +76,55 @@ def cycles(graph) -> list[list[str]]:
     return sorted(found)
 
 
+def package_graph(graph, package: str):
+    """The imports between the children of ``package`` (its modules and subpackages, each
+    subpackage standing for everything inside it): an import graph whose modules are those
+    children. Imports of ``package`` itself or of anything outside it are left out."""
+    depth = package.count(".") + 2
+    children = grimp.ImportGraph()
+    for m in graph.modules:
+        if m.startswith(package + "."):
+            children.add_module(".".join(m.split(".")[:depth]))
+    for m in graph.modules:
+        if not m.startswith(package + "."):
+            continue
+        a = ".".join(m.split(".")[:depth])
+        for d in graph.find_modules_directly_imported_by(m):
+            if d.startswith(package + "."):
+                b = ".".join(d.split(".")[:depth])
+                if a != b:
+                    children.add_import(importer=a, imported=b)
+    return children
+
+
+def packages(graph) -> list[str]:
+    """Every package of ``graph``: a module with a module inside it."""
+    return sorted({m.rsplit(".", 1)[0] for m in graph.modules if "." in m})
+
+
+def package_cycles(graph) -> list[tuple[str, list[str], str]]:
+    """The cycles between the children of every package: (package, cycle, the imports that
+    close it, as the modules that make them)."""
+    found = []
+    for p in packages(graph):
+        pg = package_graph(graph, p)
+        for group in cycles(pg):
+            members = set(group)
+            lines = []
+            for m in sorted(graph.modules):
+                if not m.startswith(p + "."):
+                    continue
+                a = ".".join(m.split(".")[:p.count(".") + 2])
+                if a not in members:
+                    continue
+                for d in sorted(graph.find_modules_directly_imported_by(m)):
+                    b = ".".join(d.split(".")[:p.count(".") + 2])
+                    if b in members and b != a and d.startswith(p + "."):
+                        lines.append(f"  {m} -> {d}")
+            found.append((p, group, "\n".join(lines)))
+    return found
+
+
 def describe(graph, group: list[str]) -> str:
     """One cycle as the imports that close it, with their lines: ``a -> b (a.py:12)``."""
     out = []
@@ -98,6 +148,30 @@ def test_viz_has_no_import_cycle():
     found = cycles(graph)
     assert not found, "import cycles in viz/ (move the shared code down a layer, docs/ARCHITECTURE.md):\n" + \
         "\n\n".join(describe(graph, g) for g in found)
+
+
+def test_viz_has_no_package_cycle():
+    graph = grimp.build_graph("viz", cache_dir=None)
+    top = package_graph(graph, "viz")
+    assert {"viz.gpu", "viz.trace", "viz.toolchain", "viz.kinds", "viz.app", "viz.engine"} <= top.modules
+    assert "viz.gpu" in top.find_modules_that_directly_import("viz.trace")      # the order the docs name
+    assert "viz.trace" in top.find_modules_that_directly_import("viz.toolchain")
+    found = package_cycles(graph)
+    assert not found, "import cycles between the parts of a package (docs/ARCHITECTURE.md):\n" + \
+        "\n\n".join(f"{p}: {' <-> '.join(g)}\n{how}" for p, g, how in found)
+
+
+def test_the_package_cycle_finder_sees_a_cycle_through_the_parts_of_two_packages():
+    g = grimp.ImportGraph()
+    for a, b in [("p.x.a", "p.y.b"), ("p.y.c", "p.x.d"), ("p.x.d", "p.z"), ("p.y.b", "p.y.c"),
+                 ("p.y.b", "p"), ("p.q.r.s", "p.q.t")]:
+        g.add_import(importer=a, imported=b)
+    assert cycles(g) == []                                     # no cycle between modules
+    found = package_cycles(g)
+    assert [(p, c) for p, c, _ in found] == [("p", ["p.x", "p.y"])]
+    assert "p.x.a -> p.y.b" in found[0][2] and "p.y.c -> p.x.d" in found[0][2]
+    g.remove_import(importer="p.y.c", imported="p.x.d")
+    assert package_cycles(g) == []
 
 
 def test_the_cycle_finder_finds_cycles_and_nothing_else():
@@ -156,3 +230,26 @@ def test_a_cycle_added_inside_a_function_is_found_with_its_lines(tmp_path):
     found = [ln.split()[1:] for ln in out.stdout.splitlines() if ln.startswith("CYCLE ")]
     assert len(found) == 1 and {"viz.kinds.ldmatrix", "viz.engine", "viz.scenario"} <= set(found[0])
     assert "viz.kinds.ldmatrix -> viz.engine (line " in out.stdout
+
+
+def test_a_package_cycle_added_inside_a_function_is_found(tmp_path):
+    """The trace package importing the GPU package again (as it did before ``viz.toolchain``):
+    no module cycle, but a cycle between the two packages, named with the imports that make it."""
+    root = _copy(tmp_path)
+    _add_import(root, "viz.trace.analysis", "from ..gpu import costmodel  # noqa")
+    script = ("import sys, grimp\n"
+              f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+              "from test_architecture import cycles, package_cycles\n"
+              "g = grimp.build_graph('viz', cache_dir=None)\n"
+              "print('MODULE CYCLES', len(cycles(g)))\n"
+              "for p, c, how in package_cycles(g):\n"
+              "    print('CYCLE', p, ' '.join(c))\n"
+              "    print(how)\n")
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, env={"PYTHONPATH": str(root)},
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "MODULE CYCLES 0" in out.stdout
+    found = [ln.split()[1:] for ln in out.stdout.splitlines() if ln.startswith("CYCLE ")]
+    assert found == [["viz", "viz.gpu", "viz.trace"]]
+    assert "viz.trace.analysis -> viz.gpu.costmodel" in out.stdout
+    assert "viz.gpu.tracemodel -> viz.trace.analysis" in out.stdout

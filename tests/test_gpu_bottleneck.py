@@ -7,7 +7,7 @@ import json
 import pytest
 
 from viz.gpu import bottleneck, ncu, results
-from viz.gpu.compile import find_nvcc
+from viz.toolchain.compile import find_nvcc
 from viz.gpu.plan import DeviceLimits
 from viz.scenario import load
 

@@ -124,7 +124,7 @@ def test_calibrate_without_a_gpu_exits_2_with_the_reason(capsys, monkeypatch):
 
 
 def test_the_microbenchmarks_compile_for_sm_90(capsys):
-    from viz.gpu.compile import find_nvcc
+    from viz.toolchain.compile import find_nvcc
 
     if not find_nvcc():
         pytest.skip("nvcc is not installed")

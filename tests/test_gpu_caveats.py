@@ -88,7 +88,7 @@ def test_ptx_comments_and_fences_are_not_untimed_work_and_other_families_are_fou
 
 
 def test_the_sass_profile_names_tensor_core_instructions():
-    from viz.gpu import sass
+    from viz.toolchain import sass
 
     assert caveats.untimed_sass(["HGMMA", "LDS", "HMMA", "HGMMA", "UTMALDG", "FFMA"]) == \
         {"HGMMA": 2, "HMMA": 1, "UTMALDG": 1}

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from helpers import access, global_array, scenario, shared_array
 from viz.gpu import codegen, handwritten
 from viz.gpu.codegen import generate, plan_groups
-from viz.gpu.compile import compile_many, find_nvcc
+from viz.toolchain.compile import compile_many, find_nvcc
 from viz.gpu.randomgen import scenarios as random_scenarios
 from viz.scenario import load, runnable_builtins
 
@@ -158,7 +158,7 @@ def test_names_never_come_from_the_raw_text():
 def test_one_nvcc_run_gives_the_cubin_and_the_resources(tmp_path, monkeypatch):
     """compile_cubin and resource_usage of one source share one nvcc run (the bench and the
     cost model ask for both): the second is served from the cache."""
-    from viz.gpu import compile as comp
+    from viz.toolchain import compile as comp
 
     monkeypatch.setenv("WARPVIZ_CACHE", str(tmp_path))
     src = 'extern "C" __global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }\n'

@@ -112,7 +112,7 @@ def test_generated_kernels_write_what_the_model_predicts(session):
 
 def test_hand_written_kernels_compute_the_right_result(session):
     from viz.gpu import handwritten
-    from viz.gpu.compile import compile_cubin
+    from viz.toolchain.compile import compile_cubin
 
     for k in handwritten.manifest():
         if k.check == "none":
@@ -126,7 +126,7 @@ def test_hand_written_kernels_compute_the_right_result(session):
 
 def test_timing_spread_is_under_five_percent(session):
     from viz.gpu import handwritten
-    from viz.gpu.compile import compile_cubin
+    from viz.toolchain.compile import compile_cubin
 
     k = next(k for k in handwritten.manifest() if k.name == "copy_float4")
     sc = handwritten.scenario_of(k, True)
@@ -138,7 +138,7 @@ def test_timing_spread_is_under_five_percent(session):
 
 def test_a_faulting_kernel_is_reported_and_the_session_recovers(session):
     from viz.gpu.runner import KernelFault, LaunchSpec
-    from viz.gpu.compile import compile_cubin
+    from viz.toolchain.compile import compile_cubin
 
     bad = compile_cubin('extern "C" __global__ void boom(float* p) { p[(1LL << 40) + threadIdx.x] = 1.0f; }')
     spec = LaunchSpec("boom", bad, (32, 1, 1), (1, 1, 1), 0, 256, [("ptr", 0)], label="boom")

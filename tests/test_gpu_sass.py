@@ -1,4 +1,4 @@
-"""Warp instructions from the compiled kernel (viz.gpu.sass), without a GPU or CUDA tools:
+"""Warp instructions from the compiled kernel (viz.toolchain.sass), without a GPU or CUDA tools:
 the parser and control-flow graph on real SASS (tests/data/sass, made with nvcc 13.0 and the
 pip wheel's cuobjdump / nvdisasm), exact loop trips of known kernels, the solver's
 properties (hypothesis), JSON round trips, and the shipped results' profiles."""
@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viz.engine import analyze
-from viz.gpu import handwritten, sass, sass_results
-from viz.gpu.sass import Cfg, dynamic_instructions, engine_counts, parse_sass, profile_of
+from viz.gpu import handwritten, sass_results
+from viz.toolchain import sass
+from viz.toolchain.sass import Cfg, dynamic_instructions, engine_counts, parse_sass, profile_of
 
 DATA = Path(__file__).parent / "data" / "sass"
 
@@ -177,7 +178,7 @@ def test_reduce_tree_counts_each_step_for_its_active_warps_only():
 
 
 def test_no_disassembler_means_no_profile(monkeypatch):
-    from viz.gpu import compile as comp
+    from viz.toolchain import compile as comp
 
     monkeypatch.setattr(comp, "find_tool", lambda name: None)
     assert sass.sass_text(b"\x7fELF") is None
@@ -348,7 +349,7 @@ def test_the_command_line_names_a_missing_file(tmp_path, capsys):
 
 
 def test_fill_without_a_disassembler_says_which_tools(tmp_path, capsys, monkeypatch):
-    from viz.gpu import compile as comp
+    from viz.toolchain import compile as comp
     from viz.gpu import results
 
     monkeypatch.setattr(comp, "find_tool", lambda name: None)
@@ -358,7 +359,7 @@ def test_fill_without_a_disassembler_says_which_tools(tmp_path, capsys, monkeypa
 
 
 def _have_tools() -> bool:
-    from viz.gpu.compile import find_nvcc, find_tool
+    from viz.toolchain.compile import find_nvcc, find_tool
 
     return bool(find_nvcc() and (find_tool("cuobjdump") or find_tool("nvdisasm")))
 

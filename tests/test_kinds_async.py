@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from viz.cli import main
 from viz.engine import analyze
 from viz.gpu.codegen import generate
-from viz.gpu.compile import find_nvcc
+from viz.toolchain.compile import find_nvcc
 from viz.gpu.runner import generated_launch
 from viz.kinds import ATOM_METRICS, LDGSTS_METRICS
 from viz.gpu.randomkinds import scenarios as kind_scenarios

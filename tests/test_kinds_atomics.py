@@ -125,7 +125,7 @@ def test_aggregate_mask_keeps_one_lane_or_all(lanes, how):
 
 
 def _tools() -> bool:
-    from viz.gpu.compile import find_tool
+    from viz.toolchain.compile import find_tool
 
     return bool(find_tool("nvcc") and find_tool("ptxas") and find_tool("nvdisasm"))
 
@@ -136,7 +136,7 @@ def test_the_generated_kernel_has_the_sass_form_the_model_counts(path, tmp_path)
     """What the model assumes of ptxas (aggregated or not, which lane, RED or ATOM,
     combined words or lane by lane) is what ptxas emits for the kernel warpviz runs."""
     from viz.gpu.codegen import generate
-    from viz.gpu.compile import find_tool
+    from viz.toolchain.compile import find_tool
     from viz.trace.build import NVCC_FLAGS, assemble
     from viz.trace.ptx import parse
     from viz.trace.reconcile import reconcile, sass_with_ptx_lines

@@ -203,10 +203,10 @@ def test_defines_reach_the_kernel_through_a_header_not_the_command_line(tmp_path
 @nvcc
 @pytest.mark.nvcc
 def test_no_planted_command_runs_through_the_panels_recorder(tmp_path, monkeypatch):
-    """The GPU panel's Record (``viz.trace.pipeline.Recorder``; its GPU child replays the shipped
+    """The GPU panel's Record (``viz.gpu.trace_pipeline.Recorder``; its GPU child replays the shipped
     reduce_shfl trace, nvcc is real): a harmless name records, a hostile one is the paragraph."""
     from fake_gpu import TRACES, replayed_counters
-    from viz.trace.pipeline import Recorder, RecordingFailed
+    from viz.gpu.trace_pipeline import Recorder, RecordingFailed
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WARPVIZ_FAKE_TRACE", str(TRACES / "reduce_shfl.wvtrace"))

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from viz.engine import analyze
 from viz.gpu.codegen import generate
-from viz.gpu.compile import find_nvcc
+from viz.toolchain.compile import find_nvcc
 from viz.gpu.randomgen import matrix_scenario_text, scenarios as random_scenarios
 from viz.kinds.ldmatrix import (OP_NAMES, MatrixOp, fragment, fragment_table, holders, parse_op,
                                 warp_wavefronts)

@@ -24,7 +24,7 @@ from viz.engine import METRIC_NAMES, analyze, evaluate_instruction
 from viz.scenario import load
 from viz.trace import TraceError, tracefile
 from viz.trace.analysis import analyze_trace, to_json
-from viz.trace.cli import blocks_text, parse_blocks
+from viz.gpu.trace_cli import blocks_text, parse_blocks
 from viz.trace.launch import load_launch, parse_launch
 from viz.trace.ptx import classify, compare_sass, instrument, parse, predication_note
 

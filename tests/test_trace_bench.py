@@ -22,7 +22,7 @@ TRACES = ROOT / "assets" / "traces"
 SHIPPED = ROOT / "assets" / "measurements" / tracebench.SHIPPED
 
 try:
-    from viz.gpu.compile import find_nvcc, find_tool
+    from viz.toolchain.compile import find_nvcc, find_tool
 
     HAVE_NVCC = bool(find_nvcc() and find_tool("ptxas"))
 except Exception:  # pragma: no cover
@@ -218,7 +218,7 @@ def test_a_traced_launch_is_timed_as_the_kernels_entry_of_the_same_launch():
     pytest.importorskip("pycuda")
     from viz.gpu import handwritten
     from viz.gpu.bench import hand_timed_launch
-    from viz.gpu.compile import compile_cubin
+    from viz.toolchain.compile import compile_cubin
     from viz.gpu.worker import ProcessSession
 
     items = tracebench.traced_launches([TRACES / "copy_guarded.wvtrace", TRACES / "read_gather.wvtrace"])
@@ -331,7 +331,7 @@ def test_sass_counts_name_the_kinds_of_viz_gpu_sass():
     assert counts["shared.load"] == lds + sum(s.never_true_lds for s in an.stats) == an.metrics[
         "smsp__inst_executed_op_shared_ld.sum"]
     try:
-        from viz.gpu import sass
+        from viz.toolchain import sass
     except ImportError:
         return
     assert set(counts) <= set(sass.KINDS)
@@ -339,7 +339,7 @@ def test_sass_counts_name_the_kinds_of_viz_gpu_sass():
 
 @nvcc
 def test_with_a_sass_profile_the_issue_term_counts_from_it():
-    sass = pytest.importorskip("viz.gpu.sass")
+    sass = pytest.importorskip("viz.toolchain.sass")
     items = tracebench.traced_launches([TRACES / "gemm_nt_swizzle_add.wvtrace"])
     b = tracebench.build_all(items)["gemm_nt_swizzle_add"]
     if "sass" not in b.resources:

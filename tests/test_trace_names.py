@@ -452,11 +452,11 @@ def test_cu_filt_path_gets_names_as_arguments(cpp_ptx, monkeypatch, tmp_path):
         calls.append((cmd, kw.get("shell", False)))
         return real_run(cmd, *a, **kw)
 
-    monkeypatch.setattr("viz.gpu.compile.find_tool", lambda n: tool if n == "cu++filt" else None)
+    monkeypatch.setattr("viz.toolchain.compile.find_tool", lambda n: tool if n == "cu++filt" else None)
     monkeypatch.setattr(N.subprocess, "run", spy)
     via_tool = N.demangle(names)
     assert calls and all(isinstance(c, list) and not shell for c, shell in calls)
-    monkeypatch.setattr("viz.gpu.compile.find_tool", lambda n: None)
+    monkeypatch.setattr("viz.toolchain.compile.find_tool", lambda n: None)
     via_runtime = N.demangle(names)
     norm = lambda s: re.sub(r"\s+", "", s).replace("constfloat*", "floatconst*")  # noqa: E731
     assert {k: norm(v) for k, v in via_tool.items()} == {k: norm(v) for k, v in via_runtime.items()}
@@ -650,7 +650,7 @@ def test_templates_resolve_and_instantiate_with_cu_filt(tmp_path, monkeypatch, s
     `histogram<(int)64>` match the names as the source writes them."""
     import sys
 
-    import viz.gpu.compile as C
+    import viz.toolchain.compile as C
     from viz.trace.build import build
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
@@ -672,7 +672,7 @@ def test_templates_resolve_and_instantiate_with_cu_filt(tmp_path, monkeypatch, s
 @nvcc
 @pytest.mark.nvcc
 def test_absent_template_lists_the_users_form_with_cu_filt(tmp_path, monkeypatch):
-    import viz.gpu.compile as C
+    import viz.toolchain.compile as C
     from viz.trace.build import build
 
     fake = _replay_cu_filt(tmp_path)

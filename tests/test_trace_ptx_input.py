@@ -101,7 +101,7 @@ def test_triton_source_lines_where_the_python_file_is_in_the_folder(tmp_path):
     file's folder (instructions point at its lines); otherwise the PTX itself is the source
     and each instruction points at its PTX line, the Python line kept as `loc`."""
     from viz.trace.build import build
-    from viz.trace.pipeline import _where, trace_sources
+    from viz.gpu.trace_pipeline import _where, trace_sources
 
     shutil.copy(ROOT / "kernels" / "format2" / "triton_kernels.py", tmp_path / "kernels.py")
     ptx = (DATA / "triton_add.ptx").read_text()
@@ -135,7 +135,7 @@ def test_triton_source_lines_where_the_python_file_is_in_the_folder(tmp_path):
 @pytest.mark.nvcc
 def test_ptx_without_line_information_shows_the_ptx(tmp_path):
     from viz.trace.build import build
-    from viz.trace.pipeline import _where, trace_sources
+    from viz.gpu.trace_pipeline import _where, trace_sources
 
     ptx = (DATA / "numba_axpy.ptx").read_text()
     bare = "\n".join(ln for ln in ptx.split("\n") if not ln.strip().startswith((".loc", ".file")))

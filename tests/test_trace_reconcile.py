@@ -355,7 +355,7 @@ def test_matrixmul_sample_fuses_as_the_h100_counts(tmp_path, tile, loads, sass, 
     copies (peeled, then unrolled by 2) of 16 loads, each 2 LDS.128 + 8 LDS."""
     import subprocess
 
-    from viz.gpu.compile import find_tool
+    from viz.toolchain.compile import find_tool
     from viz.trace.build import assemble
     from viz.trace.reconcile import sass_with_ptx_lines
 
@@ -854,7 +854,7 @@ def test_a_fused_group_covers_exactly_the_members_bytes(shift, lanes, k):
 
 
 def _tools() -> bool:
-    from viz.gpu.compile import find_tool
+    from viz.toolchain.compile import find_tool
 
     return bool(find_tool("nvcc") and find_tool("ptxas") and find_tool("nvdisasm"))
 

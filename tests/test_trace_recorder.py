@@ -1,5 +1,5 @@
 """The recorder behind the GPU panel's Record trace / Record and validate (Qt-free:
-``viz.trace.pipeline.Recorder``), the same pipeline as `warpviz trace`.
+``viz.gpu.trace_pipeline.Recorder``), the same pipeline as `warpviz trace`.
 
 Without a GPU the child process serves ``fake_gpu.ReplaySession`` (the records of a
 shipped H100 trace) and Nsight Compute's counters are the ones shipped with that trace:
@@ -24,7 +24,7 @@ from viz.engine import METRIC_NAMES
 from viz.gpu.worker import Cancelled
 from viz.trace import tracefile
 from viz.trace.analysis import analyze_trace
-from viz.trace.pipeline import STAGES, Recorder, RecordingFailed
+from viz.gpu.trace_pipeline import STAGES, Recorder, RecordingFailed
 
 ROOT = Path(__file__).resolve().parents[1]
 REDUCE = ROOT / "kernels" / "trace" / "reduce_shfl.launch.toml"

@@ -151,7 +151,7 @@ def test_shipped_format_2_launch_files_build(path):
     b = build(la)
     assert la.format == 2 and b.instrs and b.instrumented_cubin
     if path.name.startswith("triton"):
-        from viz.trace.pipeline import _where, trace_sources
+        from viz.gpu.trace_pipeline import _where, trace_sources
 
         sources = trace_sources(la, b.instrs)
         assert "triton_kernels.py" in sources              # the Python lines travel with the trace

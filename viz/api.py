@@ -750,7 +750,7 @@ class Trace:
 
     def __init__(self, trace, recording=None, keep=None):
         from .trace.detail import TraceSource
-        from .trace.pipeline import Recording
+        from .gpu.trace_pipeline import Recording
         from .trace.tracefile import Trace as _Model
 
         _instance("Trace", "trace", trace, _Model, "a loaded trace (use api.open_trace or api.trace_launch)")
@@ -846,7 +846,7 @@ class Trace:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the trace to ``path`` (a ``.wvtrace``; atomically)."""
-        from .trace.pipeline import save_copy
+        from .gpu.trace_pipeline import save_copy
 
         path = _path("save", path)
         if not path.name.lower().endswith(".wvtrace"):
@@ -897,7 +897,7 @@ def _quiet(_text: str) -> None:
 def _blocks(blocks, launch) -> list[int] | None:
     if blocks is None:
         return None
-    from .trace.pipeline import parse_blocks
+    from .gpu.trace_pipeline import parse_blocks
 
     if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
         blocks = str(int(blocks))
@@ -909,10 +909,10 @@ def _blocks(blocks, launch) -> list[int] | None:
 def _failed(err: BaseException, launch=None) -> TraceFailed:
     """``err`` as the one exception the tracing functions raise (the CLI's paragraph)."""
     from .gpu import GpuUnavailable
-    from .gpu.compile import CompileError
+    from .toolchain.compile import CompileError
     from .gpu.runner import KernelFault
     from .trace import TraceError
-    from .trace.pipeline import failure_message
+    from .gpu.trace_pipeline import failure_message
     from .trace.pyargs import ArgumentError
 
     if isinstance(err, TraceFailed):
@@ -934,7 +934,7 @@ def _record(launch_path: Path, *, blocks=None, validate: bool = False, out=None,
 
     from .gpu.worker import Cancelled
     from .trace.launch import load_launch
-    from .trace.pipeline import record_trace
+    from .gpu.trace_pipeline import record_trace
 
     launch = None
     try:

@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     add_calibrate_parser(sub)
 
     from .export_cli import add_parser as add_export_parser  # no Qt import until it runs
-    from .trace.cli import add_parser as add_trace_parser  # no GPU import until it runs
+    from .gpu.trace_cli import add_parser as add_trace_parser  # no GPU import until it runs
 
     add_trace_parser(sub)
 
@@ -135,7 +135,7 @@ def cmd_analyze(args) -> int:
     from .scenario import ScenarioError, load, parse_overrides
 
     if args.scenario.endswith(".wvtrace"):
-        from .trace.cli import cmd_analyze_trace
+        from .gpu.trace_cli import cmd_analyze_trace
 
         return cmd_analyze_trace(args.scenario, args.json)
     try:
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     from .export_cli import cmd_export
     from .gpu.cli import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate
-    from .trace.cli import cmd_trace
+    from .gpu.trace_cli import cmd_trace
 
     handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout, "matrix": cmd_matrix,
                "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,

@@ -26,7 +26,8 @@ from .expr import Name, Node, to_text
 from .counting import (InstrStats, LaneValues, _count, block_coords, count_chunk, describe_lane,  # noqa: F401
                        evaluate_instruction, make_space, thread_coords)   # one instruction's counting (viz.counting)
 from .i18n import tr
-from .kinds.analyze import analyze_kind, kind_figures
+from .kinds.analyze import kind_figures
+from .kinds.registry import kind_of
 from .kinds import ldmatrix as matrix_kind
 from .scenario import KIND_OPS, Instruction, Scenario, ScenarioError, check_work  # noqa: F401
 from .work import CHUNK_THREADS, MAX_WORK  # threads at once on the full path
@@ -193,9 +194,10 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
     for instr in instrs:
         access = scenario.accesses[instr.access]
         arr = scenario.array(access.array)
-        if access.op in KIND_OPS:          # cp.async, atomic, tma.load (viz.kinds)
+        kind = kind_of(access.op)          # cp.async, atomic, tma.load (viz.kinds)
+        if kind is not None:
             kinds.done = step
-            stats.append(analyze_kind(scenario, instr, access, kinds))
+            stats.append(kind.count(scenario, instr, access, kinds))
             step = kinds.done
             continue
         st = InstrStats(instr, arr.space, access.op, instr.size, matrix=access.matrix)

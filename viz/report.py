@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import __version__
 from .engine import Analysis
 from .i18n import tr
+from .kinds.registry import kind_of
 from .scenario import warnings
 
 
@@ -140,10 +141,9 @@ def shared_rule(d: dict) -> str:
     distinct words, the lanes on one word added up in one go)."""
     if d.get("matrix_op"):
         return "matrix"
-    if d.get("kind") == "cp.async":
-        return "ldgsts"
-    if d.get("kind") == "atomic":
-        return "atom_add" if (d.get("options") or {}).get("result") == "used" else "atom_inc"
+    kind = kind_of(d.get("kind"))
+    if kind is not None and kind.shared_rule is not None:   # cp.async, atomic (viz.kinds)
+        return kind.shared_rule(d)
     return "plain"
 
 
@@ -232,10 +232,9 @@ def explain_access(d: dict) -> list[tuple[str, str, str]]:
     Each why states only what holds for this access: every number in it is one of the
     access's figures (checked by tests/test_report_reasons.py), and a rule is named only
     where it applied (the pair rule of wide loads, idle phases, partial warps)."""
-    if d.get("kind") == "tma.load":         # viz.kinds: a tile copy by the TMA
-        from .kinds.report import tma_rows
-
-        return tma_rows(d)
+    kind = kind_of(d.get("kind"))
+    if kind is not None and kind.reasons is not None:    # viz.kinds: a tma.load, a tile copy by the TMA
+        return kind.reasons(d)
     inst = d["warp_instructions"]
     rows = [("warp instructions", _n(inst), _instructions_why(d))]
     if inst == 0:
@@ -248,10 +247,8 @@ def explain_access(d: dict) -> list[tuple[str, str, str]]:
         rows.append(("wavefronts", _n(wf), _wavefronts_why(d)))
         rows.append(("phases", _n(ph), _phases_why(d)))
         rows.append(("bank conflicts", _n(wf - ph), _conflicts_why(d)))
-        if d.get("kind"):                  # cp.async: its global side
-            from .kinds.report import extra_rows
-
-            rows.extend(extra_rows(d))
+        if kind is not None and kind.extra_reasons is not None:   # cp.async: its global side
+            rows.extend(kind.extra_reasons(d))
     else:
         sec, lines = d["sectors"], d["lines"]
         rows.append(("requests", _n(inst), tr("one per warp instruction with an active lane, whatever the width")))

@@ -29,7 +29,8 @@ from .lanes import evaluate_exact
 from .layout import TMA_SWIZZLES, LayoutError, Swizzle, check_bijection, layout_swizzle, offset_tree, parse_swizzle
 from .layout_text import AuthoredLayout, check as check_layout, fit, parse_layout
 from .types import ElemType, all_type_names, named_type, struct
-from .kinds import KIND_OPS   # format 3 access kinds cp.async, atomic, tma.load (viz.kinds)
+from .kinds import KIND_OPS   # noqa: F401 - format 3 access kinds cp.async, atomic, tma.load (viz.kinds)
+from .kinds.registry import kind_of
 from .kinds.ldmatrix import OP_NAMES as MATRIX_OPS, MatrixOp, looks_like_matrix_op, parse_op as parse_matrix_op
 from .scenario_parts import (MAX_MESSAGE, Access, Array, Instruction, Launch, Loop, ScenarioError,  # noqa: F401
                              line_of, where_text)
@@ -719,7 +720,7 @@ class _Builder:
         where = f"access {k}"
         if not isinstance(raw, dict):
             self.fail(where, tr("an access must be a table"), tr("write [[access]] with op and at"))
-        if raw.get("op") in KIND_OPS:      # cp.async, atomic, tma.load (scenario format 3: viz.kinds)
+        if kind_of(raw.get("op")) is not None:   # cp.async, atomic, tma.load (scenario format 3: viz.kinds)
             from .kinds.build import build_kind_access
 
             return build_kind_access(self, k, raw)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .engine import block_coords, evaluate_instruction, thread_coords
 from .kernels_numba import wide_load_phases
+from .kinds.registry import kind_of
 from .scenario import Access, Array, Instruction, Scenario
 
 SECTOR = 32
@@ -158,10 +159,9 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
     shape = (1, len(tids))
     addr = np.broadcast_to(lv.addr.natural(), shape)[0]
     mask = np.broadcast_to(lv.mask, shape)[0]
-    if access.op == "atomic" and (access.option("aggregate") or "none") != "none":
-        from .kinds.atomics import aggregate_mask     # ptxas's warp aggregation: one lane does it
-
-        mask = aggregate_mask(mask[None, :], access.option("aggregate"), len(tids))[0]
+    kind = kind_of(access.op)
+    if kind is not None and kind.active_lanes is not None:   # an atomic: ptxas's warp aggregation
+        mask = kind.active_lanes(access, mask, len(tids))
     idx = [np.broadcast_to(v.natural(), shape)[0] for v in lv.indices]
     elem = np.broadcast_to(lv.elem.natural(), shape)[0]
     bx, by, bz = (int(x) for x in block_coords(scenario, np.int64(block)))
@@ -199,12 +199,14 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
 
     # Shared: distinct words per bank per phase, in order of first request. A cp.async and an
     # atomic whose old value is read serve every lane's word on its own (viz.kinds: measured).
-    per_lane = access.op == "cp.async" or (access.op == "atomic" and access.option("result") == "used")
+    kind = kind_of(access.op)
+    per_lane = kind is not None and kind.per_lane(access)
+    banks = kind is None or kind.through_banks        # the TMA writes the tile itself, not through the banks' path
     bank_words: list[BankWord] = []
     word_wf: dict[tuple[int, int], int] = {}
     wf_phase: list[int] = []
     active_phases = 0
-    if space == "shared" and access.op != "tma.load":   # the TMA writes the tile itself, not through the banks' path
+    if space == "shared" and banks:
         for p, lanes_in in enumerate(phases):
             order: dict[int, dict[int, list[int]]] = {}
             for ln in lanes_in:
@@ -241,7 +243,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
         words: tuple[int, ...] = ()
         wfs: tuple[int, ...] = ()
         sector = line = -1
-        if active and space == "shared" and access.op != "tma.load":
+        if active and space == "shared" and banks:
             words = tuple((a >> 2) + q for q in range(words_per_lane))
             wfs = tuple(word_wf[(phase, (w, ln) if per_lane else w)] for w in words)
         if active and space == "global":

@@ -99,8 +99,8 @@ def _access_cost(sc, a, blocks: int) -> tuple[int, int, int]:
         trees += [*a.source.indices, a.source.when, sc.array(a.source.array).layout]
     nodes = sum(node_cost(t) for t in trees)
     base = chunks * CHUNK + cells * CELL
-    if a.op in ("cp.async", "atomic", "tma.load"):        # the kinds (viz.kinds): counted lane by lane
-        extra = blocks * BOX_ROW * a.option("box", (0, 0))[0] if a.op == "tma.load" else 0
+    if a.op not in ("load", "store"):        # the kinds (viz.kinds, above this layer): counted lane by lane
+        extra = blocks * BOX_ROW * a.option("box", (0, 0))[0]    # a tma.load's box rows (no other kind has a box)
         sides = 2 if a.source is not None else 1
         return base + sides * lanes * (COUNT + nodes) + extra, sides * lanes, sides * chunks
     forms = dict(LAUNCH_FORMS)

@@ -29,7 +29,7 @@ fi
 python3 - <<'PY' > "$OUT/sass.txt" 2>&1
 from viz.scenario import load
 from viz.gpu.codegen import generate
-from viz.gpu.compile import compile_cubin, sass_memory_instructions
+from viz.toolchain.compile import compile_cubin, sass_memory_instructions
 from viz.gpu import handwritten
 for n in ["vector-int4", "float3-whole", "transpose-tile-pad", "reduction-tree", "shared-stride-2", "double-tile"]:
     print("==", n)

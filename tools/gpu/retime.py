@@ -54,7 +54,7 @@ def old_time_launch(session, spec, sets: int, runs: int = 200) -> dict:
 
 def spec_of(session, name: str):
     from viz.gpu import handwritten
-    from viz.gpu.compile import compile_cubin
+    from viz.toolchain.compile import compile_cubin
     from viz.gpu.plan import DeviceLimits, plan_scale
 
     lim = session.limits()

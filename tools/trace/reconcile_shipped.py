@@ -47,7 +47,7 @@ def as_recorded(trace, kinds: list[str]):
 
 
 def main(argv: list[str]) -> int:
-    from viz.gpu.compile import find_tool, nvcc_version
+    from viz.toolchain.compile import find_tool, nvcc_version
     from viz.trace import tracefile
     from viz.trace.build import assemble, compile_ptx
     from viz.trace.launch import load_launch

@@ -25,7 +25,7 @@ SOURCES = [ROOT / "kernels" / "trace" / n for n in ("sgemm_tile16.cu", "shared_f
 
 
 def main(argv: list[str]) -> int:
-    from viz.gpu.compile import ARCH, find_tool
+    from viz.toolchain.compile import ARCH, find_tool
     from viz.trace.build import NVCC_FLAGS, assemble
     from viz.trace.reconcile import sass_with_ptx_lines
 

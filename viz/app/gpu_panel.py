@@ -66,7 +66,7 @@ class GpuPanel(QWidget):
         self.live: dict[str, dict] = {}          # this session's runs, by scenario name
         self.validation: dict[str, list] = {}    # this session's counter comparisons
         self.device_info: dict | None = None
-        from ..trace.pipeline import Recorder
+        from ..gpu.trace_pipeline import Recorder
 
         self.recorder = Recorder()                # records traces in its own GPU child process
         self.recorded_from: dict[str, Path | None] = {}  # trace path -> the launch file it was recorded from
@@ -568,7 +568,7 @@ class GpuPanel(QWidget):
         elif w is self.sass:
             def sass(_p, _c, sc=sc):
                 from ..gpu.codegen import generate
-                from ..gpu.compile import compile_cubin, find_tool, sass_memory_instructions
+                from ..toolchain.compile import compile_cubin, find_tool, sass_memory_instructions
 
                 try:
                     cubin = compile_cubin(generate(sc).source)
@@ -893,7 +893,7 @@ class GpuPanel(QWidget):
         path = Path(path)
         if path.suffix.lower() != ".wvtrace":
             path = path.with_name(path.name + ".wvtrace")
-        from ..trace.pipeline import save_copy
+        from ..gpu.trace_pipeline import save_copy
 
         try:
             save_copy(s.path, path)

@@ -1,5 +1,5 @@
-"""The GPU companion (traces and GPU): generate a scenario's kernel, compile, run, time it, read its
-counters; the cost model, calibration, prediction; validate, bench and calibrate.
+"""GPU runs, above the traces: generate a scenario's kernel, run and time it, read its counters,
+record a trace (``trace_pipeline``); the cost model, calibration, prediction; validate, bench, calibrate, trace.
 
 Only this package touches the GPU, and only lazily: ``codegen``, ``costmodel``, ``results``
 and ``ncu`` (parsing) import nothing beyond the standard library and numpy, so the app and
@@ -9,13 +9,6 @@ Nothing here imports Qt.
 
 from __future__ import annotations
 
-from ..errors import WarpvizError
+from ..toolchain import GpuUnavailable  # noqa: F401 - defined below the traces, which raise it too
 
-
-class GpuUnavailable(WarpvizError, RuntimeError):
-    """No GPU run is possible here; ``reason`` says exactly why (shown to the user as is)."""
-
-    def __init__(self, reason: str, kind: str = "unavailable"):
-        self.reason = reason
-        self.kind = kind  # "pycuda" | "driver" | "device" | "ncu" | "counters" | "nvcc" | "unavailable"
-        super().__init__(reason)
+__all__ = ["GpuUnavailable"]

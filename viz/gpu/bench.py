@@ -22,7 +22,7 @@ from ..engine import METRIC_NAMES, Analysis, analyze
 from ..scenario import Scenario, ScenarioError, loads, with_params
 from . import GpuUnavailable, costmodel
 from .codegen import GeneratedKernel, generate, kernel_name
-from .compile import CompileError, compile_many
+from ..toolchain.compile import CompileError, compile_many
 from .ncu import compare, extra_metrics, run_ncu
 
 Progress = Callable[[float, str], None]
@@ -140,7 +140,7 @@ def _time_scenario(session, sc: Scenario, name: str, memcpy_gbps: float, device_
 def scenario_timed_launch(sc: Scenario, name: str, limits, replicas: int | None = None):
     """The timed launch of a scenario: (its Scale, the LaunchSpec that ``time_launch`` runs
     over ``scale.buffer_sets`` buffer sets). The bottleneck measurement profiles the same."""
-    from .compile import compile_cubin
+    from ..toolchain.compile import compile_cubin
     from .plan import plan_scale
     from .runner import generated_launch
 

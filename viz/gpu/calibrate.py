@@ -141,7 +141,7 @@ def _round(v: float) -> float:
 def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     """Every microbenchmark on ``session`` (a ``runner.Session``); returns the figures and
     the GPU's state before and after (see ``document``)."""
-    from .compile import compile_cubin
+    from ..toolchain.compile import compile_cubin
 
     cuda = session.cuda
     sets = QUICK_SETS if quick else SETS

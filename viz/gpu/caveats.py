@@ -11,7 +11,7 @@ arguments (the app translates the template, ``viz.i18n.tr``) and a machine key:
   ``wgmma``, ``mma``, ``wmma``, ``tcgen05``; SASS ``HGMMA``, ``HMMA``, ``IMMA``...), which the
   model has no term for: the prediction is the memory side only. Seen in the kernel's PTX
   (``untimed_ptx``: recorded as ``resources["untimed"]`` by ``tracebench.plain_build``, or
-  read from a PTX module the trace carries) or its SASS profile (``viz.gpu.sass``'s
+  read from a PTX module the trace carries) or its SASS profile (``viz.toolchain.sass``'s
   ``untimed`` counts).
 * ``unrecorded-copies``: a traced kernel copies with TMA or bulk copies
   (``cp.async.bulk``, ``cp.reduce.async.bulk``; SASS ``UTMALDG``, ``UBLKCP``...), which a
@@ -39,7 +39,7 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .sass import SASS_COPIES, SASS_MMA, untimed_sass  # noqa: F401 - re-exported: the opcodes a SASS profile counts
+from ..toolchain.sass import SASS_COPIES, SASS_MMA, untimed_sass  # noqa: F401 - re-exported: the opcodes a SASS profile counts
 
 WITHIN = 0.2            # "within 20%": |predicted - measured| <= WITHIN x measured
 MIN_CHECKED = 5         # fewer checked launches bound by a term than this: say so

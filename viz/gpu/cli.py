@@ -90,7 +90,7 @@ def _items(args) -> list:
 
 
 def _require(counters: bool) -> dict:
-    from .compile import require_nvcc
+    from ..toolchain.compile import require_nvcc
     from .ncu import find_ncu
     from .runner import probe
 
@@ -157,7 +157,7 @@ def add_calibrate_parser(sub) -> None:
 def cmd_calibrate(args) -> int:
     from .calibrate import (CHILD, FIGURES, combine_runs, default_path, document, dumps, format_markdown,
                             format_table, read, save, source)
-    from .compile import CompileError
+    from ..toolchain.compile import CompileError
 
     tool = "warpviz calibrate" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "")
     if args.show is not None:
@@ -173,7 +173,7 @@ def cmd_calibrate(args) -> int:
               end="" if args.json else "\n")
         return 0
     if args.dry_run:
-        from .compile import compile_cubin
+        from ..toolchain.compile import compile_cubin
 
         try:
             cubin = compile_cubin(source())
@@ -308,7 +308,7 @@ def cmd_bench_traces(args) -> int:
         return _fail(bad[0].error)
     log = lambda f, t: print(f"[{f * 100:5.1f}%] {t}", file=sys.stderr, flush=True)  # noqa: E731
     try:
-        from .compile import require_nvcc
+        from ..toolchain.compile import require_nvcc
 
         if not args.dry_run:
             from .runner import probe

@@ -623,7 +623,7 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     blocks = blocks_total or sc.launch.blocks
     f = repeat * blocks / sc.launch.blocks
     if sass_profile:
-        from .sass import dynamic_instructions, engine_counts
+        from ..toolchain.sass import dynamic_instructions, engine_counts
 
         counts, warps = engine_counts(an)
         est = dynamic_instructions(sass_profile, {k: v * f for k, v in counts.items()}, warps * f,

@@ -28,7 +28,7 @@ NCU_TIMEOUT_S = 1800
 
 
 def find_ncu() -> str | None:
-    from .compile import find_tool
+    from ..toolchain.compile import find_tool
 
     tool = find_tool("ncu")
     if tool:
@@ -231,7 +231,7 @@ def run_bottlenecks(spec: dict, timeout: float = NCU_TIMEOUT_S, python: str | No
     and metrics, names checked against this ncu first: ([raw counters or None per launch],
     log, [metrics this ncu does not know]). ``driver``/``launch_skip``: the process ncu
     profiles and its launches before the first profiled one (the traced launches use
-    ``viz.trace.ncu_driver``, which fills nothing on the GPU: 0)."""
+    ``viz.gpu.trace_ncu_driver``, which fills nothing on the GPU: 0)."""
     base = ncu_listing("--query-metrics")
     full = ncu_listing("--query-metrics", "--query-metrics-mode", "all")
     sections_text = ncu_listing("--list-sections")

@@ -22,7 +22,7 @@ from .plan import DeviceLimits, l2_resident, plan_scale
 class Resources:
     registers: int | None
     shared_bytes: int | None = None
-    sass: dict | None = None        # the timed kernel's static SASS profile (viz.gpu.sass.profile_of)
+    sass: dict | None = None        # the timed kernel's static SASS profile (viz.toolchain.sass.profile_of)
 
     def as_dict(self) -> dict:
         d = {"registers": self.registers, "shared_bytes": self.shared_bytes}
@@ -40,8 +40,8 @@ def generated_resources(unit: Scenario, name: str) -> Resources:
     cuobjdump), or unknown without nvcc."""
     from . import GpuUnavailable
     from .codegen import generate
-    from .compile import CompileError, resource_usage
-    from .sass import kernel_profile
+    from ..toolchain.compile import CompileError, resource_usage
+    from ..toolchain.sass import kernel_profile
 
     try:
         kernel = generate(unit, name=name)
@@ -54,9 +54,9 @@ def generated_resources(unit: Scenario, name: str) -> Resources:
 
 def hand_resources(k, sc: Scenario) -> Resources:
     from . import GpuUnavailable, handwritten
-    from .compile import CompileError, resource_usage
+    from ..toolchain.compile import CompileError, resource_usage
     from .plan import _const
-    from .sass import kernel_profile
+    from ..toolchain.sass import kernel_profile
 
     profile = None
     try:
@@ -177,7 +177,7 @@ def _res(entry: dict) -> Resources | None:
         return None
     sass = r.get("sass")
     if sass is not None:
-        from .sass import check_profile
+        from ..toolchain.sass import check_profile
 
         sass = check_profile(sass)
     return Resources(r.get("registers"), r.get("shared_bytes"), sass)

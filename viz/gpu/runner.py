@@ -317,7 +317,7 @@ class Session:
 
     def fill_random(self, buf, nbytes: int, seed: int = 1):
         if self._fill is None:
-            from .compile import compile_cubin
+            from ..toolchain.compile import compile_cubin
 
             self._fill = self.function(compile_cubin(FILL_SOURCE), "wv_fill")
         words = -(-max(256, nbytes) // 4)
@@ -370,7 +370,7 @@ class Session:
     def spin(self, ns: int):
         """Queue a kernel that keeps the GPU busy for ``ns`` nanoseconds (see batch_times)."""
         if self._spin is None:
-            from .compile import compile_cubin
+            from ..toolchain.compile import compile_cubin
 
             self._spin = self.function(compile_cubin(SPIN_SOURCE), "wv_spin")
             self._spin.prepare("Q")

@@ -1,5 +1,5 @@
 """The SASS profiles of a results file: ``fill`` adds each timed kernel's static profile
-(``viz.gpu.sass.profile_of``) to a ``warpviz bench`` results file, ``accuracy`` compares the
+(``viz.toolchain.sass.profile_of``) to a ``warpviz bench`` results file, ``accuracy`` compares the
 warp instructions counted from them with the measured ones.
 
 ``python -m viz.gpu.sass_results fill RESULTS --out OUT``, ``table RESULTS [--markdown]``,
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .sass import check_profile, dynamic_instructions, engine_counts, kernel_profile, profiles_of_cubin
+from ..toolchain.sass import check_profile, dynamic_instructions, engine_counts, kernel_profile, profiles_of_cubin
 
 
 def timed_entries(doc: dict):
@@ -68,7 +68,7 @@ def fill(doc: dict, log=print) -> dict:
     """Adds the SASS profile of every timed kernel to ``timing.resources.sass`` (compiling
     each as the bench did); returns {"filled": n, "failed": [(where, why)]}. Raises
     GpuUnavailable without nvcc and RuntimeError without cuobjdump / nvdisasm."""
-    from .compile import CompileError, find_tool
+    from ..toolchain.compile import CompileError, find_tool
 
     if not (find_tool("cuobjdump") or find_tool("nvdisasm")):
         raise RuntimeError("neither cuobjdump nor nvdisasm was found: put the CUDA toolkit's bin folder (or the "
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.cmd == "show":
             path = Path(a.file)
             if path.suffix == ".cu":
-                from .compile import compile_cubin
+                from ..toolchain.compile import compile_cubin
 
                 cubin = compile_cubin(path.read_text())
             else:

@@ -96,7 +96,7 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     -ptx, then ptxas -O3 --generate-line-info) with ``ptxas -v`` for its resources. The
     cubin and the resources are cached beside the cubin cache, keyed by the PTX."""
     from ..fileio import write_atomic
-    from .compile import ARCH, cache_dir, parse_ptxas_usage
+    from ..toolchain.compile import ARCH, cache_dir, parse_ptxas_usage
     from ..trace.build import assemble_verbose, kernel_ptx
 
     arch = arch or ARCH
@@ -127,10 +127,10 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
 
 
 def sass_profile(cubin: bytes, kernel: str) -> dict | None:
-    """The kernel's static SASS profile for the instruction count (``viz.gpu.sass.profile_of``,
+    """The kernel's static SASS profile for the instruction count (``viz.toolchain.sass.profile_of``,
     where that module and cuobjdump or nvdisasm are there), else None."""
     try:
-        from .sass import profiles_of_cubin  # noqa: PLC0415
+        from ..toolchain.sass import profiles_of_cubin  # noqa: PLC0415
     except ImportError:
         return None
     try:
@@ -435,7 +435,7 @@ def measure_bottlenecks(doc: dict, items: list[TracedLaunch], builds: dict, canc
                              "shared": L.shared_bytes, "args": [a.as_dict() for a in L.args],
                              "offsets": L.buffer_offsets()})
         got, _log, missing = run_bottlenecks({"launches": launches}, timeout=timeout or NCU_TIMEOUT_S,
-                                             cancelled=cancelled, driver="viz.trace.ncu_driver", launch_skip=0)
+                                             cancelled=cancelled, driver="viz.gpu.trace_ncu_driver", launch_skip=0)
     n = 0
     for t, raw in zip(todo, got):
         if raw is not None:
@@ -510,7 +510,7 @@ def repredict(doc: dict, device_model=None, names=None) -> dict:
 
 def refresh_resources(doc: dict, log=print) -> int:
     """Compile every traced launch of a results file here (``plain_build``: nvcc; the SASS
-    profile where ``viz.gpu.sass`` and cuobjdump are there) and replace its recorded
+    profile where ``viz.toolchain.sass`` and cuobjdump are there) and replace its recorded
     resources; a register count that differs from the recorded one (another nvcc) is said.
     Returns how many entries were refreshed."""
     from ..trace import tracefile
@@ -639,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--calibration", metavar="FILE", help="predict with this calibration (recorded in the file's "
                                                          "cost_model) instead of the figures the file records")
     c = sub.add_parser("resources", help="compile every traced kernel of a results file here and refresh its "
-                                         "resources (the SASS profile where viz.gpu.sass and cuobjdump are there), "
+                                         "resources (the SASS profile where viz.toolchain.sass and cuobjdump are there), "
                                          "then recompute the predictions")
     c.add_argument("file")
     c.add_argument("--out", help="write here (default: over FILE, atomically)")

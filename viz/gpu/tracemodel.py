@@ -32,7 +32,7 @@ execution of every memory instruction, in each warp's own order, with its 32 add
   trace without them has no barrier in its chain. The launch's chain is its slowest block's;
 * **warp instructions** (every SASS instruction, for the issue term) and a warp's own
   issue: ``instructions_and_own_issue``: counted from the plain kernel's SASS profile
-  (``viz.gpu.sass``, with its control bits) and the trace's memory instructions by kind where
+  (``viz.toolchain.sass``, with its control bits) and the trace's memory instructions by kind where
   the entry's resources hold the profile, else the hand-written-kernel estimate of
   ``costmodel.estimate_instructions`` (a prologue and epilogue per warp, a few instructions
   per recorded memory instruction) and no own issue;
@@ -393,7 +393,7 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None)
     return worst_s, chain
 
 
-# The memory kinds of ``viz.gpu.sass`` (its ``KINDS``) of a trace's instructions: (kind, space) -> kind.
+# The memory kinds of ``viz.toolchain.sass`` (its ``KINDS``) of a trace's instructions: (kind, space) -> kind.
 SASS_KINDS = {("load", "global"): "global.load", ("store", "global"): "global.store",
               ("load", "shared"): "shared.load", ("store", "shared"): "shared.store",
               ("ldmatrix", "shared"): "ldmatrix", ("stmatrix", "shared"): "stmatrix",
@@ -403,7 +403,7 @@ SASS_KINDS = {("load", "global"): "global.load", ("store", "global"): "global.st
 
 def sass_counts(an) -> tuple[dict[str, int], int]:
     """({memory kind: warp instructions}, warps) of a traced launch, in the form of
-    ``viz.gpu.sass.engine_counts``: the recorded executions with an active lane, plus the
+    ``viz.toolchain.sass.engine_counts``: the recorded executions with an active lane, plus the
     never-true ``@!PT LDS`` ptxas puts before each LDGSTS (SASS has them as LDS)."""
     counts: dict[str, int] = {}
     for s in an.stats:
@@ -430,8 +430,8 @@ def instructions_and_own_issue(an, resources: dict | None = None, device=costmod
     warp's own issue in seconds: ``costmodel.Workload.own_issue_s``).
 
     Where ``resources`` holds the plain kernel's SASS profile (``resources["sass"]``, from
-    ``viz.gpu.sass.profile_of``, recorded by ``tracebench.plain_build`` when cuobjdump or
-    nvdisasm is there), ``viz.gpu.sass.dynamic_instructions`` counts them from it and the
+    ``viz.toolchain.sass.profile_of``, recorded by ``tracebench.plain_build`` when cuobjdump or
+    nvdisasm is there), ``viz.toolchain.sass.dynamic_instructions`` counts them from it and the
     trace's memory instructions by kind ("from the compiled kernel's SASS"), and the
     profile's control bits give the warps' own issue. Otherwise the hand-written-kernel
     estimate of ``costmodel.estimate_instructions``: per warp a prologue and an epilogue, per
@@ -439,7 +439,7 @@ def instructions_and_own_issue(an, resources: dict | None = None, device=costmod
     arithmetic, so a loop of FMAs is under-counted - and no own issue."""
     profile = (resources or {}).get("sass")
     if profile:
-        from .sass import dynamic_instructions  # noqa: PLC0415
+        from ..toolchain.sass import dynamic_instructions  # noqa: PLC0415
 
         counts, warps = sass_counts(an)
         if blocks is not None:          # a partial trace: the warps of the blocks it holds

@@ -15,6 +15,7 @@ from ..expr import BUILTIN_NAMES, Num, names, parse
 from ..i18n import tr
 from ..layout import TMA_SWIZZLES
 from ..scenario_parts import Access, ScenarioError, line_of
+from .registry import kind_of
 
 COMMON_KEYS = {"op", "at", "for", "when", "note"}
 KEYS = {
@@ -29,16 +30,14 @@ TMA_MAX_BOX = 256        # elements per box dimension (cuTensorMapEncodeTiled)
 
 
 def build_kind_access(b, k: int, raw: dict) -> Access:
-    """The Access of a ``cp.async``, ``atomic`` or ``tma.load`` table (``b``: the builder)."""
+    """The Access of a ``cp.async``, ``atomic`` or ``tma.load`` table (``b``: the builder): its
+    kind (``viz.kinds.registry``) checks the keys and parses it."""
     op = raw["op"]
+    kind = kind_of(op)
     where = f"access {k}"
-    b.unknown_keys(raw, KEYS[op], where)
+    b.unknown_keys(raw, kind.keys, where)
     b.need_format(3, f"op = \"{op}\"", where, "op")
-    if op == "cp.async":
-        return _cp_async(b, k, raw)
-    if op == "atomic":
-        return _atomic(b, k, raw)
-    return _tma(b, k, raw)
+    return kind.parse(b, k, raw)
 
 
 def _plain(b, k: int, raw: dict, op: str, at_key: str, as_op: str = "load") -> Access:
@@ -70,12 +69,15 @@ def _line(b, k: int, key: str):
     return line_of(b.text, f"access {k}", key)
 
 
+EXAMPLES = {
+    "cp.async": 'op = "cp.async", at = "tile[tid]", from = "src[blockIdx.x * 256 + tid]"',
+    "atomic": 'op = "atomic", at = "hist[bin]"',
+    "tma.load": 'op = "tma.load", at = "tile", from = "A[blockIdx.y * 8][0]"',
+}
+
+
 def _example(op: str) -> str:
-    return {
-        "cp.async": tr("e.g. {example}", example='op = "cp.async", at = "tile[tid]", from = "src[blockIdx.x * 256 + tid]"'),
-        "atomic": tr("e.g. {example}", example='op = "atomic", at = "hist[bin]"'),
-        "tma.load": tr("e.g. {example}", example='op = "tma.load", at = "tile", from = "A[blockIdx.y * 8][0]"'),
-    }[op]
+    return tr("e.g. {example}", example=kind_of(op).example)
 
 
 def _label(k: int, op: str, at: str) -> str:
@@ -274,5 +276,5 @@ def _tma(b, k: int, raw: dict) -> Access:
     return acc
 
 
-__all__ = ["build_kind_access", "KEYS", "CP_ASYNC_SIZES", "BUILTIN_NAMES", "aggregation", "uniform_address",
+__all__ = ["build_kind_access", "KEYS", "EXAMPLES", "CP_ASYNC_SIZES", "BUILTIN_NAMES", "aggregation", "uniform_address",
            "THREAD_NAMES", "GLOBAL_ATOMIC_TYPES"]

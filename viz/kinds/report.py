@@ -14,9 +14,9 @@ def _avg(a: int, b: int) -> str:
 
 
 def extra_rows(d: dict) -> list[tuple[str, str, str]]:
-    """Rows after the shared rows of a cp.async (its global side) or an atomic."""
+    """Rows after the shared rows of a cp.async: its global side (its kind's ``extra_reasons``)."""
     inst = d["warp_instructions"]
-    if d["kind"] == "cp.async" and inst:
+    if inst:
         per = _avg(d["sectors"], inst)
         if (d.get("options") or {}).get("cache") == "cg":
             sectors = tr("{per} per request: cp.async.cg (L1 bypassed) counts the distinct pairs of global 128-byte "

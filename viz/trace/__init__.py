@@ -1,9 +1,9 @@
-"""Tracing a real CUDA kernel (traces and GPU): launch files, the PTX instrumenter, the trace file and
-its analysis, and the pipeline that records a trace on the GPU.
+"""Traces of a real CUDA kernel: launch files, the PTX instrumenter and its build (nvcc through
+``viz.toolchain``), the trace file and its analysis. Recording one on the GPU is ``viz.gpu``'s.
 
 The model side (``launch``, ``ptx``, ``tracefile``, ``analysis``) imports nothing beyond
 the standard library, numpy and the engine; only ``record`` touches PyCUDA, and only in
-the GPU child process (``viz.gpu.worker``). Nothing here imports Qt.
+the GPU child process (``viz.gpu.worker``, which calls it). Nothing here imports ``viz.gpu`` or Qt.
 """
 
 from __future__ import annotations

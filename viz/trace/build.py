@@ -10,7 +10,7 @@ module cut down to that kernel (``viz.trace.module.prune``), the arguments check
 its parameters and, for a PTX module, the module assembled by ``ptxas`` before anything
 runs. The entry's name (mangled, for C++) is what the cubin is asked for.
 
-Needs nvcc and ptxas only (no GPU, no driver). Reuses ``viz.gpu.compile`` to find them.
+Needs nvcc and ptxas only (no GPU, no driver). Reuses ``viz.toolchain.compile`` to find them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..gpu import GpuUnavailable
-from ..gpu.compile import ARCH, find_tool, nvcc_version, require_nvcc, sass_memory_instructions
+from ..toolchain import GpuUnavailable
+from ..toolchain.compile import ARCH, find_tool, nvcc_version, require_nvcc, sass_memory_instructions
 from . import TraceError
 from .launch import C_IDENTIFIER, Launch, check_params, unsafe_chars
 from .ptx import MemInstr, SkipRegion, compare_sass, instrument_full, parse, predication_note, sass_predicated
@@ -252,7 +252,7 @@ def assemble_ptx_input(launch: Launch, ptx: str, arch: str) -> bytes:
     try:
         return assemble(ptx, arch, "plain")
     except RuntimeError as err:
-        from ..gpu.compile import nvcc_version
+        from ..toolchain.compile import nvcc_version
 
         line = re.sub(r"^ptxas \S+?\.ptx, line (\d+); (error|fatal)\s*:\s*", r"line \1: ",
                       str(err).split(": ", 1)[-1])
@@ -268,7 +268,7 @@ def assemble(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: float = 
 def assemble_verbose(ptx: str, arch: str = ARCH, what: str = "kernel", timeout: float = 300,
                      verbose: bool = True) -> tuple[bytes, str]:
     """(cubin, ptxas's output) of ``ptxas -O3 --generate-line-info`` (with ``-v``: the
-    registers and shared memory of each kernel, ``viz.gpu.compile.parse_ptxas_usage``)."""
+    registers and shared memory of each kernel, ``viz.toolchain.compile.parse_ptxas_usage``)."""
     ptxas = find_tool("ptxas")
     if not ptxas:
         raise GpuUnavailable("ptxas (the PTX assembler, part of the CUDA toolkit) is not installed", "nvcc")

@@ -423,7 +423,7 @@ def demangle(names: list[str], timeout: float = 60) -> dict[str, str]:
 
 def demangler() -> str:
     """Which demangler ``demangle`` uses here (for messages and the trace's header)."""
-    from ..gpu.compile import find_tool
+    from ..toolchain.compile import find_tool
 
     if find_tool("cu++filt"):
         return "cu++filt"
@@ -431,7 +431,7 @@ def demangler() -> str:
 
 
 def _cufilt(names: list[str], timeout: float) -> dict[str, str] | None:
-    from ..gpu.compile import find_tool
+    from ..toolchain.compile import find_tool
 
     tool = find_tool("cu++filt")
     if not tool:

@@ -130,7 +130,7 @@ class SassInfo:
 def sass_with_ptx_lines(cubin: bytes, timeout: float = 120) -> str | None:
     """``nvdisasm -gp -c`` of a cubin (each SASS instruction under the PTX line it came from),
     or None without nvdisasm or when it fails."""
-    from ..gpu.compile import find_tool
+    from ..toolchain.compile import find_tool
 
     exe = find_tool("nvdisasm")
     if not exe:
@@ -180,7 +180,7 @@ def _uniform(addr: str) -> bool:
 def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
     """{function: [SassAccess in address order]} from ``nvdisasm -gp -c`` output. The
     never-true ``@!PT LDS`` that ptxas puts before an LDGSTS is not an access."""
-    from ..gpu.sass import Cfg, parse_sass
+    from ..toolchain.sass import Cfg, parse_sass
 
     out: dict[str, list[SassAccess]] = {}
     func = None
@@ -281,7 +281,7 @@ def split_address(addr: str) -> tuple[str, int]:
 def _ptx_cfgs(ptx: str):
     """Per function of the PTX: (statements as (0-based line, text), ``viz.gpu.sass.Cfg`` of
     its branches, one instruction per statement)."""
-    from ..gpu.sass import Cfg, Instr
+    from ..toolchain.sass import Cfg, Instr
 
     lines = ptx.split("\n")
     func_starts = [i for i, ln in enumerate(lines) if re.search(r"\.(entry|func)\s", ln) and

@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     import pycuda.driver as cuda
 
-    from viz.gpu.compile import compile_cubin
+    from viz.toolchain.compile import compile_cubin
     from viz.gpu.runner import Session
 
     s = Session()

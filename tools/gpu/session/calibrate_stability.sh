@@ -36,7 +36,7 @@ PY
 step 30 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_calibrate.py
 step 20 python3 -c "
 from viz.gpu.calibrate import source
-from viz.gpu.compile import compile_cubin
+from viz.toolchain.compile import compile_cubin
 open('/tmp/wv-calibrate.cubin', 'wb').write(compile_cubin(source()))"
 cuobjdump -sass /tmp/wv-calibrate.cubin > "$R/calibrate.sass" 2>&1
 for f in calibrate; do echo "== $f: memory instructions per function"

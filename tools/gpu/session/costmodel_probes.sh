@@ -42,7 +42,7 @@ MODE=${COSTMODEL_MODE:-latency}
 if [ "$MODE" = latency ]; then
   if [ "$DRY" = 1 ]; then
     echo "costmodel_probes: DRY run of the latency probe: compiling its kernel only"
-    ${PYTHON:-python3} -c "import re; from viz.gpu.compile import compile_cubin; src=open('tools/gpu/session/loaded_latency_probe.py').read(); print(len(compile_cubin(re.search(r'SOURCE = r\"\"\"(.*?)\"\"\"', src, re.S).group(1))), 'bytes of cubin')"
+    ${PYTHON:-python3} -c "import re; from viz.toolchain.compile import compile_cubin; src=open('tools/gpu/session/loaded_latency_probe.py').read(); print(len(compile_cubin(re.search(r'SOURCE = r\"\"\"(.*?)\"\"\"', src, re.S).group(1))), 'bytes of cubin')"
     exit 0
   fi
   source tools/gpu/device_setup.sh

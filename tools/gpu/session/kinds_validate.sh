@@ -51,7 +51,7 @@ import re, subprocess, tempfile
 from pathlib import Path
 from viz.scenario import load
 from viz.gpu.codegen import generate
-from viz.gpu.compile import compile_cubin, find_tool
+from viz.toolchain.compile import compile_cubin, find_tool
 for n in ["cp-async-pipeline", "shared-histogram-many-bins"]:
     print("==", n)
     with tempfile.TemporaryDirectory() as tmp:

@@ -50,7 +50,7 @@ summary "$D/validate-random.json"
 step 20 python3 - > "$D/sass.txt" 2>&1 <<'PY'
 from viz.scenario import load
 from viz.gpu.codegen import generate
-from viz.gpu.compile import compile_cubin, sass_memory_instructions
+from viz.toolchain.compile import compile_cubin, sass_memory_instructions
 for n in ["ldmatrix-x4-tile", "stmatrix-accumulator"]:
     print("==", n)
     print("\n".join(sass_memory_instructions(compile_cubin(generate(load(n)).source)) or ["(no cuobjdump)"]))

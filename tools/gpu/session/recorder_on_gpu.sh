@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The app's GPU panel recorder (viz.trace.pipeline.Recorder: Record trace / Record and
+# The app's GPU panel recorder (viz.gpu.trace_pipeline.Recorder: Record trace / Record and
 # validate, the same pipeline as `warpviz trace`) on the H100, without Qt (PySide6 is not on
 # the device machine; the panel runs this object on its worker thread). docs/GPU.md, "The app's
 # GPU panel" (the stage times).
@@ -23,7 +23,7 @@ step 60 python3 -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml "$R/junit
 cat > /tmp/recorder_stages.py <<'PY'
 import json, sys, time
 from pathlib import Path
-from viz.trace.pipeline import Recorder
+from viz.gpu.trace_pipeline import Recorder
 
 
 def main():  # a function: the GPU child process is spawned and re-imports this file
@@ -56,7 +56,7 @@ if __name__ == "__main__":
     main()
 PY
 step 30 python3 /tmp/recorder_stages.py "$R/stages.json"
-# `warpviz trace` now runs the same pipeline (viz.trace.pipeline.record_trace): three of its GPU tests
+# `warpviz trace` now runs the same pipeline (viz.gpu.trace_pipeline.record_trace): three of its GPU tests
 step 50 python3 -m pytest -m gpu -q -p no:cacheprovider -rs --junitxml "$R/junit-cli.xml" tests/test_trace.py -k "reduce_shfl or size_limit or faulting"
 echo "recorder_on_gpu: total $(( $(date +%s) - T0 )) s after device_setup"
 ls -la "$R"

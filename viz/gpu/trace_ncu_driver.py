@@ -1,7 +1,7 @@
 """The process Nsight Compute profiles for ``warpviz trace --validate``: one launch of the
 plain (uninstrumented) kernel with the launch file's buffers.
 
-``python -m viz.trace.ncu_driver SPEC.json``; SPEC holds ``{"launches": [{"name", "cubin"
+``python -m viz.gpu.trace_ncu_driver SPEC.json``; SPEC holds ``{"launches": [{"name", "cubin"
 (base64), "buffer" (path of a .npy), "block", "grid", "shared", "args", "offsets"}]}``.
 """
 
@@ -15,8 +15,8 @@ import sys
 def main(argv: list[str]) -> int:
     import numpy as np
 
-    from ..gpu.runner import KernelFault, Session
-    from .record import run_plain
+    from .runner import KernelFault, Session
+    from ..trace.record import run_plain
 
     spec = json.loads(open(argv[0]).read())
     session = Session()

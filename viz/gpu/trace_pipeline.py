@@ -25,8 +25,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import TraceError
-from .schema import blocks_text
+from ..trace import TraceError
+from ..trace.schema import blocks_text
 
 MAX_RETRIES = 3
 SELECTABLE_BLOCKS = 65536   # the recorder's block bitmap (viz.trace.ptx.BITMAP_WORDS x 32)
@@ -67,8 +67,8 @@ def validate_counters(launch, build, blocks, metrics=None, cancelled=None) -> di
     """Nsight Compute's ten metrics (or ``metrics``) on the plain kernel, same launch and buffers."""
     import numpy as np
 
-    from ..gpu.ncu import run_ncu
-    from .record import host_buffer
+    from .ncu import run_ncu
+    from ..trace.record import host_buffer
 
     with tempfile.TemporaryDirectory(prefix="warpviz-trace-ncu-") as tmp:
         buf = Path(tmp) / "buffer.npy"
@@ -78,7 +78,7 @@ def validate_counters(launch, build, blocks, metrics=None, cancelled=None) -> di
                               "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
                               "offsets": launch.buffer_offsets()}]}
         kw = {"metrics": tuple(metrics)} if metrics else {}
-        counters, log = run_ncu(spec, driver="viz.trace.ncu_driver", cancelled=cancelled, **kw)
+        counters, log = run_ncu(spec, driver="viz.gpu.trace_ncu_driver", cancelled=cancelled, **kw)
     if not counters or counters[0] is None:
         tail = "\n".join(log.strip().splitlines()[-8:])
         raise RuntimeError(f"Nsight Compute did not profile {launch.kernel}:\n{tail}")
@@ -90,8 +90,8 @@ def other_counters(launch, build, blocks, counters=validate_counters, cancelled=
     """The counters of ``analysis.OTHER_METRICS`` (atomics, LDSM, STSM, LDGSTS), or None
     where this Nsight Compute cannot read them (they are outside the ten, so that is not
     an error)."""
-    from ..gpu.worker import Cancelled
-    from .analysis import OTHER_METRIC_NAMES
+    from .worker import Cancelled
+    from ..trace.analysis import OTHER_METRIC_NAMES
 
     try:
         return counters(launch, build, blocks, list(OTHER_METRIC_NAMES), cancelled=cancelled)
@@ -119,9 +119,9 @@ def other_rows(model: dict[str, int], hardware: dict[str, int] | None) -> list[d
 def locate_fault(launch, timeout_s: float = 120, child: str | None = None) -> str:
     """After a fault: run the fault-finding variant in a fresh GPU process and say which
     instruction and lanes left the launch's buffers (or were misaligned); "" if unknown."""
-    from ..gpu.worker import ProcessSession
-    from .build import build_check
-    from .record import request
+    from .worker import ProcessSession
+    from ..trace.build import build_check
+    from ..trace.record import request
 
     try:
         cubin, instrs = build_check(launch)
@@ -161,9 +161,9 @@ class RecordingFailed(Exception):
 
 def failure_message(err: BaseException, launch=None, child: str | None = None) -> str | None:
     """The CLI's paragraph for a failure of the pipeline, or None for an unexpected error."""
-    from ..gpu import GpuUnavailable
-    from ..gpu.compile import CompileError
-    from ..gpu.runner import KernelFault
+    from . import GpuUnavailable
+    from ..toolchain.compile import CompileError
+    from .runner import KernelFault
 
     if isinstance(err, TraceError):
         return str(err)
@@ -211,12 +211,12 @@ class Recording:
 def first_arch(launch) -> str:
     """The architecture a launch is built for before the GPU answers: a PTX module's own
     target (TraceError for a module whose header is wrong), else sm_90 (``ARCH``)."""
-    from ..gpu.compile import ARCH
+    from ..toolchain.compile import ARCH
 
     if not launch.ptx:
         return ARCH
-    from . import module
-    from .build import compile_ptx
+    from ..trace import module
+    from ..trace.build import compile_ptx
 
     try:
         return f"sm_{module.header(compile_ptx(launch)).sm}"
@@ -264,13 +264,13 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
     beside the launch file). Raises TraceError, GpuUnavailable, KernelFault, CompileError
     (see ``failure_message``) or ``viz.gpu.worker.Cancelled``."""
     from .. import __version__
-    from ..gpu.ncu import compare
-    from ..gpu.runner import driver_version_string
-    from ..gpu.worker import Cancelled, ProcessSession
-    from . import record, tracefile
-    from .analysis import analyze_trace
-    from .build import build, sass_guard
-    from .record import request
+    from .ncu import compare
+    from .runner import driver_version_string
+    from .worker import Cancelled, ProcessSession
+    from ..trace import record, tracefile
+    from ..trace.analysis import analyze_trace
+    from ..trace.build import build, sass_guard
+    from ..trace.record import request
 
     out = check_out(launch, out)        # before the GPU process starts or nvcc runs
     counters_fn = counters or validate_counters
@@ -306,7 +306,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         cc = info.get("compute_capability", "9.0").replace(".", "")
         free = session.limits(cancelled=cancelled).free_bytes
         try:                        # a launch.py that names the largest buffer
-            from .launch import check_fits
+            from ..trace.launch import check_fits
         except ImportError:
             check_fits = None
         if check_fits is not None:
@@ -376,7 +376,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
     rows, addr = res["header"], res["addr"]
     events = getattr(b, "events", None)          # cp.async commit/wait executions
     if events is not None:
-        from .ptx import EVENT_BASE
+        from ..trace.ptx import EVENT_BASE
 
         is_event = rows[:, 0] >= EVENT_BASE
         header["events"] = [dict(e.as_dict(), **_where(e, launch, sources),
@@ -402,7 +402,7 @@ def _as_the_sass_runs(trace, b, log):
     """The trace rewritten to what the plain kernel's SASS executes (``viz.trace.reconcile``):
     fused, split, removed and aggregated accesses; what is not certain is said on the
     instruction."""
-    from .reconcile import apply, reconcile_build
+    from ..trace.reconcile import apply, reconcile_build
 
     mapping = reconcile_build(b)
     for note in mapping.get("notes", []):
@@ -412,7 +412,7 @@ def _as_the_sass_runs(trace, b, log):
 
 def _source_text(launch) -> str:
     """The source's text, read as ``load_launch`` reads it (a ``Launch`` made without it)."""
-    from .launch import MAX_PTX_BYTES, MAX_SOURCE_BYTES, read_text_file
+    from ..trace.launch import MAX_PTX_BYTES, MAX_SOURCE_BYTES, read_text_file
 
     if launch.ptx:
         return read_text_file(launch.source, "PTX file", MAX_PTX_BYTES, report=(launch.path, "ptx"))
@@ -428,7 +428,7 @@ def trace_sources(launch, instrs) -> dict[str, str]:
     file's folder (a helper header, a Triton kernel's Python file), read with the source's
     checks, and the texts ``viz.api`` gave (``launch.extra_sources``). A file outside the
     folder is never read: a PTX's ``.file`` lines are the PTX's word, not the user's."""
-    from .launch import MAX_SOURCE_BYTES, _inside, read_text_file
+    from ..trace.launch import MAX_SOURCE_BYTES, _inside, read_text_file
 
     out = {str(launch.source.name): launch.source_text or _source_text(launch)}
     for name, text in (getattr(launch, "extra_sources", None) or {}).items():
@@ -505,8 +505,8 @@ def missing_tools(validate: bool) -> str | None:
     """Why a recording (with Nsight Compute when ``validate``) cannot run here, as far as the
     tools on the PATH say; None when nvcc, ptxas (and ncu) are there. The GPU and PyCUDA
     are the device probe's business (``viz.gpu.runner.probe``)."""
-    from ..gpu.compile import find_nvcc, find_tool
-    from ..gpu.ncu import find_ncu
+    from ..toolchain.compile import find_nvcc, find_tool
+    from .ncu import find_ncu
 
     if not find_nvcc():
         return "nvcc (the CUDA compiler) is not installed or not on the PATH"
@@ -535,7 +535,7 @@ class Recorder:
         return missing_tools(validate)
 
     def session(self, cancelled=None):
-        from ..gpu.worker import ProcessSession
+        from .worker import ProcessSession
 
         if self._session is None:
             self._session = ProcessSession(child=self.child, cancelled=cancelled)
@@ -548,8 +548,8 @@ class Recorder:
 
     def record(self, launch_path: str | Path, *, validate: bool, out: str | Path, blocks=None,
                progress=None, cancelled=None, log=None) -> Recording:
-        from ..gpu.worker import Cancelled
-        from .launch import load_launch
+        from .worker import Cancelled
+        from ..trace.launch import load_launch
 
         launch = None
         notes: list[str] = []

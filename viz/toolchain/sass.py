@@ -6,7 +6,7 @@ counts. A shape-based guess (``costmodel.estimate_instructions``) misses what pt
 unrolled loops, address arithmetic, a rolled ``#pragma unroll 1`` loop's counter and
 branch. This module reads the compiled kernel instead (no Qt, no PyCUDA; cuobjdump or
 nvdisasm from the CUDA toolkit or the ``nvidia-cuda-cuobjdump`` wheel, found with
-``viz.gpu.compile.find_tool``):
+``viz.toolchain.compile.find_tool``):
 
 1. **SASS** of a cubin (``sass_text``), parsed per function (``parse_sass``): address,
    predicate, opcode, branch target of every instruction.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from . import TraceError
-from .pipeline import (SELECTABLE_BLOCKS, blocks_text, locate_fault, other_rows,  # noqa: F401 - the CLI's names
+from ..trace import TraceError
+from .trace_pipeline import (SELECTABLE_BLOCKS, blocks_text, locate_fault, other_rows,  # noqa: F401 - the CLI's names
                        parse_blocks, validate_counters)
 
 
@@ -26,10 +26,10 @@ def _fail(message: str) -> int:
 
 
 def cmd_trace(args) -> int:
-    from ..gpu import GpuUnavailable
-    from ..gpu.compile import CompileError
-    from ..gpu.runner import KernelFault
-    from .launch import load_launch
+    from . import GpuUnavailable
+    from ..toolchain.compile import CompileError
+    from .runner import KernelFault
+    from ..trace.launch import load_launch
 
     try:
         launch = load_launch(args.launch)
@@ -43,7 +43,7 @@ def cmd_trace(args) -> int:
     except GpuUnavailable as err:
         return _fail(f"cannot trace here: {err.reason}")
     except KernelFault as err:
-        from .pipeline import fault_message
+        from .trace_pipeline import fault_message
 
         return _fail(fault_message(launch, err))
     except CompileError as err:
@@ -51,8 +51,8 @@ def cmd_trace(args) -> int:
 
 
 def _trace(launch, blocks, args) -> int:
-    from .analysis import to_json, to_table
-    from .pipeline import record_trace
+    from ..trace.analysis import to_json, to_table
+    from .trace_pipeline import record_trace
 
     rec = record_trace(launch, blocks=blocks, validate=args.validate, out=args.out)
     out, an, guard = rec.path, rec.analysis, rec.guard
@@ -105,8 +105,8 @@ def sass_lines(header: dict) -> list[str]:
 
 
 def cmd_analyze_trace(path: str, as_json: bool) -> int:
-    from . import tracefile
-    from .analysis import analyze_trace, to_json, to_table
+    from ..trace import tracefile
+    from ..trace.analysis import analyze_trace, to_json, to_table
 
     try:
         trace = tracefile.load(path)

@@ -1,0 +1,120 @@
+"""The access kinds' registry (viz.kinds.registry): the parser, the engine, the reasons and the
+per-warp detail find a kind by its op there, so a kind registered in viz/kinds/ alone is parsed,
+counted, described and drawn; and an op a file may hold that is no kind (a list, a typo) is none."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from viz.engine import analyze
+from viz.kinds import KIND_METRIC_LABELS, KIND_METRICS, KIND_OPS
+from viz.kinds.registry import Kind, kind_of, kinds, register
+from viz.report import explain_access
+from viz.scenario import ScenarioError, loads
+from viz.warp import warp_detail
+
+SCENARIO = """format = 3
+[launch]
+block = [64]
+grid = [2]
+[arrays.g]
+space = "global"
+type = "float4"
+shape = [65536]
+[arrays.s]
+space = "shared"
+type = "float4"
+shape = [1024]
+[[access]]
+op = "{op}"
+at = "s[(tid * 3) % 64]"
+from = "g[blockIdx.x * 64 + tid]"
+"""
+
+
+def test_the_kinds_in_their_order_with_their_counters():
+    assert KIND_OPS == ("cp.async", "atomic", "tma.load")
+    assert [k.op for k in kinds()] == list(KIND_OPS)
+    assert KIND_METRICS == tuple(m for op in KIND_OPS for m in kind_of(op).metrics)
+    assert len(set(KIND_METRICS)) == len(KIND_METRICS) == 11
+    assert set(KIND_METRIC_LABELS) == set(KIND_METRICS)
+    assert kind_of("atomic").metric_labels["smsp__inst_executed_op_global_red.sum"] == \
+        "global reduction instructions (RED)"
+
+
+@pytest.mark.parametrize("op", ["load", "store", "ldmatrix.x4", "cp_async", "", None, 3, ["cp.async"], {"a": 1}])
+def test_an_op_that_is_no_kind_is_none(op):
+    assert kind_of(op) is None
+
+
+def test_a_kind_is_registered_once():
+    with pytest.raises(ValueError, match="registered twice"):
+        register(kind_of("atomic"))
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """A new kind, registered in the registry only: a cp.async by another name, each of its
+    behaviours counted as it is asked."""
+    from viz.kinds import registry
+
+    base = kind_of("cp.async")
+    asked: list[str] = []
+
+    def note(name, f):
+        def g(*a):
+            asked.append(name)
+            return f(*a)
+        return g
+
+    kind = replace(base, op="toy.copy", example='op = "toy.copy", at = "s[tid]", from = "g[tid]"',
+                   parse=note("parse", lambda b, k, raw: replace(base.parse(b, k, dict(raw, op="cp.async")),
+                                                                  op="toy.copy")),
+                   count=note("count", base.count), figures=note("figures", base.figures),
+                   shared_rule=note("shared_rule", base.shared_rule),
+                   extra_reasons=note("extra_reasons", base.extra_reasons), per_lane=note("per_lane", base.per_lane))
+    monkeypatch.setitem(registry._KINDS, "toy.copy", kind)
+    return kind, asked
+
+
+def test_a_kind_registered_in_the_registry_alone_is_parsed_counted_described_and_drawn(toy):
+    kind, asked = toy
+    sc = loads(SCENARIO.format(op="toy.copy"), source="toy.toml")
+    assert sc.accesses[0].op == "toy.copy" and asked == ["parse"]
+    ref = analyze(loads(SCENARIO.format(op="cp.async"), source="ref.toml"))
+    an = analyze(sc)
+    assert asked == ["parse", "count"]
+    assert an.metrics == ref.metrics and sum(an.metrics.values()) > 0
+    d, r = an.per_access()[0], ref.per_access()[0]
+    assert "figures" in asked and d["kind"] == "toy.copy" and d["kind_metrics"] == r["kind_metrics"]
+    assert d["sectors_per_request"] == r["sectors_per_request"] > 0
+    rows = explain_access(d)
+    assert {"shared_rule", "extra_reasons"} <= set(asked)
+    assert [row[:2] for row in rows] == [row[:2] for row in explain_access(r)]
+    w, wr = warp_detail(sc, 0, 1, 1), warp_detail(loads(SCENARIO.format(op="cp.async"), source="ref.toml"), 0, 1, 1)
+    assert "per_lane" in asked and w.lanes == wr.lanes
+
+
+def test_a_kind_checks_its_own_keys_and_gives_its_example(toy):
+    with pytest.raises(ScenarioError) as err:
+        loads(SCENARIO.format(op="toy.copy") + 'cache = "cg"\nbox = [8, 8]\n', source="toy.toml")
+    assert "unknown key 'box'" in str(err.value) and "allowed keys: at, cache, for, from, note, op, when" in \
+        str(err.value).lower()
+    with pytest.raises(ScenarioError) as err:        # the parser asks the kind for its example
+        loads(SCENARIO.format(op="atomic").replace('from = "g[blockIdx.x * 64 + tid]"\n', "")
+              .replace('at = "s[(tid * 3) % 64]"\n', ""), source="atomic.toml")
+    assert "missing 'at'" in str(err.value) and kind_of("atomic").example in str(err.value)
+
+
+def test_a_file_whose_op_is_no_string_is_a_scenario_error():
+    with pytest.raises(ScenarioError):
+        loads(SCENARIO.replace('op = "{op}"', 'op = ["cp.async"]'), source="bad.toml")
+
+
+def test_kind_is_a_frozen_record():
+    k = kind_of("tma.load")
+    assert isinstance(k, Kind) and not k.through_banks and k.reasons is not None
+    with pytest.raises(AttributeError):
+        k.op = "x"  # type: ignore[misc]
