@@ -49,7 +49,7 @@ def main(argv: list[str]) -> int:
                                       "offsets": launch.buffer_offsets()}]}
                 stdout, stderr, rc = _ncu_process(["--set", "full", "--csv", "--page", "details",
                                                    "--print-units", "base"], spec, 300, None, None,
-                                                  driver="viz.trace.ncu_driver")
+                                                  driver="viz.gpu.trace_ncu_driver")
             (out / f"{name}.csv").write_text(stdout)
             (out / f"{name}.log").write_text(stderr)
             print(f"{name}: exit {rc}, {len(stdout.splitlines())} lines, {time.time() - t0:.1f} s")

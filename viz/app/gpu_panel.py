@@ -9,7 +9,7 @@ Without a GPU it shows measurements from a results file: the shipped H100 file b
 default, or one chosen with **Import measurements** (``warpviz bench --all --out F``).
 
 With a launch file open (``*.launch.toml``) or a trace, the panel records instead:
-**Record trace** and **Record and validate** run ``viz.trace.pipeline.Recorder`` (the
+**Record trace** and **Record and validate** run ``viz.gpu.trace_pipeline.Recorder`` (the
 pipeline of `warpviz trace`) on the worker thread, with its stages on a progress bar and
 Cancel killing the GPU child process; the new trace opens as the current source, and the
 table compares a trace's ten metrics (and the others) with the Nsight Compute counters it
@@ -70,7 +70,7 @@ class GpuPanel(QWidget):
 
         self.recorder = Recorder()                # records traces in its own GPU child process
         self.recorded_from: dict[str, Path | None] = {}  # trace path -> the launch file it was recorded from
-        self.last_recording = None                # viz.trace.pipeline.Recording
+        self.last_recording = None                # viz.gpu.trace_pipeline.Recording
         self._recording: tuple[str, bool] | None = None  # (launch name, validate) while one runs
         self._launch_shown = ""                   # the launch file whose source the Kernel source tab shows
         self._shown_path = None                   # the file the status line speaks of

@@ -16,7 +16,7 @@ from ..i18n import language, sep, tr
 BOUND_NAMES = {"DRAM": "DRAM", "L1": "L1", "shared": "shared memory", "issue": "instruction issue"}
 
 
-# The recording's stages (viz.trace.pipeline.STAGES), as the progress bar names them.
+# The recording's stages (viz.gpu.trace_pipeline.STAGES), as the progress bar names them.
 STAGE_LABELS = {"compile": "compiling and instrumenting", "count": "counting run", "record": "recording run",
                 "ncu": "Nsight Compute on the plain kernel", "write": "writing the trace", "analyse": "analysing"}
 

@@ -66,14 +66,14 @@ DEFAULTS: dict[str, tuple[float, str, str]] = {
     "l1_latency_ns": (20.0, "ns", "a dependent L1 hit, about 40 clocks"),
     "shared_latency_ns": (16.0, "ns", "a dependent shared load, about 30 clocks"),
     # A warp's own issue (``Workload.own_issue_s``): cycles from an instruction of variable
-    # latency to the issue of one that uses its result, by ``viz.gpu.sass.LATENCY_CLASSES``.
+    # latency to the issue of one that uses its result, by ``viz.toolchain.sass.LATENCY_CLASSES``.
     "shfl_latency_clk": (24.0, "clk", "a dependent SHFL, about 24 clocks"),
     "mufu_latency_clk": (18.0, "clk", "a dependent MUFU (ex2, rcp), about 18 clocks"),
     "s2r_latency_clk": (24.0, "clk", "S2R of a special register, about 24 clocks"),
     "const_latency_clk": (16.0, "clk", "LDC from the constant cache, about 16 clocks"),
     "other_latency_clk": (16.0, "clk", "other variable-latency ALU work (BREV, conversions), about 16 clocks"),
 }
-# The classes of viz.gpu.sass.LATENCY_CLASSES and their calibration keys.
+# The classes of viz.toolchain.sass.LATENCY_CLASSES and their calibration keys.
 LATENCY_KEYS = {"shfl": "shfl_latency_clk", "mufu": "mufu_latency_clk", "s2r": "s2r_latency_clk",
                 "const": "const_latency_clk", "other": "other_latency_clk"}
 
@@ -224,7 +224,7 @@ class DeviceModel:
         return t_req, t_sec, t_st, t_part
 
     def latency_cycles(self) -> dict[str, float]:
-        """Cycles by ``viz.gpu.sass`` wait class: the calibrated ALU latencies, and for loads
+        """Cycles by ``viz.toolchain.sass`` wait class: the calibrated ALU latencies, and for loads
         the least they wait (an L1 hit, a shared load)."""
         return dict(self.issue_latency, **{"global": self.l1_latency_s * self.clock_hz,
                                            "shared": self.shared_latency_s * self.clock_hz})
@@ -303,8 +303,8 @@ class Workload:
     chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
     tma_box_s: float = 0.0           # per block: the SM's TMA over the block's boxes (TMA_ROW_NS_BYTES)
     chain: tuple = ()                # (what, count, seconds each) of that chain
-    own_issue_s: float = 0.0         # an average warp's own issue alone on its scheduler (viz.gpu.sass control bits)
-    warp_instructions: float = 0.0   # every SASS instruction the warps issue (viz.gpu.sass, else estimate_instructions)
+    own_issue_s: float = 0.0         # an average warp's own issue alone on its scheduler (viz.toolchain.sass control bits)
+    warp_instructions: float = 0.0   # every SASS instruction the warps issue (viz.toolchain.sass, else estimate_instructions)
     instructions_from: str = "estimated from the kernel's shape"   # or "from the compiled kernel's SASS"
     registers: int | None = None     # per thread, from the compiled kernel
     shared_bytes: int = 0            # per block (static + dynamic)
@@ -602,9 +602,9 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     iteration waits for its own loads before the next one issues.
     ``resident``: the timed loop's data (all its buffer sets) fits in half of L2, so each
     launch finds what the previous ones left there (``analyze_reuse``). ``sass_profile``: the
-    compiled kernel's static profile (``viz.gpu.sass.profile_of``, recorded in a results
+    compiled kernel's static profile (``viz.toolchain.sass.profile_of``, recorded in a results
     file's ``timing.resources.sass``): the warp instructions are counted from it
-    (``viz.gpu.sass.dynamic_instructions``), else estimated from the scenario's shape."""
+    (``viz.toolchain.sass.dynamic_instructions``), else estimated from the scenario's shape."""
 
     from .reuse import analyze_reuse
 

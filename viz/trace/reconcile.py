@@ -222,7 +222,7 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         addr = _address(parts[1] if len(parts) > 1 else "")
         out[func].append(SassAccess(func, int(m.group(1), 16), body, opcode, pred, line, space, cls,
                                     sass_width(opcode), _uniform(addr)))
-    # loop depth of each access, from the SASS control flow (viz.gpu.sass)
+    # loop depth of each access, from the SASS control flow (viz.toolchain.sass)
     try:
         funcs = parse_sass(text)
     except Exception:  # noqa: BLE001 - a listing the CFG cannot read: depths stay 0
@@ -279,7 +279,7 @@ def split_address(addr: str) -> tuple[str, int]:
 
 
 def _ptx_cfgs(ptx: str):
-    """Per function of the PTX: (statements as (0-based line, text), ``viz.gpu.sass.Cfg`` of
+    """Per function of the PTX: (statements as (0-based line, text), ``viz.toolchain.sass.Cfg`` of
     its branches, one instruction per statement)."""
     from ..toolchain.sass import Cfg, Instr
 
@@ -322,7 +322,7 @@ def _ptx_cfgs(ptx: str):
 
 def ptx_loop_depths(ptx: str) -> dict[int, int]:
     """PTX line (1-based) -> loop depth of the statement on it (the natural loops of each
-    function's branches, as ``viz.gpu.sass.Cfg`` finds them in SASS)."""
+    function's branches, as ``viz.toolchain.sass.Cfg`` finds them in SASS)."""
     out: dict[int, int] = {}
     for stmts, cfg in _ptx_cfgs(ptx):
         inner = cfg.innermost()
