@@ -180,13 +180,11 @@ def test_new_kernels_validate_on_the_gpu(name, tmp_path, capsys):
     rc = main(["trace", str(TRACE / f"{name}.launch.toml"), "--validate", "--json", "--out", str(out)])
     doc = json.loads(capsys.readouterr().out)
     if name == "softmax_row":
-        # The documented exception (docs/GPU.md): ptxas merges the plain kernel's shared loads
-        # into LDS.128, the recording code between them prevents it; exactly these two differ.
-        differ = {r["metric"] for r in doc["validation"]["rows"] if not r["match"]}
-        assert differ == {"smsp__inst_executed_op_shared_ld.sum",
-                          "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"}, doc["validation"]["rows"]
-        assert rc != 0
-        return
+        # ptxas fused the sum loop's four loads into one LDS.128 per iteration (in every copy
+        # of the loop it unrolled again): the trace is rewritten to it and says so; the max
+        # loop's unrolled body does not run at 4 warps a block (H100, 2026-11-26: 120 / 144)
+        smap = doc["trace"]["sass_map"]
+        assert smap["fused"] and not smap["uncertain"], smap
     assert rc == 0 and doc["validation"]["match"], doc["validation"]["rows"]
     assert all(r["match"] for r in doc["validation"]["other"]), doc["validation"]["other"]
     if name == "cpasync_double":
