@@ -12,6 +12,8 @@
 //   sgemm_tile16_1024    sgemm_tile16, N = 1024: grid 64x64 x 16x16
 //   wv_read_l2           kernels/calibrate/calibrate.cu's coalesced L2 read (l2_read_gbps)
 //   wv_l2_scatter        its one-sector L2 requests (l2_scatter_gsectors)
+//   wv_l2_cpasync_128, wv_l2_cpasync_64   cp.async.cg of an L2-resident buffer, 4 or 2 sectors
+//                        per request (tools/gpu/ncu_breakdown_kernels.cu)
 //
 // Prints the median time of a launch over 20 samples of LAUNCHES (default 50) back-to-back
 // launches on the same buffers (so data that fits stays in L2, as bench's resident entries).
@@ -95,6 +97,7 @@ int main(int argc, char** argv) {
     int i0 = 0, i1 = 0, i2 = 0, i3 = 0, i4 = 0, i5 = 0;
     unsigned long long u0 = 0;
     unsigned w0 = 0;
+    double sector_bytes = 0;       // L2 sector bytes a launch moves (the calibration kernels), for the rate
 
     if (which == "triton_matmul_2048") {
         const int n = 2048;
@@ -128,6 +131,7 @@ int main(int argc, char** argv) {
         grid[0] = sms * 4;
         block[0] = 512;
         args = {&p0, &u0, &i0, &p3};
+        sector_bytes = (double)(12u << 20) * 128;
     } else if (which == "wv_l2_scatter") {
         kname = "wv_l2_scatter";
         p0 = alloc_fill(64u << 20, 1, false);
@@ -137,6 +141,18 @@ int main(int argc, char** argv) {
         grid[0] = sms * 4;
         block[0] = 512;
         args = {&p0, &w0, &i0, &p3};
+        sector_bytes = (double)sms * 4 * 512 * 64 * 4 * 32;
+    } else if (which.rfind("wv_l2_cpasync_", 0) == 0) {
+        kname = "wv_l2_cpasync";
+        p0 = alloc_fill(12u << 20, 1, false);
+        p3 = alloc_fill(256, 9, false);
+        u0 = 12u << 20;
+        i0 = which == "wv_l2_cpasync_64" ? 64 : 128;   // row bytes
+        i1 = 64;                   // passes
+        grid[0] = sms * 4;
+        block[0] = 512;
+        args = {&p0, &u0, &i0, &i1, &p3};
+        sector_bytes = (double)(12u << 20) * 64;
     } else {
         std::fprintf(stderr, "unknown case %s\n", which.c_str());
         return 2;
@@ -169,5 +185,8 @@ int main(int argc, char** argv) {
                 "launch (p10 %.3f, p90 %.3f) over 20 x %d back-to-back launches\n",
                 which.c_str(), kname.c_str(), grid[0], grid[1], block[0], block[1], shared, regs, us[10], us[2],
                 us[17], per_sample);
+    if (sector_bytes > 0)
+        std::printf("%s: %.1f G sectors/s, %.0f GB/s of sectors through L2\n", which.c_str(),
+                    sector_bytes / 32 / (us[10] * 1e-6) / 1e9, sector_bytes / (us[10] * 1e-6) / 1e9);
     return 0;
 }
