@@ -212,11 +212,31 @@ def test_the_reduction_chain_counts_its_steps():
     w = costmodel.workload(analyze(load("reduction-tree")))
     chain = {what: n for what, n, _s in w.chain}
     assert chain == {"shared load": 17, "L1 load": 0, "L2 load": 0, "DRAM load": 1, "predicated access": 26,
-                     "__syncthreads": 3}
+                     "__syncthreads": 3, costmodel.BURST_WHAT: 0}     # its warps' waits outlast the shared pipe
     d = H100
     expected = (d.dram_latency_s + 17 * d.shared_latency_s + 26 * costmodel.BRANCH_CYCLES / d.clock_hz
                 + 3 * d.syncthreads_s)
     assert w.chain_s == pytest.approx(expected)
+
+
+def test_a_barrier_segment_waits_for_the_blocks_shared_wavefronts():
+    """shared-stride-32: 8 warps store and then (after a barrier) load with a 32-way
+    conflict, 256 wavefronts a segment through the SM's one-per-clock pipe, where each warp's
+    own chain is one shared latency: both segments last the block's wavefronts plus a shared
+    latency."""
+    d = H100
+    assert costmodel.shared_burst_s(0, d) == 0.0
+    one = costmodel.shared_burst_s(256, d)
+    assert one == pytest.approx(d.shared_latency_s + 256 / (d.wavefronts_per_clock * d.clock_hz))
+    w = costmodel.workload(analyze(load("shared-stride-32")))
+    assert w.chain_s == pytest.approx(2 * one + d.syncthreads_s)
+    burst = {what: (n, s) for what, n, s in w.chain}[costmodel.BURST_WHAT]
+    # beyond the warps' own chains: the stores' segment has none, the loads' one shared latency
+    assert burst[0] == 2 and burst[0] * burst[1] == pytest.approx(2 * one - d.shared_latency_s)
+    # a faster pipe shortens it, never below the warps' own chain
+    fast = replace(d, wavefronts_per_clock=1000.0)
+    w2 = costmodel.workload(analyze(load("shared-stride-32")), device=fast)
+    assert w2.chain_s < w.chain_s and w2.chain_s >= d.shared_latency_s + d.syncthreads_s
 
 
 def test_independent_loads_overlap():

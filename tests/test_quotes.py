@@ -58,11 +58,14 @@ T = json.loads((assets.measurements_dir() / "h100-traces.json").read_text())
 
 
 def traced(name: str, key: str) -> float:
-    """A traced launch's predicted input (``own_issue_ns``, ``chain_ns``) in µs, or its
-    measured / predicted (``ratio``), from the shipped h100-traces.json."""
+    """A traced launch's predicted input (``own_issue_ns``, ``chain_ns``) in µs, its measured
+    median or its prediction (``measured``, ``predicted``) in µs, or its measured / predicted
+    (``ratio``), from the shipped h100-traces.json."""
     t = T["traces"][name]["timing"]
     if key == "ratio":
         return t["median_ms"] / t["predicted"]["ms"]
+    if key in ("measured", "predicted"):
+        return 1e3 * (t["median_ms"] if key == "measured" else t["predicted"]["ms"])
     return t["predicted"]["inputs"][key] / 1e3
 
 
@@ -140,6 +143,16 @@ QUOTES: list[tuple[str, str, list[tuple[float, str]]]] = [
      [(traced("softmax_row", "own_issue_ns"), "{:.2f}"), (traced("softmax_row", "chain_ns"), N1),
       (traced("softmax_row", "ratio"), "{:.2f}"), (traced("gemm_tiled", "own_issue_ns"), "{:.2f}"),
       (traced("gemm_tiled", "chain_ns"), N1), (traced("gemm_tiled", "ratio"), "{:.2f}")]),
+    ("docs/GPU.md", "the H100 took {} µs, {} ns per tile step beyond the launch overhead",
+     [(traced("sgemm_tile16", "measured"), "{:.2f}"),
+      ((traced("sgemm_tile16", "measured") - T["cost_model"]["launch_overhead_us"]) / 8 * 1e3, N0)]),
+    ("docs/GPU.md", "With the rule it is predicted at {} µs ({}, was 1.32); its rolled twin `sgemm_tile16_rolled`, "
+                    "whose warps wait for each LDS in turn, is unchanged ({})",
+     [(traced("sgemm_tile16", "predicted"), "{:.2f}"), (traced("sgemm_tile16", "ratio"), "{:.2f}"),
+      (traced("sgemm_tile16_rolled", "ratio"), "{:.2f}")]),
+    ("docs/GPU.md", "`gemm-nt-swizzle-add` / `-xor` (`h100.json`) to {} / {} (were 1.15 / 1.17)",
+     [(timing(k, "median_ms") / H["scenarios"][k]["timing"]["predicted"]["ms"], "{:.2f}")
+      for k in ("gemm-nt-swizzle-add", "gemm-nt-swizzle-xor")]),
     ("docs/GPU.md", "float4 copy vs D2D cudaMemcpy ({} GB/s) | DRAM traffic from the counters: {} GB/s = {}% "
      "(hand-written), {} GB/s = {}% (generated `vector-int4`)",
      [(MEMCPY, C0), (timing("copy_float4", "dram_gbps", "kernels"), C0),

@@ -28,7 +28,10 @@ Latency term (a wave of blocks cannot finish before its slowest warp's chain doe
   warp waits for (shared, L1, L2 or DRAM latency, by where ``viz.gpu.reuse`` says its
   sectors are; the generated kernels use each loaded value at once) and each
   ``__syncthreads``; DRAM waits grow with the DRAM rate the launch drives
-  (``LOADED_LATENCY_H100``, measured). Waves = blocks per SM / resident blocks per SM, where residency
+  (``LOADED_LATENCY_H100``, measured). A barrier segment lasts at least the block's shared
+  wavefronts in it through the SM's pipe plus a shared latency (``shared_burst_s``): after a
+  barrier all its warps' shared accesses queue there at once. Waves = blocks per SM /
+  resident blocks per SM, where residency
   (occupancy) follows from threads, registers and shared memory per block.
 
 ``time = max(terms) + launch overhead``. Every figure a term uses is named in
@@ -684,6 +687,19 @@ BRANCH_CYCLES = 24     # a predicated access (``when``) sits in its own vote + b
                        # (LDC, VOTE.ANY, ISETP, BRA; SASS of reduction-tree): its load cannot overlap
 
 
+BURST_WHAT = "barrier segment held by the block's shared wavefronts"
+
+
+def shared_burst_s(wavefronts: float, device: DeviceModel) -> float:
+    """The least time a barrier segment of a block takes whose warps put ``wavefronts``
+    through the SM's shared pipe: the pipe passes ``wavefronts_per_clock`` of them a clock
+    (the warps' shared accesses queue there, whatever their own chains), and the last one's
+    data arrives a shared load's latency later. 0 for none."""
+    if wavefronts <= 0:
+        return 0.0
+    return device.shared_latency_s + wavefronts / (device.wavefronts_per_clock * device.clock_hz)
+
+
 def _load_latency(s, reuse, device: DeviceModel) -> tuple[float, str]:
     """Expected latency of one warp's global load instruction, and the level it mostly waits on."""
     r = reuse.per_instruction.get(s.instruction.number) if reuse is not None else None
@@ -789,6 +805,18 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
     barriers = 0
     seg = 0
 
+    seg_wf = 0                          # the block's shared wavefronts in this barrier segment
+    bursts = [0, 0.0]                   # segments the shared pipe bounds, and the time it adds
+
+    def segment_end() -> float:
+        # the slowest warp, or the block's shared wavefronts through the SM's pipe (shared_burst_s)
+        slowest = float(warp_time.max())
+        pipe = shared_burst_s(seg_wf, device)
+        if pipe > slowest:
+            bursts[0] += 1
+            bursts[1] += pipe - slowest
+        return max(slowest, pipe)
+
     def close_run():
         nonlocal run_sum, run_max, warp_time, run_shared
         warp_time = warp_time + np.maximum(run_max, run_sum / LOADS_IN_FLIGHT)
@@ -816,9 +844,10 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
         prev_loop = s.instruction.loop
         if k != seg:
             close_run()
-            total += float(warp_time.max()) + device.syncthreads_s   # the barrier waits for all warps
+            total += segment_end() + device.syncthreads_s   # the barrier waits for all warps
             barriers += 1
             warp_time = np.zeros(nw)
+            seg_wf = 0
             seg = k
         if s.per_warp_active is None or not len(s.per_warp_active):
             continue
@@ -836,6 +865,8 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
             branches[active] += 1
             predicated = not guarded_global
         if s.op != "load":
+            if s.space == "shared" and s.per_warp is not None:
+                seg_wf += int(s.per_warp[0].sum())
             # A store writes a loaded value, so it waits for the open run of loads, and later
             # loads that may alias it cannot move above it: any global store, and a shared
             # store after shared loads. ptxas does move global loads above shared stores (SASS
@@ -851,6 +882,8 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
         else:
             e, level = _load_latency(s, reuse, device)
         counts[level][active] += 1
+        if s.space == "shared" and s.per_warp is not None:
+            seg_wf += int(s.per_warp[0].sum())
         if predicated:
             warp_time[active] += e      # used at once inside its own branch
         else:
@@ -859,11 +892,12 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
             if s.space == "shared":
                 run_shared[active] = True
     close_run()
-    total += float(warp_time.max())
+    total += segment_end()
     busiest = 0
     chain = tuple((f"{lv} load", float(c[busiest]), level_s[lv]) for lv, c in counts.items()) + \
         (("predicated access", float(branches[busiest]), branch_s), ("__syncthreads", float(barriers),
-                                                                       device.syncthreads_s))
+                                                                       device.syncthreads_s),
+         (BURST_WHAT, float(bursts[0]), bursts[1] / max(1, bursts[0])))
     return total, chain
 
 
@@ -882,4 +916,4 @@ def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1
 
 
 __all__ = ["DeviceModel", "H100", "Prediction", "Term", "Workload", "predict", "predict_launch", "workload",
-           "occupancy", "totals", "dram_bytes", "DEFAULTS"]
+           "shared_burst_s", "occupancy", "totals", "dram_bytes", "DEFAULTS"]

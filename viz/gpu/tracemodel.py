@@ -29,7 +29,9 @@ execution of every memory instruction, in each warp's own order, with its 32 add
   the next iteration's loads - ``costmodel``'s ``serial_loops`` for ``#pragma unroll 1``, seen
   in the trace); a barrier waits for the block's slowest warp. The barriers a warp passes between two of its records come from
   the PTX (``tracebench.ptx_flow``: ``bar.sync`` lines and loops, stored with the results); a
-  trace without them has no barrier in its chain. The launch's chain is its slowest block's;
+  trace without them has no barrier in its chain. A barrier segment lasts at least the
+  block's shared wavefronts in it through the SM's pipe (``costmodel.shared_burst_s``, from
+  ``shared_wavefronts``). The launch's chain is its slowest block's;
 * **warp instructions** (every SASS instruction, for the issue term) and a warp's own
   issue: ``instructions_and_own_issue``: counted from the plain kernel's SASS profile
   (``viz.toolchain.sass``, with its control bits) and the trace's memory instructions by kind where
@@ -303,9 +305,25 @@ def _load_level(iid: int, reuse: Reuse, device) -> tuple[float, str]:
     return costmodel._load_latency(s, reuse, device)
 
 
-def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None) -> tuple[float, tuple]:
+def shared_wavefronts(an) -> np.ndarray:
+    """Each record's wavefronts through the SM's shared pipe (0 for a global access or a skip
+    record): its shared loads and stores, ldmatrix / stmatrix and shared atomics, a fused
+    group's wide access counted once (``analyze_trace``'s figures)."""
+    vals = an.record_values()
+    sp = np.asarray([i["space"] == "shared" or i["kind"] in ("ldmatrix", "stmatrix") for i in an.trace.instructions],
+                    bool)
+    if not sp.size:
+        return np.zeros(an.trace.records, np.int64)
+    return np.where(sp[an.trace.instr.astype(np.int64)], vals, 0)
+
+
+def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None,
+                wavefronts: np.ndarray | None = None) -> tuple[float, tuple]:
     """The launch's dependent chain (its slowest block's; see the module docstring):
-    (seconds, ((what, count, seconds each), ...)) for the slowest warp of that block."""
+    (seconds, ((what, count, seconds each), ...)) for the slowest warp of that block.
+    ``wavefronts``: each record's shared-pipe wavefronts (``shared_wavefronts``): a barrier
+    segment lasts at least the block's wavefronts in it at the SM's rate, plus a shared load's
+    latency (``costmodel.shared_burst_s``)."""
     key, pos, nw = _flat_ids(trace)
     n = trace.records
     if not n:
@@ -335,9 +353,13 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None)
     starts = np.r_[np.flatnonzero(pos == 0), n]
     block_segs: dict[int, list] = {}
     warp_counts: dict[int, dict] = {}
+    wf = wavefronts if wavefronts is not None else np.zeros(n, np.int64)
+    block_wf: dict[int, list] = {}
     for w in range(len(starts) - 1):
         lo, hi = int(starts[w]), int(starts[w + 1])
         segs = []
+        seg_wf = []
+        cur_wf = 0
         t = 0.0
         run_sum = run_max = 0.0
         run_shared = False
@@ -355,10 +377,13 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None)
                 run_shared = False
                 for _ in range(int(bars[r])):
                     segs.append(t)
+                    seg_wf.append(cur_wf)
                     t = 0.0
+                    cur_wf = 0
                 nbar += int(bars[r])
             if flags[r]:
                 continue
+            cur_wf += int(wf[r])
             iid = int(ids[r])
             if iid in stores_global or (iid in stores_shared and run_shared):
                 t += max(run_max, run_sum / costmodel.LOADS_IN_FLIGHT)
@@ -376,20 +401,30 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None)
                 run_shared = True
         t += max(run_max, run_sum / costmodel.LOADS_IN_FLIGHT)
         segs.append(t)
+        seg_wf.append(cur_wf)
         b = int(blocks[lo])
         block_segs.setdefault(b, []).append(segs)
+        block_wf.setdefault(b, []).append(seg_wf)
         warp_counts[w] = (b, counts, nbar, sum(segs))
-    worst_block, worst_s = None, -1.0
+    worst_block, worst_s, worst_burst = None, -1.0, (0, 0.0)
     for b, ws in block_segs.items():
         k = max(len(s) for s in ws)
-        total = sum(max(s[j] if j < len(s) else 0.0 for s in ws) for j in range(k)) + (k - 1) * device.syncthreads_s
+        total = (k - 1) * device.syncthreads_s
+        burst_n, burst_s = 0, 0.0
+        for j in range(k):
+            slowest = max(s[j] if j < len(s) else 0.0 for s in ws)
+            pipe = costmodel.shared_burst_s(sum(v[j] if j < len(v) else 0 for v in block_wf[b]), device)
+            if pipe > slowest:
+                burst_n, burst_s = burst_n + 1, burst_s + pipe - slowest
+            total += max(slowest, pipe)
         if total > worst_s:
-            worst_block, worst_s = b, total
+            worst_block, worst_s, worst_burst = b, total, (burst_n, burst_s)
     # the slowest warp of that block: its counts describe the chain
     cand = [(v[3], v) for v in warp_counts.values() if v[0] == worst_block]
     _, (_b, counts, nbar, _s) = max(cand, key=lambda x: x[0])
     chain = tuple((f"{lv} load", float(c), level_s[lv]) for lv, c in counts.items()) + \
-        (("__syncthreads", float(nbar), device.syncthreads_s),)
+        (("__syncthreads", float(nbar), device.syncthreads_s),
+         (costmodel.BURST_WHAT, float(worst_burst[0]), worst_burst[1] / max(1, worst_burst[0])))
     return worst_s, chain
 
 
@@ -603,9 +638,10 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
     bars = barriers_between(trace, res.get("flow"))
     warm = l2_resident(trace, device, buffer_sets)
     reuse = trace_reuse(trace, an, device.sm_count * occ["blocks_per_sm"], device.l2_bytes, bars, warm)
-    chain_s, chain = trace_chain(trace, reuse, device, bars)
+    wf = shared_wavefronts(an)
+    chain_s, chain = trace_chain(trace, reuse, device, bars, wf)
     loaded = replace(device, dram_latency_s=device.dram_latency_s + 1e-6)
-    chain_loaded_s, _ = trace_chain(trace, reuse, loaded, bars)
+    chain_loaded_s, _ = trace_chain(trace, reuse, loaded, bars, wf)
     st = an.stats
     model_blocks = None if cov.scale == 1 else cov.used_blocks
     winst, how, own_issue_s = instructions_and_own_issue(an, res, device, model_blocks)
@@ -627,6 +663,6 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
     return scaled(w, cov, reuse, _buffer_bytes(trace), device.sm_count * occ["blocks_per_sm"])
 
 
-__all__ = ["MAX_MODEL_RECORDS", "ALIKE_SPREAD", "Coverage", "coverage", "first_blocks", "scaled", "workload", "trace_reuse", "trace_chain", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
+__all__ = ["MAX_MODEL_RECORDS", "ALIKE_SPREAD", "Coverage", "coverage", "first_blocks", "scaled", "workload", "trace_reuse", "trace_chain", "shared_wavefronts", "barriers_between", "back_edges", "warp_instructions", "sass_counts",
            "instructions_and_own_issue",
            "l2_resident"]
