@@ -106,10 +106,20 @@ def space_name(space: str) -> str:
     return _named(SPACE_NAMES, space)
 
 
+def access_op(a) -> str:
+    """What an access does, as a reader meets it: the matrix op as written (ldmatrix.x4), a
+    traced atomic that is no add by its kind (atomic operation, reduction: its option "name"),
+    else its op in the interface language (load, store, atomic add, cp.async...)."""
+    m = getattr(a, "matrix", None)
+    if m is not None:
+        return m.text
+    named = a.option("name") if hasattr(a, "option") else None
+    return kind_name(named) if named else op_name(a.op)
+
+
 def _op_text(d: WarpDetail) -> str:
     """"load" / "store" in the interface language, or the matrix op as written (ldmatrix.x4)."""
-    m = getattr(d.access, "matrix", None)
-    return m.text if m is not None else op_name(d.op)
+    return access_op(d.access)
 
 
 def _compute_caption(d: WarpDetail) -> str:
@@ -120,7 +130,7 @@ def _compute_caption(d: WarpDetail) -> str:
                   "of matrix l / 8.", last=m.lanes_used - 1, rows=m.lanes_used, op=m.text, at=access_text(d))
     return _plural(n, "1 active lane computes its address for {op} {at}.",
                    "{n} active lanes compute their addresses for {op} {at}.",
-                   op=op_name(d.op), at=access_text(d))
+                   op=access_op(d.access), at=access_text(d))
 
 
 def _request_caption(d: WarpDetail) -> str:
@@ -139,19 +149,19 @@ def _request_caption(d: WarpDetail) -> str:
                       "per phase.", op=d.access.matrix.text, words=words, banks=banks)
         if d.size <= 4:
             return tr("The warp sends one shared {op} request: {words} in {banks}, one phase for all "
-                      "32 lanes.", op=op_name(d.op), words=words, banks=banks)
+                      "32 lanes.", op=access_op(d.access), words=words, banks=banks)
         per = len(d.phases[0])
         if per > (16 if d.size == 8 else 8):
             # Measured on the H100: wide loads that repeat addresses in lane pairs merge phases.
             return tr("The warp sends one shared {op} request: {words} in {banks}; its lanes repeat "
                       "addresses in pairs, so this {size}-byte load is served in phases of {per} lanes, "
-                      "not {usual}.", op=op_name(d.op), words=words, banks=banks, per=per, size=d.size,
+                      "not {usual}.", op=access_op(d.access), words=words, banks=banks, per=per, size=d.size,
                       usual=16 if d.size == 8 else 8)
         return tr("The warp sends one shared {op} request: {words} in {banks}; a {size}-byte access "
-                  "is served in phases of {per} lanes.", op=op_name(d.op), words=words, banks=banks,
+                  "is served in phases of {per} lanes.", op=access_op(d.access), words=words, banks=banks,
                   per=per, size=d.size)
     return tr("The warp sends one global {op} request for {bytes}: they touch {sectors} in {lines}.",
-              op=op_name(d.op), bytes=_count(d.bytes_requested, "byte"), sectors=_count(len(d.sectors), "sector"),
+              op=access_op(d.access), bytes=_count(d.bytes_requested, "byte"), sectors=_count(len(d.sectors), "sector"),
               lines=_count(len(d.lines), "line"))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..frames import op_name
+from ..frames import access_op
 from ..i18n import sep, tr
 from ..warp import WarpDetail
 
@@ -38,7 +38,7 @@ def filled(text: str, values: dict[str, int]) -> str:
 def op_label(a) -> str:
     """What the access does, by its kind: ``ldmatrix.x4`` / ``stmatrix.x2.trans`` as written
     (not the "load" / "store" it counts as), else the op in the interface language."""
-    return a.matrix.text if getattr(a, "matrix", None) is not None else op_name(a.op)
+    return access_op(a)
 
 
 def source_line(detail: WarpDetail, lane: int) -> str:

@@ -1,6 +1,11 @@
-"""The Source panel for a recorded trace: the CUDA source with per-line figures, the worst
-lines first in a list; clicking a line steps the picture to its first warp instruction and
-shows the line's PTX beside the source. Nsight Compute's Source page, with the picture.
+"""The Source panel for a recorded trace: the CUDA source with per-line figures, and a table
+of the lines that ran, the code first; clicking a line steps the picture to its first warp
+instruction and shows the line's PTX under the source. Nsight Compute's Source page, with the
+picture.
+
+The table's columns sort on a click of their header (numbers largest first, the code and the
+place in file order; a second click reverses). It opens sorted by bank conflicts, ties by
+sectors: conflicts and sectors are different costs and never added into one number.
 
 Empty (with a note) while a scenario is open.
 """
@@ -16,7 +21,34 @@ from ..frames import Cursor
 from ..i18n import tr
 from .state import Session
 
-COLUMNS = ("source line", "warp instructions", "wavefronts", "bank conflicts", "sectors", "sector efficiency")
+COLUMNS = ("code", "bank conflicts", "sectors", "wavefronts", "warp instructions", "sector efficiency",
+           "source line")
+CODE, CONFLICTS, SECTORS = 0, 1, 2
+TEXT_COLUMNS = (0, 6)                 # sorted A to Z first; the others largest first
+DEFAULT_SORT = CONFLICTS              # then sectors (the key of each column breaks ties)
+CODE_WIDTH = 420                      # the code column's widest (px): the figures stay beside it
+WIDE = 900                            # from this width (px) the table stands beside the code, not above it
+
+
+class _LineItem(QTreeWidgetItem):
+    """A row of the table: it sorts by ``keys[column]`` (numbers as numbers, ties broken by
+    the other costs, then the line)."""
+
+    keys: tuple = ()
+
+    def __lt__(self, other) -> bool:  # Qt's sort
+        tree = self.treeWidget()
+        c = tree.sortColumn() if tree is not None else DEFAULT_SORT
+        return self.keys[c] < other.keys[c]
+
+
+def line_keys(r: dict, code: str) -> tuple:
+    """The sort key of each column for row ``r`` (a ``source_lines`` row)."""
+    where = (str(r["file"]).rsplit("/", 1)[-1], r["line"])
+    conf, sec = r["bank_conflicts"], r["sectors"]
+    tie = (-where[1],)                 # equal costs: the earlier line first when largest-first
+    return ((code.lower(), where), (conf, sec) + tie, (sec, conf) + tie, (r["wavefronts"], conf, sec) + tie,
+            (r["warp_instructions"],) + tie, (r["sector_efficiency"], sec) + tie, where)
 
 
 class TraceSourcePanel(QWidget):
@@ -28,8 +60,14 @@ class TraceSourcePanel(QWidget):
         self.lines = QTreeWidget()
         self.lines.setObjectName("traceLines")
         self.lines.setRootIsDecorated(False)
-        self.lines.header().setStretchLastSection(False)  # the efficiency column beside the others
+        self.lines.setUniformRowHeights(True)
+        self.lines.header().setStretchLastSection(False)  # the last column beside the others
         self.lines.setColumnCount(len(COLUMNS))
+        head = self.lines.header()
+        head.setSectionsClickable(True)
+        head.setSortIndicatorShown(True)
+        head.sectionClicked.connect(self.sort_by)
+        self.sort_column, self.sort_order = DEFAULT_SORT, Qt.SortOrder.DescendingOrder
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.source = QPlainTextEdit()
         self.source.setObjectName("traceSource")
@@ -41,12 +79,19 @@ class TraceSourcePanel(QWidget):
         self.ptx.setReadOnly(True)
         self.ptx.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.ptx.setFont(mono)
-        side = QSplitter(Qt.Orientation.Horizontal)
+        # the line's PTX under the code; the table above them in a narrow dock (the right-hand
+        # panels, where it opens), beside them in a wide one (``WIDE``)
+        side = QSplitter(Qt.Orientation.Vertical)
         side.addWidget(self.source)
         side.addWidget(self.ptx)
-        split = QSplitter(Qt.Orientation.Vertical)
+        side.setStretchFactor(0, 3)
+        side.setStretchFactor(1, 1)
+        split = self.split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.lines)
         split.addWidget(side)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.note)
@@ -79,22 +124,83 @@ class TraceSourcePanel(QWidget):
         from ..trace.analysis import source_lines
 
         # lines whose instructions no recorded warp executed (another kernel of the module) stay out
+        from ..trace.detail import source_line
+
         self.rows = [r for r in source_lines(an) if r["warp_instructions"]]
         self.lines.clear()
+        header = s.trace.header
+        mono = self.source.font()
         for k, r in enumerate(self.rows):
+            code = source_line(header, {"file": r["file"], "line": r["line"]}) or r["source"]
             eff = f"{r['sector_efficiency'] * 100:.1f}%" if r["sectors"] else ""
-            item = QTreeWidgetItem([r["source"], f"{r['warp_instructions']:,}", f"{r['wavefronts']:,}",
-                                    f"{r['bank_conflicts']:,}", f"{r['sectors']:,}", eff])
-            for c in range(1, len(COLUMNS)):
-                item.setTextAlignment(c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item = _LineItem([code, f"{r['bank_conflicts']:,}", f"{r['sectors']:,}", f"{r['wavefronts']:,}",
+                              f"{r['warp_instructions']:,}", eff, r["source"]])
+            item.keys = line_keys(r, code)
+            item.setFont(CODE, mono)
+            item.setToolTip(CODE, f"{r['source']}  {code}")
+            for c in range(len(COLUMNS)):
+                if c not in TEXT_COLUMNS:
+                    item.setTextAlignment(c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, k)
             self.lines.addTopLevelItem(item)
         for c in range(len(COLUMNS)):
             self.lines.resizeColumnToContents(c)
-        self.note.setText(tr("Worst lines first (bank conflicts + sectors). Click a line to see its first warp "
-                             "instruction in the picture."))
+        self._fit()
+        self._sort()
+        self.note.setText(self._sort_note())
         self.source.setPlainText(self.annotated())
+        self.source.horizontalScrollBar().setValue(0)
         self.ptx.setPlainText("")
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """The table beside the code in a wide panel, above it in a narrow one; the code column
+        at most half the table's width (its figures stay in view)."""
+        wide = self.width() >= WIDE
+        want = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != want:
+            self.split.setOrientation(want)
+        if self.rows:
+            room = self.lines.viewport().width() if wide else self.width()
+            self.lines.resizeColumnToContents(CODE)
+            self.lines.setColumnWidth(CODE, max(120, min(self.lines.columnWidth(CODE), CODE_WIDTH, room // 2)))
+
+    def sort_by(self, column: int) -> None:
+        """A click on a column's header: sort by it, numbers largest first and the code and the
+        place A to Z; a click on the column already sorted by reverses it."""
+        if not 0 <= column < len(COLUMNS):
+            return
+        if column == self.sort_column:
+            self.sort_order = (Qt.SortOrder.AscendingOrder if self.sort_order == Qt.SortOrder.DescendingOrder
+                               else Qt.SortOrder.DescendingOrder)
+        else:
+            self.sort_column = column
+            self.sort_order = Qt.SortOrder.AscendingOrder if column in TEXT_COLUMNS else Qt.SortOrder.DescendingOrder
+        self._sort()
+        if self.rows:
+            self.note.setText(self._sort_note())
+
+    def _sort(self) -> None:
+        self.lines.sortItems(self.sort_column, self.sort_order)
+        self.lines.header().setSortIndicator(self.sort_column, self.sort_order)
+
+    def _sort_note(self) -> str:
+        col = tr(COLUMNS[self.sort_column])
+        if self.sort_column == DEFAULT_SORT and self.sort_order == Qt.SortOrder.DescendingOrder:
+            return tr("Sorted by bank conflicts, then sectors (click a column's header to sort by it). Click a "
+                      "line to see its first warp instruction in the picture.")
+        return tr("Sorted by {column} (click a column's header to sort by it). Click a line to see its first "
+                  "warp instruction in the picture.", column=col)
+
+    def visible_rows(self) -> list[dict]:
+        """The rows in the table's order (as sorted on screen)."""
+        out = []
+        for i in range(self.lines.topLevelItemCount()):
+            out.append(self.rows[self.lines.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole)])
+        return out
 
     def _show_launch(self) -> None:
         """A launch file is open: its kernel's CUDA source, the kernel's definition selected;
@@ -179,6 +285,7 @@ class TraceSourcePanel(QWidget):
         cur.select(QTextCursor.SelectionType.LineUnderCursor)
         self.source.setTextCursor(cur)
         self.source.centerCursor()
+        self.source.horizontalScrollBar().setValue(0)      # the code in view, not the figures after it
 
     def retranslate(self) -> None:
         self.refresh()

@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 
-from ..frames import Frame, access_text, op_name
+from ..frames import Frame, access_op, access_text
 from ..i18n import language, tr
 from ..warp import WarpDetail
 from .base import Layout, PaintOptions, State, alpha, pen
@@ -156,9 +156,7 @@ def _elem_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _El
 def _header_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _HeaderPlan:
     elem_w = min(width * 0.3, 440 * s)
     left_w = width - elem_w - 16 * s
-    op = op_name(d.op)     # 读, 写, 原子加, TMA 复制; cp.async as written
-    if getattr(d.access, "matrix", None) is not None:
-        op = d.access.matrix.text
+    op = access_op(d.access)     # 读, 写, 原子加, TMA 复制; cp.async, ldmatrix.x4 as written
     line1 = f"{op}  {access_text(d)}"
     px1 = fit_px(th.mono, [line1], left_w, max(mp, 30 * s), mp, bold=True)
     l1 = [line1]

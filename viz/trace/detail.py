@@ -29,7 +29,7 @@ from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
-from .analysis import mask_bits
+from .analysis import atomic_rule, mask_bits
 from .schema import blocks_text
 from .tracefile import Trace, load
 
@@ -78,6 +78,47 @@ def access_label(header: dict, ins: dict) -> str:
     return " ".join(str(ins.get("ptx", "")).rstrip(";").split())
 
 
+def traced_matrix(ins: dict):
+    """The ``viz.kinds.ldmatrix.MatrixOp`` of a traced ``ldmatrix``/``stmatrix`` (its opcode,
+    e.g. ``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``), else None."""
+    from ..kinds.ldmatrix import MatrixOp
+
+    kind = ins.get("kind")
+    if kind not in ("ldmatrix", "stmatrix"):
+        return None
+    parts = str(ins.get("opcode", "")).split(".")
+    num = next((int(p[1:]) for p in parts if p in ("x1", "x2", "x4")), 4)
+    return MatrixOp(kind, num, "trans" in parts)
+
+
+def traced_access(ins: dict, label: str, name: str, t: ElemType) -> Access:
+    """The access of one static instruction, shaped as the scenario kind it is: an
+    ``ldmatrix``/``stmatrix`` carries its MatrixOp (phases are its 8x8 matrices), a
+    ``cp.async`` is op "cp.async" (each lane's word written on its own), an ``atom``/``red``
+    is op "atomic" with the rule its counting uses ("result": "used" serves lane by lane);
+    anything else a load or a store. Only the description changes: the Figures count the
+    record by ``viz.trace.analysis`` whatever this says."""
+    kind = ins.get("kind")
+    op = "store" if ins["op"] == "store" else "load"
+    options: tuple = ()
+    matrix = traced_matrix(ins)
+    if matrix is not None:
+        op = matrix.op
+    elif kind == "cp.async":
+        op = "cp.async"
+    elif kind in ("atomic", "reduction"):
+        op = "atomic"
+        if ins["space"] == "global":
+            used = kind == "atomic"
+        else:
+            used = atomic_rule(ins) == "lanes"
+        options = (("result", "used" if used else "unused"),)
+        if ".add." not in str(ins.get("opcode", "")) + ".":
+            options += (("name", kind),)       # not an add: "atomic operation" / "reduction"
+    return Access(int(ins["id"]), op, label, name, (), None, (), None, None, ((0, int(ins["width"])),),
+                  int(ins.get("line") or 0) or None, options=options, matrix=matrix)
+
+
 def trace_scenario(trace: Trace) -> Scenario:
     """A scenario-shaped frame for the painter: the trace's launch, one array and one access
     per static instruction (no expressions: the addresses are recorded)."""
@@ -86,13 +127,12 @@ def trace_scenario(trace: Trace) -> Scenario:
     none = Swizzle("none", "none", None)
     arrays, accesses = [], []
     for ins in trace.instructions:
-        t = elem_type(ins)
+        # a matrix op moves rows of 8 b16 elements: its array's element is the b16 (as a scenario's half)
+        t = named_type("half") if traced_matrix(ins) is not None else elem_type(ins)
         name = f"instruction{ins['id']}"
         space = "shared" if ins["space"] == "shared" else "global"
         arrays.append(TraceArray(name, space, t, (1,), 0, none, 0, 0, COL, ptx=str(ins.get("ptx", ""))))
-        op = "store" if ins["op"] == "store" else "load"
-        accesses.append(Access(int(ins["id"]), op, access_label(h, ins), name, (), None, (), None, None,
-                               ((0, t.size),), int(ins.get("line") or 0) or None))
+        accesses.append(traced_access(ins, access_label(h, ins), name, t))
     path = str(trace.path) if trace.path is not None else "<trace>"
     return Scenario(title=h.get("title") or h.get("kernel", ""), notes=h.get("notes", ""), tags=("trace",),
                     launch=launch, params={}, arrays=tuple(arrays), accesses=tuple(accesses), source=path,
@@ -191,6 +231,8 @@ class TraceSource:
         addr = t.addresses(slice(row, row + 1))[0, :nl]
         skip = bool(t.flags[row])
         pred = mask_bits(t.pred[row:row + 1])[0, :nl] & (not skip)
+        if access.matrix is not None:       # .x1/.x2: only lanes 0-7 / 0-15 give a row (as counted)
+            pred[access.matrix.lanes_used:] = False
         sh = pred & mask_bits(t.shared[row:row + 1])[0, :nl]
         gl = pred & mask_bits(t.global_[row:row + 1])[0, :nl]
         if ins["space"] == "shared":
@@ -300,5 +342,5 @@ def open_source(path: str | Path) -> TraceSource:
     return TraceSource(load(path))
 
 
-__all__ = ["TraceSource", "TraceTimeline", "TraceArray", "trace_scenario", "open_source", "access_label",
+__all__ = ["TraceSource", "TraceTimeline", "TraceArray", "trace_scenario", "traced_access", "traced_matrix", "open_source", "access_label",
            "source_line", "elem_type", "TraceError"]
