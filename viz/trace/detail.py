@@ -29,7 +29,7 @@ from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
-from .analysis import mask_bits
+from .analysis import instruction_numbers, mask_bits
 from .schema import blocks_text
 from .tracefile import Trace, load
 
@@ -84,7 +84,7 @@ def trace_scenario(trace: Trace) -> Scenario:
     h = trace.header
     launch = Launch(trace.block_dim, trace.grid_dim)
     none = Swizzle("none", "none", None)
-    arrays, accesses = [], []
+    arrays, accesses, numbers = [], [], instruction_numbers(trace)   # the one numbering (viz.trace.analysis)
     for ins in trace.instructions:
         t = elem_type(ins)
         name = f"instruction{ins['id']}"
@@ -92,7 +92,7 @@ def trace_scenario(trace: Trace) -> Scenario:
         arrays.append(TraceArray(name, space, t, (1,), 0, none, 0, 0, COL, ptx=str(ins.get("ptx", ""))))
         op = "store" if ins["op"] == "store" else "load"
         accesses.append(Access(int(ins["id"]), op, access_label(h, ins), name, (), None, (), None, None,
-                               ((0, t.size),), int(ins.get("line") or 0) or None))
+                               ((0, t.size),), int(ins.get("line") or 0) or None, options=(("number", numbers.get(int(ins["id"]), 0)),)))
     path = str(trace.path) if trace.path is not None else "<trace>"
     return Scenario(title=h.get("title") or h.get("kernel", ""), notes=h.get("notes", ""), tags=("trace",),
                     launch=launch, params={}, arrays=tuple(arrays), accesses=tuple(accesses), source=path,
