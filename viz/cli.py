@@ -26,6 +26,8 @@ def _parser() -> argparse.ArgumentParser:
     an.add_argument("scenario", metavar="FILE_OR_NAME")
     an.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     an.add_argument("--json", action="store_true", help="print the contract's JSON document")
+    an.add_argument("--all", action="store_true", help="a trace (.wvtrace): also list the traced kernel's "
+                    "memory instructions that no recorded warp executed")
 
     lay = sub.add_parser("layout", help="print or draw a CuTe or Triton layout (logical-to-physical map)",
                          description="Print a layout's logical-to-physical map as CuTe's print_layout does, "
@@ -47,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
                          "lane gives each 16-byte row, its banks and wavefront, and which lane's register holds "
                          "each element. Printed as text, or drawn with --out.")
     mat.add_argument("scenario", metavar="FILE_OR_NAME")
-    mat.add_argument("--instruction", "-i", type=int, metavar="K", help="warp instruction, 1-based as on screen "
+    mat.add_argument("--instruction", "-i", type=int, metavar="K", help="warp instruction, 1-based as on screen; "
+                     "of a trace (.wvtrace), the instruction's number as `warpviz analyze` lists it "
                      "(default: the first ldmatrix / stmatrix)")
     mat.add_argument("--block", "-b", type=int, default=0, help="linear block index (default 0)")
     mat.add_argument("--warp", "-w", type=int, default=0, help="warp in the block (default 0)")
@@ -137,7 +140,7 @@ def cmd_analyze(args) -> int:
     if args.scenario.endswith(".wvtrace"):
         from .gpu.trace_cli import cmd_analyze_trace
 
-        return cmd_analyze_trace(args.scenario, args.json)
+        return cmd_analyze_trace(args.scenario, args.json, args.all)
     try:
         sc = load(args.scenario, parse_overrides(args.set))
         an = analyze(sc)
@@ -213,6 +216,8 @@ def cmd_matrix(args) -> int:
     from .scenario import ScenarioError, load, parse_overrides
     from .warp import warp_detail
 
+    if str(args.scenario).endswith(".wvtrace"):
+        return _matrix_of_trace(args)
     try:
         sc = load(args.scenario, parse_overrides(args.set))
         analyze(sc)
@@ -234,6 +239,67 @@ def cmd_matrix(args) -> int:
         m = matrix_map(warp_detail(sc, pick, args.block, args.warp))
     except ScenarioError as err:
         return _fail(str(err))
+    from .export import export_matrix_map
+
+    return _print_or_export(m, args, export_matrix_map)
+
+
+def _matrix_of_trace(args) -> int:
+    """``warpviz matrix FILE.wvtrace``: a traced ldmatrix / stmatrix instruction (``-i``: its
+    number, as ``analyze`` lists it), at its first execution in the warp asked for (else in the
+    first warp that ran it)."""
+    from dataclasses import replace
+
+    from .kinds.ldmatrix import matrix_map
+    from .trace import TraceError
+    from .trace.analysis import instruction_numbers, matrix_op
+    from .trace.detail import TraceSource
+
+    if args.set:
+        return _fail(f"{args.scenario}: a trace has no params to set (--set); it shows what the kernel did. "
+                     "Fix: change the launch file and record it again")
+    try:
+        src = TraceSource.open(args.scenario)
+    except TraceError as err:
+        return _fail(str(err))
+    trace = src.trace
+    numbers = instruction_numbers(trace)
+    ops = {k: matrix_op(trace.instructions[k]) for k in numbers}
+    matrix = [k for k in numbers if ops[k] is not None]
+    if not matrix:
+        return _fail(f"{args.scenario}: the traced kernel has no ldmatrix or stmatrix instruction; `warpviz matrix` "
+                     f"shows those only. Fix: pick a trace of a kernel that uses them, or see `warpviz analyze "
+                     f"{args.scenario}`")
+    if args.instruction is None:
+        pick = matrix[0]
+    else:
+        by_number = {n: k for k, n in numbers.items()}
+        pick = by_number.get(args.instruction)
+        if pick is None:
+            return _fail(f"--instruction {args.instruction}: the traced kernel has instructions 1-{len(numbers)} "
+                         f"(its ldmatrix / stmatrix: {', '.join(str(numbers[k]) for k in matrix)})")
+        if ops[pick] is None:
+            return _fail(f"--instruction {args.instruction} is a {trace.instructions[pick]['kind']}, not ldmatrix or "
+                         f"stmatrix: give the number of one ({', '.join(str(numbers[k]) for k in matrix)})")
+    if not 0 <= args.block < src.blocks or not 0 <= args.warp < src.warps:
+        return _fail(f"--block {args.block} --warp {args.warp}: the launch has blocks 0-{src.blocks - 1}, "
+                     f"warps 0-{src.warps - 1}")
+    hit = src.first_execution([pick], args.block, args.warp)
+    if hit is None:
+        return _fail(f"{args.scenario}: no recorded warp executed instruction {numbers[pick]} (recorded blocks: "
+                     f"{src.recorded_text()})")
+    b, w, k = hit
+    if (b, w) != (args.block, args.warp):
+        print(f"warpviz: warp {args.warp} of block {args.block} did not execute instruction {numbers[pick]}; "
+              f"showing warp {w} of block {b}", file=sys.stderr)
+    accesses = src.scenario.accesses
+    if getattr(accesses[pick], "matrix", None) is None:
+        # the picture's frame may not name the matrix op: give it the one the PTX has
+        src.scenario = replace(src.scenario, accesses=accesses[:pick] + (replace(accesses[pick], matrix=ops[pick]),)
+                               + accesses[pick + 1:])
+    d = src.detail(b, w, k)
+    # its header names the instruction by its number, not by its place in the warp's stream
+    m = matrix_map(replace(d, instruction=replace(d.instruction, number=numbers[pick] - 1)))
     from .export import export_matrix_map
 
     return _print_or_export(m, args, export_matrix_map)

@@ -80,31 +80,38 @@ def _trace(launch, blocks, args) -> int:
                 print("  SASS guard: ptxas changed memory instructions: " + "; ".join(guard["problems"]))
             if guard and guard["note"]:
                 print("  note: " + guard["note"])
-            for line in sass_lines(rec.trace.header):
+            from ..trace.analysis import instruction_numbers
+
+            for line in sass_lines(rec.trace.header, instruction_numbers(rec.trace)):
                 print("  " + line)
     print(f"warpviz: wrote {out} ({out.stat().st_size:,} bytes, {rec.trace.records:,} records)", file=sys.stderr)
     return rc
 
 
-def sass_lines(header: dict) -> list[str]:
+def sass_lines(header: dict, numbers: dict[int, int] | None = None) -> list[str]:
     """What ``--validate`` says about the SASS (``viz.trace.reconcile``): the instructions
-    that ptxas rewrote, and every one whose mapping is not certain."""
+    that ptxas rewrote, and every one whose mapping is not certain (named by ``numbers``,
+    ``viz.trace.analysis.instruction_numbers``)."""
     smap = header.get("sass_map")
     if not smap:
         return ["SASS: not compared with the trace (a trace recorded before warpviz read the SASS)"]
     out = []
+    numbers = numbers or {}
     for k, ins in enumerate(header["instructions"]):
         info = ins.get("sass") or {}
         if info.get("state") in ("fused", "split", "removed", "aggregated") or not info.get("certain", True):
             tag = "not certain" if not info.get("certain", True) else info["state"]
-            out.append(f"SASS, instruction {k + 1} ({tag}): {info.get('note', '')}")
+            out.append(f"SASS, instruction {numbers.get(k, k + 1)} ({tag}): {info.get('note', '')}")
     out += [f"SASS: {n}" for n in smap.get("notes") or []]
     if not out:
         out.append("SASS: every memory instruction runs as the PTX has it")
     return out
 
 
-def cmd_analyze_trace(path: str, as_json: bool) -> int:
+def cmd_analyze_trace(path: str, as_json: bool, never_executed: bool = False) -> int:
+    """``warpviz analyze FILE.wvtrace``: the traced kernel's instructions that executed, by
+    their number (``viz.trace.analysis.instruction_numbers``); ``never_executed`` (``--all``)
+    lists the kernel's instructions no warp ran too."""
     from ..trace import tracefile
     from ..trace.analysis import analyze_trace, to_json, to_table
 
@@ -114,9 +121,9 @@ def cmd_analyze_trace(path: str, as_json: bool) -> int:
         return _fail(str(err))
     an = analyze_trace(trace)
     if as_json:
-        print(json.dumps(to_json(an), indent=2))
+        print(json.dumps(to_json(an, never_executed), indent=2))
     else:
-        print(to_table(an))
+        print(to_table(an, never_executed))
     return 0
 
 

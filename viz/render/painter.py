@@ -166,8 +166,12 @@ def _header_plan(d: WarpDetail, th: Theme, s: float, mp: int, width: float) -> _
     n_instr = d.instruction_count or _instruction_count(d.scenario)   # a trace: this warp's stream
     where = tr("block ({x},{y},{z}) · warp {w}", x=d.block_xyz[0], y=d.block_xyz[1], z=d.block_xyz[2],
                w=d.warp)
-    instr = (tr("instruction {k} of {n}", k=d.instruction.number + 1, n=n_instr) if n_instr
-             else tr("instruction {k}", k=d.instruction.number + 1))
+    number = d.access.option("number") if d.instruction_count else None   # a trace: the instruction's number
+    if number:
+        instr = tr("step {k} of {n} · instruction {m}", k=d.instruction.number + 1, n=n_instr, m=number)
+    else:
+        instr = (tr("instruction {k} of {n}", k=d.instruction.number + 1, n=n_instr) if n_instr
+                 else tr("instruction {k}", k=d.instruction.number + 1))
     parts = [d.array.describe(), _phase_text(d), where, instr]
     joined = " · ".join(parts)
     px2 = fit_px(th.sans, [joined], left_w, max(mp, 20 * s), max(mp, int(17 * s)))

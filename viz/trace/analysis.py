@@ -85,6 +85,20 @@ def matrix_lanes(opcode: str) -> int:
     return 32
 
 
+def matrix_op(ins: dict):
+    """The ``viz.kinds.ldmatrix.MatrixOp`` of a traced ``ldmatrix``/``stmatrix`` instruction
+    (``.x1``/``.x2``/``.x4``, ``.trans``), as a scenario's ``op = "ldmatrix.x4"`` has it;
+    None for any other instruction."""
+    from ..kinds.ldmatrix import MatrixOp
+
+    kind = ins.get("kind")
+    if kind not in ("ldmatrix", "stmatrix"):
+        return None
+    parts = str(ins.get("opcode", "")).split(".")
+    num = next((int(p[1:]) for p in parts if p in ("x1", "x2", "x4")), 4)
+    return MatrixOp(kind, num, "trans" in parts)
+
+
 # The most (block, warp) cells the whole-launch heat map draws (a scenario's largest launch,
 # ``viz.scenario.MAX_LAUNCH_THREADS`` / 32): a trace of a larger grid shows its first blocks.
 HEAT_MAP_WARPS = 1 << 21
@@ -97,6 +111,52 @@ def heat_map_blocks(blocks: int, warps_per_block: int) -> int:
     """How many of a grid's first blocks the heat map draws: all of them when the grid has at
     most HEAT_MAP_WARPS warps."""
     return max(1, min(int(blocks), HEAT_MAP_WARPS // max(1, int(warps_per_block))))
+
+
+def kernel_entry(header: dict) -> str:
+    """The traced kernel's PTX entry name: the header's ``entry`` (a C++ kernel's mangled
+    name), else its ``kernel``."""
+    for key in ("entry", "kernel"):
+        v = header.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return ""
+
+
+def kernel_instructions(trace: Trace) -> list[int]:
+    """The ids of the traced kernel's static memory instructions, in PTX order: those of its
+    entry function (device functions inlined into it are its own), and any other that the
+    recording saw run (a device function it called). The other kernels of the same source
+    are left out. A trace whose instructions name no function of the entry keeps them all."""
+    entry = kernel_entry(trace.header)
+    ins = trace.instructions
+    mine = [str(i.get("function", "")) == entry for i in ins]
+    if not any(mine):
+        return list(range(len(ins)))
+    ran = np.bincount(trace.instr.astype(np.int64), minlength=len(ins))[:len(ins)] > 0 if trace.records \
+        else np.zeros(len(ins), bool)
+    return [k for k in range(len(ins)) if mine[k] or ran[k]]
+
+
+def instruction_numbers(trace: Trace) -> dict[int, int]:
+    """{static instruction id: its number}: the one numbering of a trace's instructions, their
+    position (1..N) among the traced kernel's static memory instructions in PTX order
+    (``kernel_instructions``). ``analyze``, its JSON, the Figures, the picture's header and
+    ``export -i`` all use it. Instructions of other kernels have no number."""
+    cached = getattr(trace, "_numbers", None)
+    if cached is None:
+        cached = {k: n for n, k in enumerate(kernel_instructions(trace), start=1)}
+        try:
+            object.__setattr__(trace, "_numbers", cached)
+        except AttributeError:
+            pass
+    return cached
+
+
+def instruction_number(trace: Trace, instr_id: int) -> int:
+    """The number of one static instruction (``instruction_numbers``); 0 for an instruction of
+    another kernel."""
+    return instruction_numbers(trace).get(int(instr_id), 0)
 
 
 def mask_bits(m: np.ndarray) -> np.ndarray:
@@ -144,6 +204,8 @@ class TraceAnalysis:
     trace: Trace
     stats: list[TraceInstrStats]
     _values: np.ndarray | None = field(default=None, repr=False)
+    # per_access (and what is built on it) also lists the kernel's instructions no warp ran
+    never_executed: bool = False
 
     @property
     def metrics(self) -> dict[str, int]:
@@ -194,12 +256,22 @@ class TraceAnalysis:
                     out[sec] = out.get(sec, 0) + s.sectors
         return out
 
-    def per_access(self) -> list[dict]:
+    def per_access(self, never_executed: bool | None = None) -> list[dict]:
+        """One dict per static instruction of the traced kernel that executed (a warp ran it,
+        or ptxas predicated it and warps ran it with every lane off), in PTX order.
+        ``never_executed`` (default: the analysis's ``never_executed``) also lists the
+        kernel's instructions that no recorded warp ran. ``index`` is the static instruction
+        id, ``number`` the one numbering (``instruction_numbers``)."""
+        show_all = self.never_executed if never_executed is None else never_executed
+        numbers = instruction_numbers(self.trace)
         out = []
         for s in self.stats:
             ins = s.instr
+            number = numbers.get(int(ins["id"]))
+            if number is None or not (show_all or s.executed or s.warp_instructions):
+                continue
             src = f"{ins['file'].rsplit('/', 1)[-1]}:{ins['line']}" if ins["line"] else "(no line information)"
-            d = {"index": ins["id"], "op": ins["op"], "kind": ins["kind"], "space": ins["space"],
+            d = {"index": ins["id"], "number": number, "op": ins["op"], "kind": ins["kind"], "space": ins["space"],
                  "source": src, "file": ins["file"], "line": ins["line"], "ptx": ins["ptx"],
                  "function": ins["function"], "access_bytes": ins["width"], "executed": s.executed,
                  "counted_in_metrics": s.counted, "warp_instructions": s.warp_instructions,
@@ -210,6 +282,8 @@ class TraceAnalysis:
             if info:
                 d["sass"] = {k: info[k] for k in ("state", "certain", "sass", "width", "group", "first", "ptx_lines",
                                                   "source_lines", "note")}
+                if info.get("first") is not None:
+                    d["sass"]["first_number"] = numbers.get(int(info["first"]), 0)
                 d["ptx_width"] = ins.get("ptx_width") or ins["width"]
             if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
@@ -295,10 +369,17 @@ def sass_text(d: dict) -> str:
         return ""
     state = info["state"]
     if state == "member" and info.get("first") is not None:
-        return f"fused by ptxas into instruction {info['first'] + 1}: {info['note']}"
+        return f"fused by ptxas into instruction {_first_number(info)}: {info['note']}"
     if state == "uncertain":
         return f"not certain what the GPU runs: {info['note']}"
     return info["note"]
+
+
+def _first_number(info: dict) -> int:
+    """The number of the instruction a fused member went into (``instruction_numbers``)."""
+    if "first_number" in info:
+        return info["first_number"]
+    return (info.get("first") or 0) + 1
 
 
 def _ratio(a: int, b: int) -> float:
@@ -508,7 +589,7 @@ def sass_rows(d: dict) -> list[tuple[str, str, str]]:
                  wide=info["width"])
     elif state == "member":
         why = tr("fused by ptxas into instruction {k} (PTX lines {lines}): the GPU runs it as part of that access",
-                 k=(info["first"] or 0) + 1, lines=span)
+                 k=_first_number(info), lines=span)
     elif state == "removed":
         why = tr("ptxas removed it: the GPU does not run it")
     elif state == "split":
@@ -522,7 +603,10 @@ def sass_rows(d: dict) -> list[tuple[str, str, str]]:
     return [("SASS", op, why)]
 
 
-def to_json(an: TraceAnalysis) -> dict:
+def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
+    """The contract's JSON document of a trace: ``accesses`` are the traced kernel's
+    instructions that executed (with ``never_executed``, all of them), each with its
+    ``number``."""
     from .. import __version__
 
     h = an.trace.header
@@ -537,18 +621,23 @@ def to_json(an: TraceAnalysis) -> dict:
         "params": {},
         "metrics": an.metrics,
         "other_metrics": an.other_metrics,
-        "accesses": an.per_access(),
+        "accesses": an.per_access(never_executed),
         "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
                   "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
                   "note": h.get("note", ""), "sass_map": h.get("sass_map"),
+                  "instructions": len(instruction_numbers(an.trace)),
                   "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])]},
         "lines": an.per_line(),
     }
 
 
-def to_table(an: TraceAnalysis) -> str:
+def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
+    """``warpviz analyze FILE.wvtrace``: the traced kernel's instructions that executed (with
+    ``never_executed``, all of them) by their number, the per-source-line table (worst
+    first) and the totals."""
     h = an.trace.header
+    numbers = instruction_numbers(an.trace)
     launch = h["launch"]
     dims = lambda t: "x".join(str(x) for x in t)  # noqa: E731
     out = [f"{h.get('title', h.get('kernel'))}  [trace of {h.get('kernel')}]",
@@ -559,12 +648,18 @@ def to_table(an: TraceAnalysis) -> str:
     smap = h.get("sass_map")
     if smap and not smap.get("certain", False):
         unc = smap.get("uncertain") or []
-        out.append("SASS: not certain for " + (f"instruction(s) {', '.join(str(k + 1) for k in unc[:12])}"
+        unc = [numbers[k] for k in unc if k in numbers]
+        out.append("SASS: not certain for " + (f"instruction(s) {', '.join(str(k) for k in unc[:12])}"
                                                 + (" ..." if len(unc) > 12 else "") if unc else "the kernel")
                    + "; " + "; ".join(smap.get("notes") or ["see each instruction"]))
-    for d in an.per_access():
+    rows = an.per_access(never_executed)
+    shown = len(rows)
+    ran = sum(1 for d in rows if d["executed"] or d["warp_instructions"])
+    out.append(f"instructions: {ran} of the kernel's {len(numbers)} memory instructions executed"
+               + ("" if never_executed or ran == len(numbers) else " (--all lists the others too)"))
+    for d in rows:
         out.append("")
-        out.append(f"instruction {d['index'] + 1}: {d['source']}  {' '.join(d['ptx'].split())}")
+        out.append(f"instruction {d['number']}: {d['source']}  {' '.join(d['ptx'].split())}")
         parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
                  f"active lanes {d['active_lanes']:,}"]
         if d["predicated_off_warps"]:
@@ -583,6 +678,9 @@ def to_table(an: TraceAnalysis) -> str:
         why = sass_text(d)
         if why:
             out.append(f"  SASS: {why}")
+    if shown:
+        out.append("")
+        out += line_table(an)
     out.append("")
     out.append("totals (Nsight Compute metric names):")
     for k, v in an.metrics.items():
@@ -592,6 +690,36 @@ def to_table(an: TraceAnalysis) -> str:
     return "\n".join(out)
 
 
+def line_table(an: TraceAnalysis) -> list[str]:
+    """The per-source-line table of ``analyze``'s text: per CUDA line (``TraceAnalysis.per_line``,
+    the worst first), its warp instructions, wavefronts, bank conflicts, requests and sectors
+    in their own columns, its instructions' numbers and the line's code."""
+    from .detail import source_line
+    from .schema import blocks_text
+
+    h = an.trace.header
+    by_line: dict[tuple[str, int], list[int]] = {}
+    for d in an.per_access():
+        by_line.setdefault((d["file"], d["line"]), []).append(d["number"])
+    rows = an.per_line()
+    head = ("source", "instructions", "warp instr", "wavefronts", "conflicts", "requests", "sectors")
+    cells = []
+    for r in rows:
+        ins = {"file": r["file"], "line": r["line"]}
+        nums = blocks_text(by_line.get((r["file"], r["line"]), []))
+        cells.append((r["source"], nums, f"{r['warp_instructions']:,}", f"{r['wavefronts']:,}",
+                      f"{r['bank_conflicts']:,}", f"{r['requests']:,}", f"{r['sectors']:,}",
+                      source_line(h, ins) if r["line"] else ""))
+    widths = [max(len(head[k]), *(len(c[k]) for c in cells)) for k in range(len(head))]
+    fmt = lambda c: "  ".join(  # noqa: E731
+        (c[k].ljust(widths[k]) if k < 2 else c[k].rjust(widths[k])) for k in range(len(head)))
+    out = ["per source line (worst first: most bank conflicts + sectors):", "  " + fmt(head) + "  code"]
+    for c in cells:
+        out.append(("  " + fmt(c) + "  " + c[-1]).rstrip())
+    return out
+
+
 __all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "OTHER_METRIC_NAMES",
            "GLOBAL_ATOMIC_METRICS", "SHARED_ATOM_WAVEFRONTS", "SHARED_ATOM_CONFLICTS", "atomic_rule", "sass_text", "explain_trace", "heat_map_blocks",
-           "HEAT_MAP_WARPS", "COUNT_ROWS"]
+           "HEAT_MAP_WARPS", "COUNT_ROWS", "kernel_entry", "kernel_instructions", "instruction_numbers",
+           "instruction_number", "line_table", "matrix_op"]

@@ -29,7 +29,7 @@ from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
-from .analysis import atomic_rule, mask_bits
+from .analysis import atomic_rule, instruction_numbers, mask_bits
 from .schema import blocks_text
 from .tracefile import Trace, load
 
@@ -91,13 +91,14 @@ def traced_matrix(ins: dict):
     return MatrixOp(kind, num, "trans" in parts)
 
 
-def traced_access(ins: dict, label: str, name: str, t: ElemType) -> Access:
+def traced_access(ins: dict, label: str, name: str, t: ElemType, number: int = 0) -> Access:
     """The access of one static instruction, shaped as the scenario kind it is: an
     ``ldmatrix``/``stmatrix`` carries its MatrixOp (phases are its 8x8 matrices), a
     ``cp.async`` is op "cp.async" (each lane's word written on its own), an ``atom``/``red``
     is op "atomic" with the rule its counting uses ("result": "used" serves lane by lane);
     anything else a load or a store. Only the description changes: the Figures count the
-    record by ``viz.trace.analysis`` whatever this says."""
+    record by ``viz.trace.analysis`` whatever this says. ``number``: the instruction's number
+    among the traced kernel's (``analysis.instruction_numbers``), option "number"."""
     kind = ins.get("kind")
     op = "store" if ins["op"] == "store" else "load"
     options: tuple = ()
@@ -115,6 +116,7 @@ def traced_access(ins: dict, label: str, name: str, t: ElemType) -> Access:
         options = (("result", "used" if used else "unused"),)
         if ".add." not in str(ins.get("opcode", "")) + ".":
             options += (("name", kind),)       # not an add: "atomic operation" / "reduction"
+    options += (("number", number),)
     return Access(int(ins["id"]), op, label, name, (), None, (), None, None, ((0, int(ins["width"])),),
                   int(ins.get("line") or 0) or None, options=options, matrix=matrix)
 
@@ -125,14 +127,14 @@ def trace_scenario(trace: Trace) -> Scenario:
     h = trace.header
     launch = Launch(trace.block_dim, trace.grid_dim)
     none = Swizzle("none", "none", None)
-    arrays, accesses = [], []
+    arrays, accesses, numbers = [], [], instruction_numbers(trace)   # the one numbering (viz.trace.analysis)
     for ins in trace.instructions:
         # a matrix op moves rows of 8 b16 elements: its array's element is the b16 (as a scenario's half)
         t = named_type("half") if traced_matrix(ins) is not None else elem_type(ins)
         name = f"instruction{ins['id']}"
         space = "shared" if ins["space"] == "shared" else "global"
         arrays.append(TraceArray(name, space, t, (1,), 0, none, 0, 0, COL, ptx=str(ins.get("ptx", ""))))
-        accesses.append(traced_access(ins, access_label(h, ins), name, t))
+        accesses.append(traced_access(ins, access_label(h, ins), name, t, numbers.get(int(ins["id"]), 0)))
     path = str(trace.path) if trace.path is not None else "<trace>"
     return Scenario(title=h.get("title") or h.get("kernel", ""), notes=h.get("notes", ""), tags=("trace",),
                     launch=launch, params={}, arrays=tuple(arrays), accesses=tuple(accesses), source=path,
