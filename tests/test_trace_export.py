@@ -53,7 +53,7 @@ def test_summary_svg_of_each_instruction_says_the_analysis_figures(name, block, 
         sel = trace_selection(src, str(k + 1), str(block), str(warp))
         export(src, out, Settings(size=(1280, 720)), sel)
         text = _svg_text(out)
-        assert f"instruction {k + 1} of {len(rows)}" in text
+        assert f"step {k + 1} of {len(rows)} · instruction " in text
         assert "lane" in text
         # device addresses are shown from their lowest 128-byte line, which the label names
         assert ("byte addr" in text) != bool(re.search(r"byte − 0x[0-9a-f]+80 |byte − 0x[0-9a-f]+00 ", text + " "))

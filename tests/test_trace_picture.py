@@ -128,7 +128,7 @@ def test_trace_frames_paint_with_the_stream_position_and_all_their_text(qapp):
             L = paint_frame(p, QRectF(0, 0, 1920, 1080), d, f, th, PaintOptions(title=src.title))
             assert not L.dropped
             texts = " ".join(x.text for x in L.texts)
-            assert f"instruction {k + 1} of {n}" in texts
+            assert f"step {k + 1} of {n} · instruction " in texts
             assert "transpose_pad.cu:" in texts          # the access is its CUDA source line
             assert min(x.px for x in L.texts) >= 14 - 1e-6
 
