@@ -436,6 +436,31 @@ def test_a_rolled_loop_waits_for_each_iteration():
     assert not tracemodel.back_edges(_load("copy_float")).any()
 
 
+def test_a_cp_async_s_two_sides_are_one_instruction_not_a_loop_iteration():
+    # Triton's softmax: one row per block; each cp.async is recorded as two instructions on
+    # one PTX line (shared side, then global side). Its 6 barriers in the row's pass are
+    # counted once, not again at every cp.async's second side, and nothing is a back edge.
+    tr = _load("triton_softmax")
+    flow = json.loads((ROOT / "assets" / "measurements" / "h100-traces.json").read_text()
+                      )["traces"]["triton_softmax"]["resources"]["flow"]
+    lines = [i["line_no"] for i in tr.instructions]
+    key = tr.block.astype(np.int64) * tr.warps_per_block + tr.warp
+    same_line = [r for r in range(1, tr.records) if key[r] == key[r - 1]
+                 and lines[tr.instr[r]] == lines[tr.instr[r - 1]]]
+    assert same_line and all(tr.instructions[tr.instr[r]]["kind"] == "cp.async" for r in same_line)
+    assert not tracemodel.back_edges(tr).any()
+    b = tracemodel.barriers_between(tr, flow)
+    per_warp = np.bincount(key, weights=b)
+    in_loop = sum(1 for x in flow["barriers"] if flow["loops"][0][0] <= x <= flow["loops"][0][1])
+    assert in_loop == 6 and set(per_warp.tolist()) == {6.0}
+    w = tracemodel.workload(tr, analyze_trace(tr), costmodel.H100, {"registers": 40, "shared_bytes": 4112,
+                                                                   "flow": flow})
+    assert dict((what, n) for what, n, _ in w.chain)["__syncthreads"] == 6
+    # the same instruction recorded again is still a new iteration (a one-load rolled loop)
+    sums = tracemodel.back_edges(_load("block_sum_cg"))
+    assert sums.any()
+
+
 def test_readme_quotes_the_shipped_accuracy():
     acc = tracebench.accuracy(_shipped())
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())

@@ -24,8 +24,9 @@ execution of every memory instruction, in each warp's own order, with its 32 add
 * **the latency chain** (``trace_chain``): ``costmodel._chain``'s rules on each warp's recorded
   sequence: loads issue back to back and overlap (up to ``costmodel.LOADS_IN_FLIGHT``) until a
   global store or atomic, a shared store after shared loads, a barrier, or a loop's back edge
-  (``back_edges``: the warp's next record comes from an earlier PTX line, so the compiler kept
-  that loop rolled; a warp issues in order, and the iteration's use of its loads comes before
+  (``back_edges``: the warp's next record comes from an earlier PTX line - or the same
+  instruction again; a ``cp.async``'s two recorded sides on one line are one instruction - so
+  the compiler kept that loop rolled; a warp issues in order, and the iteration's use of its loads comes before
   the next iteration's loads - ``costmodel``'s ``serial_loops`` for ``#pragma unroll 1``, seen
   in the trace); a barrier waits for the block's slowest warp. The barriers a warp passes between two of its records come from
   the PTX (``tracebench.ptx_flow``: ``bar.sync`` lines and loops, stored with the results); a
@@ -83,17 +84,28 @@ def _l1_allocates(ins: dict) -> bool:
     return not any(t in op.split(".") for t in ("volatile", "cg", "cv", "relaxed", "acquire"))
 
 
+def _ptx_order(trace) -> np.ndarray:
+    """Each record's place in the PTX: (line, instruction id) as one number. One PTX line can
+    hold two of the trace's instructions - a ``cp.async``'s shared and global sides, recorded
+    one after the other in id order - and they are one instruction, not a loop's two
+    iterations."""
+    ids = trace.instr.astype(np.int64)
+    line = np.asarray([int(i.get("line_no") or 0) for i in trace.instructions], np.int64)[ids]
+    return line * (len(trace.instructions) + 1) + ids
+
+
 def back_edges(trace) -> np.ndarray:
-    """For each record, whether its warp came to it over a loop's back edge: its PTX line is
-    not after the line of the warp's previous record (a new iteration of a loop the compiler
-    kept rolled, as ``#pragma unroll 1`` does)."""
+    """For each record, whether its warp came to it over a loop's back edge: its place in the
+    PTX (``_ptx_order``: its line, then its instruction on that line) is not after the place
+    of the warp's previous record (a new iteration of a loop the compiler kept rolled, as
+    ``#pragma unroll 1`` does)."""
     n = trace.records
     if not n:
         return np.zeros(0, bool)
-    line = np.asarray([int(i.get("line_no") or 0) for i in trace.instructions], np.int64)[trace.instr]
+    order = _ptx_order(trace)
     _key, pos, _ = _flat_ids(trace)
     out = np.zeros(n, bool)
-    out[1:] = (line[1:] <= line[:-1]) & (pos[1:] > 0)
+    out[1:] = (order[1:] <= order[:-1]) & (pos[1:] > 0)
     return out
 
 
@@ -108,6 +120,7 @@ def barriers_between(trace, flow: dict | None) -> np.ndarray:
         return out
     loops = [tuple(x) for x in (flow or {}).get("loops") or []]
     line = np.asarray([int(i.get("line_no") or 0) for i in trace.instructions], np.int64)[trace.instr]
+    is_back = back_edges(trace)
     key, pos, _ = _flat_ids(trace)
 
     def count(lo: int, hi: int) -> int:       # barriers strictly between PTX lines lo and hi
@@ -117,9 +130,9 @@ def barriers_between(trace, flow: dict | None) -> np.ndarray:
     for r in range(n):
         b = int(line[r])
         a = int(line[r - 1]) if pos[r] else 0
-        k = (a, b)
+        k = (a, b, bool(is_back[r]))
         if k not in cache:
-            if b > a:
+            if not is_back[r]:     # forward in the PTX (a cp.async's second side: the same line, none between)
                 cache[k] = count(a, b)
             else:
                 # a back edge: from a to the loop's branch, then from its label to b
