@@ -366,3 +366,31 @@ def test_a_large_trace_opens_off_the_gui_thread_and_the_open_can_be_cancelled(qt
     assert clicked and clicked[0] >= 1 and len(ticks) >= 1
     assert "cancelled" in w.statusBar().currentMessage()
     assert w.session.name == "transpose_pad"        # what was open stays
+
+
+def test_one_instruction_number_in_the_picture_figures_and_analyze(qtbot, user_dirs, capsys):
+    """transpose.cu holds 12 kernels: the Figures panel lists only the traced kernel's
+    executed instructions, numbered as `warpviz analyze` numbers them, and the picture's
+    header names the same number for every step of the warp's stream."""
+    import json
+
+    from viz.cli import main
+
+    path = TRACES / "transpose_tile_padded.wvtrace"
+    assert main(["analyze", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    numbers = {a["index"]: a["number"] for a in doc["accesses"]}
+    assert sorted(numbers.values()) == list(range(1, len(numbers) + 1)) and len(numbers) < len(load_trace(path).instructions)
+    w = make_window(qtbot, str(path))
+    wait_trace(qtbot, w)
+    qtbot.waitUntil(lambda: w.figures.tree.topLevelItemCount() > 0, timeout=20000)
+    tree = w.figures.tree
+    heads = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+    listed = [h for h in heads if h.startswith("instruction ")]
+    assert listed == [f"instruction {n}" for n in sorted(numbers.values())], heads
+    s = w.session
+    for k in range(s.instruction_count):
+        s.go(instr=k)
+        d = s.detail
+        assert f"step {k + 1} of {s.instruction_count} · instruction {numbers[d.access.index]}" in header_texts(w)
+    w.close()

@@ -61,14 +61,15 @@ def scenario_rows(sc, an) -> list[tuple[int, list[str], list[tuple[str, str, str
 
 
 def trace_rows(an) -> list[tuple[int, list[str], list[tuple[str, str, str]]]]:
-    """A trace's figures as the panel shows them: per static instruction (its index, the three
+    """A trace's figures as the panel shows them: per executed instruction of the traced kernel
+    (its static index; its row says its number, as analyze and the picture do; the three
     columns of its row, its figures as (name, value, why))."""
     from ..trace.analysis import explain_trace
 
     out = []
     for d in an.per_access():
         ptx = " ".join(d["ptx"].rstrip(";").split())
-        out.append((d["index"], [tr("instruction {k}", k=d["index"] + 1), d["source"],
+        out.append((d["index"], [tr("instruction {k}", k=d["number"]), d["source"],
                                  f"{ptx}   {sep(' (').strip()}"
                                  + tr("{kind} {space} {bytes} B", kind=kind_name(d["kind"]), space=space_name(d["space"]),
                                       bytes=d["access_bytes"]) + sep(")")],
