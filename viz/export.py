@@ -220,8 +220,9 @@ def is_trace(src) -> bool:
 def trace_selection(src, instructions: str = "all", blocks: str = "0", warps: str = "0",
                     frames: str | None = None,
                     names: tuple[str, str, str] = ("--instruction", "--block", "--warp")) -> Selection:
-    """``selection`` for a trace: instructions are positions in each selected warp's own
-    stream (1-based, "instruction k of n of that warp"), up to the longest stream."""
+    """``selection`` for a trace: instructions are steps of each selected warp's own stream
+    (1-based, the header's "step k of n"; the header names the step's instruction number),
+    up to the longest stream."""
     frames = frames.strip() if frames is not None and frames.strip() else None
     if frames is not None:
         parse_frames(frames, 1, ["compute"])

@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
                     "extension of --out: .mp4 (H.264), .webm (VP9), .gif, .png or .svg (one frame), "
                     "or a folder (ending in /) for a PNG sequence.")
     ex.add_argument("scenario", metavar="FILE_OR_NAME", help="a scenario (file or built-in) or a recorded trace "
-                    "(.wvtrace: --instruction then counts each warp's own stream)")
+                    "(.wvtrace: --instruction then picks steps of each warp's own stream, the header's \"step k of n\")")
     ex.add_argument("--out", "-o", required=True, metavar="PATH", help="the file (or folder/) to write")
     ex.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     ex.add_argument("--instruction", "-i", default="all", metavar="RANGE",
