@@ -34,6 +34,10 @@ def ui_strings() -> list[str]:
     from viz.gpu.caveats import TEMPLATES      # the GPU panel shows them through tr()
 
     out += list(TEMPLATES.values())
+    from viz.app.gpu_texts import BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES
+
+    out += [n for n in (*BOUND_NAMES.values(), *OTHER_LABELS.values(), *STAGE_LABELS.values(), *STALL_WORDS.values(),
+                        *TERM_NAMES.values()) if not re.fullmatch(r"[A-Z0-9]+", n)]   # DRAM, L2: as written
     return sorted(set(out) - {"threadIdx.x"})
 
 
@@ -52,3 +56,20 @@ def test_translations_keep_their_placeholders():
         i18n.set_language("en")
     for s, zh in pairs:
         assert set(re.findall(r"\{(\w+)", s)) == set(re.findall(r"\{(\w+)", zh)), s
+
+
+def test_every_stall_reason_has_a_name():
+    """Every stall reason Nsight Compute is asked for (and the H100's ``no_instruction``) is
+    named in words in a translation, not shown as its snake_case name."""
+    from viz.app.gpu_texts import STALL_WORDS, _stall
+    from viz.gpu.ncu import STALL_REASONS
+
+    assert set(STALL_REASONS) | {"no_instruction"} <= set(STALL_WORDS)
+    i18n.set_language("zh_CN")
+    try:
+        shown = {r: _stall(r) for r in STALL_WORDS}
+    finally:
+        i18n.set_language("en")
+    assert all(not re.search("[A-Za-z]{2,}", v.replace("L1TEX", "").replace("MIO", "")) for v in shown.values()), shown
+    assert len(set(shown.values())) == len(shown) - 1       # no_instruction(s): one name
+    assert _stall("long_scoreboard") == "long_scoreboard"   # English: Nsight Compute's own name

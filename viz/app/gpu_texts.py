@@ -69,9 +69,13 @@ def _term(name: str) -> str:
     return name if language() == "en" else tr(TERM_NAMES.get(name, name))
 
 
-# Nsight Compute's stall reasons that are one plain word (the others are snake_case names).
-STALL_WORDS = {"barrier": "stall: barrier", "wait": "stall: wait", "drain": "stall: drain", "membar": "stall: membar",
-               "misc": "stall: misc", "sleeping": "stall: sleeping", "selected": "stall: selected"}
+# Nsight Compute's stall reasons (viz.gpu.ncu.STALL_REASONS, and ``no_instruction`` as the
+# H100's ncu names it), as the GPU panel names them in a translation: English keeps
+# Nsight Compute's own names (long_scoreboard), as its reports print them.
+STALL_WORDS = {r: f"stall: {r}" for r in (
+    "barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
+    "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "no_instructions", "not_selected",
+    "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait")}
 
 
 def _stall(reason: str) -> str:
