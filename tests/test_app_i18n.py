@@ -34,6 +34,9 @@ def ui_strings() -> list[str]:
     from viz.gpu.caveats import TEMPLATES      # the GPU panel shows them through tr()
 
     out += list(TEMPLATES.values())
+    from viz.trace.schema import PARTIAL_NOTES      # a partial trace's note, translated by gpu_texts.partial_text
+
+    out += list(PARTIAL_NOTES.values())
     from viz.app.gpu_texts import BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES
 
     out += [n for n in (*BOUND_NAMES.values(), *OTHER_LABELS.values(), *STAGE_LABELS.values(), *STALL_WORDS.values(),

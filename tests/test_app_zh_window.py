@@ -257,3 +257,30 @@ def test_library_menus_and_keys_in_the_chinese_window(zh_window, base_scanner):
     eng.scan("keys", [KEYS_HELP()])
     assert eng.scanned > 100
     assert eng.found == {}, _report(eng)
+
+
+def test_partial_trace_in_the_chinese_window(zh_window, qtbot_module, base_scanner, tmp_path):
+    """A trace the recorder capped: its note (the recorder's templates, filled in) reads in
+    Chinese in the Figures panel, and nothing else in the window is English."""
+    from viz.gpu.tracemodel import first_blocks
+    from viz.trace import tracefile
+    from viz.trace.schema import partial_note
+
+    win, qtbot = zh_window, qtbot_module
+    full = tracefile.load(next(p for p in TRACES if p.stem == "copy_float"))
+    sub = first_blocks(full, 8)
+    note = partial_note(("over-limit", {"executed": 9_000_000, "limit": 4_000_000, "blocks": "0-7"}),
+                        ("runs-differ", {"counted": 9_000_000, "recorded": 9_000_002}))
+    sub.header = dict(full.header, complete=False, recorded_blocks="0-7", note=note)
+    path = tracefile.save(sub, tmp_path / "copy_float_partial.wvtrace")
+    eng = scanner(base_scanner)
+    assert win.open_path(path), win.last_open_error
+    _trace_code(eng, win.session.trace)
+    eng.data.add(win.session.trace.title)
+    qtbot.waitUntil(lambda: win.session.trace_analysis is not None and win.figures.warn.isVisible(), timeout=60000)
+    shown = win.figures.warn.text()
+    assert shown == ("不完整的追踪：整个启动需要 9,000,000 条记录，超过上限 4,000,000：只录制了线程块 0-7；"
+                     "计数运行看到 9,000,000 次执行，录制运行看到 9,000,002 次（内核的控制流取决于时序或它自己修改的数据）"), shown
+    read_position(win, eng, "partial trace", paint=True)
+    read_window(win, qtbot, eng, "partial trace")
+    assert eng.found == {}, _report(eng)

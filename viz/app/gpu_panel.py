@@ -41,8 +41,8 @@ from ..i18n import sep, tr
 from ..trace.launch import shipped_launch_file
 from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
                         _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
-                        caveat_lines, gpu_reason, measured_bottleneck_text, recordings_dir, trace_timing_text,
-                        unique_recording_path)
+                        caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
+                        trace_timing_text, unique_recording_path)
 from .worker import Runner
 
 MEASURED = "#2563eb"
@@ -755,7 +755,7 @@ class GpuPanel(QWidget):
         if not opened:
             parts.append(tr("It could not be opened: {err}", err=getattr(w, "last_open_error", "")))
         if rec.note:
-            parts.append(tr("Partial trace: {note}", note=rec.note))
+            parts.append(tr("Partial trace: {note}", note=partial_text(rec.note)))
         if rec.rows is not None:
             n = sum(r.match for r in rec.rows)
             parts.append(tr("Nsight Compute: {n} of {total} metrics equal the trace.", n=n, total=len(rec.rows)))

@@ -191,6 +191,18 @@ def trace_timing_text(e: dict | None, where: str = "", header: dict | None = Non
     return "\n".join(lines)
 
 
+def partial_text(note: str) -> str:
+    """A partial trace's note (the header's ``note``: ``viz.trace.schema.PARTIAL_NOTES`` filled
+    in by the recorder), in the language of the moment: each part's template translated and
+    filled with its values; a note in no known form (another version's) as it is."""
+    from ..trace.schema import PARTIAL_NOTES, note_parts
+
+    parts = note_parts(note)
+    if parts is None or language() == "en":
+        return note if isinstance(note, str) else ""
+    return sep("; ").join(tr(PARTIAL_NOTES[key], **values) for key, values in parts)
+
+
 def _pct(v) -> str:
     return "-" if v is None else f"{v:.0f}%"
 
