@@ -252,7 +252,7 @@ class GpuPanel(QWidget):
             return None
         args = dict(self._reason[1])
         if "why" in args:
-            args["why"] = gpu_reason(args["why"])       # warpviz's own reasons, translated
+            args["why"] = gpu_reason(args["why"])       # warpviz's own reasons translated, a tool's words kept
         return tr(self._reason[0], **args)
 
     def retranslate(self) -> None:
@@ -295,7 +295,7 @@ class GpuPanel(QWidget):
             try:
                 return ("device", gpu_probe())
             except GpuUnavailable as err:
-                return ("reason", err.reason)
+                return ("reason", err)
 
         self.aux.submit(probe)
 
@@ -319,8 +319,9 @@ class GpuPanel(QWidget):
             b.setToolTip(tip)
         self._show_record()
 
-    def set_device(self, info: dict | None, reason: str | None = None) -> None:
-        """The device found (``viz.gpu.runner.probe``'s dict), or None with the English reason."""
+    def set_device(self, info: dict | None, reason=None) -> None:
+        """The device found (``viz.gpu.runner.probe``'s dict), or None with the reason (a
+        ``GpuUnavailable``, shown translated, or a text)."""
         self.device_info = info
         self._reason = None if info is not None else ("No GPU here: {why}", {"why": reason or "?"})
         self._show_device()
@@ -573,7 +574,7 @@ class GpuPanel(QWidget):
                 try:
                     cubin = compile_cubin(generate(sc).source)
                 except GpuUnavailable as err:
-                    return ("sass", tr("No SASS: {why}", why=gpu_reason(err.reason)))
+                    return ("sass", tr("No SASS: {why}", why=gpu_reason(err)))
                 if not find_tool("cuobjdump"):
                     return ("sass", tr("No SASS: cuobjdump is not installed (it comes with the CUDA toolkit)."))
                 lines = sass_memory_instructions(cubin) or []
@@ -1020,7 +1021,7 @@ class GpuPanel(QWidget):
             self.status.setText(str(err))   # the CLI's paragraph (file, key or line, problem, fix)
             return
         if isinstance(err, GpuUnavailable):
-            self.device_info, self._reason = None, ("No GPU here: {why}", {"why": err.reason})
+            self.device_info, self._reason = None, ("No GPU here: {why}", {"why": err})
             self._show_device()
         self.status.setText(str(err))
 

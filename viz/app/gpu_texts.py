@@ -232,42 +232,12 @@ def _num(v) -> str:
     return "" if v is None else f"{v:,}"
 
 
-# warpviz's own reasons for no GPU run (viz.gpu.GpuUnavailable: runner, ncu, compile),
-# as fixed sentences or a sentence and a detail the driver or a tool printed. In Chinese the
-# sentence is translated and the detail stays as the tool wrote it (a driver's or ncu's own
-# output is not ours to translate).
-_REASON_PREFIXES = (
-    ("no NVIDIA driver: PyCUDA cannot load libcuda (", "no NVIDIA driver: PyCUDA cannot load libcuda ({detail})"),
-    ("no NVIDIA driver: ", "no NVIDIA driver: {detail}"),
-    ("the NVIDIA driver did not initialise: ", "the NVIDIA driver did not initialise: {detail}"),
-    ("the NVIDIA driver reports no devices: ", "the NVIDIA driver reports no devices: {detail}"),
-)
-_REASONS = (
-    "Nsight Compute (ncu) is not installed or not on the PATH",
-    "nvcc (the CUDA compiler) is not installed or not on the PATH",
-    "ptxas (the PTX assembler, part of the CUDA toolkit) is not installed",
-    "the NVIDIA driver is loaded but there is no CUDA device",
-    "PyCUDA is not installed: install the optional extra with `pip install 'warpviz[gpu]'` (needs the CUDA toolkit)",
-    "Nsight Compute may not read the GPU's performance counters here (ERR_NVGPUCTRPERM): run as root or allow "
-    "profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)",
-    "Nsight Compute could not initialise its profiler on this machine (counters not available in this environment)",
-)
+def gpu_reason(why) -> str:
+    """Why there is no GPU run (a ``viz.gpu.GpuUnavailable``, or a text) in the language of the
+    moment: warpviz's own sentence (the error's ``template``) translated, with a driver's or a
+    tool's own words (its ``fields``) kept as they printed them; a text as it is."""
+    from ..gpu import GpuUnavailable
 
-
-def gpu_reason(reason: str) -> str:
-    """A ``GpuUnavailable.reason`` in the language of the moment: warpviz's own sentences
-    translated, a tool's or the driver's detail kept as it printed it; anything else as is."""
-    if language() == "en" or not isinstance(reason, str):
-        return reason
-    if reason in _REASONS:
-        return tr(reason)
-    for prefix, template in _REASON_PREFIXES:
-        if reason.startswith(prefix):
-            detail = reason[len(prefix):]
-            if template.endswith("({detail})") and detail.endswith(")"):
-                detail = detail[:-1]
-            return tr(template, detail=detail)
-    m = re.fullmatch(r"Nsight Compute did not finish within (\d+) s", reason)
-    if m:
-        return tr("Nsight Compute did not finish within {s} s", s=int(m.group(1)))
-    return reason
+    if not isinstance(why, GpuUnavailable):
+        return why if isinstance(why, str) else str(why)
+    return why.reason if language() == "en" else tr(why.template, **why.fields)
