@@ -284,3 +284,37 @@ def test_partial_trace_in_the_chinese_window(zh_window, qtbot_module, base_scann
     read_position(win, eng, "partial trace", paint=True)
     read_window(win, qtbot, eng, "partial trace")
     assert eng.found == {}, _report(eng)
+
+
+@pytest.mark.parametrize("kind", ["trace", "builtin", "launch"])
+def test_switching_to_chinese_with_a_file_open(zh_window, qtbot_module, base_scanner, kind):
+    """A file opened in English, then the language switched to Chinese: every text the window
+    shows follows (the editor's line about a read-only trace or launch file stayed English)."""
+    from viz.app.library import launch_files
+
+    win, qtbot = zh_window, qtbot_module
+    eng = scanner(base_scanner)
+    path = {"trace": next(p for p in TRACES if p.stem == "gemm_tiled"), "builtin": resolve("transpose-tile"),
+            "launch": next(p for p in launch_files() if p.name.startswith("gemm_tiled"))}[kind]
+    win.set_language("en")
+    try:
+        assert win.open_path(path)
+        s = win.session
+        if kind == "trace":
+            _trace_code(eng, s.trace)
+            eng.data.add(s.trace.title)
+            qtbot.waitUntil(lambda: s.trace_analysis is not None, timeout=60000)
+        elif kind == "builtin":
+            eng.scenario("transpose-tile")
+            win.editor.flush()
+            qtbot.waitUntil(lambda: not s.busy, timeout=30000)
+        else:
+            eng.data.add(s.launch.title)
+            eng.code |= set(WORD.findall(s.launch.kernel)) | set(WORD.findall(s.launch.source.name))
+        assert kind == "builtin" or win.editor.info.isVisibleTo(win.editor)
+    finally:
+        win.set_language("zh_CN")
+    if kind != "launch":
+        read_position(win, eng, f"{kind} after the switch", paint=True)
+    read_window(win, qtbot, eng, f"{kind} after the switch")
+    assert eng.found == {}, _report(eng)

@@ -271,7 +271,8 @@ class GpuPanel(QWidget):
         self.tabs.setTabToolTip(2, tr("The hand-written CUDA kernel of this built-in scenario (kernels/*.cu)"))
         self.tabs.setTabToolTip(3, tr("The kernel warpviz generates from the scenario for a GPU run, with its "
                                       "helper macros"))
-        self._hand_for = None   # the info line follows the language
+        self._hand_for = None   # the info lines follow the language (a built-in's kernels, a launch file's)
+        self._launch_shown = ""
         self._headers()
         dock = self.parentWidget()
         if dock is not None and hasattr(dock, "setWindowTitle") and dock is not self.window_:
