@@ -1,8 +1,9 @@
 """The real main window in Chinese shows no English, for every built-in and every shipped trace,
 opened as a user opens them (the library's file, ``open_path``) and read as a user reads them:
-for every instruction (a trace's: where it first runs) its first and last frame, with every text
-the picture paints (the painter's own record, ``FrameView.layout_``), the source line, the
-timeline and lane tooltips; then every visible widget of the window (labels, buttons, group
+each access's first frame (a built-in's at its first loop point, a trace's static instruction
+where it first runs) with its source line, timeline and lane tooltips, and at the first and
+last instruction the first frame and the summary as painted (the painter's own record,
+``FrameView.layout_``); then every visible widget of the window (labels, buttons, group
 boxes, tabs and their tooltips, dock titles, tree and table headers and cells, combo items,
 tooltips), each tabbed dock raised in turn (Whole launch with the heat map's axis titles,
 Sweep, Source, GPU and each of its tabs: a trace's measured time, prediction, caveats, every
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 import tomllib
 
@@ -61,6 +63,7 @@ def zh_window(qtbot_module):
             w.timeline.play(False)
             i18n.set_language("en")
             w.close()
+            shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
