@@ -282,7 +282,7 @@ def test_partial_trace_in_the_chinese_window(zh_window, qtbot_module, base_scann
     eng.data.add(win.session.trace.title)
     qtbot.waitUntil(lambda: win.session.trace_analysis is not None and win.figures.warn.isVisible(), timeout=60000)
     shown = win.figures.warn.text()
-    assert shown == ("不完整的追踪：整个启动需要 9,000,000 条记录，超过上限 4,000,000：只录制了线程块 0-7；"
+    assert shown == ("不完整的追踪：整次启动需要 9,000,000 条记录，超过上限 4,000,000：只录制了线程块 0-7；"
                      "计数运行看到 9,000,000 次执行，录制运行看到 9,000,002 次（内核的控制流取决于时序或它自己修改的数据）"), shown
     read_position(win, eng, "partial trace", paint=True)
     read_window(win, qtbot, eng, "partial trace")

@@ -37,7 +37,7 @@ def test_the_recorders_notes_read_in_chinese():
         assert partial_text(note) == ("录制了 5,242,880 次线程束级执行中的 4,000,000 次（达到大小上限）；计数运行看到 "
                                       "5,242,880 次执行，录制运行看到 5,242,881 次（内核的控制流取决于时序或它自己修改的数据）")
         over = partial_note(("over-limit", {"executed": 9_000_000, "limit": 4_000_000, "blocks": "0-15,63"}))
-        assert partial_text(over) == "整个启动需要 9,000,000 条记录，超过上限 4,000,000：只录制了线程块 0-15,63"
+        assert partial_text(over) == "整次启动需要 9,000,000 条记录，超过上限 4,000,000：只录制了线程块 0-15,63"
         # text in no known form is shown as it is, never used as a template
         for odd in ("recorded {x.__class__} of 3 warp-level executions (the size limit)", "some other note",
                     "recorded 1,2 of 3 warp-level executions (the size limit)", ""):
