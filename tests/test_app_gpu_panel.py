@@ -143,30 +143,34 @@ def test_predicted_and_measured_bottlenecks_side_by_side(qtbot, window, tmp_path
 
 
 def test_why_there_is_no_gpu_reads_in_chinese_with_the_tools_detail_kept(qtbot, window):
-    """Every reason warpviz itself gives for no GPU run (viz.gpu.GpuUnavailable) is shown in
-    Chinese; a driver's own detail stays as the driver wrote it."""
+    """Every reason warpviz itself gives for no GPU run (viz.gpu.GpuUnavailable: its template,
+    every one raised in viz/) is shown in Chinese; a driver's own detail (the error's fields)
+    stays as the driver wrote it, also through the GPU child process's pipe."""
     import re
 
-    from viz.app.gpu_texts import _REASONS
+    from test_app_i18n import gpu_unavailable_templates
     from viz.gpu import GpuUnavailable
+    from viz.gpu.worker import _unavailable
 
     p = panel(window)
     window.set_language("zh_CN")
     try:
-        reasons = list(_REASONS) + ["no NVIDIA driver: PyCUDA cannot load libcuda (libcuda.so.1: cannot open shared "
-                                    "object file)", "the NVIDIA driver did not initialise: cuInit failed: unknown error",
-                                    "Nsight Compute did not finish within 120 s"]
-        for why in reasons:
-            p._job_failed(GpuUnavailable(why))
+        details = {"detail": "cuInit failed: unknown error (libcuda.so.1)", "s": "120"}
+        templates = gpu_unavailable_templates()
+        assert len(templates) >= 12
+        for template in templates:
+            fields = {k: v for k, v in details.items() if "{" + k + "}" in template}
+            err = _unavailable(GpuUnavailable(template, "driver", **fields).payload())    # as the child sends it
+            assert err.reason == template.format(**fields)
+            p._job_failed(err)
             shown = p.device.text()
             assert shown.startswith("本机没有可用的 GPU："), shown
-            rest = shown.replace("libcuda.so.1: cannot open shared object file", "").replace(
-                "cuInit failed: unknown error", "")
+            assert all(v in shown for v in fields.values()), shown
+            rest = shown.replace(details["detail"], "")
             words = re.findall(r"[A-Za-z_]{4,}", rest)
             allowed = {"Nsight", "Compute", "PyCUDA", "libcuda", "nvcc", "ptxas", "NVIDIA", "CUDA", "root",
                        "warpviz", "install", "ERR_NVGPUCTRPERM", "NVreg_RestrictProfilingToAdminUsers", "PATH"}
-            assert set(words) <= allowed, (why, shown)
-        assert "cuInit failed: unknown error" in shown or "120" in shown
+            assert set(words) <= allowed, (template, shown)
     finally:
         window.set_language("en")
     p._job_failed(GpuUnavailable("the NVIDIA driver is loaded but there is no CUDA device"))

@@ -92,6 +92,7 @@ def _trace_code(eng: English, src, an) -> None:
 
 def test_every_shipped_trace_in_chinese(qapp, chinese):
     from viz.app.figures import figure_name, metric_label, trace_rows
+    from viz.app.gpu_texts import partial_text
     from viz.trace.analysis import analyze_trace, sass_rows
     from viz.trace.detail import TraceSource
     from viz.trace.tracefile import shipped
@@ -116,7 +117,8 @@ def test_every_shipped_trace_in_chinese(qapp, chinese):
             eng.scan(f"{path.name} SASS", [x for row in sass_rows(d) for x in row])
         eng.scan(f"{path.name} Figures totals", [metric_label(m) for m in [*an.metrics, *an.other_metrics]])
         if not src.header.get("complete", False):
-            eng.scan(f"{path.name} partial", [i18n.tr("Partial trace: {note}", note=src.header.get("note", ""))])
+            note = partial_text(src.header.get("note", ""))
+            eng.scan(f"{path.name} partial", [i18n.tr("Partial trace: {note}", note=note)])
     assert len(paths) >= 60 and count > 100, (len(paths), count)
     assert eng.found == {}, _report(eng)
 

@@ -23,13 +23,16 @@ ALLOWED = {
     "ldgsts", "ptxas", "atomicAdd", "pragma", "unroll", "mod",  # PTX, tools, CUDA and math words in lessons
     "rev", "tx", "ty",              # the expressions' bit reversal, the kernels' threadIdx.x / .y
     "AoS", "SoA", "CuTe", "Triton", "FlashAttention", "Knuth",  # layouts' abbreviations, libraries, a name
+    "Hopper", "Numba",              # the H100's architecture (the library's tag), a library
 }
 CODE = re.compile("|".join([
+    r"\s?\b[A-Za-z_]\w*\([^()\n]*\)",                # a function call in code, its arguments too (rev(row, 5))
     r"`[^`]*`",                                    # `code` in a sentence
     r"\b\w+__\w+(?:\.\w+)?",                       # Nsight Compute metric names
     r"\b0x[0-9a-fA-F]+\b",                         # hexadecimal addresses
     r"\[[\w\-]+\]",                                # [built-in-name] in the compare picker
-    r"[\w\-/*]+\.(?:json|toml|cu|mp4|webm|gif|png|svg)\b",  # file names (kernels/*.cu)
+    r"[\w\-/*]+\.(?:json|toml|cu|mp4|webm|gif|png|svg|wvtrace|launch)\b",  # file names (kernels/*.cu, a.launch)
+    r"\b[\w.\-]+/(?!\w)",                           # a folder (kernels/)
     r"\b[A-Za-z]\w*_\w+\b",                        # snake_case: CUDA kernels' function names
     r"(?:/[\w.+\-]+)+",                             # paths
     r"\b[a-z]+:[\w,:]+",                            # swizzle kinds with arguments (xor:4, cute:5,0,5)

@@ -524,14 +524,20 @@ class EditorPanel(QWidget):
             f.error.show()
             f.widget.setStyleSheet("border: 1px solid #c62828;")
 
-    def show_info(self, text: str) -> None:
-        self.info.setText(text)
-        self.info.setVisible(bool(text))
+    def show_info(self, text) -> None:
+        """The line above the editor: a text, or a function that makes it in the language of the
+        moment (called again when the language changes)."""
+        self._info = text
+        shown = text() if callable(text) else text
+        self.info.setText(shown)
+        self.info.setVisible(bool(shown))
 
     def set_dark(self, dark: bool) -> None:
         self.text.highlighter.set_dark(dark)
 
     def retranslate(self) -> None:
+        if callable(getattr(self, "_info", None)):
+            self.show_info(self._info)
         self.tabs.setTabText(0, tr("Form"))
         self.tabs.setTabText(1, tr("TOML"))
         self._structure = None

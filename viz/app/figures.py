@@ -11,6 +11,7 @@ from ..i18n import sep, tr
 from ..kinds import KIND_METRIC_LABELS
 from ..report import access_size_text, explain_access, instruction_numbers, numbers_text
 from ..scenario import warnings
+from .gpu_texts import partial_text
 from .state import Session
 from .source import op_label
 
@@ -198,7 +199,7 @@ class FiguresPanel(QWidget):
                                gpu=h.get("gpu", {}).get("name", "?"), records=f"{an.trace.records:,}",
                                warps=f"{lw.blocks * lw.warps_per_block:,}", wpb=lw.warps_per_block))
         if not h.get("complete", False):
-            self.warn.setText(tr("Partial trace: {note}", note=h.get("note", "")))
+            self.warn.setText(tr("Partial trace: {note}", note=partial_text(h.get("note", ""))))
             self.warn.show()
         bold = QFont()
         bold.setBold(True)

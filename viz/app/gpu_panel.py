@@ -41,8 +41,8 @@ from ..i18n import sep, tr
 from ..trace.launch import shipped_launch_file
 from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
                         _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
-                        caveat_lines, gpu_reason, measured_bottleneck_text, recordings_dir, trace_timing_text,
-                        unique_recording_path)
+                        caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
+                        trace_timing_text, unique_recording_path)
 from .worker import Runner
 
 MEASURED = "#2563eb"
@@ -252,7 +252,7 @@ class GpuPanel(QWidget):
             return None
         args = dict(self._reason[1])
         if "why" in args:
-            args["why"] = gpu_reason(args["why"])       # warpviz's own reasons, translated
+            args["why"] = gpu_reason(args["why"])       # warpviz's own reasons translated, a tool's words kept
         return tr(self._reason[0], **args)
 
     def retranslate(self) -> None:
@@ -271,7 +271,8 @@ class GpuPanel(QWidget):
         self.tabs.setTabToolTip(2, tr("The hand-written CUDA kernel of this built-in scenario (kernels/*.cu)"))
         self.tabs.setTabToolTip(3, tr("The kernel warpviz generates from the scenario for a GPU run, with its "
                                       "helper macros"))
-        self._hand_for = None   # the info line follows the language
+        self._hand_for = None   # the info lines follow the language (a built-in's kernels, a launch file's)
+        self._launch_shown = ""
         self._headers()
         dock = self.parentWidget()
         if dock is not None and hasattr(dock, "setWindowTitle") and dock is not self.window_:
@@ -295,7 +296,7 @@ class GpuPanel(QWidget):
             try:
                 return ("device", gpu_probe())
             except GpuUnavailable as err:
-                return ("reason", err.reason)
+                return ("reason", err)
 
         self.aux.submit(probe)
 
@@ -319,8 +320,9 @@ class GpuPanel(QWidget):
             b.setToolTip(tip)
         self._show_record()
 
-    def set_device(self, info: dict | None, reason: str | None = None) -> None:
-        """The device found (``viz.gpu.runner.probe``'s dict), or None with the English reason."""
+    def set_device(self, info: dict | None, reason=None) -> None:
+        """The device found (``viz.gpu.runner.probe``'s dict), or None with the reason (a
+        ``GpuUnavailable``, shown translated, or a text)."""
         self.device_info = info
         self._reason = None if info is not None else ("No GPU here: {why}", {"why": reason or "?"})
         self._show_device()
@@ -573,7 +575,7 @@ class GpuPanel(QWidget):
                 try:
                     cubin = compile_cubin(generate(sc).source)
                 except GpuUnavailable as err:
-                    return ("sass", tr("No SASS: {why}", why=gpu_reason(err.reason)))
+                    return ("sass", tr("No SASS: {why}", why=gpu_reason(err)))
                 if not find_tool("cuobjdump"):
                     return ("sass", tr("No SASS: cuobjdump is not installed (it comes with the CUDA toolkit)."))
                 lines = sass_memory_instructions(cubin) or []
@@ -755,7 +757,7 @@ class GpuPanel(QWidget):
         if not opened:
             parts.append(tr("It could not be opened: {err}", err=getattr(w, "last_open_error", "")))
         if rec.note:
-            parts.append(tr("Partial trace: {note}", note=rec.note))
+            parts.append(tr("Partial trace: {note}", note=partial_text(rec.note)))
         if rec.rows is not None:
             n = sum(r.match for r in rec.rows)
             parts.append(tr("Nsight Compute: {n} of {total} metrics equal the trace.", n=n, total=len(rec.rows)))
@@ -1020,7 +1022,7 @@ class GpuPanel(QWidget):
             self.status.setText(str(err))   # the CLI's paragraph (file, key or line, problem, fix)
             return
         if isinstance(err, GpuUnavailable):
-            self.device_info, self._reason = None, ("No GPU here: {why}", {"why": err.reason})
+            self.device_info, self._reason = None, ("No GPU here: {why}", {"why": err})
             self._show_device()
         self.status.setText(str(err))
 

@@ -69,9 +69,13 @@ def _term(name: str) -> str:
     return name if language() == "en" else tr(TERM_NAMES.get(name, name))
 
 
-# Nsight Compute's stall reasons that are one plain word (the others are snake_case names).
-STALL_WORDS = {"barrier": "stall: barrier", "wait": "stall: wait", "drain": "stall: drain", "membar": "stall: membar",
-               "misc": "stall: misc", "sleeping": "stall: sleeping", "selected": "stall: selected"}
+# Nsight Compute's stall reasons (viz.gpu.ncu.STALL_REASONS, and ``no_instruction`` as the
+# H100's ncu names it), as the GPU panel names them in a translation: English keeps
+# Nsight Compute's own names (long_scoreboard), as its reports print them.
+STALL_WORDS = {r: f"stall: {r}" for r in (
+    "barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
+    "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "no_instructions", "not_selected",
+    "selected", "short_scoreboard", "sleeping", "tex_throttle", "wait")}
 
 
 def _stall(reason: str) -> str:
@@ -187,6 +191,18 @@ def trace_timing_text(e: dict | None, where: str = "", header: dict | None = Non
     return "\n".join(lines)
 
 
+def partial_text(note: str) -> str:
+    """A partial trace's note (the header's ``note``: ``viz.trace.schema.PARTIAL_NOTES`` filled
+    in by the recorder), in the language of the moment: each part's template translated and
+    filled with its values; a note in no known form (another version's) as it is."""
+    from ..trace.schema import PARTIAL_NOTES, note_parts
+
+    parts = note_parts(note)
+    if parts is None or language() == "en":
+        return note if isinstance(note, str) else ""
+    return sep("; ").join(tr(PARTIAL_NOTES[key], **values) for key, values in parts)
+
+
 def _pct(v) -> str:
     return "-" if v is None else f"{v:.0f}%"
 
@@ -216,42 +232,12 @@ def _num(v) -> str:
     return "" if v is None else f"{v:,}"
 
 
-# warpviz's own reasons for no GPU run (viz.gpu.GpuUnavailable: runner, ncu, compile),
-# as fixed sentences or a sentence and a detail the driver or a tool printed. In Chinese the
-# sentence is translated and the detail stays as the tool wrote it (a driver's or ncu's own
-# output is not ours to translate).
-_REASON_PREFIXES = (
-    ("no NVIDIA driver: PyCUDA cannot load libcuda (", "no NVIDIA driver: PyCUDA cannot load libcuda ({detail})"),
-    ("no NVIDIA driver: ", "no NVIDIA driver: {detail}"),
-    ("the NVIDIA driver did not initialise: ", "the NVIDIA driver did not initialise: {detail}"),
-    ("the NVIDIA driver reports no devices: ", "the NVIDIA driver reports no devices: {detail}"),
-)
-_REASONS = (
-    "Nsight Compute (ncu) is not installed or not on the PATH",
-    "nvcc (the CUDA compiler) is not installed or not on the PATH",
-    "ptxas (the PTX assembler, part of the CUDA toolkit) is not installed",
-    "the NVIDIA driver is loaded but there is no CUDA device",
-    "PyCUDA is not installed: install the optional extra with `pip install 'warpviz[gpu]'` (needs the CUDA toolkit)",
-    "Nsight Compute may not read the GPU's performance counters here (ERR_NVGPUCTRPERM): run as root or allow "
-    "profiling for all users (NVreg_RestrictProfilingToAdminUsers=0)",
-    "Nsight Compute could not initialise its profiler on this machine (counters not available in this environment)",
-)
+def gpu_reason(why) -> str:
+    """Why there is no GPU run (a ``viz.gpu.GpuUnavailable``, or a text) in the language of the
+    moment: warpviz's own sentence (the error's ``template``) translated, with a driver's or a
+    tool's own words (its ``fields``) kept as they printed them; a text as it is."""
+    from ..gpu import GpuUnavailable
 
-
-def gpu_reason(reason: str) -> str:
-    """A ``GpuUnavailable.reason`` in the language of the moment: warpviz's own sentences
-    translated, a tool's or the driver's detail kept as it printed it; anything else as is."""
-    if language() == "en" or not isinstance(reason, str):
-        return reason
-    if reason in _REASONS:
-        return tr(reason)
-    for prefix, template in _REASON_PREFIXES:
-        if reason.startswith(prefix):
-            detail = reason[len(prefix):]
-            if template.endswith("({detail})") and detail.endswith(")"):
-                detail = detail[:-1]
-            return tr(template, detail=detail)
-    m = re.fullmatch(r"Nsight Compute did not finish within (\d+) s", reason)
-    if m:
-        return tr("Nsight Compute did not finish within {s} s", s=int(m.group(1)))
-    return reason
+    if not isinstance(why, GpuUnavailable):
+        return why if isinstance(why, str) else str(why)
+    return why.reason if language() == "en" else tr(why.template, **why.fields)

@@ -249,6 +249,9 @@ class LaunchPanel(QWidget):
             if sc is None or self.values is None:
                 self.image.clear()
                 self.values = None
+                for plot in (self.plot, self.hist):     # no map: no axis titles of the last one left behind
+                    plot.setLabel("bottom", "")
+                    plot.setLabel("left", "")
             self.info.setText(tr("Analysing the whole launch…") if sc is not None else "")
             return
         vals, unit = got

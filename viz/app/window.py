@@ -375,7 +375,7 @@ class MainWindow(QMainWindow):
                 self.open_path(Path(path), text=text, recovered=True)
             else:
                 self.session.open_text(text, "recovered")
-                self.editor.show_info(tr("Restored your unsaved edits from the last session."))
+                self.editor.show_info(lambda: tr("Restored your unsaved edits from the last session."))
             return
         last = settings.get("last_scenario", "", str)
         cursor = settings.get("cursor", "", str)
@@ -411,7 +411,7 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "warpviz", tr("Cannot open {path}: {err}", path=path, err=err))
             return False
         self.library.set_current(path)
-        self.editor.show_info(tr("Restored your unsaved edits from the last session.") if recovered else "")
+        self.editor.show_info((lambda: tr("Restored your unsaved edits from the last session.")) if recovered else "")
         settings.put("last_scenario", str(path))
         if self.a_compare.isChecked():
             self.compare.right.clear()  # a new left side picks a new partner
@@ -444,9 +444,9 @@ class MainWindow(QMainWindow):
             self.docks["source"].show()
             self.docks["source"].raise_()
         self.library.set_current(path)
-        self.editor.show_info(tr("A recorded trace: the launch file below is shown read-only. To change the "
-                                 "kernel or its launch, edit the launch file and record again (Record trace in "
-                                 "the GPU panel, or `warpviz trace`)."))
+        self.editor.show_info(lambda: tr("A recorded trace: the launch file below is shown read-only. To change "
+                                         "the kernel or its launch, edit the launch file and record again (Record "
+                                         "trace in the GPU panel, or `warpviz trace`)."))
         settings.put("last_scenario", str(path))
         self._update_title()
         return True
@@ -487,8 +487,8 @@ class MainWindow(QMainWindow):
                     self.docks[key].show()
                     self.docks[key].raise_()
         self.library.set_current(path)
-        self.editor.show_info(tr("A launch file: record a trace of its kernel with Record trace in the GPU panel. "
-                                 "It is shown read-only; edit it in your editor, then open it again."))
+        self.editor.show_info(lambda: tr("A launch file: record a trace of its kernel with Record trace in the GPU "
+                                         "panel. It is shown read-only; edit it in your editor, then open it again."))
         settings.put("last_scenario", str(path))
         self._update_title()
         return True

@@ -203,7 +203,7 @@ def _ncu_process(args: list[str], spec: dict, timeout: float, python: str | None
                     proc.kill()
                     proc.communicate()
                     if waited > timeout:
-                        raise GpuUnavailable(f"Nsight Compute did not finish within {timeout:.0f} s", "ncu") from None
+                        raise GpuUnavailable("Nsight Compute did not finish within {s} s", "ncu", s=f"{timeout:.0f}") from None
                     from .worker import Cancelled
 
                     raise Cancelled("Nsight Compute: cancelled") from None

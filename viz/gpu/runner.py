@@ -116,11 +116,11 @@ def _import_driver():
     except ImportError as err:
         text = str(err)
         if "libcuda" in text:
-            raise GpuUnavailable(f"no NVIDIA driver: PyCUDA cannot load libcuda ({text})", "driver") from None
+            raise GpuUnavailable("no NVIDIA driver: PyCUDA cannot load libcuda ({detail})", "driver", detail=text) from None
         raise GpuUnavailable("PyCUDA is not installed: install the optional extra with "
                              "`pip install 'warpviz[gpu]'` (needs the CUDA toolkit)", "pycuda") from None
     except OSError as err:
-        raise GpuUnavailable(f"no NVIDIA driver: {err}", "driver") from None
+        raise GpuUnavailable("no NVIDIA driver: {detail}", "driver", detail=err) from None
     return cuda
 
 
@@ -165,11 +165,11 @@ def probe() -> dict:
     try:
         cuda.init()
     except Exception as err:  # pycuda raises its own error types; all mean the same here
-        raise GpuUnavailable(f"the NVIDIA driver did not initialise: {err}", "driver") from None
+        raise GpuUnavailable("the NVIDIA driver did not initialise: {detail}", "driver", detail=err) from None
     try:
         n = cuda.Device.count()
     except Exception as err:
-        raise GpuUnavailable(f"the NVIDIA driver reports no devices: {err}", "device") from None
+        raise GpuUnavailable("the NVIDIA driver reports no devices: {detail}", "device", detail=err) from None
     if n == 0:
         raise GpuUnavailable("the NVIDIA driver is loaded but there is no CUDA device", "device")
     return device_info(cuda, cuda.Device(0))

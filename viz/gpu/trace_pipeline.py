@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..trace import TraceError
-from ..trace.schema import blocks_text
+from ..trace.schema import blocks_text, partial_note
 
 MAX_RETRIES = 3
 SELECTABLE_BLOCKS = 65536   # the recorder's block bitmap (viz.trace.ptx.BITMAP_WORDS x 32)
@@ -320,7 +320,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         log(f"{len(b.instrs)} memory instruction(s) instrumented in {launch.source.name}"
             + (f" ({b.label})" if b.label and b.label != launch.kernel else ""))
         chosen = blocks
-        note = ""
+        parts: list = []                # the partial-trace note's parts (schema.PARTIAL_NOTES)
         max_records = record.MAX_RECORDS
         for _ in range(MAX_RETRIES):
             stage("count")
@@ -334,16 +334,15 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
             if fit >= len(base):
                 fit = max(1, len(base) // 2)
             chosen = base[:fit]
-            note = (f"the whole launch needs {res['executed']:,} records, over the limit of {max_records:,}: "
-                    f"recorded blocks {blocks_text(chosen)} only")
-            log(note)
+            parts = [("over-limit", {"executed": res["executed"], "limit": max_records, "blocks": blocks_text(chosen)})]
+            log(partial_note(*parts))
         if "record" not in seen:
             stage("record")     # a child that does not report its stages
         if res["executed"] > res["capacity"]:
-            note = f"recorded {res['capacity']:,} of {res['executed']:,} warp-level executions (the size limit)"
+            parts = [("size-limit", {"recorded": res["capacity"], "executed": res["executed"]})]
         if res["executed"] != res["executed_again"]:
-            note += (f"; the counting run saw {res['executed']:,} executions and the recording run "
-                     f"{res['executed_again']:,} (the kernel's control flow depends on timing or data it changes)")
+            parts.append(("runs-differ", {"counted": res["executed"], "recorded": res["executed_again"]}))
+        note = partial_note(*parts)     # English; the app translates it (schema.note_parts)
         hw = other_hw = None
         if validate:
             stage("ncu")

@@ -43,14 +43,20 @@ def _session_class(child: str | None):
     return getattr(importlib.import_module(module), name)
 
 
+def _unavailable(payload) -> GpuUnavailable:
+    """The child's GpuUnavailable again (its template, kind and fields)."""
+    template, kind, *rest = payload
+    return GpuUnavailable(template, kind, **(rest[0] if rest else {}))
+
+
 def _serve(conn, child: str | None = None) -> None:
     try:
         session = _session_class(child)()
     except GpuUnavailable as err:
-        conn.send(("unavailable", (err.reason, err.kind)))
+        conn.send(("unavailable", err.payload()))
         return
     except Exception as err:  # pragma: no cover - reported to the parent as is
-        conn.send(("unavailable", (f"the GPU session did not start: {err}", "unavailable")))
+        conn.send(("unavailable", GpuUnavailable("the GPU session did not start: {detail}", detail=err).payload()))
         return
     conn.send(("ok", session.info))
     while True:
@@ -68,7 +74,7 @@ def _serve(conn, child: str | None = None) -> None:
             conn.send(("fault", str(err)))
             break  # CUDA is unusable in this process now
         except GpuUnavailable as err:
-            conn.send(("unavailable", (err.reason, err.kind)))
+            conn.send(("unavailable", err.payload()))
         except Exception:
             conn.send(("error", traceback.format_exc(limit=8)))
     try:
@@ -103,7 +109,7 @@ class ProcessSession:
         kind, payload = self._wait(START_TIMEOUT_S, cancelled, "starting the GPU session")
         if kind == "unavailable":
             self._stop()
-            raise GpuUnavailable(*payload)
+            raise _unavailable(payload)
         self.info = payload
 
     def _stop(self) -> None:
@@ -154,7 +160,7 @@ class ProcessSession:
             self._stop()
             raise KernelFault(payload)
         if kind == "unavailable":
-            raise GpuUnavailable(*payload)
+            raise _unavailable(payload)
         raise RuntimeError(f"the GPU process failed in {method}:\n{payload}")
 
     # -- Session's interface ------------------------------------------------

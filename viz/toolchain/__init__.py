@@ -11,9 +11,16 @@ from ..errors import WarpvizError
 
 
 class GpuUnavailable(WarpvizError, RuntimeError):
-    """No GPU run is possible here; ``reason`` says exactly why (shown to the user as is)."""
+    """No GPU run is possible here; ``reason`` says exactly why. It is ``template`` (warpviz's
+    own English sentence) filled with ``fields`` (a driver's or a tool's own words, kept as
+    they printed them): the app shows the template translated (``viz.app.gpu_texts.gpu_reason``)."""
 
-    def __init__(self, reason: str, kind: str = "unavailable"):
-        self.reason = reason
+    def __init__(self, template: str, kind: str = "unavailable", **fields):
+        self.template, self.fields = template, {k: str(v) for k, v in fields.items()}
+        self.reason = template.format(**self.fields) if fields else template
         self.kind = kind  # "pycuda" | "driver" | "device" | "ncu" | "counters" | "nvcc" | "unavailable"
-        super().__init__(reason)
+        super().__init__(self.reason)
+
+    def payload(self) -> tuple:
+        """What crosses the GPU child process's pipe (``viz.gpu.worker`` makes the error again from it)."""
+        return self.template, self.kind, self.fields

@@ -16,6 +16,8 @@ message that names the field and says what it must be) are a few lines here.
 
 from __future__ import annotations
 
+import re
+import string
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -443,4 +445,53 @@ def blocks_text(blocks: list[int] | None) -> str:
 
 
 __all__ = ["HEADER", "INSTRUCTION", "SASS_INFO", "SASS_STATES", "EVENT", "SchemaError", "check", "depth", "MAX_INSTRUCTIONS", "MAX_DEPTH",
-           "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS", "blocks_text"]
+           "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS", "blocks_text", "PARTIAL_NOTES", "partial_note", "note_parts"]
+
+
+# The recorder's notes on a partial trace (the header's ``note``), as English templates: the
+# recorder fills them (``partial_note``, viz.trace.pipeline); ``note_parts`` splits a note back
+# into its templates and values, so that the app shows it translated (template and values,
+# never text read from the file as a template). A note in no known form is shown as it is.
+PARTIAL_NOTES = {
+    "over-limit": "the whole launch needs {executed:,} records, over the limit of {limit:,}: recorded blocks "
+                  "{blocks} only",
+    "size-limit": "recorded {recorded:,} of {executed:,} warp-level executions (the size limit)",
+    "runs-differ": "the counting run saw {counted:,} executions and the recording run {recorded:,} (the kernel's "
+                   "control flow depends on timing or data it changes)",
+}
+_NOTE_JOIN = "; "
+
+
+def partial_note(*parts: tuple[str, dict]) -> str:
+    """The header's ``note`` of ``(key of PARTIAL_NOTES, values)`` parts, joined by "; "."""
+    return _NOTE_JOIN.join(PARTIAL_NOTES[key].format(**values) for key, values in parts)
+
+
+def _note_pattern(template: str) -> re.Pattern:
+    out = []
+    for literal, field, spec, _conv in string.Formatter().parse(template):
+        out.append(re.escape(literal))
+        if field is not None:
+            out.append(rf"(?P<{field}>\d{{1,3}}(?:,\d{{3}})*)" if spec == "," else rf"(?P<{field}>[0-9,\-]{{1,200}})")
+    return re.compile("".join(out))
+
+
+_NOTE_PATTERNS = {key: _note_pattern(t) for key, t in PARTIAL_NOTES.items()}
+
+
+def note_parts(note: str) -> list[tuple[str, dict]] | None:
+    """``note`` as the ``partial_note`` parts it was made of (numbers as ints, the blocks as
+    text); None when any part of it is in no known form (a note of another version: shown as is)."""
+    if not isinstance(note, str) or not note or len(note) > 4000:
+        return None
+    out = []
+    for piece in note.split(_NOTE_JOIN):
+        for key, rx in _NOTE_PATTERNS.items():
+            m = rx.fullmatch(piece)
+            if m:
+                values = m.groupdict()
+                out.append((key, {k: v if k == "blocks" else int(v.replace(",", "")) for k, v in values.items()}))
+                break
+        else:
+            return None
+    return out
