@@ -694,8 +694,7 @@ def line_table(an: TraceAnalysis) -> list[str]:
     """The per-source-line table of ``analyze``'s text: per CUDA line (``TraceAnalysis.per_line``,
     the worst first), its warp instructions, wavefronts, bank conflicts, requests and sectors
     in their own columns, its instructions' numbers and the line's code."""
-    from .detail import source_line
-    from .schema import blocks_text
+    from .schema import blocks_text, source_line
 
     h = an.trace.header
     by_line: dict[tuple[str, int], list[int]] = {}

@@ -30,7 +30,7 @@ from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
 from .analysis import atomic_rule, instruction_numbers, mask_bits
-from .schema import blocks_text
+from .schema import blocks_text, source_line
 from .tracefile import Trace, load
 
 
@@ -53,20 +53,6 @@ def elem_type(ins: dict) -> ElemType:
             16: ("float4" if ".f32" in op else "double2" if ".f64" in op else "int4")}.get(w)
     t = named_type(name) if name else None
     return t if t is not None and t.size == w else ElemType(f"b{8 * w}", w, w)
-
-
-def source_line(header: dict, ins: dict) -> str:
-    """The CUDA source line of an instruction (stripped), or ""."""
-    line = int(ins.get("line") or 0)
-    if not line:
-        return ""
-    sources = header.get("sources") or {}
-    name = str(ins.get("file", "")).rsplit("/", 1)[-1]
-    text = sources.get(name)
-    if text is None and len(sources) == 1:
-        text = next(iter(sources.values()))
-    lines = str(text or "").splitlines()
-    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
 def access_label(header: dict, ins: dict) -> str:

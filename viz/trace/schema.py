@@ -444,7 +444,7 @@ def blocks_text(blocks: list[int] | None) -> str:
     return ",".join(out)
 
 
-__all__ = ["HEADER", "INSTRUCTION", "SASS_INFO", "SASS_STATES", "EVENT", "SchemaError", "check", "depth", "MAX_INSTRUCTIONS", "MAX_DEPTH",
+__all__ = ["HEADER", "source_line", "INSTRUCTION", "SASS_INFO", "SASS_STATES", "EVENT", "SchemaError", "check", "depth", "MAX_INSTRUCTIONS", "MAX_DEPTH",
            "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS", "blocks_text", "PARTIAL_NOTES", "partial_note", "note_parts"]
 
 
@@ -495,3 +495,17 @@ def note_parts(note: str) -> list[tuple[str, dict]] | None:
         else:
             return None
     return out
+
+
+def source_line(header: dict, ins: dict) -> str:
+    """The CUDA source line of an instruction (stripped), or ""."""
+    line = int(ins.get("line") or 0)
+    if not line:
+        return ""
+    sources = header.get("sources") or {}
+    name = str(ins.get("file", "")).rsplit("/", 1)[-1]
+    text = sources.get(name)
+    if text is None and len(sources) == 1:
+        text = next(iter(sources.values()))
+    lines = str(text or "").splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
