@@ -30,7 +30,7 @@ from viz.trace.pyargs import ArgumentError, host_array, scalar_type, triton_para
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "ptx"
 PNG = b"\x89PNG\r\n\x1a\n"
-SHIPPED = ROOT / "assets" / "traces" / "transpose_tile_padded.wvtrace"
+SHIPPED = ROOT / "assets" / "traces" / "transpose_tile_unpadded.wvtrace"
 nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
 
 

@@ -458,7 +458,7 @@ def test_transpose_tiles_pair_by_source_and_a_named_partner_wins(qtbot, user_dir
     press_ctrl_m(qtbot, w)
     cp = w.compare
     qtbot.waitUntil(lambda: cp.right.is_trace, timeout=20000)
-    assert cp.right.path.name == "transpose_tile_padded.wvtrace"       # another kernel of transpose.cu
+    assert cp.right.path.name == "transpose_tile_unpadded.wvtrace"       # another kernel of transpose.cu
     # opening another trace in compare mode picks its partner at once
     w.open_path(TRACES / "transpose_tile_xor.wvtrace")
     qtbot.waitUntil(lambda: cp.right.path is not None and cp.right.path.name == "transpose_tile_xor4.wvtrace",

@@ -376,7 +376,7 @@ def test_one_instruction_number_in_the_picture_figures_and_analyze(qtbot, user_d
 
     from viz.cli import main
 
-    path = TRACES / "transpose_tile_padded.wvtrace"
+    path = TRACES / "transpose_tile_unpadded.wvtrace"
     assert main(["analyze", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     numbers = {a["index"]: a["number"] for a in doc["accesses"]}

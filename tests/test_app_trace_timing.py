@@ -94,7 +94,7 @@ def test_a_launch_file_shows_the_timing_of_its_launch_and_another_launch_does_no
 @pytest.mark.skipif(not SHIPPED.exists(), reason="no shipped traced-launch timings yet")
 def test_the_shipped_h100_timing_of_a_trace_is_shown(qtbot, user_dirs):
     doc = results.load(SHIPPED)
-    name = "transpose_tile_padded"
+    name = "transpose_tile_unpadded"
     e = doc["traces"][name]
     w = make_window(qtbot, str(TRACES / f"{name}.wvtrace"))
     _wait(qtbot, w)

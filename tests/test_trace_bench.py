@@ -35,7 +35,7 @@ def _load(name: str):
 
 
 def test_workload_counts_are_the_trace_analysis_counts():
-    tr = _load("transpose_tile_padded")
+    tr = _load("transpose_tile_unpadded")
     an = analyze_trace(tr)
     w = tracemodel.workload(tr, an, costmodel.H100)
     m = an.metrics
@@ -516,7 +516,7 @@ def _partial(name: str, n: int):
     return tr, sub
 
 
-@pytest.mark.parametrize("name", ["copy_float", "transpose_tile_padded", "reduce_tree"])
+@pytest.mark.parametrize("name", ["copy_float", "transpose_tile_unpadded", "reduce_tree"])
 def test_a_partial_trace_of_alike_blocks_predicts_the_whole_launch(name):
     tr, sub = _partial(name, 8)
     cov = tracemodel.coverage(sub)

@@ -19,7 +19,7 @@ from viz.trace.tracefile import load
 
 TRACES = Path(__file__).resolve().parents[1] / "assets" / "traces"
 # transpose.cu holds 12 kernels, copy.cu 10: a trace's header lists them all
-MULTI = ("transpose_tile_padded.wvtrace", "transpose_tile_pad1.wvtrace", "copy_grid_stride.wvtrace",
+MULTI = ("transpose_tile_unpadded.wvtrace", "transpose_tile_pad1.wvtrace", "copy_grid_stride.wvtrace",
          "stencil_shared.wvtrace")
 
 
@@ -46,7 +46,7 @@ def test_numbers_are_the_kernels_own_in_ptx_order(name):
     assert set(np.unique(t.instr).tolist()) <= set(ids)
 
 
-@pytest.mark.parametrize("name", ("transpose_tile_padded.wvtrace", "copy_grid_stride.wvtrace"))
+@pytest.mark.parametrize("name", ("transpose_tile_unpadded.wvtrace", "copy_grid_stride.wvtrace"))
 def test_analyze_json_figures_rows_and_picture_agree(capsys, name):
     path = TRACES / name
     rc, out, _ = _cli(capsys, "analyze", "--json", str(path))
@@ -79,7 +79,7 @@ def test_picture_header_names_the_instruction_number(qapp):
     from viz.render.painter import _header_plan
     from viz.render.theme import theme
 
-    t = load(TRACES / "transpose_tile_padded.wvtrace")
+    t = load(TRACES / "transpose_tile_unpadded.wvtrace")
     src = TraceSource(t)
     n = src.stream_length(0, 0)
     d = src.detail(0, 0, n - 1)
@@ -109,7 +109,7 @@ def test_analyze_all_lists_the_never_executed_ones(capsys):
 
 
 def test_analyze_text_has_no_other_kernel_and_the_line_table(capsys):
-    path = TRACES / "transpose_tile_padded.wvtrace"
+    path = TRACES / "transpose_tile_unpadded.wvtrace"
     rc, out, _ = _cli(capsys, "analyze", str(path))
     assert rc == 0
     t = load(path)
@@ -151,5 +151,5 @@ def test_matrix_accepts_a_trace(capsys):
 
 
 def test_matrix_of_a_trace_with_none_is_a_clear_exit_2(capsys):
-    rc, out, err = _cli(capsys, "matrix", str(TRACES / "transpose_tile_padded.wvtrace"))
+    rc, out, err = _cli(capsys, "matrix", str(TRACES / "transpose_tile_unpadded.wvtrace"))
     assert rc == 2 and not out and "no ldmatrix or stmatrix instruction" in err and "Traceback" not in err

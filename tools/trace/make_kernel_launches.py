@@ -26,9 +26,12 @@ def main() -> None:
     for k in manifest():
         sc = load(k.scenario)
         arrays = {a.name: a for a in sc.arrays if a.space == "global"}
+        # the file's name: the entry's own (`launch`) where it says what the launch shows, else the
+        # kernel's name ("@" of a function timed for several scenarios written "--")
+        name = k.launch or k.name.replace("@", "--")
         lines = ["# Written by tools/trace/make_kernel_launches.py from kernels/manifest.toml:",
                  f"# the kernel `{k.function}` at the launch of the built-in scenario `{k.scenario}`.",
-                 "format = 1", f'title = "{k.function} ({sc.title})"', f'source = "{k.file}"',
+                 "format = 1", f'title = "{k.launch or k.function} ({sc.title})"', f'source = "{k.file}"',
                  f'kernel = "{k.function}"', f"block = {list(sc.launch.block)}", f"grid = {list(sc.launch.grid)}"]
         shared = _const(k.shared, dict(sc.params), "shared")
         if shared:
@@ -50,7 +53,6 @@ def main() -> None:
                 lines += ['type = "int"', f"value = {int(sc.params[a])}"]
             else:
                 lines += ['type = "int"', f"value = {int(a, 0)}"]
-        name = k.name.replace("@", "--")
         (OUT / f"{name}.launch.toml").write_text("\n".join(lines) + "\n")
     print(f"wrote {len(manifest())} launch files in {OUT}")
 

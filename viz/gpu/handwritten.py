@@ -33,6 +33,7 @@ class HandKernel:
     shared: str = "0"
     check: str = "none"
     timing: dict = field(default_factory=dict)
+    launch: str = ""        # its launch file's (and shipped trace's) name where not ``name`` (manifest ``launch``)
 
     @property
     def path(self) -> Path:
@@ -70,7 +71,8 @@ def manifest() -> tuple[HandKernel, ...]:
     out = []
     for d in data.get("kernel", []):
         out.append(HandKernel(d.get("name", d["function"]), d["scenario"], d["file"], d["function"], tuple(d["args"]),
-                              str(d.get("shared", "0")), d.get("check", "none"), dict(d.get("timing", {}))))
+                              str(d.get("shared", "0")), d.get("check", "none"), dict(d.get("timing", {})),
+                              str(d.get("launch", ""))))
     names = [k.name for k in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
