@@ -162,3 +162,19 @@ def test_the_panels_recorder_records_and_validates_reduce_shfl_on_the_gpu(tmp_pa
         assert again.analysis.metrics == r.analysis.metrics and rec.pid not in (None, pids[0])
     finally:
         rec.close()
+
+
+def test_the_plain_launch_for_nsight_compute_carries_the_launch_files_buffers(tmp_path):
+    """validate, bench --traces and tools/gpu/ncu_full.py build their ncu driver's launch with
+    one function: the buffer as the launch file fills it, the kernel by its name or entry."""
+    import numpy as np
+
+    from viz.gpu.trace_pipeline import plain_launch
+    from viz.trace.launch import load_launch
+    from viz.trace.record import host_buffer
+
+    la = load_launch(Path(__file__).resolve().parents[1] / "kernels" / "copy_float.launch.toml")
+    d = plain_launch(la, b"cubin", tmp_path / "b.npy")
+    assert d["name"] == la.function and d["block"] == list(la.block) and d["grid"] == list(la.grid)
+    assert np.array_equal(np.load(d["buffer"]), host_buffer(la)) and d["offsets"] == la.buffer_offsets()
+    assert plain_launch(la, b"cubin", tmp_path / "c.npy", "_Z4copyPfS_i")["name"] == "_Z4copyPfS_i"

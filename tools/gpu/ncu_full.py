@@ -11,7 +11,6 @@ recorded. Needs a GPU, PyCUDA, nvcc and ncu.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import sys
 import tempfile
@@ -23,12 +22,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def main(argv: list[str]) -> int:
-    import numpy as np
-
     from viz.gpu.ncu import _ncu_process
+    from viz.gpu.trace_pipeline import plain_launch
     from viz.trace.build import build
     from viz.trace.launch import parse_launch
-    from viz.trace.record import host_buffer
 
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
@@ -41,12 +38,7 @@ def main(argv: list[str]) -> int:
             b = build(launch)
             launch = dataclasses.replace(launch, entry=b.entry)   # a C++ kernel: its PTX entry
             with tempfile.TemporaryDirectory(prefix="warpviz-ncu-full-") as tmp:
-                buf = Path(tmp) / "buffer.npy"
-                np.save(buf, host_buffer(launch))
-                spec = {"launches": [{"name": launch.function, "cubin": base64.b64encode(b.cubin).decode(),
-                                      "buffer": str(buf), "block": list(launch.block), "grid": list(launch.grid),
-                                      "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
-                                      "offsets": launch.buffer_offsets()}]}
+                spec = {"launches": [plain_launch(launch, b.cubin, Path(tmp) / "buffer.npy")]}
                 stdout, stderr, rc = _ncu_process(["--set", "full", "--csv", "--page", "details",
                                                    "--print-units", "base"], spec, 300, None, None,
                                                   driver="viz.gpu.trace_ncu_driver")

@@ -63,20 +63,27 @@ def parse_blocks(text: str, nblocks: int, path) -> list[int]:
 
 # ---------------------------------------------------------------------------- Nsight Compute
 
-def validate_counters(launch, build, blocks, metrics=None, cancelled=None) -> dict[str, int]:
-    """Nsight Compute's ten metrics (or ``metrics``) on the plain kernel, same launch and buffers."""
+def plain_launch(launch, cubin: bytes, buffer: Path, name: str | None = None) -> dict:
+    """One launch of the plain kernel for ``trace_ncu_driver``: its buffer contents (the
+    launch file's fills) saved to ``buffer``, the cubin's kernel ``name`` (default
+    ``launch.function``: a C++ kernel's PTX entry once resolved), grid, block and arguments."""
     import numpy as np
 
-    from .ncu import run_ncu
     from ..trace.record import host_buffer
 
+    np.save(buffer, host_buffer(launch))
+    return {"name": name or launch.function, "cubin": base64.b64encode(cubin).decode(),
+            "buffer": str(buffer), "block": list(launch.block), "grid": list(launch.grid),
+            "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
+            "offsets": launch.buffer_offsets()}
+
+
+def validate_counters(launch, build, blocks, metrics=None, cancelled=None) -> dict[str, int]:
+    """Nsight Compute's ten metrics (or ``metrics``) on the plain kernel, same launch and buffers."""
+    from .ncu import run_ncu
+
     with tempfile.TemporaryDirectory(prefix="warpviz-trace-ncu-") as tmp:
-        buf = Path(tmp) / "buffer.npy"
-        np.save(buf, host_buffer(launch))
-        spec = {"launches": [{"name": launch.function, "cubin": base64.b64encode(build.cubin).decode(),
-                              "buffer": str(buf), "block": list(launch.block), "grid": list(launch.grid),
-                              "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
-                              "offsets": launch.buffer_offsets()}]}
+        spec = {"launches": [plain_launch(launch, build.cubin, Path(tmp) / "buffer.npy")]}
         kw = {"metrics": tuple(metrics)} if metrics else {}
         counters, log = run_ncu(spec, driver="viz.gpu.trace_ncu_driver", cancelled=cancelled, **kw)
     if not counters or counters[0] is None:

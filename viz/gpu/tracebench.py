@@ -410,13 +410,9 @@ def measure_bottlenecks(doc: dict, items: list[TracedLaunch], builds: dict, canc
     contents; ``ncu.BOTTLENECK_SECTIONS`` and metrics, as ``bench`` measures its entries),
     attached to the document's entries (``results.apply_bottleneck``). Returns how many got
     counters."""
-    import base64
-
-    import numpy as np
-
     from .ncu import NCU_TIMEOUT_S, run_bottlenecks, summarize
     from .results import apply_bottleneck
-    from ..trace.record import host_buffer
+    from .trace_pipeline import plain_launch
 
     todo = [t for t in items if t.launch is not None and isinstance(builds.get(t.name), PlainBuild)
             and "timing" in (doc["traces"].get(t.name) or {})]
@@ -424,16 +420,10 @@ def measure_bottlenecks(doc: dict, items: list[TracedLaunch], builds: dict, canc
         return 0
     memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
     with tempfile.TemporaryDirectory(prefix="warpviz-trace-ncu-") as tmp:
-        launches = []
-        for k, t in enumerate(todo):
-            buf = Path(tmp) / f"buffer-{k}.npy"
-            np.save(buf, host_buffer(t.launch))
-            L = t.launch
-            entry = builds[t.name].resources.get("entry") or L.function     # a C++ kernel: its PTX entry
-            launches.append({"name": entry, "cubin": base64.b64encode(builds[t.name].cubin).decode(),
-                             "buffer": str(buf), "block": list(L.block), "grid": list(L.grid),
-                             "shared": L.shared_bytes, "args": [a.as_dict() for a in L.args],
-                             "offsets": L.buffer_offsets()})
+        # a C++ kernel is asked for by its PTX entry
+        launches = [plain_launch(t.launch, builds[t.name].cubin, Path(tmp) / f"buffer-{k}.npy",
+                                 builds[t.name].resources.get("entry"))
+                    for k, t in enumerate(todo)]
         got, _log, missing = run_bottlenecks({"launches": launches}, timeout=timeout or NCU_TIMEOUT_S,
                                              cancelled=cancelled, driver="viz.gpu.trace_ncu_driver", launch_skip=0)
     n = 0
