@@ -14,6 +14,11 @@
 //   wv_l2_scatter        its one-sector L2 requests (l2_scatter_gsectors)
 //   wv_l2_cpasync_128, wv_l2_cpasync_64   cp.async.cg of an L2-resident buffer, 4 or 2 sectors
 //                        per request (tools/gpu/ncu_breakdown_kernels.cu)
+//   wv_l2_partial        calibrate.cu's naive-transpose column write (l2_partial_gstores)
+//   wv_st_S_F            wv_st_fields of ncu_breakdown_kernels.cu: F scalar stores per thread,
+//                        structs of S words, 8 MiB L2-resident, 16 passes
+//   aos28_1m, aos32_1m   particles_aos28 / particles_aos32 of kernels/trace/particles_aos.cu over
+//                        1,048,576 particles (grid 8192 x 128)
 //
 // Prints the median time of a launch over 20 samples of LAUNCHES (default 50) back-to-back
 // launches on the same buffers (so data that fits stays in L2, as bench's resident entries).
@@ -153,6 +158,39 @@ int main(int argc, char** argv) {
         block[0] = 512;
         args = {&p0, &u0, &i0, &i1, &p3};
         sector_bytes = (double)(12u << 20) * 64;
+    } else if (which == "wv_l2_partial") {
+        kname = "wv_l2_partial";
+        p0 = alloc_fill(8u << 20, 1, false);
+        w0 = 2048;                 // rows of 1024 floats: 8 MiB, L2-resident
+        i0 = 64;                   // iters
+        grid[0] = sms * 4;
+        block[0] = 512;
+        args = {&p0, &w0, &i0};
+    } else if (which.rfind("wv_st_", 0) == 0) {
+        kname = "wv_st_fields";
+        int s = 0, f = 0;
+        if (std::sscanf(which.c_str(), "wv_st_%d_%d", &s, &f) != 2 || s < 1 || f < 1 || f > 8 || f > s) {
+            std::fprintf(stderr, "bad case %s (wv_st_STRIDE_FIELDS)\n", which.c_str());
+            return 2;
+        }
+        p0 = alloc_fill(8u << 20, 1, false);
+        w0 = (8u << 20) / 4 / (unsigned)s;     // threads' structs in 8 MiB
+        i0 = s;
+        i1 = f;
+        i2 = 16;                   // passes
+        grid[0] = sms * 4;
+        block[0] = 512;
+        args = {&p0, &w0, &i0, &i1, &i2};
+    } else if (which == "aos28_1m" || which == "aos32_1m") {
+        const int n = 1 << 20;
+        const bool a28 = which == "aos28_1m";
+        kname = a28 ? "particles_aos28" : "particles_aos32";
+        p0 = alloc_fill((size_t)n * (a28 ? 28 : 32), 1, false);
+        i0 = n;
+        static float dt = 0.01f;
+        grid[0] = n / 128;
+        block[0] = 128;
+        args = {&p0, &i0, &dt};
     } else {
         std::fprintf(stderr, "unknown case %s\n", which.c_str());
         return 2;

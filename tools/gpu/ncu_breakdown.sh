@@ -4,7 +4,9 @@
 #   bash tools/gpu/ncu_breakdown.sh [CASE ...]
 # CASEs (tools/gpu/ncu_breakdown.cu): triton_matmul_2048 sgemm_tile16_128
 # sgemm_tile16_rolled_128 sgemm_tile16_1024 wv_read_l2 wv_l2_scatter wv_l2_cpasync_64
-# wv_l2_cpasync_128 (default: all; the L2 ones first).
+# wv_l2_cpasync_128 (default: these; the L2 ones first), and on request wv_l2_partial,
+# wv_st_S_F (F scalar stores a thread into S-word structs: how many L1 merges before L2)
+# and aos28_1m / aos32_1m (the AoS particle update over 1 M structs).
 # For each: the launch timed back to back (median of 20 samples), then Nsight Compute's full
 # set on its 6th launch (--page raw: every metric, CSV; --page details: the sections as text;
 # the SASS with per-instruction stall samples), at the GPU's own clocks. The L2-resident
@@ -30,11 +32,13 @@ step 120 nvcc -O2 -o "$B/ncu_breakdown" tools/gpu/ncu_breakdown.cu -L"$CUDA_ROOT
 step 60 nvcc -ptx -arch=sm_90 -o "$B/sgemm_tile16.ptx" kernels/trace/sgemm_tile16.cu || exit 1
 step 60 nvcc -ptx -arch=sm_90 -o "$B/calibrate.ptx" kernels/calibrate/calibrate.cu || exit 1
 step 60 nvcc -ptx -arch=sm_90 -o "$B/extra.ptx" tools/gpu/ncu_breakdown_kernels.cu || exit 1
+step 60 nvcc -ptx -arch=sm_90 -o "$B/aos.ptx" kernels/trace/particles_aos.cu || exit 1
 ptx_of() {
   case "$1" in
     triton_*) echo tests/data/ptx/triton_matmul.ptx ;;
     sgemm_*) echo "$B/sgemm_tile16.ptx" ;;
-    wv_l2_cpasync_*) echo "$B/extra.ptx" ;;
+    wv_l2_cpasync_*|wv_st_*) echo "$B/extra.ptx" ;;
+    aos*) echo "$B/aos.ptx" ;;
     wv_*) echo "$B/calibrate.ptx" ;;
   esac
 }
@@ -44,6 +48,9 @@ kernel_of() {
     sgemm_tile16_rolled*) echo sgemm_tile16_rolled ;;
     sgemm_*) echo sgemm_tile16 ;;
     wv_l2_cpasync_*) echo wv_l2_cpasync ;;
+    wv_st_*) echo wv_st_fields ;;
+    aos28*) echo particles_aos28 ;;
+    aos32*) echo particles_aos32 ;;
     *) echo "$1" ;;
   esac
 }
@@ -61,10 +68,10 @@ for c in "${CASES[@]}"; do
     -k "regex:^${k}\$" --launch-skip 5 --launch-count 1 -o "$B/$c" -f \
     "$B/ncu_breakdown" "$c" "$(ptx_of "$c")" 1 > "$W/$c.ncu.log" 2>&1
   tail -3 "$W/$c.ncu.log"
-  # the L2's requests, sectors and partition-crossing (ltcfabric) traffic by source, and every L2 / L1
-  # miss-path throughput as % of peak, matched by pattern
+  # the L2's requests, sectors and partition-crossing (ltcfabric) traffic by source, L1's traffic to
+  # and from L2, DRAM sectors, and the L2 throughput (named: ncu's metric regexes did not match here)
   step 120 ncu --cache-control "$cache" --clock-control none -k "regex:^${k}\$" --launch-skip 5 --launch-count 1 --csv \
-    --metrics "regex:^lts__t_(sectors|requests)_srcunit_.*,regex:^lts__.*(throughput|cycles_active).*,regex:^l1tex__m_.*,regex:^lts__t_(sectors|requests|tag_requests)$" \
+    --metrics "lts__t_sectors.sum,lts__t_requests.sum,lts__t_tag_requests.sum,lts__t_sectors_op_write.sum,lts__t_sectors_lookup_hit.sum,lts__t_sectors_lookup_miss.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_requests_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_requests_srcunit_ltcfabric.sum,lts__d_sectors.sum,lts__d_sectors_fill_device.sum,l1tex__m_l1tex2xbar_write_sectors.sum,l1tex__m_l1tex2xbar_write_bytes.sum,l1tex__m_xbar2l1tex_read_sectors.sum,dram__sectors_read.sum,dram__sectors_write.sum,gpu__time_duration.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed" \
     "$B/ncu_breakdown" "$c" "$(ptx_of "$c")" 1 > "$W/$c.l2.csv" 2> "$W/$c.l2.err"
   tail -2 "$W/$c.l2.err"
   [ -f "$B/$c.ncu-rep" ] || continue

@@ -1,5 +1,6 @@
-// A microbenchmark for tools/gpu/ncu_breakdown.sh: the L2 rate of cp.async (LDGSTS) traffic,
-// which the calibration does not measure (its L2 figures come from ld.global.cg loads).
+// Microbenchmarks for tools/gpu/ncu_breakdown.sh: the L2 rate of cp.async (LDGSTS) traffic,
+// which the calibration does not measure (its L2 figures come from ld.global.cg loads), and
+// the L2 cost of scalar stores that write sectors in part (wv_st_fields, below).
 //
 // wv_l2_cpasync copies an L2-resident buffer into shared memory with cp.async.cg of 16 bytes
 // per lane, `passes` times, grid-stride over warp tasks of 512 bytes. row_bytes = 128: a warp
@@ -36,4 +37,24 @@ extern "C" __global__ void wv_l2_cpasync(const char* __restrict__ p, u64 bytes, 
     }
     asm volatile("cp.async.wait_group 0;");
     if (*(const unsigned*)&stage[0][threadIdx.x * 16] == 0x9E3779B9u) sink[0] = 1;
+}
+
+// wv_st_fields: thread i stores `fields` consecutive 4-byte words at p[i * stride + f], one
+// st.global.f32 per word (f = 0 .. fields - 1, fields <= 8), nothing loaded, `passes` times
+// over n threads' words (grid-stride). stride 7, fields 6 is the store half of an AoS update
+// of 28-byte structs (a warp's store writes 4 of a sector's bytes per lane, 28 sectors in 7
+// lines; its next store the next 4 bytes of the same sectors); stride 8, fields 1 one
+// partial word per sector (32 sectors in 8 lines per store); stride 32, fields 1 one word
+// per line (as a naive transpose's column write); stride 1, fields 1 coalesced whole lines.
+extern "C" __global__ void wv_st_fields(float* p, unsigned n, int stride, int fields, int passes) {
+    const unsigned step = gridDim.x * blockDim.x;
+    for (int r = 0; r < passes; ++r) {
+        for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+            float* q = p + (u64)i * (unsigned)stride;
+#pragma unroll
+            for (int f = 0; f < 8; ++f) {
+                if (f < fields) asm volatile("st.global.f32 [%0], %1;" ::"l"(q + f), "f"((float)(r + f)) : "memory");
+            }
+        }
+    }
 }
