@@ -404,3 +404,42 @@ def test_restrict_loads_of_one_array_overlap_across_stores_to_another():
     t2, chain2 = costmodel._chain(analyze(same), None, H100, True, False)
     bars = dict((what, n) for what, n, _s in chain2)["__syncthreads"]     # the generator's barriers around it
     assert t2 == pytest.approx(2 * H100.dram_latency_s + bars * H100.syncthreads_s, rel=1e-9)
+
+
+def test_back_to_back_stores_go_to_l2_as_one_write_per_line():
+    """float3-whole stores .x, .y and .z in three instructions in a row, each over the same
+    12 sectors (3 lines) of a warp's 384 bytes with a third of their bytes; L1 sends them as
+    one write: 12 stored sectors and 3 requests per warp, none partly written (as three
+    writes: 36 sectors, 9 requests, 36 partly written). The instructions' own sectors (what
+    Nsight Compute counts at L1) stay 36 a warp."""
+    warps = 512
+    r = analyze_reuse(load("float3-whole"), 1056, 50 << 20)
+    assert sum(s.sectors for s in r.per_instruction.values() if s.op == "store") == 36 * warps
+    assert (r.store_sectors, r.merged_store_sectors, r.partial_store_sectors) == (12 * warps, 24 * warps, 0)
+    # the loads: 3 lines per warp for the first, L1 hits for the other two; the stores: 3 lines
+    assert r.l2_requests == 3 * warps + 3 * warps
+
+
+def test_a_barrier_keeps_two_stores_in_separate_writes():
+    """Two stores to one array, every other float each: the generated kernel puts a barrier
+    between them (codegen.plan_groups), so they are two writes of 8 sectors (2 lines) each
+    per warp, every sector written in half."""
+    text = """
+[launch]
+block = [256]
+grid = [4]
+[arrays.a]
+space = "global"
+type = "float"
+shape = [2048]
+[[access]]
+op = "store"
+at = "a[2*(blockIdx.x*blockDim.x + threadIdx.x)]"
+[[access]]
+op = "store"
+at = "a[2*(blockIdx.x*blockDim.x + threadIdx.x) + 1]"
+"""
+    warps = 4 * 256 // 32
+    r = analyze_reuse(loads(text, name="pair"), 1056, 50 << 20)
+    assert (r.store_sectors, r.l2_requests, r.partial_store_sectors, r.merged_store_sectors) == \
+        (16 * warps, 4 * warps, 16 * warps, 0)

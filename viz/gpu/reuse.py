@@ -68,6 +68,7 @@ class Reuse:
     l2_sectors: float = 0.0          # sectors that reach L2 (L1 load misses + stores)
     l2_requests: float = 0.0         # their requests: one per warp instruction and 128-byte line
     partial_store_sectors: float = 0.0   # store sectors a warp writes only in part
+    merged_store_sectors: float = 0.0    # stored sectors that went out in a write with an earlier store's
     dram_read_bytes: float = 0.0
     dram_write_bytes: float = 0.0
     dram_scatter_bytes: float = 0.0  # of the reads, those a gather scatters over DRAM pages (SCATTER_PAGES)
@@ -96,6 +97,7 @@ class Reuse:
         return {"l1_hit_sectors": round(self.l1_hit_sectors), "l2_sectors": round(self.l2_sectors),
                 "l2_requests": round(self.l2_requests),
                 "partial_store_sectors": round(self.partial_store_sectors),
+                "merged_store_sectors": round(self.merged_store_sectors),
                 "dram_read_bytes": round(self.dram_read_bytes), "dram_write_bytes": round(self.dram_write_bytes),
                 "dram_scatter_bytes": round(self.dram_scatter_bytes),
                 "window": self.window, "sampled_blocks": self.sampled_blocks}
@@ -155,6 +157,31 @@ def _runs(sc: Scenario, instrs, serial_loops: bool = False) -> list[int]:
         out.append(run)
         if a.op == "store" or a.when is not None:
             run += 1
+    return out
+
+
+def _writes(sc: Scenario, instrs, serial_loops: bool = False) -> list[int]:
+    """For each global instruction (program order), the L2 write it goes out in: a store
+    joins the previous instruction's write when that one is a store too, with no barrier, no
+    ``when`` and no iteration of a loop kept rolled between (L1 sends a warp's back-to-back
+    stores to a line as one write: ``viz.gpu.tracemodel.merge_stores``); every other
+    instruction is its own."""
+    from .codegen import plan_groups
+
+    barrier_at = set()
+    for g in plan_groups(sc):
+        if g.barrier_before and g.accesses:
+            barrier_at.add(g.accesses[0].index)
+    out, n, seen, prev_loop, prev_store = [], -1, set(), None, False
+    for i in instrs:
+        a = sc.accesses[i.access]
+        fence = (a.index in barrier_at and a.index not in seen) or (serial_loops and i.loop and i.loop != prev_loop)
+        store = a.op == "store" and a.when is None
+        if not (store and prev_store and not fence):
+            n += 1
+        out.append(n)
+        seen.add(a.index)
+        prev_loop, prev_store = i.loop, store
     return out
 
 
@@ -230,6 +257,7 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     stats = {i.number: InstrReuse(i.number, sc.accesses[i.access].op) for i in instrs}
     parts_sec, parts_bsec, parts_ins, parts_l1ok, parts_load, parts_wline, parts_spread = [], [], [], [], [], [], []
     store_bytes: dict = {}
+    write_of = np.asarray(_writes(sc, instrs, serial_loops), np.int64)
     for n, ins in enumerate(instrs):
         acc = sc.accesses[ins.access]
         lv = evaluate_instruction(sc, ins, blocks, threads)
@@ -255,9 +283,8 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         parts_spread.append(cnt[np.searchsorted(uw, wk)])
         parts_ins.append(np.full(len(sectors), n, np.int64))
         is_load = acc.op == "load"
-        if not is_load:   # bytes each warp writes per sector, summed over the access's parts
-            key = (ins.access, ins.loop)
-            store_bytes.setdefault(key, []).append((wkey, lanes * ins.size))
+        if not is_load:   # bytes each warp writes per sector, summed over the stores of its write
+            store_bytes.setdefault(int(write_of[n]), []).append((wkey, lanes * ins.size))
         parts_l1ok.append(np.full(len(sectors), is_load and acc.index not in volatile))
         parts_load.append(np.full(len(sectors), is_load))
     if not parts_sec:
@@ -292,10 +319,12 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     l2hit = ~l1hit & ~first2
     if resident:
         l2hit = ~l1hit                  # the previous launches left every sector in L2
-    # L2 requests: the distinct (instruction, warp, line) of the sectors that miss L1.
+    # L2 requests: the distinct (write, warp, line) of the sectors that miss L1 (a write: an
+    # instruction, or back-to-back stores sent together, ``_writes``).
     go = ~l1hit
-    order = np.lexsort((wline[go], ins_of[go]))
-    wl, io = wline[go][order], ins_of[go][order]
+    w_of = write_of[ins_of]
+    order = np.lexsort((wline[go], w_of[go]))
+    wl, io = wline[go][order], w_of[go][order]
     requests = int(np.count_nonzero(np.diff(wl) != 0) + np.count_nonzero(np.diff(io) != 0)
                    - np.count_nonzero((np.diff(wl) != 0) & (np.diff(io) != 0)) + (1 if len(wl) else 0))
     src2 = f2[inv2.reshape(-1)]
@@ -322,14 +351,20 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         scattered = int(np.count_nonzero(spread[li[fl]] >= SCATTER_PAGES))
     # A store sector that a warp's access (all its parts: .x, .y, .z of a float3) writes only
     # in part (fewer than 32 bytes) is merged in L2.
+    # Each write stores a warp's sector once, however many of its stores wrote to it.
     partial = 0
+    merged = 0
     for pieces in store_bytes.values():
         keys = np.concatenate([k for k, _ in pieces])
         nbytes = np.concatenate([b for _, b in pieces])
         u, inv = np.unique(keys, return_inverse=True)
         partial += int(np.count_nonzero(np.bincount(inv, weights=nbytes) < 32))
+        merged += len(keys) - len(u)
     scale = nb / sample
     out.add_sectors(stats.values())
+    out.store_sectors -= merged
+    out.l2_sectors -= merged
+    out.merged_store_sectors = merged * scale
     out.load_sectors = round(out.load_sectors * scale)
     out.store_sectors = round(out.store_sectors * scale)
     out.l1_hit_sectors *= scale
