@@ -43,6 +43,7 @@ class Held:
     blocks: int          # first blocks to record (linear indices 0..blocks-1)
     expect_us: float     # expected time on the H100 (for the time budget), not a prediction
     ptx: str = ""        # Triton: the PTX file (tests/data/ptx) copied beside the launch file
+    batch: int = 1       # 1: the first 25 (2026-11-25); 2 and 3: CUDA samples added 2026-11-26
 
 
 def cases() -> list[Held]:
@@ -112,6 +113,82 @@ def cases() -> list[Held]:
                                               ("int", n), ("int", n), ("int", n)] + scratch, shared=4096,
                          include_dirs=[], note="Triton tiled transpose, 4096 x 4096 floats"), 256, 45.0,
                     "triton_transpose.ptx"))
+    return out + batch2() + batch3()
+
+
+VECTOR_ADD = "Samples/0_Introduction/vectorAdd/vectorAdd.cu"
+CONVOLUTION = "Samples/2_Concepts_and_Techniques/convolutionSeparable/convolutionSeparable.cu"
+HISTOGRAM256 = "Samples/2_Concepts_and_Techniques/histogram/histogram256.cu"
+SCALAR_PROD = "Samples/2_Concepts_and_Techniques/scalarProd/scalarProd.cu"
+FWT = "Samples/5_Domain_Specific/fastWalshTransform/fastWalshTransform.cu"
+BLACK_SCHOLES = "Samples/5_Domain_Specific/BlackScholes/BlackScholes.cu"
+SCAN = "Samples/2_Concepts_and_Techniques/scan/scan.cu"
+BITONIC = "Samples/2_Concepts_and_Techniques/sortingNetworks/bitonicSort.cu"
+
+
+def batch2() -> list[Held]:
+    """Eight more CUDA samples, unmodified, first timed on 2026-11-26 with predictions made
+    before timing by the model of that day (after the store-merge rule of the AoS stream), at
+    sizes that fill the H100. Block shapes are the samples' own."""
+    out: list[Held] = []
+    n = 1 << 24                                 # vectorAdd.cu: 16 M floats, 256 threads a block
+    out.append(Held(Case("heldout_vectorAdd_16M", "cuda", VECTOR_ADD, "vectorAdd", [256], [n // 256],
+                         [("float*", n, "random"), ("float*", n, "random"), ("float*", n, "zero"), ("int", n)],
+                         note="vectorAdd.cu, 16 M floats"), 1024, 70.0, batch=2))
+    w = 4096                                    # convolutionSeparable.cu on a 4096 x 4096 image
+    img = [("float*", w * w, "zero"), ("float*", w * w, "random"), ("int", w), ("int", w), ("int", w)]
+    out.append(Held(Case("heldout_convolutionRows_4096", "cuda", CONVOLUTION, "convolutionRowsKernel", [16, 4],
+                         [w // (8 * 16), w // 4], img, note="convolutionSeparable.cu rows pass, 4096 x 4096"),
+                    64, 50.0, batch=2))
+    out.append(Held(Case("heldout_convolutionColumns_4096", "cuda", CONVOLUTION, "convolutionColumnsKernel",
+                         [16, 8], [w // 16, w // (8 * 8)], img, note="convolutionSeparable.cu columns pass, 4096 x 4096"),
+                    32, 50.0, batch=2))
+    n = 1 << 24                                 # histogram256.cu: 64 MB of bytes as 16 M uints
+    out.append(Held(Case("heldout_histogram256_64M", "cuda", HISTOGRAM256, "histogram256Kernel", [192], [240],
+                         [("unsigned*", 240 * 256, "zero"), ("unsigned*", n, "random"), ("unsigned", n)],
+                         note="histogram256.cu partial histograms, 64 MB (the sample's 240 x 192)"), 2, 80.0, batch=2))
+    vn, en = 1024, 16384                        # scalarProd.cu: 1024 dot products of 16384 floats
+    out.append(Held(Case("heldout_scalarProd_1024x16384", "cuda", SCALAR_PROD, "scalarProdGPU", [256], [128],
+                         [("float*", vn, "zero"), ("float*", vn * en, "random"), ("float*", vn * en, "random"),
+                          ("int", vn), ("int", en)], note="scalarProd.cu, 1024 x 16384 (the sample's 128 x 256)"),
+                    4, 60.0, batch=2))
+    n = 1 << 24                                 # fastWalshTransform.cu: 16 M floats in place
+    out.append(Held(Case("heldout_fwtBatch2_16M", "cuda", FWT, "fwtBatch2Kernel", [256], [n // 1024, 1],
+                         [("float*", n, "random"), ("float*", n, "random"), ("int", n // 4)],
+                         note="fastWalshTransform.cu radix-4 pass over 16 M floats (stride N/4)"), 512, 50.0, batch=2))
+    out.append(Held(Case("heldout_fwtBatch1_16M", "cuda", FWT, "fwtBatch1Kernel", [512], [n // 2048],
+                         [("float*", n, "zero"), ("float*", n, "random"), ("int", 11)], shared=2048 * 4,
+                         note="fastWalshTransform.cu in-shared-memory passes, 8192 blocks of 2048 floats"),
+                    16, 50.0, batch=2))
+    o = 1 << 23                                 # BlackScholes.cu: 8 M options, 2 per thread
+    bs = [("float2*", o // 2, "zero"), ("float2*", o // 2, "zero")] + [("float2*", o // 2, "random")] * 3 + \
+        [("float", 0.02), ("float", 0.30), ("int", o)]
+    out.append(Held(Case("heldout_BlackScholes_8M", "cuda", BLACK_SCHOLES, "BlackScholesGPU", [128], [o // 2 // 128],
+                         bs, note="BlackScholes.cu, 8 M options"), 1024, 60.0, batch=2))
+    return out
+
+
+def batch3() -> list[Held]:
+    """Four more CUDA samples, run after batch 2 with the same model, predicted before
+    timing: the scan's bottom-level pass and its uniform update, and the bitonic sort's
+    shared-memory sort and global merge step, 16 M keys each, the samples' launch shapes."""
+    n = 1 << 24
+    out: list[Held] = []
+    out.append(Held(Case("heldout_scanExclusiveShared_16M", "cuda", SCAN, "scanExclusiveShared", [256], [n // 1024],
+                         [("int4*", n // 4, "zero"), ("int4*", n // 4, "random"), ("unsigned", 1024)],
+                         note="scan.cu scanExclusiveShared: 16 K arrays of 1024 uints"), 64, 60.0, batch=3))
+    out.append(Held(Case("heldout_uniformUpdate_16M", "cuda", SCAN, "uniformUpdate", [256], [n // 1024],
+                         [("int4*", n // 4, "random"), ("unsigned*", n // 1024, "random")],
+                         note="scan.cu uniformUpdate over 16 M uints"), 1024, 45.0, batch=3))
+    keys = [("unsigned*", n, "zero"), ("unsigned*", n, "zero"), ("unsigned*", n, "random"), ("unsigned*", n, "random")]
+    out.append(Held(Case("heldout_bitonicSortShared_16M", "cuda", BITONIC, "bitonicSortShared", [512], [n // 1024],
+                         keys + [("unsigned", 1024), ("unsigned", 1)],
+                         note="bitonicSort.cu bitonicSortShared: 16 K arrays of 1024 key-value pairs"), 8, 150.0,
+                    batch=3))
+    out.append(Held(Case("heldout_bitonicMergeGlobal_16M", "cuda", BITONIC, "bitonicMergeGlobal", [256], [n // 512],
+                         keys + [("unsigned", n), ("unsigned", n), ("unsigned", n // 2), ("unsigned", 1)],
+                         note="bitonicSort.cu bitonicMergeGlobal: the first merge step over 16 M pairs"), 512, 100.0,
+                    batch=3))
     return out
 
 

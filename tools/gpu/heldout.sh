@@ -9,7 +9,7 @@
 #    predictions use the shipped calibration, as in step 3),
 # then packs everything into $OUT/heldout.tgz (the machine returns at most 8 files).
 # Each step runs under `timeout`; a step that fails or hangs costs only its own results.
-# Expected: setup 30-60 s, traces 25 x 5-10 s, predictions 60-120 s, timings 60-90 s.
+# Expected: setup 30-60 s, traces 33 x 5-10 s, predictions 60-120 s, timings 60-120 s.
 set -u
 OUT=${OUT:-/tmp/wv-out}; mkdir -p "$OUT"
 W="$OUT/heldout"; mkdir -p "$W/traces" "$W/logs"
@@ -26,7 +26,7 @@ python3 tools/gpu/heldout.py list --real .real > "$W/list.tsv"
 cp -r .real/triton "$W/triton-launch" 2>/dev/null
 PAIRS=()
 while IFS=$'\t' read -r name launch blocks expect; do
-  [ "$(elapsed)" -gt 180 ] && { echo "skip $name: the trace budget (180 s) is spent"; continue; }
+  [ "$(elapsed)" -gt 330 ] && { echo "skip $name: the trace budget (330 s) is spent"; continue; }
   cp "$launch" "$W/logs/" 2>/dev/null
   if step 60 python3 -m viz.cli trace "$launch" --blocks "$blocks" --json --out "$W/traces/$name.wvtrace" \
        > "$W/logs/$name.trace.json" 2> "$W/logs/$name.trace.err"; then
@@ -41,7 +41,7 @@ echo "traced ${#PAIRS[@]} files (pairs x 2) in $(elapsed) s"
 step 120 python3 -m viz.cli bench --traces "${PAIRS[@]}" --dry-run --json > "$W/predicted.json" 2> "$W/logs/predict.err"
 tail -2 "$W/logs/predict.err"
 LABEL="$(nvidia-smi --query-gpu=name --format=csv,noheader), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader), held-out set (tools/gpu/heldout.py) measured $(date -u +%F) with warpviz bench --traces"
-step 180 python3 -m viz.cli bench --traces "${PAIRS[@]}" --no-counters --out "$W/heldout.json" \
+step 200 python3 -m viz.cli bench --traces "${PAIRS[@]}" --no-counters --out "$W/heldout.json" \
   --label "$LABEL" > "$W/bench.txt" 2> "$W/logs/bench.err"
 tail -3 "$W/logs/bench.err"; cat "$W/bench.txt"
 [ -f "$W/heldout.json" ] && python3 tools/gpu/heldout.py table "$W/heldout.json" --markdown | tee "$W/table.md"

@@ -68,6 +68,24 @@ SAMPLE_FILES = (
     "Samples/0_Introduction/matrixMul/matrixMul.cu",
     "Samples/2_Concepts_and_Techniques/reduction/reduction_kernel.cu",
     "Samples/2_Concepts_and_Techniques/reduction/reduction.h",
+    # the held-out set's second batch (tools/gpu/heldout.py, added 2026-11-26)
+    "Samples/0_Introduction/vectorAdd/vectorAdd.cu",
+    "Samples/2_Concepts_and_Techniques/convolutionSeparable/convolutionSeparable.cu",
+    "Samples/2_Concepts_and_Techniques/convolutionSeparable/convolutionSeparable_common.h",
+    "Samples/2_Concepts_and_Techniques/histogram/histogram256.cu",
+    "Samples/2_Concepts_and_Techniques/histogram/histogram_common.h",
+    "Samples/2_Concepts_and_Techniques/scalarProd/scalarProd.cu",
+    "Samples/2_Concepts_and_Techniques/scalarProd/scalarProd_kernel.cuh",
+    "Samples/5_Domain_Specific/fastWalshTransform/fastWalshTransform.cu",
+    "Samples/5_Domain_Specific/fastWalshTransform/fastWalshTransform_kernel.cuh",
+    "Samples/5_Domain_Specific/BlackScholes/BlackScholes.cu",
+    "Samples/5_Domain_Specific/BlackScholes/BlackScholes_kernel.cuh",
+    # the third batch (tools/gpu/heldout.py, added 2026-11-26)
+    "Samples/2_Concepts_and_Techniques/scan/scan.cu",
+    "Samples/2_Concepts_and_Techniques/scan/scan_common.h",
+    "Samples/2_Concepts_and_Techniques/sortingNetworks/bitonicSort.cu",
+    "Samples/2_Concepts_and_Techniques/sortingNetworks/sortingNetworks_common.cuh",
+    "Samples/2_Concepts_and_Techniques/sortingNetworks/sortingNetworks_common.h",
 )
 TRANSPOSE = "Samples/6_Performance/transpose/transpose.cu"
 MATMUL = "Samples/0_Introduction/matrixMul/matrixMul.cu"
