@@ -583,7 +583,9 @@ def test_scaled_dram_is_at_most_the_buffers_once_per_window():
 
 def test_the_held_out_table_in_the_docs_is_the_shipped_results_file():
     """docs/GPU.md's held-out table is what tools/gpu/heldout.py prints from the shipped
-    H100 results, and the count it states holds (24 of 25 within 20%, worst 1.44x)."""
+    H100 results, and the count it states holds (35 of 37 within 20%, worst 1.45x); every
+    case's source is one of the files ``real_kernels.py --fill-from`` takes, and the shipped
+    file times every case."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("heldout", ROOT / "tools" / "gpu" / "heldout.py")
@@ -601,5 +603,57 @@ def test_the_held_out_table_in_the_docs_is_the_shipped_results_file():
                  if abs(e["timing"]["predicted"]["ms"] - e["timing"]["median_ms"]) <= 0.2 * e["timing"]["median_ms"])
     worst = max(max(r, 1 / r) for r in (e["timing"]["predicted"]["ms"] / e["timing"]["median_ms"]
                                          for e in doc["traces"].values()))
-    assert (len(doc["traces"]), within) == (25, 24) and worst < 1.5
+    assert (len(doc["traces"]), within) == (37, 35) and worst < 1.5       # the issue's bar: 90%, none past 1.5x
     assert not set(doc["traces"]) & {p.stem for p in tracefile.shipped()}      # held out: not shipped traces
+    cases = ho.cases()
+    assert {h.case.name for h in cases} == set(doc["traces"])
+    real_kernels = sys.modules["real_kernels"]
+    assert all(h.case.source in real_kernels.SAMPLE_FILES for h in cases if h.case.family == "cuda")
+    assert [h.batch for h in cases].count(2) == 8 and [h.batch for h in cases].count(3) == 4
+
+
+def _aos28_writes(n: int = 1000) -> tuple[int, int, int]:
+    """(sectors, lines, partly written sectors) that one write per warp of the six written
+    fields (px..vz: bytes 0-23 of each 28-byte struct; mass is only read) touches, from the
+    struct's layout alone."""
+    sectors = lines = partial = 0
+    for w in range(-(-n // 32)):
+        i = np.arange(32 * w, min(32 * w + 32, n))
+        b = (28 * i[:, None] + np.arange(24)).ravel()
+        s, per = np.unique(b // 32, return_counts=True)
+        sectors += len(s)
+        partial += int(np.count_nonzero(per < 32))
+        lines += len(np.unique(b // 128))
+    return sectors, lines, partial
+
+
+def test_a_warps_back_to_back_field_stores_reach_l2_as_one_write_per_line():
+    """particles_aos28 (1000 particles): each thread stores six 4-byte fields of its 28-byte
+    struct in a row. The instructions' own store sectors stay Nsight Compute's (5,250); L2
+    gets one write per warp and line of them: the sectors once, partly written where the
+    unwritten mass fields leave bytes out (every one: a 32-byte sector always holds part of a
+    28-byte struct's last 4 bytes)."""
+    tr = _load("particles_aos28")
+    an = analyze_trace(tr)
+    r = tracemodel.trace_reuse(tr, an, 132 * 8, 50 << 20)
+    sectors, lines, partial = _aos28_writes()
+    assert an.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] == 5250
+    assert r.store_sectors == sectors and r.merged_store_sectors == 5250 - sectors
+    assert r.partial_store_sectors == partial == sectors
+    # the loads: the first of a warp's seven misses L1 on every sector the warp's structs span
+    loads = [s for s in an.stats if s.instr["space"] == "global" and s.instr["op"] == "load"]
+    assert r.l2_sectors == r.store_sectors + sum(s.sectors for s in loads) - r.l1_hit_sectors
+    assert r.l2_requests >= lines + 32       # the stores' lines and at least a line per warp's loads
+
+
+def test_merge_stores_joins_only_a_warps_adjacent_plain_stores():
+    # records in trace order: warp 0: store, store, load, store; warp 1: store, atomic, store, store
+    rows = np.arange(8)
+    key = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    plain = np.array([1, 1, 0, 1, 1, 0, 1, 1], bool)
+    fence = np.zeros(8, np.int64)
+    assert tracemodel.merge_stores(rows, key, plain, fence).tolist() == [0, 0, 1, 2, 3, 4, 5, 5]
+    fence[7] = 1                             # a barrier (or a loop's back edge) before the last record
+    assert tracemodel.merge_stores(rows, key, plain, fence).tolist() == [0, 0, 1, 2, 3, 4, 5, 6]
+    # warp 0's last store and warp 1's first are adjacent records of different warps: never one write
+    assert tracemodel.merge_stores(rows[3:5], key, plain, np.zeros(8, np.int64)).tolist() == [0, 1]
