@@ -675,3 +675,20 @@ def test_the_issues_two_misses_are_within_20_percent_and_the_docs_quote_their_ru
     assert f"measured at {us['sgemm_tile16_1024'][1]:.2f} µs" in md
     a28, a32 = us["particles_aos28_1m"], us["particles_aos32_1m"]
     assert f"{a28[0]:.2f} and {a32[0]:.2f} µs against {a28[1]:.2f} and {a32[1]:.2f} µs measured" in md
+
+
+def test_show_of_the_shipped_file_gives_the_held_out_sets_accuracy_apart(capsys):
+    from viz.cli import main
+    from viz.gpu import results
+
+    doc = results.load(ROOT / "assets" / "measurements" / "h100-heldout-2026-11-26.json")
+    acc = tracebench.accuracy(doc)
+    assert main(["bench", "--traces", "--show"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    shipped = next(i for i, line in enumerate(out) if "traced launches predicted within 20%" in line)
+    held = [line for line in out[shipped + 1:] if line.startswith("held-out real kernels")]
+    assert len(held) == 1 and f"{acc['within']} of {acc['entries']} within 20%" in held[0]
+    assert "heldout_triton_matmul_2048" in held[0] and "h100-heldout-2026-11-26.json" in held[0]
+    # a file named on the command line is shown alone
+    assert main(["bench", "--traces", "--show", str(ROOT / "assets" / "measurements" / "h100-heldout-2026-11-26.json")]) == 0
+    assert "held-out real kernels" not in capsys.readouterr().out

@@ -299,6 +299,11 @@ def cmd_bench_traces(args) -> int:
 
         add_caveats(doc)        # computed here from the entries and the shipped traces, never read from the file
         print(res.dumps(doc), end="") if args.json else print(format_table(doc))
+        if not args.show and not args.json:       # the shipped file: the held-out set's accuracy apart
+            from .tracebench import heldout_summary
+
+            for line in heldout_summary():
+                print(line)
         return 0
     items = traced_launches(args.scenarios or None)
     if not items:

@@ -549,6 +549,32 @@ def caveat_lines(e: dict) -> list[str]:
     return [f"{'':<4}caveat: {c.text()}" for c in got if c is not None]
 
 
+def heldout_summary(folder: Path | None = None) -> list[str]:
+    """One line per held-out results file (``h100-heldout-*.json`` beside the shipped one:
+    real kernels the model was never tuned on, predicted before they were timed): how many
+    of its launches are within 20% and the worst predicted / measured, apart from the
+    shipped traced launches' count."""
+    from . import results as res
+
+    folder = folder or res.shipped_path().parent
+    out = []
+    for path in sorted(folder.glob("h100-heldout-*.json")):
+        try:
+            doc = res.load(path)
+        except res.ResultsError as err:
+            out.append(f"held-out kernels: {err}")
+            continue
+        acc = accuracy(doc)
+        if not acc["entries"]:
+            continue
+        worst = max(acc["rows"], key=lambda r: max(r["ratio"], 1 / r["ratio"]))
+        off = worst["predicted_ms"] / worst["measured_ms"]
+        out.append(f"held-out real kernels (never tuned on, predicted before timing; {path.name}): "
+                   f"{acc['within']} of {acc['entries']} within 20%, worst predicted/measured {off:.2f} "
+                   f"({worst['name']}); `warpviz bench --traces --show {path}` lists them")
+    return out
+
+
 def format_table(doc: dict) -> str:
     """The CLI's table: per traced launch, measured and predicted time, the bound and its share;
     under a launch, a "caveat:" line for each of its caveats (``viz.gpu.caveats``)."""
