@@ -11,14 +11,9 @@
 # Each step runs under `timeout`; a step that fails or hangs costs only its own results.
 # Expected: setup 30-60 s, traces 33 x 5-10 s, predictions 60-120 s, timings 60-120 s.
 set -u
-OUT=${OUT:-/tmp/wv-out}; mkdir -p "$OUT"
-W="$OUT/heldout"; mkdir -p "$W/traces" "$W/logs"
-exec > >(tee -a "$W/log.txt") 2>&1
-T0=$(date +%s)
-elapsed() { echo $(( $(date +%s) - T0 )); }
-step() { local limit=$1; shift; echo "=== [$(elapsed) s] $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
-pack() { tar czf "$OUT/heldout.tgz" -C "$OUT" heldout 2>/dev/null; ls -la "$OUT"; }
-trap pack EXIT
+source tools/gpu/steps.sh
+steps_begin heldout
+mkdir -p "$W/traces" "$W/logs"
 source tools/gpu/device_setup.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 step 60 python3 tools/gpu/heldout.py write --real .real > "$W/logs/write.txt" || { cat "$W/logs/write.txt"; exit 1; }

@@ -8,14 +8,9 @@
 # timed and predicted by `warpviz bench --traces` (misses.json); everything goes into
 # $OUT/issue_misses.tgz.
 set -u
-OUT=${OUT:-/tmp/wv-out}; mkdir -p "$OUT"
-W="$OUT/issue_misses"; mkdir -p "$W/traces" "$W/launch"
-exec > >(tee -a "$W/log.txt") 2>&1
-T0=$(date +%s)
-elapsed() { echo $(( $(date +%s) - T0 )); }
-step() { local limit=$1; shift; echo "=== [$(elapsed) s] $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
-pack() { tar czf "$OUT/issue_misses.tgz" -C "$OUT" issue_misses 2>/dev/null; ls -la "$OUT"; }
-trap pack EXIT
+source tools/gpu/steps.sh
+steps_begin issue_misses
+mkdir -p "$W/traces" "$W/launch"
 source tools/gpu/device_setup.sh
 L="$W/launch"
 cp kernels/trace/sgemm_tile16.cu kernels/trace/particles_aos.cu "$L/"

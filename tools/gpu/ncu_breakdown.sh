@@ -15,14 +15,8 @@
 # profiled with caches flushed (their timed launches read from DRAM).
 # Everything goes into $OUT/ncu_breakdown.tgz (the machine returns at most 8 files).
 set -u
-OUT=${OUT:-/tmp/wv-out}; mkdir -p "$OUT"
-W="$OUT/ncu_breakdown"; mkdir -p "$W"
-exec > >(tee -a "$W/log.txt") 2>&1
-T0=$(date +%s)
-elapsed() { echo $(( $(date +%s) - T0 )); }
-step() { local limit=$1; shift; echo "=== [$(elapsed) s] $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
-pack() { tar czf "$OUT/ncu_breakdown.tgz" -C "$OUT" ncu_breakdown 2>/dev/null; ls -la "$OUT"; }
-trap pack EXIT
+source tools/gpu/steps.sh
+steps_begin ncu_breakdown
 export CUDA_ROOT=${CUDA_ROOT:-/usr/local/cuda}
 export PATH="$CUDA_ROOT/bin:$PATH"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
