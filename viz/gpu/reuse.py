@@ -349,9 +349,9 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     if len(li):
         _, fl = np.unique(sec[li] // 2, return_index=True)
         scattered = int(np.count_nonzero(spread[li[fl]] >= SCATTER_PAGES))
-    # A store sector that a warp's access (all its parts: .x, .y, .z of a float3) writes only
-    # in part (fewer than 32 bytes) is merged in L2.
-    # Each write stores a warp's sector once, however many of its stores wrote to it.
+    # Each write (``_writes``: back-to-back stores, the parts .x, .y, .z of a float3 among
+    # them) stores a warp's sector once, however many of its stores wrote to it; a sector it
+    # writes only in part (fewer than 32 bytes in all) is merged in L2.
     partial = 0
     merged = 0
     for pieces in store_bytes.values():

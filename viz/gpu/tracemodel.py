@@ -20,7 +20,9 @@ execution of every memory instruction, in each warp's own order, with its 32 add
   than ``reuse.IN_FLIGHT`` memory instructions earlier in the same run wait for it. A timed
   launch whose rotated buffer sets all fit in half of L2 (``plan.l2_resident``, as for
   ``bench``'s entries: every shipped trace) starts with its data in L2: first touches hit
-  there and DRAM moves nothing;
+  there and DRAM moves nothing. A warp's back-to-back plain stores go to L2 as one write
+  (``merge_stores``): their sectors count once there, partly written only when all of them
+  together leave bytes out, and one request per line;
 * **the latency chain** (``trace_chain``): ``costmodel._chain``'s rules on each warp's recorded
   sequence: loads issue back to back and overlap (up to ``costmodel.LOADS_IN_FLIGHT``) until a
   global store or atomic, a shared store after shared loads, a barrier, or a loop's back edge
