@@ -302,6 +302,7 @@ class Workload:
     l2_store_sectors: float = 0.0    # of the sectors that reach L2, the stored ones
     dram_scatter_bytes: float = 0.0  # of the DRAM reads, those a gather scatters over DRAM pages
     partial_store_sectors: float = 0.0   # store sectors written in part: L2 merges them (a second slot)
+    merged_store_sectors: float = 0.0    # store instructions' sectors sent in a warp's earlier write (not in l2_*)
     chain_s: float = 0.0             # one block's dependent chain beyond its start, seconds (idle DRAM)
     chain_loaded_s: float = 0.0      # the same with every DRAM load waiting 1 us longer
     tma_box_s: float = 0.0           # per block: the SM's TMA over the block's boxes (TMA_ROW_NS_BYTES)
@@ -397,6 +398,15 @@ def occupancy(device: DeviceModel, threads_per_block: int, registers: int | None
             "registers": registers, "shared_bytes": shared_bytes}
 
 
+def merged_text(w: Workload) -> str:
+    """What the stored-sector count leaves out: the sectors of stores that went to L2 in a
+    warp's earlier write (``reuse._writes``, ``tracemodel.merge_stores``), when there are any."""
+    if not w.merged_store_sectors:
+        return ""
+    return (f" ({w.merged_store_sectors / 1e6:.4g} M more of the store instructions' sectors joined a warp's "
+            f"earlier write to their line)")
+
+
 def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     """The prediction for a launch (see the module docstring)."""
     sms_busy = max(1, min(device.sm_count, w.blocks))
@@ -427,7 +437,7 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
           + w.partial_store_sectors * t_part)
     terms.append(Term("L2", l2, f"{requests / 1e6:.4g} M requests x {t_req * 1e12:.3g} ps + ({loads / 1e6:.4g} M "
                                 f"loaded sectors + {fills / 1e6:.4g} M DRAM fills) x {t_sec * 1e12:.3g} ps + "
-                                f"{w.l2_store_sectors / 1e6:.4g} M stored sectors x {t_st * 1e12:.3g} ps + "
+                                f"{w.l2_store_sectors / 1e6:.4g} M stored sectors{merged_text(w)} x {t_st * 1e12:.3g} ps + "
                                 f"{w.partial_store_sectors / 1e6:.4g} M partly written x {t_part * 1e12:.3g} ps"))
     l1 = w.sectors / (sms_busy * device.l1_sectors_per_clock * clk)
     terms.append(Term("L1", l1, f"{w.sectors / 1e6:.4g} M sectors / ({sms_busy} SMs x "
@@ -509,7 +519,8 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     body = max(t.seconds for t in terms)
     inputs = {"dram_bytes": round(w.dram_bytes), "l2_sectors_from_l1": round(w.l2_sectors),
               "l2_requests": round(w.l2_requests), "l2_store_sectors": round(w.l2_store_sectors),
-              "dram_scatter_bytes": round(w.dram_scatter_bytes), "partial_store_sectors": round(w.partial_store_sectors), "warp_instructions": round(w.warp_instructions),
+              "dram_scatter_bytes": round(w.dram_scatter_bytes), "partial_store_sectors": round(w.partial_store_sectors),
+              "merged_store_sectors": round(w.merged_store_sectors), "warp_instructions": round(w.warp_instructions),
               "chain_ns": round(chain_s * 1e9, 1), "own_issue_ns": round(w.own_issue_s * 1e9, 1),
               "dram_busy": round(rho, 3)}
     return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
@@ -659,7 +670,8 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         l2_store_sectors=reuse.store_sectors * f, dram_scatter_bytes=reuse.dram_scatter_bytes * f,
         chain_s=chain_s, chain=chain, own_issue_s=own_issue_s,
         chain_loaded_s=max(chain_loaded_s, chain_s),
-        partial_store_sectors=reuse.partial_store_sectors * f, dram_read_bytes=reuse.dram_read_bytes * f + copy_dram,
+        partial_store_sectors=reuse.partial_store_sectors * f, merged_store_sectors=reuse.merged_store_sectors * f,
+        dram_read_bytes=reuse.dram_read_bytes * f + copy_dram,
         warp_instructions=warp_instructions, instructions_from=instructions_from,
         global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
         registers=registers, shared_bytes=shared_bytes)

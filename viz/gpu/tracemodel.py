@@ -660,7 +660,8 @@ def scaled(w: costmodel.Workload, cov: Coverage, reuse: Reuse, buffer_bytes: int
                    global_instructions=round(w.global_instructions * f), dram_bytes=read + write,
                    dram_read_bytes=read, l2_sectors=w.l2_sectors * f, l2_requests=w.l2_requests * f,
                    l2_store_sectors=w.l2_store_sectors * f, dram_scatter_bytes=min(w.dram_scatter_bytes * f, read),
-                   partial_store_sectors=w.partial_store_sectors * f, warp_instructions=w.warp_instructions * f,
+                   partial_store_sectors=w.partial_store_sectors * f, merged_store_sectors=w.merged_store_sectors * f,
+                   warp_instructions=w.warp_instructions * f,
                    notes=w.notes + (f"predicted from {cov.text()}",))
 
 
@@ -707,7 +708,7 @@ def workload(trace, an, device=costmodel.H100, resources: dict | None = None,
         instructions=int(sum(s.warp_instructions + s.never_true_lds for s in st)),
         dram_bytes=reuse.dram_bytes, dram_read_bytes=reuse.dram_read_bytes, l2_sectors=reuse.l2_sectors,
         l2_requests=reuse.l2_requests, l2_store_sectors=reuse.store_sectors, dram_scatter_bytes=reuse.dram_scatter_bytes,
-        partial_store_sectors=reuse.partial_store_sectors, chain_s=chain_s, chain_loaded_s=max(chain_loaded_s, chain_s),
+        partial_store_sectors=reuse.partial_store_sectors, merged_store_sectors=reuse.merged_store_sectors, chain_s=chain_s, chain_loaded_s=max(chain_loaded_s, chain_s),
         chain=chain, warp_instructions=winst, registers=registers, shared_bytes=shared_bytes,
         own_issue_s=own_issue_s,
         notes=(f"warp instructions {how}",) + (("its buffers stay in L2 between timed launches",) if warm else ()))
