@@ -14,7 +14,7 @@ at most about 60,000, so the cost model replays it in seconds); the prediction s
 the grid (``viz.gpu.tracemodel.coverage`` says when it may).
 
     python tools/gpu/heldout.py write [--real .real]       # the launch files, into REAL/heldout-*
-    python tools/gpu/heldout.py list                       # name, launch file, --blocks, expected us
+    python tools/gpu/heldout.py list [--batches 4]         # name, launch file, --blocks, expected us
     python tools/gpu/heldout.py table RESULTS.json [--markdown]   # the docs' table (docs/GPU.md)
 
 tools/gpu/heldout.sh runs the set on the GPU machine.
@@ -43,7 +43,7 @@ class Held:
     blocks: int          # first blocks to record (linear indices 0..blocks-1)
     expect_us: float     # expected time on the H100 (for the time budget), not a prediction
     ptx: str = ""        # Triton: the PTX file (tests/data/ptx) copied beside the launch file
-    batch: int = 1       # 1: the first 25 (2026-11-25); 2 and 3: CUDA samples added 2026-11-26
+    batch: int = 1       # 1: the first 25 (2026-11-25); 2, 3 and 4: CUDA samples added 2026-11-26
 
 
 def cases() -> list[Held]:
@@ -113,7 +113,7 @@ def cases() -> list[Held]:
                                               ("int", n), ("int", n), ("int", n)] + scratch, shared=4096,
                          include_dirs=[], note="Triton tiled transpose, 4096 x 4096 floats"), 256, 45.0,
                     "triton_transpose.ptx"))
-    return out + batch2() + batch3()
+    return out + batch2() + batch3() + batch4()
 
 
 VECTOR_ADD = "Samples/0_Introduction/vectorAdd/vectorAdd.cu"
@@ -124,6 +124,7 @@ FWT = "Samples/5_Domain_Specific/fastWalshTransform/fastWalshTransform.cu"
 BLACK_SCHOLES = "Samples/5_Domain_Specific/BlackScholes/BlackScholes.cu"
 SCAN = "Samples/2_Concepts_and_Techniques/scan/scan.cu"
 BITONIC = "Samples/2_Concepts_and_Techniques/sortingNetworks/bitonicSort.cu"
+TENSOR_CORE_GEMM = "Samples/3_CUDA_Features/cudaTensorCoreGemm/cudaTensorCoreGemm.cu"
 
 
 def batch2() -> list[Held]:
@@ -192,6 +193,24 @@ def batch3() -> list[Held]:
     return out
 
 
+def batch4() -> list[Held]:
+    """The tensor-core GEMM sample (wmma, 16x16x16 half to float, 4096^3 as its macros fix
+    it): the persistent `compute_gemm` (one block of 8 warps per SM, 64 KiB of dynamic shared
+    memory, 128x128 tiles staged in shared memory) and `simple_wmma_gemm` (each warp loads its
+    fragments from global memory). Added after batch 3, predicted before timing like the
+    others. The model does not time the HMMA instructions themselves (a caveat says so)."""
+    n = 4096
+    mats = [("half*", n * n, "random"), ("half*", n * n, "random"), ("float*", n * n, "random"),
+            ("float*", n * n, "zero"), ("float", 1.1), ("float", 1.2)]
+    out = [Held(Case("heldout_compute_gemm_4096", "cuda", TENSOR_CORE_GEMM, "compute_gemm", [256], [132], mats,
+                     shared=65536, note="cudaTensorCoreGemm.cu compute_gemm, 4096^3 (one block per SM)"), 1, 700.0,
+                batch=4),
+           Held(Case("heldout_simple_wmma_gemm_4096", "cuda", TENSOR_CORE_GEMM, "simple_wmma_gemm", [128, 4], [64, 64],
+                     mats[:4] + [("int", n), ("int", n), ("int", n), ("float", 1.1), ("float", 1.2)],
+                     note="cudaTensorCoreGemm.cu simple_wmma_gemm, 4096^3"), 4, 1500.0, batch=4)]
+    return out
+
+
 def launch_text(h: Held) -> str:
     c = h.case
     if not h.ptx:
@@ -233,8 +252,10 @@ def table(doc: dict, markdown: bool) -> str:
         dims = "x".join(str(x) for x in L.get("grid", []) if x != 1) + " x " + \
             "x".join(str(x) for x in L.get("block", []) if x != 1)
         if "median_ms" not in t or not p.get("ms"):
-            why = e.get("error") or t.get("predicted_error") or "not timed"
-            rows.append((name, e.get("kernel", ""), dims, None, None, None, "", why.splitlines()[0][:120], ""))
+            why = (e.get("error") or t.get("predicted_error") or "not timed").removeprefix("TraceError: ")
+            m = t["median_ms"] * 1e3 if "median_ms" in t else None
+            rows.append((name, e.get("kernel", ""), dims, m, None, None, "", why.splitlines()[0].split(" Fix: ")[0][:200],
+                         ""))
             continue
         r = p["ms"] / t["median_ms"]
         off = max(r, 1 / r)
@@ -251,7 +272,7 @@ def table(doc: dict, markdown: bool) -> str:
                 "|---|---|---:|---:|---:|---|"]
         for name, k, dims, m, pr, r, b, why, _cov in rows:
             if r is None:
-                out.append(f"| `{name}` (`{k}`) | {dims} | | | | {why} |")
+                out.append(f"| `{name}` (`{k}`) | {dims} | {'' if m is None else f'{m:.2f}'} | | | {why} |")
             else:
                 mark = "" if abs(pr - m) <= 0.2 * m else " **"
                 out.append(f"| `{name}` (`{k}`) | {dims} | {m:.2f} | {pr:.2f} | {r:.2f}{mark} | {b} |")
@@ -259,7 +280,8 @@ def table(doc: dict, markdown: bool) -> str:
     else:
         out.append(f"{'held-out launch':<44} {'measured us':>11} {'predicted us':>12} {'pred/meas':>9}  bound")
         for name, k, dims, m, pr, r, b, why, _cov in rows:
-            out.append(f"{name:<44} {why}" if r is None else f"{name:<44} {m:>11.2f} {pr:>12.2f} {r:>9.2f}  {b}")
+            out.append(f"{name:<44} {'' if m is None else f'{m:>11.2f}'} {why}" if r is None else
+                       f"{name:<44} {m:>11.2f} {pr:>12.2f} {r:>9.2f}  {b}")
     w = f"; worst predicted/measured {worst[2]:.2f} (`{worst[1]}`)" if worst else ""
     out.append(f"{ok} of {done} held-out launches within 20% of the measured median "
                f"({len(rows) - done} without a timing or a prediction){w}.")
@@ -273,6 +295,7 @@ def main(argv=None) -> int:
     w.add_argument("--real", default=str(ROOT / ".real"))
     li = sub.add_parser("list")
     li.add_argument("--real", default=str(ROOT / ".real"))
+    li.add_argument("--batches", default="", metavar="N,...", help="only these batches (default: all)")
     t = sub.add_parser("table")
     t.add_argument("file")
     t.add_argument("--markdown", action="store_true")
@@ -283,7 +306,10 @@ def main(argv=None) -> int:
         return 0
     if a.cmd == "list":
         real = Path(a.real).resolve()
+        only = {int(b) for b in a.batches.split(",") if b.strip()}
         for h in cases():
+            if only and h.batch not in only:
+                continue
             p = folder_of(real, h) / f"{h.case.name}.launch.toml"
             print(f"{h.case.name}\t{p}\t0-{h.blocks - 1}\t{h.expect_us:g}")
         return 0

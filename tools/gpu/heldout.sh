@@ -1,6 +1,6 @@
 # The held-out set on the GPU machine, in one device call of under 9 minutes (run from the
 # repository root there; carry .gpu-wheels and .real):
-#   bash tools/gpu/heldout.sh
+#   bash tools/gpu/heldout.sh                       (HELDOUT_BATCHES=4 bash ...: only batch 4)
 # 1. writes the held-out launch files (tools/gpu/heldout.py write: .real/heldout-*),
 # 2. traces each launch's first blocks (warpviz trace --blocks, no Nsight Compute),
 # 3. predicts every traced launch with no GPU and writes predicted.json BEFORE anything is
@@ -17,13 +17,13 @@ mkdir -p "$W/traces" "$W/logs"
 source tools/gpu/device_setup.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 step 60 python3 tools/gpu/heldout.py write --real .real > "$W/logs/write.txt" || { cat "$W/logs/write.txt"; exit 1; }
-python3 tools/gpu/heldout.py list --real .real > "$W/list.tsv"
+python3 tools/gpu/heldout.py list --real .real ${HELDOUT_BATCHES:+--batches "$HELDOUT_BATCHES"} > "$W/list.tsv"
 cp -r .real/triton "$W/triton-launch" 2>/dev/null
 PAIRS=()
 while IFS=$'\t' read -r name launch blocks expect; do
   [ "$(elapsed)" -gt 330 ] && { echo "skip $name: the trace budget (330 s) is spent"; continue; }
   cp "$launch" "$W/logs/" 2>/dev/null
-  if step 60 python3 -m viz.cli trace "$launch" --blocks "$blocks" --json --out "$W/traces/$name.wvtrace" \
+  if step 150 python3 -m viz.cli trace "$launch" --blocks "$blocks" --json --out "$W/traces/$name.wvtrace" \
        > "$W/logs/$name.trace.json" 2> "$W/logs/$name.trace.err"; then
     PAIRS+=("$W/traces/$name.wvtrace" "$launch")
   else

@@ -86,6 +86,8 @@ SAMPLE_FILES = (
     "Samples/2_Concepts_and_Techniques/sortingNetworks/bitonicSort.cu",
     "Samples/2_Concepts_and_Techniques/sortingNetworks/sortingNetworks_common.cuh",
     "Samples/2_Concepts_and_Techniques/sortingNetworks/sortingNetworks_common.h",
+    # the fourth batch: tensor cores through wmma (mma.sync, HMMA)
+    "Samples/3_CUDA_Features/cudaTensorCoreGemm/cudaTensorCoreGemm.cu",
 )
 TRANSPOSE = "Samples/6_Performance/transpose/transpose.cu"
 MATMUL = "Samples/0_Introduction/matrixMul/matrixMul.cu"

@@ -185,6 +185,8 @@ def trace_timing_text(e: dict | None, where: str = "", header: dict | None = Non
                         r=t["median_ms"] / p["ms"] if p.get("ms") else 0))
     if p:
         lines += caveat_lines(e, header, device)
+    elif t.get("predicted_error"):      # the model said it cannot predict this launch, and why
+        lines.append(tr("No prediction: {why}", why=str(t["predicted_error"]).removeprefix("TraceError: ")))
     measured = measured_bottleneck_text(e)
     if measured:
         lines.append(measured)

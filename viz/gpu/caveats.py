@@ -193,6 +193,23 @@ def _header_ptx(header: dict | None) -> dict[str, int]:
     return out
 
 
+# PTX memory instructions a trace does not record (viz.trace instruments ld/st, atomics,
+# cp.async, ldmatrix/stmatrix): a trace of a kernel that executes them lacks their traffic.
+_UNRECORDED_MEMORY = re.compile(r"^(wmma\.(load|store)|cp\.(reduce\.)?async\.bulk)\b")
+
+
+def unrecorded_memory(resources: dict | None = None, header: dict | None = None) -> dict[str, int]:
+    """{PTX opcode family: static count} of the memory instructions the kernel executes that a
+    trace does not record (``wmma.load``/``wmma.store``, bulk and TMA copies), from the compiled
+    kernel's ``resources["untimed"]`` and the PTX a trace carries; empty for a fully traced
+    kernel."""
+    res = resources if isinstance(resources, dict) else {}
+    ops = dict(_counts(res.get("untimed")))
+    for k, v in _header_ptx(header).items():
+        ops[k] = max(ops.get(k, 0), v)
+    return {k: v for k, v in ops.items() if _UNRECORDED_MEMORY.match(k)}
+
+
 def _ops_text(ops: dict[str, int]) -> str:
     shown = sorted(ops, key=lambda k: (-ops[k], k))[:_MAX_OPS_SHOWN]
     more = len(ops) - len(shown)
@@ -391,6 +408,6 @@ def entry_caveats(entry: dict, header: dict | None = None, device: str | None = 
                    traced=traced, checked=checked)
 
 
-__all__ = ["Caveat", "TEMPLATES", "caveats", "entry_caveats", "from_dict", "untimed_ptx", "untimed_sass",
+__all__ = ["Caveat", "TEMPLATES", "caveats", "entry_caveats", "from_dict", "untimed_ptx", "untimed_sass", "unrecorded_memory",
            "fused_shared_loads", "checked_launches", "checked_files", "CheckedLaunch", "WITHIN", "MIN_CHECKED",
            "MIN_SHARE", "ARITH_SHARE"]

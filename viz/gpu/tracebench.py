@@ -493,7 +493,15 @@ def repredict(doc: dict, device_model=None, names=None) -> dict:
         t = e.get("timing")
         if not t or e.get("trace") not in here:
             continue
-        t["predicted"] = entry_prediction(e, here[e["trace"]], device_model)
+        from ..trace import TraceError
+
+        try:
+            t["predicted"] = entry_prediction(e, here[e["trace"]], device_model)
+        except TraceError as err:       # the model cannot predict it (and says why), as bench records it
+            t.pop("predicted", None)
+            t["predicted_error"] = f"{type(err).__name__}: {err}"[:400]
+            continue
+        t.pop("predicted_error", None)
         set_caveats(e, here[e["trace"]], device_model.name)
     return doc
 
@@ -565,8 +573,16 @@ def heldout_summary(folder: Path | None = None) -> list[str]:
             out.append(f"held-out kernels: {err}")
             continue
         acc = accuracy(doc)
+        timed = [e for e in (doc.get("traces") or {}).values() if "median_ms" in (e.get("timing") or {})]
         if not acc["entries"]:
+            if timed:
+                why = next((e["timing"].get("predicted_error") for e in timed if e["timing"].get("predicted_error")), "")
+                out.append(f"held-out real kernels ({path.name}): none of its {len(timed)} timed launches predicted"
+                           + (f" ({why.removeprefix('TraceError: ')})" if why else ""))
             continue
+        if len(timed) > acc["entries"]:
+            out.append(f"held-out real kernels ({path.name}): {len(timed) - acc['entries']} of its timed launches "
+                       "not predicted (the model says why: `warpviz bench --traces --show` of the file)")
         worst = max(acc["rows"], key=lambda r: max(r["ratio"], 1 / r["ratio"]))
         off = worst["predicted_ms"] / worst["measured_ms"]
         out.append(f"held-out real kernels (never tuned on, predicted before timing; {path.name}): "
