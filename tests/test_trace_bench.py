@@ -612,6 +612,15 @@ def test_the_held_out_table_in_the_docs_is_the_shipped_results_file():
     assert all("wmma.load" in e["timing"]["predicted_error"] and "predicted" not in e["timing"]
                for e in tc["traces"].values())
     assert ho.table(tc, True).strip() in (ROOT / "docs" / "GPU.md").read_text()
+    # heldout.sh's HELDOUT_BATCHES: `list --batches 4` names only batch 4's launches
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert ho.main(["list", "--batches", "4", "--real", str(ROOT / ".real-none")]) == 0
+    assert [line.split("\t")[0] for line in buf.getvalue().splitlines()] == \
+        [h.case.name for h in cases if h.batch == 4]
     real_kernels = sys.modules["real_kernels"]
     assert all(h.case.source in real_kernels.SAMPLE_FILES for h in cases if h.case.family == "cuda")
     assert [h.batch for h in cases].count(2) == 8 and [h.batch for h in cases].count(3) == 4
