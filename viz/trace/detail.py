@@ -29,7 +29,7 @@ from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
-from .analysis import atomic_rule, instruction_numbers, mask_bits
+from .analysis import atomic_rule, instruction_numbers, mask_bits, matrix_op as traced_matrix
 from .schema import blocks_text, source_line
 from .tracefile import Trace, load
 
@@ -62,19 +62,6 @@ def access_label(header: dict, ins: dict) -> str:
     if code:
         return f"{code}  ({where})"
     return " ".join(str(ins.get("ptx", "")).rstrip(";").split())
-
-
-def traced_matrix(ins: dict):
-    """The ``viz.kinds.ldmatrix.MatrixOp`` of a traced ``ldmatrix``/``stmatrix`` (its opcode,
-    e.g. ``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``), else None."""
-    from ..kinds.ldmatrix import MatrixOp
-
-    kind = ins.get("kind")
-    if kind not in ("ldmatrix", "stmatrix"):
-        return None
-    parts = str(ins.get("opcode", "")).split(".")
-    num = next((int(p[1:]) for p in parts if p in ("x1", "x2", "x4")), 4)
-    return MatrixOp(kind, num, "trans" in parts)
 
 
 def traced_access(ins: dict, label: str, name: str, t: ElemType, number: int = 0) -> Access:
