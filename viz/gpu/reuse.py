@@ -133,16 +133,18 @@ def _global_instructions(sc: Scenario):
     return out
 
 
+def _barrier_accesses(sc: Scenario) -> set[int]:
+    """The accesses the generated kernel puts a barrier before (``codegen.plan_groups``)."""
+    from .codegen import plan_groups
+
+    return {g.accesses[0].index for g in plan_groups(sc) if g.barrier_before and g.accesses}
+
+
 def _runs(sc: Scenario, instrs, serial_loops: bool = False) -> list[int]:
     """For each global instruction (program order), the run of loads in flight together it
     belongs to: a barrier, a global store, or an access with a ``when`` (the generated kernel
     waits for it alone) ends a run, so a later load finds the earlier ones arrived."""
-    from .codegen import plan_groups
-
-    barrier_at = set()
-    for g in plan_groups(sc):
-        if g.barrier_before and g.accesses:
-            barrier_at.add(g.accesses[0].index)
+    barrier_at = _barrier_accesses(sc)
     run, out, seen, prev = 0, [], set(), None
     for i in instrs:
         a = sc.accesses[i.access]
@@ -166,12 +168,7 @@ def _writes(sc: Scenario, instrs, serial_loops: bool = False) -> list[int]:
     ``when`` and no iteration of a loop kept rolled between (L1 sends a warp's back-to-back
     stores to a line as one write: ``viz.gpu.tracemodel.merge_stores``); every other
     instruction is its own."""
-    from .codegen import plan_groups
-
-    barrier_at = set()
-    for g in plan_groups(sc):
-        if g.barrier_before and g.accesses:
-            barrier_at.add(g.accesses[0].index)
+    barrier_at = _barrier_accesses(sc)
     out, n, seen, prev_loop, prev_store = [], -1, set(), None, False
     for i in instrs:
         a = sc.accesses[i.access]
