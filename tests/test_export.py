@@ -88,11 +88,14 @@ def test_svg_parses_and_keeps_lane_labels_as_text(plain, tmp_path):
 
 
 def test_png_sequence_into_a_folder_replaces_an_old_one(plain, tmp_path):
+    """The frames of warpviz's own earlier export (named in its manifest, unchanged) are
+    replaced, and the 31 it no longer has removed."""
     folder = tmp_path / "frames"
     export(plain, str(folder) + "/", SMALL, Selection(instructions=(8,)))
     assert len(list(folder.glob("frame_*.png"))) == 35
     export(plain, folder, SMALL, COLUMN_READ, png_sequence=True)
-    assert sorted(p.name for p in folder.iterdir()) == [f"frame_{k:05d}.png" for k in range(1, 5)]
+    assert sorted(p.name for p in folder.iterdir()) == [".warpviz-frames.json"] + [f"frame_{k:05d}.png"
+                                                                                   for k in range(1, 5)]
     assert not leftovers(tmp_path)
 
 

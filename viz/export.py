@@ -24,7 +24,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import shutil
 import tempfile
 import threading
 from dataclasses import dataclass, field, replace
@@ -34,7 +33,8 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from .errors import WarpvizError
-from .fileio import commit, fsync_file, fsync_folder, inside, os_error_words, safe_name, temp_beside, umask
+from .fileio import (SpecialFileError, commit, fsync_file, fsync_folder, inside, os_error_words, real_target,
+                     safe_name, temp_beside, umask)
 from .frames import Frame, KINDS, access_text, frames as frames_of, op_name, paired_frames
 from .i18n import sep, tr
 from .layout_text import LayoutMap
@@ -509,15 +509,28 @@ def _sequence_folder(out: Path) -> Path:
 
 
 def _check_target(out: Path, kind: str) -> Path:
-    """The folder the temporary file goes in (the target's own), after checking we may write."""
+    """The folder the temporary file goes in (the target's own), after checking we may write:
+    never over a FIFO, a device or another special file (``viz.fileio.real_target``), never
+    into a sequence's folder that holds ``frame_*.png`` files warpviz cannot prove it wrote."""
     if kind == "png-sequence":
-        target = _sequence_folder(out)
+        target = _sequence_target(out)
         if target.exists() and not target.is_dir():
             raise ExportError(tr("{out} is a file; a PNG sequence needs a folder", out=out))
+        if target.is_dir():
+            if not os.access(target, os.W_OK | os.X_OK):
+                raise ExportError(tr("{out}: cannot write in {parent} (permission denied)", out=out, parent=target))
+            _frames_of_ours(target, out)
+            return target
     else:
         target = out
         if out.is_dir():
             raise ExportError(tr("{out} is a folder; give a file name ending in .{kind}", out=out, kind=kind))
+        try:
+            real_target(out)
+        except SpecialFileError as err:
+            raise ExportError(str(err)) from None
+        except OSError as err:
+            raise ExportError(_disk_message(out, err)) from None
         if out.exists() and not os.access(out, os.W_OK):
             raise ExportError(tr("{out}: the file exists and is read-only", out=out))
     parent = target.resolve().parent
@@ -529,6 +542,8 @@ def _check_target(out: Path, kind: str) -> Path:
 
 
 def _disk_message(out: Path, err: BaseException) -> str:
+    if isinstance(err, SpecialFileError):
+        return str(err)
     if isinstance(err, OSError) and err.errno == errno.ENOSPC or "No space left" in str(err):
         return f"{out}: the disk is full; nothing was written (free some space or choose another folder)"
     if isinstance(err, OSError) and err.errno is not None:      # a size limit, a quota, a read-only disk...
@@ -657,6 +672,8 @@ def _temp_file(parent: Path, out: Path) -> Path:
     the user saves would have), or ExportError naming the folder."""
     try:
         return temp_beside(out, prefix=f".{out.stem}.", suffix=f".part{out.suffix}", folder=parent)
+    except SpecialFileError as err:
+        raise ExportError(str(err)) from None
     except OSError as err:
         raise ExportError(tr("{out}: cannot create a file in {parent} ({err})", out=out, parent=parent,
                              err=err.strerror or err)) from None
@@ -696,7 +713,7 @@ def _write_png(out, parent, kind, plan, settings, progress, cancel) -> Result:
     img = render_image(plan.steps[0], settings, plan)
     _check(cancel)
     with _Atomic(parent, out) as a:
-        if not img.save(str(a.tmp), "PNG"):
+        if not img.save(str(a.tmp), "PNG") or not _png_complete(a.tmp):
             raise ExportError(_disk_message(out, OSError(f"Qt could not write {a.tmp.name}")))
         a.commit()
     if progress:
@@ -759,9 +776,21 @@ def _write_gif(out, parent, kind, plan, settings, progress, cancel) -> Result:
                     progress(k + 1, total)
             _check(cancel)
         _check(cancel)
+        if not _gif_complete(a.tmp):
+            raise ExportError(_disk_message(out, OSError(errno.EIO, "the GIF came out incomplete")))
         a.commit()
     seconds = sum(s.hold for s in plan.steps)
     return Result(out, kind, total, total, settings.size, seconds)
+
+
+def _gif_complete(path: Path) -> bool:
+    """A GIF that ends with its trailer byte (0x3B)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) == b";"
+    except OSError:
+        return False
 
 
 def _video_params(kind: str) -> tuple[str, list[str]]:
@@ -772,85 +801,355 @@ def _video_params(kind: str) -> tuple[str, list[str]]:
     return "libvpx-vp9", ["-deadline", "realtime", "-cpu-used", "8", "-row-mt", "1", "-b:v", "0", "-crf", "34"]
 
 
-def _write_video(out, parent, kind, plan, settings, progress, cancel) -> Result:
-    import imageio_ffmpeg
+class _Ffmpeg:
+    """ffmpeg reading raw BGRA frames on its stdin and writing ``path``; its messages go to a
+    temporary file (read when it fails). ``close()`` waits for it and raises OSError when it
+    did not finish the file: a non-zero exit status, a signal, an error it printed. (imageio-
+    ffmpeg's ``write_frames`` neither checks the exit status nor keeps the messages: under a
+    file-size limit it let a cut-short video through as written.)"""
 
+    def __init__(self, path: Path, size: tuple[int, int], fps: float, codec: str, params: list[str]):
+        import subprocess
+        from fractions import Fraction
+
+        w, h = size
+        cmd = [ffmpeg_exe(), "-y", "-nostdin", "-f", "rawvideo", "-vcodec", "rawvideo", "-s", f"{w}x{h}",
+               "-pix_fmt", "bgra", "-r", str(Fraction(fps).limit_denominator()), "-i", "-", "-an",
+               "-vcodec", codec, "-pix_fmt", "yuv420p", "-v", "error", *params, str(path)]
+        self.log = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.log)
+        except BaseException:
+            self.log.close()
+            raise
+
+    def send(self, frame: np.ndarray) -> None:
+        try:
+            self.proc.stdin.write(memoryview(np.ascontiguousarray(frame)).cast("B"))
+        except (BrokenPipeError, OSError) as err:
+            self.proc.wait()
+            raise OSError(err.errno, self._why() or str(err)) from None
+
+    def _why(self) -> str:
+        self.log.seek(0)
+        lines = [ln.strip() for ln in self.log.read(1 << 16).decode("utf-8", "replace").splitlines() if ln.strip()]
+        return lines[-1][:300] if lines else ""
+
+    def close(self) -> None:
+        """Wait for ffmpeg to finish the file; OSError unless it did."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        rc = self.proc.wait()
+        why = self._why()
+        self.log.close()
+        if rc != 0:
+            import signal
+
+            how = (f"ffmpeg was stopped by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals()
+                   else f"ffmpeg exited with status {rc}")
+            low = why.lower()
+            code = (errno.ENOSPC if "no space left" in low
+                    else errno.EFBIG if "too large" in low or rc == -getattr(signal, "SIGXFSZ", 0)
+                    else errno.EIO)
+            raise OSError(code, f"{how}: {why}" if why else how)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+
+def _mp4_complete(path: Path) -> bool:
+    """An MP4 whose top-level boxes fill the file exactly and include ``ftyp``, ``moov`` (the
+    index: a file cut short by a full disk or a size limit has none, or a box that runs past
+    the end) and ``mdat``."""
+    seen = set()
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            pos = 0
+            while pos < size:
+                f.seek(pos)
+                head = f.read(16)
+                if len(head) < 8:
+                    return False
+                n, kind = int.from_bytes(head[:4], "big"), head[4:8]
+                if n == 1:
+                    if len(head) < 16:
+                        return False
+                    n = int.from_bytes(head[8:16], "big")
+                elif n == 0:
+                    n = size - pos
+                if n < 8 or pos + n > size:
+                    return False
+                seen.add(kind)
+                pos += n
+    except OSError:
+        return False
+    return {b"ftyp", b"moov", b"mdat"} <= seen
+
+
+def _video_complete(path: Path, kind: str) -> bool:
+    if kind == "mp4":
+        return _mp4_complete(path)
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x1a\x45\xdf\xa3"          # WebM (Matroska): the EBML header
+    except OSError:
+        return False
+
+
+def _write_video(out, parent, kind, plan, settings, progress, cancel) -> Result:
     ffmpeg_exe()
-    w, h = settings.size
     total = plan.video_frames
     codec, params = _video_params(kind)
     done = 0
     with _Atomic(parent, out) as a:
-        gen = imageio_ffmpeg.write_frames(str(a.tmp), (w, h), pix_fmt_in="bgra", pix_fmt_out="yuv420p",
-                                          fps=settings.fps, quality=None, codec=codec, macro_block_size=2,
-                                          ffmpeg_log_level="error", output_params=params)
-        ok = False
+        ff = _Ffmpeg(a.tmp, settings.size, settings.fps, codec, params)
         try:
-            gen.send(None)
             for step, bgra in _pictures(plan, settings, cancel):
                 for _ in range(plan.repeats(step)):
                     _check(cancel)
-                    gen.send(bgra)
+                    ff.send(bgra)
                     done += 1
                     if progress:
                         progress(done, total)
-            ok = True
-        except (BrokenPipeError, OSError, RuntimeError) as err:
-            if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+        except BaseException as err:
+            ff.kill()
+            if isinstance(err, OSError):
                 raise ExportError(_disk_message(out, err)) from None
+            raise
+        try:
+            ff.close()          # waits for ffmpeg to finish the file; OSError unless it did
+        except OSError as err:
             raise ExportError(_disk_message(out, err)) from None
-        finally:
-            try:
-                gen.close()      # waits for ffmpeg to finish the file
-            except (OSError, RuntimeError) as err:
-                if ok:
-                    raise ExportError(_disk_message(out, err)) from None
         _check(cancel)
         if a.tmp.stat().st_size == 0:
             raise ExportError(_disk_message(out, OSError("ffmpeg wrote nothing")))
+        if not _video_complete(a.tmp, kind):
+            raise ExportError(_disk_message(out, OSError(errno.EIO, f"ffmpeg's {kind.upper()} came out incomplete")))
         a.commit()
     return Result(out, kind, len(plan.steps), total, settings.size, total / settings.fps)
 
 
-def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Result:
-    """frame_00001.png ... into a new folder, swapped in for ``out`` when complete."""
+# ---------------------------------------------------------------------------- PNG sequences
+
+MANIFEST = ".warpviz-frames.json"     # what warpviz wrote into a sequence's folder: names and SHA-256s
+MAX_MANIFEST_BYTES = 64 << 20
+_FRAME = re.compile(r"frame_\d{5,6}\.png")
+
+
+def _is_frame_name(name: str) -> bool:
+    """A name a frame of a sequence has, or could be taken for (``frame_*.png``, any case)."""
+    low = name.lower()
+    return low.startswith("frame_") and low.endswith(".png")
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _read_manifest(folder: Path, out: Path) -> dict[str, list[str]]:
+    """The frames an earlier export wrote into ``folder`` ({name: [sha256, ...]}), from its
+    manifest; {} when there is none. A manifest that warpviz did not write (not a regular
+    file, too large, not its format) is ExportError: the folder is then not one warpviz can
+    prove it wrote into."""
+    path = folder / MANIFEST
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return {}
+    import json
+    import stat as stat_
+
+    bad = tr("{out}: {path} is not a list of frames warpviz wrote; warpviz leaves it and the folder as they are. "
+             "Move it away, or choose an empty or new folder", out=out, path=path)
+    if not stat_.S_ISREG(st.st_mode) or st.st_size > MAX_MANIFEST_BYTES:
+        raise ExportError(bad)
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read(MAX_MANIFEST_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        raise ExportError(bad) from None
+    frames = doc.get("frames") if isinstance(doc, dict) and doc.get("written_by") == "warpviz" else None
+    if not isinstance(frames, dict):
+        raise ExportError(bad)
+    out_: dict[str, list[str]] = {}
+    for name, hashes in frames.items():
+        if isinstance(name, str) and _FRAME.fullmatch(name) and isinstance(hashes, list) and all(
+                isinstance(h, str) and re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes):
+            out_[name] = hashes
+    return out_
+
+
+def _frames_of_ours(folder: Path, out: Path) -> set[str]:
+    """The ``frame_*.png`` files in ``folder`` that an earlier export wrote (named in the
+    manifest, a regular file, its content unchanged). ExportError, naming them, when any
+    ``frame_*.png`` entry is not: warpviz cannot tell it made it, so it neither replaces nor
+    removes it. Other entries (the user's files, dot-files, subfolders) are never looked at."""
+    import stat as stat_
+
+    known = _read_manifest(folder, out)
+    ours, theirs = set(), []
+    with os.scandir(folder) as it:
+        for e in it:
+            if not _is_frame_name(e.name):
+                continue
+            try:
+                st = os.lstat(e.path)
+                mine = (e.name in known and stat_.S_ISREG(st.st_mode)
+                        and _sha256(Path(e.path)) in known[e.name])
+            except OSError:
+                mine = False
+            if mine:
+                ours.add(e.name)
+            else:
+                theirs.append(e.name)
+    if theirs:
+        theirs.sort()
+        shown = ", ".join(theirs[:3]) + (tr(" and {n} more", n=len(theirs) - 3) if len(theirs) > 3 else "")
+        raise ExportError(tr("{out}: the folder already holds {names}, which warpviz did not write (or which changed "
+                             "since); warpviz never replaces or removes files it did not make, so nothing was "
+                             "written. Move them away, or choose an empty or new folder", out=out, names=shown))
+    return ours
+
+
+def _write_manifest(folder: Path, frames: dict[str, list[str]]) -> None:
+    import json
+
+    from .fileio import write_atomic
+
+    doc = {"written_by": "warpviz", "what": "the frames of a PNG sequence export (warpviz removes or replaces "
+           "only these, and only while their content is unchanged)", "frames": dict(sorted(frames.items()))}
+    write_atomic(folder / MANIFEST, json.dumps(doc, indent=0) + "\n")
+
+
+def _sequence_target(out: Path) -> Path:
+    """The folder the frames go in: the one named, or the folder a link of that name points
+    to (written into; the link stays)."""
     target = _sequence_folder(out)
-    base = parent
-    try:
-        stage = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.part-"))
-        os.chmod(stage, 0o777 & ~umask())
-    except OSError as err:
-        raise ExportError(tr("{out}: cannot create a folder in {base} ({err})", out=out, base=base,
-                             err=err.strerror or err)) from None
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    return target
+
+
+def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Result:
+    """frame_00001.png ... into ``out``, a folder: a new one, or one that exists, beside what
+    it holds. The frames are painted into a staging folder of warpviz's own inside it
+    (``.warpviz-part-*``), each written and flushed, and only then renamed in one by one; a
+    manifest (``.warpviz-frames.json``) records each frame's name and SHA-256. The folder's
+    other entries are never touched. A ``frame_*.png`` already there is replaced or (when the
+    new sequence is shorter) removed only if the manifest proves warpviz wrote it, unchanged;
+    any other one refuses the export before anything is written. A failure or a cancel
+    removes what this export made (the staging folder, a folder it created) and leaves the
+    rest as it was."""
+    shown = _sequence_folder(out)
+    target = _sequence_target(out)
+    created = False
+    if not target.exists():
+        try:
+            os.mkdir(target)            # never over anything: FileExistsError if someone made it meanwhile
+            created = True
+        except FileExistsError:
+            pass
+        except OSError as err:
+            raise ExportError(tr("{out}: cannot create the folder ({err})", out=out,
+                                 err=os_error_words(err))) from None
+    stage: Path | None = None
+    moved: list[str] = []
     total = len(plan.steps)
+    names = [f"frame_{k + 1:05d}.png" for k in range(total)]
     try:
+        known = _read_manifest(target, out)
+        ours = _frames_of_ours(target, out)            # refused here, before anything is painted
+        try:
+            stage = Path(tempfile.mkdtemp(dir=target, prefix=".warpviz-part-"))
+            os.chmod(stage, 0o777 & ~umask())
+        except OSError as err:
+            raise ExportError(tr("{out}: cannot create a folder in {base} ({err})", out=out, base=target,
+                                 err=os_error_words(err))) from None
+        hashes: dict[str, str] = {}
         for k, step in enumerate(plan.steps):
             _check(cancel)
             img = render_image(step, settings, plan)
-            path = stage / f"frame_{k + 1:05d}.png"
-            if not img.save(str(path), "PNG"):
+            path = stage / names[k]
+            if not img.save(str(path), "PNG") or not _png_complete(path):
                 raise ExportError(_disk_message(out, OSError(f"Qt could not write {path.name}")))
             fsync_file(path)
+            hashes[names[k]] = _sha256(path)
             if progress:
                 progress(k + 1, total)
         _check(cancel)
-        fsync_folder(stage)
-        if target.exists():
-            if any(p.suffix.lower() != ".png" for p in target.iterdir() if not p.name.startswith(".")):
-                raise ExportError(tr("{target} exists and holds other files than PNGs; choose an empty or new folder",
-                                     target=target))
-            old = Path(tempfile.mkdtemp(dir=base, prefix=f".{target.name}.old-"))
-            os.rmdir(old)
-            os.replace(target, old)
-            os.replace(stage, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(stage, target)
-        fsync_folder(base)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
+        ours = _frames_of_ours(target, out)            # again: what changed while it painted
+        # The manifest first names both the old and the new content of each name, so a crash
+        # in the middle leaves every frame provably warpviz's.
+        both = {n: known.get(n, []) for n in ours}
+        for n, h in hashes.items():
+            both[n] = sorted(set(both.get(n, [])) | {h})
+        _write_manifest(target, both)
+        from .fileio import commit_new
+
+        for n in names:
+            if n in ours:
+                os.replace(stage / n, target / n)      # a frame of warpviz's own, checked above
+            else:
+                commit_new(stage / n, target / n)      # a new name: never over a file made meanwhile
+            moved.append(n)
+        for n in sorted(ours - set(names)):            # stale frames of the earlier export, proven ours
+            try:
+                (target / n).unlink()
+            except FileNotFoundError:
+                pass
+        _write_manifest(target, {n: [h] for n, h in hashes.items()})
+        os.rmdir(stage)
+        stage = None
+        fsync_folder(target)
+    except BaseException as err:
+        if stage is not None:
+            for n in names:
+                try:
+                    (stage / n).unlink()
+                except OSError:
+                    pass
+            try:
+                os.rmdir(stage)
+            except OSError:
+                pass
+        if created and not moved:
+            try:
+                (target / MANIFEST).unlink()
+            except OSError:
+                pass
+            try:
+                os.rmdir(target)            # only when empty: ours, nothing else went in
+            except OSError:
+                pass
+        if moved and isinstance(err, Exception):
+            raise ExportError(tr("{out}: writing stopped after {n} of {total} frames ({err}); the folder holds "
+                                 "those new frames and the rest of the earlier ones (listed in {manifest}); "
+                                 "nothing else in it was touched", out=out, n=len(moved), total=total,
+                                 err=err, manifest=MANIFEST)) from None
         raise
-    return Result(target, kind, total, total, settings.size, sum(s.hold for s in plan.steps))
+    return Result(shown, kind, total, total, settings.size, sum(s.hold for s in plan.steps))
+
+
+def _png_complete(path: Path) -> bool:
+    """A PNG file that ends with its IEND chunk (not cut short by a full disk)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-12, os.SEEK_END)
+            return f.read(12) == b"\0\0\0\0IEND\xaeB`\x82"
+    except OSError:
+        return False
 
 
 __all__ = ["export", "write_plan", "default_file_name", "path_in", "Settings", "Selection", "Result", "ExportError",

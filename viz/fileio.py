@@ -16,12 +16,22 @@ files use ``write_atomic`` / ``atomic_target``.
 Names made from what a file says (a trace's ``name``, a scenario's title) become file
 names only through ``safe_name`` (one path component, no folder, no ``..``; by
 ``pathvalidate``), and ``inside`` checks that a path stays in its folder.
+
+Only regular files are written: a target that is a FIFO, a device, a socket or a folder
+(or a link to one, or anything under /dev, /proc or /sys) is refused before anything is
+written (``SpecialFileError``, a ``WriteError``), and checked again just before the rename.
+A target that is a symbolic link is written where the link points (the file it names gets
+the new content, the link stays a link). ``write_new`` writes a file that must not exist
+yet (never replacing another writer's file of the same name: two windows saving a copy at
+once get two files).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import stat
+import sys
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -84,6 +94,65 @@ class WriteError(WarpvizError, OSError):
         return write_failure(self.path, self.cause)
 
 
+def _kind_of(mode: int) -> str:
+    return (tr("a FIFO (named pipe)") if stat.S_ISFIFO(mode) else tr("a character device") if stat.S_ISCHR(mode)
+            else tr("a block device") if stat.S_ISBLK(mode) else tr("a socket") if stat.S_ISSOCK(mode)
+            else tr("a folder") if stat.S_ISDIR(mode) else tr("not a regular file"))
+
+
+class SpecialFileError(WriteError):
+    """The target is not a regular file (a FIFO, a device, a socket, a folder, a system file
+    under /dev, /proc or /sys): nothing was written and it was left as it was."""
+
+    def __init__(self, path: str | os.PathLike, what: str):
+        WriteError.__init__(self, path, OSError(errno.EEXIST, what))
+        self.what = what
+
+    def __str__(self) -> str:
+        return tr("Will not write {path}: it is {what}, not a regular file; warpviz writes only regular files "
+                  "and leaves this one as it is. Choose another file name.", path=self.path, what=self.what)
+
+
+_SYSTEM = ("/dev", "/proc", "/sys")
+
+
+def real_target(path: str | os.PathLike) -> Path:
+    """Where a write of ``path`` lands: ``path`` itself, or, when it is a symbolic link, the
+    file the link names (written there, so the link stays the user's link). Raises
+    ``SpecialFileError`` when that is not a regular file (or a file yet to be made): a FIFO,
+    a device, a socket, a folder, anything under /dev, /proc or /sys. Never opens it (a FIFO
+    would block)."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise WriteError(path, err) from err
+    real = path
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        real = Path(os.path.realpath(path))
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            st = None                       # a dangling link: the file it names is made
+        except OSError as err:
+            raise WriteError(path, err) from err
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise SpecialFileError(path, _kind_of(st.st_mode))
+    if sys.platform.startswith("linux") or sys.platform == "darwin":
+        full = os.path.realpath(os.path.abspath(real))
+        for d in _SYSTEM:
+            if full == d or full.startswith(d + "/"):
+                raise SpecialFileError(path, tr("a system file (under {folder})", folder=d))
+    return real
+
+
+def check_regular(path: str | os.PathLike) -> None:
+    """``real_target`` for its check alone (SpecialFileError; nothing else)."""
+    real_target(path)
+
+
 # ---------------------------------------------------------------------------- flushing
 
 
@@ -117,10 +186,38 @@ def fsync_folder(folder: str | os.PathLike) -> None:
 
 
 def commit(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
-    """A finished temporary file becomes ``path``: fsync, rename over it, fsync the folder."""
+    """A finished temporary file becomes ``path``: fsync, rename over it, fsync the folder.
+    ``path`` is checked again first (``real_target``: a FIFO or a device put there since is
+    refused, SpecialFileError; a link is written through)."""
+    real = real_target(path)
     fsync_file(tmp)
-    os.replace(tmp, path)
-    fsync_folder(Path(path).parent)
+    os.replace(tmp, real)
+    fsync_folder(real.parent)
+
+
+def commit_new(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Like ``commit``, for a ``path`` that must not exist: FileExistsError (``tmp`` left for
+    the caller to remove) when another writer made it first; never replaces it. A hard link,
+    which fails when the name exists, then the temporary name removed; where the file system
+    has no hard links, the name is reserved with O_EXCL and the temporary file renamed over
+    that empty file of our own."""
+    path = Path(path)
+    fsync_file(tmp)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:                     # no hard links here (FAT, some network file systems)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)      # FileExistsError: taken
+        os.close(fd)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            path.unlink(missing_ok=True)        # the empty file we reserved
+            raise
+    else:
+        os.unlink(tmp)
+    fsync_folder(path.parent)
 
 
 # ---------------------------------------------------------------------------- writing
@@ -130,10 +227,13 @@ def temp_beside(path: Path, prefix: str | None = None, suffix: str = ".tmp", fol
     """A new, empty temporary file in ``folder`` (default: ``path``'s folder), named
     ``.<name>.XXXX<suffix>`` unless ``prefix`` is given, with the mode ``path`` has or would
     get. Raises OSError."""
-    path = Path(path)
+    path = real_target(path)
     fd, name = tempfile.mkstemp(dir=folder if folder is not None else path.parent,
                                 prefix=prefix if prefix is not None else f".{path.name}.", suffix=suffix)
-    mode = (os.stat(path).st_mode & 0o777) if path.exists() else (0o666 & ~umask())
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:                       # none yet (or removed by another writer meanwhile)
+        mode = 0o666 & ~umask()
     try:
         os.fchmod(fd, mode)
     except (OSError, AttributeError):     # AttributeError: no fchmod on Windows
@@ -143,37 +243,55 @@ def temp_beside(path: Path, prefix: str | None = None, suffix: str = ".tmp", fol
 
 
 @contextmanager
-def atomic_target(path: str | os.PathLike):
+def atomic_target(path: str | os.PathLike, new: bool = False):
     """``with atomic_target(path) as tmp:`` write ``tmp`` (by name); leaving the block
     flushes it and renames it over ``path`` (``commit``); an exception removes it and leaves
-    ``path`` as it was."""
+    ``path`` as it was. ``new``: ``path`` must not exist (``commit_new``: FileExistsError
+    when another writer made it meanwhile). SpecialFileError, before anything is written,
+    when ``path`` is a FIFO, a device or another special file."""
     path = Path(path)
     tmp = temp_beside(path)
     try:
         yield tmp
-        commit(tmp, path)
+        (commit_new if new else commit)(tmp, path)
     finally:
-        if tmp.exists():
+        try:
             tmp.unlink()
+        except FileNotFoundError:
+            pass
 
 
-def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
+def write_atomic(path: str | os.PathLike, data: bytes | str, new: bool = False) -> Path:
     """Writes ``data`` (text as UTF-8) to ``path`` atomically, making its folder if needed.
-    Raises ``WriteError`` (an OSError) when it cannot: ``path`` then has its old content."""
+    Raises ``WriteError`` (an OSError) when it cannot: ``path`` then has its old content;
+    ``SpecialFileError`` (a WriteError) for a FIFO, a device or another special file.
+    ``new``: ``path`` must not exist yet: FileExistsError (not a WriteError) when it does,
+    even when another process made it a moment ago."""
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_target(path) as tmp:
+        if new and os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path))
+        with atomic_target(path, new=new) as tmp:
             with open(tmp, "wb") as f:
                 f.write(payload)
                 f.flush()
                 os.fsync(f.fileno())
     except WriteError:
         raise
+    except FileExistsError as err:
+        if new:
+            raise
+        raise WriteError(path, err) from err
     except OSError as err:
         raise WriteError(path, err) from err
     return path
+
+
+def write_new(path: str | os.PathLike, data: bytes | str) -> Path:
+    """``write_atomic(path, data, new=True)``: a file that must not exist yet."""
+    return write_atomic(path, data, new=True)
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
@@ -214,5 +332,6 @@ def inside(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
         return False
 
 
-__all__ = ["umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "commit", "fsync_file",
-           "fsync_folder", "WriteError", "write_failure", "os_error_words", "safe_name", "inside"]
+__all__ = ["umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "write_new", "commit", "commit_new",
+           "fsync_file", "fsync_folder", "WriteError", "SpecialFileError", "real_target", "check_regular",
+           "write_failure", "os_error_words", "safe_name", "inside"]
