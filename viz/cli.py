@@ -337,8 +337,12 @@ def main(argv: list[str] | None = None) -> int:
                "trace": cmd_trace, "calibrate": cmd_calibrate}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
+    from .fileio import WriteError
+
     try:
         return handler(args)
+    except WriteError as err:       # any write of a file the user named (a full disk, a FIFO): one sentence, exit 2
+        return _fail(str(err))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shutil
 import tempfile
 import threading
 from dataclasses import dataclass, field, replace
@@ -714,7 +715,7 @@ def _write_png(out, parent, kind, plan, settings, progress, cancel) -> Result:
     _check(cancel)
     with _Atomic(parent, out) as a:
         if not img.save(str(a.tmp), "PNG") or not _png_complete(a.tmp):
-            raise ExportError(_disk_message(out, OSError(f"Qt could not write {a.tmp.name}")))
+            raise ExportError(_disk_message(out, _qt_failed(a.tmp)))
         a.commit()
     if progress:
         progress(1, 1)
@@ -744,8 +745,8 @@ def _write_svg(out, parent, kind, plan, settings, progress, cancel) -> Result:
         finally:
             p.end()
         _check(cancel)
-        if a.tmp.stat().st_size == 0:
-            raise ExportError(_disk_message(out, OSError("the SVG came out empty")))
+        if not _svg_complete(a.tmp):
+            raise ExportError(_disk_message(out, _qt_failed(a.tmp, "the SVG came out incomplete")))
         a.commit()
     if progress:
         progress(1, 1)
@@ -759,28 +760,53 @@ def _pictures(plan: Plan, settings: Settings, cancel) -> Iterator[tuple[Step, np
 
 
 def _write_gif(out, parent, kind, plan, settings, progress, cancel) -> Result:
-    import imageio.v3 as iio
+    from PIL import Image
 
     total = len(plan.steps)
     with _Atomic(parent, out) as a:
         durations: list[int] = []
-        with iio.imopen(a.tmp, "w", plugin="pillow", extension=".gif") as f:
-            for k, (step, bgra) in enumerate(_pictures(plan, settings, cancel)):
-                durations.append(int(round(step.hold * 1000)))
-                # Pillow gets the keywords when the file is closed; passing the same list
-                # each time hands it every frame's duration (ms). loop=0: play forever. One
-                # picture is written by Pillow's single-frame path, which takes one number.
-                f.write(np.ascontiguousarray(bgra[:, :, 2::-1]), is_batch=False,
-                        duration=durations if total > 1 else durations[0], loop=0)
-                if progress:
-                    progress(k + 1, total)
-            _check(cancel)
+        images = []
+        for k, (step, bgra) in enumerate(_pictures(plan, settings, cancel)):
+            durations.append(int(round(step.hold * 1000)))
+            images.append(Image.fromarray(np.ascontiguousarray(bgra[:, :, 2::-1])))
+            if progress:
+                progress(k + 1, total)
+        _check(cancel)
+        # Pillow directly (imageio's plugin writes again when it is garbage-collected after a
+        # failed write, printing a second error). duration in ms; loop=0: play forever; one
+        # picture takes one number.
+        with open(a.tmp, "wb") as f:
+            images[0].save(f, format="GIF", save_all=total > 1, append_images=images[1:],
+                           duration=durations if total > 1 else durations[0], loop=0)
+            f.flush()
         _check(cancel)
         if not _gif_complete(a.tmp):
             raise ExportError(_disk_message(out, OSError(errno.EIO, "the GIF came out incomplete")))
         a.commit()
     seconds = sum(s.hold for s in plan.steps)
     return Result(out, kind, total, total, settings.size, seconds)
+
+
+def _qt_failed(path: Path, what: str = "") -> OSError:
+    """Why Qt could not write ``path`` (Qt says only that it failed): a full disk where the
+    folder has less than a megabyte left, else its words."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        free = None
+    if free is not None and free < (1 << 20):
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return OSError(errno.EIO, what or f"Qt could not write {path.name}")
+
+
+def _svg_complete(path: Path) -> bool:
+    """An SVG that ends with its closing tag (QSvgGenerator says nothing of a failed write)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - 64))
+            return f.read().rstrip().endswith(b"</svg>")
+    except OSError:
+        return False
 
 
 def _gif_complete(path: Path) -> bool:
@@ -1083,7 +1109,7 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
             img = render_image(step, settings, plan)
             path = stage / names[k]
             if not img.save(str(path), "PNG") or not _png_complete(path):
-                raise ExportError(_disk_message(out, OSError(f"Qt could not write {path.name}")))
+                raise ExportError(_disk_message(out, _qt_failed(path)))
             fsync_file(path)
             hashes[names[k]] = _sha256(path)
             if progress:

@@ -348,7 +348,10 @@ def cmd_bench_traces(args) -> int:
     except GpuUnavailable as err:
         return _fail(f"cannot {'build' if args.dry_run else 'time'} traced launches on this machine: {err.reason}")
     if args.out:
-        res.save(doc, args.out)
+        try:
+            res.save(doc, args.out)
+        except (res.ResultsError, OSError) as err:      # a full disk: said in one sentence, nothing left behind
+            return _fail(str(err))
         print(f"wrote {args.out}", file=sys.stderr)
     if args.json:
         print(res.dumps(doc), end="")
