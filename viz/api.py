@@ -919,6 +919,10 @@ def _failed(err: BaseException, launch=None) -> TraceFailed:
         return err
     if isinstance(err, ArgumentError):
         return TraceFailed(str(err), "launch")
+    from .fileio import NotOursError, WriteError
+
+    if isinstance(err, (NotOursError, WriteError)):       # keep_folder holds the user's files; a full disk
+        return TraceFailed(f"keep_folder: {err}" if isinstance(err, NotOursError) else str(err), "launch")
     text = failure_message(err, launch)
     kind = ("launch" if isinstance(err, TraceError) else "missing" if isinstance(err, GpuUnavailable)
             else "fault" if isinstance(err, KernelFault) else "compile" if isinstance(err, CompileError)
@@ -976,7 +980,11 @@ def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_byt
     ``sources``: {file name: text} to carry in the trace (the Python file of a kernel whose PTX
     has line information). The launch is written as a launch folder (``keep_folder``, else a
     temporary one; see ``viz.trace.pyargs``) and traced as ``trace_launch`` traces it.
-    Raises ``TraceFailed``."""
+    ``keep_folder`` may be new, empty, or hold other files: every argument is checked
+    before anything is written there, and a ``NAME.ptx``, ``argN.npy`` or
+    ``NAME.launch.toml`` already in it is replaced only when warpviz wrote it (its manifest
+    ``.warpviz-written.json`` says so, content unchanged), else ``TraceFailed`` and nothing
+    is written. Raises ``TraceFailed``."""
     from .trace.pyargs import write_launch_folder
 
     keep = None

@@ -299,6 +299,140 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
     return write_atomic(path, text)
 
 
+# ---------------------------------------------------------------------------- files in a user's folder
+
+OWN_MANIFEST = ".warpviz-written.json"      # the files warpviz wrote into a folder, with their SHA-256s
+MAX_MANIFEST_BYTES = 16 << 20
+
+
+class NotOursError(WarpvizError, FileExistsError):
+    """Files warpviz would write are in the folder already and it cannot prove it wrote them
+    (not in its manifest, or changed since): nothing was written."""
+
+    def __init__(self, folder: str | os.PathLike, names: list[str]):
+        FileExistsError.__init__(self, errno.EEXIST, "exists", str(Path(folder) / names[0]))
+        self.folder, self.names = Path(folder), sorted(names)
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.names[:3]) + (tr(" and {n} more", n=len(self.names) - 3) if len(self.names) > 3
+                                            else "")
+        return tr("{folder} already holds {names}, which warpviz did not write (or which changed since it did); "
+                  "warpviz never replaces files it did not make, so nothing was written. Choose a new or empty "
+                  "folder, or move them away.", folder=self.folder, names=shown)
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def written_by_warpviz(folder: str | os.PathLike, manifest: str = OWN_MANIFEST) -> dict[str, list[str]]:
+    """{name: [sha256, ...]} of the files warpviz wrote into ``folder`` (its manifest; {} when
+    there is none). A manifest warpviz did not write (a special file, too large, another
+    format) is NotOursError: it is the user's file and stays."""
+    import json
+    import re
+
+    path = Path(folder) / manifest
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError as err:
+        raise WriteError(path, err) from err
+    try:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_MANIFEST_BYTES:
+            raise ValueError
+        with open(path, "rb") as f:
+            doc = json.loads(f.read(MAX_MANIFEST_BYTES + 1).decode("utf-8"))
+        files = doc.get("files") if isinstance(doc, dict) and doc.get("written_by") == "warpviz" else None
+        if not isinstance(files, dict):
+            raise ValueError
+    except (OSError, ValueError, RecursionError):
+        raise NotOursError(folder, [manifest]) from None
+    return {n: h for n, h in files.items() if isinstance(n, str) and inside(folder, n) and "/" not in n
+            and isinstance(h, list) and all(isinstance(x, str) and re.fullmatch(r"[0-9a-f]{64}", x) for x in h)}
+
+
+def _write_manifest(folder: Path, files: dict[str, list[str]], manifest: str) -> None:
+    import json
+
+    doc = {"written_by": "warpviz", "what": "files warpviz wrote into this folder: it replaces only these, and "
+           "only while their content is unchanged", "files": dict(sorted(files.items()))}
+    write_atomic(folder / manifest, json.dumps(doc, indent=0) + "\n")
+
+
+def write_files(folder: str | os.PathLike, files, manifest: str = OWN_MANIFEST) -> Path:
+    """Write ``files`` ({name: bytes or text, or a function writing the file at the path it is
+    given}) into ``folder`` (made if needed), each atomically, without replacing anything
+    warpviz did not write: a name already there must be in the folder's manifest with its
+    content unchanged, else NotOursError before anything is written. The folder's other
+    entries are never touched. The manifest (``.warpviz-written.json``) then names every file
+    written with its SHA-256. Raises WriteError (a full disk...) with nothing half written:
+    the temporary files are removed."""
+    folder = Path(folder)
+    for name in files:
+        if not inside(folder, name) or Path(name).name != name or name == manifest:
+            raise ValueError(f"{name!r} is not a file name in {folder}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteError(folder, err) from err
+    known = written_by_warpviz(folder, manifest)
+    ours, theirs = set(), []
+    for name in files:
+        p = folder / name
+        if not os.path.lexists(p):
+            continue
+        try:
+            mine = stat.S_ISREG(os.lstat(p).st_mode) and name in known and sha256_file(p) in known[name]
+        except OSError:
+            mine = False
+        (ours.add(name) if mine else theirs.append(name))
+    if theirs:
+        raise NotOursError(folder, theirs)
+    temps: dict[str, Path] = {}
+    current = folder
+    try:
+        hashes = {}
+        for name, data in files.items():
+            current = folder / name
+            tmp = temps[name] = temp_beside(folder / name)
+            if callable(data):
+                data(tmp)
+            else:
+                with open(tmp, "wb") as f:
+                    f.write(data.encode("utf-8") if isinstance(data, str) else bytes(data))
+            hashes[name] = sha256_file(tmp)
+        both = dict(known)
+        for name, h in hashes.items():
+            both[name] = sorted(set(known.get(name, [])) | {h}) if name in ours else [h]
+        _write_manifest(folder, both, manifest)        # first: a crash half way leaves every file provably ours
+        for name, tmp in temps.items():
+            current = folder / name
+            (commit if name in ours else commit_new)(tmp, folder / name)
+        current = folder / manifest
+        _write_manifest(folder, {**known, **{n: [h] for n, h in hashes.items()}}, manifest)
+    except FileExistsError:                             # made by someone else meanwhile
+        raise NotOursError(folder, [current.name]) from None
+    except WriteError:
+        raise
+    except OSError as err:
+        raise WriteError(current, err) from err
+    finally:
+        for tmp in temps.values():
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+    return folder
+
+
 # ---------------------------------------------------------------------------- names from file content
 
 
@@ -334,4 +468,5 @@ def inside(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
 
 __all__ = ["umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "write_new", "commit", "commit_new",
            "fsync_file", "fsync_folder", "WriteError", "SpecialFileError", "real_target", "check_regular",
-           "write_failure", "os_error_words", "safe_name", "inside"]
+           "write_failure", "os_error_words", "safe_name", "inside", "write_files", "written_by_warpviz",
+           "NotOursError", "sha256_file", "OWN_MANIFEST"]

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WarpvizError
+from ..fileio import write_files
 from . import TraceError
 
 MAX_ARRAY_BYTES = 8 << 30         # one array copied to the host for a trace (a trace needs a small launch)
@@ -184,11 +185,22 @@ def _dims(v, what: str) -> list[int]:
     return out
 
 
+def _npy_writer(data: np.ndarray):
+    def write(path: Path) -> None:
+        with open(path, "wb") as f:
+            np.save(f, data, allow_pickle=False)
+    return write
+
+
 def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, shared_bytes: int = 0,
                         title: str = "", name: str = "kernel", notes: str = "") -> Path:
     """Write ``NAME.ptx``, ``argN.npy`` and ``NAME.launch.toml`` into ``folder`` (see the module
     doc) and return the launch file's path. Raises ``ArgumentError`` for an argument warpviz
-    cannot pass; everything else is checked when the launch file is loaded."""
+    cannot pass, before anything is written; ``viz.fileio.NotOursError`` when ``folder``
+    holds one of those files and warpviz did not write it (the folder's manifest,
+    ``.warpviz-written.json``, names what it wrote: a later run replaces only those);
+    ``WriteError`` when the disk refuses. Everything else is checked when the launch file
+    is loaded."""
     import tomli_w
 
     if not isinstance(ptx, str):
@@ -202,8 +214,7 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
         raise ArgumentError("args must be a list of the kernel's arguments (arrays, numbers, None)")
     args = list(args)
     params = entry_params(ptx, kernel)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.ptx").write_text(ptx, encoding="utf-8")
+    files: dict = {f"{name}.ptx": ptx}
     tables = []
     for k, x in enumerate(args, 1):
         p = params[k - 1] if params is not None and k <= len(params) else None
@@ -214,7 +225,7 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
             if h.count == 0:
                 tables.append({"type": "void*", "count": 0})
                 continue
-            np.save(folder / f"arg{k}.npy", h.data, allow_pickle=False)
+            files[f"arg{k}.npy"] = _npy_writer(h.data)
             tables.append({"type": h.type, "count": h.count, "fill": f"npy:arg{k}.npy"})
         else:
             if p is not None and p.pointer:
@@ -227,8 +238,11 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
     if notes:
         doc["notes"] = notes
     path = folder / f"{name}.launch.toml"
-    text = "# Written by warpviz from a launch made in Python; the arrays are argN.npy beside it.\n" + tomli_w.dumps(doc)
-    path.write_text(text, encoding="utf-8")
+    files[path.name] = ("# Written by warpviz from a launch made in Python; the arrays are argN.npy beside it.\n"
+                        + tomli_w.dumps(doc))
+    # Every argument is checked before anything is written; then each file atomically, and
+    # never over a file warpviz did not write (viz.fileio.write_files: NotOursError).
+    write_files(folder, files)
     return path
 
 
