@@ -796,6 +796,14 @@ def _qt_failed(path: Path, what: str = "") -> OSError:
         free = None
     if free is not None and free < (1 << 20):
         return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if soft != resource.RLIM_INFINITY and path.stat().st_size + (1 << 16) >= soft:
+            return OSError(errno.EFBIG, os.strerror(errno.EFBIG))      # the file-size limit (ulimit -f)
+    except (ImportError, OSError, ValueError):
+        pass
     return OSError(errno.EIO, what or f"Qt could not write {path.name}")
 
 
@@ -852,9 +860,8 @@ class _Ffmpeg:
     def send(self, frame: np.ndarray) -> None:
         try:
             self.proc.stdin.write(memoryview(np.ascontiguousarray(frame)).cast("B"))
-        except (BrokenPipeError, OSError) as err:
-            self.proc.wait()
-            raise OSError(err.errno, self._why() or str(err)) from None
+        except OSError as err:             # ffmpeg stopped reading: it failed (its status and words say why)
+            raise self._failure(self.proc.wait()) or err from None
 
     def _why(self) -> str:
         self.log.seek(0)
@@ -868,18 +875,25 @@ class _Ffmpeg:
         except OSError:
             pass
         rc = self.proc.wait()
-        why = self._why()
+        err = self._failure(rc)
         self.log.close()
-        if rc != 0:
-            import signal
+        if err is not None:
+            raise err
 
-            how = (f"ffmpeg was stopped by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals()
-                   else f"ffmpeg exited with status {rc}")
-            low = why.lower()
-            code = (errno.ENOSPC if "no space left" in low
-                    else errno.EFBIG if "too large" in low or rc == -getattr(signal, "SIGXFSZ", 0)
-                    else errno.EIO)
-            raise OSError(code, f"{how}: {why}" if why else how)
+    def _failure(self, rc: int) -> OSError | None:
+        """ffmpeg's exit status ``rc`` as an OSError in words (None: it succeeded)."""
+        if rc == 0:
+            return None
+        import signal
+
+        why = self._why()
+        how = (f"ffmpeg was stopped by {signal.Signals(-rc).name}" if rc < 0 and -rc in signal.valid_signals()
+               else f"ffmpeg exited with status {rc}")
+        low = why.lower()
+        code = (errno.ENOSPC if "no space left" in low
+                else errno.EFBIG if "too large" in low or rc == -getattr(signal, "SIGXFSZ", 0)
+                else errno.EIO)
+        return OSError(code, f"{how}: {why}" if why else how)
 
     def kill(self) -> None:
         if self.proc.poll() is None:
