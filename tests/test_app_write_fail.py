@@ -109,3 +109,92 @@ def test_a_recovery_folder_that_cannot_be_made_is_a_message_and_the_edits_go_to_
     kept = data / "scenarios" / "transpose-tile-edited.toml"
     assert "ROWS = 4" in kept.read_text() and w.last_write_error == ""
     w.close()
+
+
+# ---------------------------------------------------------------------------- two windows, special files
+
+
+def test_two_windows_keeping_copies_at_once_never_overwrite_each_other(qtbot, user_dirs, monkeypatch):
+    """Two windows (two processes in real life) edit the same built-in and open another
+    scenario at the same moment: both pick transpose-tile-edited.toml as the free name.
+    The second must not replace the first's copy: it takes the next name."""
+    from app_helpers import make_window
+    from viz.app import window as window_mod
+
+    a = make_window(qtbot, "transpose-tile")
+    b = make_window(qtbot, "transpose-tile")
+    for w in (a, b):
+        w.close_losing_edits = lambda: True
+    a.session.set_text(a.session.text + "\n# window A\n")
+    b.session.set_text(b.session.text + "\n# window B\n")
+    real = window_mod.unique_user_path
+    first = real("transpose-tile-edited")
+    calls = []
+
+    def asked_before_either_wrote(stem):
+        calls.append(stem)
+        return first if len(calls) <= 2 else real(stem)
+
+    monkeypatch.setattr(window_mod, "unique_user_path", asked_before_either_wrote)
+    kept_a = a._keep_unsaved_edits()
+    kept_b = b._keep_unsaved_edits()
+    assert kept_a == first and kept_b != first and kept_b.name == "transpose-tile-edited-2.toml"
+    assert "# window A" in kept_a.read_text() and "# window B" in kept_b.read_text()
+    assert a.last_write_error == "" and b.last_write_error == ""
+    a.close()
+    b.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_recovery_file_that_is_a_fifo_is_a_message_not_a_hang(qtbot, user_dirs):
+    import stat
+
+    from app_helpers import make_window
+
+    rec = user_dirs / "data" / "recovery"
+    rec.mkdir(parents=True)
+    os.mkfifo(rec / "unsaved.toml")
+    w = make_window(qtbot, "transpose-tile")
+    w.close_losing_edits = lambda: True
+    w.session.set_text(w.session.text + "\n# typed\n")
+    assert w.autosave() is False
+    assert "FIFO" in w.last_write_error and "stays in the editor" in w.last_write_error
+    assert stat.S_ISFIFO(os.lstat(rec / "unsaved.toml").st_mode) and sorted(os.listdir(rec)) == ["unsaved.toml"]
+    assert "# typed" in w.session.text
+    w.close()
+
+
+def test_concurrent_autosaves_of_one_file_all_succeed(tmp_path):
+    """Writers of one path at once (two windows on one scenario, the recovery file) while a
+    third removes it (the other window's "clear the recovery file"): each write is whole,
+    none fails for the others' temporary files, renames or removal."""
+    import threading
+
+    from viz.fileio import write_atomic
+
+    path = tmp_path / "unsaved.toml"
+    texts = [f"# writer {k}\n" * 200 for k in range(3)]
+    errors = []
+    start = threading.Barrier(4)
+
+    def writer(text):
+        start.wait()
+        for _ in range(60):
+            try:
+                write_atomic(path, text)
+            except Exception as err:  # noqa: BLE001 - the test collects every failure
+                errors.append(err)
+
+    def clearer():
+        start.wait()
+        for _ in range(200):
+            path.unlink(missing_ok=True)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in texts] + [threading.Thread(target=clearer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == []
+    assert set(os.listdir(tmp_path)) <= {"unsaved.toml"}           # no temporary file left
+    assert not path.exists() or path.read_text() in texts

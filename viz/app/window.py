@@ -3,6 +3,7 @@ presentation mode, open / drop / save, autosave and crash recovery, settings."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, Q
                                QProgressBar, QSizePolicy, QStackedWidget, QVBoxLayout, QWidget)
 
 from .. import i18n
-from ..fileio import WriteError, write_atomic, write_failure
+from ..fileio import WriteError, write_atomic, write_failure, write_new
 from ..frames import Cursor
 from ..i18n import tr
 from ..render.theme import THEME_LABELS, THEMES, theme
@@ -532,12 +533,8 @@ class MainWindow(QMainWindow):
             return None
         self.editor.flush()
         stem = (self.session.path.stem if self.session.path else "scenario") + "-mine"
-        try:
-            path = unique_user_path(stem.replace("-mine-mine", "-mine"))
-        except OSError as err:          # the scenarios folder cannot be made
-            self._write_failed(_failed_path(err, "scenarios"), err)
-            return None
-        if not self._write(path, self.session.text):
+        path = self._write_copy(stem.replace("-mine-mine", "-mine"))
+        if not path:
             return None
         self._clear_recovery()
         self.session.path = path
@@ -557,12 +554,8 @@ class MainWindow(QMainWindow):
         if not self.session.text or self.is_user_file(p) or not self.modified():
             return None
         stem = (p.stem if p else "untitled") + "-edited"
-        try:
-            copy = unique_user_path(stem)
-        except OSError as err:
-            self._write_failed(_failed_path(err, "scenarios"), err)
-            return False
-        if not self._write(copy, self.session.text):
+        copy = self._write_copy(stem)
+        if not copy:
             return False
         self._clear_recovery()
         self.library.reload()
@@ -590,12 +583,37 @@ class MainWindow(QMainWindow):
         except OSError as err:
             self._write_failed(path, err)
             return False
+        self._wrote()
+        return True
+
+    def _write_copy(self, stem: str) -> Path | None:
+        """The text as a new file in your scenarios (``stem.toml``, ``stem-2.toml``...), never
+        over another: a name another window took a moment ago is skipped
+        (``viz.fileio.write_new``). None, with the message shown, when it could not be written."""
+        for _ in range(1000):
+            try:
+                path = unique_user_path(stem)
+            except OSError as err:          # the scenarios folder cannot be made
+                self._write_failed(_failed_path(err, "scenarios"), err)
+                return None
+            try:
+                write_new(path, self.session.text)
+            except FileExistsError:         # another window (or process) took the name first
+                continue
+            except OSError as err:
+                self._write_failed(path, err)
+                return None
+            self._wrote()
+            return path
+        self._write_failed(settings.user_scenario_dir(), OSError(errno.EEXIST, "no free file name"))
+        return None
+
+    def _wrote(self) -> None:
         if self.last_write_error:           # it works again: the warning goes
             self.last_write_error = ""
             self.editor.show_info("")
             self.statusBar().clearMessage()
             self._update_title()
-        return True
 
     def _write_failed(self, path: Path, err: OSError) -> None:
         """Say that ``path`` could not be written and why, in the status bar (until the next
