@@ -10,6 +10,7 @@ tests/test_trace_pyargs.py (no Qt there, so that the GPU machine runs them).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import types
@@ -333,3 +334,34 @@ def test_triton_params_flatten_tuples_and_skip_constexprs():
         triton_params(sig, {"p": "P", "t": 1, "c": 9, "n": 4})
     with pytest.raises(ArgumentError, match="`n` was not given"):
         triton_params(sig, {"p": "P", "t": (1, (2, 3)), "c": 9})
+
+
+def test_keep_folder_never_overwrites_the_users_files(tmp_path):
+    """trace_ptx(keep_folder=d) with d/add_kernel.ptx of the user's: refused before anything
+    is written (it was overwritten in place before any check); a folder of warpviz's own
+    launch files is reused; other files in it stay."""
+    x = np.ones(4096, np.float32)
+    args = [x, x, np.zeros(4096, np.float32), 4096, None, None]
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "add_kernel.ptx").write_text("// my kernel")
+    (d / "arg1.npy").write_bytes(b"my data")
+    (d / "notes.md").write_text("mine")
+    with pytest.raises(api.TraceFailed, match=r"keep_folder: .*add_kernel.ptx, arg1.npy, which warpviz did not write"):
+        api.trace_ptx(ADD_PTX, "add_kernel", (4,), (128,), args, keep_folder=d)
+    assert sorted(os.listdir(d)) == ["add_kernel.ptx", "arg1.npy", "notes.md"]
+    assert (d / "add_kernel.ptx").read_text() == "// my kernel" and (d / "arg1.npy").read_bytes() == b"my data"
+
+    # an argument warpviz cannot pass: refused before the PTX is written
+    e = tmp_path / "e"
+    with pytest.raises(ArgumentError):
+        write_launch_folder(e, ADD_PTX, "add_kernel", (4,), (128,), [x, object()])
+    assert not e.exists()
+
+    # warpviz's own launch folder, written twice: the second replaces its own files
+    p = write_launch_folder(e, ADD_PTX, "add_kernel", (4,), (128,), args)
+    (e / "mine.txt").write_text("mine")
+    p2 = write_launch_folder(e, ADD_PTX, "add_kernel", (4,), (128,), [np.arange(4096, dtype=np.float32), *args[1:]])
+    assert p == p2 and sorted(os.listdir(e)) == [".warpviz-written.json", "arg1.npy", "arg2.npy", "arg3.npy",
+                                                 "kernel.launch.toml", "kernel.ptx", "mine.txt"]
+    assert np.array_equal(np.load(e / "arg1.npy"), np.arange(4096, dtype=np.float32))

@@ -160,3 +160,153 @@ def test_any_text_becomes_one_name_inside_the_folder(text):
 ])
 def test_inside(path, ok):
     assert inside("/tmp/exports", path) is ok
+
+
+# ---------------------------------------------------------------------------- never over what warpviz did not make
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_is_refused_before_anything_is_written_and_stays(tmp_path):
+    from viz.fileio import SpecialFileError, WriteError
+
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    with pytest.raises(SpecialFileError) as got:
+        write_atomic(fifo, "{}")
+    assert isinstance(got.value, WriteError) and isinstance(got.value, OSError)
+    assert str(got.value).startswith(f"Will not write {fifo}: it is a FIFO (named pipe), not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["results.json"]
+
+
+def test_a_fifo_put_there_while_writing_is_refused_at_the_rename(tmp_path):
+    from viz.fileio import SpecialFileError
+
+    target = tmp_path / "t.wvtrace"
+    with pytest.raises(SpecialFileError):
+        with atomic_target(target) as tmp:
+            tmp.write_bytes(b"data")
+            os.mkfifo(target)                   # swapped in meanwhile
+    assert stat.S_ISFIFO(os.lstat(target).st_mode) and os.listdir(tmp_path) == ["t.wvtrace"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+@pytest.mark.parametrize("where", ["/dev/null", "/proc/self/comm"])
+def test_dev_and_proc_are_never_written_even_through_a_link(tmp_path, where):
+    from viz.fileio import SpecialFileError
+
+    if not os.path.exists(where):
+        pytest.skip(f"no {where}")
+    link = tmp_path / "out.json"
+    link.symlink_to(where)
+    with pytest.raises(SpecialFileError):
+        write_atomic(link, "x")
+    with pytest.raises(SpecialFileError):
+        write_atomic(where, "x")
+    assert link.is_symlink() and os.listdir(tmp_path) == ["out.json"]
+
+
+def test_a_folder_is_refused(tmp_path):
+    from viz.fileio import SpecialFileError
+
+    (tmp_path / "d").mkdir()
+    with pytest.raises(SpecialFileError, match="it is a folder"):
+        write_atomic(tmp_path / "d", "x")
+
+
+def test_a_link_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "store" / "settings.toml"
+    real.parent.mkdir()
+    real.write_text("old")
+    os.chmod(real, 0o640)
+    link = tmp_path / "settings.toml"
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink() and real.read_text() == "new" and stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["settings.toml", "store"] and os.listdir(real.parent) == ["settings.toml"]
+
+
+def test_write_new_never_replaces(tmp_path):
+    from viz.fileio import write_new
+
+    p = tmp_path / "copy.toml"
+    write_new(p, "first")
+    with pytest.raises(FileExistsError):
+        write_new(p, "second")
+    assert p.read_text() == "first" and os.listdir(tmp_path) == ["copy.toml"]
+
+
+def test_write_new_races_one_winner(tmp_path):
+    """Eight writers of one new name at once: exactly one wins, the others get FileExistsError."""
+    import threading
+
+    from viz.fileio import write_new
+
+    p = tmp_path / "copy.toml"
+    start = threading.Barrier(8)
+    won, lost = [], []
+
+    def one(k):
+        start.wait()
+        try:
+            write_new(p, f"writer {k}")
+            won.append(k)
+        except FileExistsError:
+            lost.append(k)
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(won) == 1 and len(lost) == 7 and p.read_text() == f"writer {won[0]}"
+    assert os.listdir(tmp_path) == ["copy.toml"]
+
+
+def test_write_files_goes_beside_the_users_files_and_replaces_only_its_own(tmp_path):
+    from viz.fileio import NotOursError, write_files
+
+    d = tmp_path / "keep"
+    d.mkdir()
+    (d / "notes.txt").write_text("mine")
+    write_files(d, {"k.ptx": "ptx 1", "arg1.npy": b"\x93NUMPY1"})
+    assert sorted(os.listdir(d)) == [".warpviz-written.json", "arg1.npy", "k.ptx", "notes.txt"]
+    write_files(d, {"k.ptx": "ptx 2"})                                  # its own: replaced
+    assert (d / "k.ptx").read_text() == "ptx 2" and (d / "notes.txt").read_text() == "mine"
+    (d / "k.ptx").write_text("edited by the user")                      # changed: theirs now
+    with pytest.raises(NotOursError, match="k.ptx, which warpviz did not write"):
+        write_files(d, {"k.ptx": "ptx 3", "arg2.npy": b"x"})
+    assert (d / "k.ptx").read_text() == "edited by the user" and not (d / "arg2.npy").exists()
+    with pytest.raises(NotOursError, match="notes.txt"):
+        write_files(d, {"notes.txt": "x"})
+    assert (d / "notes.txt").read_text() == "mine"
+    with pytest.raises(ValueError):
+        write_files(d, {"../escape.txt": "x"})
+    assert sorted(os.listdir(tmp_path)) == ["keep"]
+
+
+def test_write_files_on_a_full_disk_leaves_no_temporary_file(tmp_path, monkeypatch):
+    import errno
+
+    import viz.fileio as fileio
+    from viz.fileio import WriteError, write_files
+
+    d = tmp_path / "keep"
+    d.mkdir()
+    (d / "k.ptx").write_text("the user's")
+    real = fileio.sha256_file
+    calls = []
+
+    def failing(path):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path)
+
+    monkeypatch.setattr(fileio, "sha256_file", failing)
+    with pytest.raises(WriteError, match="disk is full"):
+        write_files(tmp_path / "new", {"a.ptx": "a", "b.npy": b"b"})
+    assert sorted(os.listdir(tmp_path)) == ["keep"]                    # the folder it made is gone again
+    calls.clear()
+    with pytest.raises(WriteError, match="disk is full"):
+        write_files(d, {"a.ptx": "a", "b.npy": b"b"})
+    assert sorted(os.listdir(d)) == ["k.ptx"] and (d / "k.ptx").read_text() == "the user's"

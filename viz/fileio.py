@@ -379,10 +379,24 @@ def write_files(folder: str | os.PathLike, files, manifest: str = OWN_MANIFEST) 
     for name in files:
         if not inside(folder, name) or Path(name).name != name or name == manifest:
             raise ValueError(f"{name!r} is not a file name in {folder}")
+    created = not os.path.lexists(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise WriteError(folder, err) from err
+    try:
+        _write_files(folder, files, manifest)
+    except BaseException:
+        if created:
+            try:
+                os.rmdir(folder)            # made here, and empty again: gone (never when it holds anything)
+            except OSError:
+                pass
+        raise
+    return folder
+
+
+def _write_files(folder: Path, files, manifest: str) -> None:
     known = written_by_warpviz(folder, manifest)
     ours, theirs = set(), []
     for name in files:
@@ -430,7 +444,6 @@ def write_files(folder: str | os.PathLike, files, manifest: str = OWN_MANIFEST) 
                 tmp.unlink()
             except FileNotFoundError:
                 pass
-    return folder
 
 
 # ---------------------------------------------------------------------------- names from file content
