@@ -212,3 +212,37 @@ def test_copy_frame_puts_the_picture_on_the_clipboard(qtbot, window):
     w.a_copy_frame_slide.trigger()
     assert clip.image().size().toTuple() == (1920, 1080)
     assert w.a_copy_frame in w.m_edit.actions()
+
+
+def test_a_png_sequence_into_the_users_folder_keeps_their_files(qtbot, window, tmp_path):
+    """File → Export… → PNG sequence into a folder of the user's (it used to be emptied:
+    holiday.png, .notes and .git gone): the frames go in beside them; a frame file warpviz
+    did not write is a message in the dialog, and nothing changes."""
+    pics = tmp_path / "pics"
+    (pics / ".git").mkdir(parents=True)
+    (pics / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (pics / "album.png").mkdir()
+    (pics / "album.png" / "a.jpg").write_bytes(b"a photo")
+    (pics / "holiday.png").write_bytes(b"my holiday")
+    (pics / ".notes").write_text("notes")
+    w = window
+    w.session.go(instr=8, frame=0)
+    d = open_dialog(qtbot, w)
+    small(qtbot, d)
+    type_into(qtbot, d.path, str(pics) + "/")
+    assert d.format.currentData() == "png-sequence"
+    type_into(qtbot, d.frames, "1-3")
+    msg = export_now(qtbot, d)
+    assert msg.startswith("Wrote") and d.result.pictures == 3
+    assert sorted(p.name for p in pics.iterdir()) == [".git", ".notes", ".warpviz-frames.json", "album.png",
+                                                      "frame_00001.png", "frame_00002.png", "frame_00003.png",
+                                                      "holiday.png"]
+    assert (pics / "holiday.png").read_bytes() == b"my holiday" and (pics / "album.png" / "a.jpg").exists()
+    assert (pics / ".git" / "HEAD").exists() and (pics / ".notes").read_text() == "notes"
+
+    (pics / "frame_00002.png").write_bytes(b"drawn over by hand")
+    msg = export_now(qtbot, d)
+    assert msg.startswith("Not exported") and "frame_00002.png" in msg and "did not write" in msg
+    assert (pics / "frame_00002.png").read_bytes() == b"drawn over by hand"
+    assert leftovers(pics) == [".git", ".notes", ".warpviz-frames.json"] and not leftovers(tmp_path)   # no .warpviz-part-*
+    assert w.isVisible() and d.isVisible()
