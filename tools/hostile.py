@@ -9,7 +9,10 @@ Each case is one file and one command (``warpviz analyze FILE``, ``warpviz expor
 opens the file offscreen and runs its event loop for a while). A case passes when the command
 ends within 30 s and 4 GiB of address space, with exit status 0 or 2, no Python traceback on
 its output, and no planted command ran (launch files plant ``$(touch MARKER)`` and kin; the
-runner looks for every marker afterwards). The table printed last lists the failures.
+runner looks for every marker afterwards). ``dataloss`` cases (``_data_loss``) run a command
+that writes user data (an export into a folder of the user's, to a FIFO, under ``ulimit
+-f``, ``trace_ptx(keep_folder=...)``...) and also fail when any file they name lost a byte
+or changed kind. The table printed last lists the failures.
 
 The files are made here, from the shipped traces and launch files and from text: nothing is
 downloaded. The corpus is not part of the test suite (it takes minutes); the suite has the
@@ -316,6 +319,139 @@ def _traces(d: Path, cases: list) -> None:
         cases.append((d / "devzero.wvtrace", c))
 
 
+# ----------------------------------------------------------------------------- data loss (issue 29, item 1)
+
+def _users_folder(d: Path) -> None:
+    """A folder of the user's as the attacker had it: a picture, a dot-file, a .git folder, a
+    subfolder named like a picture."""
+    (d / ".git").mkdir(parents=True)
+    (d / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (d / "album.png").mkdir()
+    (d / "album.png" / "a.jpg").write_bytes(b"\xff\xd8 a photo")
+    (d / "holiday.png").write_bytes(b"\x89PNG my holiday")
+    (d / ".notes").write_text("my notes")
+
+
+KEEP_FOLDER = """
+import sys, numpy as np, warpviz
+from pathlib import Path
+ptx = Path(sys.argv[1]).read_text()
+x = np.ones(4096, np.float32)
+try:
+    warpviz.trace_ptx(ptx, "add_kernel", (4,), (128,), [x, x, x, 4096, None, None], keep_folder=sys.argv[2])
+except warpviz.TraceFailed as err:
+    print(f"warpviz: {err}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+VIDEO_SAVE = """
+import sys, warpviz
+from viz.export import ExportError
+try:
+    warpviz.scenario("transpose-tile").animation(9, "1-2", size=(160, 90)).save(sys.argv[1])
+except ExportError as err:
+    print(f"warpviz: {err}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def _data_loss(d: Path, cases: list) -> None:
+    """Writes of user data that must not delete or replace what warpviz did not make. Each
+    case is a ``dataloss`` command: the driver (``DATALOSS_DRIVER``) records the files it
+    names, runs the command, and fails the case (exit 3) when any of them lost a byte,
+    changed kind (a FIFO, a link) or when something new appeared beside them that is not
+    warpviz's own output."""
+    def add(name: str, argv: list, keep: list[str], limit_kb: int | None = None, python: str | None = None,
+            beside: list[str] | None = None) -> None:
+        spec = {"argv": argv, "keep": keep, "limit_kb": limit_kb, "python": python, "beside": beside or []}
+        p = d / f"{name}.case.json"
+        p.write_text(json.dumps(spec, indent=1))
+        cases.append((p, ("dataloss",)))
+
+    ex = ["-m", "viz.cli", "export", "transpose-tile", "-i", "9", "--frames", "1-3", "--size", "320x180"]
+    _users_folder(d / "pics")
+    add("export-into-users-folder", [*ex, "--out", "pics/"], ["pics"])
+    _users_folder(d / "pics-frame")
+    (d / "pics-frame" / "frame_00002.png").write_bytes(b"the user's own frame")
+    add("export-over-users-frame", [*ex, "--out", "pics-frame/"], ["pics-frame"])
+    (d / "real").mkdir()
+    (d / "real" / "shot.png").write_bytes(b"\x89PNG the user's only picture")    # only PNGs: the old code swapped it
+    (d / "linkpics").symlink_to("real")
+    add("export-into-linked-folder", [*ex, "--out", "linkpics/"], ["linkpics", "real"], beside=["linkpics", "real"])
+    _users_folder(d / "video-save")
+    add("video-save-into-users-folder", [], ["video-save"], python=VIDEO_SAVE + "\n#video-save/")
+    for name in ("fifo.png", "fifo.mp4", "fifo.gif", "fifo.svg"):
+        os.mkfifo(d / name)
+        add(f"export-to-{name}", [*ex, "--out", name], [name])
+    (d / "null.png").symlink_to("/dev/null")
+    add("export-to-dev-null-link", [*ex, "--out", "null.png"], ["null.png"])
+    os.mkfifo(d / "layout-fifo.png")
+    add("layout-to-fifo", ["-m", "viz.cli", "layout", "(8,8):(8,1)", "--out", "layout-fifo.png"], ["layout-fifo.png"])
+    os.mkfifo(d / "matrix-fifo.svg")
+    add("matrix-to-fifo", ["-m", "viz.cli", "matrix", "ldmatrix-x4-tile", "--out", "matrix-fifo.svg"],
+        ["matrix-fifo.svg"])
+    os.mkfifo(d / "bench-fifo.json")
+    add("bench-to-fifo", ["-m", "viz.cli", "bench", "--traces", str(ROOT / "assets" / "traces" / "copy_float.wvtrace"),
+                          "--dry-run", "--out", "bench-fifo.json"], ["bench-fifo.json"])
+    (d / "good.mp4").write_bytes(b"the previous good video")
+    add("mp4-under-ulimit-f", [*ex, "--out", "good.mp4"], ["good.mp4"], limit_kb=8)
+    (d / "good-seq").mkdir()
+    add("png-sequence-under-ulimit-f", [*ex, "--out", "good-seq/"], ["good-seq"], limit_kb=8)
+    (d / "keep").mkdir()
+    (d / "keep" / "add_kernel.ptx").write_text("// the user's kernel")
+    (d / "keep" / "arg1.npy").write_bytes(b"the user's data")
+    add("trace-ptx-keep-folder", [], ["keep"],
+        python=KEEP_FOLDER + f"\n#{ROOT / 'tests' / 'data' / 'ptx' / 'triton_add.ptx'} keep")
+
+
+DATALOSS_DRIVER = r"""
+import hashlib, json, os, resource, stat, subprocess, sys
+spec = json.load(open(sys.argv[1]))
+here = os.path.dirname(os.path.abspath(sys.argv[1]))
+def walk(p):
+    out = {}
+    st = os.lstat(p)
+    if stat.S_ISLNK(st.st_mode):
+        return {p: ("link", os.readlink(p))}
+    if stat.S_ISDIR(st.st_mode):
+        out[p] = ("dir", None)
+        for n in os.listdir(p):
+            out.update(walk(os.path.join(p, n)))
+        return out
+    if stat.S_ISREG(st.st_mode):
+        return {p: ("file", hashlib.sha256(open(p, "rb").read()).hexdigest())}
+    return {p: (stat.S_IFMT(st.st_mode), None)}
+os.chdir(here)
+keep = [k for k in spec["keep"]]
+before = {}
+for k in keep:
+    before.update(walk(k))
+listing = sorted(os.listdir("."))
+def limit():
+    os.setsid()
+    if spec["limit_kb"]:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (spec["limit_kb"] * 1024, resource.RLIM_INFINITY))
+if spec["python"]:
+    code, _, args = spec["python"].rpartition("\n#")
+    argv = [sys.executable, "-c", code, *args.split()]
+else:
+    argv = [sys.executable, *spec["argv"]]
+p = subprocess.run(argv, capture_output=True, text=True, errors="replace", preexec_fn=limit, timeout=25)
+sys.stdout.write(p.stdout)
+sys.stderr.write(p.stderr)
+after = {}
+for k in keep:
+    after.update(walk(k))
+lost = [f"{k}: {v} -> {after.get(k)}" for k, v in before.items() if after.get(k) != v]
+stems = tuple("." + k.rstrip("/").split(".")[0] for k in keep)     # .linkpics.old-*, .good.*.part.mp4 ...
+new_beside = [n for n in sorted(os.listdir(".")) if n not in listing and n.startswith(stems)]
+if lost or new_beside:
+    print("DATA LOSS: " + "; ".join(lost + [f"new beside: {n}" for n in new_beside]), file=sys.stderr)
+    sys.exit(3)
+sys.exit(p.returncode)
+"""
+
+
 def make(out: Path) -> list:
     if out.exists():
         shutil.rmtree(out)
@@ -329,6 +465,8 @@ def make(out: Path) -> list:
             _launch_files(d, markers, cases)
         else:
             fn(d, cases)
+    (out / "dataloss").mkdir()
+    _data_loss(out / "dataloss", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
@@ -401,6 +539,8 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
     if what == "app":
         return [sys.executable, "-c", APP_DRIVER, str(path)]
+    if what == "dataloss":
+        return [sys.executable, "-c", DATALOSS_DRIVER, str(path)]
     raise ValueError(what)
 
 
