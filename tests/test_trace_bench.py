@@ -5,6 +5,7 @@ timed as the kernels/ entry of the same launch is."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +195,62 @@ def test_dry_run_builds_and_predicts_a_traced_launch(capsys):
     b = tracebench.build_all(items)["reduce_tree"]
     assert b.resources["registers"] > 0 and b.resources["shared_bytes"] == 1024
     assert len(b.resources["flow"]["barriers"]) >= 2
+
+
+@nvcc
+def test_dry_run_out_on_a_full_disk_exits_2_in_one_sentence_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """bench --traces --out on a full disk (a traceback before): the results file's write
+    fails with ENOSPC at the first os.write of the temporary file; exit 2, one sentence,
+    the old file whole, no temporary file."""
+    import errno
+
+    from viz import fileio
+    from viz.cli import main
+
+    out = tmp_path / "r.json"
+    out.write_text('{"old": true}')
+    real_open = open
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    def full_open(path, mode="r", *a, **k):
+        f = real_open(path, mode, *a, **k)
+        return Full(f) if "w" in mode and str(path).startswith(str(tmp_path)) else f
+
+    monkeypatch.setattr(fileio, "open", full_open, raising=False)
+    assert main(["bench", "--traces", "--dry-run", str(TRACES / "copy_guarded.wvtrace"), "--out", str(out)]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warpviz:")]
+    assert err == [f"warpviz: Could not write {out}: the disk is full (No space left on device). The file keeps its "
+                   "old content."]
+    assert out.read_text() == '{"old": true}' and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+@nvcc
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_dry_run_out_to_a_fifo_is_refused(tmp_path, capsys):
+    import stat
+
+    from viz.cli import main
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    assert main(["bench", "--traces", "--dry-run", str(TRACES / "copy_guarded.wvtrace"), "--out", str(fifo)]) == 2
+    assert "FIFO" in capsys.readouterr().err and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert os.listdir(tmp_path) == ["r.json"]
 
 
 def test_bad_trace_name_exits_2(tmp_path, capsys):
