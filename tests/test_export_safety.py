@@ -292,8 +292,12 @@ def test_the_cli_refuses_with_one_sentence_and_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
-@pytest.mark.parametrize("argv", [["layout", "(8,8):(8,1)"], ["matrix", "ldmatrix-x4-tile"]])
-def test_layout_and_matrix_out_refuse_a_fifo(tmp_path, capsys, argv):
+@pytest.mark.parametrize("argv", [["layout", "(8,8):(8,1)"], ["matrix", "ldmatrix-x4-tile"], ["calibrate"],
+                                  ["bench", "transpose-tile"], ["bench", "--traces", "--dry-run"],
+                                  ["trace", str(ROOT / "kernels" / "copy_float.launch.toml")]])
+def test_every_out_refuses_a_fifo_before_it_starts(tmp_path, capsys, argv):
+    """layout/matrix --out, and the GPU commands' --out before minutes of measuring (here,
+    with no GPU, the refusal must come first: it names the FIFO, not the missing GPU)."""
     fifo = tmp_path / "m.png"
     os.mkfifo(fifo)
     assert main([*argv, "--out", str(fifo)]) == 2

@@ -184,6 +184,8 @@ def cmd_calibrate(args) -> int:
         for key, (unit, how) in FIGURES.items():
             print(f"  {key} [{unit}]: {how}")
         return 0
+    if _refused_out(args.out):
+        return _fail(_refused_out(args.out))
     try:
         from .worker import ProcessSession
 
@@ -235,6 +237,20 @@ def format_validation(results: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _refused_out(path) -> str | None:
+    """Why ``--out`` cannot be written, said before minutes of measurement (a FIFO, a device,
+    a folder: ``viz.fileio.real_target``); None when it can be tried."""
+    if not path:
+        return None
+    from ..fileio import WriteError, real_target
+
+    try:
+        real_target(path)
+    except WriteError as err:
+        return str(err)
+    return None
+
+
 def cmd_bench(args) -> int:
     from ..scenario import ScenarioError
     from . import results as res
@@ -242,6 +258,8 @@ def cmd_bench(args) -> int:
 
     if getattr(args, "traces", False):
         return cmd_bench_traces(args)
+    if _refused_out(args.out):
+        return _fail(_refused_out(args.out))
     try:
         items = _items(args)
     except ScenarioError as err:
@@ -305,6 +323,8 @@ def cmd_bench_traces(args) -> int:
             for line in heldout_summary():
                 print(line)
         return 0
+    if _refused_out(args.out):
+        return _fail(_refused_out(args.out))
     items = traced_launches(args.scenarios or None)
     if not items:
         return _fail("nothing to time: no shipped traces and none named")

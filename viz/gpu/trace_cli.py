@@ -36,6 +36,13 @@ def cmd_trace(args) -> int:
         blocks = parse_blocks(args.blocks, launch.blocks, launch.path) if args.blocks else None
     except TraceError as err:
         return _fail(str(err))
+    if args.out:
+        from ..fileio import WriteError, real_target
+
+        try:
+            real_target(args.out)           # a FIFO, a device, a folder: refused before the kernel runs
+        except WriteError as err:
+            return _fail(str(err))
     try:
         return _trace(launch, blocks, args)
     except TraceError as err:
