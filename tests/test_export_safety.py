@@ -302,3 +302,47 @@ def test_every_out_refuses_a_fifo_before_it_starts(tmp_path, capsys, argv):
     os.mkfifo(fifo)
     assert main([*argv, "--out", str(fifo)]) == 2
     assert "FIFO" in capsys.readouterr().err and os.listdir(tmp_path) == ["m.png"]
+
+
+def test_a_failure_while_moving_the_frames_in_leaves_only_provable_frames(plain, tmp_path, monkeypatch):
+    """The disk fails after the first frame went in: the user's files are whole, the message
+    says how far it got, and every frame in the folder is listed in the manifest, so the
+    next export replaces them (none is left as an unknown frame_*.png)."""
+    import viz.fileio as fileio
+
+    pics = tmp_path / "pics"
+    before = users_folder(pics)
+    real = fileio.commit_new
+    calls = []
+
+    def failing(tmp, path):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(errno.EIO, "Input/output error")
+        real(tmp, path)
+
+    monkeypatch.setattr(fileio, "commit_new", failing)
+    with pytest.raises(ExportError, match="writing stopped after 1 of 4 frames"):
+        export(plain, pics, SMALL, FOUR, png_sequence=True)
+    assert theirs(pics, before) == before
+    assert sorted(p.name for p in pics.glob("frame_*.png")) == FRAMES4[:1]
+    assert not [p for p in pics.iterdir() if p.name.startswith(".warpviz-part")]
+    monkeypatch.undo()
+    export(plain, pics, SMALL, TWO, png_sequence=True)                # the frame left behind is provably warpviz's
+    assert sorted(p.name for p in pics.glob("frame_*.png")) == FRAMES4[:2] and theirs(pics, before) == before
+
+
+def test_write_new_without_hard_links_still_never_replaces(tmp_path, monkeypatch):
+    """A file system without hard links (FAT, some network shares): the name is reserved with
+    O_EXCL instead."""
+    import viz.fileio as fileio
+
+    def no_link(a, b):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(fileio.os, "link", no_link)
+    p = tmp_path / "copy.toml"
+    fileio.write_new(p, "first")
+    with pytest.raises(FileExistsError):
+        fileio.write_new(p, "second")
+    assert p.read_text() == "first" and os.listdir(tmp_path) == ["copy.toml"]
