@@ -403,16 +403,21 @@ def _opens_in_the_app(word: str) -> bool:
     from .assets import _exists, named_trace, scenario_dir
 
     if _exists(Path(word)):
-        return True
+        return not Path(word).is_dir()          # a folder is not a file to open
     if "/" in word or "\\" in word or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}", word):
         return False
     return _exists(scenario_dir() / f"{word}.toml") or named_trace(word) is not None
 
 
 def _unknown_word(word: str) -> int:
+    from .assets import _exists
+
     shown = repr(word if len(word) <= 80 else word[:80] + "...")      # repr: no control character reaches the terminal
     looks_like_a_file = "/" in word or "\\" in word or word.endswith((".toml", ".wvtrace"))
-    what = f"{shown}: no such file" if looks_like_a_file else f"unknown command or file {shown}"
+    if _exists(Path(word)):                                            # only a folder gets here
+        what = f"{shown} is a folder, not a scenario or trace file"
+    else:
+        what = f"{shown}: no such file" if looks_like_a_file else f"unknown command or file {shown}"
     return _fail(f"{what}; commands: {', '.join(COMMANDS)}. A scenario file, a trace file, a built-in scenario's "
                  "name (`warpviz list`) or a shipped trace's name (`warpviz list --traces`) opens the app; "
                  "`warpviz --help` says more")
