@@ -210,3 +210,27 @@ def test_gpu_a_plain_script_traces_triton_at_module_level_once(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["traced softmax_kernel True"], r.stdout
     assert "bootstrapping" not in r.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the stand-in executable is a shell script")
+def test_a_frozen_app_runs_the_child_through_its_own_executable(tmp_path):
+    """PyInstaller: ``sys.executable`` is warpviz itself; the child is that executable with
+    ``--warpviz-gpu-worker`` (packaging/entry_cli.py serves it). A shell script stands in for
+    the frozen executable, running the real entry point."""
+    exe = tmp_path / "warpviz-frozen"
+    import shlex
+
+    exe.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / "packaging" / "entry_cli.py"))} "$@"\n')
+    exe.chmod(0o755)
+    r = _run_script(tmp_path, f"""
+        import sys
+        sys.frozen = True
+        sys.executable = {str(exe)!r}
+        from viz.gpu.worker import ProcessSession
+
+        s = ProcessSession(child="fake_gpu:ReplaySession")
+        print("frozen", s.limits().sm_count, open(f"/proc/{{s.pid}}/cmdline").read().split("\\0")[1:3], flush=True)
+        s.close()
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [f"frozen 132 ['{ROOT / 'packaging' / 'entry_cli.py'}', '--warpviz-gpu-worker']"]

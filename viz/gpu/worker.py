@@ -41,6 +41,7 @@ from .runner import MIN_RUNS, MEMCPY_BYTES, KernelFault
 START_TIMEOUT_S = 120
 CALL_TIMEOUT_S = 600
 CHILD_MODULE = "viz.gpu.worker_child"
+CHILD_FLAG = "--warpviz-gpu-worker"   # a frozen app (packaging/entry_*.py) runs the child when given this first
 
 
 class Cancelled(Exception):
@@ -82,7 +83,10 @@ def _child_env() -> dict[str, str]:
 def _popen(child_end) -> subprocess.Popen:
     """Start ``python -m viz.gpu.worker_child`` holding ``child_end`` of the pipe."""
     handle = child_end.fileno()
-    cmd = [sys.executable, "-m", CHILD_MODULE, str(handle), str(os.getpid())]
+    if getattr(sys, "frozen", False):   # PyInstaller: the executable is warpviz itself, not python
+        cmd = [sys.executable, CHILD_FLAG, str(handle), str(os.getpid())]
+    else:
+        cmd = [sys.executable, "-m", CHILD_MODULE, str(handle), str(os.getpid())]
     if sys.platform == "win32":  # pragma: no cover - Windows: the handle is inherited through STARTUPINFO
         os.set_handle_inheritable(handle, True)
         info = subprocess.STARTUPINFO()
