@@ -185,8 +185,9 @@ def test_gpu_a_plain_script_traces_at_module_level_once(tmp_path):
         print("traced", t.records, again.records == t.records, flush=True)
     """, timeout=600)
     assert r.returncode == 0, r.stderr
-    assert len(r.stdout.splitlines()) == 1 and r.stdout.startswith("traced "), r.stdout
-    assert int(r.stdout.split()[1]) > 0 and r.stdout.split()[2] == "True"
+    ours = [line for line in r.stdout.splitlines() if line.startswith("traced ")]   # the script ran once
+    assert len(ours) == 1, r.stdout
+    assert int(ours[0].split()[1]) > 0 and ours[0].split()[2] == "True"
     assert "bootstrapping" not in r.stderr and (tmp_path / "r.wvtrace").is_file()
 
 
@@ -208,7 +209,8 @@ def test_gpu_a_plain_script_traces_triton_at_module_level_once(tmp_path):
         print("traced", t.header["kernel"], t.records > 0, flush=True)
     """, timeout=600)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == ["traced softmax_kernel True"], r.stdout
+    assert [line for line in r.stdout.splitlines() if line.startswith("traced")] == ["traced softmax_kernel True"], \
+        r.stdout
     assert "bootstrapping" not in r.stderr
 
 
