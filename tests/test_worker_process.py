@@ -87,6 +87,27 @@ def test_a_plain_script_starting_the_worker_at_module_level_runs_once(tmp_path):
     assert "bootstrapping" not in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
+def test_a_plain_script_calling_the_trace_api_at_module_level_runs_once(tmp_path):
+    """``warpviz.trace_launch`` as a user's script calls it, the GPU replayed (the script only
+    points the pipeline at the replaying child): real nvcc, pipe, write and analysis."""
+    launch = ROOT / "kernels" / "trace" / "reduce_shfl.launch.toml"
+    r = _run_script(tmp_path, f"""
+        import functools
+        import viz.gpu.trace_pipeline as tp
+        tp.record_trace = functools.partial(tp.record_trace, child="fake_gpu:ReplaySession")
+        import warpviz
+
+        t = warpviz.trace_launch({str(launch)!r}, out="r.wvtrace")
+        print("traced", t.records, warpviz.open_trace("r.wvtrace").records == t.records, flush=True)
+    """)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    shipped = __import__("warpviz").open_trace(TRACES / "reduce_shfl.wvtrace").records
+    assert lines == [f"traced {shipped} True"], r.stdout
+    assert "bootstrapping" not in r.stderr
+
+
 def test_the_child_ends_when_the_script_ends_without_closing_it(tmp_path):
     r = _run_script(tmp_path, """
         from viz.gpu.worker import ProcessSession
