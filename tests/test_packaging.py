@@ -71,6 +71,9 @@ def test_wheel_carries_assets_and_kernels(dist):
         missing = {f for f in shipped_files(folder) if f"viz/_data/{f}" not in names}
         assert not missing, f"not in the wheel: {sorted(missing)[:10]}"
     assert "viz/_data/assets/scenarios/transpose-tile.toml" in names
+    assert "viz/_data/assets/traces/transpose_pad.wvtrace" in names       # warpviz analyze transpose_pad
+    assert "viz/_data/kernels/trace/transpose_pad.launch.toml" in names   # warpviz trace transpose_pad
+    assert "viz/gpu/worker_child.py" in names and "warpviz/__main__.py" in names
     assert "warpviz/__init__.py" in names           # `import warpviz`: the API under the project's name
     assert not [n for n in names if n.startswith(("assets/", "kernels/", "tests/", "tools/"))]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

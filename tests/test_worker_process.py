@@ -54,7 +54,8 @@ def _ends(pid: int, timeout: float = 60) -> bool:
 
 def _env(**extra) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    rest = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), *rest])
     for k in ("WARPVIZ_FAKE_HANG", "WARPVIZ_FAKE_FAULT"):
         env.pop(k, None)
     env["WARPVIZ_FAKE_TRACE"] = str(TRACES / "reduce_shfl.wvtrace")
@@ -243,7 +244,8 @@ def test_a_frozen_app_runs_the_child_through_its_own_executable(tmp_path):
     exe = tmp_path / "warpviz-frozen"
     import shlex
 
-    exe.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(ROOT / "packaging" / "entry_cli.py"))} "$@"\n')
+    entry = shlex.quote(str(ROOT / "packaging" / "entry_cli.py"))
+    exe.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {entry} "$@"\n')
     exe.chmod(0o755)
     r = _run_script(tmp_path, f"""
         import sys

@@ -15,7 +15,8 @@ def add_parser(sub) -> None:
     tr.add_argument("launch", metavar="LAUNCH.toml", help="a launch file, or a shipped one's name (e.g. "
                     "transpose_pad: kernels/**/NAME.launch.toml; the trace is then written here, NAME.wvtrace)")
     tr.add_argument("--blocks", metavar="RANGE", help="linear block indices to record: 0, 0-15, 0,7,63")
-    tr.add_argument("--out", metavar="FILE.wvtrace", help="where to write the trace (default: beside the launch file; for a shipped one named, NAME.wvtrace here)")
+    tr.add_argument("--out", metavar="FILE.wvtrace", help="where to write the trace (default: beside the launch "
+                    "file; for a shipped one named, NAME.wvtrace here)")
     tr.add_argument("--json", action="store_true", help="print the analysis as JSON")
     tr.add_argument("--validate", action="store_true",
                     help="also count the plain kernel with Nsight Compute and compare the ten metrics (exit 1 on a mismatch)")
