@@ -7,6 +7,7 @@ import json
 import sys
 
 from . import __version__
+from .argcheck import MAX_BLOCK_INDEX, MAX_INSTRUCTION, MAX_WARP_INDEX, bounded_int
 
 COMMANDS = ("list", "analyze", "export", "validate", "bench", "calibrate", "trace", "layout", "matrix", "gui")
 
@@ -49,11 +50,14 @@ def _parser() -> argparse.ArgumentParser:
                          "lane gives each 16-byte row, its banks and wavefront, and which lane's register holds "
                          "each element. Printed as text, or drawn with --out.")
     mat.add_argument("scenario", metavar="FILE_OR_NAME")
-    mat.add_argument("--instruction", "-i", type=int, metavar="K", help="warp instruction, 1-based as on screen; "
+    mat.add_argument("--instruction", "-i", type=bounded_int(1, MAX_INSTRUCTION, "--instruction"), metavar="K",
+                     help="warp instruction, 1-based as on screen; "
                      "of a trace (.wvtrace), the instruction's number as `warpviz analyze` lists it "
-                     "(default: the first ldmatrix / stmatrix)")
-    mat.add_argument("--block", "-b", type=int, default=0, help="linear block index (default 0)")
-    mat.add_argument("--warp", "-w", type=int, default=0, help="warp in the block (default 0)")
+                     f"(default: the first ldmatrix / stmatrix; 1..{MAX_INSTRUCTION:,})")
+    mat.add_argument("--block", "-b", type=bounded_int(0, MAX_BLOCK_INDEX, "--block"), default=0,
+                     help="linear block index (default 0; below the launch's number of blocks)")
+    mat.add_argument("--warp", "-w", type=bounded_int(0, MAX_WARP_INDEX, "--warp"), default=0,
+                     help=f"warp in the block (default 0; 0..{MAX_WARP_INDEX})")
     mat.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     mat.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
     mat.add_argument("--size", metavar="WxH", help="picture size (default: every number at 16 px)")
@@ -159,9 +163,14 @@ def _shape_arg(text: str | None) -> tuple[int, ...] | None:
     import re
 
     parts = re.split(r"\s*[,x×]\s*", text.strip().strip("[]").strip())
+    from .argcheck import shown, to_int
+
     try:
-        shape = tuple(int(x) for x in parts)
-    except ValueError:
+        shape = tuple(to_int(x, "--shape", 1, 2**40) for x in parts)
+    except ValueError as err:
+        if "out of range" in str(err):
+            raise ValueError(f"--shape {shown(text)}: out of range; give one or two extents of 1..2^40, "
+                             "e.g. --shape 8,64") from None
         shape = ()
     if not 1 <= len(shape) <= 2 or any(n < 1 for n in shape):
         raise ValueError(f"--shape {text!r}: give one or two positive extents, e.g. --shape 8,64")
@@ -326,7 +335,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
         argv = ["gui", *argv]
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:      # argparse: --help, --version, or a refused argument (exit 2, its message)
+        return stop.code if isinstance(stop.code, int) else 2
     from .export_cli import cmd_export
     from .gpu.cli import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate

@@ -13,7 +13,8 @@ from .trace_pipeline import (SELECTABLE_BLOCKS, blocks_text, locate_fault, other
 def add_parser(sub) -> None:
     tr = sub.add_parser("trace", help="run a CUDA kernel with every memory instruction recorded (a launch file)")
     tr.add_argument("launch", metavar="LAUNCH.toml")
-    tr.add_argument("--blocks", metavar="RANGE", help="linear block indices to record: 0, 0-15, 0,7,63")
+    tr.add_argument("--blocks", metavar="RANGE", help="linear block indices to record: 0, 0-15, 0,7,63 "
+                    "(each below the grid's number of blocks and below 65,536)")
     tr.add_argument("--out", metavar="FILE.wvtrace", help="where to write the trace (default: beside the launch file)")
     tr.add_argument("--json", action="store_true", help="print the analysis as JSON")
     tr.add_argument("--validate", action="store_true",
@@ -31,6 +32,13 @@ def cmd_trace(args) -> int:
     from .runner import KernelFault
     from ..trace.launch import load_launch
 
+    if args.out:
+        from ..argcheck import check_out_path
+
+        try:
+            check_out_path(args.out)
+        except ValueError as err:
+            return _fail(str(err))
     try:
         launch = load_launch(args.launch)
         blocks = parse_blocks(args.blocks, launch.blocks, launch.path) if args.blocks else None
