@@ -328,6 +328,19 @@ def cmd_bench_traces(args) -> int:
     if bad:
         return _fail(bad[0].error)
     log = lambda f, t: print(f"[{f * 100:5.1f}%] {t}", file=sys.stderr, flush=True)  # noqa: E731
+    if args.dry_run and args.scenarios:
+        # what needs no nvcc first: a named launch whose buffers no GPU it predicts for could hold
+        from ..trace import TraceError
+        from ..trace.launch import check_fits
+        from .costmodel import H100
+        from .tracebench import DRY_RUN_FREE_BYTES
+
+        try:
+            for t in items:
+                if t.launch is not None:
+                    check_fits(t.launch, DRY_RUN_FREE_BYTES, f"the {H100.name} (the GPU a dry run predicts for)")
+        except TraceError as err:
+            return _fail(str(err))
     try:
         from ..toolchain.compile import require_nvcc
 
@@ -345,6 +358,9 @@ def cmd_bench_traces(args) -> int:
             return _fail(failed[0].split(": ", 1)[1] if len(failed) == 1 else "; ".join(failed))
         if args.dry_run:
             doc = dry_run(items, progress=log, builds=builds)
+            refused = [e["error"] for e in doc["traces"].values() if e.get("error")]
+            if refused and args.scenarios:      # a launch the user named that could not run (too large...)
+                return _fail(refused[0] if len(refused) == 1 else "; ".join(refused))
         else:
             # written after every timed launch: a run stopped half way keeps what it measured
             doc = bench_traces(items, label=args.label, progress=log, builds=builds, save_to=args.out,
