@@ -36,13 +36,14 @@ def _parser() -> argparse.ArgumentParser:
                          "layout needs --shape.")
     lay.add_argument("layout", metavar="LAYOUT", help='e.g. "Sw<3,3,3> o (8,64):(64,1)" or '
                      '"SwizzledSharedLayout(8, 1, 8, [1, 0])"')
-    lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape (Triton layouts need it)")
+    lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape, extents 1..2^40 (Triton layouts "
+                     "need it)")
     lay.add_argument("--array", metavar="NAME", help="LAYOUT is then a scenario (file or built-in): draw the "
                      "layout of its array NAME, whatever its kind (pad, swizzle, CuTe, Triton)")
     lay.add_argument("--type", default="half", help="element type (default half): sets the banks")
     lay.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
-    lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (default: what the grid "
-                     "needs to write every number)")
+    lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (width 64..7680, height "
+                     "64..4320; default: what the grid needs to write every number)")
     lay.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments",
@@ -60,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"warp in the block (default 0; 0..{MAX_WARP_INDEX})")
     mat.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     mat.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
-    mat.add_argument("--size", metavar="WxH", help="picture size (default: every number at 16 px)")
+    mat.add_argument("--size", metavar="WxH", help="picture size, width 64..7680, height 64..4320 (default: "
+                     "every number at 16 px)")
     mat.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)

@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
     ex.add_argument("--block", "-b", default="0", metavar="RANGE", help="linear block index (default 0)")
     ex.add_argument("--warp", "-w", default="0", metavar="RANGE", help="warp in the block (default 0)")
     ex.add_argument("--frames", "-f", metavar="SPEC", help=HELP_FRAMES)
-    ex.add_argument("--size", default="1080p", help="720p, 1080p (default), 4k or WIDTHxHEIGHT")
+    ex.add_argument("--size", default="1080p", help="720p, 1080p (default), 4k or WIDTHxHEIGHT "
+                    "(width 64..7680, height 64..4320)")
     ex.add_argument("--fps", type=bounded_float(1, 240, "--fps"), default=10.0,
                     help="video frame rate, 1..240 (default 10: each picture is held, so more only costs time)")
     ex.add_argument("--hold", type=bounded_float(0.001, 600, "--hold"), default=1.0, metavar="SECONDS",
