@@ -687,9 +687,12 @@ def main(argv: list[str] | None = None) -> int:
     bo = sub.add_parser("bottlenecks", help="Nsight Compute on the timed traced launches of a results file, in "
                                             "batches, the file saved after each (needs a GPU and ncu)")
     bo.add_argument("file")
-    bo.add_argument("--batch", type=int, default=20, help="launches per ncu process (default 20)")
-    bo.add_argument("--budget", type=float, default=0.0, metavar="S",
-                    help="start no new batch after S seconds (0: no limit)")
+    from ..argcheck import bounded_float, bounded_int
+
+    bo.add_argument("--batch", type=bounded_int(1, 10_000, "--batch"), default=20,
+                    help="launches per ncu process, 1..10000 (default 20)")
+    bo.add_argument("--budget", type=bounded_float(0, 10**7, "--budget"), default=0.0, metavar="S",
+                    help="start no new batch after S seconds, 0..10,000,000 (0: no limit)")
     t = sub.add_parser("table", help="print the traced launches' table")
     t.add_argument("file")
     t.add_argument("--markdown", action="store_true")
