@@ -180,3 +180,20 @@ def test_huge_numbers_are_refused_with_the_argument_named(call, message):
     with pytest.raises(WarpvizError) as err:
         call()
     assert message in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: TRACE.picture(HUGE), "picture(): i is a whole number of about 5,001 digits"),
+    (lambda: TRACE.picture(1, block=HUGE), "picture(): block is a whole number of about 5,001 digits, outside 0..63"),
+    (lambda: TRACE.animation(1, frames=HUGE), "animation(): frames is a whole number of about 5,001 digits"),
+    (lambda: api.trace_launch(Path(__file__).resolve().parents[1] / "kernels" / "copy_2d.launch.toml", blocks=[0, HUGE]),
+     "trace(): blocks is a whole number of about 5,001 digits"),
+    (lambda: api.trace_ptx(".version 8.0\n.target sm_90\n", "k", grid=(HUGE,)),
+     "trace_ptx(): grid[0] is a whole number of about 5,001 digits, past any launch CUDA takes"),
+    (lambda: api.trace_ptx(".version 8.0\n.target sm_90\n", "k", shared_bytes=HUGE),
+     "trace_ptx(): shared_bytes is a whole number of about 5,001 digits"),
+])
+def test_huge_numbers_given_to_traces_are_refused_with_the_argument_named(call, message):
+    with pytest.raises(WarpvizError) as err:
+        call()
+    assert str(err.value).startswith(message) or message in str(err.value), str(err.value)

@@ -910,10 +910,22 @@ def _blocks(blocks, launch) -> list[int] | None:
     from .gpu.trace_pipeline import parse_blocks
 
     if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
-        blocks = str(int(blocks))
+        blocks = str(_int("trace", "blocks", blocks, 0, MAX_BLOCK_INDEX))
     elif not isinstance(blocks, str):
-        blocks = ",".join(str(int(b)) for b in blocks)
+        blocks = ",".join(str(_int("trace", "blocks", b, 0, MAX_BLOCK_INDEX)) for b in blocks)
     return parse_blocks(blocks, launch.blocks, launch.path)
+
+
+def _launch_dims(func: str, grid: Any, block: Any, shared_bytes: Any) -> None:
+    """A 5,000-digit ``grid``, ``block`` or ``shared_bytes`` given from Python: TraceFailed
+    naming it, before anything converts it (the launch file's checks give the ranges of the
+    rest)."""
+    for arg, v in (("grid", grid), ("block", block), ("shared_bytes", shared_bytes)):
+        for k, n in enumerate(v if isinstance(v, (tuple, list)) else (v,)):
+            if isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n).bit_length() > 63:
+                where = arg if not isinstance(v, (tuple, list)) else f"{arg}[{k}]"
+                raise TraceFailed(f"{func}(): {where} is {shown_value(int(n))}, past any launch CUDA takes",
+                                  "launch")
 
 
 def _failed(err: BaseException, launch=None) -> TraceFailed:
@@ -927,7 +939,7 @@ def _failed(err: BaseException, launch=None) -> TraceFailed:
 
     if isinstance(err, TraceFailed):
         return err
-    if isinstance(err, ArgumentError):
+    if isinstance(err, (ArgumentError, ApiError)):
         return TraceFailed(str(err), "launch")
     text = failure_message(err, launch)
     kind = ("launch" if isinstance(err, TraceError) else "missing" if isinstance(err, GpuUnavailable)
@@ -989,6 +1001,7 @@ def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_byt
     Raises ``TraceFailed``."""
     from .trace.pyargs import write_launch_folder
 
+    _launch_dims("trace_ptx", grid, block, shared_bytes)
     keep = None
     try:
         if keep_folder is not None:
