@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .argcheck import MAX_BLOCK_INDEX, MAX_INSTRUCTION, MAX_WARP_INDEX, bounded_int
 
 COMMANDS = ("list", "analyze", "export", "validate", "bench", "calibrate", "trace", "layout", "matrix", "gui",
             "completion")
@@ -42,13 +43,14 @@ def _parser() -> argparse.ArgumentParser:
                          "layout needs --shape.")
     lay.add_argument("layout", metavar="LAYOUT", help='e.g. "Sw<3,3,3> o (8,64):(64,1)" or '
                      '"SwizzledSharedLayout(8, 1, 8, [1, 0])"')
-    lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape (Triton layouts need it)")
+    lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape, extents 1..2^40 (Triton layouts "
+                     "need it)")
     lay.add_argument("--array", metavar="NAME", help="LAYOUT is then a scenario (file or built-in): draw the "
                      "layout of its array NAME, whatever its kind (pad, swizzle, CuTe, Triton)")
     lay.add_argument("--type", default="half", help="element type (default half): sets the banks")
     lay.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
-    lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (default: what the grid "
-                     "needs to write every number)")
+    lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (width 64..7680, height "
+                     "64..4320; default: what the grid needs to write every number)")
     lay.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments",
@@ -56,14 +58,18 @@ def _parser() -> argparse.ArgumentParser:
                          "lane gives each 16-byte row, its banks and wavefront, and which lane's register holds "
                          "each element. Printed as text, or drawn with --out.")
     mat.add_argument("scenario", metavar="FILE_OR_NAME")
-    mat.add_argument("--instruction", "-i", type=int, metavar="K", help="warp instruction, 1-based as on screen; "
+    mat.add_argument("--instruction", "-i", type=bounded_int(1, MAX_INSTRUCTION, "--instruction"), metavar="K",
+                     help="warp instruction, 1-based as on screen; "
                      "of a trace (.wvtrace), the instruction's number as `warpviz analyze` lists it "
-                     "(default: the first ldmatrix / stmatrix)")
-    mat.add_argument("--block", "-b", type=int, default=0, help="linear block index (default 0)")
-    mat.add_argument("--warp", "-w", type=int, default=0, help="warp in the block (default 0)")
+                     f"(default: the first ldmatrix / stmatrix; 1..{MAX_INSTRUCTION:,})")
+    mat.add_argument("--block", "-b", type=bounded_int(0, MAX_BLOCK_INDEX, "--block"), default=0,
+                     help="linear block index (default 0; below the launch's number of blocks)")
+    mat.add_argument("--warp", "-w", type=bounded_int(0, MAX_WARP_INDEX, "--warp"), default=0,
+                     help=f"warp in the block (default 0; 0..{MAX_WARP_INDEX})")
     mat.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     mat.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
-    mat.add_argument("--size", metavar="WxH", help="picture size (default: every number at 16 px)")
+    mat.add_argument("--size", metavar="WxH", help="picture size, width 64..7680, height 64..4320 (default: "
+                     "every number at 16 px)")
     mat.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)
@@ -226,9 +232,14 @@ def _shape_arg(text: str | None) -> tuple[int, ...] | None:
     import re
 
     parts = re.split(r"\s*[,x×]\s*", text.strip().strip("[]").strip())
+    from .argcheck import shown, to_int
+
     try:
-        shape = tuple(int(x) for x in parts)
-    except ValueError:
+        shape = tuple(to_int(x, "--shape", 1, 2**40) for x in parts)
+    except ValueError as err:
+        if "out of range" in str(err):
+            raise ValueError(f"--shape {shown(text)}: out of range; give one or two extents of 1..2^40, "
+                             "e.g. --shape 8,64") from None
         shape = ()
     if not 1 <= len(shape) <= 2 or any(n < 1 for n in shape):
         raise ValueError(f"--shape {text!r}: give one or two positive extents, e.g. --shape 8,64")
@@ -437,7 +448,10 @@ def main(argv: list[str] | None = None) -> int:
         if not _opens_in_the_app(argv[0]):
             return _unknown_word(argv[0])
         argv = ["gui", *argv]
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:      # argparse: --help, --version, or a refused argument (exit 2, its message)
+        return stop.code if isinstance(stop.code, int) else 2
     from .export_cli import cmd_export
     from .gpu.cli import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate

@@ -14,7 +14,8 @@ def add_parser(sub) -> None:
     tr = sub.add_parser("trace", help="run a CUDA kernel with every memory instruction recorded (a launch file)")
     tr.add_argument("launch", metavar="LAUNCH.toml", help="a launch file, or a shipped one's name (e.g. "
                     "transpose_pad: kernels/**/NAME.launch.toml; the trace is then written here, NAME.wvtrace)")
-    tr.add_argument("--blocks", metavar="RANGE", help="linear block indices to record: 0, 0-15, 0,7,63")
+    tr.add_argument("--blocks", metavar="RANGE", help="linear block indices to record: 0, 0-15, 0,7,63 "
+                    "(each below the grid's number of blocks and below 65,536)")
     tr.add_argument("--out", metavar="FILE.wvtrace", help="where to write the trace (default: beside the launch "
                     "file; for a shipped one named, NAME.wvtrace here)")
     tr.add_argument("--json", action="store_true", help="print the analysis as JSON")
@@ -33,6 +34,13 @@ def cmd_trace(args) -> int:
     from .runner import KernelFault
     from ..trace.launch import load_launch
 
+    if args.out:
+        from ..argcheck import check_out_path
+
+        try:
+            check_out_path(args.out)
+        except ValueError as err:
+            return _fail(str(err))
     from ..assets import launch_argument, named_launch
 
     out = args.out
