@@ -346,3 +346,22 @@ def test_write_new_without_hard_links_still_never_replaces(tmp_path, monkeypatch
     with pytest.raises(FileExistsError):
         fileio.write_new(p, "second")
     assert p.read_text() == "first" and os.listdir(tmp_path) == ["copy.toml"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_the_apis_pictures_refuse_a_fifo_and_a_link_to_dev_null(tmp_path):
+    import stat
+
+    import warpviz
+
+    fifo = tmp_path / "p.png"
+    os.mkfifo(fifo)
+    pic = warpviz.scenario("transpose-tile").frame(9, size=(160, 90))
+    with pytest.raises(ExportError, match="FIFO"):
+        pic.save(fifo)
+    null = tmp_path / "l.svg"
+    null.symlink_to("/dev/null")
+    with pytest.raises(ExportError, match="character device"):
+        warpviz.layout_map("(8,8):(8,1)").save(null)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and null.is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ["l.svg", "p.png"]
