@@ -112,6 +112,33 @@ def test_unpacked_wheel_finds_its_own_assets(dist, tmp_path):
     assert api.stdout.split() == [viz.__version__, "viz.api"], api.stderr
 
 
+def test_wheel_is_typed(dist):
+    """PEP 561: both packages users import carry py.typed, so a type checker reads the API's annotations."""
+    names = set(zipfile.ZipFile(one(dist, "*.whl")).namelist())
+    assert {"viz/py.typed", "warpviz/py.typed"} <= names
+
+
+def test_type_checker_sees_the_api_typed(dist, tmp_path):
+    """mypy, on the installed wheel (site-packages, where py.typed decides), infers open_trace's type
+    and the types it returns; without py.typed it says the module is untyped and sees Any."""
+    pytest.importorskip("mypy", reason="mypy is in the test extra")
+    site = tmp_path / "site"
+    zipfile.ZipFile(one(dist, "*.whl")).extractall(site)
+    script = tmp_path / "user.py"
+    script.write_text("import warpviz\n"
+                      "reveal_type(warpviz.open_trace)\n"
+                      "reveal_type(warpviz.scenario('transpose-tile').analyze().metrics)\n")
+    # mypy finds packages on the sys.path of --python-executable; PYTHONPATH puts the wheel there
+    env = {**os.environ, "PYTHONPATH": str(site), "MYPY_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--python-executable", sys.executable,
+                           "--follow-imports=silent", "--ignore-missing-imports", "--no-error-summary", str(script)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    revealed = [line for line in proc.stdout.splitlines() if "Revealed type" in line]
+    assert len(revealed) == 2, proc.stdout + proc.stderr
+    assert revealed[0].endswith('Revealed type is "def (path: str | os.PathLike[Any]) -> viz.api.Trace"'), revealed[0]
+    assert revealed[1].endswith('Revealed type is "dict[str, int]"'), revealed[1]
+
+
 # -- desktop integration (packaging/): static checks, no PyInstaller -------------------
 
 PACKAGING = ROOT / "packaging"

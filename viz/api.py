@@ -40,7 +40,7 @@ import os
 import tempfile
 from collections import ChainMap
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -55,6 +55,11 @@ _NAMES = ("instruction", "block", "warp")   # the arguments' names in messages
 MAX_SCALE = 8.0                     # type scale of a picture (presentations use 1.3 to 2)
 MAX_FIELDS_DEPTH = 16               # nesting of a scenario's fields given as keywords
 MAX_EXTENT = 2**40                  # an extent of a layout map's shape (as a scenario's shape)
+
+
+# Types of the public API's arguments (the API checks every value itself; these are for type checkers)
+Blocks = Union[str, int, Sequence[int], None]   # linear block indices: "0-3", 7, [0, 7]
+Dims = Union[int, Sequence[int]]                # a grid or block: 4, (4,), (4, 2, 1)
 
 
 class ApiError(WarpvizError, ValueError):
@@ -725,7 +730,7 @@ class TraceAnalysis(Analysis):
     names), ``other_metrics`` (atomics, LDSM, LDGSTS...), ``accesses`` (one dict per static
     memory instruction), ``lines`` (per source line, the worst first), ``json()``, ``table()``."""
 
-    def __init__(self, an):
+    def __init__(self, an: Any):
         from .trace.analysis import TraceAnalysis as _Model, to_json, to_table
 
         _instance("TraceAnalysis", "an", an, _Model, "a trace's analysis (use api.open_trace(...).analysis())")
@@ -748,7 +753,7 @@ class Trace:
     instruction). ``validation`` holds the comparison with Nsight Compute when it was recorded
     with ``validate=True`` (``match``: all ten equal)."""
 
-    def __init__(self, trace, recording=None, keep=None):
+    def __init__(self, trace: Any, recording: Any = None, keep: tempfile.TemporaryDirectory | None = None):
         from .trace.detail import TraceSource
         from .gpu.trace_pipeline import Recording
         from .trace.tracefile import Trace as _Model
@@ -955,7 +960,7 @@ def _record(launch_path: Path, *, blocks=None, validate: bool = False, out=None,
     return Trace(rec.trace, rec, keep)
 
 
-def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False,
+def trace_launch(path: str | os.PathLike, *, blocks: Blocks = None, validate: bool = False,
                  out: str | os.PathLike | None = None) -> Trace:
     """``warpviz trace PATH`` from Python: the launch file's kernel run once on the GPU with
     every memory instruction recorded. ``blocks``: linear block indices to record (``"0-3"``,
@@ -966,8 +971,9 @@ def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False
                    out=None if out is None else _path("trace_launch", out))
 
 
-def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_bytes: int = 0, *,
-              title: str = "", sources: Mapping[str, str] | None = None, blocks=None, validate: bool = False,
+def trace_ptx(ptx: str, kernel: str, grid: Dims = (1,), block: Dims = (32,), args: Sequence[Any] = (),
+              shared_bytes: int = 0, *, title: str = "", sources: Mapping[str, str] | None = None,
+              blocks: Blocks = None, validate: bool = False,
               out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None) -> Trace:
     """Trace a kernel given as PTX text (Triton's ``compiled.asm["ptx"]``, a CuPy or Numba
     kernel's PTX, ``nvcc -ptx``): ``kernel`` is its entry (or C++ name), ``args`` one value per
@@ -1000,9 +1006,10 @@ def _safe_name(kernel: str) -> str:
     return base or "kernel"
 
 
-def trace_triton(jit_fn, grid, args=(), *, blocks=None, validate: bool = False,
+def trace_triton(jit_fn: Any, grid: Dims | Callable[..., Any], args: Sequence[Any] = (), *, blocks: Blocks = None,
+                 validate: bool = False,
                  out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None,
-                 **meta) -> Trace:
+                 **meta: Any) -> Trace:
     """Trace what Triton launches for ``jit_fn[grid](*args, **meta)``: the kernel is compiled
     by Triton itself (its cache, its choices: ``num_warps``, ``num_stages``, the shared memory,
     the scratch pointers it adds), and that PTX is traced with ``args``' contents (PyTorch
