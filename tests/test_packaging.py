@@ -184,3 +184,35 @@ def test_frozen_recipe_names_files_that_exist():
     assert '"viz.kernels_numba": "py"' in spec, "numba needs the kernels' source file to cache frozen"
     for script in ("build_frozen.sh", "smoke_frozen.sh", "install_desktop.sh"):
         assert os.access(PACKAGING / script, os.X_OK), script
+
+
+# the user's own libraries, imported only when the user passes their objects (never installed by warpviz)
+USERS_OWN = {"cupy", "torch", "triton", "pandas"}
+
+
+def test_every_library_viz_imports_is_a_declared_dependency():
+    """Each third-party import in viz/ (at module level or inside a function) is in
+    pyproject.toml's dependencies or an extra (pycuda: [gpu]), or one of the user's own
+    libraries; and no dependency is declared that viz/ never imports (one TOML writer)."""
+    import ast
+    import re
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower().replace("-", "_")
+                for d in meta["dependencies"] + meta["optional-dependencies"]["gpu"]}
+    # import names of the distributions whose import name differs
+    provides = {"pyside6_essentials": {"PySide6"}}
+    importable = set()
+    for dist in declared:
+        importable |= provides.get(dist, {dist})
+    imported = set()
+    for path in (ROOT / "viz").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"viz", "warpviz"} - USERS_OWN
+    assert third_party - importable == set(), "imported but not a dependency"
+    assert importable - third_party == set(), "a dependency viz/ never imports"

@@ -227,8 +227,8 @@ def scenario(name_or_path: str | os.PathLike | None = None, *, toml: str | None 
 
 
 def to_toml(fields: Mapping[str, Any]) -> str:
-    """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomli-w)."""
-    import tomli_w
+    """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomlkit)."""
+    import tomlkit
 
     if not isinstance(fields, Mapping):
         raise ApiError("to_toml", "fields", f"must be a dict of the scenario's tables, not {_show(fields)}",
@@ -267,8 +267,8 @@ def to_toml(fields: Mapping[str, Any]) -> str:
     if "format" not in data and _needs_format_2(arrays):
         data["format"] = 2
     try:
-        return tomli_w.dumps(data)
-    except (TypeError, ValueError) as err:       # what TOML cannot write (tomli-w's own check)
+        return tomlkit.dumps(data)
+    except (TypeError, ValueError) as err:       # what TOML cannot write (tomlkit's ConvertError is both)
         raise ApiError("scenario", "the fields", f"cannot be written as TOML ({err})") from None
 
 
