@@ -32,6 +32,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fileio import format_bytes as _bytes
 from . import TraceError
 
 FORMAT = 2                       # the newest launch-file format this warpviz reads
@@ -195,10 +196,6 @@ def check_fits(launch: Launch, free_bytes: int, gpu: str = "the GPU") -> None:
                      f"buffer [[arg]] {n} ({a.type}, count = {a.count:,}) needs {_bytes(size)}{others}, but {gpu} "
                      f"has {_bytes(free_bytes)} free; nothing was allocated",
                      "use smaller `count`s (a trace needs only a small launch)")
-
-
-def _bytes(n: int) -> str:
-    return f"{n / 2**30:,.2f} GiB ({n:,} bytes)" if n >= 2**30 else f"{n / 2**20:,.1f} MiB ({n:,} bytes)"
 
 
 def _dims(path, key: str, v) -> tuple[int, int, int]:
