@@ -117,6 +117,30 @@ def test_frame_shows_and_saves(tmp_path):
         f.save(tmp_path / "f.gif")
 
 
+def test_a_picture_is_an_rgb_array_with_the_png_exports_pixels(tmp_path):
+    """np.asarray(picture): (height, width, 3) uint8 RGB, pixel for pixel the PNG that save()
+    writes (read back here by Qt, not by the decoder the picture uses)."""
+    from PySide6.QtGui import QImage, qBlue, qGreen, qRed
+
+    f = api.scenario("transpose-tile").frame(instruction=1, size=(320, 200))
+    a = np.asarray(f)
+    assert a.shape == (200, 320, 3) and a.dtype == np.uint8
+    img = QImage(str(f.save(tmp_path / "f.png")))
+    assert (img.width(), img.height()) == (320, 200)
+    points = [(0, 0), (319, 199), (160, 100), (40, 150), (280, 30)]
+    for x, y in points:
+        rgb = img.pixel(x, y)
+        assert tuple(a[y, x]) == (qRed(rgb), qGreen(rgb), qBlue(rgb)), (x, y)
+    from viz.export import image_bgra
+    bgra = image_bgra(img.convertToFormat(QImage.Format.Format_RGB32))
+    assert np.array_equal(a, bgra[..., 2::-1])                     # every pixel
+    assert len(np.unique(a.reshape(-1, 3), axis=0)) > 10          # a drawing, not a blank
+    assert np.asarray(f, dtype=np.float32).dtype == np.float32
+    assert np.array_equal(np.array(f), a)
+    m = np.asarray(api.layout_map("(4,8):(8,1)", type="float", size=(200, 100)))
+    assert m.shape == (100, 200, 3) and m.dtype == np.uint8
+
+
 def test_layout_map_object():
     m = api.layout_map("Sw<3,3,3> o (8,64):(64,1)")
     assert repr(m) == model_map("Sw<3,3,3> o (8,64):(64,1)").to_text()

@@ -347,6 +347,14 @@ class Picture:
     def svg(self) -> str:
         return self._bytes("svg").decode("utf-8")
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(picture)``: the picture's pixels, an (height, width, 3) uint8 RGB array,
+        exactly the PNG export's (decoded from the same PNG). A new array each time."""
+        import imageio.v3 as iio
+
+        rgb = np.ascontiguousarray(iio.imread(self.png(), extension=".png")[..., :3], dtype=np.uint8)
+        return rgb if dtype is None else rgb.astype(dtype, copy=False)
+
     def _repr_png_(self) -> bytes | None:
         return self.png() if self.prefer == "png" else None
 
