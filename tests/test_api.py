@@ -141,6 +141,49 @@ def test_a_picture_is_an_rgb_array_with_the_png_exports_pixels(tmp_path):
     assert m.shape == (100, 200, 3) and m.dtype == np.uint8
 
 
+def test_metrics_and_accesses_as_dataframes():
+    pd = pytest.importorskip("pandas", reason="pandas is optional (in the test extra)")
+    an = api.scenario("transpose-tile").analyze()
+    m = an.metrics_frame()
+    assert isinstance(m, pd.DataFrame) and list(m.columns) == ["value"] and m.index.name == "metric"
+    assert m["value"].to_dict() == an.metrics
+    assert m.loc["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "value"] == 63488
+    a = an.to_dataframe()
+    assert len(a) == len(an.accesses) == 4 and a.index.name == "index" and list(a.index) == [0, 1, 2, 3]
+    assert list(a["op"]) == [x["op"] for x in an.accesses] == ["load", "store", "load", "store"]
+    assert a.loc[0, "sectors"] == an.accesses[0]["sectors"] == 8192
+    assert a.loc[2, "bank_conflicts"] == an.accesses[2]["bank_conflicts"]
+    assert pd.isna(a.loc[0, "bank_conflicts"])           # a global access has no bank conflicts
+
+
+def test_a_traces_figures_as_dataframes():
+    pd = pytest.importorskip("pandas", reason="pandas is optional (in the test extra)")
+    an = api.open_trace(Path(__file__).resolve().parent.parent / "assets" / "traces" / "transpose_pad.wvtrace").analysis()
+    assert an.metrics_frame()["value"].to_dict() == an.metrics
+    a = an.to_dataframe()
+    assert isinstance(a, pd.DataFrame) and len(a) == len(an.accesses) > 0
+    assert list(a["number"]) == [x["number"] for x in an.accesses] and list(a["op"]) == [x["op"] for x in an.accesses]
+
+
+def test_dataframes_without_pandas_say_how_to_get_it(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("No module named 'pandas'")
+        return real(name, *args, **kwargs)
+
+    an = api.scenario("transpose-tile").analyze()
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    for call, name in ((an.to_dataframe, "Analysis.to_dataframe()"), (an.metrics_frame, "Analysis.metrics_frame()")):
+        with pytest.raises(ImportError) as err:
+            call()
+        assert str(err.value).startswith(f"{name} needs pandas, which warpviz does not install: pip install pandas")
+    assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == 2048       # the dicts need no pandas
+
+
 def test_layout_map_object():
     m = api.layout_map("Sw<3,3,3> o (8,64):(64,1)")
     assert repr(m) == model_map("Sw<3,3,3> o (8,64):(64,1)").to_text()

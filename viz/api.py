@@ -40,7 +40,7 @@ import os
 import tempfile
 from collections import ChainMap
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from .errors import WarpvizError
 from .layout import LayoutError
 from .layout_text import LayoutMap, layout_map as _layout_map
 from .scenario import KIND_OPS, Scenario as _Model, ScenarioError, load, loads, with_params
+
+if TYPE_CHECKING:
+    import pandas
 
 DEFAULT_SIZE = (1280, 720)          # a frame in a notebook (text scales with the picture)
 _NAMES = ("instruction", "block", "warp")   # the arguments' names in messages
@@ -532,6 +535,23 @@ class Analysis:
     def table(self) -> str:
         return self._table
 
+    def metrics_frame(self) -> "pandas.DataFrame":
+        """The figures as a pandas DataFrame: one row per metric (the index: Nsight Compute's
+        name), one column ``value``. Needs pandas (not a warpviz dependency)."""
+        pd = _pandas(f"{type(self).__name__}.metrics_frame()")
+        names = list(self._json["metrics"])
+        return pd.DataFrame({"value": [self._json["metrics"][n] for n in names]},
+                            index=pd.Index(names, name="metric"))
+
+    def to_dataframe(self) -> "pandas.DataFrame":
+        """``accesses`` as a pandas DataFrame: one row per access (a scenario's indexed by its
+        ``index``; a trace's memory instructions by row, ``number`` a column), one column per field (``op``, ``array``, ``requests``, ``sectors``,
+        ``wavefronts``, ``bank_conflicts``...; a field an access does not have is missing
+        there). Needs pandas (not a warpviz dependency)."""
+        pd = _pandas(f"{type(self).__name__}.to_dataframe()")
+        frame = pd.DataFrame(self.accesses)
+        return frame.set_index("index") if "index" in frame.columns else frame
+
     def __getitem__(self, metric: str) -> int:
         try:
             return self._json["metrics"][metric]
@@ -544,6 +564,16 @@ class Analysis:
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(self._table)}</pre>"
+
+
+def _pandas(func: str) -> Any:
+    """pandas, or an ImportError saying what needs it and how to install it."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{func} needs pandas, which warpviz does not install: pip install pandas (the figures "
+                          "are also plain dicts and lists without it: .metrics, .accesses)") from None
+    return pandas
 
 
 def _labels(func: str, labels: Any) -> tuple[str, str] | None:
