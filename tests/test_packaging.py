@@ -216,3 +216,28 @@ def test_every_library_viz_imports_is_a_declared_dependency():
     third_party = imported - set(sys.stdlib_module_names) - {"viz", "warpviz"} - USERS_OWN
     assert third_party - importable == set(), "imported but not a dependency"
     assert importable - third_party == set(), "a dependency viz/ never imports"
+
+
+# the docs' sentences that state the wheel's and the sdist's size ("{}": the figure in MB)
+SIZE_PROSE = [
+    ("whl", "README.md", "`dist/warpviz-0.1.0-py3-none-any.whl` ({} MB;"),
+    ("whl", "docs/guide/install.md", "`dist/warpviz-0.1.0-py3-none-any.whl`, about {} MB,"),
+    ("whl", "packaging/README.md", "| the wheel `warpviz-VERSION-py3-none-any.whl` | {} MB |"),
+    ("whl", "docs/PERFORMANCE.md", "the H100 measurements; 2026-11-29) | {} MB |"),
+    ("tar.gz", "docs/PERFORMANCE.md", "| sdist (2026-11-29) | {} MB |"),
+]
+
+
+@pytest.mark.parametrize("ext,rel,template", SIZE_PROSE, ids=[f"{r}:{e}" for e, r, _ in SIZE_PROSE])
+def test_the_docs_state_the_built_packages_size(dist, ext, rel, template):
+    """Each size the docs give for the wheel or the sdist is within 10% of the one just built
+    (so a figure goes stale, and fails here, once the package grows or shrinks by a tenth)."""
+    import re
+
+    text = " ".join((ROOT / rel).read_text(encoding="utf-8").split())
+    pattern = re.escape(" ".join(template.split())).replace(r"\{\}", r"([\d.]+)")
+    found = re.search(pattern, text)
+    assert found, f"{rel} no longer has the sentence {template!r}: update SIZE_PROSE with it"
+    stated = float(found[1]) * 1e6
+    real = one(dist, f"*.{ext}").stat().st_size
+    assert abs(stated - real) <= 0.1 * real, f"{rel} says {found[1]} MB; the built .{ext} is {real / 1e6:.2f} MB"
