@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # One parallel worker runs this module, so that the wheel (``dist``) is built once.
 pytestmark = pytest.mark.xdist_group("packaging")
 DATA_DIRS = ("assets", "kernels")
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "viz", "warpviz", *DATA_DIRS)
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "CHANGELOG.md", "CITATION.cff", "viz",
+           "warpviz", *DATA_DIRS)
 JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
 
 
@@ -83,7 +84,7 @@ def test_sdist_carries_assets_and_kernels(dist):
     names = {n.removeprefix(prefix) for n in tarfile.open(sdist).getnames()}
     for folder in DATA_DIRS:
         assert shipped_files(folder) <= names
-    assert "setup.py" in names
+    assert {"setup.py", "CHANGELOG.md", "CITATION.cff"} <= names
 
 
 def test_unpacked_wheel_finds_its_own_assets(dist, tmp_path):
@@ -241,3 +242,46 @@ def test_the_docs_state_the_built_packages_size(dist, ext, rel, template):
     stated = float(found[1]) * 1e6
     real = one(dist, f"*.{ext}").stat().st_size
     assert abs(stated - real) <= 0.1 * real, f"{rel} says {found[1]} MB; the built .{ext} is {real / 1e6:.2f} MB"
+
+
+# CFF 1.2.0: the keys a CITATION.cff may have at its top level, and those it must have
+CFF_KEYS = {"abstract", "authors", "cff-version", "commit", "contact", "date-released", "doi", "identifiers",
+            "keywords", "license", "license-url", "message", "preferred-citation", "references", "repository",
+            "repository-artifact", "repository-code", "title", "type", "url", "version"}
+CFF_REQUIRED = {"authors", "cff-version", "message", "title"}
+
+
+def test_citation_file_is_cff_1_2_and_names_this_version():
+    yaml = pytest.importorskip("yaml", reason="PyYAML is in the test extra")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert isinstance(cff, dict) and CFF_REQUIRED <= set(cff) and set(cff) <= CFF_KEYS, set(cff) ^ CFF_KEYS
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
+    assert cff["version"] == viz.__version__                       # a string, as the format wants
+    assert cff["authors"] == [{"name": "warpviz developers"}]
+    assert isinstance(cff["message"], str) and isinstance(cff["title"], str) and cff["title"].strip()
+    assert all(isinstance(k, str) and k for k in cff["keywords"])
+    import tomllib
+    assert cff["license"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == "MIT"
+
+
+def test_changelog_starts_with_the_work_not_yet_released():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[0].startswith("## Unreleased") and len(headings) >= 3
+    assert f"version has been {viz.__version__} throughout" in " ".join(text.split())
+
+
+def test_wheel_metadata_has_classifiers_and_keywords(dist):
+    """The METADATA the wheel carries: real trove classifiers (Typing :: Typed among them),
+    the authors, the keywords; no Project-URL (warpviz has no public address yet)."""
+    import email
+    import tomllib
+
+    trove = pytest.importorskip("trove_classifiers", reason="trove-classifiers is in the test extra")
+    z = zipfile.ZipFile(one(dist, "*.whl"))
+    meta = email.message_from_bytes(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))))
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["classifiers"]
+    assert meta.get_all("Classifier") == declared and "Typing :: Typed" in declared
+    assert set(declared) <= trove.classifiers, set(declared) - trove.classifiers
+    assert meta["Author"] == "warpviz developers" and "CUDA" in meta["Keywords"]
+    assert meta.get_all("Project-URL") is None
