@@ -184,6 +184,36 @@ def test_dataframes_without_pandas_say_how_to_get_it(monkeypatch):
     assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == 2048       # the dicts need no pandas
 
 
+def test_the_public_api_is_annotated():
+    """Every function and method warpviz exports says its arguments' and its result's types (the
+    wheel has py.typed, so type checkers read them; tests/test_packaging.py runs mypy on it)."""
+    import inspect
+
+    import warpviz
+
+    missing = []
+
+    def check(name, f):
+        sig = inspect.signature(f)
+        missing.extend(f"{name}({p.name})" for p in sig.parameters.values()
+                       if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty)
+        if sig.return_annotation is inspect.Signature.empty and not name.endswith("__init__"):
+            missing.append(f"{name} -> ?")
+
+    for n in warpviz.__all__:
+        obj = getattr(warpviz, n)
+        if inspect.isclass(obj):
+            for k, v in vars(obj).items():
+                if k.startswith("_") and k not in ("__init__", "__getitem__", "__array__"):
+                    continue
+                v = v.fget if isinstance(v, property) else v
+                if inspect.isfunction(v):
+                    check(f"{n}.{k}", v)
+        elif inspect.isfunction(obj):
+            check(n, obj)
+    assert missing == []
+
+
 def test_layout_map_object():
     m = api.layout_map("Sw<3,3,3> o (8,64):(64,1)")
     assert repr(m) == model_map("Sw<3,3,3> o (8,64):(64,1)").to_text()
