@@ -72,6 +72,9 @@ def test_wheel_carries_assets_and_kernels(dist):
         missing = {f for f in shipped_files(folder) if f"viz/_data/{f}" not in names}
         assert not missing, f"not in the wheel: {sorted(missing)[:10]}"
     assert "viz/_data/assets/scenarios/transpose-tile.toml" in names
+    assert "viz/_data/assets/traces/transpose_pad.wvtrace" in names       # warpviz analyze transpose_pad
+    assert "viz/_data/kernels/trace/transpose_pad.launch.toml" in names   # warpviz trace transpose_pad
+    assert "viz/gpu/worker_child.py" in names and "warpviz/__main__.py" in names
     assert "warpviz/__init__.py" in names           # `import warpviz`: the API under the project's name
     assert not [n for n in names if n.startswith(("assets/", "kernels/", "tests/", "tools/"))]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -138,6 +141,101 @@ def test_type_checker_sees_the_api_typed(dist, tmp_path):
     assert len(revealed) == 2, proc.stdout + proc.stderr
     assert revealed[0].endswith('Revealed type is "def (path: str | os.PathLike[Any]) -> viz.api.Trace"'), revealed[0]
     assert revealed[1].endswith('Revealed type is "dict[str, int]"'), revealed[1]
+
+
+# -- the wheel installed in a fresh venv: the documented commands, from elsewhere -------
+# A venv of its own with the wheel installed (pip --no-deps: its `warpviz` script, its viz/ in
+# its site-packages); the dependencies (numpy, numba, PySide6, ...) come from this
+# environment's site-packages on PYTHONPATH, which is not a site folder there, so this
+# environment's editable warpviz (a .pth finder) is not seen: only the wheel's viz is.
+# Installing the dependencies from PyPI too would take minutes and the network.
+
+@pytest.fixture(scope="module")
+def installed(dist, tmp_path_factory):
+    import sysconfig
+    import venv
+
+    env_dir = tmp_path_factory.mktemp("venv") / "fresh"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    bindir = env_dir / ("Scripts" if os.name == "nt" else "bin")
+    python = next(p for p in (bindir / "python", bindir / "python.exe") if p.exists())
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+                           "--no-index", "--disable-pip-version-check", str(one(dist, "*.whl"))],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env.update(PYTHONPATH=sysconfig.get_paths()["purelib"], QT_QPA_PLATFORM="offscreen", PYTHONNOUSERSITE="1")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    return python, bindir / "warpviz", env, elsewhere
+
+
+def _run(cmd, env, cwd, timeout=300):
+    return subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_installed_wheel_runs_from_its_own_site_packages(installed):
+    python, _, env, cwd = installed
+    r = _run([python, "-c", "import viz, viz.assets as a; print(viz.__file__); print(a.root())"], env, cwd)
+    assert r.returncode == 0, r.stderr
+    where, root = r.stdout.split()
+    assert ROOT not in Path(where).parents and Path(root).parts[-3:] == ("viz", "_data", "assets")
+
+
+# The commands the README and docs/guide show (name forms for what ships), each run from a
+# folder outside the checkout: (arguments, exit status, text the output starts with or holds).
+DOCUMENTED = [
+    (["--version"], 0, f"warpviz {viz.__version__}"),
+    (["list", "--tag", "swizzle"], 0, "transpose-tile-xor\t"),
+    (["list", "--traces"], 0, "block_sum_cg\t"),
+    (["analyze", "transpose-tile"], 0, "Transpose through a shared tile"),
+    (["analyze", "transpose_pad"], 0, "Transpose through a padded 32x33 tile"),
+    (["analyze", "sgemm_float4"], 0, ""),
+    (["analyze", "transpose_tile_pad1", "--json"], 0, "{"),
+    (["export", "transpose_pad", "--out", "pad.svg", "-i", "2"], 0, "wrote"),
+    (["export", "transpose_pad", "--out", "pad.gif", "--block", "2", "--warp", "5", "-i", "3-4"], 0, "wrote"),
+    (["export", "transpose-tile", "-i", "9", "--frames", "5", "--out", "wavefront3.svg"], 0, "wrote"),
+    (["matrix", "ldmatrix_cpasync"], 0, ""),
+    (["layout", "Sw<3,3,3> o (8,64):(64,1)"], 0, ""),
+    (["bench", "--traces", "--show"], 0, ""),
+    (["completion", "bash"], 0, ""),
+    (["bogus"], 2, "warpviz: unknown command or file 'bogus'"),
+]
+
+
+@pytest.mark.parametrize("args, status, text", DOCUMENTED, ids=[" ".join(a[0]) for a in DOCUMENTED])
+def test_a_documented_command_works_from_the_installed_wheel(installed, args, status, text):
+    _, script, env, cwd = installed
+    r = _run([script, *args], env, cwd)
+    assert r.returncode == status, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and "no such file" not in r.stderr
+    assert text in (r.stdout + r.stderr)
+    if status == 0:
+        assert r.stdout.strip() or r.stderr.startswith("wrote") or "wrote" in r.stdout
+
+
+def test_python_and_python_dash_m_warpviz_from_the_installed_wheel(installed):
+    python, _, env, cwd = installed
+    r = _run([python, "-m", "warpviz", "--version"], env, cwd)
+    assert r.returncode == 0 and r.stdout.strip() == f"warpviz {viz.__version__}", r.stderr
+    probe = ("import warpviz; t = warpviz.open_trace('transpose_pad'); print(t.records);"
+             "print(warpviz.scenario('transpose-tile').title)")
+    r = _run([python, "-c", probe], env, cwd)
+    assert r.returncode == 0, r.stderr
+    records, title = r.stdout.splitlines()
+    assert int(records) > 0 and title == "Transpose through a shared tile (unpadded)"
+
+
+def test_trace_by_name_from_the_installed_wheel_reaches_the_shipped_launch_file(installed):
+    """Without a GPU it says why it cannot trace (not "no such file"); with one it records
+    into the current folder, never into the installed package."""
+    python, script, env, cwd = installed
+    site = Path(_run([python, "-c", "import viz; print(viz.__file__)"], env, cwd).stdout.strip()).parent
+    before = sorted(p.relative_to(site) for p in site.rglob("*") if "__pycache__" not in p.parts)
+    r = _run([script, "trace", "transpose_pad", "--blocks", "0"], env, cwd, timeout=600)
+    assert "no such file" not in r.stderr and "Traceback" not in r.stderr
+    assert (r.returncode == 2 and r.stderr.startswith("warpviz: cannot trace here: ")) or \
+        (r.returncode == 0 and (cwd / "transpose_pad.wvtrace").is_file()), r.stderr
+    assert sorted(p.relative_to(site) for p in site.rglob("*") if "__pycache__" not in p.parts) == before
 
 
 # -- desktop integration (packaging/): static checks, no PyInstaller -------------------

@@ -329,9 +329,28 @@ def make(out: Path) -> list:
             _launch_files(d, markers, cases)
         else:
             fn(d, cases)
+    _python_habits(out / "words", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
+
+
+def _python_habits(d: Path, cases: list) -> None:
+    """Words on the command line where a file or a name goes (issue 29, "the Python user's
+    habits"): an unknown first word is a usage error (exit 2), never the app (which would run
+    until the time limit here); a shipped trace's name never reaches outside assets/traces;
+    control characters are not echoed. The case's file is a placeholder: the word is the input."""
+    d.mkdir(parents=True, exist_ok=True)
+    words = ["bogus", "../../../../etc/passwd", "transpose_pad/../../../x", "..", ".wvtrace", "-", "x" * 5000,
+             "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b[2J\x1b]0;owned\x07", "\u202etxt.exe", "$(touch pwned)", "a;b|c",
+             "transpose_pad\n--json", "~/.ssh/id_rsa.wvtrace", "../traces/transpose_pad", "CON", "nul.toml"]
+    for k, word in enumerate(words):
+        placeholder = d / f"word{k:02d}.txt"
+        placeholder.write_text(word, encoding="utf-8", errors="replace")
+        for what in ("word-app", "word-analyze", "word-export", "word-matrix", "word-trace", "word-open-trace"):
+            if what == "word-app" and word.startswith("../../"):
+                continue          # a file that exists (/etc/passwd): the app opens it and says what is wrong
+            cases.append((placeholder, (what, word)))
 
 
 # ----------------------------------------------------------------------------- running
@@ -401,6 +420,19 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
     if what == "app":
         return [sys.executable, "-c", APP_DRIVER, str(path)]
+    if what.startswith("word-"):          # _python_habits: the word itself is the input
+        word = c[1]
+        if what == "word-app":
+            return cli + [word]
+        if what == "word-export":
+            return cli + ["export", word, "--out", str(scratch / "out.png"), "-i", "1"]
+        if what == "word-trace":
+            return cli + ["trace", word, "--out", str(scratch / "t.wvtrace")]
+        if what == "word-open-trace":
+            probe = ("import sys, warpviz\ntry:\n    warpviz.open_trace(sys.argv[1])\nexcept warpviz.WarpvizError as e:\n"
+                     "    print(e, file=sys.stderr); sys.exit(2)")
+            return [sys.executable, "-c", probe, word]
+        return cli + [what[len("word-"):], word]
     raise ValueError(what)
 
 

@@ -927,10 +927,20 @@ class Trace:
 
 
 def open_trace(path: str | os.PathLike) -> Trace:
-    """A ``.wvtrace`` file (no GPU needed). Raises ``viz.trace.TraceError`` for a bad file."""
+    """A ``.wvtrace`` file, or a shipped trace by its name (``open_trace("transpose_pad")``; the
+    names: ``warpviz list --traces``). No GPU needed. Raises ``viz.trace.TraceError`` for a bad
+    file."""
+    from .assets import named_trace
     from .trace import tracefile
 
-    return Trace(tracefile.load(_path("open_trace", path)))
+    p = _path("open_trace", path)
+    try:
+        missing = not isinstance(path, os.PathLike) and not p.exists()
+    except (OSError, ValueError):        # a name too long for the system: tracefile.load says so
+        missing = False
+    if missing:
+        p = named_trace(str(path)) or p
+    return Trace(tracefile.load(p))
 
 
 def _quiet(_text: str) -> None:

@@ -77,8 +77,11 @@ def cmd_export(args) -> int:
 
     try:
         overrides = parse_overrides(args.set)
-        trace = str(args.scenario).endswith(".wvtrace")
+        from .assets import trace_argument
+
+        trace = trace_argument(args.scenario) is not None       # a .wvtrace, or a shipped trace's name
         if trace:
+            args.scenario = trace_argument(args.scenario)
             if args.set or args.compare_set:
                 return _fail(f"{args.scenario}: a trace has no params to set (--set, --compare-set); it shows "
                              "what the kernel did. Fix: change the launch file and record it again")
@@ -89,8 +92,8 @@ def cmd_export(args) -> int:
         else:
             sc = load(args.scenario, overrides)
         compare = labels = None
-        if args.compare is not None and args.compare.endswith(".wvtrace"):
-            compare = _open_trace(args.compare)
+        if args.compare and trace_argument(args.compare) is not None:
+            compare = _open_trace(trace_argument(args.compare))
             labels = (sc.title, compare.title)
         elif args.compare is not None:
             other = args.compare or partner_path(sc)

@@ -312,7 +312,10 @@ def cmd_bench_traces(args) -> int:
             for line in heldout_summary():
                 print(line)
         return 0
-    items = traced_launches(args.scenarios or None)
+    from ..assets import launch_argument, trace_argument
+
+    named = [trace_argument(a) or launch_argument(a) for a in args.scenarios] if args.scenarios else None
+    items = traced_launches(named)     # files, or shipped traces' and launch files' names
     if not items:
         return _fail("nothing to time: no shipped traces and none named")
     bad = [t for t in items if t.error and args.scenarios]
