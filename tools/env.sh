@@ -8,6 +8,7 @@
 # Reinstalls when pyproject.toml changed since the last install. WARPVIZ_VENV=DIR uses another
 # folder; WARPVIZ_EXTRAS=a,b adds extras (e.g. gpu).
 set -euo pipefail
+set -f          # the extras are split on commas below: no file-name globbing of them
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${WARPVIZ_VENV:-$root/.venv}"
 py="${PYTHON:-python3}"
