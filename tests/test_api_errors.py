@@ -62,9 +62,10 @@ def test_the_targets_are_every_public_function_and_method():
             names.add(name)
             names |= {f"{name}.{m}" for m, f in vars(obj).items()
                       if inspect.isfunction(f) and (not m.startswith("_") or m == "__getitem__")}
-    # png(), svg(), mp4(), text() take no argument; what is left takes arguments and is fuzzed
+    # png(), svg(), mp4(), text(), the DataFrames take no argument; what is left takes arguments and is fuzzed
     assert names - set(TARGETS) == {"Picture.png", "Picture.svg", "Layout.text", "Matrix.text", "Video.mp4",
-                                    "Analysis.json", "Analysis.table", "Scenario.analyze", "Trace.analysis"}
+                                    "Analysis.json", "Analysis.table", "Scenario.analyze", "Trace.analysis",
+                                    "Analysis.metrics_frame", "Analysis.to_dataframe"}
 
 
 def values():

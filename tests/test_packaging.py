@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # One parallel worker runs this module, so that the wheel (``dist``) is built once.
 pytestmark = pytest.mark.xdist_group("packaging")
 DATA_DIRS = ("assets", "kernels")
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "viz", "warpviz", *DATA_DIRS)
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "CHANGELOG.md", "CITATION.cff", "viz",
+           "warpviz", *DATA_DIRS)
 JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
 
 
@@ -86,7 +87,7 @@ def test_sdist_carries_assets_and_kernels(dist):
     names = {n.removeprefix(prefix) for n in tarfile.open(sdist).getnames()}
     for folder in DATA_DIRS:
         assert shipped_files(folder) <= names
-    assert "setup.py" in names
+    assert {"setup.py", "CHANGELOG.md", "CITATION.cff"} <= names
 
 
 def test_unpacked_wheel_finds_its_own_assets(dist, tmp_path):
@@ -113,6 +114,33 @@ def test_unpacked_wheel_finds_its_own_assets(dist, tmp_path):
     api = subprocess.run([sys.executable, "-c", "import warpviz; print(warpviz.__version__, warpviz.trace_ptx.__module__)"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert api.stdout.split() == [viz.__version__, "viz.api"], api.stderr
+
+
+def test_wheel_is_typed(dist):
+    """PEP 561: both packages users import carry py.typed, so a type checker reads the API's annotations."""
+    names = set(zipfile.ZipFile(one(dist, "*.whl")).namelist())
+    assert {"viz/py.typed", "warpviz/py.typed"} <= names
+
+
+def test_type_checker_sees_the_api_typed(dist, tmp_path):
+    """mypy, on the installed wheel (site-packages, where py.typed decides), infers open_trace's type
+    and the types it returns; without py.typed it says the module is untyped and sees Any."""
+    pytest.importorskip("mypy", reason="mypy is in the test extra")
+    site = tmp_path / "site"
+    zipfile.ZipFile(one(dist, "*.whl")).extractall(site)
+    script = tmp_path / "user.py"
+    script.write_text("import warpviz\n"
+                      "reveal_type(warpviz.open_trace)\n"
+                      "reveal_type(warpviz.scenario('transpose-tile').analyze().metrics)\n")
+    # mypy finds packages on the sys.path of --python-executable; PYTHONPATH puts the wheel there
+    env = {**os.environ, "PYTHONPATH": str(site), "MYPY_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--python-executable", sys.executable,
+                           "--follow-imports=silent", "--ignore-missing-imports", "--no-error-summary", str(script)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    revealed = [line for line in proc.stdout.splitlines() if "Revealed type" in line]
+    assert len(revealed) == 2, proc.stdout + proc.stderr
+    assert revealed[0].endswith('Revealed type is "def (path: str | os.PathLike[Any]) -> viz.api.Trace"'), revealed[0]
+    assert revealed[1].endswith('Revealed type is "dict[str, int]"'), revealed[1]
 
 
 # -- the wheel installed in a fresh venv: the documented commands, from elsewhere -------
@@ -255,3 +283,103 @@ def test_frozen_recipe_names_files_that_exist():
     assert '"viz.kernels_numba": "py"' in spec, "numba needs the kernels' source file to cache frozen"
     for script in ("build_frozen.sh", "smoke_frozen.sh", "install_desktop.sh"):
         assert os.access(PACKAGING / script, os.X_OK), script
+
+
+# the user's own libraries, imported only when the user passes their objects (never installed by warpviz)
+USERS_OWN = {"cupy", "torch", "triton", "pandas"}
+
+
+def test_every_library_viz_imports_is_a_declared_dependency():
+    """Each third-party import in viz/ (at module level or inside a function) is in
+    pyproject.toml's dependencies or an extra (pycuda: [gpu]), or one of the user's own
+    libraries; and no dependency is declared that viz/ never imports (one TOML writer)."""
+    import ast
+    import re
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower().replace("-", "_")
+                for d in meta["dependencies"] + meta["optional-dependencies"]["gpu"]}
+    # import names of the distributions whose import name differs
+    provides = {"pyside6_essentials": {"PySide6"}}
+    importable = set()
+    for dist in declared:
+        importable |= provides.get(dist, {dist})
+    imported = set()
+    for path in (ROOT / "viz").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"viz", "warpviz"} - USERS_OWN
+    assert third_party - importable == set(), "imported but not a dependency"
+    assert importable - third_party == set(), "a dependency viz/ never imports"
+
+
+# the docs' sentences that state the wheel's and the sdist's size ("{}": the figure in MB)
+SIZE_PROSE = [
+    ("whl", "README.md", "`dist/warpviz-0.1.0-py3-none-any.whl` ({} MB;"),
+    ("whl", "docs/guide/install.md", "`dist/warpviz-0.1.0-py3-none-any.whl`, about {} MB,"),
+    ("whl", "packaging/README.md", "| the wheel `warpviz-VERSION-py3-none-any.whl` | {} MB |"),
+    ("whl", "docs/PERFORMANCE.md", "the H100 measurements; 2026-11-29) | {} MB |"),
+    ("tar.gz", "docs/PERFORMANCE.md", "| sdist (2026-11-29) | {} MB |"),
+]
+
+
+@pytest.mark.parametrize("ext,rel,template", SIZE_PROSE, ids=[f"{r}:{e}" for e, r, _ in SIZE_PROSE])
+def test_the_docs_state_the_built_packages_size(dist, ext, rel, template):
+    """Each size the docs give for the wheel or the sdist is within 10% of the one just built
+    (so a figure goes stale, and fails here, once the package grows or shrinks by a tenth)."""
+    import re
+
+    text = " ".join((ROOT / rel).read_text(encoding="utf-8").split())
+    pattern = re.escape(" ".join(template.split())).replace(r"\{\}", r"([\d.]+)")
+    found = re.search(pattern, text)
+    assert found, f"{rel} no longer has the sentence {template!r}: update SIZE_PROSE with it"
+    stated = float(found[1]) * 1e6
+    real = one(dist, f"*.{ext}").stat().st_size
+    assert abs(stated - real) <= 0.1 * real, f"{rel} says {found[1]} MB; the built .{ext} is {real / 1e6:.2f} MB"
+
+
+# CFF 1.2.0: the keys a CITATION.cff may have at its top level, and those it must have
+CFF_KEYS = {"abstract", "authors", "cff-version", "commit", "contact", "date-released", "doi", "identifiers",
+            "keywords", "license", "license-url", "message", "preferred-citation", "references", "repository",
+            "repository-artifact", "repository-code", "title", "type", "url", "version"}
+CFF_REQUIRED = {"authors", "cff-version", "message", "title"}
+
+
+def test_citation_file_is_cff_1_2_and_names_this_version():
+    yaml = pytest.importorskip("yaml", reason="PyYAML is in the test extra")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert isinstance(cff, dict) and CFF_REQUIRED <= set(cff) and set(cff) <= CFF_KEYS, set(cff) ^ CFF_KEYS
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
+    assert cff["version"] == viz.__version__                       # a string, as the format wants
+    assert cff["authors"] == [{"name": "warpviz developers"}]
+    assert isinstance(cff["message"], str) and isinstance(cff["title"], str) and cff["title"].strip()
+    assert all(isinstance(k, str) and k for k in cff["keywords"])
+    import tomllib
+    assert cff["license"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == "MIT"
+
+
+def test_changelog_starts_with_the_work_not_yet_released():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[0].startswith("## Unreleased") and len(headings) >= 3
+    assert f"version has been {viz.__version__} throughout" in " ".join(text.split())
+
+
+def test_wheel_metadata_has_classifiers_and_keywords(dist):
+    """The METADATA the wheel carries: real trove classifiers (Typing :: Typed among them),
+    the authors, the keywords; no Project-URL (warpviz has no public address yet)."""
+    import email
+    import tomllib
+
+    trove = pytest.importorskip("trove_classifiers", reason="trove-classifiers is in the test extra")
+    z = zipfile.ZipFile(one(dist, "*.whl"))
+    meta = email.message_from_bytes(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))))
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["classifiers"]
+    assert meta.get_all("Classifier") == declared and "Typing :: Typed" in declared
+    assert set(declared) <= trove.classifiers, set(declared) - trove.classifiers
+    assert meta["Author"] == "warpviz developers" and "CUDA" in meta["Keywords"]
+    assert meta.get_all("Project-URL") is None

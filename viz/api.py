@@ -40,7 +40,7 @@ import os
 import tempfile
 from collections import ChainMap
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -52,11 +52,19 @@ from .layout import LayoutError
 from .layout_text import LayoutMap, layout_map as _layout_map
 from .scenario import KIND_OPS, Scenario as _Model, ScenarioError, load, loads, with_params
 
+if TYPE_CHECKING:
+    import pandas
+
 DEFAULT_SIZE = (1280, 720)          # a frame in a notebook (text scales with the picture)
 _NAMES = ("instruction", "block", "warp")   # the arguments' names in messages
 MAX_PARAM = 2**62                   # a param's whole value: the expressions are exact within +-2^62
 MAX_FIELDS_DEPTH = 16               # nesting of a scenario's fields given as keywords
 MAX_EXTENT = 2**40                  # an extent of a layout map's shape (as a scenario's shape)
+
+
+# Types of the public API's arguments (the API checks every value itself; these are for type checkers)
+Blocks = Union[str, int, Sequence[int], None]   # linear block indices: "0-3", 7, [0, 7]
+Dims = Union[int, Sequence[int]]                # a grid or block: 4, (4,), (4, 2, 1)
 
 
 class ApiError(WarpvizError, ValueError):
@@ -231,8 +239,8 @@ def scenario(name_or_path: str | os.PathLike | None = None, *, toml: str | None 
 
 
 def to_toml(fields: Mapping[str, Any]) -> str:
-    """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomli-w)."""
-    import tomli_w
+    """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomlkit)."""
+    import tomlkit
 
     if not isinstance(fields, Mapping):
         raise ApiError("to_toml", "fields", f"must be a dict of the scenario's tables, not {_show(fields)}",
@@ -271,8 +279,8 @@ def to_toml(fields: Mapping[str, Any]) -> str:
     if "format" not in data and _needs_format_2(arrays):
         data["format"] = 2
     try:
-        return tomli_w.dumps(data)
-    except (TypeError, ValueError) as err:       # what TOML cannot write (tomli-w's own check)
+        return tomlkit.dumps(data)
+    except (TypeError, ValueError) as err:       # what TOML cannot write (tomlkit's ConvertError is both)
         raise ApiError("scenario", "the fields", f"cannot be written as TOML ({err})") from None
 
 
@@ -350,6 +358,14 @@ class Picture:
 
     def svg(self) -> str:
         return self._bytes("svg").decode("utf-8")
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(picture)``: the picture's pixels, an (height, width, 3) uint8 RGB array,
+        exactly the PNG export's (decoded from the same PNG). A new array each time."""
+        import imageio.v3 as iio
+
+        rgb = np.ascontiguousarray(iio.imread(self.png(), extension=".png")[..., :3], dtype=np.uint8)
+        return rgb if dtype is None else rgb.astype(dtype, copy=False)
 
     def _repr_png_(self) -> bytes | None:
         return self.png() if self.prefer == "png" else None
@@ -528,6 +544,23 @@ class Analysis:
     def table(self) -> str:
         return self._table
 
+    def metrics_frame(self) -> "pandas.DataFrame":
+        """The figures as a pandas DataFrame: one row per metric (the index: Nsight Compute's
+        name), one column ``value``. Needs pandas (not a warpviz dependency)."""
+        pd = _pandas(f"{type(self).__name__}.metrics_frame()")
+        names = list(self._json["metrics"])
+        return pd.DataFrame({"value": [self._json["metrics"][n] for n in names]},
+                            index=pd.Index(names, name="metric"))
+
+    def to_dataframe(self) -> "pandas.DataFrame":
+        """``accesses`` as a pandas DataFrame: one row per access (a scenario's indexed by its
+        ``index``; a trace's memory instructions by row, ``number`` a column), one column per field (``op``, ``array``, ``requests``, ``sectors``,
+        ``wavefronts``, ``bank_conflicts``...; a field an access does not have is missing
+        there). Needs pandas (not a warpviz dependency)."""
+        pd = _pandas(f"{type(self).__name__}.to_dataframe()")
+        frame = pd.DataFrame(self.accesses)
+        return frame.set_index("index") if "index" in frame.columns else frame
+
     def __getitem__(self, metric: str) -> int:
         try:
             return self._json["metrics"][metric]
@@ -540,6 +573,16 @@ class Analysis:
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(self._table)}</pre>"
+
+
+def _pandas(func: str) -> Any:
+    """pandas, or an ImportError saying what needs it and how to install it."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{func} needs pandas, which warpviz does not install: pip install pandas (the figures "
+                          "are also plain dicts and lists without it: .metrics, .accesses)") from None
+    return pandas
 
 
 def _labels(func: str, labels: Any) -> tuple[str, str] | None:
@@ -735,7 +778,7 @@ class TraceAnalysis(Analysis):
     names), ``other_metrics`` (atomics, LDSM, LDGSTS...), ``accesses`` (one dict per static
     memory instruction), ``lines`` (per source line, the worst first), ``json()``, ``table()``."""
 
-    def __init__(self, an):
+    def __init__(self, an: Any):
         from .trace.analysis import TraceAnalysis as _Model, to_json, to_table
 
         _instance("TraceAnalysis", "an", an, _Model, "a trace's analysis (use api.open_trace(...).analysis())")
@@ -758,7 +801,7 @@ class Trace:
     instruction). ``validation`` holds the comparison with Nsight Compute when it was recorded
     with ``validate=True`` (``match``: all ten equal)."""
 
-    def __init__(self, trace, recording=None, keep=None):
+    def __init__(self, trace: Any, recording: Any = None, keep: tempfile.TemporaryDirectory | None = None):
         from .trace.detail import TraceSource
         from .gpu.trace_pipeline import Recording
         from .trace.tracefile import Trace as _Model
@@ -991,7 +1034,7 @@ def _record(launch_path: Path, *, blocks=None, validate: bool = False, out=None,
     return Trace(rec.trace, rec, keep)
 
 
-def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False,
+def trace_launch(path: str | os.PathLike, *, blocks: Blocks = None, validate: bool = False,
                  out: str | os.PathLike | None = None) -> Trace:
     """``warpviz trace PATH`` from Python: the launch file's kernel run once on the GPU with
     every memory instruction recorded. ``blocks``: linear block indices to record (``"0-3"``,
@@ -1002,8 +1045,9 @@ def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False
                    out=None if out is None else _path("trace_launch", out))
 
 
-def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_bytes: int = 0, *,
-              title: str = "", sources: Mapping[str, str] | None = None, blocks=None, validate: bool = False,
+def trace_ptx(ptx: str, kernel: str, grid: Dims = (1,), block: Dims = (32,), args: Sequence[Any] = (),
+              shared_bytes: int = 0, *, title: str = "", sources: Mapping[str, str] | None = None,
+              blocks: Blocks = None, validate: bool = False,
               out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None) -> Trace:
     """Trace a kernel given as PTX text (Triton's ``compiled.asm["ptx"]``, a CuPy or Numba
     kernel's PTX, ``nvcc -ptx``): ``kernel`` is its entry (or C++ name), ``args`` one value per
@@ -1041,9 +1085,10 @@ def _safe_name(kernel: str) -> str:
     return base or "kernel"
 
 
-def trace_triton(jit_fn, grid, args=(), *, blocks=None, validate: bool = False,
+def trace_triton(jit_fn: Any, grid: Dims | Callable[..., Any], args: Sequence[Any] = (), *, blocks: Blocks = None,
+                 validate: bool = False,
                  out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None,
-                 **meta) -> Trace:
+                 **meta: Any) -> Trace:
     """Trace what Triton launches for ``jit_fn[grid](*args, **meta)``: the kernel is compiled
     by Triton itself (its cache, its choices: ``num_warps``, ``num_stages``, the shared memory,
     the scratch pointers it adds), and that PTX is traced with ``args``' contents (PyTorch

@@ -13,7 +13,7 @@ from . import __version__
 from .argcheck import MAX_BLOCK_INDEX, MAX_INSTRUCTION, MAX_WARP_INDEX, bounded_int
 
 COMMANDS = ("list", "analyze", "export", "validate", "bench", "calibrate", "trace", "layout", "matrix", "gui",
-            "completion")
+            "completion", "gpu-check")
 SHELLS = ("bash", "zsh", "fish")
 
 
@@ -455,11 +455,13 @@ def main(argv: list[str] | None = None) -> int:
     from .export_cli import cmd_export
     from .gpu.cli import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate
+    from .gpu.doctor import cmd_gpu_check
     from .gpu.trace_cli import cmd_trace
 
     handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout, "matrix": cmd_matrix,
                "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,
-               "trace": cmd_trace, "calibrate": cmd_calibrate, "completion": cmd_completion}.get(args.command)
+               "trace": cmd_trace, "calibrate": cmd_calibrate, "completion": cmd_completion,
+               "gpu-check": cmd_gpu_check}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
     from .fileio import WriteError

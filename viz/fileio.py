@@ -482,4 +482,16 @@ def inside(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
 __all__ = ["umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "write_new", "commit", "commit_new",
            "fsync_file", "fsync_folder", "WriteError", "SpecialFileError", "real_target", "check_regular",
            "write_failure", "os_error_words", "safe_name", "inside", "write_files", "written_by_warpviz",
-           "NotOursError", "sha256_file", "OWN_MANIFEST"]
+           "NotOursError", "sha256_file", "OWN_MANIFEST", "format_bytes"]
+
+
+def format_bytes(n: int) -> str:
+    """A size in words, the one form every message uses: ``"512 bytes"``, ``"1,024 bytes"``,
+    ``"1.5 MiB (1,572,864 bytes)"``, ``"4.00 GiB (4,294,967,296 bytes)"`` (binary units, the
+    exact count beside them from 1 MiB on)."""
+    n = int(n)
+    if abs(n) >= 2**30:
+        return f"{n / 2**30:,.2f} GiB ({n:,} bytes)"
+    if abs(n) >= 2**20:
+        return f"{n / 2**20:,.1f} MiB ({n:,} bytes)"
+    return f"{n:,} bytes"

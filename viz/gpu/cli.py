@@ -21,6 +21,10 @@ bench --traces --show [PATH] [--json]
     kernel, builds its launch and predicts it. Exit 2 with the paragraph when a named launch
     does not build (the source, the kernel, its arguments). ``--show`` prints a results
     file's traced launches (the shipped H100 file by default) without a GPU.
+gpu-check
+    What ``pip install 'warpviz[gpu]'`` (PyCUDA, built from source) needs, checked in a second
+    without a GPU (``viz.gpu.doctor``): exit 0 when PyCUDA is installed or can be built, 1 when
+    a piece is missing (each says how to get it).
 calibrate [--out PATH] [--json] [--quick] [--runs N] [--dry-run] [--show [PATH] [--markdown]]
     Measures this machine's GPU for the cost model (``viz.gpu.calibrate``).
 """
@@ -52,6 +56,9 @@ def add_parsers(sub) -> None:
                     help="what the random scenarios do: plain loads and stores (default), or ldmatrix / stmatrix")
     va.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     va.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+    sub.add_parser("gpu-check", help="what the GPU extra (PyCUDA) needs, checked before pip builds it: nvcc, "
+                   "CUDA_ROOT, cuda.h, curand.h, a C++ compiler, the Python headers, libcuda")
 
     be = sub.add_parser("bench", help="time scenarios on this machine's GPU and write a results file")
     be.add_argument("scenarios", nargs="*", metavar="FILE_OR_NAME")

@@ -97,6 +97,7 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     -ptx, then ptxas -O3 --generate-line-info) with ``ptxas -v`` for its resources. The
     cubin and the resources are cached beside the cubin cache, keyed by the PTX."""
     from ..fileio import write_atomic
+    from ..cachedir import touch, trim
     from ..toolchain.compile import ARCH, cache_dir, parse_ptxas_usage
     from ..trace.build import assemble_verbose, kernel_ptx
 
@@ -106,6 +107,7 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     key = hashlib.sha256((ptx + "\0" + kp.arch + "\0" + entry).encode()).hexdigest()[:32]
     cub, use = cache_dir() / f"{key}.trace.cubin", cache_dir() / f"{key}.trace.json"
     if cub.exists() and use.exists():
+        touch(cub), touch(use)
         res = json.loads(use.read_text())
     else:
         data, log = assemble_verbose(ptx, kp.arch, "plain")
@@ -114,6 +116,7 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
                "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, entry)}
         for path, payload in ((cub, data), (use, json.dumps(res))):
             write_atomic(path, payload)
+        trim()                      # the compile cache's cap (viz.cachedir)
     from .caveats import untimed_ptx
 
     # the PTX instructions the cost model does not time (tensor-core MMA) or a trace does not

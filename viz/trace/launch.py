@@ -32,6 +32,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fileio import format_bytes as _bytes
 from . import TraceError
 
 FORMAT = 2                       # the newest launch-file format this warpviz reads
@@ -246,9 +247,6 @@ def check_host_memory(launch: Launch, available: int | None = None) -> None:
                      f"{_bytes(available)} available (warpviz takes at most half of it); nothing was allocated",
                      "use smaller `count`s (a trace needs only a small launch)")
 
-
-def _bytes(n: int) -> str:
-    return f"{n / 2**30:,.2f} GiB ({n:,} bytes)" if n >= 2**30 else f"{n / 2**20:,.1f} MiB ({n:,} bytes)"
 
 
 def _dims(path, key: str, v) -> tuple[int, int, int]:

@@ -201,7 +201,7 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
     ``.warpviz-written.json``, names what it wrote: a later run replaces only those);
     ``WriteError`` when the disk refuses. Everything else is checked when the launch file
     is loaded."""
-    import tomli_w
+    import tomlkit
 
     if not isinstance(ptx, str):
         raise ArgumentError(f"the PTX must be text (str), not {type(ptx).__name__}")
@@ -239,7 +239,7 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
         doc["notes"] = notes
     path = folder / f"{name}.launch.toml"
     files[path.name] = ("# Written by warpviz from a launch made in Python; the arrays are argN.npy beside it.\n"
-                        + tomli_w.dumps(doc))
+                        + tomlkit.dumps(doc))
     # Every argument is checked before anything is written; then each file atomically, and
     # never over a file warpviz did not write (viz.fileio.write_files: NotOursError).
     write_files(folder, files)
