@@ -105,6 +105,7 @@ def builtin_tags() -> dict[str, list[str]]:
 
 
 def cmd_list(args) -> int:
+    from .errors import safe_text
     from .scenario import ScenarioError, builtin_names, load
 
     tag = args.tag
@@ -124,11 +125,11 @@ def cmd_list(args) -> int:
         except ScenarioError as err:
             if tag:
                 continue
-            print(f"{name}\t(invalid: {err.problem})")
+            print(f"{safe_text(name)}\t(invalid: {safe_text(err.problem)})")
             continue
         if tag and tag not in sc.tags:
             continue
-        print(f"{name}\t{sc.title}")
+        print(f"{safe_text(name)}\t{safe_text(sc.title)}")
     return 0
 
 
@@ -337,6 +338,29 @@ def main(argv: list[str] | None = None) -> int:
                "trace": cmd_trace, "calibrate": cmd_calibrate}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
+    if handler is cmd_gui:
+        return _run(handler, args)
+    # Every line a command prints, its error paragraph included, goes out through
+    # ``SafeStream``: a title, a file name, a PTX or source line or a compiler's message
+    # from a file cannot steer the terminal (docs/trace-format.md, "Printed text"). JSON
+    # keeps its long lines whole (json.dumps escapes every control and non-ASCII character).
+    from .errors import MAX_LINE, SafeStream
+
+    limit = None if getattr(args, "json", False) else MAX_LINE
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out, limit), SafeStream(err, limit)
+    try:
+        return _run(handler, args)
+    finally:
+        for s in (sys.stdout, sys.stderr):
+            try:
+                s.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(handler, args) -> int:
     try:
         return handler(args)
     except KeyboardInterrupt:
