@@ -645,6 +645,11 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
     out = [f"{safe_text(h.get('title', h.get('kernel')))}  [trace of {safe_text(h.get('kernel'))}]",
            f"launch: grid {dims(launch['grid'])}, block {dims(launch['block'])}; recorded on "
            f"{safe_text(h.get('gpu', {}).get('name', 'an unknown GPU'))}: {an.trace.records:,} warp-level executions"]
+    left = h.get("sources_left_out") or []
+    if left:                # what the line information named and the trace does not carry, and why
+        out.append("sources not carried: " + "; ".join(f"{safe_text(d.get('file'), 120)} ({safe_text(d.get('why'))})"
+                                                        for d in left[:8])
+                   + (f"; and {len(left) - 8} more" if len(left) > 8 else ""))
     if not h.get("complete", False):
         out.append(f"partial trace: {safe_text(h.get('note', 'not every block was recorded'), 2000)}")
     smap = h.get("sass_map")
