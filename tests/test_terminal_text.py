@@ -181,3 +181,19 @@ def test_nothing_printed_by_the_stream_wrapper_outlives_the_command(capsys):
     before = sys.stdout, sys.stderr
     run(capsys, "list")
     assert (sys.stdout, sys.stderr) == before
+
+
+def test_exports_own_progress_line_still_reaches_a_terminal(tmp_path, monkeypatch, qapp):
+    """warpviz's own carriage return and erase-line on a terminal are not escaped: only text
+    from files is (the progress line goes to the stream SafeStream wraps)."""
+    import sys
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert main(["export", "coalesced", "--out", str(tmp_path / "a.png"), "-i", "1"]) == 0
+    assert "\rwarpviz: rendering 1/1" in tty.getvalue() and "\r\x1b[K" in tty.getvalue()
+    assert sys.stderr is tty

@@ -100,6 +100,7 @@ class SafeStream:
 
     def __init__(self, stream, line_limit: int | None = MAX_LINE):
         self._stream = stream
+        self.wrapped = stream   # for warpviz's own control sequences only (export's progress line)
         self._limit = line_limit
         self._col = 0           # characters of the current line written
         self._dropped = 0       # characters of the current line cut
