@@ -197,3 +197,19 @@ def test_exports_own_progress_line_still_reaches_a_terminal(tmp_path, monkeypatc
     assert main(["export", "coalesced", "--out", str(tmp_path / "a.png"), "-i", "1"]) == 0
     assert "\rwarpviz: rendering 1/1" in tty.getvalue() and "\r\x1b[K" in tty.getvalue()
     assert sys.stderr is tty
+
+
+def test_a_trace_the_app_refuses_before_opening_is_reported_escaped(tmp_path, capsys):
+    """The file's own name can hold escapes too (a name a shell's * hands over)."""
+    with zipfile.ZipFile(TRACE) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    h = json.loads(members["header.json"])
+    h["format"] = "warpviz-trace" + EVIL
+    members["header.json"] = json.dumps(h).encode()
+    path = tmp_path / "bad\x1b]0;pwned\x07\u202e.wvtrace"
+    with zipfile.ZipFile(path, "w") as z:
+        for k, v in members.items():
+            z.writestr(k, v)
+    code, out, err = run(capsys, "gui", str(path))
+    assert code == 2 and "bad\\x1b]0;pwned\\x07\\u202e.wvtrace: not a warpviz trace" in err
+    assert_clean(out + err)

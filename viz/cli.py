@@ -338,23 +338,23 @@ def main(argv: list[str] | None = None) -> int:
                "trace": cmd_trace, "calibrate": cmd_calibrate}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
-    if handler is cmd_gui:
-        return _run(handler, args)
     # Every line a command prints, its error paragraph included, goes out through
     # ``SafeStream``: a title, a file name, a PTX or source line or a compiler's message
-    # from a file cannot steer the terminal (docs/trace-format.md, "Printed text"). JSON
+    # from a file cannot steer the terminal (docs/trace-format.md, "What analyze prints"). JSON
     # keeps its long lines whole (json.dumps escapes every control and non-ASCII character).
     from .errors import MAX_LINE, SafeStream
 
     limit = None if getattr(args, "json", False) else MAX_LINE
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(out, limit), SafeStream(err, limit)
+    # (no stream at all under pythonw: nothing to wrap)
+    sys.stdout, sys.stderr = (None if s is None else SafeStream(s, limit) for s in (out, err))
     try:
         return _run(handler, args)
     finally:
         for s in (sys.stdout, sys.stderr):
             try:
-                s.flush()
+                if s is not None:
+                    s.flush()
             except (OSError, ValueError):
                 pass
         sys.stdout, sys.stderr = out, err
