@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from app_helpers import make_window, user_dirs  # noqa: F401 - fixture
 from fake_gpu import TRACES
 from helpers import HAVE_NVCC
 from viz.gpu.trace_pipeline import MAX_CARRIED_FILE_BYTES, SOURCE_SUFFIXES, Recorder, trace_sources
@@ -105,3 +106,28 @@ def test_a_line_directive_naming_dot_env_does_not_put_it_in_the_recorded_trace(t
     assert t.header["sources_left_out"] == [{"file": ".env", "why": "a hidden file or folder (its name starts "
                                                                     "with a dot): never carried"}]
     assert "sources not carried: .env (a hidden file or folder" in to_table(analyze_trace(t))
+
+
+def test_the_source_panel_says_which_files_the_trace_left_out(qtbot, user_dirs, tmp_path):  # noqa: F811
+    """The app's Source panel lists, under the code, the files the trace does not carry and why."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(TRACES / "transpose_pad.wvtrace") as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    h = json.loads(members["header.json"])
+    h["sources_left_out"] = [{"file": ".env", "why": "a hidden file or folder (its name starts with a dot): "
+                                                     "never carried"}]
+    members["header.json"] = json.dumps(h).encode()
+    path = tmp_path / "left.wvtrace"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for k, v in members.items():
+            z.writestr(k, v)
+    w = make_window(qtbot, str(path))
+    w.docks["source"].show()
+    qtbot.waitUntil(lambda: w.session.trace_analysis is not None, timeout=20000)
+    panel = w.trace_source
+    qtbot.waitUntil(lambda: "not carried" in panel.source.toPlainText(), timeout=10000)
+    assert panel.source.toPlainText().splitlines()[-1] == ("// not carried in the trace: .env (a hidden file or "
+                                                           "folder (its name starts with a dot): never carried)")
+    w.close()
