@@ -431,9 +431,10 @@ def _secret_in(path: Path) -> bool:
         return False
 
 
-def _outside_problems(c: list, out: str, err: str, scratch: Path) -> list[str]:
+def _outside_problems(c: list, out: str, err: str, scratch: Path, since: float) -> list[str]:
     """The checks of ``_outside``'s cases, and two for every command line case: nothing
-    printed steers the terminal, and no case reads, prints, draws or carries SECRET."""
+    printed steers the terminal, and no case reads, prints, draws or carries SECRET (in the
+    files of its scratch folder written since ``since``: a run before may have left some)."""
     problems = []
     text = out + err
     if c[0] != "app" and any(ch in text for ch in TERMINAL):
@@ -445,7 +446,7 @@ def _outside_problems(c: list, out: str, err: str, scratch: Path) -> list[str]:
     if "error: #error" in text:
         problems.append("a line injected into generated CUDA reached nvcc")
     for f in scratch.rglob("*"):
-        if f.is_file() and not f.is_symlink() and _secret_in(f):
+        if f.is_file() and not f.is_symlink() and f.stat().st_mtime >= since - 1 and _secret_in(f):
             problems.append(f"wrote a file it was not given into {f.name}")
     return problems
 
@@ -557,6 +558,7 @@ def run_case(root: Path, rel: str, c: list, k: int) -> dict:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "WARPVIZ_SETTINGS": str(scratch / "settings.ini"),
            "WARPVIZ_DATA_DIR": str(scratch / "data"), "PYTHONPATH": str(ROOT)}
     cmd = command_line(path, c, scratch)
+    started = time.time()
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, errors="replace",
@@ -575,7 +577,7 @@ def run_case(root: Path, rel: str, c: list, k: int) -> dict:
         problems.append("traceback")
     if "MemoryError" in out + err:
         problems.append("MemoryError")
-    problems += _outside_problems(c, out or "", err or "", scratch)
+    problems += _outside_problems(c, out or "", err or "", scratch, started)
     last = [ln for ln in (err or out).strip().splitlines() if ln.strip()][-1:] or [""]
     return {"file": rel, "command": c, "rc": rc, "seconds": round(seconds, 2), "problems": problems,
             "last_line": last[0][:300]}
