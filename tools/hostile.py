@@ -431,13 +431,15 @@ def _secret_in(path: Path) -> bool:
         return False
 
 
-def _outside_problems(c: list, out: str, err: str, scratch: Path, since: float) -> list[str]:
-    """The checks of ``_outside``'s cases, and two for every command line case: nothing
-    printed steers the terminal, and no case reads, prints, draws or carries SECRET (in the
-    files of its scratch folder written since ``since``: a run before may have left some)."""
+def _outside_problems(c: list, cmd: list, out: str, err: str, scratch: Path, since: float) -> list[str]:
+    """The checks of ``_outside``'s cases, and two for every case: what the warpviz command
+    line (``cmd``) prints steers no terminal (a script's own print of an API error is the
+    script's), and no case reads, prints, draws or carries SECRET (in the files of its
+    scratch folder written since ``since``: a run before may have left some)."""
     problems = []
     text = out + err
-    if c[0] != "app" and any(ch in text for ch in TERMINAL):
+    cli = len(cmd) > 2 and cmd[1] == "-m" and cmd[2] in ("viz.cli", "warpviz")
+    if cli and any(ch in text for ch in TERMINAL):
         problems.append("terminal control characters printed raw")
     if c[0].endswith("-short") and len(text) > SHORT:
         problems.append(f"printed {len(text):,} characters (more than {SHORT:,})")
@@ -577,7 +579,7 @@ def run_case(root: Path, rel: str, c: list, k: int) -> dict:
         problems.append("traceback")
     if "MemoryError" in out + err:
         problems.append("MemoryError")
-    problems += _outside_problems(c, out or "", err or "", scratch, started)
+    problems += _outside_problems(c, cmd, out or "", err or "", scratch, started)
     last = [ln for ln in (err or out).strip().splitlines() if ln.strip()][-1:] or [""]
     return {"file": rel, "command": c, "rc": rc, "seconds": round(seconds, 2), "problems": problems,
             "last_line": last[0][:300]}
