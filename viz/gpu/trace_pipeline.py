@@ -49,6 +49,11 @@ def parse_blocks(text: str, nblocks: int, path) -> list[int]:
         if not m:
             raise TraceError(path, "--blocks", f"`{part}` is not a block index or range",
                              "write e.g. `--blocks 0`, `--blocks 0-15` or `--blocks 0,7,63`")
+        from ..argcheck import MAX_DIGITS, out_of_range
+
+        if max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:     # 5,000 digits: before int()
+            raise TraceError(path, "--blocks", out_of_range("--blocks", part, 0, nblocks - 1),
+                             "give linear block indices inside the grid")
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) else lo
         if hi < lo or hi >= nblocks:

@@ -744,6 +744,7 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
     the cubins, by the cubin's hash."""
     import hashlib
 
+    from ..cachedir import touch, trim
     from .compile import cache_dir, compile_cubin, nvcc_version
 
     cubin = compile_cubin(source)
@@ -752,6 +753,7 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
     profiles = None
     if use_cache and cached.exists():
         try:
+            touch(cached)
             profiles = json.loads(cached.read_text())
         except (OSError, ValueError):
             profiles = None
@@ -765,6 +767,7 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
             from ..fileio import write_atomic
 
             write_atomic(cached, json.dumps(profiles))
+            trim()                  # the compile cache's cap (viz.cachedir)
     return profiles.get(function)
 
 
