@@ -213,3 +213,9 @@ def test_a_trace_the_app_refuses_before_opening_is_reported_escaped(tmp_path, ca
     code, out, err = run(capsys, "gui", str(path))
     assert code == 2 and "bad\\x1b]0;pwned\\x07\\u202e.wvtrace: not a warpviz trace" in err
     assert_clean(out + err)
+
+
+def test_a_wide_layout_map_is_printed_whole(capsys):
+    code, out, err = run(capsys, "layout", "(4,2048):(2048,1)")
+    assert code == 0, err
+    assert "characters cut" not in out and max(len(line) for line in out.splitlines()) > MAX_LINE

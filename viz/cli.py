@@ -471,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     # keeps its long lines whole (json.dumps escapes every control and non-ASCII character).
     from .errors import MAX_LINE, SafeStream
 
-    limit = None if getattr(args, "json", False) else MAX_LINE
+    # (a layout's map is as wide as its columns: its lines are escaped, not cut)
+    limit = None if getattr(args, "json", False) or args.command == "layout" else MAX_LINE
     out, err = sys.stdout, sys.stderr
     # (no stream at all under pythonw: nothing to wrap)
     sys.stdout, sys.stderr = (None if s is None else SafeStream(s, limit) for s in (out, err))
