@@ -66,7 +66,8 @@ def _with_compare(value: str) -> str:
     ('"coalesced"', ["names this scenario itself"]),
     ('""', ["compare is empty", "Name a built-in"]),
     ("3", ["compare must be a string", 'Write it in quotes']),
-    ('"../nowhere/other.toml"', ["no such file next to", "path relative to this file's folder"]),
+    ('"nowhere/other.toml"', ["no such file next to", "path relative to this file's folder"]),
+    ('"../nowhere/other.toml"', ["leads outside this scenario's folder", "Copy the other scenario next to this file"]),
 ])
 def test_a_compare_that_names_nothing_known_is_an_error_with_file_line_and_fix(value, words):
     src = str(resolve("coalesced"))

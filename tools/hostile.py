@@ -12,7 +12,12 @@ its output, and no planted command ran (launch files plant ``$(touch MARKER)`` a
 runner looks for every marker afterwards). ``dataloss`` cases (``_data_loss``) run a command
 that writes user data (an export into a folder of the user's, to a FIFO, under ``ulimit
 -f``, ``trace_ptx(keep_folder=...)``...) and also fail when any file they name lost a byte
-or changed kind. The table printed last lists the failures.
+or changed kind.
+A command line case must also print no raw
+terminal control (ESC, BEL, CSI, bidirectional overrides), and no case may print, draw or
+carry into a file it writes the secret planted in files no case names (``_outside``: a
+scenario's ``compare`` outside its folder, a ``#line`` naming ``.env``); an ``-short`` case
+prints at most 50,000 characters. The table printed last lists the failures.
 
 The files are made here, from the shipped traces and launch files and from text: nothing is
 downloaded. ``args/`` holds the cases of numbers and paths typed by the user (``cli``: the
@@ -554,13 +559,146 @@ sys.exit(p.returncode)
 """
 
 
+# ----------------------------------------------------------------------------- outside: reading outside what was named, terminal control
+
+SECRET = "WARPVIZ-HOSTILE-SECRET-7f3a"      # in files no case names: never printed, drawn or carried
+TERMINAL = ("\x1b", "\x07", "\x9b", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067",
+            "\u2068", "\u2069")
+EVIL = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b]0;pwned\x07\u202eevil\u2066x\x9b31m"
+SHORT = 50_000                              # characters an "-short" case may print
+
+
+def _outside(d: Path, cases: list) -> None:
+    """Issue 29, items 2 and 5: a scenario's ``compare`` outside its folder (the secret's title
+    must not be drawn), a file name that would inject lines into generated CUDA, a launch file
+    whose ``#line`` names ``.env`` (the recorded trace must not carry it), and files whose
+    titles, names and device names hold terminal escapes, bidi overrides or huge names."""
+    import numpy as np  # noqa: F401  (the traces' arrays are copied as they are)
+
+    root = d.parent
+    secret = root / "secret-outside.toml"
+    secret.write_text(SCENARIO.replace('"hostile"', json.dumps(SECRET)))
+    (root / ".env").write_text(f"API_KEY={SECRET}\n")
+
+    def add(name: str, text: str | bytes, *cmds) -> Path:
+        p = d / name
+        p.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+        for c in cmds:
+            cases.append((p, c))
+        return p
+
+    scn = ("analyze",), ("export-compare",), ("app",)
+    for tag, value in (("absolute", str(secret)), ("dotdot", "../secret-outside.toml"),
+                       ("tilde", "~/secret-outside.toml"), ("deep-dotdot", "../../../../../../" + str(secret)),
+                       ("dot", "..")):
+        add(f"compare-{tag}.toml", SCENARIO.replace('title = "hostile"', f'title = "hostile"\ncompare = {json.dumps(value)}'),
+            *scn)
+    for tag, name in (("newline", "x\n#error pwned\n"), ("cr", "x\r#error pwned"), ("backslash", "x\\"),
+                      ("trigraph", "x??/"), ("ls", "x\u2028#error pwned")):
+        try:
+            add(f"{name}.toml", SCENARIO.replace('"hostile"', json.dumps("t\n#error title\n*/ /*")),
+                ("analyze",), ("validate",))
+        except OSError:
+            pass
+    add("title-escapes.toml", SCENARIO.replace('"hostile"', json.dumps("T" + EVIL)), ("analyze-short",), ("export",),
+        ("app",))
+    add("title-huge.toml", SCENARIO.replace('"hostile"', json.dumps("T" + EVIL + "L" * 100_000)), ("analyze-short",))
+    add("compare-escapes.toml", SCENARIO.replace('title = "hostile"', f'title = "h"\ncompare = {json.dumps(EVIL)}'),
+        ("analyze-short",))
+
+    # a shared trace whose texts steer the terminal
+    base = ROOT / "assets" / "traces" / "transpose_pad.wvtrace"
+    with zipfile.ZipFile(base) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    h = json.loads(members["header.json"])
+    h.update(title="T" + EVIL, name="n" + EVIL, notes="N" + EVIL, kernel="K" * 4000,
+             gpu={**h["gpu"], "name": "G" + EVIL})
+    src = h["source_name"]
+    h["sources"] = {src: h["sources"][src].replace("\n", "\n// " + EVIL + "X" * 4000 + "\n", 20)}
+    for ins in h["instructions"]:
+        ins.update(ptx=ins["ptx"] + EVIL + "P" * 4000, file="f" + EVIL)
+    members["header.json"] = json.dumps(h).encode()
+    p = d / "escapes.wvtrace"
+    _zip(p, members)
+    for c in (("analyze-short",), ("export",), ("app",)):
+        cases.append((p, c))
+
+    # a PTX whose 24 entry names are 100,000 characters each (2.4 million in a message; the
+    # issue's 400,000 each took more than 30 s to parse on a loaded machine: item 3's business)
+    ents = []
+    for k in range(24):
+        name = f"k{k}_" + "A" * 100_000
+        ents.append(f".visible .entry {name}(\n\t.param .u64 {name}_p0\n)\n{{\n\tret;\n}}\n")
+    (d / "huge-names.ptx").write_text(".version 8.0\n.target sm_80\n.address_size 64\n\n" + "\n".join(ents))
+    add("huge-names.launch.toml", 'format = 2\nptx = "huge-names.ptx"\nkernel = "nope"\nblock = [32]\ngrid = [1]\n'
+        '[[arg]]\ntype = "float*"\ncount = 32\n', ("trace-short",), ("bench-traces",))
+
+    # a CUDA source whose line table says its store is a line of .env (inside and outside the folder)
+    lf = d / "dotenv"
+    lf.mkdir()
+    (lf / ".env").write_text(f"API_KEY={SECRET}\n")
+    (lf / "notes.txt").write_text(f"{SECRET}\n")
+    (lf / "k.cu").write_text(KERNEL.replace("    if (i < n) out[i] = VAL;\n",
+                                            f'#line 1 "{lf / ".env"}"\n    if (i < n) out[i] = VAL;\n'
+                                            f'#line 1 "{lf / "notes.txt"}"\n    if (i < n) out[i] = VAL + 1.0f;\n'
+                                            f'#line 1 "{root / ".env"}"\n    if (i < n) out[i] = VAL + 2.0f;\n'))
+    p = lf / "k.launch.toml"
+    p.write_text(LAUNCH)
+    for c in (("trace",), ("bench-dry",)):
+        cases.append((p, c))
+
+    # a calibration file and a results file whose names steer the terminal
+    doc = json.loads((ROOT / "assets" / "calibration" / "nvidia-h100-80gb-hbm3.json").read_text())
+    doc["device"]["name"] = "H100" + EVIL + "N" * 100_000
+    add("calibration-escapes.json", json.dumps(doc), ("calibrate-show",))
+    doc = json.loads((ROOT / "assets" / "measurements" / "h100-traces.json").read_text())
+    first = next(iter(doc["traces"]))
+    doc["traces"] = {first + EVIL: doc["traces"][first], **doc["traces"]}
+    add("results-escapes.json", json.dumps(doc), ("bench-show",))
+
+
+def _secret_in(path: Path) -> bool:
+    """Does a file the case wrote hold SECRET (a trace: in any of its zip members)?"""
+    try:
+        if path.stat().st_size > 256 << 20 or not path.is_file():
+            return False
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                return any(SECRET.encode() in z.read(n) for n in z.namelist() if z.getinfo(n).file_size < 256 << 20)
+        return SECRET.encode() in path.read_bytes()
+    except (OSError, zipfile.BadZipFile, RuntimeError):
+        return False
+
+
+def _outside_problems(c: list, cmd: list, out: str, err: str, scratch: Path, since: float) -> list[str]:
+    """The checks of ``_outside``'s cases, and two for every case: what the warpviz command
+    line (``cmd``) prints steers no terminal (a script's own print of an API error is the
+    script's), and no case reads, prints, draws or carries SECRET (in the files of its
+    scratch folder written since ``since``: a run before may have left some)."""
+    problems = []
+    text = out + err
+    cli = len(cmd) > 2 and cmd[1] == "-m" and cmd[2] in ("viz.cli", "warpviz")
+    if cli and any(ch in text for ch in TERMINAL):
+        problems.append("terminal control characters printed raw")
+    if c[0].endswith("-short") and len(text) > SHORT:
+        problems.append(f"printed {len(text):,} characters (more than {SHORT:,})")
+    if SECRET in text:
+        problems.append("printed a file it was not given")
+    if "error: #error" in text:
+        problems.append("a line injected into generated CUDA reached nvcc")
+    for f in scratch.rglob("*"):
+        if f.is_file() and not f.is_symlink() and f.stat().st_mtime >= since - 1 and _secret_in(f):
+            problems.append(f"wrote a file it was not given into {f.name}")
+    return problems
+
+
 def make(out: Path) -> list:
     if out.exists():
         shutil.rmtree(out)
     cases: list = []
     markers = out / MARKER_DIR_NAME
     markers.mkdir(parents=True)
-    for kind, fn in (("scenarios", _scenarios), ("launch", None), ("traces", _traces)):
+    for kind, fn in (("scenarios", _scenarios), ("launch", None), ("traces", _traces), ("outside", _outside)):
         d = out / kind
         d.mkdir()
         if kind == "launch":
@@ -659,6 +797,18 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
     if what == "bench-traces":
         return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
+    if what == "analyze-short":
+        return cli + ["analyze", str(path)]
+    if what == "trace-short":
+        return cli + ["trace", str(path), "--out", str(scratch / "t.wvtrace")]
+    if what == "export-compare":
+        return cli + ["export", str(path), "--compare", "--out", str(scratch / "out.svg"), "-i", "1"]
+    if what == "validate":
+        return cli + ["validate", str(path)]
+    if what == "calibrate-show":
+        return cli + ["calibrate", "--show", str(path)]
+    if what == "bench-show":
+        return cli + ["bench", "--traces", "--show", str(path)]
     if what == "app":
         return [sys.executable, "-c", APP_DRIVER, str(path)]
     if what == "dataloss":
@@ -693,6 +843,7 @@ def run_case(root: Path, rel: str, c: list, k: int) -> dict:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "WARPVIZ_SETTINGS": str(scratch / "settings.ini"),
            "WARPVIZ_DATA_DIR": str(scratch / "data"), "PYTHONPATH": str(ROOT)}
     cmd = command_line(path, c, scratch)
+    started = time.time()
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, cwd=scratch, env=env, capture_output=True, text=True, errors="replace",
@@ -711,6 +862,7 @@ def run_case(root: Path, rel: str, c: list, k: int) -> dict:
         problems.append("traceback")
     if "MemoryError" in out + err:
         problems.append("MemoryError")
+    problems += _outside_problems(c, cmd, out or "", err or "", scratch, started)
     last = [ln for ln in (err or out).strip().splitlines() if ln.strip()][-1:] or [""]
     return {"file": rel, "command": c, "rc": rc, "seconds": round(seconds, 2), "problems": problems,
             "last_line": last[0][:300]}

@@ -155,6 +155,7 @@ def builtin_tags() -> dict[str, list[str]]:
 
 
 def cmd_list(args) -> int:
+    from .errors import safe_text
     from .scenario import ScenarioError, builtin_names, load
 
     tag = args.tag
@@ -176,11 +177,11 @@ def cmd_list(args) -> int:
         except ScenarioError as err:
             if tag:
                 continue
-            print(f"{name}\t(invalid: {err.problem})")
+            print(f"{safe_text(name)}\t(invalid: {safe_text(err.problem)})")
             continue
         if tag and tag not in sc.tags:
             continue
-        print(f"{name}\t{sc.title}")
+        print(f"{safe_text(name)}\t{safe_text(sc.title)}")
     return 0
 
 
@@ -464,6 +465,30 @@ def main(argv: list[str] | None = None) -> int:
                "gpu-check": cmd_gpu_check}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
+    # Every line a command prints, its error paragraph included, goes out through
+    # ``SafeStream``: a title, a file name, a PTX or source line or a compiler's message
+    # from a file cannot steer the terminal (docs/trace-format.md, "What analyze prints"). JSON
+    # keeps its long lines whole (json.dumps escapes every control and non-ASCII character).
+    from .errors import MAX_LINE, SafeStream
+
+    # (a layout's map is as wide as its columns: its lines are escaped, not cut)
+    limit = None if getattr(args, "json", False) or args.command == "layout" else MAX_LINE
+    out, err = sys.stdout, sys.stderr
+    # (no stream at all under pythonw: nothing to wrap)
+    sys.stdout, sys.stderr = (None if s is None else SafeStream(s, limit) for s in (out, err))
+    try:
+        return _run(handler, args)
+    finally:
+        for s in (sys.stdout, sys.stderr):
+            try:
+                if s is not None:
+                    s.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(handler, args) -> int:
     from .fileio import WriteError
 
     try:

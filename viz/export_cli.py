@@ -125,17 +125,18 @@ def cmd_export(args) -> int:
                             scale=args.scale, captions=not args.no_captions, title=title,
                             title_card=args.title_card)
         show = not args.quiet and sys.stderr.isatty()
+        tty = getattr(sys.stderr, "wrapped", sys.stderr)    # warpviz's own \r and erase-line (not a file's)
 
         def progress(done: int, total: int) -> None:
             if show:
-                print(f"\rwarpviz: rendering {done}/{total}", end="", file=sys.stderr, flush=True)
+                print(f"\rwarpviz: rendering {done}/{total}", end="", file=tty, flush=True)
 
         try:
             res = export(sc, args.out, settings, sel, compare=compare, labels=labels,
                          png_sequence=args.png_sequence, progress=progress)
         finally:
             if show:
-                print("\r\033[K", end="", file=sys.stderr, flush=True)
+                print("\r\033[K", end="", file=tty, flush=True)
     except (ScenarioError, ExportError, TraceError) as err:
         return _fail(str(err))
     except ExportCancelled:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import __version__
 from .engine import Analysis
+from .errors import safe_text
 from .i18n import tr
 from .kinds.registry import kind_of
 from .scenario import warnings
@@ -269,7 +270,7 @@ def to_table(an: Analysis) -> str:
     sc = an.scenario
     lw = sc.launch
     dims = lambda t: "x".join(str(x) for x in t)  # noqa: E731
-    out = [sc.title + (f"  [{sc.name}]" if sc.name else ""),
+    out = [safe_text(sc.title) + (f"  [{safe_text(sc.name)}]" if sc.name else ""),   # the file's word: cut, escaped
            f"launch: grid {dims(lw.grid)}, block {dims(lw.block)} = {lw.threads:,} threads, "
            f"{lw.blocks * lw.warps_per_block:,} warps ({lw.warps_per_block} per block)"]
     if sc.params:

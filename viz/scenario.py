@@ -24,6 +24,7 @@ import numpy as np
 
 from . import assets
 from .i18n import language, sep, tr
+from .fileio import inside
 from .expr import BUILTIN_NAMES, FUNCTIONS, ExprError, Node, names, parse, parse_access
 from .lanes import evaluate_exact
 from .layout import TMA_SWIZZLES, LayoutError, Swizzle, check_bijection, layout_swizzle, offset_tree, parse_swizzle
@@ -275,10 +276,25 @@ def _looks_like_path(text: str) -> bool:
     return text.endswith(".toml") or "/" in text or "\\" in text
 
 
+def compare_outside(compare: str, source: str = "") -> bool:
+    """Does a ``compare`` value lead outside the scenario's own folder (an absolute path, a
+    ``~``, ``..`` above the folder)? Such a value is refused, never opened: a scenario is
+    anyone's file, and what it draws beside itself must be what its sender sent with it (the
+    folder is decided on the names alone, as a trace's ``compare`` is: ``viz.fileio.inside``)."""
+    if not compare:
+        return False
+    if compare.startswith("~") or os.path.isabs(compare) or Path(compare).is_absolute() or "\0" in compare:
+        return True
+    here = Path(source) if source else None
+    folder = here.parent if here is not None and _is_file(here) else Path("scenario-folder")
+    return not inside(folder, compare)
+
+
 def compare_path(compare: str, source: str = "") -> Path | None:
     """The file that a ``compare`` value names, or None: a path relative to the scenario's
-    own file (``source``), a sibling ``NAME.toml`` in its folder, or a built-in's name."""
-    if not compare:
+    own file (``source``) inside its folder, a sibling ``NAME.toml`` in its folder, or a
+    built-in's name. A value that leads outside the folder names nothing (``compare_outside``)."""
+    if not compare or compare_outside(compare, source):
         return None
     here = Path(source)
     folder = here.parent if _is_file(here) else None
@@ -434,6 +450,11 @@ class _Builder:
             self.fail("compare", tr("compare is empty"), tr("name a built-in, e.g. compare = \"transpose-tile-pad\", "
                                                             "or leave the key out"), key="compare")
         here = Path(self.source)
+        if compare_outside(text, self.source):
+            self.fail("compare", tr("compare = \"{text}\" leads outside this scenario's folder; a scenario may "
+                                    "only name a file in its own folder or below it", text=text),
+                      tr("copy the other scenario next to this file and give its name (compare = \"other.toml\"), "
+                         "or give a built-in's name (`warpviz list`)"), key="compare")
         target = compare_path(text, self.source)
         if target is not None and (target.resolve() == here.resolve() if _is_file(here) else text == self.name):
             self.fail("compare", tr("compare = \"{text}\" names this scenario itself", text=text),
@@ -985,4 +1006,4 @@ def with_params(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
 
 
 __all__ = ["Scenario", "ScenarioError", "Array", "Access", "Launch", "Instruction", "load", "loads",
-           "resolve", "builtin_names", "compare_path", "compare_in_text", "warnings", "size_text", "partner_name", "partner_path", "runnable_builtins", "expand_instructions", "with_params", "parse_overrides", "replace"]
+           "resolve", "builtin_names", "compare_path", "compare_outside", "compare_in_text", "warnings", "size_text", "partner_name", "partner_path", "runnable_builtins", "expand_instructions", "with_params", "parse_overrides", "replace"]

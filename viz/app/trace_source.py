@@ -247,6 +247,11 @@ class TraceSourcePanel(QWidget):
                 tag = (tr("wf {wf} conf {conf} sec {sec}", wf=r["wavefronts"], conf=r["bank_conflicts"],
                           sec=r["sectors"]) if r else "")
                 out.append(f"{n:>4}  {code}" + (f"    ◀ {tag}" if tag else ""))
+        left = h.get("sources_left_out") or []
+        if left:            # files the line information named that the trace does not carry (a .env)
+            out.append("")
+            out += [tr("// not carried in the trace: {file} ({why})", file=str(d.get("file", ""))[:300],
+                       why=str(d.get("why", ""))[:300]) for d in left[:64] if isinstance(d, dict)]
         return "\n".join(out)
 
     def _clicked(self, item: QTreeWidgetItem, column: int = 0) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import assets
+from ..errors import safe_text
 from ..fileio import write_atomic
 from .calibration import CALIBRATION_DIR, FORMAT, slug
 from .runner import Session, gpu_state
@@ -512,16 +513,17 @@ def format_table(doc: dict) -> str:
     """The readable summary: figure, value, spread, plausibility."""
     dev = doc["device"]
     state = (doc.get("gpu_state") or {}).get("before") or {}
-    lines = [f"{dev.get('name')} ({dev.get('sm_count')} SMs, driver {dev.get('driver')}, CUDA {dev.get('cuda')}), "
-             f"{doc.get('measured_at', doc.get('measured'))}; nvidia-smi SM clock {state.get('sm_clock_mhz', '?')} MHz"
-             f" of {state.get('max_sm_clock_mhz', '?')}", "",
+    s = lambda v: safe_text(v, 120)  # noqa: E731  (the file's word: cut and escaped, viz.errors)
+    lines = [f"{s(dev.get('name'))} ({s(dev.get('sm_count'))} SMs, driver {s(dev.get('driver'))}, CUDA "
+             f"{s(dev.get('cuda'))}), {s(doc.get('measured_at', doc.get('measured')))}; nvidia-smi SM clock "
+             f"{s(state.get('sm_clock_mhz', '?'))} MHz of {s(state.get('max_sm_clock_mhz', '?'))}", "",
              f"{'figure':<42} {'value':>12} {'unit':<26} {'spread':>7}  check"]
     for key, f in doc["figures"].items():
         c = (doc.get("checks") or {}).get(key)
-        mark = "-" if c is None else ("ok" if c["ok"] else f"IMPLAUSIBLE, expected {c['expected']}")
+        mark = "-" if c is None else ("ok" if c["ok"] else f"IMPLAUSIBLE, expected {s(c['expected'])}")
         if f["spread_pct"] >= 5:
             mark += " (noisy)"
-        lines.append(f"{key:<42} {f['value']:>12g} {f['unit']:<26} {f['spread_pct']:>6.1f}%  {mark}")
+        lines.append(f"{s(key):<42} {f['value']:>12g} {s(f['unit']):<26} {f['spread_pct']:>6.1f}%  {mark}")
     return "\n".join(lines)
 
 
@@ -530,7 +532,7 @@ def format_markdown(doc: dict) -> str:
     lines = ["| figure | value | spread | plausible? (expected) | how it is measured |", "|---|---|---|---|---|"]
     for key, f in doc["figures"].items():
         c = (doc.get("checks") or {}).get(key)
-        ok = "-" if c is None else f"{'yes' if c['ok'] else '**no**'} ({c['expected']})"
+        ok = "-" if c is None else f"{'yes' if c['ok'] else '**no**'} ({safe_text(c['expected'], 120)})"
         ok = ok.replace("|", "/")
         cyc = f" = {f['cycles']:g} cycles" if "cycles" in f else ""
         val = f"{f['value']:,.0f}" if abs(f["value"]) >= 1000 else f"{f['value']:.4g}"
@@ -539,7 +541,8 @@ def format_markdown(doc: dict) -> str:
             spread += ", **noisy**"
         if f.get("run_values"):
             spread += "; runs " + " / ".join(f"{v:.4g}" for v in f["run_values"])
-        lines.append(f"| `{key}` | {val} {f['unit']}{cyc} | {spread} | {ok} | {f['how']} |")
+        lines.append(f"| `{safe_text(key, 120)}` | {val} {safe_text(f['unit'], 120)}{cyc} | {spread} | {ok} | "
+                     f"{safe_text(f['how'], 2000)} |")
     return "\n".join(lines)
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ..argcheck import bounded_int, check_out_file
 from . import GpuUnavailable
+from ..errors import safe_text
 
 MAX_RANDOM = 10_000          # validate --random N
 MAX_RUNS = 100               # calibrate --runs N
@@ -241,9 +242,9 @@ def cmd_calibrate(args) -> int:
 def format_validation(results: list[dict]) -> str:
     out = []
     for r in results:
-        head = f"{r['label']}: {r['title']}"
-        if r["error"]:
-            out.append(f"{head}\n  ERROR {r['error']}")
+        head = f"{safe_text(r['label'])}: {safe_text(r['title'])}"
+        if r["error"]:       # a compiler's message quotes the file (an #error line): cut, escaped
+            out.append(f"{head}\n  ERROR {safe_text(r['error'], 4000, newlines=True)}")
             continue
         out.append(f"{head}  [{'all match' if r['match'] else 'MISMATCH'}]")
         for row in r["rows"]:
@@ -430,8 +431,9 @@ def cmd_bench_traces(args) -> int:
 def format_bench(doc: dict) -> str:
     """The readable summary: per scenario time, bandwidth, share of cudaMemcpy, prediction, counters."""
     ceil = doc.get("ceiling", {}).get("memcpy_d2d", {})
-    out = [f"{doc['device'].get('name')} (cc {doc['device'].get('compute_capability')}, "
-           f"driver {doc['device'].get('driver')}), {doc['measured_at']}",
+    s = lambda v: safe_text(v, 120)  # noqa: E731  (a results file is anyone's: cut and escaped)
+    out = [f"{s(doc['device'].get('name'))} (cc {s(doc['device'].get('compute_capability'))}, "
+           f"driver {s(doc['device'].get('driver'))}), {s(doc['measured_at'])}",
            f"cudaMemcpy D2D {ceil.get('bytes', 0) >> 20} MiB: {ceil.get('gbps', 0):,.0f} GB/s"
            f" (median of {ceil.get('timing', {}).get('runs', 0)})", "",
            f"{'scenario':<28} {'median ms':>10} {'spread':>7} {'GB/s':>8} {'useful':>8} {'of cpy':>7} "
@@ -440,12 +442,12 @@ def format_bench(doc: dict) -> str:
     def row(name, e):
         t = e.get("timing") or {}
         if "error" in e and not t:
-            return f"{name:<28} ERROR {e['error'][:90]}"
+            return f"{s(name):<28} ERROR {s(e['error'][:90])}"
         frac = t.get("fraction_of_memcpy")
         pred = (t.get("predicted") or {}).get("ms")
         ctr = {True: "match", False: "DIFFER", None: "-"}[e.get("match")]
         chk = (e.get("check") or {}).get("status", "-")
-        return (f"{name:<28} {t.get('median_ms', 0):>10.4f} {t.get('spread', 0) * 100:>6.1f}% "
+        return (f"{s(name):<28} {t.get('median_ms', 0):>10.4f} {t.get('spread', 0) * 100:>6.1f}% "
                 f"{t.get('gbps', 0) or 0:>8.0f} {t.get('useful_gbps', 0) or 0:>8.0f} "
                 f"{'' if frac is None else f'{frac * 100:.0f}%':>7} {'' if pred is None else f'{pred:.4f}':>9} "
                 f"{t.get('ns_per_warp_instruction') or 0:>12.4f} {ctr:>9} {chk[:8]:>8}")
@@ -459,15 +461,15 @@ def format_bench(doc: dict) -> str:
     for name, sw in (doc.get("sweeps") or {}).items():
         pts = sw.get("points", [])
         out.append("")
-        out.append(f"sweep {name}: " + ", ".join(
-            f"{p['label']}: {p['median_ms']:.4f} ms (pred {p['predicted_ms']:.4f})" if p.get("predicted_ms")
-            else f"{p['label']}: {p['median_ms']:.4f} ms" for p in pts))
+        out.append(f"sweep {s(name)}: " + ", ".join(
+            f"{s(p['label'])}: {p['median_ms']:.4f} ms (pred {p['predicted_ms']:.4f})" if p.get("predicted_ms")
+            else f"{s(p['label'])}: {p['median_ms']:.4f} ms" for p in pts[:100]))
     bad = [n for n, e in doc["scenarios"].items() if e.get("match") is False]
     bad += [n for n, e in doc.get("kernels", {}).items() if e.get("match") is False]
     out.append("")
-    out.append("counters differ from the model for: " + ", ".join(bad) if bad else
+    out.append("counters differ from the model for: " + ", ".join(s(b) for b in bad[:100]) if bad else
                "counters: every compared scenario and kernel matches the model" if doc.get("counters_note", "").startswith("Nsight")
-               else doc.get("counters_note", ""))
+               else s(doc.get("counters_note", "")))
     return "\n".join(out)
 
 

@@ -299,10 +299,10 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, r
     if a.op in KIND_OPS:     # cp.async, atomic: their own instruction, the same `when`
         label = f"{a.op} {a.text}" + (f" <- {a.source.text}" if a.source is not None else "")
         body = (kinds_cg.cp_async_body if a.op == "cp.async" else kinds_cg.atomic_body)(a, arr, sc, rename)
-        return _when_wrapped(a, [f"// access {a.index}: {label}"], body, rename)
+        return _when_wrapped(a, [f"// access {a.index}: {_c_comment(label, 400)}"], body, rename)
     label = f"{a.op_text} {arr.name}" + "".join(f"[{to_text(n)}]" for n in a.indices) + \
         (f".{a.field}" if a.field else "")
-    out = [f"// access {a.index}: {label}"]
+    out = [f"// access {a.index}: {_c_comment(label, 400)}"]
     body: list[str] = []
     idx_names = ["wv_row", "wv_col"] if len(a.indices) == 2 else ["wv_col"]
     for nm, node in zip(idx_names, a.indices):
@@ -387,7 +387,9 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
     L: list[str] = [PRELUDE]
     if tmaps:
         L.append(kinds_cg.TMAP_STRUCT)
-    L.append(f"// warpviz kernel for {sc.name or sc.source}: {_c_comment(sc.title)}")
+    # a file's name and title are the file's word: one line of plain text (a name with a newline
+    # and "#error" in it stays inside the comment)
+    L.append(f"// warpviz kernel for {_c_comment(sc.name or sc.source)}: {_c_comment(sc.title)}")
     L.append(f"// block ({bx}, {by}, {bz}), grid {tuple(sc.launch.grid)}; launch gridDim.x = {gx} * replicas.")
     for a in sc.arrays:
         where = f"shared bytes {a.base}..{a.base + a.nbytes - 1}" if a.space == "shared" else f"start {a.start} + offset {a.offset}"
@@ -443,9 +445,7 @@ def generate(sc: Scenario, name: str = KERNEL_NAME) -> GeneratedKernel:
                            replica_bytes=replica_bytes, barriers=barriers, tensor_maps=tuple(tmaps))
 
 
-def _c_comment(text: str) -> str:
-    """Text safe inside a // comment: one line, no trailing backslash."""
-    return " ".join(str(text).split()).replace("\\", "/")
+_c_comment = kinds_cg.c_comment      # text safe inside a // comment (viz.kinds.codegen.c_comment)
 
 
 def expected_instructions(sc: Scenario) -> dict[str, int]:

@@ -366,7 +366,8 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
             session.close()
     stage("write")
     complete = chosen is None and res["executed"] <= res["capacity"] and res["executed"] == res["executed_again"]
-    sources = trace_sources(launch, b.instrs + list(getattr(b, "events", ()) or ()))
+    left_out: list[dict] = []
+    sources = trace_sources(launch, b.instrs + list(getattr(b, "events", ()) or ()), left_out)
     header = {
         "title": launch.title, "name": launch.name, "kernel": launch.kernel, "notes": launch.notes,
         "entry": b.entry, "kernel_signature": b.label, "input": "ptx" if launch.ptx else "cuda",
@@ -375,7 +376,7 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         "launch": {"block": list(launch.block), "grid": list(launch.grid), "shared_bytes": launch.shared_bytes,
                    "args": [a.as_dict() for a in launch.args]},
         "launch_file": launch.text, "launch_file_name": launch.path.name, "source_name": launch.source.name,
-        "sources": sources, "gpu": info, "driver": driver_version_string() or info.get("driver"),
+        "sources": sources, **({"sources_left_out": left_out} if left_out else {}), "gpu": info, "driver": driver_version_string() or info.get("driver"),
         "nvcc": b.nvcc, "arch": b.arch, "warpviz": __version__,
         "recorded_blocks": blocks_text(chosen), "complete": complete, "note": note,
         "instructions": [dict(i.as_dict(), **_where(i, launch, sources),
@@ -431,38 +432,106 @@ def _source_text(launch) -> str:
 
 
 MAX_EXTRA_SOURCES = 32          # files besides the source that a trace carries (headers, a Triton kernel's .py)
+# A trace is shared: besides the launch file's own source it carries only files the kernel was
+# compiled from, by their extension (CUDA, C and C++ sources and headers; Python for Triton and
+# Numba kernels), inside the launch file's folder, none hidden (a dot-file or a file in a dot-
+# folder: ``.env``, ``.git/``), each of at most MAX_CARRIED_FILE_BYTES and all of them together at
+# most MAX_CARRIED_BYTES. A PTX's ``.file`` lines (and a CUDA file's ``#line``) are the file's
+# word, not the user's: whatever else they name is listed in the header's ``sources_left_out``
+# with the reason, never read (docs/trace-format.md, "What a trace carries").
+SOURCE_SUFFIXES = (".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl", ".py")
+MAX_CARRIED_FILE_BYTES = 1 << 20
+MAX_CARRIED_BYTES = 8 << 20
+MAX_LEFT_OUT = 64               # entries of sources_left_out (a module may name hundreds of headers)
 
 
-def trace_sources(launch, instrs) -> dict[str, str]:
+def _not_carried(f: str, here: Path) -> tuple[str | None, Path | None]:
+    """Why the file ``f`` (a name from line information) is not carried, or (None, its path)."""
+    from ..trace.launch import _inside
+
+    if "\0" in f:
+        return "its name holds a NUL byte", None
+    try:
+        p = (here / f).resolve() if not Path(f).is_absolute() else Path(f).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return "its path cannot be resolved", None
+    if not _inside(p, here):
+        return "outside the launch file's folder", None
+    rel = p.relative_to(here).parts
+    if any(part.startswith(".") for part in rel) or any(part.startswith(".") for part in Path(f).parts
+                                                       if part not in (".", "..")):
+        return "a hidden file or folder (its name starts with a dot): never carried", None
+    if p.suffix.lower() not in SOURCE_SUFFIXES:
+        return "not a source file by its extension (carried: " + " ".join(SOURCE_SUFFIXES) + ")", None
+    try:
+        st = p.stat()
+    except OSError:
+        return "does not exist", None
+    if not p.is_file():
+        return "not a regular file", None
+    if st.st_size > MAX_CARRIED_FILE_BYTES:
+        return f"{st.st_size:,} bytes, over the {MAX_CARRIED_FILE_BYTES >> 20} MiB a carried source may be", None
+    return None, p
+
+
+def trace_sources(launch, instrs, left_out: list | None = None) -> dict[str, str]:
     """{file name: text} the trace carries: the source (the CUDA file, or the PTX module),
-    then the files the instructions' line information names that lie inside the launch
-    file's folder (a helper header, a Triton kernel's Python file), read with the source's
-    checks, and the texts ``viz.api`` gave (``launch.extra_sources``). A file outside the
-    folder is never read: a PTX's ``.file`` lines are the PTX's word, not the user's."""
-    from ..trace.launch import MAX_SOURCE_BYTES, _inside, read_text_file
+    then the files the instructions' line information names that are source files inside
+    the launch file's folder (a helper header, a Triton kernel's Python file: see
+    SOURCE_SUFFIXES and the limits above), read with the source's checks, and the texts
+    ``viz.api`` gave (``launch.extra_sources``), within the same limits. A file outside the
+    folder, a hidden one or one of another kind is never read; ``left_out`` (a list) receives
+    ``{"file": name, "why": reason}`` for each file named and not carried."""
+    from ..errors import cut
+    from ..trace.launch import read_text_file
 
     out = {str(launch.source.name): launch.source_text or _source_text(launch)}
+    total = 0
+
+    def leave(name: str, why: str) -> None:
+        if left_out is not None and len(left_out) < MAX_LEFT_OUT and all(d["file"] != name for d in left_out):
+            left_out.append({"file": cut(name, 300), "why": why})
+
+    def room(name: str, size: int) -> bool:
+        if len(out) > MAX_EXTRA_SOURCES:
+            leave(name, f"the trace carries at most {MAX_EXTRA_SOURCES} files besides its source")
+            return False
+        if size > MAX_CARRIED_FILE_BYTES:
+            leave(name, f"{size:,} bytes, over the {MAX_CARRIED_FILE_BYTES >> 20} MiB a carried source may be")
+            return False
+        if total + size > MAX_CARRIED_BYTES:
+            leave(name, f"the carried sources would pass {MAX_CARRIED_BYTES >> 20} MiB in all")
+            return False
+        return True
+
     for name, text in (getattr(launch, "extra_sources", None) or {}).items():
-        if len(out) <= MAX_EXTRA_SOURCES and isinstance(text, str):
-            out.setdefault(Path(name).name, text)
+        name = Path(str(name)).name
+        if not isinstance(text, str) or name in out:
+            continue
+        if room(name, len(text.encode("utf-8", "surrogatepass"))):
+            out[name] = text
+            total += len(text.encode("utf-8", "surrogatepass"))
     try:
         here = launch.path.parent.resolve()
     except (OSError, RuntimeError):
         return out
     for f in sorted({i.file for i in instrs if i.file}):
         name = Path(f).name
-        if name in out or len(out) > MAX_EXTRA_SOURCES:
+        if name in out:
+            continue
+        why, p = _not_carried(f, here)
+        if why is not None:
+            leave(_rel(f, here), why)
+            continue
+        size = p.stat().st_size
+        if not room(_rel(f, here), size):
             continue
         try:
-            p = (here / f).resolve() if not Path(f).is_absolute() else Path(f).resolve()
-        except (OSError, RuntimeError, ValueError):
+            out[name] = read_text_file(p, "source", MAX_CARRIED_FILE_BYTES)
+        except TraceError as err:
+            leave(_rel(f, here), f"cannot be read as text ({cut(err.problem, 200)})")
             continue
-        if not _inside(p, here) or not p.is_file():
-            continue
-        try:
-            out[name] = read_text_file(p, "source", MAX_SOURCE_BYTES)
-        except TraceError:
-            continue
+        total += size
     return out
 
 
@@ -482,10 +551,13 @@ def _where(ins, launch, sources: dict[str, str]) -> dict:
 
 
 def _rel(file: str, here: Path) -> str:
-    """A source path relative to the launch file's folder (the trace travels), else as is."""
+    """A source path relative to the launch file's folder (the trace travels), else as is. A
+    relative name (a ``#line`` directive's, a PTX's ``.file``) is relative to that folder, as
+    ``trace_sources`` reads it, never to warpviz's working folder."""
     try:
-        return str(Path(file).resolve().relative_to(here.resolve()))
-    except (ValueError, OSError):
+        base = here.resolve()
+        return str((base / file).resolve().relative_to(base))
+    except (ValueError, OSError, RuntimeError):
         return file
 
 
@@ -595,6 +667,6 @@ class Recorder:
             s._stop()
 
 
-__all__ = ["STAGES", "trace_sources", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
+__all__ = ["STAGES", "trace_sources", "SOURCE_SUFFIXES", "MAX_CARRIED_FILE_BYTES", "MAX_CARRIED_BYTES", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
            "other_counters", "other_rows", "locate_fault", "fault_message", "failure_message", "missing_tools",
            "blocks_text", "save_copy"]

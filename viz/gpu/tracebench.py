@@ -38,6 +38,7 @@ from typing import Callable
 
 from .. import __version__
 from . import GpuUnavailable
+from ..errors import safe_text
 
 DRY_RUN_FREE_BYTES = 84_462_993_408   # the H100 80GB HBM3's free memory as measured: a dry run's launches must fit it
 SHIPPED = "h100-traces.json"      # assets/measurements/: the H100's traced launches
@@ -609,26 +610,29 @@ def format_table(doc: dict) -> str:
     acc = accuracy(doc)
     out = [f"{'traced launch':<34} {'measured us':>11} {'spread':>7} {'predicted us':>12} {'meas/pred':>9}  bound"]
     by = {r["name"]: r for r in acc["rows"]}
+    s = safe_text     # a results file is anyone's: each of its texts cut and escaped (viz.errors)
     for name, e in (doc.get("traces") or {}).items():
         dry = (e.get("dry_run") or {}).get("predicted")
+        shown = s(name)
         if name not in by and dry:
-            out.append(f"{name:<34} {'(dry run)':>11} {'':>7} {dry['ms'] * 1e3:>12.3f} {'':>9}  {dry.get('explain', '')}")
+            out.append(f"{shown:<34} {'(dry run)':>11} {'':>7} {dry['ms'] * 1e3:>12.3f} {'':>9}  "
+                       f"{s(dry.get('explain', ''))}")
             out += caveat_lines(e)
             continue
         t = e.get("timing") or {}
         if name not in by and "median_ms" in t:
             why = t.get("predicted_error") or "not predicted yet (python -m viz.gpu.tracebench repredict FILE)"
-            out.append(f"{name:<34} {t['median_ms'] * 1e3:>11.3f} {100 * t.get('spread', 0):>6.1f}% {'':>12} "
-                       f"{'':>9}  {why}"[:200])
+            out.append(f"{shown:<34} {t['median_ms'] * 1e3:>11.3f} {100 * t.get('spread', 0):>6.1f}% {'':>12} "
+                       f"{'':>9}  {s(why, 150)}")
             continue
         if name not in by:
-            out.append(f"{name:<34} {e.get('error') or 'not timed'}"[:160])
+            out.append(f"{shown:<34} {s(e.get('error') or 'not timed', 120)}")
             continue
         r = by[name]
         p = e["timing"]["predicted"]
         flag = " noisy" if r["noisy"] else ""
-        out.append(f"{name:<34} {r['measured_ms'] * 1e3:>11.3f} {100 * (r['spread'] or 0):>6.1f}% "
-                   f"{r['predicted_ms'] * 1e3:>12.3f} {r['ratio']:>9.2f}  {p.get('explain', r['bound'])}{flag}")
+        out.append(f"{shown:<34} {r['measured_ms'] * 1e3:>11.3f} {100 * (r['spread'] or 0):>6.1f}% "
+                   f"{r['predicted_ms'] * 1e3:>12.3f} {r['ratio']:>9.2f}  {s(p.get('explain', r['bound']))}{flag}")
         out += caveat_lines(e)
     out.append(f"{acc['within']} of {acc['entries']} traced launches predicted within 20% of the measured median")
     return "\n".join(out)

@@ -18,6 +18,36 @@ from dataclasses import dataclass
 
 from ..expr import to_cuda
 
+MAX_COMMENT = 200       # characters of a file-derived text in a comment of generated source
+
+
+def c_comment(text, limit: int = MAX_COMMENT) -> str:
+    """File-derived text (a scenario's title or file name, an access as written) made safe
+    inside a ``//`` comment of generated CUDA source, which nvcc compiles: one line (every
+    newline, carriage return, vertical tab and form feed a space), letters, digits,
+    punctuation and symbols only (any control or format character a ``?``), no backslash
+    (a line continuation would pull the next line of code into the comment), no trigraph
+    ``??/``, no ``/*`` or ``*/``, cut to ``limit`` characters. A file named
+    x<newline>#error pwned<newline>.toml gives ``// ... x #error pwned .toml``: a comment, not a line."""
+    import unicodedata
+
+    out = []
+    for c in " ".join(str(text).split()):
+        if " " <= c <= "~":
+            out.append(c)
+        elif c.isprintable() and unicodedata.category(c)[0] in "LNPS":
+            out.append(c)
+        else:
+            out.append("?")
+    s = "".join(out).replace("\\", "/")
+    while "??" in s:
+        s = s.replace("??", "?")
+    while "/*" in s or "*/" in s:
+        s = s.replace("/*", "/ *").replace("*/", "* /")
+    if len(s) > limit:
+        s = s[:limit] + "..."
+    return s
+
 TMAP_STRUCT = ("#ifndef WV_TENSOR_MAP\n#define WV_TENSOR_MAP\n"
                "struct __align__(64) WvTensorMap { unsigned long long wv_opaque[16]; };  // a CUtensorMap\n#endif")
 
@@ -135,8 +165,8 @@ def tma_lines(a, arr, sc, rename, k: int) -> list[str]:
     """Thread 0 issues the copy; every thread of the block waits for it (mbarrier phase)."""
     src = a.source
     nbytes = a.option("bytes")
-    out = [f"// access {a.index}: tma.load {arr.name} <- box {list(a.option('box'))} at {src.text} "
-           f"(swizzle {a.option('swizzle')})"]
+    out = ["// " + c_comment(f"access {a.index}: tma.load {arr.name} <- box {list(a.option('box'))} at {src.text} "
+                             f"(swizzle {a.option('swizzle')})", 400)]
     out.append("if (wv_tid == 0) {")
     out.extend("  " + ln for ln in _indices(src, rename))
     out.append('  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')

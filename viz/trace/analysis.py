@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
+from ..errors import safe_text
 from .tracefile import Trace, lane_bits
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
@@ -640,18 +641,24 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
     numbers = instruction_numbers(an.trace)
     launch = h["launch"]
     dims = lambda t: "x".join(str(x) for x in t)  # noqa: E731
-    out = [f"{h.get('title', h.get('kernel'))}  [trace of {h.get('kernel')}]",
+    # every text the header gave is the file's word: cut and escaped (viz.errors.safe_text)
+    out = [f"{safe_text(h.get('title', h.get('kernel')))}  [trace of {safe_text(h.get('kernel'))}]",
            f"launch: grid {dims(launch['grid'])}, block {dims(launch['block'])}; recorded on "
-           f"{h.get('gpu', {}).get('name', 'an unknown GPU')}: {an.trace.records:,} warp-level executions"]
+           f"{safe_text(h.get('gpu', {}).get('name', 'an unknown GPU'))}: {an.trace.records:,} warp-level executions"]
+    left = h.get("sources_left_out") or []
+    if left:                # what the line information named and the trace does not carry, and why
+        out.append("sources not carried: " + "; ".join(f"{safe_text(d.get('file'), 120)} ({safe_text(d.get('why'))})"
+                                                        for d in left[:8])
+                   + (f"; and {len(left) - 8} more" if len(left) > 8 else ""))
     if not h.get("complete", False):
-        out.append(f"partial trace: {h.get('note', 'not every block was recorded')}")
+        out.append(f"partial trace: {safe_text(h.get('note', 'not every block was recorded'), 2000)}")
     smap = h.get("sass_map")
     if smap and not smap.get("certain", False):
         unc = smap.get("uncertain") or []
         unc = [numbers[k] for k in unc if k in numbers]
         out.append("SASS: not certain for " + (f"instruction(s) {', '.join(str(k) for k in unc[:12])}"
                                                 + (" ..." if len(unc) > 12 else "") if unc else "the kernel")
-                   + "; " + "; ".join(smap.get("notes") or ["see each instruction"]))
+                   + "; " + "; ".join(safe_text(n) for n in (smap.get("notes") or ["see each instruction"])[:12]))
     rows = an.per_access(never_executed)
     shown = len(rows)
     ran = sum(1 for d in rows if d["executed"] or d["warp_instructions"])
@@ -659,7 +666,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                + ("" if never_executed or ran == len(numbers) else " (--all lists the others too)"))
     for d in rows:
         out.append("")
-        out.append(f"instruction {d['number']}: {d['source']}  {' '.join(d['ptx'].split())}")
+        out.append(f"instruction {d['number']}: {safe_text(d['source'])}  {safe_text(' '.join(d['ptx'].split()))}")
         parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
                  f"active lanes {d['active_lanes']:,}"]
         if d["predicated_off_warps"]:
@@ -677,7 +684,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
         out.append("  " + "; ".join(parts))
         why = sass_text(d)
         if why:
-            out.append(f"  SASS: {why}")
+            out.append(f"  SASS: {safe_text(why, 2000)}")
     if shown:
         out.append("")
         out += line_table(an)
@@ -706,9 +713,9 @@ def line_table(an: TraceAnalysis) -> list[str]:
     for r in rows:
         ins = {"file": r["file"], "line": r["line"]}
         nums = blocks_text(by_line.get((r["file"], r["line"]), []))
-        cells.append((r["source"], nums, f"{r['warp_instructions']:,}", f"{r['wavefronts']:,}",
+        cells.append((safe_text(r["source"]), nums, f"{r['warp_instructions']:,}", f"{r['wavefronts']:,}",
                       f"{r['bank_conflicts']:,}", f"{r['requests']:,}", f"{r['sectors']:,}",
-                      source_line(h, ins) if r["line"] else ""))
+                      safe_text(source_line(h, ins)) if r["line"] else ""))
     widths = [max(len(head[k]), *(len(c[k]) for c in cells)) for k in range(len(head))]
     fmt = lambda c: "  ".join(  # noqa: E731
         (c[k].ljust(widths[k]) if k < 2 else c[k].rjust(widths[k])) for k in range(len(head)))

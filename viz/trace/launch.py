@@ -32,6 +32,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import cut
 from ..fileio import format_bytes as _bytes
 from . import TraceError
 
@@ -832,7 +833,8 @@ def check_params(launch: Launch, ptx: str, entry: str | None = None, label: str 
     if ps is None:
         found = entries(ptx)
         raise TraceError(launch.path, "kernel", f"{what} has no kernel `{launch.kernel}`"
-                         + (f" (it has: {', '.join(found[:24])})" if found else " (it has no __global__ function)"),
+                         + (f" (it has: {', '.join(cut(f, 120) for f in found[:24])})" if found
+                            else " (it has no __global__ function)"),
                          "name one of its kernels")
     if len(ps) != len(launch.args):
         extra = ""

@@ -24,6 +24,8 @@ import re
 import subprocess
 from dataclasses import dataclass
 
+from ..errors import cut
+
 MAX_KERNEL_CHARS = 1024
 MAX_LISTED = 24                 # entries named in a message (a sample file has hundreds)
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -359,14 +361,15 @@ def instantiated(kernel: KernelName, entries: list[Entry], before) -> list[Entry
 
 
 def listing(entries: list[Entry], limit: int = MAX_LISTED) -> str:
-    shown = [e.shown for e in entries[:limit]]
+    # a PTX's entry names are the file's word: each is cut (a name of 400,000 characters)
+    shown = [cut(e.shown, 120) for e in entries[:limit]]
     more = f" and {len(entries) - limit} more" if len(entries) > limit else ""
     return ", ".join(shown) + more
 
 
 def ambiguity(kernel: KernelName, found: list[Entry]) -> tuple[str, str]:
     """(problem, fix) for a name that matches several entries."""
-    items = "; ".join(f"{e.shown} (mangled {e.mangled})" for e in found[:MAX_LISTED])
+    items = "; ".join(f"{cut(e.shown, 120)} (mangled {cut(e.mangled, 120)})" for e in found[:MAX_LISTED])
     more = f"; and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
     problem = f"`{kernel.text.strip()}` names {len(found)} kernels: {items}{more}"
     if kernel.targs is None and len({_base(e.name) for e in found}) == 1 and any("<" in e.name for e in found):

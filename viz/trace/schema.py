@@ -365,6 +365,10 @@ HEADER = Record(fields={
     "launch_file_name": _opt(Text()),
     "source_name": _opt(Text()),
     "sources": _opt(MapOf(value=Text(TEXT), max_len=MAX_SOURCES)),
+    "sources_left_out": _opt(ListOf(Record(fields={     # files the line information named, not carried
+        "file": _opt(Text(), ""),
+        "why": _opt(Text(), ""),
+    }), MAX_SOURCES)),
     "gpu": _opt(MapOf(value=Scalar(nullable=True))),
     "driver": _opt(Text(nullable=True)),
     "nvcc": _opt(Text(nullable=True)),
