@@ -50,6 +50,7 @@ MAX_SHARED_BYTES = 227 * 1024    # H100's opt-in maximum per block
 MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few hundred bytes; 1 MiB is generous
 MAX_SOURCE_BYTES = 8 << 20       # one CUDA source file (the kernel's own; headers it includes are nvcc's business)
 MAX_PTX_BYTES = 32 << 20         # one PTX module (a Triton matmul's is ~200 KB; nvcc's of a whole sample file ~2 MB)
+MAX_PTX_LINES = 500_000          # lines of one PTX module (nvcc's of a whole sample file: ~60,000), checked before parsing
 MAX_DATA_BYTES = MAX_BUFFER_BYTES  # a fill file holds one buffer
 MAX_DEFINES = 256
 MAX_DEFINE_CHARS = 4096          # one define's value
@@ -425,6 +426,17 @@ def _c_plus_plus_name(text: str) -> bool:
     return True
 
 
+def ptx_size_problem(text: str) -> str | None:
+    """What is wrong with the size of a PTX module's text (over MAX_PTX_BYTES, or over
+    MAX_PTX_LINES lines), or None: checked before any of it is parsed."""
+    if len(text) > MAX_PTX_BYTES:
+        return f"the PTX has {len(text):,} characters, over warpviz's limit of {MAX_PTX_BYTES:,} for one module"
+    lines = text.count("\n") + 1
+    if lines > MAX_PTX_LINES:
+        return f"the PTX has {lines:,} lines, over warpviz's limit of {MAX_PTX_LINES:,} for one module"
+    return None
+
+
 def check_ptx_text(path, text: str, key: str = "ptx") -> None:
     """A PTX module's text checked before it is used (``viz.trace.module.header``): a
     ``.version``, a GPU ``.target``, 64-bit addresses, at least one kernel, no NUL byte.
@@ -434,6 +446,10 @@ def check_ptx_text(path, text: str, key: str = "ptx") -> None:
     if "\0" in text:
         raise TraceError(path, key, "the PTX holds a NUL byte (it is not PTX text)",
                          "give the PTX as its compiler wrote it")
+    problem = ptx_size_problem(text)
+    if problem:
+        raise TraceError(path, key, problem, "give the PTX of the kernel's own module (Triton: "
+                         "`compiled.asm[\"ptx\"]`; nvcc: `nvcc -ptx` of the one source file)")
     try:
         header(text)
     except PtxModuleError as err:
@@ -858,5 +874,5 @@ def same_launch(header: dict, launch: Launch) -> str | None:
     return None
 
 
-__all__ = ["Launch", "Arg", "load_launch", "check_ptx_text", "read_data", "npy_header", "FORMAT", "FORMATS", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "check_ptx_text", "ptx_size_problem", "MAX_PTX_LINES", "read_data", "npy_header", "FORMAT", "FORMATS", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]
