@@ -223,8 +223,10 @@ class ReadRefused(WarpvizError, ValueError):
     """A file warpviz would not read, or could not: ``path``, ``problem`` (what is wrong, in
     words) and ``fix``. ``str(err)`` is the one paragraph: "PATH: problem; fix"."""
 
-    def __init__(self, path: str | os.PathLike, problem: str, fix: str):
+    def __init__(self, path: str | os.PathLike, problem: str, fix: str, kind: str = "", size: int = 0):
         self.path, self.problem, self.fix = Path(path), problem, fix
+        self.kind = kind          # missing | folder | special | large | grew | unreadable | encoding | json
+        self.size = size          # the file's size, for "large"
         super().__init__(f"{path}: {problem}; {fix}")
 
 
@@ -239,42 +241,59 @@ def _size_words(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def read_bytes_limited(path: str | os.PathLike, limit: int, what: str) -> bytes:
-    """The bytes of ``path``, a regular file of at most ``limit`` bytes; ``what`` names it in
-    the message ("results file"). Opened without blocking (``O_NONBLOCK``) and checked on the
-    open descriptor (``fstat``: a FIFO, a device such as ``/dev/zero``, a socket or a folder is
-    refused before a byte is read, so a FIFO swapped in cannot hang the reader), and no more
-    than ``limit`` + 1 bytes are ever read (a file that grows meanwhile is refused too).
-    Raises ``ReadRefused`` naming the file, the problem and the limit."""
+def open_regular(path: str | os.PathLike, limit: int, what: str):
+    """``(file, size)``: ``path`` opened for reading in binary, a regular file of at most
+    ``limit`` bytes. Opened without blocking (``O_NONBLOCK``) and checked on the open
+    descriptor (``fstat``): a FIFO, a device such as ``/dev/zero``, a socket or a folder is
+    refused before a byte is read, so a FIFO swapped in cannot hang the reader. Raises
+    ``ReadRefused`` naming the file, the problem and the limit. The caller reads at most
+    what it needs (``read_bytes_limited`` reads ``limit`` + 1)."""
     fix_path = tr("check the path and its permissions")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                      | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        raise ReadRefused(path, tr("no such file"), fix_path) from None
+        raise ReadRefused(path, tr("no such file"), fix_path, "missing") from None
     except IsADirectoryError:
-        raise ReadRefused(path, tr("this is a folder, not a {what}", what=what), tr("give the file itself")) from None
+        raise ReadRefused(path, tr("this is a folder, not a {what}", what=what), tr("give the file itself"),
+                          "folder") from None
     except (OSError, ValueError) as err:        # ValueError: a NUL byte in the name
-        raise ReadRefused(path, tr("cannot be read ({why})", why=os_error_words(err)), fix_path) from None
+        raise ReadRefused(path, tr("cannot be read ({why})", why=os_error_words(err)), fix_path,
+                          "unreadable") from None
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ReadRefused(path, tr("this is a folder, not a {what}", what=what), tr("give the file itself"),
+                              "folder")
         if not stat.S_ISREG(st.st_mode):
             kind = next((w for test, w in _SPECIAL if test(st.st_mode)), "not a regular file")
             raise ReadRefused(path, tr("this is {kind}, not a {what}: warpviz reads only regular files",
-                                       kind=kind, what=what), tr("give a file saved on disk"))
+                                       kind=kind, what=what), tr("give a file saved on disk"), "special")
         if st.st_size > limit:
             raise ReadRefused(path, tr("it has {size}, over warpviz's limit of {limit} for a {what}",
                                        size=_size_words(st.st_size), limit=_size_words(limit), what=what),
-                              tr("check that this is the right file"))
-        with os.fdopen(os.dup(fd), "rb") as f:
+                              tr("check that this is the right file"), "large", st.st_size)
+        return os.fdopen(fd, "rb"), st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes_limited(path: str | os.PathLike, limit: int, what: str) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes (``open_regular``); no
+    more than ``limit`` + 1 bytes are ever read (a file that grows meanwhile is refused too).
+    ``what`` names the file in the message ("results file"). Raises ``ReadRefused``."""
+    f, _ = open_regular(path, limit, what)
+    try:
+        with f:
             data = f.read(limit + 1)
     except OSError as err:
-        raise ReadRefused(path, tr("cannot be read ({why})", why=os_error_words(err)), fix_path) from None
-    finally:
-        os.close(fd)
+        raise ReadRefused(path, tr("cannot be read ({why})", why=os_error_words(err)),
+                          tr("check the path and its permissions"), "unreadable") from None
     if len(data) > limit:
         raise ReadRefused(path, tr("it grew past warpviz's limit of {limit} for a {what} while it was read",
-                                   limit=_size_words(limit), what=what), tr("give a file that is not being written"))
+                                   limit=_size_words(limit), what=what), tr("give a file that is not being written"),
+                          "grew")
     return data
 
 
@@ -287,7 +306,8 @@ def read_text_limited(path: str | os.PathLike, limit: int, what: str) -> str:
     except UnicodeDecodeError as err:
         line = data[:err.start].count(b"\n") + 1
         raise ReadRefused(path, tr("this {what} is not UTF-8 text (line {line} has the byte {byte})",
-                                   what=what, line=line, byte=f"0x{data[err.start]:02x}"), tr("save the file as UTF-8")) from None
+                                   what=what, line=line, byte=f"0x{data[err.start]:02x}"), tr("save the file as UTF-8"),
+                          "encoding") from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -337,7 +357,7 @@ def read_json_limited(path: str | os.PathLike, limit: int, what: str):
     return parse_json(read_text_limited(path, limit, what), path, what)
 
 
-__all__ = ["ReadRefused", "read_bytes_limited", "read_text_limited", "read_json_limited", "parse_json",
+__all__ = ["ReadRefused", "open_regular", "read_bytes_limited", "read_text_limited", "read_json_limited", "parse_json",
            "MAX_JSON_DEPTH", "MAX_JSON_DIGITS",
            "umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "commit", "fsync_file",
            "fsync_folder", "WriteError", "write_failure", "os_error_words", "safe_name", "inside"]

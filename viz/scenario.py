@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
-import stat
 import tomllib
 from collections import ChainMap
 from dataclasses import dataclass, field, replace
@@ -174,34 +172,26 @@ def load(file_or_name: str | Path, overrides: Mapping[str, str] | None = None) -
 
 def read_text(path: Path) -> str:
     """A scenario file's text: a regular file (not a FIFO or a device, which could block or never
-    end) of at most MAX_TEXT_BYTES bytes of UTF-8; anything else is a ScenarioError."""
+    end) of at most MAX_TEXT_BYTES bytes of UTF-8 (``viz.fileio.read_bytes_limited``, the one
+    bounded reader); anything else is a ScenarioError."""
+    from .fileio import ReadRefused, read_bytes_limited
+
     fix = tr("check the file's permissions and that it is UTF-8 text")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except (OSError, ValueError) as err:
-        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
-    try:
-        st = os.fstat(fd)
-    except OSError as err:
-        os.close(fd)
-        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise ScenarioError(str(path), "", tr("is not a regular file"),
-                            tr("give a scenario file (.toml), not a folder, a pipe or a device"))
-    with os.fdopen(fd, "rb") as f:
-        try:
-            if st.st_size > MAX_TEXT_BYTES:
-                raise ScenarioError(str(path), "", tr("is {size}, larger than the {max} a scenario may be",
-                                                      size=size_text(st.st_size), max=size_text(MAX_TEXT_BYTES)),
-                                    tr("a scenario is a short text file: check that this is the right file"))
-            data = f.read(MAX_TEXT_BYTES + 1)
-        except OSError as err:
-            raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
-    if len(data) > MAX_TEXT_BYTES:
-        raise ScenarioError(str(path), "", tr("is larger than the {max} a scenario may be",
-                                              max=size_text(MAX_TEXT_BYTES)),
-                            tr("a scenario is a short text file: check that this is the right file"))
+        data = read_bytes_limited(path, MAX_TEXT_BYTES, "scenario")
+    except ReadRefused as err:
+        if err.kind in ("folder", "special"):
+            raise ScenarioError(str(path), "", tr("is not a regular file"),
+                                tr("give a scenario file (.toml), not a folder, a pipe or a device")) from None
+        if err.kind == "large":
+            raise ScenarioError(str(path), "", tr("is {size}, larger than the {max} a scenario may be",
+                                                  size=size_text(err.size), max=size_text(MAX_TEXT_BYTES)),
+                                tr("a scenario is a short text file: check that this is the right file")) from None
+        if err.kind == "grew":
+            raise ScenarioError(str(path), "", tr("is larger than the {max} a scenario may be",
+                                                  max=size_text(MAX_TEXT_BYTES)),
+                                tr("a scenario is a short text file: check that this is the right file")) from None
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err.problem), fix) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

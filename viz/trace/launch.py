@@ -633,9 +633,14 @@ def _npy_check(path, where: str, n: int, rel: str, p: Path, size: int, t: str, c
     """The ``.npy`` file's header against [[arg]] ``n``: a plain numeric array (no objects:
     those would be pickles) of exactly ``count`` elements of the type, and a file that holds
     exactly that many bytes after its header."""
+    from ..fileio import ReadRefused, open_regular
+
     try:
-        with open(p, "rb") as f:
+        f, _ = open_regular(p, MAX_DATA_BYTES + (1 << 20), "data file")     # a FIFO swapped in is refused
+        with f:
             shape, _, dtype, offset = npy_header(f)
+    except ReadRefused as err:
+        raise TraceError(path, where, f"the data file {_r(rel)}: {err.problem}", err.fix) from None
     except (OSError, ValueError, SyntaxError, EOFError) as err:
         raise TraceError(path, where, f"the data file {_r(rel)} is not a NumPy .npy file ({str(err)[:120]})",
                          "save the array with numpy.save(...)") from None
@@ -676,8 +681,11 @@ def read_data(a: Arg, where: str = "") -> bytes:
     need = a.nbytes
     if p is None:
         raise TraceError("", where, "the data file of this buffer was not checked", "load the launch file again")
+    from ..fileio import ReadRefused, open_regular
+
     try:
-        with open(p, "rb") as f:
+        f, _ = open_regular(p, MAX_DATA_BYTES + (1 << 20), "data file")     # a FIFO swapped in is refused
+        with f:
             if a.fill.startswith("file:"):
                 data = f.read(need + 1)
                 if len(data) != need:
@@ -694,6 +702,8 @@ def read_data(a: Arg, where: str = "") -> bytes:
                 raise TraceError(p, where, "the array changed since the launch file was read",
                                  "load the launch file again")
             raw = f.read(need + 1)
+    except ReadRefused as err:
+        raise TraceError(p, where, err.problem, err.fix) from None
     except OSError as err:
         raise TraceError(p, where, f"cannot read the data file: {err.strerror or err}", "check the file") from None
     except ValueError as err:
@@ -729,32 +739,23 @@ def read_text_file(path: str | Path, what: str, limit: int, report: tuple | None
 
     if "\0" in str(p):
         fail(f"{shown}: the path holds a NUL byte", "give the file's real path")
-    try:
-        st = os.stat(p)
-    except OSError as err:
-        fail(f"cannot read {shown}: {err.strerror or err}", "check the path")
-    except ValueError as err:
-        fail(f"cannot read {shown}: {err}", "check the path")
-    if stat.S_ISDIR(st.st_mode):
-        fail(f"{shown} is a folder, not a file", "give the file itself")
-    if not stat.S_ISREG(st.st_mode):
-        fail(f"{shown} is not a regular file (a pipe, a device or a socket): warpviz does not read those",
-             "give a file saved on disk")
-    if st.st_size > limit:
-        fail(f"{shown} has {st.st_size:,} bytes, over warpviz's limit of {limit:,} for a {what}",
-             "give the right file (a " + what + " is far smaller)")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(p, flags)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                fail(f"{shown} is not a regular file: warpviz does not read those", "give a file saved on disk")
-            data = f.read(limit + 1)
-    except OSError as err:
-        fail(f"cannot read {shown}: {err.strerror or err}", "check the path and its permissions")
-    if len(data) > limit:
-        fail(f"{shown} grew past warpviz's limit of {limit:,} bytes while it was read", "give a file that is "
-             "not being written")
+    from ..fileio import ReadRefused, read_bytes_limited
+
+    try:        # the one bounded reader: a pipe or a device is refused before it is read
+        data = read_bytes_limited(p, limit, what)
+    except ReadRefused as err:
+        if err.kind == "folder":
+            fail(f"{shown} is a folder, not a file", "give the file itself")
+        if err.kind == "special":
+            fail(f"{shown} is not a regular file (a pipe, a device or a socket): warpviz does not read those",
+                 "give a file saved on disk")
+        if err.kind == "large":
+            fail(f"{shown} has {err.size:,} bytes, over warpviz's limit of {limit:,} for a {what}",
+                 "give the right file (a " + what + " is far smaller)")
+        if err.kind == "grew":
+            fail(f"{shown} grew past warpviz's limit of {limit:,} bytes while it was read", "give a file that is "
+                 "not being written")
+        fail(f"cannot read {shown}: {err.problem}", "check the path and its permissions")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
