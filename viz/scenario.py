@@ -47,6 +47,8 @@ MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses 
 MAX_GPU_MEMORY = 192 * 2**30  # more global memory than any GPU has (H100 80 GB, H200 141 GB, B200 180 GB)
 MAX_ARRAY_BYTES = 2**52       # 4 PiB: the arrays of one space together, far past any GPU; keeps addresses in 64 bits
 MAX_TEXT_BYTES = 4 * 2**20    # a scenario file (the built-ins are 1 to 6 KiB)
+MAX_FIELDS = 1024             # fields of one struct (the built-ins have 2 to 4)
+MAX_ACCESSES = 4096           # [[access]] tables of one scenario (the built-ins have 1 to 12)
 GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
@@ -386,6 +388,10 @@ class _Builder:
         if not isinstance(raw_access, list) or not raw_access:
             self.fail("access", tr("a scenario needs at least one [[access]] table"),
                       tr("add one: [[access]] with op = \"load\" and at = \"src[threadIdx.x]\""))
+        if len(raw_access) > MAX_ACCESSES:       # refused before any is built (13,000 took 9 s to build and refuse)
+            self.fail("access", tr("the scenario has {n:,} [[access]] tables, over the limit of {max:,}",
+                                   n=len(raw_access), max=MAX_ACCESSES),
+                      tr("split the scenario into several files, or use a loop (for) for repeated accesses"))
         most = MAX_WORK // WORK_CHUNK          # each access is at least one instruction of at least this cost
         if len(raw_access) > most:
             self.fail("access", tr("the scenario has {n:,} accesses; the analysis costs about half a millisecond per "
@@ -692,15 +698,21 @@ class _Builder:
         raw = spec["fields"]
         if not isinstance(raw, list) or not raw:
             self.fail(where, tr("fields must be a non-empty list of \"name:type\" strings"), key="fields")
+        if len(raw) > MAX_FIELDS:
+            self.fail(where, tr("the struct has {n:,} fields, over the limit of {max:,}", n=len(raw), max=MAX_FIELDS),
+                      tr("keep the fields the accesses read (a struct's other fields only set its size: pad it with "
+                         "a wide field such as \"pad:int4\")"), key="fields")
         fields = []
+        seen: set[str] = set()          # a set: the list's any() was quadratic (5,000 fields took 20 s)
         for f in raw:
             m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*:\s*(\w+)\s*", f) if isinstance(f, str) else None
             t = named_type(m.group(2)) if m else None
             if not m or t is None:
                 self.fail(where, tr("field {f!r} must be \"name:type\" with a known type", f=f),
                           tr("types: {names}", names=', '.join(all_type_names())), key="fields")
-            if any(m.group(1) == n for n, _ in fields):
+            if m.group(1) in seen:
                 self.fail(where, tr("field {name!r} appears twice", name=m.group(1)), key="fields")
+            seen.add(m.group(1))
             fields.append((m.group(1), t))
         return struct(fields)
 
