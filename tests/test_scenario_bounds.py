@@ -121,7 +121,7 @@ def test_a_large_grid_is_refused_with_a_grid_that_fits():
 
 
 def test_too_many_accesses_are_refused_before_they_are_built():
-    with pytest.raises(ScenarioError, match=r"the scenario has 20,000 accesses.*at most 13,333"):
+    with pytest.raises(ScenarioError, match=r"the scenario has 20,000 \[\[access\]\] tables, over the limit of 8,192"):
         loads(accesses(20000))
 
 

@@ -42,7 +42,7 @@ def test_a_field_twice_among_many():
         loads(scenario(fields))
 
 
-def test_the_most_accesses_and_one_more():
+def test_the_most_accesses_and_more():
     assert len(loads(scenario(None, MAX_ACCESSES)).accesses) == MAX_ACCESSES
     with pytest.raises(ScenarioError, match=f"13,000 \\[\\[access\\]\\] tables, over the limit of {MAX_ACCESSES:,}"):
         loads(scenario(None, 13_000))
