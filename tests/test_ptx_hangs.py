@@ -81,3 +81,29 @@ def test_too_many_lines_refused_before_parsing(tmp_path):
     with pytest.raises(ArgumentError, match=f"over warpviz's limit of {MAX_PTX_LINES:,}"):
         write_launch_folder(tmp_path / "launch", text, "k", (1,), (32,), [None])
     assert not (tmp_path / "launch").exists()
+
+
+def test_data_file_swapped_for_a_fifo_is_refused_not_waited_on(tmp_path):
+    """A launch's ``npy:`` data checked, then swapped for a FIFO before it is read again at
+    launch time (``read_data``): refused on the opened file (before: ``open`` waited for a
+    writer that never comes)."""
+    import os
+    from pathlib import Path
+
+    import numpy as np
+
+    from viz.trace.launch import load_launch, read_data
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    ptx = (Path(__file__).parent / "data" / "ptx" / "triton_add.ptx").read_text()
+    x = np.arange(4096, dtype=np.float32)
+    p = write_launch_folder(tmp_path, ptx, "add_kernel", (4,), 128, [x, x, x, 4096, None, None])
+    la = load_launch(p)
+    assert read_data(la.args[0]) == x.tobytes()
+    (tmp_path / "arg1.npy").unlink()
+    os.mkfifo(tmp_path / "arg1.npy")
+    with pytest.raises(TraceError, match=r"named pipe \(FIFO\), not a data file"):
+        read_data(la.args[0])
+    with pytest.raises(TraceError, match=r"the data file .arg1.npy. is not a regular file"):
+        load_launch(p)
