@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,6 +117,103 @@ def test_frame_shows_and_saves(tmp_path):
         f.save(tmp_path / "f.gif")
 
 
+def test_a_picture_is_an_rgb_array_with_the_png_exports_pixels(tmp_path):
+    """np.asarray(picture): (height, width, 3) uint8 RGB, pixel for pixel the PNG that save()
+    writes (read back here by Qt, not by the decoder the picture uses)."""
+    from PySide6.QtGui import QImage, qBlue, qGreen, qRed
+
+    f = api.scenario("transpose-tile").frame(instruction=1, size=(320, 200))
+    a = np.asarray(f)
+    assert a.shape == (200, 320, 3) and a.dtype == np.uint8
+    img = QImage(str(f.save(tmp_path / "f.png")))
+    assert (img.width(), img.height()) == (320, 200)
+    points = [(0, 0), (319, 199), (160, 100), (40, 150), (280, 30)]
+    for x, y in points:
+        rgb = img.pixel(x, y)
+        assert tuple(a[y, x]) == (qRed(rgb), qGreen(rgb), qBlue(rgb)), (x, y)
+    from viz.export import image_bgra
+    bgra = image_bgra(img.convertToFormat(QImage.Format.Format_RGB32))
+    assert np.array_equal(a, bgra[..., 2::-1])                     # every pixel
+    assert len(np.unique(a.reshape(-1, 3), axis=0)) > 10          # a drawing, not a blank
+    assert np.asarray(f, dtype=np.float32).dtype == np.float32
+    assert np.array_equal(np.array(f), a)
+    m = np.asarray(api.layout_map("(4,8):(8,1)", type="float", size=(200, 100)))
+    assert m.shape == (100, 200, 3) and m.dtype == np.uint8
+
+
+def test_metrics_and_accesses_as_dataframes():
+    pd = pytest.importorskip("pandas", reason="pandas is optional (in the test extra)")
+    an = api.scenario("transpose-tile").analyze()
+    m = an.metrics_frame()
+    assert isinstance(m, pd.DataFrame) and list(m.columns) == ["value"] and m.index.name == "metric"
+    assert m["value"].to_dict() == an.metrics
+    assert m.loc["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "value"] == 63488
+    a = an.to_dataframe()
+    assert len(a) == len(an.accesses) == 4 and a.index.name == "index" and list(a.index) == [0, 1, 2, 3]
+    assert list(a["op"]) == [x["op"] for x in an.accesses] == ["load", "store", "load", "store"]
+    assert a.loc[0, "sectors"] == an.accesses[0]["sectors"] == 8192
+    assert a.loc[2, "bank_conflicts"] == an.accesses[2]["bank_conflicts"]
+    assert pd.isna(a.loc[0, "bank_conflicts"])           # a global access has no bank conflicts
+
+
+def test_a_traces_figures_as_dataframes():
+    pd = pytest.importorskip("pandas", reason="pandas is optional (in the test extra)")
+    an = api.open_trace(Path(__file__).resolve().parent.parent / "assets" / "traces" / "transpose_pad.wvtrace").analysis()
+    assert an.metrics_frame()["value"].to_dict() == an.metrics
+    a = an.to_dataframe()
+    assert isinstance(a, pd.DataFrame) and len(a) == len(an.accesses) > 0
+    assert list(a["number"]) == [x["number"] for x in an.accesses] and list(a["op"]) == [x["op"] for x in an.accesses]
+
+
+def test_dataframes_without_pandas_say_how_to_get_it(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("No module named 'pandas'")
+        return real(name, *args, **kwargs)
+
+    an = api.scenario("transpose-tile").analyze()
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    for call, name in ((an.to_dataframe, "Analysis.to_dataframe()"), (an.metrics_frame, "Analysis.metrics_frame()")):
+        with pytest.raises(ImportError) as err:
+            call()
+        assert str(err.value).startswith(f"{name} needs pandas, which warpviz does not install: pip install pandas")
+    assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == 2048       # the dicts need no pandas
+
+
+def test_the_public_api_is_annotated():
+    """Every function and method warpviz exports says its arguments' and its result's types (the
+    wheel has py.typed, so type checkers read them; tests/test_packaging.py runs mypy on it)."""
+    import inspect
+
+    import warpviz
+
+    missing = []
+
+    def check(name, f):
+        sig = inspect.signature(f)
+        missing.extend(f"{name}({p.name})" for p in sig.parameters.values()
+                       if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty)
+        if sig.return_annotation is inspect.Signature.empty and not name.endswith("__init__"):
+            missing.append(f"{name} -> ?")
+
+    for n in warpviz.__all__:
+        obj = getattr(warpviz, n)
+        if inspect.isclass(obj):
+            for k, v in vars(obj).items():
+                if k.startswith("_") and k not in ("__init__", "__getitem__", "__array__"):
+                    continue
+                v = v.fget if isinstance(v, property) else v
+                if inspect.isfunction(v):
+                    check(f"{n}.{k}", v)
+        elif inspect.isfunction(obj):
+            check(n, obj)
+    assert missing == []
+
+
 def test_layout_map_object():
     m = api.layout_map("Sw<3,3,3> o (8,64):(64,1)")
     assert repr(m) == model_map("Sw<3,3,3> o (8,64):(64,1)").to_text()
@@ -163,3 +261,25 @@ def test_to_toml_is_loadable_toml():
     assert parsed["title"] == d["title"] and parsed["launch"] == {"block": [32]}
     assert parsed["access"][0]["for"] == {"j": "0:2"}
     json.dumps(parsed)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (Path(__file__).resolve().parent.parent / "assets" /
+                                                          "scenarios").glob("*.toml")))
+def test_every_shipped_scenario_written_by_to_toml_reads_back_the_same(name):
+    """to_toml (tomlkit) writes fields that tomllib reads back exactly, and the scenario made
+    from them has the same figures as the shipped file."""
+    import tomllib
+
+    from viz import assets
+
+    path = assets.scenario_dir() / f"{name}.toml"
+    fields = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert tomllib.loads(api.to_toml(fields)) == fields
+
+    def outcome(make):
+        try:
+            return make().analyze().metrics
+        except ScenarioError as err:        # misaligned-int2 shows the GPU's fault: the same fault
+            return re.sub(r"^.*?, line \d+: ", "", str(err))
+
+    assert outcome(lambda: api.scenario(**fields)) == outcome(lambda: api.scenario(str(path)))

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from viz import api
 from viz.errors import WarpvizError
 from viz.export import ExportError
-from viz.scenario import ScenarioError
 
 @pytest.fixture(autouse=True, scope="module")
 def _app(qapp):
@@ -63,9 +62,10 @@ def test_the_targets_are_every_public_function_and_method():
             names.add(name)
             names |= {f"{name}.{m}" for m, f in vars(obj).items()
                       if inspect.isfunction(f) and (not m.startswith("_") or m == "__getitem__")}
-    # png(), svg(), mp4(), text() take no argument; what is left takes arguments and is fuzzed
+    # png(), svg(), mp4(), text(), the DataFrames take no argument; what is left takes arguments and is fuzzed
     assert names - set(TARGETS) == {"Picture.png", "Picture.svg", "Layout.text", "Matrix.text", "Video.mp4",
-                                    "Analysis.json", "Analysis.table", "Scenario.analyze", "Trace.analysis"}
+                                    "Analysis.json", "Analysis.table", "Scenario.analyze", "Trace.analysis",
+                                    "Analysis.metrics_frame", "Analysis.to_dataframe"}
 
 
 def values():
@@ -126,13 +126,14 @@ def test_any_arguments_give_a_result_or_a_warpviz_error(call):
     (lambda: SC.animation(fps=float("nan")), api.ApiError, "animation(): fps must be a finite number, not nan"),
     (lambda: SC.with_params(PAD=[1]), api.ApiError, "with_params(): params['PAD'] must be a whole number or an "
                                                      "expression string, not [1] (list)."),
-    (lambda: api.scenario("transpose-tile", set={"PAD": 2 ** 70}), ScenarioError, "too large"),
+    (lambda: api.scenario("transpose-tile", set={"PAD": 2 ** 70}), api.ApiError,
+     "scenario(): set['PAD'] is 1180591620717411303424, outside -4,611,686,018,427,387,904..4,611,686,018,427,387,904"),
     (lambda: api.to_toml([1]), api.ApiError, "to_toml(): fields must be a dict of the scenario's tables"),
     (lambda: api.scenario(block=[32], arrays={"a": {"shape": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}}),
      api.ApiError, "is nested more than 16 levels deep"),
     (lambda: AN["nope"], api.UnknownMetric, "Analysis(): [metric] 'nope' (str) is not one of the figures"),
     (lambda: PIC.save(None), api.ApiError, "save(): path must be a file name (str or pathlib.Path), not None"),
-    (lambda: PIC.save("x" * 5000 + ".png"), ExportError, "cannot be written"),
+    (lambda: PIC.save("x" * 5000 + ".png"), ExportError, "the path is 5,004 bytes long, over the 4,096"),
     (lambda: api.layout_map("(8,8):(8,1)", shape=(0, 8)), api.ApiError, "layout_map(): shape's extent is 0"),
 ])
 def test_bad_arguments_are_named_in_one_paragraph(call, error, message):
@@ -147,3 +148,53 @@ def test_the_errors_keep_the_built_in_bases_callers_catch():
     with pytest.raises(KeyError):
         AN["nope"]
     assert str(pytest.raises(KeyError, lambda: AN[1]).value).startswith("Analysis(): [metric] 1 (int)")
+
+
+HUGE = 10 ** 5000          # past Python's 4,300-digit limit: str() and int() of it raise ValueError
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: api.scenario("transpose-tile", set={"TILE": HUGE}), "scenario(): set['TILE'] is a whole number of "
+                                                                 "about 5,001 digits, outside -4,611,686"),
+    (lambda: api.scenario("transpose-tile", set={"TILE": "9" * 5000}), "5000 characters long, more than the 2000"),
+    (lambda: api.scenario("transpose-tile", set={"TILE": 1e308}), "must be a whole number or an expression string"),
+    (lambda: SC.with_params(TILE=-HUGE), "with_params(): params['TILE'] is a whole number of about 5,001 digits"),
+    (lambda: SC.frame(HUGE), "frame(): instruction is a whole number of about 5,001 digits"),
+    (lambda: SC.frame(1, HUGE), "frame(): frame is a whole number of about 5,001 digits"),
+    (lambda: SC.frame(1, "9" * 5000), "--frames 999999999999999999999999…(5,000 digits): out of range"),
+    (lambda: SC.frame(1, block=HUGE), "frame(): block is a whole number of about 5,001 digits, outside 0..9,223"),
+    (lambda: SC.frame(1, warp=40), "frame(): warp is 40, outside 0..31"),
+    (lambda: SC.frame(1, size=(HUGE, 100)), "frame(): size's width is a whole number of about 5,001 digits, "
+                                            "outside 64..7680"),
+    (lambda: SC.frame(1, scale=HUGE), "frame(): scale is a whole number of about 5,001 digits, outside 0.25..8"),
+    (lambda: SC.frame(1, scale=1e9), "frame(): scale is 1e+09, outside [0.25, 8]"),
+    (lambda: SC.frames(HUGE), "frames(): instruction is a whole number of about 5,001 digits, outside 1..10,000,000"),
+    (lambda: SC.animation("9" * 5000), "instruction 999999999999999999999999…(5,000 digits): out of range"),
+    (lambda: SC.animation(1, fps=HUGE), "animation(): fps is a whole number of about 5,001 digits, outside 1..240"),
+    (lambda: LD.matrix_map(HUGE), "matrix_map(): instruction is a whole number of about 5,001 digits"),
+    (lambda: api.layout_map("SwizzledSharedLayout(8, 1, 8, [1, 0])", shape=(HUGE, 8)),
+     "layout_map(): shape's extent is a whole number of about 5,001 digits"),
+])
+def test_huge_numbers_are_refused_with_the_argument_named(call, message):
+    """A 5,000-digit number, 1e308 or a 5,000-digit string: a WarpvizError naming the argument
+    and its range, never the ValueError or OverflowError from deep inside."""
+    with pytest.raises(WarpvizError) as err:
+        call()
+    assert message in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: TRACE.picture(HUGE), "picture(): i is a whole number of about 5,001 digits"),
+    (lambda: TRACE.picture(1, block=HUGE), "picture(): block is a whole number of about 5,001 digits, outside 0..63"),
+    (lambda: TRACE.animation(1, frames=HUGE), "animation(): frames is a whole number of about 5,001 digits"),
+    (lambda: api.trace_launch(Path(__file__).resolve().parents[1] / "kernels" / "copy_2d.launch.toml", blocks=[0, HUGE]),
+     "trace(): blocks is a whole number of about 5,001 digits"),
+    (lambda: api.trace_ptx(".version 8.0\n.target sm_90\n", "k", grid=(HUGE,)),
+     "trace_ptx(): grid[0] is a whole number of about 5,001 digits, past any launch CUDA takes"),
+    (lambda: api.trace_ptx(".version 8.0\n.target sm_90\n", "k", shared_bytes=HUGE),
+     "trace_ptx(): shared_bytes is a whole number of about 5,001 digits"),
+])
+def test_huge_numbers_given_to_traces_are_refused_with_the_argument_named(call, message):
+    with pytest.raises(WarpvizError) as err:
+        call()
+    assert str(err.value).startswith(message) or message in str(err.value), str(err.value)

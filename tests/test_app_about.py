@@ -41,7 +41,7 @@ def test_about_shows_version_measurements_and_licenses(qtbot, window):
 def test_components_are_the_installed_requirements():
     names = {c.name.lower().replace("-", "_") for c in about.components()}
     assert {"warpviz", "numpy", "numba", "llvmlite", "pyside6_essentials", "shiboken6", "pyqtgraph",
-            "imageio", "imageio_ffmpeg", "tomli_w", "tomlkit", "python"} <= names
+            "imageio", "imageio_ffmpeg", "tomlkit", "python"} <= names
     assert "pytest" not in names and "hypothesis" not in names, "the test extra is not a dependency"
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
-from PySide6.QtCore import QByteArray
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QTextCursor
 
 from app_helpers import make_window, user_dirs  # noqa: F401 - fixtures
 from viz import i18n
@@ -273,3 +274,65 @@ def test_a_fifo_remembered_as_the_last_scenario_is_not_opened(tmp_path):
     ini.write_text(f"[General]\nlast_scenario={fifo}\ncursor=3,0,0,2\n")
     r = start_app(tmp_path, ini)
     assert r["path"].endswith("transpose-tile.toml") and r["problem"] is None
+
+
+# ---------------------------------------------------------------------------- the data folder
+
+def _data_folder_cases(tmp_path):
+    """(data folder, the reason the status bar must give): a file in its place, a folder
+    below a file, and (not as root: root writes anywhere) a read-only folder."""
+    blocker = tmp_path / "datafile"
+    blocker.write_text("the user's file, not a folder\n")
+    cases = [(blocker, "a file of that name is in the way"), (blocker / "below", "Not a directory")]
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        cases.append((ro, "it is read-only"))
+    return cases
+
+
+def test_an_unusable_data_folder_keeps_the_app_running_with_a_warning(qtbot, tmp_path, monkeypatch):
+    """The data folder a file, below a file, or read-only: the window opens on its scenario,
+    the status bar says which folder and why, My scenarios lists a private folder, typing and
+    autosave work without writing a recovery file, and the user's file is left as it was."""
+    monkeypatch.setenv("WARPVIZ_SETTINGS", str(tmp_path / "settings.ini"))
+    monkeypatch.setattr(settings, "_data_refused", {})
+    monkeypatch.setattr(settings, "_private_data", None)
+    for folder, why in _data_folder_cases(tmp_path):
+        monkeypatch.setenv("WARPVIZ_DATA_DIR", str(folder))
+        settings._data_refused.clear()
+        w = make_window(qtbot)
+        try:
+            message = w.statusBar().currentMessage()
+            assert f"The data folder {folder} cannot be used ({why})" in message, message
+            assert "autosave (crash recovery) is off" in message and w.data_problem in message
+            assert w.session.path is not None and w.session.path.stem == "transpose-tile"
+            private = settings.user_scenario_dir()
+            assert private.is_dir() and not str(private).startswith(str(folder))
+            w.editor.text.setFocus()
+            w.editor.text.moveCursor(QTextCursor.MoveOperation.End)
+            qtbot.keyClick(w.editor.text, Qt.Key.Key_Return)
+            qtbot.keyClicks(w.editor.text, "# an edit")
+            qtbot.waitUntil(w.modified, timeout=30000)            # the session takes the text after a pause
+            assert w.autosave() is True
+            assert settings.autosave_off() and not any(settings.recovery_dir().iterdir())   # no recovery written
+        finally:
+            w.close()
+    assert (tmp_path / "datafile").read_text() == "the user's file, not a folder\n"
+
+
+def test_a_usable_data_folder_is_used_and_says_nothing(user_dirs, monkeypatch):
+    monkeypatch.setattr(settings, "_data_refused", {})
+    d = settings.data_dir()
+    assert d == user_dirs / "data" and d.is_dir() and settings.data_problem() is None
+    assert settings.user_scenario_dir() == d / "scenarios" and settings.recovery_dir() == d / "recovery"
+    assert not settings.autosave_off()
+    (d / "traces").write_text("a file where the traces folder goes")
+    from viz.app.gpu_texts import recordings_dir
+
+    assert recordings_dir() != d / "traces" and recordings_dir().is_dir()
+    assert settings.data_problem() == (f"The folder {d / 'traces'} cannot be used (a file of that name is in the way): "
+                                       "warpviz keeps what goes there in a temporary folder this session. Fix the "
+                                       "folder, then start warpviz again.")
+    assert not settings.autosave_off()                 # the data folder itself is fine: autosave stays on

@@ -214,3 +214,19 @@ def test_every_builtin_is_in_the_scenarios_readme():
     names = [n for n, _ in rows]
     assert sorted(names) == sorted(builtin_names()) and len(set(names)) == len(names)
     assert {n: t for n, t in rows} == {n: load(n).title for n in names}
+
+
+# ---------------------------------------------------------------------------- counts the docs state
+
+BUILTIN_COUNT_PROSE = [
+    ("packaging/README.md", "`warpviz list` ({} built-ins, read from the installed `viz/_data`)"),
+    ("docs/PERFORMANCE.md", "| wheel `warpviz-0.1.0-py3-none-any.whl` (code, {} scenarios, icons, kernels,"),
+    ("docs/guide/install.md", "about 1.65 MB, with the {} built-in scenarios, icons,"),
+]
+
+
+@pytest.mark.parametrize("rel,template", BUILTIN_COUNT_PROSE, ids=[r for r, _ in BUILTIN_COUNT_PROSE])
+def test_the_docs_count_the_builtins_there_are(rel, template):
+    """A sentence stating how many built-ins ship states the number `warpviz list` shows."""
+    want = norm(template.format(len(builtin_names())))
+    assert want in page(rel), f"{rel} should say: {want!r}"

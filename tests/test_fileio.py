@@ -160,3 +160,16 @@ def test_any_text_becomes_one_name_inside_the_folder(text):
 ])
 def test_inside(path, ok):
     assert inside("/tmp/exports", path) is ok
+
+
+def test_one_byte_formatter_for_every_message():
+    from viz.fileio import format_bytes
+    from viz.trace import launch, tracefile
+
+    assert [format_bytes(n) for n in (0, 512, 1024, 2**20 - 1)] == ["0 bytes", "512 bytes", "1,024 bytes",
+                                                                   "1,048,575 bytes"]
+    assert format_bytes(3 * 2**19) == "1.5 MiB (1,572,864 bytes)"
+    assert format_bytes(4 << 30) == "4.00 GiB (4,294,967,296 bytes)"
+    assert format_bytes(240 << 30) == "240.00 GiB (257,698,037,760 bytes)"
+    # the trace reader and the launch-file checks say sizes the same way (no second formatter)
+    assert tracefile._size is format_bytes and launch._bytes is format_bytes

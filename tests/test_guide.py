@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from viz.assets import named_launch, trace_names
 from viz.cli import COMMANDS, _parser
 from viz.engine import analyze
 from viz.report import to_json
@@ -32,7 +33,7 @@ def commands() -> list[tuple[str, str]]:
         for line in text.splitlines():
             line = line.strip()
             if line.startswith("warpviz "):
-                found.append((page, re.sub(r"\s+#.*$", "", line)))
+                found.append((page, re.sub(r"\s+>\s.*$", "", re.sub(r"\s+#.*$", "", line))))   # no redirection
     return found
 
 
@@ -76,15 +77,19 @@ def test_guide_commands_parse_and_name_real_scenarios(page, line):
     argv = shlex.split(line)[1:]
     if not argv:
         return  # `warpviz`: the app
+    traces = trace_names()                       # shipped traces are named (they work installed too)
     assert argv[0] in COMMANDS or argv[0].startswith("-") or argv[0].endswith((".toml", ".wvtrace")) \
-        or argv[0] in builtin_names()
+        or argv[0] in builtin_names() or argv[0] in traces
     if argv[0] not in COMMANDS:
         return
     args = _parser().parse_args(argv)
     named = [getattr(args, "scenario", None), getattr(args, "compare", None),
              *(getattr(args, "scenarios", None) or [])]
     for name in filter(None, named):
-        assert name.endswith((".toml", ".wvtrace")) or name in builtin_names(), f"{page}: no built-in {name!r}"
+        assert name.endswith((".toml", ".wvtrace")) or name in builtin_names() or name in traces, \
+            f"{page}: no built-in or shipped trace {name!r}"
+    launch = getattr(args, "launch", None)       # warpviz trace: a launch file, or a shipped one's name
+    assert launch is None or launch.endswith(".toml") or named_launch(launch) is not None, f"{page}: {launch!r}"
 
 
 def test_links_and_pictures_resolve():

@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-import tomli_w
+import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -122,7 +122,7 @@ def test_field_mutations(kernels, rel, edits):
         else:
             d[key] = value
     p = _fuzz_path(kernels, rel)
-    p.write_text(tomli_w.dumps(d), encoding="utf-8")
+    p.write_text(tomlkit.dumps(d), encoding="utf-8")
     check(p)
 
 

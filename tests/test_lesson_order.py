@@ -93,6 +93,16 @@ def test_a_lesson_names_files_relative_to_itself_and_is_read_by_path_resolution(
     assert [x.path for x in found] == [lessons_dir() / "coalescing-and-banks.toml", f] and problems == []
 
 
+def test_a_lesson_names_a_shipped_trace_by_its_name(tmp_path):
+    f = tmp_path / "l.toml"
+    f.write_text('title = "Traced"\nscenarios = ["transpose-tile", { scenario = "transpose_pad", instruction = 3 }]\n')
+    lesson = load_lesson(f)
+    assert lesson.stops == (Stop(builtin("transpose-tile")), Stop(assets.traces_dir() / "transpose_pad.wvtrace", 2))
+    f.write_text('scenarios = ["../traces/transpose_pad"]\n')        # a path stays a path: relative to the lesson
+    with pytest.raises(ScenarioError, match="no such file"):
+        load_lesson(f)
+
+
 BAD = [
     ('scenarios = "coalesced"', "scenarios", "not a list"),
     ('title = 3\nscenarios = ["coalesced"]', "title", "must be text"),

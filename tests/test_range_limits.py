@@ -18,8 +18,6 @@ def test_many_parts_and_long_text_refused():
         parse_blocks(",".join(["0"] * 16_000), 1 << 20, "f")
     with pytest.raises(TraceError, match=f"over warpviz's limit of {MAX_BLOCK_RANGES}"):
         parse_blocks(",".join(["1"] * (MAX_BLOCK_RANGES + 1)), 100, "f")
-    with pytest.raises(TraceError, match="characters, over warpviz's limit"):
-        parse_blocks("1" + " " * 5000, 1 << 20, "f")
 
 
 def test_the_largest_selection_is_merged_not_repeated():
@@ -30,9 +28,9 @@ def test_the_largest_selection_is_merged_not_repeated():
 
 
 def test_a_number_of_5000_digits():
-    with pytest.raises(TraceError, match="is not a block index or range"):
-        parse_blocks("9" * 4000, 10, "f")
-    with pytest.raises(ExportError, match="is not understood"):
+    with pytest.raises(TraceError, match="out of range"):
+        parse_blocks("9" * 5000, 10, "f")
+    with pytest.raises(ExportError, match="out of range"):
         parse_range("9" * 5000, "--block", 0, 10)
 
 

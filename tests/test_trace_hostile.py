@@ -288,7 +288,7 @@ def test_a_2_gib_zip_bomb_is_refused_by_its_declared_size(tmp_path):
     p = tmp_path / "bomb.wvtrace"
     p.write_bytes(raw_zip(entries_of(seed("copy_guarded"), {"instr.npy": bomb})))
     assert p.stat().st_size < 3 << 20
-    refused(p, "instr.npy", "declares 2,147,483,776 bytes")
+    refused(p, "instr.npy", "declares 2.00 GiB (2,147,483,776 bytes)")
     assert _run_bounded(p).startswith("refused:")
 
 

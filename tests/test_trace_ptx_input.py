@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tomli_w
+import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -436,7 +436,7 @@ def test_format_2_launch_file_round_trips_through_toml(tmp_path):
     doc = {"format": 2, "ptx": "k.ptx", "kernel": "axpy", "block": [256], "grid": [4],
            "arg": [{"type": "void*", "count": 0}, {"type": "void*", "count": 0}, {"type": "long long", "value": 1024},
                    {"type": "long long", "value": 4}, {"type": "float*", "count": 16, "fill": "npy:d.npy"}]}
-    (tmp_path / "k.launch.toml").write_text(tomli_w.dumps(doc))
+    (tmp_path / "k.launch.toml").write_text(tomlkit.dumps(doc))
     la = load_launch(tmp_path / "k.launch.toml")
     assert [a.as_dict() for a in la.args][4] == {"type": "float*", "count": 16, "fill": "npy:d.npy"}
     assert la.args[4].path == (tmp_path / "d.npy").resolve()

@@ -12,7 +12,9 @@ its output, and no planted command ran (launch files plant ``$(touch MARKER)`` a
 runner looks for every marker afterwards). The table printed last lists the failures.
 
 The files are made here, from the shipped traces and launch files and from text: nothing is
-downloaded. The corpus is not part of the test suite (it takes minutes); the suite has the
+downloaded. ``args/`` holds the cases of numbers and paths typed by the user (``cli``: the
+command line is the case), launch buffers too large to fill, a demangler bomb, the app's
+data folder as a file (``app-data``) and the API given huge numbers (``api``). The corpus is not part of the test suite (it takes minutes); the suite has the
 fast fuzz tests (tests/test_launch_hostile.py, tests/test_trace_hostile.py, tests/test_scenario_fuzz.py, tests/test_api_errors.py).
 """
 
@@ -197,6 +199,106 @@ def _launch_files(d: Path, markers: Path, cases: list) -> None:
     (d / "devzero.launch.toml").symlink_to("/dev/zero")
     for c in commands:
         cases.append((d / "devzero.launch.toml", c))
+
+
+def _demangle_bomb(levels: int) -> str:
+    """A mangled name whose demangled text doubles at each level (A<previous, previous>)."""
+    def b36(n: int) -> str:
+        digits, s = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", ""
+        while True:
+            s, n = digits[n % 36] + s, n // 36
+            if n == 0:
+                return s
+    return "_Z1f1AIiE" + "".join(f"1AIS{b36(2 * i)}_S{b36(2 * i)}_E" for i in range(levels))
+
+
+API_HUGE = """
+import sys
+from viz import api
+from viz.errors import WarpvizError
+sc = api.scenario("transpose-tile")
+calls = {"set": lambda: api.scenario("transpose-tile", set={"TILE": 10 ** 5000}),
+         "set-str": lambda: api.scenario("transpose-tile", set={"TILE": "9" * 5000}),
+         "with_params": lambda: sc.with_params(TILE=10 ** 5000),
+         "frame": lambda: sc.frame(10 ** 5000), "frame-block": lambda: sc.frame(1, block=10 ** 5000),
+         "size": lambda: sc.frame(1, size=(10 ** 5000, 100)), "scale": lambda: sc.frame(1, scale=1e308),
+         "frames": lambda: sc.frames(10 ** 5000), "animation": lambda: sc.animation("9" * 5000),
+         "matrix": lambda: api.scenario("ldmatrix-x4-tile").matrix_map(10 ** 5000),
+         "layout": lambda: api.layout_map("SwizzledSharedLayout(8, 1, 8, [1, 0])", shape=(10 ** 5000, 8))}
+for name in sys.argv[1:]:
+    try:
+        calls[name]()
+    except WarpvizError as err:
+        print(name, "refused:", str(err)[:200])
+    else:
+        sys.exit(f"{name}: taken")
+"""
+
+
+def _args(d: Path, cases: list) -> None:
+    """Numbers and paths typed by the user, the app's data folder, launch buffers too large to
+    fill, a demangler bomb, the API with huge numbers (the ``args`` helper's area of issue 29):
+    each exits 2 with one line (or 0 where the input is fine), never a traceback."""
+    d.mkdir(parents=True, exist_ok=True)
+    big, long_name = "9" * 5000, "x" * 300
+    launch = ROOT / "kernels" / "copy_2d.launch.toml"
+    anchor = d / "README"
+    anchor.write_text("CLI cases: the file is only an anchor; the command line is the case\n")
+    for args in (["matrix", "ldmatrix-x4-tile", "--block", big], ["matrix", "ldmatrix-x4-tile", "-i", big],
+                 ["matrix", "ldmatrix-x4-tile", "--warp", "-" + big],
+                 ["export", "transpose-tile", "--out", "{scratch}/a.png", "--block", big],
+                 ["export", "transpose-tile", "--out", "{scratch}/a.png", "-i", "1-" + big],
+                 ["export", "transpose-tile", "--out", "{scratch}/a.png", "--frames", big],
+                 ["export", "transpose-tile", "--out", "{scratch}/a.png", "--size", f"{big}x100"],
+                 ["export", "transpose-tile", "--out", "{scratch}/a.png", "--scale", "1e9"],
+                 ["export", "transpose-tile", "--out", "{scratch}/a.gif", "--fps", big],
+                 ["export", "transpose-tile", "--out", "{scratch}/a.gif", "--hold", "1e308"],
+                 ["export", "transpose-tile", "--out", "{scratch}/" + long_name + ".png"],
+                 ["layout", "(8,64):(64,1)", "--out", "{scratch}/b.png", "--size", f"10x{big}"],
+                 ["layout", "SwizzledSharedLayout(8, 1, 8, [1, 0])", "--shape", f"{big},8"],
+                 ["layout", "(8,64):(64,1)", "--out", "{scratch}/" + long_name + ".svg"],
+                 ["validate", "transpose-tile", "--random", big], ["calibrate", "--runs", big],
+                 ["calibrate", "--out", "{scratch}"], ["bench", "transpose-tile", "--out", "{scratch}"],
+                 ["trace", str(launch), "--blocks", big], ["trace", str(launch), "--blocks", "0-" + big],
+                 ["trace", str(launch), "--out", "{scratch}/" + long_name + ".wvtrace"],
+                 ["bench", "--traces", str(launch), "--dry-run", "--out", "{scratch}"]):
+        cases.append((anchor, ("cli", *args)))
+    # launch files whose buffers are too large to fill here: the dry run allocates nothing
+    for f in ("copy.cu", "common.cuh"):
+        shutil.copy(ROOT / "kernels" / f, d / f)
+
+    def launch_file(name: str, count: int, fill: str) -> Path:
+        p = d / f"{name}.launch.toml"
+        p.write_text(f'format = 2\nsource = "copy.cu"\nkernel = "copy_2d"\nblock = [32, 16, 1]\ngrid = [8, 4, 1]\n'
+                     f'[[arg]]\ntype = "float*"\ncount = {count}\nfill = "{fill}"\n'
+                     '[[arg]]\ntype = "float*"\ncount = 16384\nfill = "random"\n[[arg]]\ntype = "int"\nvalue = 256\n')
+        return p
+    with open(d / "sparse64g.bin", "wb") as f:
+        f.truncate(64 << 30)                                   # sparse: no disk used
+    import numpy as np
+
+    with open(d / "claims4g.npy", "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": (1 << 30,)})
+        f.truncate(f.tell() + (4 << 30))
+    for p in (launch_file("buffer-4gb", 1_000_000_000, "random"), launch_file("buffer-8gib", 2 << 30, "random"),
+              launch_file("buffer-240gib", 60 << 30, "zero"), launch_file("file-64gib", 16 << 30, "file:sparse64g.bin"),
+              launch_file("npy-4gib", 1 << 30, "npy:claims4g.npy")):
+        cases.append((p, ("bench-dry",)))
+    # a PTX whose entry name demangles to terabytes
+    bomb = _demangle_bomb(40)
+    (d / "bomb.ptx").write_text(f".version 8.0\n.target sm_90\n.address_size 64\n\n.visible .entry {bomb}(\n"
+                                "\t.param .u64 p0\n)\n{\n\tret;\n}\n")
+    p = d / "demangle-bomb.launch.toml"
+    p.write_text(f'format = 2\nptx = "bomb.ptx"\nkernel = "{bomb}"\nblock = [32]\ngrid = [1]\n'
+                 '[[arg]]\ntype = "float*"\ncount = 32\n')
+    cases += [(p, ("bench-dry",)), (p, ("app",))]
+    # the app's data folder a file, or below a file
+    blocker = d / "datafile"
+    blocker.write_text("a file where the data folder goes\n")
+    cases += [(blocker, ("app-data",)), (blocker / "below", ("app-data",))]
+    for name in ("set", "set-str", "with_params", "frame", "frame-block", "size", "scale", "frames", "animation",
+                 "matrix", "layout"):
+        cases.append((anchor, ("api", name)))
 
 
 def _zip(path: Path, members: dict[str, bytes], compress=zipfile.ZIP_DEFLATED) -> None:
@@ -413,9 +515,29 @@ def make(out: Path) -> list:
             _launch_files(d, markers, cases)
         else:
             fn(d, cases)
+    _python_habits(out / "words", cases)
+    _args(out / "args", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
+
+
+def _python_habits(d: Path, cases: list) -> None:
+    """Words on the command line where a file or a name goes (issue 29, "the Python user's
+    habits"): an unknown first word is a usage error (exit 2), never the app (which would run
+    until the time limit here); a shipped trace's name never reaches outside assets/traces;
+    control characters are not echoed. The case's file is a placeholder: the word is the input."""
+    d.mkdir(parents=True, exist_ok=True)
+    words = ["bogus", "../../../../etc/passwd", "transpose_pad/../../../x", "..", ".wvtrace", "-", "x" * 5000,
+             "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b[2J\x1b]0;owned\x07", "\u202etxt.exe", "$(touch pwned)", "a;b|c",
+             "transpose_pad\n--json", "~/.ssh/id_rsa.wvtrace", "../traces/transpose_pad", "CON", "nul.toml"]
+    for k, word in enumerate(words):
+        placeholder = d / f"word{k:02d}.txt"
+        placeholder.write_text(word, encoding="utf-8", errors="replace")
+        for what in ("word-app", "word-analyze", "word-export", "word-matrix", "word-trace", "word-open-trace"):
+            if what == "word-app" and word.startswith("../../"):
+                continue          # a file that exists (/etc/passwd): the app opens it and says what is wrong
+            cases.append((placeholder, (what, word)))
 
 
 # ----------------------------------------------------------------------------- running
@@ -491,6 +613,26 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
     if what == "app":
         return [sys.executable, "-c", APP_DRIVER, str(path)]
+    if what.startswith("word-"):          # _python_habits: the word itself is the input
+        word = c[1]
+        if what == "word-app":
+            return cli + [word]
+        if what == "word-export":
+            return cli + ["export", word, "--out", str(scratch / "out.png"), "-i", "1"]
+        if what == "word-trace":
+            return cli + ["trace", word, "--out", str(scratch / "t.wvtrace")]
+        if what == "word-open-trace":
+            probe = ("import sys, warpviz\ntry:\n    warpviz.open_trace(sys.argv[1])\nexcept warpviz.WarpvizError as e:\n"
+                     "    print(e, file=sys.stderr); sys.exit(2)")
+            return [sys.executable, "-c", probe, word]
+        return cli + [what[len("word-"):], word]
+    if what == "cli":               # the case is the command line ("{scratch}": the case's own folder)
+        return cli + [a.replace("{scratch}", str(scratch)) for a in c[1:]]
+    if what == "app-data":          # the app, with ``path`` as its data folder, opening a built-in
+        return ["env", f"WARPVIZ_DATA_DIR={path}", sys.executable, "-c", APP_DRIVER,
+                str(ROOT / "assets" / "scenarios" / "transpose-tile.toml")]
+    if what == "api":
+        return [sys.executable, "-c", API_HUGE, *c[1:]]
     raise ValueError(what)
 
 

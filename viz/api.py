@@ -40,21 +40,31 @@ import os
 import tempfile
 from collections import ChainMap
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 
 from . import export as _export
+from .argcheck import (MAX_BLOCK_INDEX, MAX_INDEX, MAX_INSTRUCTION, MAX_SCALE, MAX_WARP_INDEX, MIN_SCALE,
+                       shown_value, span)
 from .errors import WarpvizError
 from .layout import LayoutError
 from .layout_text import LayoutMap, layout_map as _layout_map
 from .scenario import KIND_OPS, Scenario as _Model, ScenarioError, load, loads, with_params
 
+if TYPE_CHECKING:
+    import pandas
+
 DEFAULT_SIZE = (1280, 720)          # a frame in a notebook (text scales with the picture)
 _NAMES = ("instruction", "block", "warp")   # the arguments' names in messages
-MAX_SCALE = 8.0                     # type scale of a picture (presentations use 1.3 to 2)
+MAX_PARAM = 2**62                   # a param's whole value: the expressions are exact within +-2^62
 MAX_FIELDS_DEPTH = 16               # nesting of a scenario's fields given as keywords
 MAX_EXTENT = 2**40                  # an extent of a layout map's shape (as a scenario's shape)
+
+
+# Types of the public API's arguments (the API checks every value itself; these are for type checkers)
+Blocks = Union[str, int, Sequence[int], None]   # linear block indices: "0-3", 7, [0, 7]
+Dims = Union[int, Sequence[int]]                # a grid or block: 4, (4,), (4, 2, 1)
 
 
 class ApiError(WarpvizError, ValueError):
@@ -77,6 +87,8 @@ class UnknownMetric(ApiError, KeyError):
 
 def _show(v: Any) -> str:
     """An argument's value as a message shows it: its repr, cut short, and its type."""
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool) and int(v).bit_length() > 256:
+        return f"{shown_value(int(v))} ({type(v).__name__})"     # repr() raises past 4,300 digits
     try:
         text = repr(v)
     except Exception:        # noqa: BLE001  (a user's object whose repr fails)
@@ -90,18 +102,21 @@ def _int(func: str, arg: str, v: Any, lo: int | None = None, hi: int | None = No
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise ApiError(func, arg, f"must be a whole number, not {_show(v)}")
     v = int(v)
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        rng = f"{lo}..{hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None \
-            else f"at most {hi}"
-        raise ApiError(func, arg, f"is {v}, outside {rng}")
+    lo = -MAX_INDEX if lo is None else lo         # every whole number the API takes fits in 64 bits
+    hi = MAX_INDEX if hi is None else hi
+    if not lo <= v <= hi:
+        raise ApiError(func, arg, f"is {shown_value(v)}, outside {span(lo, hi)}")
     return v
 
 
 def _real(func: str, arg: str, v: Any, lo: float, hi: float) -> float:
     """A finite number in ``lo..hi`` (lo excluded when it is 0)."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+    try:
+        x = float(v) if isinstance(v, numbers.Real) and not isinstance(v, bool) else math.nan
+    except OverflowError:                          # a whole number past 1.8e308 (10**5000)
+        raise ApiError(func, arg, f"is {shown_value(int(v))}, outside {span(lo, hi)}") from None
+    if not math.isfinite(x):
         raise ApiError(func, arg, f"must be a finite number, not {_show(v)}")
-    x = float(v)
     if not (lo < x if lo == 0 else lo <= x) or x > hi:
         raise ApiError(func, arg, f"is {x:g}, outside {'(0' if lo == 0 else f'[{lo:g}'}, {hi:g}]")
     return x
@@ -161,7 +176,7 @@ def _theme(func: str, v: Any) -> str:
 
 
 def _scale(func: str, v: Any) -> float:
-    return _real(func, "scale", v, 0, MAX_SCALE)
+    return _real(func, "scale", v, MIN_SCALE, MAX_SCALE)
 
 
 def _param_values(func: str, arg: str, values: Any) -> dict[str, str]:
@@ -177,7 +192,9 @@ def _param_values(func: str, arg: str, values: Any) -> dict[str, str]:
             raise ApiError(func, arg, f"has the key {_show(k)}; param names are strings")
         if isinstance(v, bool) or not isinstance(v, (numbers.Integral, str)):
             raise ApiError(func, f"{arg}[{k!r}]", f"must be a whole number or an expression string, not {_show(v)}")
-        out[k] = str(int(v)) if isinstance(v, numbers.Integral) else v
+        if isinstance(v, numbers.Integral):
+            v = _int(func, f"{arg}[{k!r}]", v, -MAX_PARAM, MAX_PARAM)   # the expressions' exact range
+        out[k] = str(v) if isinstance(v, int) else v
     return out
 
 
@@ -222,8 +239,8 @@ def scenario(name_or_path: str | os.PathLike | None = None, *, toml: str | None 
 
 
 def to_toml(fields: Mapping[str, Any]) -> str:
-    """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomli-w)."""
-    import tomli_w
+    """Scenario fields (as keyword arguments or a dict) written as scenario TOML (tomlkit)."""
+    import tomlkit
 
     if not isinstance(fields, Mapping):
         raise ApiError("to_toml", "fields", f"must be a dict of the scenario's tables, not {_show(fields)}",
@@ -262,8 +279,8 @@ def to_toml(fields: Mapping[str, Any]) -> str:
     if "format" not in data and _needs_format_2(arrays):
         data["format"] = 2
     try:
-        return tomli_w.dumps(data)
-    except (TypeError, ValueError) as err:       # what TOML cannot write (tomli-w's own check)
+        return tomlkit.dumps(data)
+    except (TypeError, ValueError) as err:       # what TOML cannot write (tomlkit's ConvertError is both)
         raise ApiError("scenario", "the fields", f"cannot be written as TOML ({err})") from None
 
 
@@ -341,6 +358,14 @@ class Picture:
 
     def svg(self) -> str:
         return self._bytes("svg").decode("utf-8")
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(picture)``: the picture's pixels, an (height, width, 3) uint8 RGB array,
+        exactly the PNG export's (decoded from the same PNG). A new array each time."""
+        import imageio.v3 as iio
+
+        rgb = np.ascontiguousarray(iio.imread(self.png(), extension=".png")[..., :3], dtype=np.uint8)
+        return rgb if dtype is None else rgb.astype(dtype, copy=False)
 
     def _repr_png_(self) -> bytes | None:
         return self.png() if self.prefer == "png" else None
@@ -519,6 +544,23 @@ class Analysis:
     def table(self) -> str:
         return self._table
 
+    def metrics_frame(self) -> "pandas.DataFrame":
+        """The figures as a pandas DataFrame: one row per metric (the index: Nsight Compute's
+        name), one column ``value``. Needs pandas (not a warpviz dependency)."""
+        pd = _pandas(f"{type(self).__name__}.metrics_frame()")
+        names = list(self._json["metrics"])
+        return pd.DataFrame({"value": [self._json["metrics"][n] for n in names]},
+                            index=pd.Index(names, name="metric"))
+
+    def to_dataframe(self) -> "pandas.DataFrame":
+        """``accesses`` as a pandas DataFrame: one row per access (a scenario's indexed by its
+        ``index``; a trace's memory instructions by row, ``number`` a column), one column per field (``op``, ``array``, ``requests``, ``sectors``,
+        ``wavefronts``, ``bank_conflicts``...; a field an access does not have is missing
+        there). Needs pandas (not a warpviz dependency)."""
+        pd = _pandas(f"{type(self).__name__}.to_dataframe()")
+        frame = pd.DataFrame(self.accesses)
+        return frame.set_index("index") if "index" in frame.columns else frame
+
     def __getitem__(self, metric: str) -> int:
         try:
             return self._json["metrics"][metric]
@@ -531,6 +573,16 @@ class Analysis:
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(self._table)}</pre>"
+
+
+def _pandas(func: str) -> Any:
+    """pandas, or an ImportError saying what needs it and how to install it."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{func} needs pandas, which warpviz does not install: pip install pandas (the figures "
+                          "are also plain dicts and lists without it: .metrics, .accesses)") from None
+    return pandas
 
 
 def _labels(func: str, labels: Any) -> tuple[str, str] | None:
@@ -548,7 +600,7 @@ def _spec(func: str, arg: str, v: Any, none: bool = False) -> str | None:
     if v is None and none:
         return None
     if isinstance(v, numbers.Integral) and not isinstance(v, bool):
-        return str(int(v))
+        return str(_int(func, arg, v))
     return _str(func, arg, v)
 
 
@@ -575,7 +627,8 @@ class Scenario:
     def _warp(self, func: str, block: Any, warp: Any) -> tuple[int, int]:
         """A block and a warp of the launch (out of range: the ExportError `warpviz export` gives)."""
         launch = self.model.launch
-        block, warp = _int(func, "block", block), _int(func, "warp", warp)
+        block = _int(func, "block", block, 0, MAX_BLOCK_INDEX)
+        warp = _int(func, "warp", warp, 0, MAX_WARP_INDEX)
         _export.parse_range(str(block), "block", 0, launch.blocks - 1)
         _export.parse_range(str(warp), "warp", 0, launch.warps_per_block - 1)
         return block, warp
@@ -611,7 +664,7 @@ class Scenario:
         from .frames import frames as frames_of
         from .warp import warp_detail
 
-        k, = _export.parse_range(str(_int("frames", "instruction", instruction)), "instruction", 0,
+        k, = _export.parse_range(str(_int("frames", "instruction", instruction, 1, MAX_INSTRUCTION)), "instruction", 0,
                                  self.instructions - 1, base=1)
         block, warp = self._warp("frames", block, warp)
         d = warp_detail(self.model, self._instructions()[k], block, warp)
@@ -651,7 +704,7 @@ class Scenario:
 
         instrs = self._instructions()
         if instruction is not None:
-            instruction = _int("matrix_map", "instruction", instruction)
+            instruction = _int("matrix_map", "instruction", instruction, 1, MAX_INSTRUCTION)
         block, warp = self._warp("matrix_map", block, warp)
         size, theme = _size("matrix_map", size, none=True), _theme("matrix_map", theme)
         prefer = _choice("matrix_map", "prefer", prefer, ("png", "svg"))
@@ -725,7 +778,7 @@ class TraceAnalysis(Analysis):
     names), ``other_metrics`` (atomics, LDSM, LDGSTS...), ``accesses`` (one dict per static
     memory instruction), ``lines`` (per source line, the worst first), ``json()``, ``table()``."""
 
-    def __init__(self, an):
+    def __init__(self, an: Any):
         from .trace.analysis import TraceAnalysis as _Model, to_json, to_table
 
         _instance("TraceAnalysis", "an", an, _Model, "a trace's analysis (use api.open_trace(...).analysis())")
@@ -748,7 +801,7 @@ class Trace:
     instruction). ``validation`` holds the comparison with Nsight Compute when it was recorded
     with ``validate=True`` (``match``: all ten equal)."""
 
-    def __init__(self, trace, recording=None, keep=None):
+    def __init__(self, trace: Any, recording: Any = None, keep: tempfile.TemporaryDirectory | None = None):
         from .trace.detail import TraceSource
         from .gpu.trace_pipeline import Recording
         from .trace.tracefile import Trace as _Model
@@ -884,10 +937,20 @@ class Trace:
 
 
 def open_trace(path: str | os.PathLike) -> Trace:
-    """A ``.wvtrace`` file (no GPU needed). Raises ``viz.trace.TraceError`` for a bad file."""
+    """A ``.wvtrace`` file, or a shipped trace by its name (``open_trace("transpose_pad")``; the
+    names: ``warpviz list --traces``). No GPU needed. Raises ``viz.trace.TraceError`` for a bad
+    file."""
+    from .assets import named_trace
     from .trace import tracefile
 
-    return Trace(tracefile.load(_path("open_trace", path)))
+    p = _path("open_trace", path)
+    try:
+        missing = not isinstance(path, os.PathLike) and not p.exists()
+    except (OSError, ValueError):        # a name too long for the system: tracefile.load says so
+        missing = False
+    if missing:
+        p = named_trace(str(path)) or p
+    return Trace(tracefile.load(p))
 
 
 def _quiet(_text: str) -> None:
@@ -900,10 +963,22 @@ def _blocks(blocks, launch) -> list[int] | None:
     from .gpu.trace_pipeline import parse_blocks
 
     if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
-        blocks = str(int(blocks))
+        blocks = str(_int("trace", "blocks", blocks, 0, MAX_BLOCK_INDEX))
     elif not isinstance(blocks, str):
-        blocks = ",".join(str(int(b)) for b in blocks)
+        blocks = ",".join(str(_int("trace", "blocks", b, 0, MAX_BLOCK_INDEX)) for b in blocks)
     return parse_blocks(blocks, launch.blocks, launch.path)
+
+
+def _launch_dims(func: str, grid: Any, block: Any, shared_bytes: Any) -> None:
+    """A 5,000-digit ``grid``, ``block`` or ``shared_bytes`` given from Python: TraceFailed
+    naming it, before anything converts it (the launch file's checks give the ranges of the
+    rest)."""
+    for arg, v in (("grid", grid), ("block", block), ("shared_bytes", shared_bytes)):
+        for k, n in enumerate(v if isinstance(v, (tuple, list)) else (v,)):
+            if isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n).bit_length() > 63:
+                where = arg if not isinstance(v, (tuple, list)) else f"{arg}[{k}]"
+                raise TraceFailed(f"{func}(): {where} is {shown_value(int(n))}, past any launch CUDA takes",
+                                  "launch")
 
 
 def _failed(err: BaseException, launch=None) -> TraceFailed:
@@ -917,7 +992,7 @@ def _failed(err: BaseException, launch=None) -> TraceFailed:
 
     if isinstance(err, TraceFailed):
         return err
-    if isinstance(err, ArgumentError):
+    if isinstance(err, (ArgumentError, ApiError)):
         return TraceFailed(str(err), "launch")
     text = failure_message(err, launch)
     kind = ("launch" if isinstance(err, TraceError) else "missing" if isinstance(err, GpuUnavailable)
@@ -955,7 +1030,7 @@ def _record(launch_path: Path, *, blocks=None, validate: bool = False, out=None,
     return Trace(rec.trace, rec, keep)
 
 
-def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False,
+def trace_launch(path: str | os.PathLike, *, blocks: Blocks = None, validate: bool = False,
                  out: str | os.PathLike | None = None) -> Trace:
     """``warpviz trace PATH`` from Python: the launch file's kernel run once on the GPU with
     every memory instruction recorded. ``blocks``: linear block indices to record (``"0-3"``,
@@ -966,8 +1041,9 @@ def trace_launch(path: str | os.PathLike, *, blocks=None, validate: bool = False
                    out=None if out is None else _path("trace_launch", out))
 
 
-def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_bytes: int = 0, *,
-              title: str = "", sources: Mapping[str, str] | None = None, blocks=None, validate: bool = False,
+def trace_ptx(ptx: str, kernel: str, grid: Dims = (1,), block: Dims = (32,), args: Sequence[Any] = (),
+              shared_bytes: int = 0, *, title: str = "", sources: Mapping[str, str] | None = None,
+              blocks: Blocks = None, validate: bool = False,
               out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None) -> Trace:
     """Trace a kernel given as PTX text (Triton's ``compiled.asm["ptx"]``, a CuPy or Numba
     kernel's PTX, ``nvcc -ptx``): ``kernel`` is its entry (or C++ name), ``args`` one value per
@@ -979,6 +1055,7 @@ def trace_ptx(ptx: str, kernel: str, grid=(1,), block=(32,), args=(), shared_byt
     Raises ``TraceFailed``."""
     from .trace.pyargs import write_launch_folder
 
+    _launch_dims("trace_ptx", grid, block, shared_bytes)
     keep = None
     try:
         if keep_folder is not None:
@@ -1000,9 +1077,10 @@ def _safe_name(kernel: str) -> str:
     return base or "kernel"
 
 
-def trace_triton(jit_fn, grid, args=(), *, blocks=None, validate: bool = False,
+def trace_triton(jit_fn: Any, grid: Dims | Callable[..., Any], args: Sequence[Any] = (), *, blocks: Blocks = None,
+                 validate: bool = False,
                  out: str | os.PathLike | None = None, keep_folder: str | os.PathLike | None = None,
-                 **meta) -> Trace:
+                 **meta: Any) -> Trace:
     """Trace what Triton launches for ``jit_fn[grid](*args, **meta)``: the kernel is compiled
     by Triton itself (its cache, its choices: ``num_warps``, ``num_stages``, the shared memory,
     the scratch pointers it adds), and that PTX is traced with ``args``' contents (PyTorch

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+from pathlib import Path
 
 from . import __version__
+from .argcheck import MAX_BLOCK_INDEX, MAX_INSTRUCTION, MAX_WARP_INDEX, bounded_int
 
-COMMANDS = ("list", "analyze", "export", "validate", "bench", "calibrate", "trace", "layout", "matrix", "gui")
+COMMANDS = ("list", "analyze", "export", "validate", "bench", "calibrate", "trace", "layout", "matrix", "gui",
+            "completion", "gpu-check")
+SHELLS = ("bash", "zsh", "fish")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     tags.add_argument("--tag", nargs="?", const="", metavar="TAG",
                       help="only scenarios with this tag; without a tag, the tags and how many scenarios have each")
     tags.add_argument("--tags", action="store_true", help="the tags and how many scenarios have each")
+    tags.add_argument("--traces", action="store_true", help="the shipped traces (name<TAB>title): open one by its "
+                      "name, e.g. `warpviz analyze transpose_pad`")
 
     an = sub.add_parser("analyze", help="analyse a scenario file or built-in")
     an.add_argument("scenario", metavar="FILE_OR_NAME")
@@ -35,13 +43,14 @@ def _parser() -> argparse.ArgumentParser:
                          "layout needs --shape.")
     lay.add_argument("layout", metavar="LAYOUT", help='e.g. "Sw<3,3,3> o (8,64):(64,1)" or '
                      '"SwizzledSharedLayout(8, 1, 8, [1, 0])"')
-    lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape (Triton layouts need it)")
+    lay.add_argument("--shape", metavar="ROWS,COLS", help="the array's shape, extents 1..2^40 (Triton layouts "
+                     "need it)")
     lay.add_argument("--array", metavar="NAME", help="LAYOUT is then a scenario (file or built-in): draw the "
                      "layout of its array NAME, whatever its kind (pad, swizzle, CuTe, Triton)")
     lay.add_argument("--type", default="half", help="element type (default half): sets the banks")
     lay.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
-    lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (default: what the grid "
-                     "needs to write every number)")
+    lay.add_argument("--size", metavar="WxH", help="picture size, e.g. 1920x1080 (width 64..7680, height "
+                     "64..4320; default: what the grid needs to write every number)")
     lay.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments",
@@ -49,14 +58,18 @@ def _parser() -> argparse.ArgumentParser:
                          "lane gives each 16-byte row, its banks and wavefront, and which lane's register holds "
                          "each element. Printed as text, or drawn with --out.")
     mat.add_argument("scenario", metavar="FILE_OR_NAME")
-    mat.add_argument("--instruction", "-i", type=int, metavar="K", help="warp instruction, 1-based as on screen; "
+    mat.add_argument("--instruction", "-i", type=bounded_int(1, MAX_INSTRUCTION, "--instruction"), metavar="K",
+                     help="warp instruction, 1-based as on screen; "
                      "of a trace (.wvtrace), the instruction's number as `warpviz analyze` lists it "
-                     "(default: the first ldmatrix / stmatrix)")
-    mat.add_argument("--block", "-b", type=int, default=0, help="linear block index (default 0)")
-    mat.add_argument("--warp", "-w", type=int, default=0, help="warp in the block (default 0)")
+                     f"(default: the first ldmatrix / stmatrix; 1..{MAX_INSTRUCTION:,})")
+    mat.add_argument("--block", "-b", type=bounded_int(0, MAX_BLOCK_INDEX, "--block"), default=0,
+                     help="linear block index (default 0; below the launch's number of blocks)")
+    mat.add_argument("--warp", "-w", type=bounded_int(0, MAX_WARP_INDEX, "--warp"), default=0,
+                     help=f"warp in the block (default 0; 0..{MAX_WARP_INDEX})")
     mat.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     mat.add_argument("--out", metavar="FILE", help="write a picture: .svg or .png")
-    mat.add_argument("--size", metavar="WxH", help="picture size (default: every number at 16 px)")
+    mat.add_argument("--size", metavar="WxH", help="picture size, width 64..7680, height 64..4320 (default: "
+                     "every number at 16 px)")
     mat.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
     from .gpu.cli import add_parsers as add_gpu_parsers  # validate, bench (no GPU import here)
@@ -75,7 +88,44 @@ def _parser() -> argparse.ArgumentParser:
 
     gui = sub.add_parser("gui", help="open the app (the default when no command is given)")
     gui.add_argument("scenario", nargs="?", metavar="FILE_OR_NAME")
+
+    comp = sub.add_parser("completion", help="print the shell completion script (bash, zsh, fish)",
+                          description="Print a script that completes warpviz's commands, options, built-in "
+                          "scenarios' and shipped traces' names, and files, for your shell (argcomplete). "
+                          "bash: add `eval \"$(warpviz completion bash)\"` to ~/.bashrc; zsh: the same with zsh "
+                          "in ~/.zshrc; fish: `warpviz completion fish > ~/.config/fish/completions/warpviz.fish`.")
+    comp.add_argument("shell", choices=SHELLS)
+    for command in sub.choices.values():            # FILE_OR_NAME: built-ins, shipped traces and files
+        for action in command._actions:
+            if action.metavar in ("FILE_OR_NAME", "LAUNCH.toml") or action.dest in ("scenarios",):
+                action.completer = _complete_names  # type: ignore[attr-defined]
     return p
+
+
+def _complete_names(prefix: str, **_kw) -> list[str]:
+    """argcomplete's candidates for FILE_OR_NAME: built-in scenarios, shipped traces, then files."""
+    from .assets import trace_names
+    from .scenario import builtin_names
+
+    names = [n for n in builtin_names() + trace_names() if n.startswith(prefix)]
+    try:
+        from argcomplete.completers import FilesCompleter
+
+        files = list(FilesCompleter()(prefix))
+    except Exception:  # noqa: BLE001 - no argcomplete, an unreadable folder: names only
+        files = []
+    return names + files
+
+
+def cmd_completion(args) -> int:
+    """``warpviz completion bash|zsh|fish``: argcomplete's script for the ``warpviz`` command."""
+    try:
+        import argcomplete
+    except ImportError as err:
+        return _fail(f"shell completion needs argcomplete, which is not installed here ({err}). "
+                     "Fix: pip install argcomplete")
+    print(argcomplete.shellcode(["warpviz"], shell=args.shell), end="")
+    return 0
 
 
 def _fail(message: str) -> int:
@@ -108,6 +158,8 @@ def cmd_list(args) -> int:
     from .scenario import ScenarioError, builtin_names, load
 
     tag = args.tag
+    if getattr(args, "traces", False):
+        return _list_traces()
     if args.tags or tag == "":
         for t, names in builtin_tags().items():
             print(f"{t}\t{len(names)}")
@@ -132,15 +184,36 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _list_traces() -> int:
+    """``warpviz list --traces``: each shipped trace's name and title (its header's)."""
+    import unicodedata
+
+    from .assets import trace_names, traces_dir
+    from .trace import TraceError
+    from .trace.tracefile import read_header
+
+    for name in trace_names():
+        try:
+            title = str(read_header(traces_dir() / f"{name}.wvtrace").get("title") or "")
+        except TraceError as err:
+            title = f"(invalid: {err})"
+        title = "".join(c if unicodedata.category(c)[0] != "C" else " " for c in title)[:200]
+        print(f"{name}\t{title}")
+    return 0
+
+
 def cmd_analyze(args) -> int:
     from .engine import analyze
     from .report import to_json, to_table
     from .scenario import ScenarioError, load, parse_overrides
 
-    if args.scenario.endswith(".wvtrace"):
+    from .assets import trace_argument
+
+    trace = trace_argument(args.scenario)     # a .wvtrace, or a shipped trace's name
+    if trace is not None:
         from .gpu.trace_cli import cmd_analyze_trace
 
-        return cmd_analyze_trace(args.scenario, args.json, args.all)
+        return cmd_analyze_trace(trace, args.json, args.all)
     try:
         sc = load(args.scenario, parse_overrides(args.set))
         an = analyze(sc)
@@ -159,9 +232,14 @@ def _shape_arg(text: str | None) -> tuple[int, ...] | None:
     import re
 
     parts = re.split(r"\s*[,x×]\s*", text.strip().strip("[]").strip())
+    from .argcheck import shown, to_int
+
     try:
-        shape = tuple(int(x) for x in parts)
-    except ValueError:
+        shape = tuple(to_int(x, "--shape", 1, 2**40) for x in parts)
+    except ValueError as err:
+        if "out of range" in str(err):
+            raise ValueError(f"--shape {shown(text)}: out of range; give one or two extents of 1..2^40, "
+                             "e.g. --shape 8,64") from None
         shape = ()
     if not 1 <= len(shape) <= 2 or any(n < 1 for n in shape):
         raise ValueError(f"--shape {text!r}: give one or two positive extents, e.g. --shape 8,64")
@@ -216,7 +294,11 @@ def cmd_matrix(args) -> int:
     from .scenario import ScenarioError, load, parse_overrides
     from .warp import warp_detail
 
-    if str(args.scenario).endswith(".wvtrace"):
+    from .assets import trace_argument
+
+    trace = trace_argument(args.scenario)
+    if trace is not None:
+        args.scenario = trace
         return _matrix_of_trace(args)
     try:
         sc = load(args.scenario, parse_overrides(args.set))
@@ -306,7 +388,11 @@ def _matrix_of_trace(args) -> int:
 
 
 def cmd_gui(args) -> int:
-    if str(getattr(args, "scenario", None) or "").endswith(".wvtrace"):
+    from .assets import trace_argument
+
+    trace = trace_argument(args.scenario) if getattr(args, "scenario", None) else None
+    if trace is not None:
+        args.scenario = trace
         # a trace that cannot be read is refused here, with the reason, before any window opens
         from .trace import TraceError
         from .trace.tracefile import load as load_trace
@@ -322,19 +408,60 @@ def cmd_gui(args) -> int:
     return run_app(getattr(args, "scenario", None))
 
 
+def _opens_in_the_app(word: str) -> bool:
+    """``warpviz WORD`` opens the app: WORD is a file that exists, a built-in scenario's or a
+    shipped trace's name."""
+    from .assets import _exists, named_trace, scenario_dir
+
+    if _exists(Path(word)):
+        return not Path(word).is_dir()          # a folder is not a file to open
+    if "/" in word or "\\" in word or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}", word):
+        return False
+    return _exists(scenario_dir() / f"{word}.toml") or named_trace(word) is not None
+
+
+def _unknown_word(word: str) -> int:
+    from .assets import _exists
+
+    shown = repr(word if len(word) <= 80 else word[:80] + "...")      # repr: no control character reaches the terminal
+    looks_like_a_file = "/" in word or "\\" in word or word.endswith((".toml", ".wvtrace"))
+    if _exists(Path(word)):                                            # only a folder gets here
+        what = f"{shown} is a folder, not a scenario or trace file"
+    else:
+        what = f"{shown}: no such file" if looks_like_a_file else f"unknown command or file {shown}"
+    return _fail(f"{what}; commands: {', '.join(COMMANDS)}. A scenario file, a trace file, a built-in scenario's "
+                 "name (`warpviz list`) or a shipped trace's name (`warpviz list --traces`) opens the app; "
+                 "`warpviz --help` says more")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and not argv[0].startswith("-")):
+    if "_ARGCOMPLETE" in os.environ:                 # the shell asks for completions (warpviz completion SHELL)
+        try:
+            import argcomplete
+        except ImportError:
+            return 1
+        argcomplete.autocomplete(_parser())
+    if not argv:
+        argv = ["gui"]
+    elif argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        if not _opens_in_the_app(argv[0]):
+            return _unknown_word(argv[0])
         argv = ["gui", *argv]
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:      # argparse: --help, --version, or a refused argument (exit 2, its message)
+        return stop.code if isinstance(stop.code, int) else 2
     from .export_cli import cmd_export
     from .gpu.cli import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate
+    from .gpu.doctor import cmd_gpu_check
     from .gpu.trace_cli import cmd_trace
 
     handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout, "matrix": cmd_matrix,
                "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,
-               "trace": cmd_trace, "calibrate": cmd_calibrate}.get(args.command)
+               "trace": cmd_trace, "calibrate": cmd_calibrate, "completion": cmd_completion,
+               "gpu-check": cmd_gpu_check}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
     try:

@@ -33,6 +33,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from .argcheck import MAX_DIGITS, check_out_path, shown
 from .errors import WarpvizError
 from .fileio import commit, fsync_file, fsync_folder, inside, os_error_words, safe_name, temp_beside, umask
 from .frames import Frame, KINDS, access_text, frames as frames_of, op_name, paired_frames
@@ -99,6 +100,9 @@ def parse_size(text: str) -> tuple[int, int]:
     if not m:
         raise ExportError(tr("size {text!r} is not understood; use 720p, 1080p, 4k or WIDTHxHEIGHT such as 1600x900",
                              text=text))
+    if max(len(m.group(1).lstrip("0")), len(m.group(2).lstrip("0"))) > 6:     # before int(): 5,000 digits raise
+        raise ExportError(tr("size {text}: out of range; width {lo}..{max_w}, height {lo}..{max_h}", text=shown(text),
+                             lo=MIN_SIDE, max_w=MAX_W, max_h=MAX_H))
     w, h = int(m.group(1)), int(m.group(2))
     if not (MIN_SIDE <= w <= MAX_W and MIN_SIDE <= h <= MAX_H):
         raise ExportError(tr("size {w}x{h} is out of range; width {lo}..{max_w}, height {lo}..{max_h}", w=w, h=h,
@@ -121,10 +125,13 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
                              "like 2-5", what=what, text=text[:60], n=len(parts), max=MAX_RANGES))
     out: list[int] = []
     for part in parts:
-        m = re.fullmatch(r"\s*(\d{1,18})\s*(?:[-:]\s*(\d{1,18})\s*)?", part)
+        m = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?", part)
         if not m:
             raise ExportError(tr("{what} {text!r} is not understood; use a number, a range like 2-5, a list like "
                                  "1,3,5 or all", what=what, text=text[:60]))
+        if max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:   # before int(): 5,000 digits raise
+            raise ExportError(tr("{what} {text}: out of range; use {lo}..{hi}", what=what, text=shown(text.strip()),
+                                 lo=lo + base, hi=hi + base))
         a = int(m.group(1)) - base
         b = int(m.group(2)) - base if m.group(2) else a
         if a > b:
@@ -176,6 +183,9 @@ def parse_frames(spec: str | None, count: int, kinds: Sequence[str]) -> list[int
             picked.add(count - 1)
         elif part in KINDS:
             picked.update(j for j, kind in enumerate(kinds) if part in kind.split("|"))
+        elif m and max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:
+            raise ExportError(tr("--frames {part}: out of range; use frame numbers from 1 (numbers past an "
+                                 "instruction's last frame are skipped)", part=shown(part)))
         elif m:
             a, b = int(m.group(1)) - 1, int(m.group(2) or m.group(1)) - 1
             if a > b:
@@ -479,6 +489,10 @@ def _cancelled(cancel) -> bool:
 
 def output_kind(out: Path, png_sequence: bool = False) -> str:
     """``png``, ``svg``, ``gif``, ``mp4``, ``webm`` or ``png-sequence`` (a folder)."""
+    try:
+        check_out_path(out, "")     # a 300-character name: refused before the file system is asked
+    except ValueError as err:
+        raise ExportError(str(err)) from None
     text = str(out)
     if png_sequence or text.endswith(("/", os.sep)) or out.is_dir() or not out.suffix:
         return "png-sequence"

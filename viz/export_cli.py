@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .argcheck import MAX_SCALE, MIN_SCALE, bounded_float
+
 HELP_FRAMES = ("frames of each instruction: numbers and ranges (1-based), first, last, or kinds "
                "(compute, request, wavefront, line, summary), comma-separated; default: all "
                "(a .png/.svg: last, the summary)")
@@ -30,13 +32,15 @@ def add_parser(sub) -> None:
     ex.add_argument("--block", "-b", default="0", metavar="RANGE", help="linear block index (default 0)")
     ex.add_argument("--warp", "-w", default="0", metavar="RANGE", help="warp in the block (default 0)")
     ex.add_argument("--frames", "-f", metavar="SPEC", help=HELP_FRAMES)
-    ex.add_argument("--size", default="1080p", help="720p, 1080p (default), 4k or WIDTHxHEIGHT")
-    ex.add_argument("--fps", type=float, default=10.0,
-                    help="video frame rate (default 10: each picture is held, so more only costs time)")
-    ex.add_argument("--hold", type=float, default=1.0, metavar="SECONDS",
-                    help="how long each frame is shown (default 1)")
+    ex.add_argument("--size", default="1080p", help="720p, 1080p (default), 4k or WIDTHxHEIGHT "
+                    "(width 64..7680, height 64..4320)")
+    ex.add_argument("--fps", type=bounded_float(1, 240, "--fps"), default=10.0,
+                    help="video frame rate, 1..240 (default 10: each picture is held, so more only costs time)")
+    ex.add_argument("--hold", type=bounded_float(0.001, 600, "--hold"), default=1.0, metavar="SECONDS",
+                    help="how long each frame is shown, 0.001..600 (default 1)")
     ex.add_argument("--theme", default="light", help="light (default), dark, high-contrast, colorblind")
-    ex.add_argument("--scale", type=float, default=1.0, help="type size factor, e.g. 1.3 for a large hall")
+    ex.add_argument("--scale", type=bounded_float(MIN_SCALE, MAX_SCALE, "--scale"), default=1.0,
+                    help=f"type size factor, {MIN_SCALE:g}..{MAX_SCALE:g}, e.g. 1.3 for a large hall")
     ex.add_argument("--no-captions", action="store_true", help="leave out the caption bar")
     ex.add_argument("--title", help="the title bar's text (default: the scenario's title)")
     ex.add_argument("--no-title", action="store_true", help="leave out the title bar")
@@ -77,8 +81,11 @@ def cmd_export(args) -> int:
 
     try:
         overrides = parse_overrides(args.set)
-        trace = str(args.scenario).endswith(".wvtrace")
+        from .assets import trace_argument
+
+        trace = trace_argument(args.scenario) is not None       # a .wvtrace, or a shipped trace's name
         if trace:
+            args.scenario = trace_argument(args.scenario)
             if args.set or args.compare_set:
                 return _fail(f"{args.scenario}: a trace has no params to set (--set, --compare-set); it shows "
                              "what the kernel did. Fix: change the launch file and record it again")
@@ -89,8 +96,8 @@ def cmd_export(args) -> int:
         else:
             sc = load(args.scenario, overrides)
         compare = labels = None
-        if args.compare is not None and args.compare.endswith(".wvtrace"):
-            compare = _open_trace(args.compare)
+        if args.compare and trace_argument(args.compare) is not None:
+            compare = _open_trace(trace_argument(args.compare))
             labels = (sc.title, compare.title)
         elif args.compare is not None:
             other = args.compare or partner_path(sc)

@@ -361,3 +361,15 @@ __all__ = ["ReadRefused", "open_regular", "read_bytes_limited", "read_text_limit
            "MAX_JSON_DEPTH", "MAX_JSON_DIGITS",
            "umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "commit", "fsync_file",
            "fsync_folder", "WriteError", "write_failure", "os_error_words", "safe_name", "inside"]
+
+
+def format_bytes(n: int) -> str:
+    """A size in words, the one form every message uses: ``"512 bytes"``, ``"1,024 bytes"``,
+    ``"1.5 MiB (1,572,864 bytes)"``, ``"4.00 GiB (4,294,967,296 bytes)"`` (binary units, the
+    exact count beside them from 1 MiB on)."""
+    n = int(n)
+    if abs(n) >= 2**30:
+        return f"{n / 2**30:,.2f} GiB ({n:,} bytes)"
+    if abs(n) >= 2**20:
+        return f"{n / 2**20:,.1f} MiB ({n:,} bytes)"
+    return f"{n:,} bytes"

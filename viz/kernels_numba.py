@@ -9,17 +9,13 @@ warp simply has fewer lanes.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-
-def _cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return str(Path(base) / "warpviz" / "numba")
-
+from .cachedir import numba_dir
 
 # The package folder may be read-only (a wheel in a system site-packages), so the compiled
-# functions are cached in the user's cache folder instead.
-os.environ.setdefault("NUMBA_CACHE_DIR", _cache_dir())
+# functions are cached in the platform's cache folder instead (viz.cachedir: XDG_CACHE_HOME,
+# WARPVIZ_CACHE; numba's own NUMBA_CACHE_DIR wins when set).
+os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_dir()))
 
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402

@@ -8,7 +8,8 @@ the user data folder's ``lessons``)::
     title_zh = "合并访问与存储体冲突"            # optional
     scenarios = [
         "coalesced",                              # a built-in's name, or a file
-        "stride-2",                               # (relative to the lesson file)
+        "stride-2",                               # (relative to the lesson file),
+        "transpose_pad",                          # or a shipped trace's name
         { scenario = "transpose-tile", instruction = 9 },   # opened at instruction 9 (from 1)
     ]
 
@@ -136,6 +137,9 @@ def _stop_path(src: str, where: str, folder: Path, name: str) -> Path:
     p = assets.scenario_dir() / f"{name}.toml"
     if p.is_file():
         return p
+    trace = assets.named_trace(name)              # a shipped trace by its name (warpviz list --traces)
+    if trace is not None:
+        return trace
     raise ScenarioError(src, where, tr("{name} is not a built-in scenario", name=name),
                         tr("`warpviz list` shows the built-ins; a file of yours needs its .toml"))
 

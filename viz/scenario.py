@@ -161,7 +161,7 @@ def resolve(file_or_name: str) -> Path:
     if re.fullmatch(r"[A-Za-z0-9_.-]{1,200}", file_or_name) and _exists(builtin):
         return builtin
     file_or_name = _short(file_or_name)
-    close = difflib.get_close_matches(file_or_name, builtin_names(), n=3)
+    close = difflib.get_close_matches(file_or_name, builtin_names() + assets.trace_names(), n=3)  # traces too
     hint = tr("did you mean {names}?", names=', '.join(close)) if close else tr("`warpviz list` shows the built-ins")
     raise ScenarioError(file_or_name, "", tr("is neither a file nor a built-in scenario"), hint)
 

@@ -40,9 +40,7 @@ def recordings_dir() -> Path:
     """Where the app writes the traces it records (the user data folder's ``traces``)."""
     from . import settings
 
-    d = settings.data_dir() / "traces"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return settings.data_subdir("traces")     # a private folder this session when it cannot be made
 
 
 def unique_recording_path(name: str) -> Path:

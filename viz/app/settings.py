@@ -94,28 +94,98 @@ def problem() -> str | None:
               "session's settings apart.", path=path, why=why)
 
 
-def data_dir() -> Path:
-    """The user data folder (created on demand)."""
+_data_refused: dict[str, str] = {}   # data folder -> why it is not used this session
+_private_data: Path | None = None    # this session's data folder when the real one cannot be used
+
+
+def configured_data_dir() -> Path:
+    """The user data folder as configured: ``WARPVIZ_DATA_DIR``, else the platform's."""
     env = os.environ.get("WARPVIZ_DATA_DIR")
     if env:
-        d = Path(env)
-    else:
-        base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
-        d = Path(base or Path.home() / ".local" / "share") / "warpviz"
-    d.mkdir(parents=True, exist_ok=True)
+        return Path(env)
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+    return Path(base or Path.home() / ".local" / "share") / "warpviz"
+
+
+def _usable_folder(d: Path) -> str | None:
+    """Why ``d`` cannot be the app's folder (made if missing, then written), else None."""
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        from ..i18n import tr
+
+        return tr("a file of that name is in the way")
+    except (OSError, ValueError) as err:           # read-only, a file above it, a full disk, a NUL in the path
+        return getattr(err, "strerror", None) or str(err)
+    if not os.access(d, os.W_OK | os.X_OK):
+        from ..i18n import tr
+
+        return tr("it is read-only")
+    return None
+
+
+def _private_data_dir() -> Path:
+    global _private_data
+    if _private_data is None:
+        _private_data = Path(tempfile.mkdtemp(prefix="warpviz-data-"))
+    return _private_data
+
+
+def data_dir() -> Path:
+    """The user data folder (created on demand). When it cannot be made or written (a file
+    in its place, a read-only folder, a full disk), a private folder for this session, so
+    the app keeps running; ``data_problem()`` says why (the window shows it) and autosave is
+    off (``autosave_off``)."""
+    d = configured_data_dir()
+    why = _usable_folder(d)
+    if why is not None:
+        _data_refused[str(d)] = why
+        return _private_data_dir()
+    _data_refused.pop(str(d), None)
     return d
+
+
+def data_subdir(name: str) -> Path:
+    """A folder inside the data folder (made on demand); a private one when it cannot be."""
+    base = data_dir()
+    d = base / name
+    why = _usable_folder(d)
+    if why is not None:
+        _data_refused[str(d)] = why
+        d = _private_data_dir() / name
+        d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def data_problem() -> str | None:
+    """Why the data folder (or a folder in it) is not used this session, else None."""
+    if not _data_refused:
+        return None
+    from ..i18n import tr
+
+    path, why = next(iter(_data_refused.items()))
+    if not autosave_off():                         # a folder inside it: what goes there is kept apart
+        return tr("The folder {path} cannot be used ({why}): warpviz keeps what goes there in a temporary folder "
+                  "this session. Fix the folder, then start warpviz again.", path=path, why=why)
+    return tr("The data folder {path} cannot be used ({why}): warpviz keeps this session's scenarios and traces "
+              "in a temporary folder, and autosave (crash recovery) is off. Fix the folder or set WARPVIZ_DATA_DIR, "
+              "then start warpviz again.", path=path, why=why)
 
 
 def user_scenario_dir() -> Path:
-    d = data_dir() / "scenarios"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return data_subdir("scenarios")
 
 
 def recovery_dir() -> Path:
+    """The recovery folder; OSError when it cannot be made (autosave says so, naming it)."""
     d = data_dir() / "recovery"
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def autosave_off() -> bool:
+    """No data folder this session (``data_problem``): autosave has nowhere to keep the text."""
+    return str(configured_data_dir()) in _data_refused
 
 
 # ---------------------------------------------------------------------------- typed reading

@@ -154,8 +154,11 @@ class MainWindow(QMainWindow):
         self.apply_theme(self.theme_name)
         self.retranslate()
         self.settings_problem = settings.problem()    # a settings file that could not be used: said once
-        if self.settings_problem:
-            self.statusBar().showMessage(self.settings_problem, 30000)
+        settings.data_dir()                           # a data folder that cannot be used: said once too
+        self.data_problem = settings.data_problem()
+        said = " ".join(p for p in (self.settings_problem, self.data_problem) if p)
+        if said:
+            self.statusBar().showMessage(said, 30000)
         self._open_initial(open_arg)
         QTimer.singleShot(30, self, self._build_plots)  # the context object: never after the window is gone
 
@@ -649,6 +652,8 @@ class MainWindow(QMainWindow):
             self._clear_recovery()
         elif self.modified():
             text = self.session.text
+            if settings.autosave_off():       # no data folder this session: the status bar said why
+                return True
             try:
                 d = settings.recovery_dir()
             except OSError as err:

@@ -21,6 +21,10 @@ bench --traces --show [PATH] [--json]
     kernel, builds its launch and predicts it. Exit 2 with the paragraph when a named launch
     does not build (the source, the kernel, its arguments). ``--show`` prints a results
     file's traced launches (the shipped H100 file by default) without a GPU.
+gpu-check
+    What ``pip install 'warpviz[gpu]'`` (PyCUDA, built from source) needs, checked in a second
+    without a GPU (``viz.gpu.doctor``): exit 0 when PyCUDA is installed or can be built, 1 when
+    a piece is missing (each says how to get it).
 calibrate [--out PATH] [--json] [--quick] [--runs N] [--dry-run] [--show [PATH] [--markdown]]
     Measures this machine's GPU for the cost model (``viz.gpu.calibrate``).
 """
@@ -31,21 +35,30 @@ import json
 import sys
 from pathlib import Path
 
+from ..argcheck import bounded_int, check_out_file
 from . import GpuUnavailable
+
+MAX_RANDOM = 10_000          # validate --random N
+MAX_RUNS = 100               # calibrate --runs N
 
 
 def add_parsers(sub) -> None:
     va = sub.add_parser("validate", help="model vs Nsight Compute counters on this machine's GPU")
     va.add_argument("scenarios", nargs="*", metavar="FILE_OR_NAME")
     va.add_argument("--all", action="store_true", help="every built-in scenario")
-    va.add_argument("--random", type=int, default=0, metavar="N", help="also N random scenarios")
-    va.add_argument("--seed", type=int, default=0)
+    va.add_argument("--random", type=bounded_int(0, MAX_RANDOM, "--random"), default=0, metavar="N",
+                    help=f"also N random scenarios (0..{MAX_RANDOM:,})")
+    va.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "--seed"), default=0,
+                    help="the random scenarios' seed (0..4,294,967,295)")
     va.add_argument("--kinds", default="", metavar="KIND,...",
                     help="with --random: random scenarios of these access kinds (cp.async, atomic, tma.load)")
     va.add_argument("--kind", choices=["plain", "ldmatrix"], default="plain",
                     help="what the random scenarios do: plain loads and stores (default), or ldmatrix / stmatrix")
     va.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a param")
     va.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+    sub.add_parser("gpu-check", help="what the GPU extra (PyCUDA) needs, checked before pip builds it: nvcc, "
+                   "CUDA_ROOT, cuda.h, curand.h, a C++ compiler, the Python headers, libcuda")
 
     be = sub.add_parser("bench", help="time scenarios on this machine's GPU and write a results file")
     be.add_argument("scenarios", nargs="*", metavar="FILE_OR_NAME")
@@ -144,9 +157,9 @@ def add_calibrate_parser(sub) -> None:
     ca.add_argument("--json", action="store_true", help="print the calibration document")
     ca.add_argument("--quick", action="store_true", help=f"{QUICK_SETS} sets and shorter loops instead of {SETS}")
     ca.add_argument("--label", help="where and when it was measured (stored in the file)")
-    ca.add_argument("--runs", type=int, default=None, metavar="N",
-                    help="measure in N separate GPU processes and keep each figure's median over all their sets "
-                         "(default 3, --quick 1): some figures (the launch overhead) move by 10%% from process to "
+    ca.add_argument("--runs", type=bounded_int(1, MAX_RUNS, "--runs"), default=None, metavar="N",
+                    help=f"measure in N separate GPU processes (1..{MAX_RUNS}) and keep each figure's median over all "
+                         "their sets (default 3, --quick 1): some figures (the launch overhead) move by 10%% from process to "
                          "process, not within one")
     ca.add_argument("--dry-run", action="store_true", help="compile the microbenchmarks and list them; no GPU needed")
     ca.add_argument("--show", metavar="PATH", nargs="?", const="", help="print a calibration file (default: the "
@@ -172,6 +185,11 @@ def cmd_calibrate(args) -> int:
         print(dumps(doc) if args.json else format_markdown(doc) if args.markdown else format_table(doc),
               end="" if args.json else "\n")
         return 0
+    if args.out:
+        try:
+            check_out_file(args.out)
+        except ValueError as err:
+            return _fail(str(err))
     if args.dry_run:
         from ..toolchain.compile import compile_cubin
 
@@ -240,6 +258,11 @@ def cmd_bench(args) -> int:
     from . import results as res
     from .bench import bench
 
+    if args.out and args.show is None:
+        try:
+            check_out_file(args.out)
+        except ValueError as err:
+            return _fail(str(err))
     if getattr(args, "traces", False):
         return cmd_bench_traces(args)
     try:
@@ -305,13 +328,29 @@ def cmd_bench_traces(args) -> int:
             for line in heldout_summary():
                 print(line)
         return 0
-    items = traced_launches(args.scenarios or None)
+    from ..assets import launch_argument, trace_argument
+
+    named = [trace_argument(a) or launch_argument(a) for a in args.scenarios] if args.scenarios else None
+    items = traced_launches(named)     # files, or shipped traces' and launch files' names
     if not items:
         return _fail("nothing to time: no shipped traces and none named")
     bad = [t for t in items if t.error and args.scenarios]
     if bad:
         return _fail(bad[0].error)
     log = lambda f, t: print(f"[{f * 100:5.1f}%] {t}", file=sys.stderr, flush=True)  # noqa: E731
+    if args.dry_run and args.scenarios:
+        # what needs no nvcc first: a named launch whose buffers no GPU it predicts for could hold
+        from ..trace import TraceError
+        from ..trace.launch import check_fits
+        from .costmodel import H100
+        from .tracebench import DRY_RUN_FREE_BYTES
+
+        try:
+            for t in items:
+                if t.launch is not None:
+                    check_fits(t.launch, DRY_RUN_FREE_BYTES, f"the {H100.name} (the GPU a dry run predicts for)")
+        except TraceError as err:
+            return _fail(str(err))
     try:
         from ..toolchain.compile import require_nvcc
 
@@ -329,6 +368,9 @@ def cmd_bench_traces(args) -> int:
             return _fail(failed[0].split(": ", 1)[1] if len(failed) == 1 else "; ".join(failed))
         if args.dry_run:
             doc = dry_run(items, progress=log, builds=builds)
+            refused = [e["error"] for e in doc["traces"].values() if e.get("error")]
+            if refused and args.scenarios:      # a launch the user named that could not run (too large...)
+                return _fail(refused[0] if len(refused) == 1 else "; ".join(refused))
         else:
             # written after every timed launch: a run stopped half way keeps what it measured
             doc = bench_traces(items, label=args.label, progress=log, builds=builds, save_to=args.out,
@@ -348,7 +390,10 @@ def cmd_bench_traces(args) -> int:
     except GpuUnavailable as err:
         return _fail(f"cannot {'build' if args.dry_run else 'time'} traced launches on this machine: {err.reason}")
     if args.out:
-        res.save(doc, args.out)
+        try:
+            res.save(doc, args.out)
+        except OSError as err:          # viz.fileio.WriteError: the paragraph names the file
+            return _fail(str(err))
         print(f"wrote {args.out}", file=sys.stderr)
     if args.json:
         print(res.dumps(doc), end="")

@@ -12,9 +12,12 @@ from .trace_pipeline import (SELECTABLE_BLOCKS, blocks_text, locate_fault, other
 
 def add_parser(sub) -> None:
     tr = sub.add_parser("trace", help="run a CUDA kernel with every memory instruction recorded (a launch file)")
-    tr.add_argument("launch", metavar="LAUNCH.toml")
-    tr.add_argument("--blocks", metavar="RANGE", help="linear block indices to record: 0, 0-15, 0,7,63")
-    tr.add_argument("--out", metavar="FILE.wvtrace", help="where to write the trace (default: beside the launch file)")
+    tr.add_argument("launch", metavar="LAUNCH.toml", help="a launch file, or a shipped one's name (e.g. "
+                    "transpose_pad: kernels/**/NAME.launch.toml; the trace is then written here, NAME.wvtrace)")
+    tr.add_argument("--blocks", metavar="RANGE", help="linear block indices to record: 0, 0-15, 0,7,63 "
+                    "(each below the grid's number of blocks and below 65,536)")
+    tr.add_argument("--out", metavar="FILE.wvtrace", help="where to write the trace (default: beside the launch "
+                    "file; for a shipped one named, NAME.wvtrace here)")
     tr.add_argument("--json", action="store_true", help="print the analysis as JSON")
     tr.add_argument("--validate", action="store_true",
                     help="also count the plain kernel with Nsight Compute and compare the ten metrics (exit 1 on a mismatch)")
@@ -31,8 +34,22 @@ def cmd_trace(args) -> int:
     from .runner import KernelFault
     from ..trace.launch import load_launch
 
+    if args.out:
+        from ..argcheck import check_out_path
+
+        try:
+            check_out_path(args.out)
+        except ValueError as err:
+            return _fail(str(err))
+    from ..assets import launch_argument, named_launch
+
+    out = args.out
+    path = launch_argument(args.launch)          # a file, or a shipped launch file's name (transpose_pad)
+    if path != args.launch and out is None:
+        out = f"{named_launch(args.launch).name[:-len('.launch.toml')]}.wvtrace"   # here, not into the install
+    args.out = out
     try:
-        launch = load_launch(args.launch)
+        launch = load_launch(path)
         blocks = parse_blocks(args.blocks, launch.blocks, launch.path) if args.blocks else None
     except TraceError as err:
         return _fail(str(err))

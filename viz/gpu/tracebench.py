@@ -39,6 +39,7 @@ from typing import Callable
 from .. import __version__
 from . import GpuUnavailable
 
+DRY_RUN_FREE_BYTES = 84_462_993_408   # the H100 80GB HBM3's free memory as measured: a dry run's launches must fit it
 SHIPPED = "h100-traces.json"      # assets/measurements/: the H100's traced launches
 SCALAR_KINDS = {"int": "i32", "unsigned": "u32", "float": "f32", "double": "f64", "char": "i8", "short": "i16",
                 "long long": "i64", "unsigned long long": "u64"}
@@ -96,6 +97,7 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     -ptx, then ptxas -O3 --generate-line-info) with ``ptxas -v`` for its resources. The
     cubin and the resources are cached beside the cubin cache, keyed by the PTX."""
     from ..fileio import write_atomic
+    from ..cachedir import touch, trim
     from ..toolchain.compile import ARCH, cache_dir, parse_ptxas_usage
     from ..trace.build import assemble_verbose, kernel_ptx
 
@@ -108,6 +110,7 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     if cub.exists() and use.exists():
         from ..fileio import ReadRefused, read_bytes_limited, read_json_limited
 
+        touch(cub), touch(use)
         try:        # the cache is warpviz's own: a damaged entry is built again and written over
             res = read_json_limited(use, 1 << 20, "cached build")
             cubin = read_bytes_limited(cub, 256 << 20, "cached cubin")
@@ -124,6 +127,7 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
         for path, payload in ((cub, data), (use, json.dumps(res))):
             write_atomic(path, payload)
         cubin = data
+        trim()                      # the compile cache's cap (viz.cachedir)
     from .caveats import untimed_ptx
 
     # the PTX instructions the cost model does not time (tensor-core MMA) or a trace does not
@@ -346,6 +350,8 @@ def bench_traces(items: list[TracedLaunch], session=None, label: str | None = No
     from .plan import DeviceLimits, buffer_sets, gbps
     from .runner import KernelFault
     from .worker import Cancelled, ProcessSession
+    from ..trace import TraceError
+    from ..trace.launch import check_fits
     from ..trace.record import host_buffer
 
     own = session is None
@@ -388,8 +394,10 @@ def bench_traces(items: list[TracedLaunch], session=None, label: str | None = No
             sets = buffer_sets(L.buffer_bytes, DeviceLimits(limits.sm_count, limits.l2_bytes, limits.free_bytes))
             spec = launch_spec(L, b.cubin, t.name, b.resources.get("entry"))
             try:
-                timing = session.time_launch(spec, sets, cancelled=cancelled, initial=np.asarray(host_buffer(L)))
-            except KernelFault as err:
+                check_fits(L, limits.free_bytes, f"the GPU ({dev.get('name', 'GPU 0')})")
+                initial = np.asarray(host_buffer(L))        # checked against this machine's memory first
+                timing = session.time_launch(spec, sets, cancelled=cancelled, initial=initial)
+            except (KernelFault, TraceError) as err:
                 entry["error"] = str(err)
                 continue
             entry["timing"] = {"scale": {"grid": list(L.grid), "buffer_sets": sets,
@@ -454,7 +462,8 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
     where a timed one has ``timing``."""
     from . import costmodel
     from .plan import buffer_sets
-    from ..trace.record import host_buffer
+    from ..trace import TraceError
+    from ..trace.launch import check_fits
 
     progress(0.0, f"compiling {len(items)} traced kernels")
     builds = builds if builds is not None else build_all(items)
@@ -473,13 +482,16 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
             continue
         entry["resources"] = b.resources
         spec = launch_spec(t.launch, b.cubin, t.name, b.resources.get("entry"))
-        buf = host_buffer(t.launch)
+        try:        # nothing is allocated: the buffers are checked against the GPU the run predicts for
+            check_fits(t.launch, DRY_RUN_FREE_BYTES, f"the {costmodel.H100.name} (the GPU a dry run predicts for)")
+        except TraceError as err:
+            entry["error"] = str(err)
+            continue
         entry["dry_run"] = {"args": [list(a) for a in spec.args], "arg_format": spec.arg_format,
-                            "buffer_bytes": int(buf.size), "buffer_sets": buffer_sets(t.launch.buffer_bytes),
+                            "buffer_bytes": int(t.launch.buffer_bytes),
+                            "buffer_sets": buffer_sets(t.launch.buffer_bytes),
                             "cubin_bytes": len(b.cubin)}
         if t.trace_path is not None:
-            from ..trace import TraceError
-
             try:
                 entry["dry_run"]["predicted"] = entry_prediction(entry, t.trace_path, costmodel.H100)
                 set_caveats(entry, t.trace_path, costmodel.H100.name)
@@ -688,9 +700,12 @@ def main(argv: list[str] | None = None) -> int:
     bo = sub.add_parser("bottlenecks", help="Nsight Compute on the timed traced launches of a results file, in "
                                             "batches, the file saved after each (needs a GPU and ncu)")
     bo.add_argument("file")
-    bo.add_argument("--batch", type=int, default=20, help="launches per ncu process (default 20)")
-    bo.add_argument("--budget", type=float, default=0.0, metavar="S",
-                    help="start no new batch after S seconds (0: no limit)")
+    from ..argcheck import bounded_float, bounded_int
+
+    bo.add_argument("--batch", type=bounded_int(1, 10_000, "--batch"), default=20,
+                    help="launches per ncu process, 1..10000 (default 20)")
+    bo.add_argument("--budget", type=bounded_float(0, 10**7, "--budget"), default=0.0, metavar="S",
+                    help="start no new batch after S seconds, 0..10,000,000 (0: no limit)")
     t = sub.add_parser("table", help="print the traced launches' table")
     t.add_argument("file")
     t.add_argument("--markdown", action="store_true")

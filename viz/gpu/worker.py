@@ -4,11 +4,20 @@ down only the child, and the next call starts a fresh one.
 CUDA documents that after an illegal-address fault "the process must be terminated and
 relaunched" before CUDA works again, so a faulting kernel must not live in the app's (or
 the CLI's) own process. ``ProcessSession`` has ``runner.Session``'s methods; each call is
-sent over a pipe to a spawned child that owns the CUDA context. While waiting, the
+sent over a pipe to a child process that owns the CUDA context. While waiting, the
 parent polls ``cancelled()`` and a time limit; either kills the child. A call may report
 progress: the child sends ``("progress", stage)`` messages before its answer, handed to the
 caller's ``progress`` callback (the trace recorder says when counting ends and recording
 starts).
+
+The child is ``python -m viz.gpu.worker_child`` started with ``subprocess`` (see that
+module), not a ``multiprocessing`` "spawn" child: spawn imports the caller's ``__main__``
+again in the child, so a plain script calling ``warpviz.trace_triton(...)`` at module level
+ran itself once more per child and every trace failed ("An attempt has been made to start
+a new process before the current process has finished its bootstrapping phase"). The pipe
+is a ``multiprocessing.Pipe`` whose child end the child inherits (a socket on POSIX, a pipe
+handle on Windows). The child stops when the parent closes the pipe or exits (an ``atexit``
+hook kills children still running, and the child watches its parent).
 
 ``child`` names the session class the child serves (``"module:Class"``, default
 ``viz.gpu.runner.Session``): tests serve a replaying session so that the app's real
@@ -17,30 +26,26 @@ worker, pipe and cancel path run without a GPU.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
+import os
+import subprocess
+import sys
 import time
-import traceback
+import weakref
+from pathlib import Path
 
 from . import GpuUnavailable
 from .runner import MIN_RUNS, MEMCPY_BYTES, KernelFault
 
 START_TIMEOUT_S = 120
 CALL_TIMEOUT_S = 600
+CHILD_MODULE = "viz.gpu.worker_child"
+CHILD_FLAG = "--warpviz-gpu-worker"   # a frozen app (packaging/entry_*.py) runs the child when given this first
 
 
 class Cancelled(Exception):
     """The caller cancelled; the child process was stopped."""
-
-
-def _session_class(child: str | None):
-    if not child:
-        from .runner import Session
-
-        return Session
-    import importlib
-
-    module, _, name = child.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _unavailable(payload) -> GpuUnavailable:
@@ -49,38 +54,45 @@ def _unavailable(payload) -> GpuUnavailable:
     return GpuUnavailable(template, kind, **(rest[0] if rest else {}))
 
 
-def _serve(conn, child: str | None = None) -> None:
-    try:
-        session = _session_class(child)()
-    except GpuUnavailable as err:
-        conn.send(("unavailable", err.payload()))
-        return
-    except Exception as err:  # pragma: no cover - reported to the parent as is
-        conn.send(("unavailable", GpuUnavailable("the GPU session did not start: {detail}", detail=err).payload()))
-        return
-    conn.send(("ok", session.info))
-    while True:
-        try:
-            method, args, kwargs = conn.recv()
-        except (EOFError, OSError):
-            break
-        if method == "close":
-            break
-        if kwargs.pop("_progress", False):
-            kwargs["progress"] = lambda stage: conn.send(("progress", stage))
-        try:
-            conn.send(("ok", getattr(session, method)(*args, **kwargs)))
-        except KernelFault as err:
-            conn.send(("fault", str(err)))
-            break  # CUDA is unusable in this process now
-        except GpuUnavailable as err:
-            conn.send(("unavailable", err.payload()))
-        except Exception:
-            conn.send(("error", traceback.format_exc(limit=8)))
-    try:
-        session.close()
-    except Exception:
-        pass
+_LIVE: "weakref.WeakSet[ProcessSession]" = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_children() -> None:
+    """The parent is exiting: no GPU child outlives it (a hung kernel included)."""
+    for session in list(_LIVE):
+        proc = session._proc              # not _stop(): a thread may be waiting on this session
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.kill()
+                proc.wait(5)
+            except Exception:  # pragma: no cover - already gone
+                pass
+
+
+def _child_env() -> dict[str, str]:
+    """The child's environment: this one, with the folder holding this ``viz`` package first
+    on PYTHONPATH, so that ``-m viz.gpu.worker_child`` imports the same ``viz`` as the parent."""
+    env = dict(os.environ)
+    top = str(Path(__file__).resolve().parents[2])
+    rest = env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = top + (os.pathsep + rest if rest else "")
+    return env
+
+
+def _popen(child_end) -> subprocess.Popen:
+    """Start ``python -m viz.gpu.worker_child`` holding ``child_end`` of the pipe."""
+    handle = child_end.fileno()
+    if getattr(sys, "frozen", False):   # PyInstaller: the executable is warpviz itself, not python
+        cmd = [sys.executable, CHILD_FLAG, str(handle), str(os.getpid())]
+    else:
+        cmd = [sys.executable, "-m", CHILD_MODULE, str(handle), str(os.getpid())]
+    if sys.platform == "win32":  # pragma: no cover - Windows: the handle is inherited through STARTUPINFO
+        os.set_handle_inheritable(handle, True)
+        info = subprocess.STARTUPINFO()
+        info.lpAttributeList = {"handle_list": [handle]}
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=_child_env(), close_fds=True, startupinfo=info)
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=_child_env(), pass_fds=(handle,))
 
 
 class ProcessSession:
@@ -97,15 +109,26 @@ class ProcessSession:
     @property
     def pid(self) -> int | None:
         """The child process's id while it runs (None once stopped)."""
-        return self._proc.pid if self._proc is not None and self._proc.is_alive() else None
+        return self._proc.pid if self._alive() else None
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
 
     def _start(self, cancelled=None) -> None:
-        ctx = mp.get_context("spawn")
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_serve, args=(child, self.child), daemon=True, name="warpviz-gpu")
-        proc.start()
-        child.close()
+        parent, child = mp.Pipe()
+        try:
+            proc = _popen(child)
+        except OSError as err:
+            parent.close()
+            raise GpuUnavailable("the GPU session did not start: {detail}", detail=err) from None
+        finally:
+            child.close()
         self._proc, self._conn = proc, parent
+        _LIVE.add(self)
+        try:
+            parent.send(("start", list(sys.path), self.child))
+        except OSError:
+            pass                                   # the child died at once: _wait says so
         kind, payload = self._wait(START_TIMEOUT_S, cancelled, "starting the GPU session")
         if kind == "unavailable":
             self._stop()
@@ -114,9 +137,12 @@ class ProcessSession:
 
     def _stop(self) -> None:
         if self._proc is not None:
-            if self._proc.is_alive():
+            if self._proc.poll() is None:
                 self._proc.kill()
-            self._proc.join(5)
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a kill the system has not carried out yet
+                pass
         if self._conn is not None:
             self._conn.close()
         self._proc = self._conn = None
@@ -133,7 +159,7 @@ class ProcessSession:
                 if time.monotonic() > deadline:
                     self._stop()
                     raise KernelFault(f"{what} ran longer than {timeout:.0f} s and was stopped")
-                if not self._proc.is_alive():
+                if self._proc.poll() is not None:
                     self._stop()
                     raise KernelFault(f"{what}: the GPU process died")
             try:
@@ -147,7 +173,7 @@ class ProcessSession:
                 progress(message[1])
 
     def _call(self, method: str, *args, cancelled=None, timeout: float | None = None, progress=None, **kwargs):
-        if self._proc is None or not self._proc.is_alive():
+        if not self._alive():
             self._stop()
             self._start(cancelled)
         if progress is not None:
@@ -193,11 +219,11 @@ class ProcessSession:
         return self._call("calibrate", quick=quick, verbose=verbose, cancelled=cancelled)
 
     def close(self) -> None:
-        if self._conn is not None and self._proc is not None and self._proc.is_alive():
+        if self._conn is not None and self._alive():
             try:
                 self._conn.send(("close", (), {}))
-                self._proc.join(10)
-            except (OSError, BrokenPipeError):
+                self._proc.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
                 pass
         self._stop()
 

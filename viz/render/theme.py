@@ -13,6 +13,8 @@ from functools import cached_property
 
 from PySide6.QtGui import QColor
 
+from ..argcheck import MAX_SCALE, MIN_SCALE, shown_value
+
 # DejaVu is what this machine has; the CJK families cover Simplified Chinese where installed.
 SANS = ("DejaVu Sans", "Noto Sans", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei",
         "PingFang SC", "WenQuanYi Micro Hei", "Arial", "Helvetica", "sans-serif")
@@ -107,8 +109,8 @@ def theme(name: str = DEFAULT_THEME, scale: float = 1.0) -> Theme:
         base = THEMES[name]
     except KeyError:
         raise ValueError(f"unknown theme {name!r}; choose one of {', '.join(THEMES)}") from None
-    if not scale > 0:
-        raise ValueError(f"the theme scale must be positive, not {scale}")
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not MIN_SCALE <= scale <= MAX_SCALE:
+        raise ValueError(f"the theme scale {shown_value(scale)}: out of range; use {MIN_SCALE:g}..{MAX_SCALE:g}")
     return base.scaled(scale) if scale != 1.0 else base
 
 

@@ -15,6 +15,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ..cachedir import cubin_dir, touch, trim
 from ..errors import WarpvizError
 from ..fileio import write_atomic
 from . import GpuUnavailable
@@ -54,13 +55,9 @@ def find_tool(name: str) -> str | None:
 
 
 def cache_dir() -> Path:
-    """``$WARPVIZ_CACHE/cubin``, else ``~/.cache/warpviz/cubin`` (XDG_CACHE_HOME honoured)."""
-    if os.environ.get("WARPVIZ_CACHE"):
-        d = Path(os.environ["WARPVIZ_CACHE"]) / "cubin"
-    else:
-        d = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "warpviz" / "cubin"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    """The compile cache: ``cubin/`` in the platform's cache folder (``viz.cachedir``:
+    ``$WARPVIZ_CACHE/cubin``, else e.g. ``~/.cache/warpviz/cubin``), capped at 256 MiB."""
+    return cubin_dir()
 
 
 def _key(source: str, arch: str, flags: tuple[str, ...]) -> str:
@@ -129,6 +126,7 @@ def _build(source: str, arch: str, flags: tuple[str, ...], timeout: float, use_c
         key = _key(source, arch, flags)
         write_atomic(cache_dir() / f"{key}.cubin", data)
         write_atomic(cache_dir() / f"{key}.usage.json", json.dumps(usage))
+        trim()                      # the least recently used entries beyond the cap (viz.cachedir)
     return data, usage
 
 
@@ -138,6 +136,7 @@ def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_F
     require_nvcc()
     cached = cache_dir() / f"{_key(source, arch, flags)}.cubin"
     if use_cache and cached.exists():
+        touch(cached)
         data = _cached_cubin(cached)
         if data is not None:
             return data
@@ -182,11 +181,10 @@ def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_
     """Registers per thread, static shared memory and barriers of each kernel in ``source``
     as ptxas reports them (``nvcc -Xptxas -v``; no GPU needed): {function: {"registers",
     "shared_bytes", "barriers", "spill_bytes"}}. Cached beside the cubins."""
-    import json
-
     require_nvcc()
     cached = cache_dir() / f"{_key(source, arch, flags)}.usage.json"
     if use_cache and cached.exists():
+        touch(cached)
         usage = _cached_usage(cached)
         if usage is not None:
             return usage

@@ -744,6 +744,7 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
     the cubins, by the cubin's hash."""
     import hashlib
 
+    from ..cachedir import touch, trim
     from .compile import cache_dir, compile_cubin, nvcc_version
 
     cubin = compile_cubin(source)
@@ -754,8 +755,9 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
         from ..fileio import ReadRefused, read_json_limited
 
         try:        # a damaged entry (not JSON, nested deeply, a special file) is built again
+            touch(cached)
             profiles = read_json_limited(cached, 64 << 20, "cached SASS profile")
-        except ReadRefused:
+        except (OSError, ReadRefused):
             profiles = None
         if not isinstance(profiles, dict) or not all(isinstance(v, dict) for v in profiles.values()):
             profiles = None
@@ -769,6 +771,7 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
             from ..fileio import write_atomic
 
             write_atomic(cached, json.dumps(profiles))
+            trim()                  # the compile cache's cap (viz.cachedir)
     return profiles.get(function)
 
 

@@ -32,6 +32,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fileio import format_bytes as _bytes
 from . import TraceError
 
 FORMAT = 2                       # the newest launch-file format this warpviz reads
@@ -198,8 +199,55 @@ def check_fits(launch: Launch, free_bytes: int, gpu: str = "the GPU") -> None:
                      "use smaller `count`s (a trace needs only a small launch)")
 
 
-def _bytes(n: int) -> str:
-    return f"{n / 2**30:,.2f} GiB ({n:,} bytes)" if n >= 2**30 else f"{n / 2**20:,.1f} MiB ({n:,} bytes)"
+def host_memory() -> int | None:
+    """Bytes this process may still allocate: the system's available memory (Linux
+    ``MemAvailable``), or less where an address-space limit (``ulimit -v``) says so; None
+    where neither can be read."""
+    avail = None
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f.read(1 << 16).decode("ascii", "replace").splitlines():
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        avail = None
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            used = 0
+            with open("/proc/self/status", "rb") as f:
+                for line in f.read(1 << 16).decode("ascii", "replace").splitlines():
+                    if line.startswith("VmSize:"):
+                        used = int(line.split()[1]) * 1024
+            room = max(0, soft - used)
+            avail = room if avail is None else min(avail, room)
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return avail
+
+
+def check_host_memory(launch: Launch, available: int | None = None) -> None:
+    """Before the buffers are filled on the host (they are, before they go to the GPU):
+    ``TraceError`` naming the largest buffer when they need more than half of the memory
+    this process may still take (``host_memory``; the fill needs room to work: a random
+    float buffer is drawn in doubles first)."""
+    available = host_memory() if available is None else available
+    need = launch.buffer_bytes
+    if available is None or need <= available // 2:
+        return
+    bufs = [(a.nbytes, n) for n, a in enumerate(launch.args, 1) if a.is_buffer]
+    size, n = max(bufs)
+    a = launch.args[n - 1]
+    others = f" (all {len(bufs)} buffers together: {_bytes(need)})" if len(bufs) > 1 else ""
+    raise TraceError(launch.path, f"arg {n}.count",
+                     f"buffer [[arg]] {n} ({a.type}, count = {a.count:,}) needs {_bytes(size)}{others}; the buffers "
+                     f"are filled in this machine's memory before they go to the GPU, and it has "
+                     f"{_bytes(available)} available (warpviz takes at most half of it); nothing was allocated",
+                     "use smaller `count`s (a trace needs only a small launch)")
+
 
 
 def _dims(path, key: str, v) -> tuple[int, int, int]:
@@ -875,5 +923,5 @@ def same_launch(header: dict, launch: Launch) -> str | None:
     return None
 
 
-__all__ = ["Launch", "Arg", "load_launch", "check_ptx_text", "ptx_size_problem", "MAX_PTX_LINES", "read_data", "npy_header", "FORMAT", "FORMATS", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "check_ptx_text", "ptx_size_problem", "MAX_PTX_LINES", "read_data", "npy_header", "FORMAT", "FORMATS", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "check_host_memory", "host_memory", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]

@@ -6,7 +6,9 @@ signature where overloads need one (``f(float*, int)``), or as the PTX entry its
 ``extern "C"`` name or a mangled name such as ``_Z14transposeNaivePfS_ii``). The compiled
 module's entries are demangled (``cu++filt`` from the CUDA toolkit, else the C++ runtime's
 own demangler, ``__cxa_demangle``) and matched ignoring whitespace, the integer suffixes the
-demangler writes (``256u``) and, unless the name gives one, the parameter list.
+demangler writes (``256u``) and, unless the name gives one, the parameter list. The
+demangler runs in a process of its own with a memory and time limit (``demangle``): a name
+whose text would explode is shown as it is.
 
 ``parse_kernel_name`` checks the text before it is used anywhere: a template argument list
 is C++ that warpviz may write into a generated source (``instantiation_source``), so it may
@@ -405,19 +407,136 @@ def how_to_instantiate(kernel: KernelName) -> str:
 
 # ---------------------------------------------------------------------------- demangling
 
+MAX_MANGLED_CHARS = 16_384        # a longer entry name is shown as it is (CUTLASS's longest are about 2,000)
+MAX_DEMANGLED_CHARS = 65_536      # a demangled text longer than this is dropped for the mangled name
+DEMANGLER_MEMORY = 1 << 30        # the demangler's process: address space (a 250-character name can ask for GBs)
+DEMANGLER_SECONDS = 5             # ... and seconds (the 300 entries of a sample file take milliseconds)
+_DEMANGLED: dict[tuple, str] = {}  # (demangler, name): names demangled in this process (asked for often)
+
+# The demangler's own process (``python -I -c``; it imports nothing of warpviz): limits its
+# memory and CPU time, runs cu++filt (inheriting them) or the C++ runtime's __cxa_demangle,
+# and prints one JSON line [name, text or null] per name as soon as it has it (a text over
+# ``cap`` characters is null). Back-references let a mangled name of 189 characters
+# demangle to 6 MB and one of 450 to terabytes: the demangler then runs until it is stopped,
+# and the names it printed before are kept.
+_CHILD = r"""
+import ctypes, ctypes.util, json, subprocess, sys
+req = json.load(sys.stdin)
+names, tool, cap = req["names"], req["tool"], req["cap"]
+try:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (req["memory"], req["memory"]))
+    resource.setrlimit(resource.RLIMIT_CPU, (req["seconds"], req["seconds"] + 1))
+except Exception:
+    pass
+def say(n, text):
+    sys.stdout.write(json.dumps([n, text if text is not None and len(text) <= cap else None]) + "\n")
+    sys.stdout.flush()
+done = set()
+for k in range(0, len(names), 64) if tool else ():
+    chunk = names[k:k + 64]
+    try:
+        p = subprocess.run([tool, *chunk], stdin=subprocess.DEVNULL, capture_output=True, timeout=1 + len(chunk) / 8)
+    except (OSError, subprocess.SubprocessError):
+        continue                                  # this chunk by the runtime's demangler, name by name
+    lines = p.stdout.decode("utf-8", "replace").splitlines()
+    if p.returncode == 0 and len(lines) == len(chunk):
+        for n, ln in zip(chunk, lines):
+            say(n, ln.strip())
+            done.add(n)
+fn = free = None
+for lib in (ctypes.util.find_library("stdc++"), "libstdc++.so.6", ctypes.util.find_library("c++abi"),
+            ctypes.util.find_library("c++")):
+    try:
+        fn = ctypes.CDLL(lib).__cxa_demangle if lib else None
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        free, strnlen = libc.free, libc.strnlen
+    except (OSError, AttributeError):
+        fn = None
+    if fn is not None:
+        break
+if fn is not None:
+    fn.restype = ctypes.c_void_p
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    free.argtypes, strnlen.argtypes, strnlen.restype = [ctypes.c_void_p], [ctypes.c_void_p, ctypes.c_size_t], \
+        ctypes.c_size_t
+for n in names if fn is not None else ():
+    if n in done:
+        continue
+    status = ctypes.c_int(-1)
+    q = fn(n.encode("ascii"), None, None, ctypes.byref(status))     # NULL when its memory runs out
+    text = None
+    if q:
+        if status.value == 0 and strnlen(q, cap + 1) <= cap:
+            text = ctypes.string_at(q).decode("utf-8", "replace")
+        free(q)
+    say(n, text)
+"""
+
+
 def demangle(names: list[str], timeout: float = 60) -> dict[str, str]:
     """{name: demangled text} for PTX entry names: ``cu++filt`` (beside nvcc or on the PATH)
-    where it is installed, else the C++ runtime's ``__cxa_demangle``; a name neither can
-    demangle (an ``extern "C"`` name) maps to itself. Names are PTX identifiers (checked),
-    passed to cu++filt as arguments, never through a shell."""
+    where it is installed, else the C++ runtime's ``__cxa_demangle``, both in a process of
+    their own with at most ``DEMANGLER_MEMORY`` and ``DEMANGLER_SECONDS``; a name neither
+    can demangle (an ``extern "C"`` name), one longer than ``MAX_MANGLED_CHARS`` or whose
+    text would exceed ``MAX_DEMANGLED_CHARS`` maps to itself. Names are PTX identifiers
+    (checked), passed as arguments, never through a shell."""
+    from ..toolchain.compile import find_tool
+
+    tool = find_tool("cu++filt")
     out = {n: n for n in names}
-    todo = [n for n in names if n.startswith("_Z") and ENTRY_NAME.fullmatch(n)]
-    if not todo:
-        return out
-    got = _cufilt(todo, timeout)
-    if got is None:
-        got = {n: d for n in todo if (d := _cxa_demangle(n)) is not None}
-    out.update({k: v for k, v in got.items() if v and v != k})
+    todo = [n for n in dict.fromkeys(names) if n.startswith("_Z") and len(n) <= MAX_MANGLED_CHARS
+            and ENTRY_NAME.fullmatch(n) and (tool, n) not in _DEMANGLED]
+    if todo:
+        got = _demangle_apart(todo, timeout, tool)
+        if got is not None:
+            if len(_DEMANGLED) > 10_000:
+                _DEMANGLED.clear()
+            _DEMANGLED.update({(tool, n): got.get(n) or n for n in todo})
+    out.update({n: _DEMANGLED[(tool, n)] for n in names if _DEMANGLED.get((tool, n))})
+    return out
+
+
+def _demangle_apart(names: list[str], timeout: float, tool: str | None) -> dict[str, str] | None:
+    """``_CHILD`` on ``names``: {name: text}, or None when it could not run (then the names
+    are shown as they are, and asked again next time). A name the demangler was stopped on
+    (over ``DEMANGLER_SECONDS``) is kept as it is, and the names after it go to a new
+    process, at most three times."""
+    import json
+    import sys
+
+    out: dict[str, str] = {}
+    todo = list(names)
+    for _ in range(3):
+        req = {"names": todo, "tool": tool, "cap": MAX_DEMANGLED_CHARS, "memory": DEMANGLER_MEMORY,
+               "seconds": DEMANGLER_SECONDS}
+        try:
+            proc = subprocess.run([sys.executable, "-I", "-c", _CHILD], input=json.dumps(req).encode(),
+                                  capture_output=True, timeout=min(timeout, DEMANGLER_SECONDS))
+            stdout, stopped = proc.stdout, proc.returncode != 0
+        except subprocess.TimeoutExpired as err:
+            stdout, stopped = err.stdout or b"", True
+        except (OSError, subprocess.SubprocessError):
+            return None if not out else out
+        seen = set()
+        for line in stdout[:len(todo) * (MAX_DEMANGLED_CHARS + 2 * MAX_MANGLED_CHARS + 16)].splitlines():
+            try:
+                n, text = json.loads(line)
+            except (ValueError, TypeError):
+                continue
+            if n in todo:
+                seen.add(n)
+                if isinstance(text, str) and text and text != n and len(text) <= MAX_DEMANGLED_CHARS:
+                    out[n] = text
+        rest = [n for n in todo if n not in seen]
+        if not stopped or not rest:
+            return out
+        if not seen and tool is not None:
+            tool = None                   # stopped inside cu++filt's chunk: the runtime's demangler, name by name
+            continue
+        todo = rest[1:]                   # rest[0] stopped the demangler: shown as it is
+        if not todo:
+            return out
     return out
 
 
@@ -428,27 +547,6 @@ def demangler() -> str:
     if find_tool("cu++filt"):
         return "cu++filt"
     return "__cxa_demangle" if _cxa() is not None else "none"
-
-
-def _cufilt(names: list[str], timeout: float) -> dict[str, str] | None:
-    from ..toolchain.compile import find_tool
-
-    tool = find_tool("cu++filt")
-    if not tool:
-        return None
-    out: dict[str, str] = {}
-    for k in range(0, len(names), 64):
-        chunk = names[k:k + 64]
-        try:
-            proc = subprocess.run([tool, *chunk], capture_output=True, text=True, errors="replace", timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        lines = proc.stdout.splitlines()
-        if proc.returncode != 0 or len(lines) != len(chunk):
-            return None
-        out.update(zip(chunk, (ln.strip() for ln in lines)))
-    return out
 
 
 _CXA: list = []
@@ -492,13 +590,27 @@ def _cxa_demangle(name: str) -> str | None:
     if cxa is None:
         return None
     fn, free = cxa
+    if len(name) > MAX_MANGLED_CHARS:
+        return None
     status = ctypes.c_int(-1)
-    p = fn(name.encode("ascii"), None, None, ctypes.byref(status))
+    p = fn(name.encode("ascii"), None, None, ctypes.byref(status))      # in this process: only for checked names
     try:
-        return ctypes.string_at(p).decode("utf-8", "replace") if status.value == 0 and p else None
+        if status.value != 0 or not p:
+            return None
+        text = ctypes.string_at(p, min(MAX_DEMANGLED_CHARS + 1, _strlen(p)))
+        return text.decode("utf-8", "replace") if len(text) <= MAX_DEMANGLED_CHARS else None
     finally:
         if p:
             free(p)
+
+
+def _strlen(p) -> int:
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+    libc.strnlen.argtypes, libc.strnlen.restype = [ctypes.c_void_p, ctypes.c_size_t], ctypes.c_size_t
+    return libc.strnlen(p, MAX_DEMANGLED_CHARS + 1)
 
 
 def entries_of(ptx_entries: list[str]) -> list[Entry]:

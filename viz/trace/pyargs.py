@@ -189,7 +189,7 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
     """Write ``NAME.ptx``, ``argN.npy`` and ``NAME.launch.toml`` into ``folder`` (see the module
     doc) and return the launch file's path. Raises ``ArgumentError`` for an argument warpviz
     cannot pass; everything else is checked when the launch file is loaded."""
-    import tomli_w
+    import tomlkit
 
     if not isinstance(ptx, str):
         raise ArgumentError(f"the PTX must be text (str), not {type(ptx).__name__}")
@@ -232,7 +232,7 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
     if notes:
         doc["notes"] = notes
     path = folder / f"{name}.launch.toml"
-    text = "# Written by warpviz from a launch made in Python; the arrays are argN.npy beside it.\n" + tomli_w.dumps(doc)
+    text = "# Written by warpviz from a launch made in Python; the arrays are argN.npy beside it.\n" + tomlkit.dumps(doc)
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -58,6 +58,11 @@ def fill_values(a: Arg, index: int) -> np.ndarray:
 
 
 def host_buffer(launch: Launch) -> np.ndarray:
+    """The launch's buffers as one host array, filled; ``TraceError`` (naming the largest
+    buffer) before anything is allocated when this machine's memory cannot hold them."""
+    from .launch import check_host_memory
+
+    check_host_memory(launch)
     buf = np.zeros(launch.buffer_bytes, np.uint8)
     for k, (a, off) in enumerate(zip(launch.args, launch.buffer_offsets())):
         if a.is_buffer and not a.is_null:

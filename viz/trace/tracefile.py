@@ -44,7 +44,7 @@ from typing import Callable
 import numpy as np
 
 from ..engine import Cancelled
-from ..fileio import atomic_target
+from ..fileio import atomic_target, format_bytes as _size
 from . import TraceError
 from . import schema
 
@@ -188,10 +188,6 @@ def _bad(path, problem: str, fix: str = FIX, where: str = "") -> TraceError:
 def _corrupt(path, what: str, err: BaseException | None = None, where: str = "") -> TraceError:
     why = f" ({str(err)[:200] or type(err).__name__})" if err is not None else ""
     return _bad(path, f"{what} is corrupt or truncated{why}", where=where)
-
-
-def _size(n: int) -> str:
-    return f"{n:,} bytes ({n / 2**20:,.1f} MiB)" if n >= 2**20 else f"{n:,} bytes"
 
 
 _FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"),
