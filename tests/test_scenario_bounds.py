@@ -121,7 +121,7 @@ def test_a_large_grid_is_refused_with_a_grid_that_fits():
 
 
 def test_too_many_accesses_are_refused_before_they_are_built():
-    with pytest.raises(ScenarioError, match=r"the scenario has 20,000 accesses.*at most 13,333"):
+    with pytest.raises(ScenarioError, match=r"the scenario has 20,000 \[\[access\]\] tables, over the limit of 8,192"):
         loads(accesses(20000))
 
 
@@ -418,7 +418,7 @@ def test_the_exact_constant_is_the_evaluators_value_or_a_clear_refusal(text):
 def test_the_documented_limits_are_the_programs():
     from pathlib import Path
 
-    from viz.scenario import MAX_ARRAY_BYTES, MAX_TEXT_BYTES
+    from viz.scenario import MAX_ACCESSES, MAX_ARRAY_BYTES, MAX_FIELDS, MAX_TEXT_BYTES
     from viz.work import CHUNK
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md").read_text(encoding="utf-8")
@@ -426,7 +426,8 @@ def test_the_documented_limits_are_the_programs():
     assert MAX_TEXT_BYTES == 4 * 2**20 and "at most 4 MiB of UTF-8" in limits
     assert MAX_ARRAY_BYTES == 2**52 and "4 PiB (2⁵² bytes) together" in limits
     assert MAX_WORK == 2 * 10**9 and "at most 2 × 10⁹ *lane operations*" in limits
-    assert f"at most {MAX_WORK // CHUNK:,} `[[access]]` tables" in limits
+    assert MAX_ACCESSES <= MAX_WORK // CHUNK and f"at most {MAX_ACCESSES:,} `[[access]]` tables" in limits
+    assert f"at most {MAX_FIELDS:,} `fields`" in limits
     quoted = re.search(r"^    (warpviz: big\.toml.*?)\n\n", limits, re.M | re.S).group(1)
     with pytest.raises(ScenarioError) as err:
         loads(HOSTILE.replace("LOOP", "40"), source="big.toml")

@@ -690,6 +690,88 @@ def _outside_problems(c: list, cmd: list, out: str, err: str, scratch: Path, sin
         if f.is_file() and not f.is_symlink() and f.stat().st_mtime >= since - 1 and _secret_in(f):
             problems.append(f"wrote a file it was not given into {f.name}")
     return problems
+# ----------------------------------------------------------------------------- hangs (issue 29, item 3)
+
+PTX_HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
+PTX_ENTRY = ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n"
+PTX_LAUNCH = """\
+format = 2
+title = "hostile PTX"
+ptx = "{ptx}"
+kernel = "k"
+block = [32]
+grid = [1]
+
+[[arg]]
+type = "float*"
+count = 32
+"""
+
+
+def _hangs(d: Path, cases: list) -> None:
+    """Inputs that made a parser backtrack or loop quadratically, or a reader wait on a FIFO:
+    PTX of blank lines or of crafted lines, ``--blocks`` of 16,000 ranges, results and
+    calibration files that are FIFOs or hostile JSON, scenarios with thousands of struct
+    fields or [[access]] tables. Each must end within the time limit with exit 0 or 2."""
+    ptx = {
+        "newlines": "\n" * 200_000,
+        "blank-lines": "   \n" * 1_000_000,
+        "version-no-target": ".version 8.0\n" + "\n" * 200_000,
+        "long-line": PTX_HEAD + PTX_ENTRY + "a" * 200_000 + "\n}\n",
+        "long-opcode": PTX_HEAD + PTX_ENTRY + "ld.global" + ".a" * 100_000 + "\n}\n",
+        "open-brackets": PTX_HEAD + PTX_ENTRY + "ld.global.f32 %f1, " + "[" * 200_000 + ";\n}\n",
+        "open-func-parens": PTX_HEAD + ".func (" * 50_000 + "\n",
+        "semicolons": PTX_HEAD + PTX_ENTRY + "ld.global.f32 %f1, [%rd1]" + ";" * 200_000 + "x\n}\n",
+        "unused-atomics": PTX_HEAD + PTX_ENTRY + "".join(f"atom.global.add.u32 %r{i}, [%rd1], 1;\n"
+                                                         for i in range(20_000)) + "}\n",
+        "too-many-lines": PTX_HEAD + PTX_ENTRY + "\n" * 600_000 + "}\n",
+    }
+    for name, text in ptx.items():
+        (d / f"{name}.ptx").write_text(text)
+        p = d / f"ptx-{name}.launch.toml"
+        p.write_text(PTX_LAUNCH.format(ptx=f"{name}.ptx"))
+        for c in (("trace",), ("bench-dry",), ("app",)):
+            cases.append((p, c))
+    ok = d / "k.cu"
+    ok.write_text(KERNEL)
+    blocks = d / "blocks.launch.toml"
+    blocks.write_text(LAUNCH.replace("grid = [1]", "grid = [65536]"))
+    cases.append((blocks, ("trace-blocks", ",".join(["0-65535"] * 16_000))))
+    cases.append((blocks, ("trace-blocks", ",".join(["0"] * 300))))
+    cases.append((blocks, ("trace-blocks", "9" * 5000)))
+    results_doc = json.loads((ROOT / "assets" / "measurements" / "h100-traces.json").read_text())
+    entry = next(iter(results_doc["traces"].values()))
+    entry["timing"]["median_ms"] = "fast"
+    files = {
+        "results-deep.json": "[" * 100_000 + "]" * 100_000,
+        "results-not-utf8.json": b"{\"format\": \"\xff\"}",
+        "results-empty.json": "",
+        "results-huge-int.json": '{"format": "warpviz-measurements", "version": ' + "9" * 5000 + "}",
+        "results-string-number.json": json.dumps(results_doc),
+        "results-nan.json": '{"format": NaN}',
+    }
+    for name, text in files.items():
+        p = d / name
+        p.write_bytes(text if isinstance(text, bytes) else text.encode())
+        cases.append((p, ("bench-show",)))
+        cases.append((p, ("calibrate-show",)))
+    fifo = d / "results-fifo.json"
+    os.mkfifo(fifo)
+    cases.append((fifo, ("bench-show",)))
+    cases.append((fifo, ("calibrate-show",)))
+    (d / "results-devzero.json").symlink_to("/dev/zero")
+    cases.append((d / "results-devzero.json", ("bench-show",)))
+    cases.append((d / "results-devzero.json", ("calibrate-show",)))
+    fields = "fields = [" + ", ".join(f'"f{i}:float"' for i in range(5000)) + "]"
+    sc = SCENARIO.replace('type = "float", shape = [1024] }', 'type = "float", shape = [1024] }\n[arrays.p]\n'
+                          'space = "global"\nshape = [1024]\n' + fields)
+    (d / "fields-5000.toml").write_text(sc)
+    cases.append((d / "fields-5000.toml", ("analyze",)))
+    many = SCENARIO + "\n".join(f'[[access]]\nop = "load"\nfor = {{ i = "0:8" }}\nat = "s[(threadIdx.x + i + {k}) % 1024]"'
+                                 for k in range(13_000)) + "\n"
+    (d / "accesses-13000-loops.toml").write_text(many)
+    cases.append((d / "accesses-13000-loops.toml", ("analyze",)))
+    cases.append((d / "accesses-13000-loops.toml", ("app",)))
 
 
 def make(out: Path) -> list:
@@ -698,7 +780,8 @@ def make(out: Path) -> list:
     cases: list = []
     markers = out / MARKER_DIR_NAME
     markers.mkdir(parents=True)
-    for kind, fn in (("scenarios", _scenarios), ("launch", None), ("traces", _traces), ("outside", _outside)):
+    for kind, fn in (("scenarios", _scenarios), ("launch", None), ("traces", _traces), ("outside", _outside),
+                     ("hangs", _hangs)):
         d = out / kind
         d.mkdir()
         if kind == "launch":
@@ -795,6 +878,12 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["trace", str(path), "--out", str(scratch / "t.wvtrace")]
     if what == "bench-dry":
         return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
+    if what == "trace-blocks":
+        return cli + ["trace", str(path), "--blocks", c[1], "--out", str(scratch / "t.wvtrace")]
+    if what == "bench-show":
+        return cli + ["bench", "--traces", "--show", str(path)]
+    if what == "calibrate-show":
+        return cli + ["calibrate", "--show", str(path)]
     if what == "bench-traces":
         return cli + ["bench", "--traces", str(path), "--dry-run", "--out", str(scratch / "r.json")]
     if what == "analyze-short":
@@ -805,10 +894,6 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["export", str(path), "--compare", "--out", str(scratch / "out.svg"), "-i", "1"]
     if what == "validate":
         return cli + ["validate", str(path)]
-    if what == "calibrate-show":
-        return cli + ["calibrate", "--show", str(path)]
-    if what == "bench-show":
-        return cli + ["bench", "--traces", "--show", str(path)]
     if what == "app":
         return [sys.executable, "-c", APP_DRIVER, str(path)]
     if what == "dataloss":

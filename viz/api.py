@@ -1207,9 +1207,12 @@ def triton_launch(compiled, bound: dict, grid3, jit_fn=None):
     if fn is not None:
         try:
             path = inspect.getsourcefile(fn)
-            if path and Path(path).is_file() and Path(path).stat().st_size <= 8 << 20:
-                sources[Path(path).name] = Path(path).read_text(encoding="utf-8", errors="replace")
-        except (OSError, TypeError):
+            if path:
+                from .fileio import read_bytes_limited
+
+                sources[Path(path).name] = read_bytes_limited(path, 8 << 20, "kernel's Python file").decode(
+                    "utf-8", errors="replace")       # bounded, a regular file only
+        except (OSError, TypeError, ValueError):     # ReadRefused is a ValueError: the trace goes without it
             pass
     return ptx, name, (32 * int(md.num_warps),), int(md.shared), values, sources
 

@@ -50,6 +50,7 @@ SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "1440p": (2560, 1440), "4k"
          "2160p": (3840, 2160)}
 MIN_SIDE, MAX_W, MAX_H = 64, 7680, 4320
 MAX_VIDEO_FRAMES = 200_000
+MAX_RANGES = 256            # comma-separated parts of one --block / --warp / -i selection
 MAX_NATURAL = 16384     # a layout map drawn at the size its numbers need: at most this a side
 
 
@@ -116,15 +117,19 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
     t = text.strip().lower()
     if t in ("all", "*"):
         if hi - lo + 1 > MAX_VIDEO_FRAMES:
-            raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text,
+            raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text[:60],
                                  n=MAX_VIDEO_FRAMES))
         return tuple(range(lo, hi + 1))
+    parts = t.split(",")
+    if len(parts) > MAX_RANGES:
+        raise ExportError(tr("{what} {text!r} has {n:,} parts, over the limit of {max}; join them into ranges "
+                             "like 2-5", what=what, text=text[:60], n=len(parts), max=MAX_RANGES))
     out: list[int] = []
-    for part in t.split(","):
+    for part in parts:
         m = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?", part)
         if not m:
             raise ExportError(tr("{what} {text!r} is not understood; use a number, a range like 2-5, a list like "
-                                 "1,3,5 or all", what=what, text=text))
+                                 "1,3,5 or all", what=what, text=text[:60]))
         if max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:   # before int(): 5,000 digits raise
             raise ExportError(tr("{what} {text}: out of range; use {lo}..{hi}", what=what, text=shown(text.strip()),
                                  lo=lo + base, hi=hi + base))
@@ -133,12 +138,12 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
         if a > b:
             a, b = b, a
         if a < lo or b > hi:
-            raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text, lo=lo + base,
+            raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text[:60], lo=lo + base,
                                  hi=hi + base))
-        out.extend(range(a, b + 1))
-        if len(out) > MAX_VIDEO_FRAMES:       # each is at least one picture: refused before any is made
-            raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text,
+        if len(out) + (b - a + 1) > MAX_VIDEO_FRAMES:       # each is at least one picture: refused before any is made
+            raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text[:60],
                                  n=MAX_VIDEO_FRAMES))
+        out.extend(range(a, b + 1))
     return tuple(dict.fromkeys(out))
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -479,7 +480,144 @@ def inside(folder: str | os.PathLike, path: str | os.PathLike) -> bool:
         return False
 
 
-__all__ = ["umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "write_new", "commit", "commit_new",
+# ---------------------------------------------------------------------------- bounded reading
+
+
+class ReadRefused(WarpvizError, ValueError):
+    """A file warpviz would not read, or could not: ``path``, ``problem`` (what is wrong, in
+    words) and ``fix``. ``str(err)`` is the one paragraph: "PATH: problem; fix"."""
+
+    def __init__(self, path: str | os.PathLike, problem: str, fix: str, kind: str = "", size: int = 0):
+        self.path, self.problem, self.fix = Path(path), problem, fix
+        self.kind = kind          # missing | folder | special | large | grew | unreadable | encoding | json
+        self.size = size          # the file's size, for "large"
+        super().__init__(f"{path}: {problem}; {fix}")
+
+
+_SPECIAL = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"),
+            (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+
+def open_regular(path: str | os.PathLike, limit: int, what: str):
+    """``(file, size)``: ``path`` opened for reading in binary, a regular file of at most
+    ``limit`` bytes. Opened without blocking (``O_NONBLOCK``) and checked on the open
+    descriptor (``fstat``): a FIFO, a device such as ``/dev/zero``, a socket or a folder is
+    refused before a byte is read, so a FIFO swapped in cannot hang the reader. Raises
+    ``ReadRefused`` naming the file, the problem and the limit. The caller reads at most
+    what it needs (``read_bytes_limited`` reads ``limit`` + 1)."""
+    fix_path = tr("check the path and its permissions")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise ReadRefused(path, tr("no such file"), fix_path, "missing") from None
+    except IsADirectoryError:
+        raise ReadRefused(path, tr("this is a folder, not a {what}", what=what), tr("give the file itself"),
+                          "folder") from None
+    except (OSError, ValueError) as err:        # ValueError: a NUL byte in the name
+        raise ReadRefused(path, tr("cannot be read ({why})", why=os_error_words(err)), fix_path,
+                          "unreadable") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ReadRefused(path, tr("this is a folder, not a {what}", what=what), tr("give the file itself"),
+                              "folder")
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((w for test, w in _SPECIAL if test(st.st_mode)), "not a regular file")
+            raise ReadRefused(path, tr("this is {kind}, not a {what}: warpviz reads only regular files",
+                                       kind=kind, what=what), tr("give a file saved on disk"), "special")
+        if st.st_size > limit:
+            raise ReadRefused(path, tr("it has {size}, over warpviz's limit of {limit} for a {what}",
+                                       size=format_bytes(st.st_size), limit=format_bytes(limit), what=what),
+                              tr("check that this is the right file"), "large", st.st_size)
+        return os.fdopen(fd, "rb"), st.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes_limited(path: str | os.PathLike, limit: int, what: str) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes (``open_regular``); no
+    more than ``limit`` + 1 bytes are ever read (a file that grows meanwhile is refused too).
+    ``what`` names the file in the message ("results file"). Raises ``ReadRefused``."""
+    f, _ = open_regular(path, limit, what)
+    try:
+        with f:
+            data = f.read(limit + 1)
+    except OSError as err:
+        raise ReadRefused(path, tr("cannot be read ({why})", why=os_error_words(err)),
+                          tr("check the path and its permissions"), "unreadable") from None
+    if len(data) > limit:
+        raise ReadRefused(path, tr("it grew past warpviz's limit of {limit} for a {what} while it was read",
+                                   limit=format_bytes(limit), what=what), tr("give a file that is not being written"),
+                          "grew")
+    return data
+
+
+def read_text_limited(path: str | os.PathLike, limit: int, what: str) -> str:
+    """``read_bytes_limited`` as UTF-8 text (a leading byte-order mark dropped); a file that
+    is not UTF-8 is a ``ReadRefused`` naming the line of the first bad byte."""
+    data = read_bytes_limited(path, limit, what)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise ReadRefused(path, tr("this {what} is not UTF-8 text (line {line} has the byte {byte})",
+                                   what=what, line=line, byte=f"0x{data[err.start]:02x}"), tr("save the file as UTF-8"),
+                          "encoding") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+MAX_JSON_DEPTH = 32          # nesting of a JSON file warpviz reads (its own files nest 6 deep)
+MAX_JSON_DIGITS = 40         # digits of one JSON integer (Python refuses over 4,300 with a ValueError)
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _no_huge_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_JSON_DIGITS:
+        raise ValueError(f"an integer of {len(digits.lstrip('-')):,} digits (at most {MAX_JSON_DIGITS})")
+    return int(digits)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number warpviz reads (only finite numbers)")
+
+
+def parse_json(text: str, path: str | os.PathLike, what: str):
+    """A JSON document read from ``path`` (for the messages): at most MAX_JSON_DEPTH deep,
+    integers of at most MAX_JSON_DIGITS digits, no NaN or Infinity; else ``ReadRefused``
+    naming the file and the line. Checked in linear time before ``json`` parses it (a deeply
+    nested file would raise RecursionError inside it)."""
+    import json
+
+    fix = tr("give a {what} as warpviz wrote it", what=what)
+    if not text.strip():
+        raise ReadRefused(path, tr("the {what} is empty", what=what), fix)
+    depth = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', text)):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            raise ReadRefused(path, tr("the {what} nests more than {n} levels deep", what=what, n=MAX_JSON_DEPTH),
+                              fix)
+    try:
+        return json.loads(text, parse_int=_no_huge_int, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        raise ReadRefused(path, tr("not valid JSON ({msg} at line {line}, column {col})", msg=err.msg,
+                                   line=err.lineno, col=err.colno), fix) from None
+    except (ValueError, RecursionError) as err:
+        raise ReadRefused(path, tr("not a {what} warpviz reads ({why})", what=what, why=str(err)[:200]), fix) from None
+
+
+def read_json_limited(path: str | os.PathLike, limit: int, what: str):
+    """``read_text_limited`` then ``parse_json``: a JSON file of at most ``limit`` bytes."""
+    return parse_json(read_text_limited(path, limit, what), path, what)
+
+
+__all__ = ["ReadRefused", "open_regular", "read_bytes_limited", "read_text_limited", "read_json_limited", "parse_json",
+           "MAX_JSON_DEPTH", "MAX_JSON_DIGITS",
+           "umask", "temp_beside", "atomic_target", "write_atomic", "write_text", "write_new", "commit", "commit_new",
            "fsync_file", "fsync_folder", "WriteError", "SpecialFileError", "real_target", "check_regular",
            "write_failure", "os_error_words", "safe_name", "inside", "write_files", "written_by_warpviz",
            "NotOursError", "sha256_file", "OWN_MANIFEST", "format_bytes"]

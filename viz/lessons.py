@@ -75,11 +75,16 @@ def load_lesson(path: Path | str) -> Lesson:
     """Read and check a lesson file (``ScenarioError`` for anything wrong in it)."""
     path = Path(path)
     src = str(path)
+    from .fileio import ReadRefused, read_text_limited
+
     try:
-        if path.stat().st_size > MAX_BYTES:
+        raw = tomllib.loads(read_text_limited(path, MAX_BYTES, "lesson"))     # bounded; a FIFO is refused
+    except ReadRefused as err:
+        if err.kind in ("large", "grew"):
             raise ScenarioError(src, "", tr("is larger than {n} KiB: not a lesson", n=MAX_BYTES // 1024),
-                                tr("a lesson lists scenario names (see docs/guide/lesson-plan.md)"))
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+                                tr("a lesson lists scenario names (see docs/guide/lesson-plan.md)")) from None
+        raise ScenarioError(src, "", tr("cannot be read ({err})", err=err.problem),
+                            tr("check the file's permissions and that it is UTF-8 text")) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ScenarioError(src, "", tr("cannot be read ({err})", err=err),
                             tr("check the file's permissions and that it is UTF-8 text")) from None

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
-import stat
 import tomllib
 from collections import ChainMap
 from dataclasses import dataclass, field, replace
@@ -50,6 +48,10 @@ MAX_INSTRUCTIONS = 100_000     # warp instructions per thread over all accesses 
 MAX_GPU_MEMORY = 192 * 2**30  # more global memory than any GPU has (H100 80 GB, H200 141 GB, B200 180 GB)
 MAX_ARRAY_BYTES = 2**52       # 4 PiB: the arrays of one space together, far past any GPU; keeps addresses in 64 bits
 MAX_TEXT_BYTES = 4 * 2**20    # a scenario file (the built-ins are 1 to 6 KiB)
+MAX_FIELDS = 1024             # fields of one struct (the built-ins have 2 to 4)
+MAX_ACCESSES = 8192           # [[access]] tables of one scenario (the built-ins have 1 to 12; each costs the
+                              # analysis at least WORK_CHUNK lane operations, so MAX_WORK alone allowed 13,333)
+assert MAX_ACCESSES <= MAX_WORK // WORK_CHUNK
 GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
@@ -175,34 +177,26 @@ def load(file_or_name: str | Path, overrides: Mapping[str, str] | None = None) -
 
 def read_text(path: Path) -> str:
     """A scenario file's text: a regular file (not a FIFO or a device, which could block or never
-    end) of at most MAX_TEXT_BYTES bytes of UTF-8; anything else is a ScenarioError."""
+    end) of at most MAX_TEXT_BYTES bytes of UTF-8 (``viz.fileio.read_bytes_limited``, the one
+    bounded reader); anything else is a ScenarioError."""
+    from .fileio import ReadRefused, read_bytes_limited
+
     fix = tr("check the file's permissions and that it is UTF-8 text")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except (OSError, ValueError) as err:
-        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
-    try:
-        st = os.fstat(fd)
-    except OSError as err:
-        os.close(fd)
-        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise ScenarioError(str(path), "", tr("is not a regular file"),
-                            tr("give a scenario file (.toml), not a folder, a pipe or a device"))
-    with os.fdopen(fd, "rb") as f:
-        try:
-            if st.st_size > MAX_TEXT_BYTES:
-                raise ScenarioError(str(path), "", tr("is {size}, larger than the {max} a scenario may be",
-                                                      size=size_text(st.st_size), max=size_text(MAX_TEXT_BYTES)),
-                                    tr("a scenario is a short text file: check that this is the right file"))
-            data = f.read(MAX_TEXT_BYTES + 1)
-        except OSError as err:
-            raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err), fix) from None
-    if len(data) > MAX_TEXT_BYTES:
-        raise ScenarioError(str(path), "", tr("is larger than the {max} a scenario may be",
-                                              max=size_text(MAX_TEXT_BYTES)),
-                            tr("a scenario is a short text file: check that this is the right file"))
+        data = read_bytes_limited(path, MAX_TEXT_BYTES, "scenario")
+    except ReadRefused as err:
+        if err.kind in ("folder", "special"):
+            raise ScenarioError(str(path), "", tr("is not a regular file"),
+                                tr("give a scenario file (.toml), not a folder, a pipe or a device")) from None
+        if err.kind == "large":
+            raise ScenarioError(str(path), "", tr("is {size}, larger than the {max} a scenario may be",
+                                                  size=size_text(err.size), max=size_text(MAX_TEXT_BYTES)),
+                                tr("a scenario is a short text file: check that this is the right file")) from None
+        if err.kind == "grew":
+            raise ScenarioError(str(path), "", tr("is larger than the {max} a scenario may be",
+                                                  max=size_text(MAX_TEXT_BYTES)),
+                                tr("a scenario is a short text file: check that this is the right file")) from None
+        raise ScenarioError(str(path), "", tr("cannot be read ({err})", err=err.problem), fix) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -412,10 +406,9 @@ class _Builder:
         if not isinstance(raw_access, list) or not raw_access:
             self.fail("access", tr("a scenario needs at least one [[access]] table"),
                       tr("add one: [[access]] with op = \"load\" and at = \"src[threadIdx.x]\""))
-        most = MAX_WORK // WORK_CHUNK          # each access is at least one instruction of at least this cost
-        if len(raw_access) > most:
-            self.fail("access", tr("the scenario has {n:,} accesses; the analysis costs about half a millisecond per "
-                                   "warp instruction, so it takes on at most {max:,}", n=len(raw_access), max=most),
+        if len(raw_access) > MAX_ACCESSES:       # refused before any is built (13,000 took 9 s to build and refuse)
+            self.fail("access", tr("the scenario has {n:,} [[access]] tables, over the limit of {max:,}",
+                                   n=len(raw_access), max=MAX_ACCESSES),
                       tr("split the scenario into several files, or use a loop (for) for repeated accesses"))
         accesses = tuple(self.build_access(k, a) for k, a in enumerate(raw_access))
         expected = d.get("expected", {})
@@ -723,15 +716,21 @@ class _Builder:
         raw = spec["fields"]
         if not isinstance(raw, list) or not raw:
             self.fail(where, tr("fields must be a non-empty list of \"name:type\" strings"), key="fields")
+        if len(raw) > MAX_FIELDS:
+            self.fail(where, tr("the struct has {n:,} fields, over the limit of {max:,}", n=len(raw), max=MAX_FIELDS),
+                      tr("keep the fields the accesses read (a struct's other fields only set its size: pad it with "
+                         "a wide field such as \"pad:int4\")"), key="fields")
         fields = []
+        seen: set[str] = set()          # a set: the list's any() was quadratic (5,000 fields took 20 s)
         for f in raw:
             m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*:\s*(\w+)\s*", f) if isinstance(f, str) else None
             t = named_type(m.group(2)) if m else None
             if not m or t is None:
                 self.fail(where, tr("field {f!r} must be \"name:type\" with a known type", f=f),
                           tr("types: {names}", names=', '.join(all_type_names())), key="fields")
-            if any(m.group(1) == n for n, _ in fields):
+            if m.group(1) in seen:
                 self.fail(where, tr("field {name!r} appears twice", name=m.group(1)), key="fields")
+            seen.add(m.group(1))
             fields.append((m.group(1), t))
         return struct(fields)
 

@@ -361,8 +361,11 @@ class GpuPanel(QWidget):
 
     def _import_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, tr("Import measurements"), "", "JSON (*.json)")
-        if path:
-            self.load_measurements(path)
+        if path and not self.load_measurements(path):
+            from PySide6.QtWidgets import QMessageBox
+
+            # the panel keeps the measurements it had; the message names the file and the field
+            QMessageBox.warning(self, tr("Import measurements"), self.status.text())
 
     def _show_source(self) -> None:
         if not self.measurements:

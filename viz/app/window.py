@@ -647,9 +647,14 @@ class MainWindow(QMainWindow):
         p = self.session.path
         if self.session.is_trace or self.session.is_launch:
             return False            # read-only: nothing to save
-        try:
-            return p is None or p.read_text(encoding="utf-8") != self.session.text
-        except OSError:
+        if p is None:
+            return True
+        from ..fileio import ReadRefused, read_text_limited
+        from ..scenario import MAX_TEXT_BYTES
+
+        try:        # bounded: the file may have been swapped for a FIFO or /dev/zero since it was opened
+            return read_text_limited(p, MAX_TEXT_BYTES, "scenario") != self.session.text
+        except ReadRefused:
             return True
 
     def autosave(self) -> bool:
@@ -1054,12 +1059,9 @@ def _digest(text: str) -> str:
 def _read_small(path: Path) -> str:
     """A recovery file's text: a regular file of reasonable size (a FIFO or a device put in its
     place must not hang or fill the memory at start), else OSError / ValueError."""
-    st = path.stat()
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECOVERY_BYTES:
-        raise ValueError(f"{path}: not a recovery file")
-    with open(path, "rb") as f:
-        data = f.read(MAX_RECOVERY_BYTES + 1)
-    return data.decode("utf-8")
+    from ..fileio import read_text_limited
+
+    return read_text_limited(path, MAX_RECOVERY_BYTES, "recovery file")     # ReadRefused is a ValueError
 
 
 def _failed_path(err: OSError, folder: str) -> Path:

@@ -277,11 +277,14 @@ def main(argv: list[str] | None = None) -> int:
         from . import results
 
         doc = results.load(a.results)
-        bdoc = json.loads(Path(a.bottlenecks).read_text()) if a.bottlenecks else None
+        from ..fileio import read_json_limited
+
+        bdoc = read_json_limited(a.bottlenecks, results.MAX_RESULTS_BYTES, "bottleneck file") if a.bottlenecks else None
         if a.counters_from:
             carry_counters(doc, results.load(a.counters_from))
         if a.validate_counters:
-            carry_validate_counters(doc, [(Path(f).name, json.loads(Path(f).read_text())) for f in a.validate_counters])
+            carry_validate_counters(doc, [(Path(f).name, read_json_limited(f, results.MAX_RESULTS_BYTES, "counters file"))
+                                          for f in a.validate_counters])
         device = None
         if a.calibration:
             from .predict import device_with_calibration

@@ -548,15 +548,10 @@ def format_markdown(doc: dict) -> str:
 
 def read(path) -> dict:
     """A calibration document from a file, or CalibrationError naming the file and the fix."""
-    from .calibration import Calibration, CalibrationError
+    from .calibration import Calibration, CalibrationError, read_json
 
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise CalibrationError(f"{path}: line {err.lineno}, column {err.colno}: {err.msg}") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise CalibrationError(f"{path}: cannot be read ({err})") from None
+    doc = read_json(path)            # bounded, regular file only (a FIFO is refused, not waited on)
     Calibration.from_json(doc, str(path))      # the same checks as the cost model's loader
     if not isinstance(doc.get("device"), dict):
         raise CalibrationError(f"{path}: \"device\" must be an object with the GPU's name")

@@ -19,7 +19,7 @@ Keys (all optional; a reader falls back to a documented default when one is miss
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,9 @@ from .. import assets
 from ..errors import WarpvizError
 
 FORMAT = 1
+MAX_CALIBRATION_BYTES = 1 << 20     # a calibration file (the shipped H100 one: ~23 KB)
+MAX_FIGURES = 256                    # figures in one file (warpviz calibrate writes 14)
+MAX_FIGURE = 1e12                    # the largest figure's value (GB/s, ns, per clock...)
 CALIBRATION_DIR = assets.root() / "calibration"     # assets/calibration, or inside a wheel
 
 
@@ -75,10 +78,34 @@ class Calibration:
         figures = d.get("figures", {})
         if not isinstance(figures, dict):
             raise CalibrationError(f"{where}: \"figures\" must be an object of figures; {fix}")
+        if len(figures) > MAX_FIGURES:
+            raise CalibrationError(f"{where}: {len(figures):,} figures, over the limit of {MAX_FIGURES}; {fix}")
         for key, f in figures.items():
             v = f.get("value") if isinstance(f, dict) else None
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or v != v:
-                raise CalibrationError(f"{where}: figures.{key}.value must be a number, not {v!r}; {fix}")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or \
+                    not 0 <= v <= MAX_FIGURE:
+                raise CalibrationError(f"{where}: figures.{key}.value must be a finite number from 0 to "
+                                       f"{MAX_FIGURE:.0e}, not {str(v)[:40]!r}; {fix}")
+            for name, kind, words in (("unit", str, "a text"), ("how", str, "a text"), ("runs", int, "a whole number"),
+                                      ("spread_pct", (int, float), "a number")):
+                x = f.get(name)
+                if x is not None and (not isinstance(x, kind) or isinstance(x, bool) or
+                                      isinstance(x, float) and not math.isfinite(x) or
+                                      isinstance(x, str) and len(x) > 10_000):
+                    raise CalibrationError(f"{where}: figures.{key}.{name} must be {words}, not "
+                                           f"{str(x)[:40]!r}; {fix}")
+            runs = f.get("run_values")
+            if runs is not None and (not isinstance(runs, list) or len(runs) > 10_000 or any(
+                    not isinstance(r, (int, float)) or isinstance(r, bool) or not math.isfinite(r) for r in runs)):
+                raise CalibrationError(f"{where}: figures.{key}.run_values must be a list of numbers; {fix}")
+        for name, kind, words in (("device", dict, "an object"), ("measured", str, "a text"), ("label", str, "a text"),
+                                  ("checks", dict, "an object"), ("tool", str, "a text")):
+            if name in d and not isinstance(d[name], kind):
+                raise CalibrationError(f"{where}: \"{name}\" must be {words}, not {type(d[name]).__name__}; {fix}")
+        for name, x in d.get("device", {}).items():
+            if isinstance(x, (dict, list)) or isinstance(x, float) and not math.isfinite(x) or \
+                    isinstance(x, str) and len(x) > 1000:
+                raise CalibrationError(f"{where}: device.{name} must be a short text or a number; {fix}")
         return cls(dict(d.get("device", {})), dict(d.get("figures", {})), str(d.get("measured", "")),
                    str(d.get("label", "")), path, {k: v for k, v in d.items()
                                                    if k not in ("device", "figures", "measured", "label")})
@@ -89,14 +116,19 @@ def load_calibration(device_name: str = "NVIDIA H100 80GB HBM3", directory: Path
     p = (directory or CALIBRATION_DIR) / f"{slug(device_name)}.json"
     if not p.is_file():
         return None
+    return Calibration.from_json(read_json(p), str(p))
+
+
+def read_json(path: str | Path):
+    """A calibration file's JSON (``fileio.read_json_limited``: a regular file of at most
+    MAX_CALIBRATION_BYTES, not nested deeply, no huge integer, no NaN), or CalibrationError
+    naming the file and the fix."""
+    from ..fileio import ReadRefused, read_json_limited
+
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise CalibrationError(f"{p}: line {err.lineno}, column {err.colno}: {err.msg}; fix the file or run "
-                               f"`warpviz calibrate` to write a new one") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise CalibrationError(f"{p}: cannot be read ({err}); run `warpviz calibrate` to write a new one") from None
-    return Calibration.from_json(doc, str(p))
+        return read_json_limited(path, MAX_CALIBRATION_BYTES, "calibration file")
+    except ReadRefused as err:
+        raise CalibrationError(f"{err}, or run `warpviz calibrate` to write a new one") from None
 
 
-__all__ = ["Calibration", "CalibrationError", "load_calibration", "slug", "FORMAT", "CALIBRATION_DIR"]
+__all__ = ["Calibration", "CalibrationError", "load_calibration", "read_json", "MAX_CALIBRATION_BYTES", "slug", "FORMAT", "CALIBRATION_DIR"]

@@ -216,12 +216,9 @@ def device_with_calibration(doc: dict, path) -> costmodel.DeviceModel:
     """The device model of a results file's device and measured memcpy with the calibration
     file at ``path`` (``CalibrationError``/``OSError``/``ValueError`` name the file), through
     the figures the file will record, so its predictions can be recomputed from it alone."""
-    import json
-    from pathlib import Path
+    from .calibration import Calibration, read_json
 
-    from .calibration import Calibration
-
-    cal = Calibration.from_json(json.loads(Path(path).read_text()), str(path))
+    cal = Calibration.from_json(read_json(path), str(path))
     memcpy = ((doc.get("ceiling") or {}).get("memcpy_d2d") or {}).get("gbps")
     device = costmodel.DeviceModel.from_device(doc["device"], memcpy, cal)
     return costmodel.DeviceModel.from_figures(doc["device"].get("name", "GPU"), device.figures())

@@ -40,6 +40,8 @@ their own file, ``assets/measurements/h100-traces.json``.
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +74,73 @@ def _kinds_metrics() -> tuple[str, ...]:
     return KIND_METRICS
 
 
+MAX_RESULTS_BYTES = 64 << 20   # a results file (the shipped H100 one: ~1 MB)
+MAX_NODES = 2_000_000          # values in one results file, all levels together
+MAX_ITEMS = 200_000            # entries of one object or list
+MAX_STRING = 1_000_000         # characters of one string
+MAX_NUMBER = 1e18              # the largest magnitude of a number (bytes of a GPU's memory: ~1e11)
+
+# The value a key holds wherever it appears (types checked before a value reaches the table,
+# the panel or the cost model): numbers (or null where nothing was measured), texts, yes/no.
+_NUMBER_KEYS = re.compile(r"(?:.*_(?:ms|us|ns|pct|gbps|gbs|bytes|sectors|mhz|clk|bits|count|per_sm|per_thread|"
+                          r"per_block|per_sample|of_memcpy|of_peak|instruction|instructions|wavefronts|"
+                          r"conflicts|hit_pct)|ms|gbps|bytes|runs|attempts|spread|sm_count|registers|"
+                          r"median_ms|predicted_ms|waves)")
+_TEXT_KEYS = {"title", "label", "measured_at", "warpviz", "scenario", "kernel", "function", "file", "note",
+              "detail", "status", "error", "param", "trace", "launch_file", "name", "compute_capability",
+              "driver", "fraction_note", "explain"}
+_FLAG_KEYS = {"match", "noisy"}
+_OBJECT_KEYS = {"device", "ceiling", "scenarios", "kernels", "sweeps", "traces", "timing", "check", "resources",
+                "bottleneck", "predicted", "throughput_pct", "model", "counters"}
+_LIST_KEYS = {"mismatches", "points"}
+_NAMED = {"scenarios", "kernels", "sweeps", "traces", "ceiling"}
+_FREE = {"params", "launch", "scale", "mismatches", "sources", "terms", "model", "counters", "throughput_pct", "stalls", "cost_model",
+         "state_after_memcpy", "cases", "explain", "top_stalls", "caveats"}
+
+
+def _where(path: tuple) -> str:
+    return ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[") or "the top level"
+
+
+def _check_values(doc: Any, source: str) -> None:
+    """Every value of the document, walked without recursion: sizes, finite numbers in range,
+    and the type each known key holds (``_NUMBER_KEYS``...). ``ResultsError`` names the field."""
+    todo: list[tuple[tuple, Any]] = [((), doc)]
+    nodes = 0
+    while todo:
+        path, x = todo.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            _fail(source, f"more than {MAX_NODES:,} values: not a results file warpviz wrote")
+        key = path[-1] if path and isinstance(path[-1], str) else None
+        if isinstance(x, bool) or x is None:
+            if key in _FLAG_KEYS or x is None:
+                continue
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            if not math.isfinite(x) or abs(x) > MAX_NUMBER:
+                _fail(source, f"{_where(path)}: {x!r:.40} is not a finite number of at most {MAX_NUMBER:.0e}")
+        elif isinstance(x, str):
+            if len(x) > MAX_STRING:
+                _fail(source, f"{_where(path)}: a text of {len(x):,} characters (at most {MAX_STRING:,})")
+        elif isinstance(x, (dict, list)):
+            if len(x) > MAX_ITEMS:
+                _fail(source, f"{_where(path)}: {len(x):,} entries (at most {MAX_ITEMS:,})")
+            items = x.items() if isinstance(x, dict) else enumerate(x)
+            todo.extend((path + (k,), v) for k, v in items)
+        if key is None or len(path) == 2 and path[0] in _NAMED or any(p in _FREE for p in path[:-1]):
+            continue            # a name (scenarios.NAME), or a table of free names (params, model...)
+        want = (dict if key in _OBJECT_KEYS else list if key in _LIST_KEYS else
+                bool if key in _FLAG_KEYS else str if key in _TEXT_KEYS else
+                (int, float) if _NUMBER_KEYS.fullmatch(key) else None)
+        if want is None or x is None or isinstance(x, want) and not (want is not bool and isinstance(x, bool)):
+            continue
+        words = {dict: "an object", list: "a list", bool: "true or false", str: "a text"}.get(want, "a number")
+        _fail(source, f"{_where(path)} must be {words}, not {type(x).__name__} {str(x)[:40]!r}")
+
+
 def validate(doc: Any, source: str = "<measurements>") -> dict:
-    """Check a parsed document's structure; return it unchanged."""
+    """Check a parsed document completely (its structure, then every value: ``_check_values``)
+    before any of it is used; return it unchanged."""
     if not isinstance(doc, dict):
         _fail(source, "not a measurements file (the top level must be a JSON object)")
     if doc.get("format") != FORMAT:
@@ -115,24 +182,33 @@ def validate(doc: Any, source: str = "<measurements>") -> dict:
         t = entry.get("timing")
         if t is not None and (not isinstance(t, dict) or not isinstance(t.get("median_ms"), (int, float))):
             _fail(source, f"traced launch {name!r}: timing needs a numeric median_ms")
+    _check_values(doc, source)
     return doc
 
 
 def loads(text: str, source: str = "<measurements>") -> dict:
+    """A results document from JSON text (``fileio.parse_json``: nesting, integer digits and
+    NaN refused before ``json`` sees them), validated completely."""
+    from ..fileio import ReadRefused, parse_json
+
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as err:
-        _fail(source, f"not valid JSON ({err.msg} at line {err.lineno})")
+        doc = parse_json(text, source, "results file")
+    except ReadRefused as err:
+        raise ResultsError(str(err)) from None
     return validate(doc, source)
 
 
 def load(path: str | Path | None = None) -> dict:
-    """A measurements file (the shipped H100 file by default)."""
+    """A measurements file (the shipped H100 file by default): a regular file of at most
+    MAX_RESULTS_BYTES of UTF-8 JSON (``fileio.read_text_limited``: a FIFO or a device is
+    refused before it is opened for reading), validated completely."""
+    from ..fileio import ReadRefused, read_text_limited
+
     p = Path(path) if path else shipped_path()
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ResultsError(f"{p}: cannot be read ({err.strerror or err})") from None
+        text = read_text_limited(p, MAX_RESULTS_BYTES, "results file")
+    except ReadRefused as err:
+        raise ResultsError(str(err)) from None
     return loads(text, str(p))
 
 

@@ -157,15 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     from . import results
 
+    from ..fileio import read_bytes_limited, read_text_limited
+
     try:
         if a.cmd == "show":
             path = Path(a.file)
             if path.suffix == ".cu":
                 from ..toolchain.compile import compile_cubin
 
-                cubin = compile_cubin(path.read_text())
+                cubin = compile_cubin(read_text_limited(path, 8 << 20, "CUDA source"))
             else:
-                cubin = path.read_bytes()
+                cubin = read_bytes_limited(path, 256 << 20, "cubin")
             profs = profiles_of_cubin(cubin)
             if profs is None:
                 print("warpviz: neither cuobjdump nor nvdisasm was found (or it could not read the file)",

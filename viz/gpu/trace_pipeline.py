@@ -41,14 +41,25 @@ def _stderr(text: str) -> None:
     print(f"warpviz: {text}", file=sys.stderr)
 
 
+MAX_BLOCK_RANGES = 256      # comma-separated parts of one --blocks (each a block or a range)
+
+
 def parse_blocks(text: str, nblocks: int, path) -> list[int]:
-    out: set[int] = set()
-    for part in text.split(","):
+    """``--blocks``: linear block indices and ranges, comma-separated (``0-3,7,9``), at most
+    MAX_BLOCK_RANGES parts, each inside the grid and below SELECTABLE_BLOCKS (so the result
+    holds at most 65,536 blocks); the ranges are merged before they are expanded, so the
+    work is bounded whatever the text repeats. ``TraceError`` (exit 2) names the part."""
+    fix = "write e.g. `--blocks 0`, `--blocks 0-15` or `--blocks 0,7,63`"
+    parts = text.split(",")
+    if len(parts) > MAX_BLOCK_RANGES:
+        raise TraceError(path, "--blocks", f"{len(parts):,} blocks or ranges, over warpviz's limit of "
+                         f"{MAX_BLOCK_RANGES}", "join neighbouring blocks into ranges (`--blocks 0-1023`)")
+    spans: list[tuple[int, int]] = []
+    for part in parts:
         part = part.strip()
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if not m:
-            raise TraceError(path, "--blocks", f"`{part}` is not a block index or range",
-                             "write e.g. `--blocks 0`, `--blocks 0-15` or `--blocks 0,7,63`")
+            raise TraceError(path, "--blocks", f"`{part[:40]}` is not a block index or range", fix)
         from ..argcheck import MAX_DIGITS, out_of_range
 
         if max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:     # 5,000 digits: before int()
@@ -62,8 +73,14 @@ def parse_blocks(text: str, nblocks: int, path) -> list[int]:
         if hi >= SELECTABLE_BLOCKS:
             raise TraceError(path, "--blocks", f"`{part}`: only blocks 0..{SELECTABLE_BLOCKS - 1:,} can be "
                              "selected one by one", "choose blocks below that, or record every block")
-        out.update(range(lo, hi + 1))
-    return sorted(out)
+        spans.append((lo, hi))
+    out: list[int] = []
+    end = -1
+    for lo, hi in sorted(spans):
+        if hi > end:
+            out.extend(range(max(lo, end + 1), hi + 1))
+            end = hi
+    return out
 
 
 # ---------------------------------------------------------------------------- Nsight Compute
@@ -667,6 +684,6 @@ class Recorder:
             s._stop()
 
 
-__all__ = ["STAGES", "trace_sources", "SOURCE_SUFFIXES", "MAX_CARRIED_FILE_BYTES", "MAX_CARRIED_BYTES", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
+__all__ = ["MAX_BLOCK_RANGES", "STAGES", "trace_sources", "SOURCE_SUFFIXES", "MAX_CARRIED_FILE_BYTES", "MAX_CARRIED_BYTES", "Recording", "Recorder", "RecordingFailed", "record_trace", "check_out", "validate_counters",
            "other_counters", "other_rows", "locate_fault", "fault_message", "failure_message", "missing_tools",
            "blocks_text", "save_copy"]

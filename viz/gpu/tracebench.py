@@ -107,16 +107,27 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     ptx, entry = kp.ptx, kp.entry
     key = hashlib.sha256((ptx + "\0" + kp.arch + "\0" + entry).encode()).hexdigest()[:32]
     cub, use = cache_dir() / f"{key}.trace.cubin", cache_dir() / f"{key}.trace.json"
+    res = cubin = None
     if cub.exists() and use.exists():
+        from ..fileio import ReadRefused, read_bytes_limited, read_json_limited
+
         touch(cub), touch(use)
-        res = json.loads(use.read_text())
-    else:
+        try:        # the cache is warpviz's own: a damaged entry is built again and written over
+            res = read_json_limited(use, 1 << 20, "cached build")
+            cubin = read_bytes_limited(cub, 256 << 20, "cached cubin")
+        except ReadRefused:
+            res = None
+        if not isinstance(res, dict) or not isinstance(res.get("registers", 0), (int, type(None))) or \
+                not isinstance(res.get("static_shared_bytes", 0), int) or not cubin.startswith(b"\x7fELF"):
+            res = None
+    if res is None:
         data, log = assemble_verbose(ptx, kp.arch, "plain")
         usage = parse_ptxas_usage(log).get(entry) or {}
         res = {"registers": usage.get("registers"), "static_shared_bytes": usage.get("shared_bytes", 0),
                "spill_bytes": usage.get("spill_bytes", 0), "flow": ptx_flow(ptx, entry)}
         for path, payload in ((cub, data), (use, json.dumps(res))):
             write_atomic(path, payload)
+        cubin = data
         trim()                      # the compile cache's cap (viz.cachedir)
     from .caveats import untimed_ptx
 
@@ -124,7 +135,6 @@ def plain_build(launch, arch: str | None = None) -> PlainBuild:
     # record (bulk copies): said beside the prediction (viz.gpu.caveats)
     res = dict(res, shared_bytes=int(res.get("static_shared_bytes") or 0) + launch.shared_bytes, entry=entry,
                untimed=untimed_ptx(ptx))
-    cubin = cub.read_bytes()
     profile = sass_profile(cubin, entry)
     if profile is not None:
         res["sass"] = profile

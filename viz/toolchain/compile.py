@@ -137,8 +137,43 @@ def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_F
     cached = cache_dir() / f"{_key(source, arch, flags)}.cubin"
     if use_cache and cached.exists():
         touch(cached)
-        return cached.read_bytes()
+        data = _cached_cubin(cached)
+        if data is not None:
+            return data
     return _build(source, arch, flags, timeout, use_cache)[0]
+
+
+MAX_CACHED_CUBIN_BYTES = 256 << 20     # one cubin in the compile cache
+MAX_CACHED_USAGE_BYTES = 1 << 20       # one .usage.json beside it
+
+
+def _cached_cubin(path: Path) -> bytes | None:
+    """A cached cubin, or None when the entry is damaged (not an ELF file, a special file, too
+    large): the cache is warpviz's own, so a damaged entry is built again and written over."""
+    from ..fileio import ReadRefused, read_bytes_limited
+
+    try:
+        data = read_bytes_limited(path, MAX_CACHED_CUBIN_BYTES, "cached cubin")
+    except ReadRefused:
+        return None
+    return data if data.startswith(b"\x7fELF") else None
+
+
+def _cached_usage(path: Path) -> dict[str, dict] | None:
+    """A cached ``resource_usage`` table, or None when the entry is damaged (not JSON, nested
+    deeply: "maximum recursion depth exceeded" before, of the wrong shape): built again."""
+    from ..fileio import ReadRefused, read_json_limited
+
+    try:
+        doc = read_json_limited(path, MAX_CACHED_USAGE_BYTES, "cached resource table")
+    except ReadRefused:
+        return None
+    if not isinstance(doc, dict) or not all(
+            isinstance(k, str) and isinstance(v, dict) and all(
+                isinstance(n, str) and isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 40
+                for n, x in v.items()) for k, v in doc.items()):
+        return None
+    return doc
 
 
 def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
@@ -146,13 +181,13 @@ def resource_usage(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_
     """Registers per thread, static shared memory and barriers of each kernel in ``source``
     as ptxas reports them (``nvcc -Xptxas -v``; no GPU needed): {function: {"registers",
     "shared_bytes", "barriers", "spill_bytes"}}. Cached beside the cubins."""
-    import json
-
     require_nvcc()
     cached = cache_dir() / f"{_key(source, arch, flags)}.usage.json"
     if use_cache and cached.exists():
         touch(cached)
-        return json.loads(cached.read_text())
+        usage = _cached_usage(cached)
+        if usage is not None:
+            return usage
     return _build(source, arch, flags, timeout, use_cache)[1]
 
 

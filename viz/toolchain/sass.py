@@ -752,10 +752,14 @@ def kernel_profile(source: str, function: str, use_cache: bool = True) -> dict |
     cached = cache_dir() / f"{key}.sass{PROFILE_VERSION}{_CACHE_TAG}.json"
     profiles = None
     if use_cache and cached.exists():
-        try:
+        from ..fileio import ReadRefused, read_json_limited
+
+        try:        # a damaged entry (not JSON, nested deeply, a special file) is built again
             touch(cached)
-            profiles = json.loads(cached.read_text())
-        except (OSError, ValueError):
+            profiles = read_json_limited(cached, 64 << 20, "cached SASS profile")
+        except (OSError, ReadRefused):
+            profiles = None
+        if not isinstance(profiles, dict) or not all(isinstance(v, dict) for v in profiles.values()):
             profiles = None
     if profiles is None:
         profiles = profiles_of_cubin(cubin)

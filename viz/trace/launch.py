@@ -52,6 +52,7 @@ MAX_SHARED_BYTES = 227 * 1024    # H100's opt-in maximum per block
 MAX_LAUNCH_FILE_BYTES = 1 << 20  # a launch file is a few hundred bytes; 1 MiB is generous
 MAX_SOURCE_BYTES = 8 << 20       # one CUDA source file (the kernel's own; headers it includes are nvcc's business)
 MAX_PTX_BYTES = 32 << 20         # one PTX module (a Triton matmul's is ~200 KB; nvcc's of a whole sample file ~2 MB)
+MAX_PTX_LINES = 500_000          # lines of one PTX module (nvcc's of a whole sample file: ~60,000), checked before parsing
 MAX_DATA_BYTES = MAX_BUFFER_BYTES  # a fill file holds one buffer
 MAX_DEFINES = 256
 MAX_DEFINE_CHARS = 4096          # one define's value
@@ -474,6 +475,17 @@ def _c_plus_plus_name(text: str) -> bool:
     return True
 
 
+def ptx_size_problem(text: str) -> str | None:
+    """What is wrong with the size of a PTX module's text (over MAX_PTX_BYTES, or over
+    MAX_PTX_LINES lines), or None: checked before any of it is parsed."""
+    if len(text) > MAX_PTX_BYTES:
+        return f"the PTX has {len(text):,} characters, over warpviz's limit of {MAX_PTX_BYTES:,} for one module"
+    lines = text.count("\n") + 1
+    if lines > MAX_PTX_LINES:
+        return f"the PTX has {lines:,} lines, over warpviz's limit of {MAX_PTX_LINES:,} for one module"
+    return None
+
+
 def check_ptx_text(path, text: str, key: str = "ptx") -> None:
     """A PTX module's text checked before it is used (``viz.trace.module.header``): a
     ``.version``, a GPU ``.target``, 64-bit addresses, at least one kernel, no NUL byte.
@@ -483,6 +495,10 @@ def check_ptx_text(path, text: str, key: str = "ptx") -> None:
     if "\0" in text:
         raise TraceError(path, key, "the PTX holds a NUL byte (it is not PTX text)",
                          "give the PTX as its compiler wrote it")
+    problem = ptx_size_problem(text)
+    if problem:
+        raise TraceError(path, key, problem, "give the PTX of the kernel's own module (Triton: "
+                         "`compiled.asm[\"ptx\"]`; nvcc: `nvcc -ptx` of the one source file)")
     try:
         header(text)
     except PtxModuleError as err:
@@ -666,9 +682,14 @@ def _npy_check(path, where: str, n: int, rel: str, p: Path, size: int, t: str, c
     """The ``.npy`` file's header against [[arg]] ``n``: a plain numeric array (no objects:
     those would be pickles) of exactly ``count`` elements of the type, and a file that holds
     exactly that many bytes after its header."""
+    from ..fileio import ReadRefused, open_regular
+
     try:
-        with open(p, "rb") as f:
+        f, _ = open_regular(p, MAX_DATA_BYTES + (1 << 20), "data file")     # a FIFO swapped in is refused
+        with f:
             shape, _, dtype, offset = npy_header(f)
+    except ReadRefused as err:
+        raise TraceError(path, where, f"the data file {_r(rel)}: {err.problem}", err.fix) from None
     except (OSError, ValueError, SyntaxError, EOFError) as err:
         raise TraceError(path, where, f"the data file {_r(rel)} is not a NumPy .npy file ({str(err)[:120]})",
                          "save the array with numpy.save(...)") from None
@@ -709,8 +730,11 @@ def read_data(a: Arg, where: str = "") -> bytes:
     need = a.nbytes
     if p is None:
         raise TraceError("", where, "the data file of this buffer was not checked", "load the launch file again")
+    from ..fileio import ReadRefused, open_regular
+
     try:
-        with open(p, "rb") as f:
+        f, _ = open_regular(p, MAX_DATA_BYTES + (1 << 20), "data file")     # a FIFO swapped in is refused
+        with f:
             if a.fill.startswith("file:"):
                 data = f.read(need + 1)
                 if len(data) != need:
@@ -727,6 +751,8 @@ def read_data(a: Arg, where: str = "") -> bytes:
                 raise TraceError(p, where, "the array changed since the launch file was read",
                                  "load the launch file again")
             raw = f.read(need + 1)
+    except ReadRefused as err:
+        raise TraceError(p, where, err.problem, err.fix) from None
     except OSError as err:
         raise TraceError(p, where, f"cannot read the data file: {err.strerror or err}", "check the file") from None
     except ValueError as err:
@@ -762,32 +788,23 @@ def read_text_file(path: str | Path, what: str, limit: int, report: tuple | None
 
     if "\0" in str(p):
         fail(f"{shown}: the path holds a NUL byte", "give the file's real path")
-    try:
-        st = os.stat(p)
-    except OSError as err:
-        fail(f"cannot read {shown}: {err.strerror or err}", "check the path")
-    except ValueError as err:
-        fail(f"cannot read {shown}: {err}", "check the path")
-    if stat.S_ISDIR(st.st_mode):
-        fail(f"{shown} is a folder, not a file", "give the file itself")
-    if not stat.S_ISREG(st.st_mode):
-        fail(f"{shown} is not a regular file (a pipe, a device or a socket): warpviz does not read those",
-             "give a file saved on disk")
-    if st.st_size > limit:
-        fail(f"{shown} has {st.st_size:,} bytes, over warpviz's limit of {limit:,} for a {what}",
-             "give the right file (a " + what + " is far smaller)")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(p, flags)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                fail(f"{shown} is not a regular file: warpviz does not read those", "give a file saved on disk")
-            data = f.read(limit + 1)
-    except OSError as err:
-        fail(f"cannot read {shown}: {err.strerror or err}", "check the path and its permissions")
-    if len(data) > limit:
-        fail(f"{shown} grew past warpviz's limit of {limit:,} bytes while it was read", "give a file that is "
-             "not being written")
+    from ..fileio import ReadRefused, read_bytes_limited
+
+    try:        # the one bounded reader: a pipe or a device is refused before it is read
+        data = read_bytes_limited(p, limit, what)
+    except ReadRefused as err:
+        if err.kind == "folder":
+            fail(f"{shown} is a folder, not a file", "give the file itself")
+        if err.kind == "special":
+            fail(f"{shown} is not a regular file (a pipe, a device or a socket): warpviz does not read those",
+                 "give a file saved on disk")
+        if err.kind == "large":
+            fail(f"{shown} has {err.size:,} bytes, over warpviz's limit of {limit:,} for a {what}",
+                 "give the right file (a " + what + " is far smaller)")
+        if err.kind == "grew":
+            fail(f"{shown} grew past warpviz's limit of {limit:,} bytes while it was read", "give a file that is "
+                 "not being written")
+        fail(f"cannot read {shown}: {err.problem}", "check the path and its permissions")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -908,5 +925,5 @@ def same_launch(header: dict, launch: Launch) -> str | None:
     return None
 
 
-__all__ = ["Launch", "Arg", "load_launch", "check_ptx_text", "read_data", "npy_header", "FORMAT", "FORMATS", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "check_host_memory", "host_memory", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
+__all__ = ["Launch", "Arg", "load_launch", "check_ptx_text", "ptx_size_problem", "MAX_PTX_LINES", "read_data", "npy_header", "FORMAT", "FORMATS", "shipped_launch_file", "same_launch", "read_text_file", "unsafe_chars", "check_fits", "check_host_memory", "host_memory", "parse_launch", "check_params", "ptx_params", "BUFFER_TYPES",
            "SCALAR_TYPES", "FILLS"]

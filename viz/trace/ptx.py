@@ -49,13 +49,18 @@ _TYPES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf
           "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 _SKIP_SPACES = ("param", "local", "const", "tex", "surf")
 _OPS = ("ld", "ldu", "st", "atom", "red", "ldmatrix", "stmatrix", "cp")
-_INSTR = re.compile(r"^(?P<guard>@(?P<neg>!)?(?P<pred>%?[\w$]+)\s+)?(?P<opcode>[a-z][\w.:]*)\s*(?P<operands>.*?);\s*(//.*)?$")
+# Every pattern here runs on one line of text from a file someone sent, so each is linear in
+# the line's length: a word is matched possessively (``*+``: a line of 100,000 letters and no
+# `;` made ``[\w.:]*`` give back one letter at a time, quadratic), a bracket or a
+# parenthesis stops at the next opening one (``[^\[\]]``, ``[^()]``: `[[[[...` and
+# `.func (.func (...` scanned to the line's end from each opening one).
+_INSTR = re.compile(r"^(?P<guard>@(?P<neg>!)?(?P<pred>%?[\w$]++)\s++)?(?P<opcode>[a-z][\w.:]*+)\s*+(?P<operands>.*?);\s*+(//.*)?$")
 _LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 _FILE = re.compile(r'^\.file\s+(\d+)\s+"([^"]*)"')
-_FUNC = re.compile(r"\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)")
+_FUNC = re.compile(r"\.(entry|func)\s+(?:\([^()]*\)\s*)?([\w$]+)")
 _REG = re.compile(r"^\.reg\s+\.(\w+)\s+(%?[\w$]+?)(?:<\d+>)?\s*;")
 _VAR = re.compile(r"\.(shared|global)\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
-_ADDR = re.compile(r"\[([^\]]*)\]")
+_ADDR = re.compile(r"\[([^\[\]]*)\]")
 
 
 class PtxError(WarpvizError, ValueError):
@@ -168,14 +173,21 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
             continue
         indent = raw[:len(raw) - len(raw.lstrip())]
         rest = code.strip()
-        while rest:
-            if rest[0] in "{}":
-                out.append(indent + rest[0])
-                rest = rest[1:].strip()
-                continue
-            stmt, sep, rest = rest.partition(";")
-            out.append(indent + stmt.strip() + sep)
-            rest = rest.strip()
+        i, n = 0, len(rest)          # walked by index: cutting `rest` down each time was quadratic
+        while i < n:
+            c = rest[i]
+            if c.isspace():
+                i += 1
+            elif c in "{}":
+                out.append(indent + c)
+                i += 1
+            else:
+                j = rest.find(";", i)
+                if j < 0:
+                    out.append(indent + rest[i:].strip())
+                    break
+                out.append(indent + rest[i:j].strip() + ";")
+                i = j + 1
     return out
 
 
@@ -256,21 +268,35 @@ def _unused_atomics_are_reductions(lines: list[str], instrs: list[MemInstr]) -> 
     """A global ``atom`` whose result register is never read is a RED in the SASS (ptxas
     drops the return; measured on the H100: Nsight Compute counts it in
     ``smsp__inst_executed_op_global_red``). Registers are per function, so the search
-    stays inside the instruction's function."""
+    stays inside the instruction's function. The words of each function are counted once
+    (searching the function's lines again for each atomic was quadratic: 20,000 atomics
+    whose results go unused took minutes)."""
+    import bisect
+    from collections import Counter
+
     starts = [i for i, ln in enumerate(lines) if _FUNC.search(ln.strip()) and not ln.strip().startswith("call")]
+    counted: dict[tuple[int, int], Counter] = {}
     out = []
     for ins in instrs:
         if ins.kind == "atomic" and ins.space == "global":
             dest = ins.ptx.split(None, 2)[1].rstrip(",") if not ins.ptx.startswith("@") else \
                 ins.ptx.split(None, 3)[2].rstrip(",")
-            lo = max([s for s in starts if s < ins.line_no - 1], default=0)
-            hi = min([s for s in starts if s > ins.line_no - 1], default=len(lines))
-            pat = re.compile(re.escape(dest) + r"(?![\w$])")
-            used = any(pat.search(lines[j]) for j in range(lo, hi) if j != ins.line_no - 1)
-            if not used:
+            at = ins.line_no - 1
+            k = bisect.bisect_left(starts, at)
+            lo = starts[k - 1] if k > 0 else 0
+            k2 = k + 1 if k < len(starts) and starts[k] == at else k      # the first start after the line
+            hi = starts[k2] if k2 < len(starts) else len(lines)
+            words = counted.get((lo, hi))
+            if words is None:
+                words = counted[(lo, hi)] = Counter(w for j in range(lo, hi) for w in _OPERAND_WORD.findall(lines[j]))
+            own = _OPERAND_WORD.findall(lines[at]).count(dest) if lo <= at < hi else 0
+            if words[dest] - own <= 0:
                 ins = MemInstr(**dict(ins.as_dict(), kind="reduction"))
         out.append(ins)
     return out
+
+
+_OPERAND_WORD = re.compile(r"%?[\w$]+")
 
 
 def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:

@@ -213,6 +213,11 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
     if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
         raise ArgumentError("args must be a list of the kernel's arguments (arrays, numbers, None)")
     args = list(args)
+    from .launch import ptx_size_problem
+
+    problem = ptx_size_problem(ptx)        # before any of it is parsed
+    if problem:
+        raise ArgumentError(f"{problem}: give the PTX of the kernel's own module")
     params = entry_params(ptx, kernel)
     files: dict = {f"{name}.ptx": ptx}
     tables = []
