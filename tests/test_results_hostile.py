@@ -54,7 +54,7 @@ def test_a_folder_a_missing_file_and_a_large_one(tmp_path):
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
         f.truncate(1 << 30)                                          # sparse: nothing is written
-    with pytest.raises(ReadRefused, match="over warpviz's limit of 1 MiB for a results file"):
+    with pytest.raises(ReadRefused, match=r"over warpviz's limit of 1.0 MiB \(1,048,576 bytes\) for a results file"):
         read_bytes_limited(big, 1 << 20, "results file")
     (tmp_path / "ok").write_bytes(b"x" * 100)
     assert read_bytes_limited(tmp_path / "ok", 100, "results file") == b"x" * 100
