@@ -37,6 +37,23 @@ def undo_clock(monkeypatch):
     return clock
 
 
+def wait_idle(qtbot, session) -> None:
+    """Until ``session``'s analysis has ended: on its event, however long a loaded machine takes
+    (``Session.wait`` gives up silently after 30 s; this fails the test, naming the wait)."""
+    qtbot.waitUntil(lambda: not session.busy, timeout=600_000)
+
+
+def after(qtbot, ms: int = 0) -> None:
+    """Process events until a timer of ``ms`` started now has fired. Qt fires timers in the order
+    they fall due, so every timer and posted event that was due earlier has run too: an
+    event-ordered wait, where ``qtbot.wait(ms)`` is a sleep that a loaded machine can outrun."""
+    from PySide6.QtCore import QTimer
+
+    fired = []
+    QTimer.singleShot(ms, lambda: fired.append(True))
+    qtbot.waitUntil(lambda: bool(fired), timeout=ms + 10000)
+
+
 def make_window(qtbot, scenario: str | None = "transpose-tile"):
     from viz.app.main import make_app
     from viz.app.window import MainWindow
@@ -47,7 +64,7 @@ def make_window(qtbot, scenario: str | None = "transpose-tile"):
     w.resize(1400, 900)
     w.show()
     qtbot.waitExposed(w)
-    w.session.wait()
+    wait_idle(qtbot, w.session)
     w.view.setFocus()
     return w
 

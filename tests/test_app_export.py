@@ -41,7 +41,7 @@ def export_now(qtbot, d):
     d.update_preview()
     assert d.problem is None, d.problem
     qtbot.mouseClick(d.b_export, Qt.MouseButton.LeftButton)
-    assert d.wait(60000)
+    assert d.wait(600_000)
     return d.message.text()
 
 
@@ -111,7 +111,7 @@ def test_the_compare_pair_exports_side_by_side(qtbot, window, tmp_path):
     w.a_compare.setChecked(True)
     w.compare.open_right(str(w.compare.pick.itemData(w.compare.pick.findText("transpose-tile-pad",
                                                                               Qt.MatchFlag.MatchContains))))
-    w.compare.right.wait()
+    w.compare.right.wait(600_000)      # a ceiling: returns when the analysis ends
     w.session.go(instr=8, frame=0)
     d = open_dialog(qtbot, w)
     assert d.compare.isEnabled() and d.compare.isChecked()
@@ -138,7 +138,7 @@ def test_cancel_mid_export_leaves_no_file_and_the_app_keeps_working(qtbot, windo
     qtbot.mouseClick(w.timeline.b_next, Qt.MouseButton.LeftButton)   # the window answers meanwhile
     assert w.session.cursor.frame == before + 1
     qtbot.mouseClick(d.b_cancel, Qt.MouseButton.LeftButton)
-    assert d.wait(30000)
+    assert d.wait(600_000)
     assert "Cancelled" in d.message.text() and d.result is None
     assert not out.exists() and not leftovers(tmp_path)
     assert d.g_look.isEnabled() and d.b_export.isEnabled()

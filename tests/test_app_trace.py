@@ -329,18 +329,19 @@ def test_a_large_trace_opens_off_the_gui_thread_and_the_open_can_be_cancelled(qt
     assert w.open_trace(PAD) and w.session.trace is not None      # the worker's result is shown
     assert w.session.name == "transpose_pad"
 
-    ticks, real_open = [], detail.TraceSource.open
+    import threading
+
+    ticks, real_open, gone = [], detail.TraceSource.open, threading.Event()   # gone: never set
     heartbeat = QTimer()
     heartbeat.timeout.connect(lambda: ticks.append(1))
     heartbeat.start(20)
 
     def slow_open(path, progress=None, cancelled=None):
-        for _ in range(2000):                   # a load that only ends when it is cancelled (at most 20 s)
-            if cancelled():
+        for _ in range(60000):                  # a load that only ends when it is cancelled (gives up after
+            if cancelled():                     # 10 minutes, long after a loaded machine clicks Cancel)
                 raise Cancelled()
             progress(0.25, "read")
-            import time
-            time.sleep(0.01)
+            gone.wait(0.01)
         return real_open(path, progress, cancelled)
 
     clicked = []
