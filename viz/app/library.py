@@ -60,17 +60,49 @@ def read_entry(path: Path, builtin: bool) -> Entry:
     return Entry(path, title, tags, notes.strip(), builtin, other)
 
 
-def read_trace_entry(path: Path, builtin: bool = True) -> Entry:
-    """A trace's title and kernel from its checked header (``tracefile.read_header``: the
-    arrays are not read); tagged "trace". A file that cannot be read is listed by its name
-    (opening it says why)."""
+# What the library shows of a trace's header, by the file's path and identity (inode, size,
+# times): a window lists the shipped traces four times while it is built (the library, the
+# comparison's two pickers, each again in the interface language) and checking 70 headers
+# against the schema each time made up most of the time a window took to open. A file that is
+# changed, replaced or touched is read and checked again; one that could not be read is not
+# remembered (listing it again tries again).
+_TRACE_FIELDS: dict[tuple, dict] = {}
+_TRACE_FIELDS_MAX = 4096
+
+
+def _trace_header_fields(path: Path) -> dict:
+    import stat as stat_module
+
     from ..trace import TraceError
     from ..trace.tracefile import read_header
 
     try:
+        st = path.stat()
+        key = ((str(path.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+               if stat_module.S_ISREG(st.st_mode) else None)
+    except (OSError, RuntimeError):
+        key = None
+    if key is not None and key in _TRACE_FIELDS:
+        return _TRACE_FIELDS[key]
+    try:
         h = read_header(path)
     except TraceError:
-        h = {}
+        return {}
+    fields = {k: h[k] for k in ("title", "kernel", "source_name") if k in h}
+    if "gpu" in h:
+        fields["gpu"] = {"name": (h.get("gpu") or {}).get("name")}
+    if key is not None:
+        if len(_TRACE_FIELDS) >= _TRACE_FIELDS_MAX:
+            _TRACE_FIELDS.clear()
+        _TRACE_FIELDS[key] = fields
+    return fields
+
+
+def read_trace_entry(path: Path, builtin: bool = True) -> Entry:
+    """A trace's title and kernel from its checked header (``tracefile.read_header``: the
+    arrays are not read); tagged "trace". A file that cannot be read is listed by its name
+    (opening it says why)."""
+    h = _trace_header_fields(path)
     title = str(h.get("title") or path.stem)
     gpu = str((h.get("gpu") or {}).get("name") or "")
     notes = tr("Trace of the kernel {kernel}, recorded on {gpu}", kernel=h.get("kernel", path.stem), gpu=gpu or "?")
