@@ -40,9 +40,43 @@ def test_each_shipped_trace_header_is_checked_once_per_process(monkeypatch):
     calls = []
     real = tracefile.read_header
     monkeypatch.setattr(tracefile, "read_header", lambda p: calls.append(p) or real(p))
-    monkeypatch.setattr(library, "_TRACE_FIELDS", {})
+    monkeypatch.setattr(library, "_FIELDS", {})
     paths = tracefile.shipped()
     first = [library.read_trace_entry(p) for p in paths]
     assert len(calls) == len(paths) > 50
     again = [library.read_trace_entry(p) for p in paths]
     assert again == first and len(calls) == len(paths)                   # no header read twice
+
+
+def test_a_scenario_or_launch_file_edited_is_read_again(tmp_path):
+    p = tmp_path / "mine.toml"
+    p.write_text('title = "first"\ntags = ["a"]\n')
+    assert library.read_entry(p, False).title == "first"
+    assert library.read_entry(p, False).tags == ("a",)
+    p.write_text('title = "second, longer"\ntags = ["b", 3]\n')
+    e = library.read_entry(p, False)
+    assert (e.title, e.tags) == ("second, longer", ("b",))
+    p.write_text("title = [broken")                       # unreadable: listed by its name
+    assert library.read_entry(p, False).title == "mine"
+    q = tmp_path / "k.launch.toml"
+    q.write_text('kernel = "k1"\ntitle = "one"\n')
+    assert (library.read_launch_entry(q).kernel, library.read_launch_entry(q).title) == ("k1", "one")
+    q.write_text('kernel = "k22"\ntitle = "two"\n')
+    assert (library.read_launch_entry(q).kernel, library.read_launch_entry(q).title) == ("k22", "two")
+
+
+def test_a_window_reads_each_listed_file_once(qtbot, tmp_path, monkeypatch):
+    """Building a window lists every file four times; each is parsed once."""
+    from app_helpers import make_window
+
+    monkeypatch.setenv("WARPVIZ_SETTINGS", str(tmp_path / "settings.ini"))
+    monkeypatch.setenv("WARPVIZ_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(library, "_FIELDS", {})
+    read = []
+    for name in ("_scenario_fields", "_launch_fields", "_trace_fields"):
+        real = getattr(library, name)
+        monkeypatch.setattr(library, name, lambda p, real=real: read.append(p) or real(p))
+    w = make_window(qtbot)
+    listed = library.entries()
+    assert len(listed) > 200 and sorted(read) == sorted(e.path for e in listed)
+    w.close()
