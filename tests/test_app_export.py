@@ -123,7 +123,19 @@ def test_the_compare_pair_exports_side_by_side(qtbot, window, tmp_path):
     assert len(list(iio.imiter(tmp_path / "pair.gif"))) == 3
 
 
-def test_cancel_mid_export_leaves_no_file_and_the_app_keeps_working(qtbot, window, tmp_path):
+def test_cancel_mid_export_leaves_no_file_and_the_app_keeps_working(qtbot, window, tmp_path, monkeypatch):
+    from viz.app import export_dialog
+
+    def progress_then_hold(job, done, total):
+        """Midway is an event, not a moment: from the second picture on, the export says so
+        and waits for the Cancel (a loaded machine could otherwise finish it first)."""
+        if done < 2:
+            return real_progress(job, done, total)
+        job._emit(job.signals.progress, done, total)
+        job.cancel.wait(600)
+
+    real_progress = export_dialog._ExportJob._progress
+    monkeypatch.setattr(export_dialog._ExportJob, "_progress", progress_then_hold)
     w = window
     d = open_dialog(qtbot, w)
     small(qtbot, d)
