@@ -37,6 +37,42 @@ def undo_clock(monkeypatch):
     return clock
 
 
+_SAID: dict[int, list[str]] = {}
+
+
+def _remember_status_messages() -> None:
+    """Every message a status bar shows is kept (``said``): a message shows for a few seconds,
+    and a loaded machine can spend those seconds before the test looks at the bar."""
+    import shiboken6
+    from PySide6.QtWidgets import QStatusBar
+
+    real = QStatusBar.showMessage
+    if getattr(real, "remembers", False):
+        return
+
+    def show_message(bar, text, *args):
+        key = shiboken6.getCppPointer(bar)[0]
+        if key not in _SAID:
+            _SAID[key] = []
+            bar.destroyed.connect(lambda *_: _SAID.pop(key, None))
+        _SAID[key].append(text)
+        return real(bar, text, *args)
+
+    show_message.remembers = True
+    QStatusBar.showMessage = show_message
+
+
+_remember_status_messages()
+
+
+def said(w) -> str:
+    """What ``w``'s status bar has shown, message after message (the one showing now last)."""
+    import shiboken6
+
+    bar = w.statusBar()
+    return "\n".join([*_SAID.get(shiboken6.getCppPointer(bar)[0], []), bar.currentMessage()])
+
+
 def wait_idle(qtbot, session) -> None:
     """Until ``session``'s analysis has ended: on its event, however long a loaded machine takes
     (``Session.wait`` gives up silently after 30 s; this fails the test, naming the wait)."""

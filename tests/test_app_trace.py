@@ -16,7 +16,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from app_helpers import make_window, user_dirs, window  # noqa: F401 - fixtures
+from app_helpers import make_window, said, user_dirs, window  # noqa: F401 - fixtures
 from viz.cli import main
 from viz.trace.analysis import analyze_trace, explain_trace
 from viz.trace.tracefile import load as load_trace
@@ -282,7 +282,7 @@ def test_the_app_starts_when_the_trace_it_had_open_became_unreadable(qtbot, user
     w2 = make_window(qtbot, None)
     assert not w2.session.is_trace and w2.session.path.stem == "transpose-tile" and w2.session.error is None
     assert w2.last_open_error.startswith(str(mine)) and "Fix:" in w2.last_open_error
-    assert "mine.wvtrace" in w2.statusBar().currentMessage()
+    assert "mine.wvtrace" in said(w2)                 # shown while the window was built
     key(qtbot, w2, Qt.Key.Key_Right)                     # and it works
     assert w2.session.cursor.frame == 1
     w2.close()
