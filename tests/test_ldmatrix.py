@@ -315,7 +315,7 @@ def test_the_probe_scripts_python_side_runs_dry(tmp_path):
     on a made-up ncu query and CSV; and its rule checker on the shipped recording."""
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, str(root / "tools/gpu/session/ldmatrix_probe.py"), "dry", str(tmp_path)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "dry run: 365 cases" in proc.stdout and "collect ok" in proc.stdout
     offs = __import__("json").loads((tmp_path / "cases.json").read_text())
