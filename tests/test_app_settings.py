@@ -227,9 +227,10 @@ app = make_app()
 from viz.app.window import MainWindow
 w = MainWindow(None)
 w.show()
-w.session.wait()
+status = w.statusBar().currentMessage()      # now: it shows for 30 s, and the analysis may take longer
+w.session.wait(600_000)      # returns when the analysis ends (a ceiling, not a sleep)
 print(json.dumps({"path": str(w.session.path), "theme": w.theme_name, "problem": w.settings_problem,
-                  "status": w.statusBar().currentMessage()}))
+                  "status": status}))
 from viz.app.main import close_window
 close_window(w)                 # as run_app does: deleting it at interpreter exit crashed
 """
