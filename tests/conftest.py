@@ -27,10 +27,15 @@ from app_helpers import undo_clock  # noqa: E402,F401 - fixture
 # become explicit regression examples).
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
-# No deadline in either profile: Hypothesis's default fails an example that takes over 200 ms,
-# a wall-clock test that a loaded machine fails at random (speed belongs in benchmarks/).
-_hypothesis_settings.register_profile("warpviz", derandomize=True, print_blob=True, deadline=None)
-_hypothesis_settings.register_profile("explore", derandomize=False, print_blob=True, deadline=None)
+# No clock in either profile: Hypothesis's default deadline fails an example that takes over
+# 200 ms and its too_slow health check fails a test whose inputs take long to generate, both
+# wall-clock checks that a loaded machine fails at random (speed belongs in benchmarks/). A
+# test's own suppress_health_check list replaces this one: it names too_slow too.
+from hypothesis import HealthCheck as _HealthCheck  # noqa: E402
+
+_no_clock = dict(deadline=None, suppress_health_check=[_HealthCheck.too_slow])
+_hypothesis_settings.register_profile("warpviz", derandomize=True, print_blob=True, **_no_clock)
+_hypothesis_settings.register_profile("explore", derandomize=False, print_blob=True, **_no_clock)
 _hypothesis_settings.load_profile("explore" if os.environ.get("WARPVIZ_HYPOTHESIS") == "explore" else "warpviz")
 
 
