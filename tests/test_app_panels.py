@@ -16,7 +16,7 @@ from viz.scenario import load
 
 def test_figures_on_screen_equal_warpviz_analyze(qtbot, window):
     out = subprocess.run([sys.executable, "-m", "viz.cli", "analyze", "transpose-tile", "--json"],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, timeout=600)
     doc = json.loads(out.stdout)
     shown = window.figures.values()
     for k, v in doc["metrics"].items():
