@@ -139,7 +139,7 @@ def test_the_fragments_window_opens_beside_the_picture_and_fits_its_width(qtbot,
         w.setGeometry(0, 0, 1920, 1040)
         w.default_layout(1920)
         qtbot.waitUntil(lambda: w.width() == 1920)
-        after(qtbot)
+        after(qtbot, 50)
         dlg = w.show_matrix()
         qtbot.waitUntil(dlg.isVisible)
         picture = QRect(w.stack.mapToGlobal(QPoint(0, 0)), w.stack.size())

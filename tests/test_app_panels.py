@@ -43,7 +43,7 @@ def test_heat_map_click_jumps_to_that_warp(qtbot, window):
     window.docks["launch"].raise_()
     qtbot.waitUntil(lambda: lp.glw.isVisible())
     lp.plot.autoRange()
-    after(qtbot)
+    after(qtbot, 50)
     block, warp = 10, 3  # grid 8x8: block 10 is (2, 1)
     x, y = lp.cell_of(block, warp)
     scene_pt = lp.image.mapToScene(QPointF(x + 0.5, y + 0.5))
