@@ -37,6 +37,59 @@ def undo_clock(monkeypatch):
     return clock
 
 
+_SAID: dict[int, list[str]] = {}
+
+
+def _remember_status_messages() -> None:
+    """Every message a status bar shows is kept (``said``): a message shows for a few seconds,
+    and a loaded machine can spend those seconds before the test looks at the bar."""
+    import shiboken6
+    from PySide6.QtWidgets import QStatusBar
+
+    real = QStatusBar.showMessage
+    if getattr(real, "remembers", False):
+        return
+
+    def show_message(bar, text, *args):
+        key = shiboken6.getCppPointer(bar)[0]
+        if key not in _SAID:
+            _SAID[key] = []
+            bar.destroyed.connect(lambda *_: _SAID.pop(key, None))
+        _SAID[key].append(text)
+        return real(bar, text, *args)
+
+    show_message.remembers = True
+    QStatusBar.showMessage = show_message
+
+
+_remember_status_messages()
+
+
+def said(w) -> str:
+    """What ``w``'s status bar has shown, message after message (the one showing now last)."""
+    import shiboken6
+
+    bar = w.statusBar()
+    return "\n".join([*_SAID.get(shiboken6.getCppPointer(bar)[0], []), bar.currentMessage()])
+
+
+def wait_idle(qtbot, session) -> None:
+    """Until ``session``'s analysis has ended: on its event, however long a loaded machine takes
+    (``Session.wait`` gives up silently after 30 s; this fails the test, naming the wait)."""
+    qtbot.waitUntil(lambda: not session.busy, timeout=600_000)
+
+
+def after(qtbot, ms: int = 0) -> None:
+    """Process events until a timer of ``ms`` started now has fired. Qt fires timers in the order
+    they fall due, so every timer and posted event that was due earlier has run too: an
+    event-ordered wait, where ``qtbot.wait(ms)`` is a sleep that a loaded machine can outrun."""
+    from PySide6.QtCore import QTimer
+
+    fired = []
+    QTimer.singleShot(ms, lambda: fired.append(True))
+    qtbot.waitUntil(lambda: bool(fired), timeout=ms + 10000)
+
+
 def make_window(qtbot, scenario: str | None = "transpose-tile"):
     from viz.app.main import make_app
     from viz.app.window import MainWindow
@@ -47,7 +100,7 @@ def make_window(qtbot, scenario: str | None = "transpose-tile"):
     w.resize(1400, 900)
     w.show()
     qtbot.waitExposed(w)
-    w.session.wait()
+    wait_idle(qtbot, w.session)
     w.view.setFocus()
     return w
 

@@ -39,7 +39,7 @@ def test_builtin_opens_and_steps_to_the_end(shared_window, name):
     w.open_path(resolve(name))
     sc = load(name)
     if sc.expect_error:
-        assert s.error is not None or (s.wait() or s.error is not None)
+        assert s.error is not None or (s.wait(600_000) or s.error is not None)
         assert sc.expect_error.lower() in s.error.message().lower()
         return
     assert s.error is None, s.error
@@ -59,5 +59,5 @@ def test_builtin_opens_and_steps_to_the_end(shared_window, name):
     assert s.at_end()
     w.view.repaint()
     s.step("warp", 1)  # another warp renders too
-    s.wait()
+    s.wait(600_000)                    # a ceiling: returns when the analysis ends
     assert s.error is None, s.error

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from app_helpers import make_window, user_dirs  # noqa: F401 - fixture
+from app_helpers import after, make_window, user_dirs  # noqa: F401 - fixture
 from viz import assets
 from viz.scenario import ScenarioError, builtin_names, load
 
@@ -200,7 +200,7 @@ def test_compare_mode_comes_back_after_a_restart_and_says_so(qtbot, user_dirs): 
     press_ctrl_m(qtbot, w2)
     w2.close()
     w3 = make_window(qtbot, None)
-    qtbot.wait(50)
+    after(qtbot, 50)                  # past the restore that the window posts when compare was on
     assert not w3.a_compare.isChecked() and w3.stack.currentIndex() == 0
     assert "Compare mode" not in w3.statusBar().currentMessage()
     w3.close()

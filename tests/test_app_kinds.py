@@ -20,7 +20,7 @@ def test_kind_figures_on_screen_equal_warpviz_analyze(qtbot, user_dirs, name):  
     try:
         wait_analysis(qtbot, w)
         doc = json.loads(subprocess.run([sys.executable, "-m", "viz.cli", "analyze", name, "--json"],
-                                        capture_output=True, text=True, check=True).stdout)
+                                        capture_output=True, text=True, check=True, timeout=600).stdout)
         shown = w.figures.values()
         for k, v in doc["metrics"].items():
             assert shown[k] == f"{v:,}", k

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, Qt
 
-from app_helpers import make_window, user_dirs, wait_analysis  # noqa: F401 - fixtures
+from app_helpers import after, make_window, user_dirs, wait_analysis  # noqa: F401 - fixtures
 from test_numbering import view_texts
 from viz import assets
 
@@ -139,7 +139,7 @@ def test_the_fragments_window_opens_beside_the_picture_and_fits_its_width(qtbot,
         w.setGeometry(0, 0, 1920, 1040)
         w.default_layout(1920)
         qtbot.waitUntil(lambda: w.width() == 1920)
-        qtbot.wait(50)
+        after(qtbot, 50)
         dlg = w.show_matrix()
         qtbot.waitUntil(dlg.isVisible)
         picture = QRect(w.stack.mapToGlobal(QPoint(0, 0)), w.stack.size())

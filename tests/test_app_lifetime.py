@@ -7,20 +7,12 @@ from __future__ import annotations
 import threading
 
 import shiboken6
-from app_helpers import user_dirs  # noqa: F401 - fixture
-from PySide6.QtCore import QObject, QTimer
+from app_helpers import after, user_dirs, wait_idle  # noqa: F401 - fixture
+from PySide6.QtCore import QObject
 
 from viz import i18n
 from viz.app.lifetime import on_language_change
 from viz.app.worker import Runner
-
-
-def after(qtbot, ms: int) -> None:
-    """Process events until a timer of ``ms`` started now has fired (timers that were due
-    earlier have fired too): an event-ordered wait, not a sleep."""
-    fired = []
-    QTimer.singleShot(ms, lambda: fired.append(True))
-    qtbot.waitUntil(lambda: bool(fired), timeout=ms + 10000)
 
 
 def own_window(qtbot):
@@ -32,7 +24,7 @@ def own_window(qtbot):
     w = MainWindow("transpose-tile")
     w.show()
     qtbot.waitExposed(w)
-    w.session.wait()
+    wait_idle(qtbot, w.session)
     return w
 
 
@@ -83,15 +75,15 @@ def test_a_runner_deleted_while_its_job_runs_gets_nothing_and_raises_nothing(qtb
 
     def job(progress, cancel):
         started.set()
-        release.wait(30)
+        release.wait(300)
         progress(1.0, "done")
         return 42
 
     runner.submit(job)
-    assert started.wait(30)
+    assert started.wait(300)
     shiboken6.delete(runner)
     release.set()
-    assert Runner.wait_all(30000)
+    assert Runner.wait_all(300_000)
     after(qtbot, 50)
     assert got == [] and failed == []
 
@@ -102,11 +94,11 @@ def test_a_runner_still_delivers_the_newest_result(qtbot):
     got = []
     runner.done.connect(got.append)
     gate = threading.Event()
-    runner.submit(lambda p, c: gate.wait(30) and "old")
+    runner.submit(lambda p, c: gate.wait(300) and "old")
     runner.submit(lambda p, c: "new")
     gate.set()
     qtbot.waitUntil(lambda: got == ["new"] and not runner.busy, timeout=20000)
-    assert Runner.wait_all(30000)
+    assert Runner.wait_all(300_000)
     after(qtbot, 50)
     assert got == ["new"]
 
@@ -120,7 +112,7 @@ def test_a_superseded_jobs_signal_object_is_freed_on_the_gui_thread(qtbot):
 
     runner = Runner()
     release = threading.Event()
-    runner.submit(lambda progress, stop: release.wait(30))
+    runner.submit(lambda progress, stop: release.wait(300))
     old = runner._signals
     threads = []
     old.destroyed.connect(lambda *_: threads.append(QThread.currentThread()), Qt.ConnectionType.DirectConnection)
@@ -130,7 +122,7 @@ def test_a_superseded_jobs_signal_object_is_freed_on_the_gui_thread(qtbot):
     release.set()                                  # the old job ends on its pool thread now
     from PySide6.QtCore import QThreadPool
 
-    assert QThreadPool.globalInstance().waitForDone(30000)   # the old job has ended
+    assert QThreadPool.globalInstance().waitForDone(300_000)   # the old job has ended
     with qtbot.waitSignal(runner.done, timeout=30000):
         runner.submit(lambda progress, stop: 8)    # the GUI thread frees what ended jobs left
     qtbot.waitUntil(lambda: bool(threads), timeout=30000)

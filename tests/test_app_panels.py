@@ -8,7 +8,7 @@ import sys
 
 from PySide6.QtCore import QPointF, Qt
 
-from app_helpers import make_window, user_dirs, wait_analysis, window  # noqa: F401 - fixtures
+from app_helpers import after, make_window, user_dirs, wait_analysis, window  # noqa: F401 - fixtures
 from viz.engine import analyze
 from viz.report import explain_access
 from viz.scenario import load
@@ -16,7 +16,7 @@ from viz.scenario import load
 
 def test_figures_on_screen_equal_warpviz_analyze(qtbot, window):
     out = subprocess.run([sys.executable, "-m", "viz.cli", "analyze", "transpose-tile", "--json"],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, timeout=600)
     doc = json.loads(out.stdout)
     shown = window.figures.values()
     for k, v in doc["metrics"].items():
@@ -43,7 +43,7 @@ def test_heat_map_click_jumps_to_that_warp(qtbot, window):
     window.docks["launch"].raise_()
     qtbot.waitUntil(lambda: lp.glw.isVisible())
     lp.plot.autoRange()
-    qtbot.wait(50)
+    after(qtbot, 50)
     block, warp = 10, 3  # grid 8x8: block 10 is (2, 1)
     x, y = lp.cell_of(block, warp)
     scene_pt = lp.image.mapToScene(QPointF(x + 0.5, y + 0.5))

@@ -132,7 +132,8 @@ def test_a_value_that_is_too_long_or_of_another_type_is_the_default(user_dirs):
     assert settings.get("editor_tab", 0, int) == 0
 
 
-@hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                         HealthCheck.too_slow])
 @given(st.binary(max_size=600) | st.text(max_size=400).map(lambda t: "[General]\n" + t))
 def test_any_bytes_as_the_settings_file_give_typed_values_in_range(user_dirs, data):
     write_settings(user_dirs / "settings.ini", data)
@@ -228,9 +229,10 @@ app = make_app()
 from viz.app.window import MainWindow
 w = MainWindow(None)
 w.show()
-w.session.wait()
+status = w.statusBar().currentMessage()      # now: it shows for 30 s, and the analysis may take longer
+w.session.wait(600_000)      # returns when the analysis ends (a ceiling, not a sleep)
 print(json.dumps({"path": str(w.session.path), "theme": w.theme_name, "problem": w.settings_problem,
-                  "status": w.statusBar().currentMessage()}))
+                  "status": status}))
 from viz.app.main import close_window
 close_window(w)                 # as run_app does: deleting it at interpreter exit crashed
 """

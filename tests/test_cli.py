@@ -103,10 +103,11 @@ def test_readable_table_explains_each_figure(capsys):
 def test_console_script_exit_status_and_no_traceback(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[launch\nblock = [32]\n")
-    proc = subprocess.run([sys.executable, "-m", "viz.cli", "analyze", str(bad)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "viz.cli", "analyze", str(bad)], capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 2
     assert "bad.toml, line 1" in proc.stderr and "Traceback" not in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "viz.cli", "--version"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "viz.cli", "--version"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and proc.stdout.startswith("warpviz ")
 
 

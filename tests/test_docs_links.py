@@ -21,7 +21,7 @@ SKIP_DIRS = {".git", ".venv", "venv", "build", "dist", "node_modules", "__pycach
 def tracked_files() -> list[Path]:
     """The repository's files: git's list where this is a checkout, else a walk of the tree."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=600).stdout
         files = [ROOT / p for p in out.decode("utf-8").split("\0") if p]
         if files:
             return [p for p in files if p.is_file()]

@@ -31,7 +31,7 @@ def nvcc(source: str, what: str = "-cubin") -> str:
         src.write_text(source)
         out = Path(tmp) / "out"
         proc = subprocess.run([find_nvcc(), "-arch=sm_90", what, "-O3", "-o", str(out), str(src)],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return out.read_text() if what == "-ptx" else ""
 

@@ -145,7 +145,7 @@ def test_the_generated_kernel_has_the_sass_form_the_model_counts(path, tmp_path)
     acc = sc.accesses[0]
     (tmp_path / "k.cu").write_text(generate(sc, name="k").source)
     subprocess.run([find_tool("nvcc"), "-ptx", "-arch=sm_90", *NVCC_FLAGS, "-o", str(tmp_path / "k.ptx"),
-                    str(tmp_path / "k.cu")], check=True, capture_output=True)
+                    str(tmp_path / "k.cu")], check=True, capture_output=True, timeout=600)
     ptx = (tmp_path / "k.ptx").read_text()
     instrs = parse(ptx).instrs
     m = reconcile(ptx, instrs, sass_with_ptx_lines(assemble(ptx)))

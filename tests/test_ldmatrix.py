@@ -138,12 +138,26 @@ def test_row_past_the_end_of_the_array_is_refused():
     assert "[warp 0, lane 12]" in info.value.problem
 
 
-def test_cli_exits_2_on_a_bad_matrix_access(tmp_path):
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    """``warpviz ARGS`` in this process (tests/test_cli.py runs the command itself): its exit
+    status, standard output and standard error."""
+    from viz.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as e:          # argparse's usage errors
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_exits_2_on_a_bad_matrix_access(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text(text(at="t[lane][4]"))
-    proc = subprocess.run([sys.executable, "-m", "viz.cli", "analyze", str(bad)], capture_output=True, text=True)
-    assert proc.returncode == 2
-    assert "bad.toml, line 11: access 0 (ldmatrix.x4 t[lane][4]): ldmatrix.x4 row address 8" in proc.stderr
+    code, _, err = cli(capsys, "analyze", str(bad))
+    assert code == 2
+    assert "bad.toml, line 11: access 0 (ldmatrix.x4 t[lane][4]): ldmatrix.x4 row address 8" in err
 
 
 # ---------------------------------------------------------------------------- the rule
@@ -228,7 +242,7 @@ def test_generated_kernels_emit_one_real_instruction_per_access():
 # ---------------------------------------------------------------------------- the picture
 
 
-def test_matrix_map_table_and_cli(tmp_path):
+def test_matrix_map_table_and_cli(tmp_path, capsys):
     from viz.kinds.ldmatrix import matrix_map
 
     m = matrix_map(warp_detail(load("ldmatrix-x4-tile"), 0, 0, 1))
@@ -237,11 +251,10 @@ def test_matrix_map_table_and_cli(tmp_path):
     assert (r.matrix, r.row, r.banks, r.byte_addr) == (1, 1, (0, 3), 16 * 128 + 128 + 1024)
     assert sorted(r.wavefront for r in m.rows) == list(range(1, 33))     # 8-way: one row per wavefront
     assert m.holder[0][1] == (4, 4, 5, 5, 6, 6, 7, 7)
-    proc = subprocess.run([sys.executable, "-m", "viz.cli", "matrix", "ldmatrix-x4-tile", "-w", "1"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0 and "\n    1     9       3200   0-3 " in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "viz.cli", "matrix", "coalesced"], capture_output=True, text=True)
-    assert proc.returncode == 2 and "no access is ldmatrix or stmatrix" in proc.stderr
+    code, out, _ = cli(capsys, "matrix", "ldmatrix-x4-tile", "-w", "1")
+    assert code == 0 and "\n    1     9       3200   0-3 " in out
+    code, _, err = cli(capsys, "matrix", "coalesced")
+    assert code == 2 and "no access is ldmatrix or stmatrix" in err
 
 
 def _paint(m, size):
@@ -302,7 +315,7 @@ def test_the_probe_scripts_python_side_runs_dry(tmp_path):
     on a made-up ncu query and CSV; and its rule checker on the shipped recording."""
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, str(root / "tools/gpu/session/ldmatrix_probe.py"), "dry", str(tmp_path)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "dry run: 365 cases" in proc.stdout and "collect ok" in proc.stdout
     offs = __import__("json").loads((tmp_path / "cases.json").read_text())
@@ -326,14 +339,12 @@ def test_a_results_file_keeps_the_ldsm_and_stsm_counters():
         results.dumps(doc)
 
 
-def test_validate_takes_random_ldmatrix_scenarios_and_says_why_it_cannot_run():
+def test_validate_takes_random_ldmatrix_scenarios_and_says_why_it_cannot_run(capsys):
     import importlib.util
 
     if importlib.util.find_spec("pycuda") is not None:
         pytest.skip("PyCUDA is installed here: validate would run")
-    proc = subprocess.run([sys.executable, "-m", "viz.cli", "validate", "--random", "2", "--kind", "ldmatrix"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 2 and "cannot validate on this machine" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "viz.cli", "validate", "--random", "2", "--kind", "tma"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 2 and "invalid choice: 'tma'" in proc.stderr
+    code, _, err = cli(capsys, "validate", "--random", "2", "--kind", "ldmatrix")
+    assert code == 2 and "cannot validate on this machine" in err
+    code, _, err = cli(capsys, "validate", "--random", "2", "--kind", "tma")
+    assert code == 2 and "invalid choice: 'tma'" in err

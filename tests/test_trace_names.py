@@ -161,7 +161,7 @@ def cpp_ptx(tmp_path_factory):
     d = tmp_path_factory.mktemp("cpp")
     (d / "k.cu").write_text(CPP)
     subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-O3", "-std=c++17", "-lineinfo", "-o", str(d / "k.ptx"),
-                    str(d / "k.cu")], check=True, capture_output=True)
+                    str(d / "k.cu")], check=True, capture_output=True, timeout=600)
     return (d / "k.ptx").read_text()
 
 
@@ -329,7 +329,7 @@ __global__ void b(float* p) { p[threadIdx.x] = unused(p[threadIdx.x]); }
 """
     (tmp_path / "k.cu").write_text(src)
     subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "-O3", "-o", str(tmp_path / "k.ptx"), str(tmp_path / "k.cu")],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, timeout=600)
     ptx = (tmp_path / "k.ptx").read_text()
     fns = {f.name: f for f in M.functions(ptx)}
     assert {"_Z1aPf", "_Z1bPf", "_Z6helperf", "_Z6unusedf"} <= set(fns)
@@ -592,7 +592,8 @@ def test_gnu_c_filt_here_prints_the_recorded_column(tool):
     exe = shutil.which(tool)
     if exe is None:
         pytest.skip(f"no {tool} here")
-    out = subprocess.run([exe, *BY_MANGLED], capture_output=True, text=True, check=True).stdout.splitlines()
+    out = subprocess.run([exe, *BY_MANGLED], capture_output=True, text=True, check=True,
+                         timeout=600).stdout.splitlines()
     assert out == [gnu for _, gnu in BY_MANGLED.values()]
     if N._cxa() is not None:
         assert [N._cxa_demangle(m) for m in BY_MANGLED] == out

@@ -160,7 +160,7 @@ def test_nvcc_ptx_of_a_rawkernel_traces_as_ptx(tmp_path):
                                      '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
                                      '  if (i < n) y[i] = a * x[i];\n}\n')
     subprocess.run(["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", "-o", str(tmp_path / "raw.ptx"),
-                    str(tmp_path / "raw.cu")], check=True, capture_output=True)
+                    str(tmp_path / "raw.cu")], check=True, capture_output=True, timeout=600)
     (tmp_path / "raw.launch.toml").write_text(
         'format = 2\nptx = "raw.ptx"\nkernel = "scale"\nblock = [128]\ngrid = [2]\n'
         '[[arg]]\ntype = "float*"\ncount = 256\n[[arg]]\ntype = "float*"\ncount = 256\nfill = "random"\n'
@@ -532,7 +532,8 @@ extern "C" __global__ void k(const float* g, int n) {
 }
 ''')
     ptx = tmp_path / "k.ptx"
-    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", str(src), "-o", str(ptx)], check=True, capture_output=True)
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", str(src), "-o", str(ptx)], check=True, capture_output=True,
+                   timeout=600)
     text, instrs, _ = instrument_full(ptx.read_text())
     cps = [i for i in instrs if i.kind == "cp.async" and i.space == "global"]
     assert len(cps) == 4 and cps[3].predicate == "p", cps       # the one-line block split, none missed
@@ -541,5 +542,5 @@ extern "C" __global__ void k(const float* g, int n) {
     out = tmp_path / "k.instrumented.ptx"
     out.write_text(text)
     r = subprocess.run(["ptxas", "-arch=sm_90", str(out), "-o", str(tmp_path / "k.cubin")],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr

@@ -368,7 +368,7 @@ def test_matrixmul_sample_fuses_as_the_h100_counts(tmp_path, tile, loads, sass, 
     cu = tmp_path / "mm.cu"
     cu.write_text(body + f"template __global__ void MatrixMulCUDA<{tile}>(float*, float*, float*, int, int);\n")
     subprocess.run([find_tool("nvcc"), "-ptx", "-arch=sm_90", "-O3", "-lineinfo", "-o", str(tmp_path / "mm.ptx"),
-                    str(cu)], check=True)
+                    str(cu)], check=True, timeout=600)
     ptx = (tmp_path / "mm.ptx").read_text()
     instrs = parse(ptx).instrs
     m = reconcile(ptx, instrs, sass_with_ptx_lines(assemble(ptx)))

@@ -59,7 +59,7 @@ def _answers(display: str, proc: subprocess.Popen) -> bool:
     if proc.poll() is not None:
         return False
     got = subprocess.run(["xdotool", "getdisplaygeometry"], env={**os.environ, "DISPLAY": display},
-                         capture_output=True, text=True, timeout=30)
+                         capture_output=True, text=True, timeout=120)
     return got.returncode == 0 and got.stdout.split() == ["1920", "1080"]
 
 
@@ -141,10 +141,10 @@ def test_warpviz_starts_on_x11_and_quits_with_ctrl_q(xserver, tmp_path):
                                env=env, capture_output=True, text=True, timeout=120)
         wid = found.stdout.split()[0]
         name = subprocess.run(["xdotool", "getwindowname", wid], env=env, capture_output=True, text=True,
-                              timeout=30).stdout.strip()
+                              timeout=120).stdout.strip()
         assert name == "Transpose through a shared tile (unpadded) — transpose-tile.toml — warpviz"
-        subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=env, check=True, timeout=30)
-        subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+q"], env=env, check=True, timeout=30)
+        subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=env, check=True, timeout=120)
+        subprocess.run(["xdotool", "key", "--clearmodifiers", "ctrl+q"], env=env, check=True, timeout=120)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -46,7 +46,7 @@ def read(path: Path) -> str | None:
 
 w = MainWindow(TARGET)
 w.show()
-w.session.wait()
+w.session.wait(600_000)      # returns when the analysis ends (a ceiling, not a sleep)
 path = w.session.path
 rec = settings.recovery_dir()
 report: dict = {"path": str(path), "text_before": w.session.text}

@@ -36,7 +36,7 @@ def spin(until, msecs: int = 20000) -> bool:
 
 
 def xdotool(*args: str) -> str:
-    return subprocess.run(["xdotool", *args], check=True, capture_output=True, text=True, timeout=30).stdout
+    return subprocess.run(["xdotool", *args], check=True, capture_output=True, text=True, timeout=120).stdout
 
 
 def settle() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,17 +41,93 @@ class Entry:
         return all(w in hay for w in words)
 
 
-def read_entry(path: Path, builtin: bool) -> Entry:
-    """Title, tags and notes straight from the TOML (cheap: no validation), in the interface
-    language: ``title_zh`` / ``notes_zh`` when it is Chinese and the file has them."""
+# What the library shows of a file (a scenario's title, tags and notes, a launch file's title
+# and kernel, a trace's checked header), by the file's path and identity (inode, size, times):
+# a window lists every built-in, launch file and shipped trace four times while it is built (the
+# library, the comparison's two pickers, each again in the interface language), and parsing 210
+# files (checking 70 trace headers against the schema) each time was most of the time a window
+# took to open. A file that is changed, replaced or touched is read again; one that could not be
+# read is not remembered (listing it again tries again).
+_FIELDS: dict[tuple, dict] = {}
+_FIELDS_MAX = 4096
+
+
+def _identity(path: Path, kind: str) -> tuple | None:
+    import stat as stat_module
+
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    if not stat_module.S_ISREG(st.st_mode):
+        return None                                # a pipe or a device: never remembered
+    return (kind, os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _remembered(path: Path, kind: str, read) -> dict:
+    """``read(path)``'s fields of ``path``, from memory while the file is the same file.
+    ``read`` raises ``LookupError`` for a file it cannot read (then {} and nothing kept)."""
+    key = _identity(path, kind)
+    if key is not None and key in _FIELDS:
+        return _FIELDS[key]
+    try:
+        fields = read(path)
+    except LookupError:
+        return {}
+    if key is not None:
+        if len(_FIELDS) >= _FIELDS_MAX:
+            _FIELDS.clear()
+        _FIELDS[key] = fields
+    return fields
+
+
+def _strings(raw: dict, keys: tuple[str, ...]) -> dict:
+    return {k: raw[k] for k in keys if isinstance(raw.get(k), str)}
+
+
+def _scenario_fields(path: Path) -> dict:
     from ..scenario import ScenarioError, read_text
 
     try:            # a regular file of a scenario's size only: a pipe or a huge file is not read
         raw = tomllib.loads(read_text(path))
-    except (ScenarioError, tomllib.TOMLDecodeError, RecursionError):
-        raw = {}
+    except (ScenarioError, tomllib.TOMLDecodeError, RecursionError) as e:
+        raise LookupError(path) from e
+    fields = _strings(raw, ("title", "notes", "title_zh", "notes_zh"))
     tags = raw.get("tags", [])
-    tags = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+    fields["tags"] = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+    return fields
+
+
+def _launch_fields(path: Path) -> dict:
+    from ..trace import TraceError
+    from ..trace.launch import MAX_LAUNCH_FILE_BYTES, read_text_file
+
+    try:      # bounded, a regular file only; deep TOML is no crash
+        raw = tomllib.loads(read_text_file(path, "launch file", MAX_LAUNCH_FILE_BYTES))
+    except (TraceError, tomllib.TOMLDecodeError, RecursionError, ValueError) as e:
+        raise LookupError(path) from e
+    return _strings(raw, ("kernel", "title"))
+
+
+def _trace_fields(path: Path) -> dict:
+    from ..trace import TraceError
+    from ..trace.tracefile import read_header
+
+    try:
+        h = read_header(path)
+    except TraceError as e:
+        raise LookupError(path) from e
+    fields = {k: h[k] for k in ("title", "kernel", "source_name") if k in h}
+    if "gpu" in h:
+        fields["gpu"] = {"name": (h.get("gpu") or {}).get("name")}
+    return fields
+
+
+def read_entry(path: Path, builtin: bool) -> Entry:
+    """Title, tags and notes straight from the TOML (cheap: no validation), in the interface
+    language: ``title_zh`` / ``notes_zh`` when it is Chinese and the file has them."""
+    raw = _remembered(path, "scenario", _scenario_fields)
+    tags = raw.get("tags", ())
     def text(key: str) -> str:
         return raw.get(key) if isinstance(raw.get(key), str) else ""
 
@@ -64,13 +141,7 @@ def read_trace_entry(path: Path, builtin: bool = True) -> Entry:
     """A trace's title and kernel from its checked header (``tracefile.read_header``: the
     arrays are not read); tagged "trace". A file that cannot be read is listed by its name
     (opening it says why)."""
-    from ..trace import TraceError
-    from ..trace.tracefile import read_header
-
-    try:
-        h = read_header(path)
-    except TraceError:
-        h = {}
+    h = _remembered(path, "trace", _trace_fields)
     title = str(h.get("title") or path.stem)
     gpu = str((h.get("gpu") or {}).get("name") or "")
     notes = tr("Trace of the kernel {kernel}, recorded on {gpu}", kernel=h.get("kernel", path.stem), gpu=gpu or "?")
@@ -81,13 +152,7 @@ def read_trace_entry(path: Path, builtin: bool = True) -> Entry:
 def read_launch_entry(path: Path) -> Entry:
     """A launch file's title and kernel straight from its TOML (not checked: opening it says
     what is wrong); tagged "launch"."""
-    from ..trace import TraceError
-    from ..trace.launch import MAX_LAUNCH_FILE_BYTES, read_text_file
-
-    try:      # bounded, a regular file only; deep TOML is no crash
-        raw = tomllib.loads(read_text_file(path, "launch file", MAX_LAUNCH_FILE_BYTES))
-    except (TraceError, tomllib.TOMLDecodeError, RecursionError, ValueError):
-        raw = {}
+    raw = _remembered(path, "launch", _launch_fields)
     kernel = raw.get("kernel") if isinstance(raw.get("kernel"), str) else ""
     title = raw.get("title") if isinstance(raw.get("title"), str) else path.name
     notes = tr("Launch file of the kernel {kernel}: open it, then Record trace in the GPU panel", kernel=kernel or "?")
