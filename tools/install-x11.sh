@@ -32,8 +32,15 @@ fi
 if command -v apt-get >/dev/null; then
   pkgs="xvfb xdotool $(cd "$root" && "$py" -m viz.app.display debian)"
   say "installing with apt-get: $pkgs"
-  if ! { "${sudo[@]}" apt-get update -qq &&
-         DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends $pkgs; } >&2; then
+  # Two checkouts' CI side by side both get here: the second waits for the first's apt-get (a
+  # lock of our own around both steps, and apt's own lock timeout for any other apt user)
+  # instead of failing on "Could not get lock /var/lib/apt/lists/lock".
+  lock=()
+  command -v flock >/dev/null && lock=(flock -w 900 /tmp/.warpviz-install-x11.lock)
+  wait_apt=(-o DPkg::Lock::Timeout=600)
+  if ! { "${sudo[@]}" "${lock[@]}" apt-get "${wait_apt[@]}" update -qq &&
+         DEBIAN_FRONTEND=noninteractive "${sudo[@]}" "${lock[@]}" apt-get "${wait_apt[@]}" install -y -qq \
+           --no-install-recommends $pkgs; } >&2; then
     say "apt-get could not install them (see above); they will skip"
   fi
 elif command -v dnf >/dev/null; then
