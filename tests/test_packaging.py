@@ -301,7 +301,7 @@ def test_every_library_viz_imports_is_a_declared_dependency():
     declared = {re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0].lower().replace("-", "_")
                 for d in meta["dependencies"] + meta["optional-dependencies"]["gpu"]}
     # import names of the distributions whose import name differs
-    provides = {"pyside6_essentials": {"PySide6"}}
+    provides = {"pyside6_essentials": {"PySide6"}, "pillow": {"PIL"}}
     importable = set()
     for dist in declared:
         importable |= provides.get(dist, {dist})

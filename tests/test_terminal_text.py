@@ -129,7 +129,7 @@ def test_huge_entry_names_in_a_ptx_give_a_short_message(tmp_path, capsys):
 
 def test_calibration_file_device_name_is_escaped(tmp_path, capsys):
     doc = json.loads((ROOT / "assets" / "calibration" / "nvidia-h100-80gb-hbm3.json").read_text())
-    doc["device"]["name"] = "H100" + EVIL + "N" * 5000
+    doc["device"]["name"] = "H100" + EVIL + "N" * 900     # under the file check's 1,000, over the 300 printed
     path = tmp_path / "cal.json"
     path.write_text(json.dumps(doc))
     code, out, err = run(capsys, "calibrate", "--show", str(path))
@@ -137,6 +137,11 @@ def test_calibration_file_device_name_is_escaped(tmp_path, capsys):
     assert_clean(out + err)
     assert out.startswith("H100\\x1b]52;") and "characters cut]" in out.splitlines()[0]
     assert len(out.splitlines()[0]) < 600
+    doc["device"]["name"] = "H100" + EVIL + "N" * 5000    # a longer one: the file is refused, still escaped
+    path.write_text(json.dumps(doc))
+    code, out, err = run(capsys, "calibrate", "--show", str(path))
+    assert code == 2 and "device.name must be a short text" in err
+    assert_clean(out + err)
 
 
 def test_results_file_names_are_escaped(tmp_path, capsys):

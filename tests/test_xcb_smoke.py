@@ -46,7 +46,8 @@ def _start_xvfb(log: Path) -> tuple[subprocess.Popen, str | None]:
     connections. Returns the process and its display number (None if it did not start)."""
     r, w = os.pipe()
     with open(log, "ab") as err:
-        proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"],
+        proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1080x24", "-nolisten", "tcp",
+                                 "-noreset"],   # no reset when a client leaves: the next one could meet it half-reset
                                 pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=err)
     os.close(w)
     with os.fdopen(r) as f:

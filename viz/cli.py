@@ -424,7 +424,8 @@ def _opens_in_the_app(word: str) -> bool:
 def _unknown_word(word: str) -> int:
     from .assets import _exists
 
-    shown = repr(word if len(word) <= 80 else word[:80] + "...")      # repr: no control character reaches the terminal
+    # repr: no control character reaches the terminal; a long one keeps its end (the file's own name)
+    shown = repr(word if len(word) <= 80 else word[:30] + "..." + word[-47:])
     looks_like_a_file = "/" in word or "\\" in word or word.endswith((".toml", ".wvtrace"))
     if _exists(Path(word)):                                            # only a folder gets here
         what = f"{shown} is a folder, not a scenario or trace file"
