@@ -187,17 +187,22 @@ def check_fits(launch: Launch, free_bytes: int, gpu: str = "the GPU") -> None:
     """Before anything is allocated: raise ``TraceError`` when the launch's buffers (one
     allocation, each buffer 256-byte aligned) need more than the GPU's free memory. The
     paragraph names the largest buffer, its size, the total and the free memory."""
-    need = launch.buffer_bytes
-    if need <= free_bytes:
+    if launch.buffer_bytes <= free_bytes:
         return
+    raise _too_large(launch, f", but {gpu} has {_bytes(free_bytes)} free; nothing was allocated")
+
+
+def _too_large(launch: Launch, why: str) -> TraceError:
+    """The paragraph of a launch whose buffers do not fit: it names the largest buffer, its
+    size and the total, then ``why`` (where they do not fit)."""
+    need = launch.buffer_bytes
     bufs = [(a.nbytes, n) for n, a in enumerate(launch.args, 1) if a.is_buffer]
     size, n = max(bufs)
     a = launch.args[n - 1]
     others = f" (all {len(bufs)} buffers together: {_bytes(need)})" if len(bufs) > 1 else ""
-    raise TraceError(launch.path, f"arg {n}.count",
-                     f"buffer [[arg]] {n} ({a.type}, count = {a.count:,}) needs {_bytes(size)}{others}, but {gpu} "
-                     f"has {_bytes(free_bytes)} free; nothing was allocated",
-                     "use smaller `count`s (a trace needs only a small launch)")
+    return TraceError(launch.path, f"arg {n}.count",
+                      f"buffer [[arg]] {n} ({a.type}, count = {a.count:,}) needs {_bytes(size)}{others}{why}",
+                      "use smaller `count`s (a trace needs only a small launch)")
 
 
 def host_memory() -> int | None:
@@ -236,18 +241,11 @@ def check_host_memory(launch: Launch, available: int | None = None) -> None:
     this process may still take (``host_memory``; the fill needs room to work: a random
     float buffer is drawn in doubles first)."""
     available = host_memory() if available is None else available
-    need = launch.buffer_bytes
-    if available is None or need <= available // 2:
+    if available is None or launch.buffer_bytes <= available // 2:
         return
-    bufs = [(a.nbytes, n) for n, a in enumerate(launch.args, 1) if a.is_buffer]
-    size, n = max(bufs)
-    a = launch.args[n - 1]
-    others = f" (all {len(bufs)} buffers together: {_bytes(need)})" if len(bufs) > 1 else ""
-    raise TraceError(launch.path, f"arg {n}.count",
-                     f"buffer [[arg]] {n} ({a.type}, count = {a.count:,}) needs {_bytes(size)}{others}; the buffers "
-                     f"are filled in this machine's memory before they go to the GPU, and it has "
-                     f"{_bytes(available)} available (warpviz takes at most half of it); nothing was allocated",
-                     "use smaller `count`s (a trace needs only a small launch)")
+    raise _too_large(launch, f"; the buffers are filled in this machine's memory before they go to the GPU, and it "
+                             f"has {_bytes(available)} available (warpviz takes at most half of it); nothing was "
+                             "allocated")
 
 
 
