@@ -826,24 +826,25 @@ def _qt_failed(path: Path, what: str = "") -> OSError:
     return OSError(errno.EIO, what or f"Qt could not write {path.name}")
 
 
-def _svg_complete(path: Path) -> bool:
-    """An SVG that ends with its closing tag (QSvgGenerator says nothing of a failed write)."""
+def _tail(path: Path, n: int) -> bytes:
+    """The last ``n`` bytes of ``path`` (fewer for a shorter file; b"" when it cannot be read):
+    the written-to-the-end checks of PNG, SVG and GIF read no more than that."""
     try:
         with open(path, "rb") as f:
-            f.seek(max(0, path.stat().st_size - 64))
-            return f.read().rstrip().endswith(b"</svg>")
+            f.seek(max(0, path.stat().st_size - n))
+            return f.read(n)
     except OSError:
-        return False
+        return b""
+
+
+def _svg_complete(path: Path) -> bool:
+    """An SVG that ends with its closing tag (QSvgGenerator says nothing of a failed write)."""
+    return _tail(path, 64).rstrip().endswith(b"</svg>")
 
 
 def _gif_complete(path: Path) -> bool:
     """A GIF that ends with its trailer byte (0x3B)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            return f.read(1) == b";"
-    except OSError:
-        return False
+    return _tail(path, 1) == b";"
 
 
 def _video_params(kind: str) -> tuple[str, list[str]]:
@@ -1203,12 +1204,7 @@ def _write_sequence(out, parent, kind, plan, settings, progress, cancel) -> Resu
 
 def _png_complete(path: Path) -> bool:
     """A PNG file that ends with its IEND chunk (not cut short by a full disk)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(-12, os.SEEK_END)
-            return f.read(12) == b"\0\0\0\0IEND\xaeB`\x82"
-    except OSError:
-        return False
+    return _tail(path, 12) == b"\0\0\0\0IEND\xaeB`\x82"
 
 
 __all__ = ["export", "write_plan", "default_file_name", "path_in", "Settings", "Selection", "Result", "ExportError",
