@@ -39,6 +39,7 @@ import numpy as np
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
 from ..errors import safe_text
 from .tracefile import Trace, lane_bits
+from ..kinds.wgmma import GMMA_METRICS as _GMMA_METRICS   # HOOK(wgmma)
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
 # smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level).
@@ -62,7 +63,8 @@ GLOBAL_ATOMIC_METRICS = {
 }
 # Every counter outside the ten that a trace reports (what ``--validate`` asks Nsight Compute for).
 OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS}
-                                  | {n for pair in GLOBAL_ATOMIC_METRICS.values() for n in pair}))
+                                  | {n for pair in GLOBAL_ATOMIC_METRICS.values() for n in pair}
+                                  | set(_GMMA_METRICS)))   # HOOK(wgmma): its four counters
 
 
 def atomic_rule(ins: dict) -> str:
@@ -184,6 +186,8 @@ class TraceInstrStats:
     never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
+    own: dict = field(default_factory=dict)    # HOOK(wgmma): counters of its own kind, by Nsight Compute name
+    own_info: dict = field(default_factory=dict)   # HOOK(wgmma): what its kind shows beside them (descriptors)
 
     @property
     def is_atomic(self) -> bool:
@@ -228,6 +232,8 @@ class TraceAnalysis:
     def other_metrics(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.stats:
+            for name, v in s.own.items():      # HOOK(wgmma): a kind's own counters
+                out[name] = out.get(name, 0) + v
             # cp.async has two operands (shared destination, global source): the table
             # names only the global one, so each instruction counts once
             name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
@@ -298,6 +304,10 @@ class TraceAnalysis:
                          sectors_per_request=_ratio(s.sectors, s.requests),
                          lines_per_request=_ratio(s.lines, s.requests),
                          sector_efficiency=_ratio(gb, s.sectors * 32))
+            if ins["kind"] == "wgmma":         # HOOK(wgmma): its figures (viz.kinds.wgmma)
+                from ..kinds.wgmma import access_figures
+
+                d.update(access_figures(ins, s.own, s.own_info, s.wavefronts, s.phases))
             out.append(d)
         return out
 
@@ -460,6 +470,19 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     if not rows.size:
         return
     addr = trace.addresses(rows)
+    if ins["kind"] == "wgmma":         # HOOK(wgmma): a record's slots are its descriptors (viz.kinds.wgmma)
+        from ..kinds.wgmma import count_trace_rows
+
+        got = count_trace_rows(ins, addr, trace.warp[rows], trace.pred[rows])
+        st.wavefronts += got["wavefronts"]
+        st.phases += got["phases"]
+        for name in _GMMA_METRICS:
+            st.own[name] = st.own.get(name, 0) + got[name]
+        for key, n in got["descriptors"].items():
+            st.own_info[key] = st.own_info.get(key, 0) + n
+        st.active_lanes += int(mask_bits(trace.pred[rows]).sum())
+        st.per_record[at:at + rows.size] += got["per_record"].astype(st.per_record.dtype)
+        return
     pred = mask_bits(trace.pred[rows])
     if ins["kind"] in ("ldmatrix", "stmatrix"):
         # .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
@@ -539,6 +562,10 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
         return rows
     rows.append(("active lanes", tr("{n}/warp", n=f"{d['active_lanes'] / d['executed']:.2f}"),
                  tr("lanes whose predicate held, as recorded")))
+    if d.get("kind") == "wgmma":       # HOOK(wgmma): its own rows (viz.kinds.wgmma)
+        from ..kinds.wgmma import explain_rows
+
+        return rows + explain_rows(d)
     if "wavefronts" in d:
         wf, ph = d["wavefronts"], d["phases"]
         per = max(1, d["executed"])
@@ -674,7 +701,11 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
         if d["never_true_shared_loads"]:
             parts.append(f"+{d['never_true_shared_loads']:,} never-true shared loads (@!PT LDS before the LDGSTS: "
                          "counted as shared loads)")
-        if "wavefronts" in d:
+        if "wgmma" in d:                  # HOOK(wgmma)
+            from ..kinds.wgmma import table_text
+
+            parts.append(table_text(d))
+        elif "wavefronts" in d:
             parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
         if "sectors" in d:
             parts.append(f"requests {d['requests']:,}, sectors {d['sectors']:,} "

@@ -140,6 +140,10 @@ def classify(opcode: str) -> tuple[str, str] | None:
     """(kind, space) of a memory opcode that touches global/shared/generic memory, or None."""
     parts = opcode.split(".")
     head = parts[0]
+    if head == "wgmma":                 # HOOK(wgmma): viz.kinds.wgmma records it (its descriptors)
+        from ..kinds.wgmma import is_wgmma
+
+        return ("wgmma", "shared") if is_wgmma(opcode) else None
     if head not in _OPS:
         return None
     if head == "cp":
@@ -243,6 +247,17 @@ def parse(text: str) -> Parsed:
             continue
         kind, space = cls
         operands = m.group("operands")
+        pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+        if kind == "wgmma":             # HOOK(wgmma): no [address]; its descriptors are recorded
+            from ..kinds.wgmma import parse as parse_wgmma
+
+            wop = parse_wgmma(opcode, operands)
+            if wop is None:
+                skipped.append((i + 1, s))
+                continue
+            instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, "wgmma", "load", "shared", 16, pred,
+                                   f"{wop.a_operand},{wop.b_operand}", 0, files.get(loc[0], ""), loc[1]))
+            continue
         addrs = _ADDR.findall(operands)
         if not addrs:
             raise PtxError(f"PTX line {i + 1}: no address operand in `{s}`")
@@ -431,8 +446,17 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         c.append(f"vote.sync.ballot.b32 %wvr1, {ins.predicate}, %wvr0;")
     else:
         c.append("mov.b32 %wvr1, %wvr0;")
-    c += _address_code(ins.address, widths, symbols, ins.line_no)
-    if ins.space == "generic":
+    if ins.kind == "wgmma":             # HOOK(wgmma): the slots carry the descriptors, no lane address
+        from ..kinds.wgmma import record_code
+
+        a_op, b_op = ins.address.split(",", 1)
+        c += record_code(a_op or None, b_op)
+        c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
+    else:
+        c += _address_code(ins.address, widths, symbols, ins.line_no)
+    if ins.kind == "wgmma":
+        pass
+    elif ins.space == "generic":
         c += ["isspacep.shared %wvp1, %wvd0;",
               "isspacep.global %wvp2, %wvd0;",
               "vote.sync.ballot.b32 %wvr2, %wvp1, %wvr0;",

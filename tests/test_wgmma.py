@@ -1,0 +1,325 @@
+"""wgmma reads of shared memory (viz.kinds.wgmma): descriptors, core matrices, the rule, the PTX
+recorder's slots, the trace analysis' gmma counters."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from viz.kinds import wgmma as W
+from viz.trace import ptx as P
+
+DATA = Path(__file__).parent / "data" / "wgmma"
+TRITON = DATA / "triton35_matmul_128x128x64.ptx"
+HAVE_PTXAS = shutil.which("ptxas") is not None
+
+
+# ---------------------------------------------------------------------------- descriptors
+
+
+def test_decode_the_descriptors_triton_builds():
+    """Triton 3.5's tl.dot fp16 GEMM (the fixture) ORs these constants into its start addresses."""
+    a = W.decode(4611686293372403712)
+    assert (a.start, a.lbo, a.sbo, a.base_offset, a.swizzle_name) == (0, 16384, 1024, 0, "128B")
+    b = W.decode(4611686293338849280)
+    assert (b.start, b.lbo, b.sbo, b.base_offset, b.swizzle_name) == (0, 8192, 1024, 0, "128B")
+    assert W.decode(4611686293372403712 | (18432 >> 4)).start == 18432
+
+
+@given(start=st.integers(0, (1 << 18) - 1), lbo=st.integers(0, (1 << 18) - 1), sbo=st.integers(0, (1 << 18) - 1),
+       sw=st.integers(0, 3), base=st.integers(0, 7))
+def test_encode_decode_round_trip(start, lbo, sbo, sw, base):
+    d = W.decode(W.encode(start, lbo, sbo, sw, base))
+    assert (d.start, d.lbo, d.sbo, d.swizzle, d.base_offset) == (start & ~15, lbo & ~15, sbo & ~15, sw, base)
+    assert W.encode(d.start, d.lbo, d.sbo, d.swizzle, d.base_offset) == d.raw
+
+
+def test_encode_refuses_out_of_range_fields():
+    with pytest.raises(ValueError):
+        W.encode(0, 16, 16, 4)
+    with pytest.raises(ValueError):
+        W.encode(0, 16, 16, 0, 8)
+
+
+# ---------------------------------------------------------------------------- core matrices
+
+
+def test_k_major_without_swizzle_core_matrices_are_128_contiguous_bytes():
+    cms = W.core_matrices("A", W.decode(W.encode(1024, 128, 256, 0)), 64, "K")
+    assert len(cms) == 16
+    assert cms[0].rows == tuple(1024 + 16 * r for r in range(8))
+    assert cms[1].rows == tuple(1024 + 128 + 16 * r for r in range(8))      # K-adjacent: LBO
+    assert cms[2].rows == tuple(1024 + 256 + 16 * r for r in range(8))      # MN-adjacent: SBO
+
+
+def test_128b_swizzle_k_major_rows_are_128_bytes_apart_and_chunks_xor_the_row():
+    cms = W.core_matrices("A", W.decode(W.encode(2048 + 32, 16, 1024, 1)), 64, "K")
+    # chunk 2 (the k16 slice at byte 32 of a 128-byte row), row r: chunk index 2 ^ r
+    assert cms[0].rows == tuple(2048 + 128 * r + 16 * (2 ^ r) for r in range(8))
+    assert cms[1].rows == tuple(2048 + 128 * r + 16 * (3 ^ r) for r in range(8))
+    assert cms[2].rows[0] == 2048 + 1024 + 32
+
+
+def test_mn_major_128b_swizzle_atoms_are_lbo_apart_k_groups_sbo():
+    """Triton's B (imm-trans-b 1): 64 halves of N per 128-byte row, N atoms LBO apart."""
+    cms = W.core_matrices("B", W.decode(W.encode(0, 8192, 1024, 1)), 128, "MN")
+    assert len(cms) == 32
+    by = {(c.mn, c.k): c for c in cms}
+    assert by[(0, 0)].rows == tuple(128 * r + 16 * (0 ^ r) for r in range(8))
+    assert by[(0, 1)].rows == tuple(1024 + 128 * r + 16 * (0 ^ r) for r in range(8))
+    assert by[(9, 0)].rows == tuple(8192 + 128 * r + 16 * (1 ^ r) for r in range(8))
+
+
+def test_swizzle_patterns():
+    assert [W.swizzle_address(128 * r, 1) for r in range(8)] == [128 * r + 16 * r for r in range(8)]
+    assert [W.swizzle_address(128 * r, 2) for r in range(8)] == [128 * r + 16 * (r % 4) for r in range(8)]
+    assert [W.swizzle_address(128 * r, 3) for r in range(8)] == [128 * r + 16 * (r % 2) for r in range(8)]
+    assert W.swizzle_address(1234, 0) == 1234
+
+
+# ---------------------------------------------------------------------------- the rule
+
+
+def test_measured_baseline_m64n128k16_f16():
+    """Nsight Compute on the H200 (TRACE_FORMAT.md): 6,144 bytes in 48 wavefronts, 0 conflicts
+    per warpgroup instruction of Triton's GEMM (A K-major, B MN-major, 128B swizzle)."""
+    op = W.parse_ptx_line("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%r1}, %rd1, %rd2, %p3, 1, 1, 0, 1;")
+    c = W.count(op, W.encode(32, 16384, 1024, 1), W.encode(18432, 8192, 1024, 1))
+    assert (c.bytes, c.wavefronts, c.ideal, c.conflicts) == (6144, 48, 48, 0)
+
+
+@pytest.mark.parametrize("sw", [0, 1, 2, 3])
+@pytest.mark.parametrize("n", [8, 64, 128, 256])
+@pytest.mark.parametrize("ta,tb,areg", [(0, 0, 0), (0, 1, 0), (1, 0, 0), (1, 1, 0), (0, 0, 1), (0, 1, 1)])
+def test_canonical_layouts_read_without_conflicts(sw, n, ta, tb, areg):
+    op = W.WgmmaOp(n, 16, "f32", "f16", "f16", not areg, bool(ta), bool(tb))
+    la, sa = W.canonical(sw, op.a_major)
+    lb, sb = W.canonical(sw, op.b_major, n)
+    c = W.count(op, None if areg else W.encode(0, la, sa, sw), W.encode(98304, lb, sb, sw))
+    assert c.bytes == (0 if areg else 2048) + 32 * n
+    assert c.wavefronts == c.ideal == c.bytes // 128 and c.conflicts == 0
+
+
+desc_fields = st.tuples(st.integers(0, 4095).map(lambda x: x * 16), st.integers(0, 255).map(lambda x: x * 16),
+                        st.integers(0, 255).map(lambda x: x * 16), st.integers(0, 3), st.integers(0, 7))
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.sampled_from([8, 16, 24, 32, 64, 128, 256]), ta=st.booleans(), tb=st.booleans(), areg=st.booleans(),
+       a=desc_fields, b=desc_fields)
+def test_invariants(n, ta, tb, areg, a, b):
+    """Bytes read = A + B bytes; wavefronts >= bytes / 128 (a phase delivers 128 bytes);
+    conflicts = wavefronts - ideal >= 0; no phase costs more than its 8 rows."""
+    op = W.WgmmaOp(n, 16, "f32", "f16", "f16", not areg, ta and not areg, tb)
+    c = W.count(op, None if areg else W.encode(*a), W.encode(*b))
+    assert c.bytes == (0 if areg else 64 * 32) + n * 32
+    assert c.ideal == c.bytes // 128 and c.wavefronts >= c.ideal
+    assert c.conflicts == c.wavefronts - c.ideal >= 0
+    assert all(1 <= p <= 8 for p in c.per_phase) and len(c.per_phase) == c.bytes // 128
+    rows = W.rows_of(op, None if areg else W.encode(*a), W.encode(*b))
+    assert len(rows) == c.bytes // 16
+    assert sum(1 for r in rows if r.conflict) >= c.conflicts
+
+
+# ---------------------------------------------------------------------------- PTX forms
+
+
+@pytest.mark.parametrize("line,want", [
+    ("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%r1,%r2}, %rd418, %rd419, %p3, 1, 1, 0, 1;",
+     (128, 16, True, False, True, "%rd418", "%rd419")),
+    ("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1}, {%r1,%r2,%r3,%r4}, %rd9, p, 1, 1, 1;",
+     (64, 16, False, False, True, "", "%rd9")),
+    ("@%p1 wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%f1}, %rd1, %rd2, p, 1, 1;",
+     (64, 8, True, False, False, "%rd1", "%rd2")),
+    ("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2 {%f1}, %rd1, %rd2, p, 1, 1;",
+     (256, 32, True, False, False, "%rd1", "%rd2")),
+    ("wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8.satfinite {%r1}, %rd1, %rd2, p;",
+     (64, 32, True, False, False, "%rd1", "%rd2")),
+])
+def test_parse_forms(line, want):
+    op = W.parse_ptx_line(line)
+    assert (op.n, op.k, op.a_shared, op.trans_a, op.trans_b, op.a_operand, op.b_operand) == want
+    assert op.bytes == (2048 if op.a_shared else 0) + 32 * op.n
+
+
+@pytest.mark.parametrize("line", [
+    "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {%f1}, %rd1, %rd2, %r1, 0, p, 1, 1, 0, 0;",
+    "wgmma.mma_async.sync.aligned.m64n64k8.f32.f16.f16 {%f1}, %rd1, %rd2, p, 1, 1, 0, 0;",     # k8 is not f16's
+    "wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {%f1}, %rd1, %rd2, p, 1, 1, 0, 0;",    # N not a multiple of 8
+    "wgmma.fence.sync.aligned;", "wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 0;",
+])
+def test_parse_refuses_what_it_does_not_record(line):
+    assert W.parse_ptx_line(line) is None
+
+
+def test_fence_commit_and_wait_touch_no_memory():
+    for op in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned"):
+        assert P.classify(op) is None
+    assert P.classify("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == ("wgmma", "shared")
+
+
+# ---------------------------------------------------------------------------- the recorder
+
+
+def test_triton_gemm_wgmma_instructions_are_recorded():
+    parsed = P.parse(TRITON.read_text())
+    w = [i for i in parsed.instrs if i.kind == "wgmma"]
+    assert len(w) == 8
+    assert w[0].address == "%rd418,%rd419" and w[4].address == "%rd426,%rd419"
+    assert all(i.space == "shared" and i.width == 16 for i in w)
+    assert not [s for _, s in parsed.skipped if "wgmma" in s]
+
+
+@pytest.mark.skipif(not HAVE_PTXAS, reason="needs ptxas")
+@pytest.mark.nvcc
+def test_instrumented_triton_gemm_assembles_for_sm_90a(tmp_path):
+    out, instrs = P.instrument(TRITON.read_text())
+    assert out.count("wgmma.mma_async") == 8
+    assert out.count(f"mov.u64 %wvd0, {W.TAG};") == 8
+    (tmp_path / "k.ptx").write_text(out)
+    r = subprocess.run(["ptxas", "-arch=sm_90a", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "k.cubin").read_bytes()[:4] == b"\x7fELF"
+
+
+def _run_record_code(lines: list[str], regs: dict[str, int], lane: int) -> int:
+    """A tiny interpreter of the instructions ``record_code`` emits (one lane): checks the PTX
+    does what ``descriptors`` reads back."""
+    r = dict(regs)
+    p: dict[str, bool] = {}
+    mask = (1 << 64) - 1
+
+    def val(x: str) -> int:
+        x = x.strip()
+        if x == "%laneid":
+            return lane
+        return r[x] if x.startswith("%") else int(x, 0) & mask
+
+    for ln in lines:
+        m = re.fullmatch(r"(@(!?)(%\w+)\s+)?([\w.]+)\s+(.*);", ln.strip())
+        assert m, ln
+        if m.group(1) and p[m.group(3)] == bool(m.group(2)):
+            continue
+        op, args = m.group(4), [a.strip() for a in m.group(5).split(",")]
+        head = op.split(".")[0]
+        if head == "mov":
+            r[args[0]] = val(args[1])
+        elif head == "and":
+            r[args[0]] = val(args[1]) & val(args[2])
+        elif head == "shl":
+            r[args[0]] = (val(args[1]) << val(args[2])) & mask
+        elif head == "shr":
+            r[args[0]] = val(args[1]) >> val(args[2])
+        elif head == "selp":
+            r[args[0]] = val(args[1]) if p[args[3]] else val(args[2])
+        elif head == "setp":
+            a, b = val(args[1]), val(args[2])
+            p[args[0]] = {"lt": a < b, "ge": a >= b, "eq": a == b}[op.split(".")[1]]
+        else:
+            raise AssertionError(f"record_code emitted {op}")
+    return r["%wvd0"]
+
+
+@pytest.mark.parametrize("a_reg", [True, False])
+def test_record_code_slots_read_back_as_the_descriptors(a_reg):
+    da, db = W.encode(18432 + 32, 16384, 1024, 1, 3), W.encode(2048, 8192, 1024, 2)
+    lines = W.record_code(None if a_reg else "%rd418", "%rd419")
+    slots = np.array([[_run_record_code(lines, {"%rd418": da, "%rd419": db}, ln) for ln in range(32)]], np.uint64)
+    assert int(slots.max()) < 1 << 16
+    a, b, tagged = W.descriptors(slots)
+    assert int(b[0]) == db and bool(tagged[0])
+    assert int(a[0]) == (0 if a_reg else da)
+
+
+# ---------------------------------------------------------------------------- the trace analysis
+
+
+def _wgmma_trace(desc_pairs, warps=4, blocks=1, ptx_line=None):
+    """A trace of one wgmma instruction run by ``warps`` warps per block, once per descriptor pair."""
+    from viz.trace import tracefile
+
+    line = ptx_line or ("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%r1}, %rd418, %rd419, %p3, 1, 1, 0, 1;")
+    table = [{"id": 0, "line_no": 10, "ptx": line, "function": "k", "opcode": line.split()[0], "kind": "wgmma",
+              "op": "load", "space": "shared", "width": 16, "predicate": "", "address": "%rd418,%rd419",
+              "operand": 0, "file": "k.py", "line": 7}]
+    heads, slots = [], []
+    for b in range(blocks):
+        for w in range(warps):
+            for da, db in desc_pairs:
+                heads.append([0, b, w, 0xFFFFFFFF, 0xFFFFFFFF, 0, 0, 0])
+                s = [0] * 32
+                for k in range(4):
+                    s[k] = (da >> (16 * k)) & 0xFFFF
+                    s[4 + k] = (db >> (16 * k)) & 0xFFFF
+                s[8] = W.TAG
+                slots.append(s)
+    header = {"title": "wgmma", "kernel": "k", "launch": {"block": [32 * warps], "grid": [blocks]},
+              "instructions": table, "complete": True}
+    return tracefile.from_records(header, np.array(heads, np.uint32).reshape(-1, 8),
+                                  np.array(slots, np.uint64).reshape(-1, 32))
+
+
+def test_trace_counts_gmma_like_the_h200_baseline(tmp_path):
+    """Triton's GEMM counted per warpgroup instruction: 4 tensor-pipe warp instructions, 6,144
+    bytes, 48 wavefronts, 0 conflicts; the counters are outside the ten."""
+    from viz.trace import tracefile
+    from viz.trace.analysis import analyze_trace, to_json, to_table
+
+    pairs = [(W.encode(32 * k, 16384, 1024, 1), W.encode(16384 + 2048 * k, 8192, 1024, 1)) for k in range(4)]
+    t = tracefile.load(tracefile.save(_wgmma_trace(pairs, blocks=2), tmp_path / "w.wvtrace"))
+    an = analyze_trace(t)
+    om = an.other_metrics
+    assert om[W.INSTRUCTIONS] == 2 * 4 * 4
+    assert om[W.BYTES] == 2 * 4 * 6144 and om[W.WAVEFRONTS] == 2 * 4 * 48 and om[W.CONFLICTS] == 0
+    assert all(v == 0 for v in an.metrics.values())
+    d = to_json(an)["accesses"][0]
+    assert d["wgmma"]["warpgroup_instructions"] == 8 and d["bytes_requested"] == 8 * 6144
+    assert d["wavefronts_per_instruction"] == 48 and d["bank_conflicts"] == 0
+    assert d["wgmma"]["descriptor_pairs"] == 4
+    assert d["wgmma"]["descriptors"][0]["a"]["swizzle"] == "128B" and d["wgmma"]["descriptors"][0]["b"]["lbo"] == 8192
+    text = to_table(an)
+    assert "m64n128k16 f16, A from shared, 8 warpgroup instructions: 49,152 shared bytes in 384 wavefronts" in text
+    assert f"{W.WAVEFRONTS:<58} {384:>14,}" in text
+
+
+def test_trace_counts_conflicts_of_a_conflicting_layout():
+    from viz.trace.analysis import analyze_trace, explain_trace, to_json
+
+    da = W.encode(0, 128, 256, 0)
+    db = W.encode(16384, 0, 0, 0)       # every core matrix of B on the same 128 bytes
+    want = W.count(W.parse_ptx_line("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%r1}, %rd1, %rd2, p, "
+                                    "1, 1, 0, 1;"), da, db)
+    an = analyze_trace(_wgmma_trace([(da, db)]))
+    assert an.other_metrics[W.WAVEFRONTS] == want.wavefronts
+    assert an.other_metrics[W.CONFLICTS] == want.conflicts
+    rows = explain_trace(to_json(an)["accesses"][0])
+    names = [r[0] for r in rows]
+    assert "wavefronts" in names and "descriptors" in names and "tensor-pipe instructions" in names
+
+
+def test_partial_warpgroup_and_predicated_off_warps():
+    """Reads count on the warpgroup's first warp only; a warp whose predicate is off issues nothing."""
+    from viz.trace.analysis import analyze_trace
+
+    da, db = W.encode(0, 16, 1024, 1), W.encode(16384, 8192, 1024, 1)
+    t = _wgmma_trace([(da, db)], warps=8)
+    t.pred[t.warp >= 4] = 0
+    an = analyze_trace(t)
+    assert an.other_metrics[W.INSTRUCTIONS] == 4
+    assert an.other_metrics[W.BYTES] == 6144 and an.other_metrics[W.WAVEFRONTS] == 48
+
+
+def test_a_wgmma_entry_whose_ptx_is_not_a_wgmma_counts_nothing():
+    from viz.trace.analysis import analyze_trace
+
+    t = _wgmma_trace([(W.encode(0, 16, 1024, 1), W.encode(16384, 8192, 1024, 1))],
+                     ptx_line="ld.shared.u32 %r1, [%r2];")
+    assert all(v == 0 for v in analyze_trace(t).other_metrics.values())

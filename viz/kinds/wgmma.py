@@ -1,0 +1,597 @@
+"""wgmma: a warpgroup's matrix multiply reading A and B from shared memory (Hopper, sm_90a).
+
+``wgmma.mma_async.sync.aligned.m64nNkK.<d>.<a>.<b> d, a, b, scale-d, ...`` is issued by the
+four warps of a warpgroup together. A (64 x K) comes from registers or from shared memory,
+B (K x N) from shared memory; each shared operand is named by a 64-bit **matrix descriptor**
+(PTX ISA, "Matrix Descriptor Format")::
+
+    bits  0-13  start address >> 4          (the operand's first byte in the shared window)
+    bits 16-29  leading dimension byte offset (LBO) >> 4
+    bits 32-45  stride dimension byte offset (SBO) >> 4
+    bits 49-51  base offset                   (the swizzle pattern's phase; see below)
+    bits 62-63  swizzle: 0 none ("interleave"), 1 128B, 2 64B, 3 32B
+
+The tensor cores read the operand as **core matrices**: 8 rows of 16 bytes each. K is 32
+bytes for every element type (k16 f16/bf16, k8 tf32, k32 e4m3/e5m2/s8/u8), so a K-major
+operand row is two 16-byte chunks; A is 64 x 32 bytes (16 core matrices, 2,048 bytes), B is
+N x 32 bytes (N/4 core matrices). Where the rows of each core matrix lie follows CUTLASS's
+GMMA layout atoms (cute/atom/mma_traits_sm90_gmma.hpp), in bytes, T = 16 bytes, W the
+swizzle width (32, 64, 128 bytes):
+
+    K-major,  none:     row r of core matrix (mn i, k j) at start + i*SBO + j*LBO + r*16
+    K-major,  swizzled: start + i*SBO + r*W + j*16
+    MN-major, none:     row r (a K row) of core matrix (mn chunk c, k group j) at start + c*SBO + j*LBO + r*16
+    MN-major, swizzled: start + (c div W/16)*LBO + (c mod W/16)*16 + j*SBO + r*W
+
+then the swizzle of the absolute shared address (the TMA's: the 16-byte chunk bits [4, 4+b)
+XOR bits [7, 7+b), b = 3, 2, 1 for 128B, 64B, 32B). MN-major (``imm-trans-a/b`` = 1) exists
+for f16/bf16 only.
+
+**The rule** (how the reads become wavefronts, Nsight Compute's ``..._shared_op_gmma``
+counters) is in ``RULE`` and ``phases``; how it was found is docs/memory-model.md, "wgmma
+reads of shared memory": each core matrix is one phase of 128 bytes; a phase costs as many
+wavefronts as the most distinct 16-byte chunks that fall on one group of four banks;
+``conflicts = wavefronts - ideal`` with ideal = bytes / 128. A warpgroup instruction counts
+once for its shared reads (Nsight Compute: 6,144 bytes and 48 wavefronts per
+m64n128k16 f16 instruction) and 4 times in ``sm__inst_executed_pipe_tensor_op_gmma`` (one
+per warp).
+
+A trace records one record per warp (``record_code``): its 32 x 8-byte slots carry the two
+descriptors in 16-bit pieces (lanes 0-3: A, 4-7: B) and a tag (lane 8); ``count_records``
+counts the warpgroup's reads on the record of its first warp (warp % 4 == 0).
+
+Pure Python and numpy (no Qt, no numba): the model, the trace side and the scenario op all
+call it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+# ---------------------------------------------------------------------------- counters
+
+WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"
+CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_gmma.sum"
+BYTES = "sm__sass_data_bytes_mem_shared_op_gmma.sum"
+INSTRUCTIONS = "sm__inst_executed_pipe_tensor_op_gmma.sum"
+GMMA_METRICS = (INSTRUCTIONS, WAVEFRONTS, CONFLICTS, BYTES)
+GMMA_LABELS = {
+    INSTRUCTIONS: "wgmma warp instructions (tensor pipe)",
+    WAVEFRONTS: "wgmma shared wavefronts",
+    CONFLICTS: "wgmma shared bank conflicts",
+    BYTES: "wgmma shared bytes read",
+}
+WARPS_PER_GROUP = 4
+
+# ---------------------------------------------------------------------------- descriptors
+
+SWIZZLES = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
+SWIZZLE_CODE = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
+SWIZZLE_WIDTH = {0: 16, 1: 128, 2: 64, 3: 32}      # bytes of one swizzled row (none: one 16-byte chunk)
+SWIZZLE_BITS = {0: 0, 1: 3, 2: 2, 3: 1}
+CHUNK = 16                                         # bytes of one core-matrix row
+ROWS = 8                                           # rows of one core matrix
+PHASE_BYTES = 128                                  # bytes one wavefront delivers (32 banks x 4 bytes)
+K_BYTES = 32                                       # bytes of K of every wgmma operand row
+M = 64
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A decoded 64-bit wgmma matrix descriptor (byte values)."""
+
+    start: int                # shared-window byte offset of the operand
+    lbo: int                  # leading dimension byte offset
+    sbo: int                  # stride dimension byte offset
+    base_offset: int          # 0-7
+    swizzle: int              # 0 none, 1 128B, 2 64B, 3 32B
+    raw: int = 0
+
+    @property
+    def swizzle_name(self) -> str:
+        return SWIZZLES[self.swizzle]
+
+    @property
+    def text(self) -> str:
+        return (f"start {self.start}, LBO {self.lbo}, SBO {self.sbo}, swizzle {self.swizzle_name}"
+                + (f", base offset {self.base_offset}" if self.base_offset else ""))
+
+    def as_dict(self) -> dict:
+        return {"start": self.start, "lbo": self.lbo, "sbo": self.sbo, "base_offset": self.base_offset,
+                "swizzle": self.swizzle_name, "raw": f"0x{self.raw:016x}"}
+
+
+def decode(desc: int) -> Descriptor:
+    """The fields of a 64-bit matrix descriptor."""
+    d = int(desc) & (2**64 - 1)
+    return Descriptor(start=(d & 0x3FFF) << 4, lbo=((d >> 16) & 0x3FFF) << 4, sbo=((d >> 32) & 0x3FFF) << 4,
+                      base_offset=(d >> 49) & 7, swizzle=(d >> 62) & 3, raw=d)
+
+
+def encode(start: int, lbo: int, sbo: int, swizzle: int | str = 0, base_offset: int = 0) -> int:
+    """The 64-bit descriptor of those fields (byte values; the low 4 bits are dropped as the
+    hardware drops them, the start address to 18 bits)."""
+    sw = SWIZZLE_CODE[swizzle] if isinstance(swizzle, str) else int(swizzle)
+    if sw not in SWIZZLES or not 0 <= base_offset <= 7:
+        raise ValueError(f"swizzle {swizzle!r} / base offset {base_offset!r} out of range")
+    return ((int(start) & 0x3FFFF) >> 4) | (((int(lbo) & 0x3FFFF) >> 4) << 16) | \
+        (((int(sbo) & 0x3FFFF) >> 4) << 32) | (int(base_offset) << 49) | (sw << 62)
+
+
+def swizzle_address(addr: int, swizzle: int) -> int:
+    """The byte address after the swizzle (absolute shared address bits; TMA's pattern)."""
+    b = SWIZZLE_BITS[swizzle]
+    if not b:
+        return addr
+    return addr ^ (((addr >> 7) & ((1 << b) - 1)) << 4)
+
+
+def canonical(swizzle: int | str, major: str, mn: int = M) -> tuple[int, int]:
+    """(LBO, SBO) of a dense operand tile of ``mn`` rows in the canonical layout (CUTLASS's
+    GMMA atoms, 16 deep in K): none: core matrices K-adjacent 128 bytes apart, MN-adjacent
+    256; swizzled K-major: 8-row groups one atom (8 x W bytes) apart (LBO unused: 16);
+    swizzled MN-major: K groups one atom apart, MN atoms two atoms apart."""
+    sw = SWIZZLE_CODE[swizzle] if isinstance(swizzle, str) else int(swizzle)
+    if sw == 0:
+        return 128, 256
+    w = SWIZZLE_WIDTH[sw]
+    if major == "K":
+        return 16, 8 * w
+    return 16 * w, 8 * w
+
+
+# ---------------------------------------------------------------------------- PTX forms
+
+# wgmma.mma_async[.sp].sync.aligned.m64nNkK.dtype.atype.btype[.satfinite | .and.popc]
+OP_RE = re.compile(r"^wgmma\.mma_async(?P<sp>\.sp)?\.sync\.aligned\.m64n(?P<n>\d+)k(?P<k>\d+)"
+                   r"\.(?P<d>f16|f32|s32)\.(?P<a>f16|bf16|tf32|e4m3|e5m2|s8|u8|b1)\.(?P<b>f16|bf16|tf32|e4m3|e5m2|s8|u8|b1)"
+                   r"(?P<rest>(\.[\w]+)*)$")
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "b1": 0.125}
+K_OF = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32, "b1": 256}
+SASS = "HGMMA"                 # f16/bf16/tf32; QGMMA (fp8), IGMMA (int8), BGMMA (b1): the same reads
+SASS_FORMS = ("HGMMA", "QGMMA", "IGMMA", "BGMMA")
+
+
+@dataclass(frozen=True)
+class WgmmaOp:
+    """What the opcode and the operands of one wgmma.mma_async say."""
+
+    n: int
+    k: int
+    dtype: str                 # accumulator type
+    atype: str
+    btype: str
+    a_shared: bool = True      # A from a descriptor (shared memory), else registers
+    trans_a: bool = False      # A MN-major (imm-trans-a = 1)
+    trans_b: bool = False      # B MN-major (imm-trans-b = 1)
+    a_operand: str = ""        # the descriptor register (or "" for registers)
+    b_operand: str = ""
+
+    @property
+    def shape(self) -> str:
+        return f"m64n{self.n}k{self.k}"
+
+    @property
+    def a_major(self) -> str:
+        return "MN" if self.trans_a else "K"
+
+    @property
+    def b_major(self) -> str:
+        return "MN" if self.trans_b else "K"
+
+    @property
+    def a_bytes(self) -> int:
+        return M * K_BYTES if self.a_shared else 0
+
+    @property
+    def b_bytes(self) -> int:
+        return self.n * K_BYTES
+
+    @property
+    def bytes(self) -> int:
+        """Shared bytes one warpgroup instruction reads (A 64 x 32 bytes when from shared, B N x 32)."""
+        return self.a_bytes + self.b_bytes
+
+    @property
+    def text(self) -> str:
+        return (f"wgmma {self.shape}.{self.dtype}.{self.atype}.{self.btype}, A from "
+                + (f"shared ({self.a_major}-major)" if self.a_shared else "registers")
+                + f", B {self.b_major}-major")
+
+    def as_dict(self) -> dict:
+        return {"shape": self.shape, "n": self.n, "k": self.k, "dtype": self.dtype, "atype": self.atype,
+                "btype": self.btype, "a": "shared" if self.a_shared else "registers", "a_major": self.a_major,
+                "b_major": self.b_major, "bytes": self.bytes}
+
+
+def is_wgmma(opcode: str) -> bool:
+    """A dense ``wgmma.mma_async`` this kind records (the sparse ``.sp`` form is not)."""
+    m = OP_RE.match(opcode)
+    return bool(m) and not m.group("sp")
+
+
+def _split_operands(text: str) -> list[str]:
+    """Top-level comma-separated operands (``{...}`` kept whole)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _imm(text: str) -> int | None:
+    t = text.strip()
+    try:
+        return int(t, 0)
+    except ValueError:
+        return None
+
+
+def parse(opcode: str, operands: str) -> WgmmaOp | None:
+    """The WgmmaOp of one instruction (opcode, operand text without the `;`), or None where it
+    is no dense wgmma.mma_async or its operands do not read as one."""
+    m = OP_RE.match(opcode)
+    if not m or m.group("sp"):
+        return None
+    n, k = int(m.group("n")), int(m.group("k"))
+    a, b = m.group("a"), m.group("b")
+    if K_OF.get(a) != k or not 8 <= n <= 256 or n % 8:
+        return None
+    ops = _split_operands(operands)
+    if len(ops) < 4:
+        return None
+    a_op, b_op = ops[1], ops[2]
+    a_shared = not a_op.startswith("{")
+    rest = ops[3:]                      # scale-d, [imm-scale-a, imm-scale-b, [imm-trans-a,] imm-trans-b]
+    trans_a = trans_b = False
+    if a in ("f16", "bf16") and len(rest) >= 4:
+        if a_shared and len(rest) >= 5:
+            trans_a, trans_b = _imm(rest[3]) == 1, _imm(rest[4]) == 1
+        elif not a_shared:
+            trans_b = _imm(rest[3]) == 1
+    return WgmmaOp(n, k, m.group("d"), a, b, a_shared, trans_a, trans_b, a_op if a_shared else "", b_op)
+
+
+def parse_ptx_line(text: str) -> WgmmaOp | None:
+    """The WgmmaOp of a PTX line (``[@p] wgmma.mma_async... ;``), or None."""
+    s = text.split("//", 1)[0].strip().rstrip(";").strip()
+    s = re.sub(r"^@!?%?[\w$]+\s+", "", s)
+    parts = s.split(None, 1)
+    if len(parts) != 2:
+        return None
+    return parse(parts[0], parts[1])
+
+
+# ---------------------------------------------------------------------------- core matrices
+
+
+@dataclass(frozen=True)
+class CoreMatrix:
+    """One 8 x 16-byte core matrix an operand is read as: its rows' shared byte addresses
+    (after the swizzle)."""
+
+    operand: str               # "A" | "B"
+    mn: int                    # MN index: K-major 8-row group, MN-major 16-byte MN chunk
+    k: int                     # K index: K-major 16-byte chunk (0, 1), MN-major 8-row group (0, 1)
+    rows: tuple[int, ...]      # 8 byte addresses
+
+    @property
+    def banks(self) -> tuple[tuple[int, int], ...]:
+        """(first, last) bank of each row's four words."""
+        return tuple((((a >> 2) & 31), ((a >> 2) + 3) & 31) for a in self.rows)
+
+
+def core_matrices(operand: str, desc: Descriptor, mn_rows: int, major: str) -> list[CoreMatrix]:
+    """The core matrices of an operand of ``mn_rows`` rows (A: 64, B: N) and 32 bytes of K, in
+    the order the model reads them (MN first, then K)."""
+    sw, w = desc.swizzle, SWIZZLE_WIDTH[desc.swizzle]
+    out = []
+    if major == "K":
+        for i in range(mn_rows // ROWS):
+            for j in range(K_BYTES // CHUNK):
+                if sw == 0:
+                    rows = [desc.start + i * desc.sbo + j * desc.lbo + r * CHUNK for r in range(ROWS)]
+                else:
+                    rows = [desc.start + i * desc.sbo + r * w + j * CHUNK for r in range(ROWS)]
+                out.append(CoreMatrix(operand, i, j, tuple(swizzle_address(a, sw) for a in rows)))
+    else:
+        chunks = mn_rows * 2 // CHUNK          # MN-major: f16/bf16 only (2 bytes an element)
+        per = max(1, w // CHUNK)
+        for c in range(chunks):
+            for j in range(2):
+                if sw == 0:
+                    rows = [desc.start + c * desc.sbo + j * desc.lbo + r * CHUNK for r in range(ROWS)]
+                else:
+                    rows = [desc.start + (c // per) * desc.lbo + (c % per) * CHUNK + j * desc.sbo + r * w
+                            for r in range(ROWS)]
+                out.append(CoreMatrix(operand, c, j, tuple(swizzle_address(a, sw) for a in rows)))
+    return out
+
+
+# ---------------------------------------------------------------------------- the rule
+
+RULE = "core-matrix"   # each core matrix is one phase (see the module doc and docs/memory-model.md)
+
+
+def phases(cms: list[CoreMatrix]) -> list[tuple[int, ...]]:
+    """The phases of a warpgroup instruction's reads: lists of 16-byte row addresses, each
+    served together (one core matrix each)."""
+    return [cm.rows for cm in cms]
+
+
+def phase_wavefronts(rows) -> int:
+    """Wavefronts of one phase: the most distinct 16-byte chunks on one group of four banks
+    (a chunk aligned to 16 bytes covers banks 4q..4q+3, q = (address / 16) % 8); rows on one
+    address are read once."""
+    per: dict[int, set[int]] = {}
+    for a in rows:
+        per.setdefault((a >> 4) & 7, set()).add(a >> 4)
+    return max((len(s) for s in per.values()), default=0)
+
+
+@dataclass(frozen=True)
+class WgmmaCount:
+    """One warpgroup instruction's shared reads, by the rule."""
+
+    bytes: int
+    wavefronts: int
+    ideal: int
+    per_phase: tuple[int, ...]                 # wavefronts of each phase, in order
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.ideal
+
+
+def operand_matrices(op: WgmmaOp, desc_a: int | None, desc_b: int) -> list[CoreMatrix]:
+    """Every core matrix one warpgroup instruction reads from shared memory: A's (when from
+    shared memory) then B's."""
+    cms = []
+    if op.a_shared and desc_a is not None:
+        cms += core_matrices("A", decode(desc_a), M, op.a_major)
+    cms += core_matrices("B", decode(desc_b), op.n, op.b_major)
+    return cms
+
+
+@lru_cache(maxsize=65536)
+def count(op: WgmmaOp, desc_a: int | None, desc_b: int) -> WgmmaCount:
+    """The shared-memory figures of one warpgroup instruction (cached: a kernel reuses a few
+    descriptors many times)."""
+    cms = operand_matrices(op, desc_a, desc_b)
+    per = tuple(phase_wavefronts(p) for p in phases(cms))
+    nbytes = len(cms) * ROWS * CHUNK
+    return WgmmaCount(nbytes, sum(per), nbytes // PHASE_BYTES, per)
+
+
+# ---------------------------------------------------------------------------- trace records
+
+SLOT_A = 0          # lanes 0-3: descriptor A, 16 bits each (low first)
+SLOT_B = 4          # lanes 4-7: descriptor B
+SLOT_TAG = 8        # lane 8: TAG
+TAG = 0x4757        # "GW": a wgmma record
+
+
+def record_code(a_operand: str | None, b_operand: str) -> list[str]:
+    """PTX that puts this lane's 8-byte slot into %wvd0 (the recorder writes it where a plain
+    access writes the lane's address): lanes 0-3 the 16-bit pieces of descriptor A (0 when A
+    comes from registers), lanes 4-7 those of B, lane 8 ``TAG``, the others 0. Uses only the
+    recording block's own registers (%wvr9, %wvr10, %wvd0-%wvd2, %wvp1, %wvp2)."""
+
+    def value(reg: str | None) -> str:
+        if not reg:
+            return "0"
+        v = _imm(reg)
+        return str(v & (2**64 - 1)) if v is not None else reg
+
+    return [
+        "mov.u32 %wvr10, %laneid;",
+        "and.b32 %wvr9, %wvr10, 3;",
+        "shl.b32 %wvr9, %wvr9, 4;",
+        f"mov.b64 %wvd1, {value(a_operand)};",
+        f"mov.b64 %wvd2, {value(b_operand)};",
+        f"setp.lt.u32 %wvp1, %wvr10, {SLOT_B};",
+        "selp.b64 %wvd1, %wvd1, %wvd2, %wvp1;",
+        "shr.b64 %wvd1, %wvd1, %wvr9;",
+        "and.b64 %wvd0, %wvd1, 65535;",
+        f"setp.ge.u32 %wvp2, %wvr10, {SLOT_TAG};",
+        "@%wvp2 mov.u64 %wvd0, 0;",
+        f"setp.eq.u32 %wvp2, %wvr10, {SLOT_TAG};",
+        f"@%wvp2 mov.u64 %wvd0, {TAG};",
+    ]
+
+
+def descriptors(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(descriptor A, descriptor B, tagged) of records' slots ((n, 32) lane values)."""
+    s = np.asarray(slots).astype(np.int64) & 0xFFFF
+    sh = np.array([0, 16, 32, 48], np.uint64)
+    a = (s[:, SLOT_A:SLOT_A + 4].astype(np.uint64) << sh).sum(axis=1, dtype=np.uint64)
+    b = (s[:, SLOT_B:SLOT_B + 4].astype(np.uint64) << sh).sum(axis=1, dtype=np.uint64)
+    tagged = np.asarray(slots)[:, SLOT_TAG].astype(np.int64) == TAG
+    return a, b, tagged
+
+
+def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.ndarray) -> dict:
+    """The gmma counters of some records of one static wgmma (one record per warp): the
+    tensor-pipe instruction count (one per warp whose predicate held) and, on the record of
+    each warpgroup's first warp, the warpgroup's shared reads. Returns the totals by counter
+    name and ``per_record`` (each record's wavefronts), ``phases`` (ideal wavefronts)."""
+    n = int(slots.shape[0])
+    per = np.zeros(n, np.int64)
+    ideal = np.zeros(n, np.int64)
+    nbytes = np.zeros(n, np.int64)
+    issued = np.asarray(pred).astype(np.uint32) != 0
+    lead = issued & (np.asarray(warps).astype(np.int64) % WARPS_PER_GROUP == 0)
+    if n:
+        da, db, _ = descriptors(slots)
+        pairs = np.stack([da, db], axis=1)
+        uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+        inv = np.asarray(inv).reshape(-1)
+        for u, (a, b) in enumerate(uniq):
+            c = count(op, int(a) if op.a_shared else None, int(b))
+            hit = (inv == u) & lead
+            per[hit], ideal[hit], nbytes[hit] = c.wavefronts, c.ideal, c.bytes
+    return {INSTRUCTIONS: int(issued.sum()), WAVEFRONTS: int(per.sum()), CONFLICTS: int((per - ideal).sum()),
+            BYTES: int(nbytes.sum()), "per_record": per, "phases": int(ideal.sum())}
+
+
+def op_of(ins: dict) -> WgmmaOp | None:
+    """The WgmmaOp of a trace's instruction entry (its PTX text)."""
+    return parse_ptx_line(str(ins.get("ptx", "")))
+
+
+def count_trace_rows(ins: dict, slots: np.ndarray, warps: np.ndarray, pred: np.ndarray) -> dict:
+    """``count_records`` for a trace's instruction entry, plus ``wavefronts`` and
+    ``descriptors`` ({"0x..A 0x..B": warpgroup instructions}) for what ``analyze`` shows.
+    An entry whose PTX does not read as a wgmma counts nothing (the trace's header was
+    checked; its PTX text is the file's word)."""
+    op = op_of(ins)
+    n = int(np.asarray(slots).shape[0])
+    if op is None:
+        return {**dict.fromkeys(GMMA_METRICS, 0), "wavefronts": 0, "phases": 0,
+                "per_record": np.zeros(n, np.int64), "descriptors": {}}
+    got = count_records(op, slots, warps, pred)
+    got["wavefronts"] = got[WAVEFRONTS]
+    da, db, _ = descriptors(slots)
+    lead = (np.asarray(pred).astype(np.uint32) != 0) & (np.asarray(warps).astype(np.int64) % WARPS_PER_GROUP == 0)
+    seen: dict[str, int] = {}
+    for a, b in zip(da[lead].tolist(), db[lead].tolist()):
+        key = (f"0x{a:016x} " if op.a_shared else "registers ") + f"0x{b:016x}"
+        seen[key] = seen.get(key, 0) + 1
+    got["descriptors"] = seen
+    return got
+
+
+MAX_SHOWN_DESCRIPTORS = 8
+
+
+def access_figures(ins: dict, own: dict, info: dict, wavefronts: int, phases: int) -> dict:
+    """What ``analyze``'s JSON adds to a traced wgmma's entry: ``wgmma`` (the op, its counters,
+    the descriptors it ran with, most used first) and the per-instruction figures."""
+    op = op_of(ins)
+    if op is None:
+        return {}
+    nbytes = int(own.get(BYTES, 0))
+    groups = nbytes // op.bytes if op.bytes else 0
+    descs = sorted(info.items(), key=lambda kv: -kv[1])[:MAX_SHOWN_DESCRIPTORS]
+    shown = []
+    for key, n in descs:
+        a, b = key.split(" ")
+        shown.append({"a": decode(int(a, 16)).as_dict() if a != "registers" else "registers",
+                      "b": decode(int(b, 16)).as_dict(), "warpgroup_instructions": n})
+    return {
+        "wgmma": {**op.as_dict(), "warpgroup_instructions": groups, "rule": RULE,
+                  "counters": {k: int(own.get(k, 0)) for k in GMMA_METRICS}, "descriptors": shown,
+                  "descriptor_pairs": len(info)},
+        "bytes_requested": nbytes,
+        "wavefronts_per_instruction": round(wavefronts / groups, 4) if groups else 0.0,
+        "ideal_wavefronts_per_instruction": round(phases / groups, 4) if groups else 0.0,
+    }
+
+
+def table_text(d: dict) -> str:
+    """``analyze``'s line of a traced wgmma's figures."""
+    w = d["wgmma"]
+    return (f"{w['shape']} {w['atype']}, A from {w['a']}, {w['warpgroup_instructions']:,} warpgroup instructions: "
+            f"{d['bytes_requested']:,} shared bytes in {d['wavefronts']:,} wavefronts (ideal {d['phases']:,}, "
+            f"conflicts {d['bank_conflicts']:,}); {w['counters'][INSTRUCTIONS]:,} tensor-pipe warp instructions")
+
+
+def explain_rows(d: dict) -> list[tuple[str, str, str]]:
+    """(figure, value, why) rows of a traced wgmma (``analyze``'s reasons, the Figures panel)."""
+    from ..i18n import tr
+
+    w = d["wgmma"]
+    groups = max(1, w["warpgroup_instructions"])
+    rows = [("warpgroup instructions", f"{w['warpgroup_instructions']:,}",
+             tr("the four warps of a warpgroup issue one wgmma together; its shared reads count once")),
+            ("bytes read", f"{d['bytes_requested']:,}",
+             tr("{per} per instruction: A 64 x 32 bytes (when from shared memory) and B N x 32 bytes",
+                per=f"{d['bytes_requested'] / groups:,.0f}")),
+            ("wavefronts", f"{d['wavefronts']:,}",
+             tr("{per} per instruction: each 8 x 16-byte core matrix is one phase, costing the most distinct "
+                "16-byte rows on one group of four banks", per=f"{d['wavefronts'] / groups:g}")),
+            ("bank conflicts", f"{d['bank_conflicts']:,}", tr("wavefronts beyond bytes / 128")),
+            ("tensor-pipe instructions", f"{w['counters'][INSTRUCTIONS]:,}",
+             tr("one per warp: 4 per warpgroup instruction"))]
+    for dd in w["descriptors"][:2]:
+        a = dd["a"]
+        a_text = "registers" if a == "registers" else \
+            f"start {a['start']}, LBO {a['lbo']}, SBO {a['sbo']}, {a['swizzle']}"
+        b = dd["b"]
+        rows.append(("descriptors", f"{dd['warpgroup_instructions']:,}x",
+                     f"A: {a_text}; B: start {b['start']}, LBO {b['lbo']}, SBO {b['sbo']}, {b['swizzle']}"))
+    return rows
+
+
+# ---------------------------------------------------------------------------- the picture's model
+
+
+@dataclass(frozen=True)
+class GmmaRow:
+    """One 16-byte row of one core matrix, as one warpgroup instruction reads it."""
+
+    operand: str
+    matrix: int                # core matrix index within its operand, in read order
+    mn: int
+    k: int
+    row: int
+    byte_addr: int
+    banks: tuple[int, int]
+    phase: int                 # 0-based phase (core matrix over all operands)
+    wavefront: int             # 1-based wavefront within its phase
+    conflict: bool             # it waits for another row of its phase on the same banks
+
+
+def rows_of(op: WgmmaOp, desc_a: int | None, desc_b: int) -> list[GmmaRow]:
+    """Every row the instruction reads, with its banks, phase and wavefront (the picture)."""
+    cms = operand_matrices(op, desc_a, desc_b)
+    out = []
+    seen: dict[str, int] = {}
+    for p, cm in enumerate(cms):
+        idx = seen.get(cm.operand, 0)
+        seen[cm.operand] = idx + 1
+        order: dict[int, list[int]] = {}
+        for r, a in enumerate(cm.rows):
+            lst = order.setdefault((a >> 4) & 7, [])
+            if a >> 4 not in lst:
+                lst.append(a >> 4)
+            wf = lst.index(a >> 4) + 1
+            out.append(GmmaRow(cm.operand, idx, cm.mn, cm.k, r, a, (((a >> 2) & 31), ((a >> 2) + 3) & 31),
+                               p, wf, wf > 1))
+    return out
+
+
+def to_text(op: WgmmaOp, desc_a: int | None, desc_b: int) -> str:
+    """A plain-text table of one instruction's core matrices on the banks (the ``matrix`` view)."""
+    c = count(op, desc_a if op.a_shared else None, desc_b)
+    lines = [op.text]
+    if op.a_shared and desc_a is not None:
+        lines.append(f"A: {decode(desc_a).text}")
+    lines.append(f"B: {decode(desc_b).text}")
+    lines.append(f"{c.bytes:,} bytes in {c.wavefronts} wavefronts (ideal {c.ideal}, {c.conflicts} bank conflicts)")
+    lines.append("operand  matrix  (mn,k)  row  byte addr  banks  wf")
+    for r in rows_of(op, desc_a if op.a_shared else None, desc_b):
+        mark = "  conflict" if r.conflict else ""
+        lines.append(f"  {r.operand:<6} {r.matrix:>6}  ({r.mn},{r.k}){'':<2} {r.row:>3}  {r.byte_addr:>9}  "
+                     f"{r.banks[0]:>2}-{r.banks[1]:<2} {r.wavefront:>3}{mark}")
+    return "\n".join(lines)
+
+
+__all__ = ["Descriptor", "decode", "encode", "swizzle_address", "canonical", "WgmmaOp", "parse", "parse_ptx_line",
+           "is_wgmma", "CoreMatrix", "core_matrices", "operand_matrices", "phases", "phase_wavefronts", "count",
+           "WgmmaCount", "record_code", "descriptors", "count_records", "rows_of", "to_text", "GmmaRow",
+           "GMMA_METRICS", "GMMA_LABELS", "WAVEFRONTS", "CONFLICTS", "BYTES", "INSTRUCTIONS", "RULE", "TAG",
+           "SASS_FORMS", "SWIZZLES", "SWIZZLE_CODE"]
