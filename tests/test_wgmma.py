@@ -323,3 +323,51 @@ def test_a_wgmma_entry_whose_ptx_is_not_a_wgmma_counts_nothing():
     t = _wgmma_trace([(W.encode(0, 16, 1024, 1), W.encode(16384, 8192, 1024, 1))],
                      ptx_line="ld.shared.u32 %r1, [%r2];")
     assert all(v == 0 for v in analyze_trace(t).other_metrics.values())
+
+
+# ---------------------------------------------------------------------------- SASS
+
+
+SMALL_PTX = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(
+\t.param .u64 k_param_0
+)
+{
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<8>;
+\t.reg .pred %p<2>;
+\tld.shared.u32 %r1, [%r2];
+\twgmma.fence.sync.aligned;
+\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r3,%r4,%r5,%r6}, %rd1, %rd2, %p1, 1, 1, 0, 0;
+\twgmma.commit_group.sync.aligned;
+\twgmma.wait_group.sync.aligned 0;
+\tret;
+}
+"""
+
+SMALL_SASS = """//--------------------- .text.k        --------------------------
+.text.k:
+\t//## File ".nv_debug_ptx_txt", line 11
+        /*0000*/                   LDS R0, [R2] ;
+\t//## File ".nv_debug_ptx_txt", line 12
+        /*0010*/                   WARPGROUP.ARRIVE ;
+\t//## File ".nv_debug_ptx_txt", line 13
+        /*0020*/                   HGMMA.64x8x16.F32 R24, gdesc[UR4], R24, gsb0 ;
+\t//## File ".nv_debug_ptx_txt", line 15
+        /*0030*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0040*/                   EXIT ;
+"""
+
+
+def test_reconcile_matches_a_wgmma_with_its_hgmma():
+    from viz.trace.reconcile import parse_sass_lines, reconcile
+
+    accs = [a for f in parse_sass_lines(SMALL_SASS).values() for a in f]
+    assert [(a.opcode, a.cls, a.width) for a in accs] == [("LDS", "load", 4), ("HGMMA.64x8x16.F32", "wgmma", 16)]
+    instrs = P.parse(SMALL_PTX).instrs
+    m = reconcile(SMALL_PTX, instrs, SMALL_SASS)
+    w = next(i for i in instrs if i.kind == "wgmma")
+    assert m["instructions"][w.id].state == "same" and m["instructions"][w.id].certain
+    assert not m["notes"]

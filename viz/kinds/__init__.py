@@ -104,6 +104,11 @@ register(Kind(
     through_banks=False,     # the TMA writes the tile itself, not through the banks' path
 ))
 
+# HOOK(wgmma): the wgmma kind (viz.kinds.wgmma); on the kinds registry it is one line of REGISTERED
+from . import wgmma as _wgmma  # noqa: E402
+
+register(_wgmma._make_kind())
+
 KIND_OPS = tuple(k.op for k in kinds())   # format 3 access kinds: cp.async, atomic, tma.load
 KIND_METRICS = tuple(m for k in kinds() for m in k.metrics)
 # How the app's Figures panel names them (viz/app/figures.py; Chinese in zh_CN.toml).

@@ -590,8 +590,267 @@ def to_text(op: WgmmaOp, desc_a: int | None, desc_b: int) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------- scenarios (format 3)
+#
+#   [[access]]
+#   op = "wgmma"
+#   a = "As[0][kk * 16]"     # A's first element in a shared array (or "registers"); a bare name: its first
+#   b = "Bs[0][kk * 16]"     # B's first element
+#   n = 128                  # N (default: from B's array); dtype = "f16" (bf16, tf32, e4m3, e5m2, s8, u8)
+#   a_major = "K"            # or "MN" (f16 / bf16 only); b_major likewise
+#   a_lbo / a_sbo / b_lbo / b_sbo = bytes   # the descriptor's offsets (default: the canonical layout)
+#   for = ["kk in 0..4"]
+#
+# The operand's swizzle is its array's: none, tma:32B, tma:64B, tma:128B (the TMA writes its tile in
+# the same pattern, so a tma.load tile feeds a wgmma as it does on the GPU). The first element is
+# evaluated for the first thread of each warpgroup (tid = 128 g: write `warp / 4` for the warpgroup).
+
+SCENARIO_KEYS = frozenset({"op", "a", "b", "n", "dtype", "a_major", "b_major", "a_lbo", "a_sbo", "b_lbo", "b_sbo",
+                           "for", "note"})
+EXAMPLE = 'op = "wgmma", a = "As", b = "Bs", n = 64'
+SCENARIO_DTYPES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
+ACCUMULATOR = {"f16": "f32", "bf16": "f32", "tf32": "f32", "e4m3": "f32", "e5m2": "f32", "s8": "s32", "u8": "s32"}
+TMA_SWIZZLE_CODE = {"none": 0, "tma:128B": 1, "tma:64B": 2, "tma:32B": 3}
+
+
+def _operand_swizzle(arr) -> str:
+    return "none" if arr.swizzle.is_identity else arr.swizzle.text
+
+
+def _element_text(b, k: int, raw: dict, key: str) -> str:
+    from ..i18n import tr
+
+    v = raw.get(key)
+    if not isinstance(v, str) or not v.strip():
+        b.fail(f"access {k}", tr("wgmma needs {key} = \"ARRAY[...]\", the operand's first element in a shared array",
+                                 key=key), tr("e.g. {example}", example=EXAMPLE), key=key if key in raw else "op")
+    name = v.strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", name) and name in b.arrays:
+        return name + "[0]" * len(b.arrays[name].shape)
+    return name
+
+
+def _offset_key(b, k: int, raw: dict, key: str, default: int, where: str) -> int:
+    from ..i18n import tr
+
+    v = raw.get(key, default)
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 1 << 18 or v % 16:
+        b.fail(where, tr("{key} must be a byte offset: a multiple of 16 from 0 to 262,128, not {v!r}", key=key, v=v),
+               tr("the descriptor keeps bits 4-17 of it (PTX ISA, matrix descriptor)"), key=key)
+    return v
+
+
+def parse_scenario(b, k: int, raw: dict):
+    """The Access of an ``op = "wgmma"`` table (``b``: the scenario builder)."""
+    from dataclasses import replace
+
+    from ..i18n import tr
+    from .build import _plain
+
+    dtype = raw.get("dtype", "f16")
+    if dtype not in SCENARIO_DTYPES:
+        b.fail(f"access {k}", tr("dtype must be one of {names}, not {v!r}", names=", ".join(SCENARIO_DTYPES), v=dtype),
+               tr("write dtype = \"f16\""), key="dtype")
+    esize = int(ELEMENT_BYTES[dtype])
+    if b.launch_threads % 128:
+        b.fail(f"access {k}", tr("a wgmma is issued by warpgroups of 128 threads; the block has {n} threads",
+                                 n=b.launch_threads),
+               tr("make the block a multiple of 128 threads (block = [128])"), key="op")
+    b_text = _element_text(b, k, raw, "b")
+    bacc = _plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "b": b_text}, "wgmma", "b", "load")
+    where = f"access {k} (wgmma {bacc.text})"
+    a_raw = raw.get("a", "registers")
+    aacc = None
+    if a_raw != "registers":
+        a_text = _element_text(b, k, raw, "a")
+        aacc = _plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "a": a_text}, "wgmma", "a", "load")
+    opts: dict = {"dtype": dtype}
+    for name, acc in (("a", aacc), ("b", bacc)):
+        major = raw.get(f"{name}_major", "K")
+        if major not in ("K", "MN"):
+            b.fail(where, tr("{key} must be \"K\" or \"MN\", not {v!r}", key=f"{name}_major", v=major),
+                   tr("K: K is the contiguous dimension (imm-trans 0); MN: M or N is (imm-trans 1)"),
+                   key=f"{name}_major")
+        if major == "MN" and dtype not in ("f16", "bf16"):
+            b.fail(where, tr("only f16 and bf16 operands can be MN-major (transposed); {dtype} is K-major only",
+                             dtype=dtype), tr("write {key} = \"K\"", key=f"{name}_major"), key=f"{name}_major")
+        opts[f"{name}_major"] = major
+        if acc is None:
+            continue
+        arr = b.arrays[acc.array]
+        if arr.space != "shared":
+            b.fail(where, tr("wgmma reads {key} from shared memory, but {name} is a global array", key=name,
+                             name=arr.name), tr("name a shared array in {key}", key=name), key=name)
+        if arr.pad or acc.field is not None or arr.type.size != esize:
+            b.fail(where, tr("{key}: {name} must be a dense array of {n}-byte elements ({dtype}), without pad or "
+                             "fields", key=name, name=arr.name, n=esize, dtype=dtype),
+                   tr("declare it with a {n}-byte type and no pad", n=esize), key=name)
+        swz = _operand_swizzle(arr)
+        if swz not in TMA_SWIZZLE_CODE:
+            b.fail(where, tr("{key}: a wgmma descriptor reads no swizzle, tma:32B, tma:64B or tma:128B; {name} has "
+                             "{swz}", key=name, name=arr.name, swz=swz),
+                   tr("give {name} swizzle = \"tma:128B\" (or tma:64B, tma:32B), or none", name=arr.name), key=name)
+        code = TMA_SWIZZLE_CODE[swz]
+        if code:
+            w = SWIZZLE_WIDTH[code]
+            row = arr.shape[-1] * esize
+            if len(arr.shape) != 2 or row != w:
+                b.fail(where, tr("{key}: with swizzle {swz} each row of {name} must be {w} bytes (one swizzle row), "
+                                 "not {row}", key=name, swz=swz, name=arr.name, w=w, row=row),
+                       tr("declare {name} with shape = [ROWS, {cols}]", name=arr.name, cols=w // esize), key=name)
+            if arr.base % (8 * w):
+                b.fail(where, tr("{key}: {name} starts at shared byte {base}; the {swz} pattern repeats every {r} "
+                                 "bytes, so the array must start at a multiple of {r}", key=name, name=arr.name,
+                                 base=arr.base, swz=swz, r=8 * w),
+                       tr("declare it first among the shared arrays (or align the ones before it)"), key=name)
+        lbo, sbo = canonical(code, major)
+        opts[f"{name}_swizzle"] = code
+        opts[f"{name}_lbo"] = _offset_key(b, k, raw, f"{name}_lbo", lbo, where)
+        opts[f"{name}_sbo"] = _offset_key(b, k, raw, f"{name}_sbo", sbo, where)
+    barr = b.arrays[bacc.array]
+    n = raw.get("n")
+    if n is None:
+        n = barr.shape[0] if opts["b_major"] == "K" and len(barr.shape) == 2 else \
+            (barr.shape[-1] if len(barr.shape) == 2 else 0)
+    if not isinstance(n, int) or isinstance(n, bool) or not 8 <= n <= 256 or n % 8:
+        b.fail(where, tr("n must be a multiple of 8 from 8 to 256, not {v!r}", v=n),
+               tr("write n = 64 (the N of m64nNk{k})", k=K_OF[dtype]), key="n" if "n" in raw else "b")
+    opts["n"] = n
+    opts["a"] = "registers" if aacc is None else aacc.text
+    return replace(bacc, op="wgmma", source=aacc, parts=((0, 16),), when=None, when_text=None,
+                   options=tuple(sorted(opts.items())))
+
+
+def scenario_op(access) -> WgmmaOp:
+    dtype = access.option("dtype")
+    return WgmmaOp(access.option("n"), K_OF[dtype], ACCUMULATOR[dtype], dtype, dtype, access.source is not None,
+                   access.option("a_major") == "MN", access.option("b_major") == "MN")
+
+
+def scenario_descriptors(scenario, instr, access, blocks: np.ndarray, groups: int):
+    """(descriptor A or None, descriptor B) arrays ((blocks, groups) each) of one instruction: the
+    operands' first elements evaluated for each warpgroup's first thread."""
+    from ..counting import evaluate_instruction
+
+    tids = np.arange(groups, dtype=np.int64) * 128
+    out = []
+    for name, acc in (("a", access.source), ("b", access)):
+        if acc is None:
+            out.append(None)
+            continue
+        lv = evaluate_instruction(scenario, instr, blocks, tids, access=acc)
+        arr = scenario.array(acc.array)
+        elem = np.broadcast_to(lv.elem.natural(), (len(blocks), groups)).astype(np.int64)
+        start = arr.base + elem * arr.type.size
+        out.append([[encode(int(s), access.option(f"{name}_lbo"), access.option(f"{name}_sbo"),
+                            access.option(f"{name}_swizzle")) for s in row] for row in start])
+    return out
+
+
+def _check_inside(scenario, instr, access, op, da, db, block: int, group: int) -> None:
+    """Every row the instruction reads lies inside its operand's array (a ScenarioError otherwise)."""
+    from ..counting import describe_lane
+    from ..i18n import tr
+    from ..scenario_parts import ScenarioError
+
+    for name, acc, desc, mn, major in (("a", access.source, da, M, op.a_major), ("b", access, db, op.n, op.b_major)):
+        if acc is None:
+            continue
+        arr = scenario.array(acc.array)
+        rows = [a for cm in core_matrices(name.upper(), decode(desc), mn, major) for a in cm.rows]
+        lo, hi = min(rows), max(rows) + CHUNK
+        if lo < arr.base or hi > arr.base + arr.nbytes:
+            raise ScenarioError(
+                scenario.source, access.label(),
+                tr("{key} reads shared bytes {lo} to {hi}, outside {name} (bytes {b0} to {b1}) at {lane}", key=name,
+                   lo=lo, hi=hi - 1, name=arr.name, b0=arr.base, b1=arr.base + arr.nbytes - 1,
+                   lane=describe_lane(scenario, block, 128 * group, instr)),
+                tr("make {name} larger, or the operand's start, LBO or SBO smaller", name=arr.name), access.line)
+
+
+def analyze_scenario(scenario, instr, access, ctx):
+    """One wgmma over the launch: every warpgroup of every block issues it; its shared reads
+    count once per warpgroup (on its first warp), 4 tensor-pipe warp instructions."""
+    from ..counting import InstrStats
+
+    op = scenario_op(access)
+    groups = ctx.nw // WARPS_PER_GROUP
+    st = InstrStats(instr, "shared", "wgmma", 16)
+    per_warp = np.zeros((ctx.nblocks, ctx.nw), np.int32)
+    per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
+    per_active[:, :groups * WARPS_PER_GROUP] = 32
+    wf = ideal = nbytes = 0
+    checked: set = set()
+    for blocks in ctx.chunks():
+        da, db = scenario_descriptors(scenario, instr, access, blocks, groups)
+        for i, blk in enumerate(blocks):
+            for g in range(groups):
+                a = da[i][g] if da is not None else None
+                key = (a, db[i][g])
+                if key not in checked:
+                    _check_inside(scenario, instr, access, op, a, db[i][g], int(blk), g)
+                    checked.add(key)
+                c = count(op, a, db[i][g])
+                wf += c.wavefronts
+                ideal += c.ideal
+                nbytes += c.bytes
+                per_warp[blk, g * WARPS_PER_GROUP] = c.wavefronts
+        ctx.step(instr)
+    issued = WARPS_PER_GROUP * groups * ctx.nblocks
+    st.warp_instructions = issued
+    st.active_lanes = 32 * issued
+    st.wavefronts, st.phases = wf, ideal
+    st.per_warp, st.per_warp_active = per_warp, per_active
+    st.kind_metrics = {INSTRUCTIONS: issued, WAVEFRONTS: wf, CONFLICTS: wf - ideal, BYTES: nbytes}
+    return st
+
+
+def scenario_figures(access, rows, d: dict) -> None:
+    """``Analysis.per_access`` of a wgmma: its op, operands and per-warpgroup figures."""
+    op = scenario_op(access)
+    groups = sum(s.warp_instructions for s in rows) // WARPS_PER_GROUP
+    wf, ph = d.get("wavefronts", 0), d.get("phases", 0)
+    d.update(wgmma={**op.as_dict(), "warpgroup_instructions": groups, "rule": RULE,
+                    "a_operand": access.option("a"), "b_operand": access.text,
+                    "counters": dict(d.get("kind_metrics") or {})},
+             bytes_requested=groups * op.bytes,
+             wavefronts_per_instruction=round(wf / groups, 4) if groups else 0.0,
+             ideal_wavefronts_per_instruction=round(ph / groups, 4) if groups else 0.0)
+
+
+def scenario_reasons(d: dict) -> list[tuple[str, str, str]]:
+    """The reasons of a scenario's wgmma (the Figures panel, ``analyze``)."""
+    w = d["wgmma"]
+    return explain_rows({**d, "wgmma": {**w, "descriptors": []}})
+
+
+def _count_scenario(scenario, instr, access, ctx):
+    return analyze_scenario(scenario, instr, access, ctx)
+
+
+def _codegen(a, arr, sc, rename, k):
+    from .wgmma_codegen import wgmma_lines
+
+    return wgmma_lines(a, arr, sc, rename, k)
+
+
+def _make_kind():
+    """The scenario kind (``viz.kinds.registry.Kind``), with the fields this registry has."""
+    from dataclasses import fields
+
+    from .registry import Kind
+
+    have = {f.name for f in fields(Kind)}
+    extra = {"name": "wgmma", "writes": False, "codegen": _codegen, "codegen_whole": True}
+    return Kind(op="wgmma", keys=SCENARIO_KEYS, example=EXAMPLE, parse=parse_scenario, count=_count_scenario,
+                metrics=GMMA_METRICS, metric_labels=GMMA_LABELS, figures=scenario_figures, reasons=scenario_reasons,
+                through_banks=False, **{k: v for k, v in extra.items() if k in have})
+
+
 __all__ = ["Descriptor", "decode", "encode", "swizzle_address", "canonical", "WgmmaOp", "parse", "parse_ptx_line",
            "is_wgmma", "CoreMatrix", "core_matrices", "operand_matrices", "phases", "phase_wavefronts", "count",
            "WgmmaCount", "record_code", "descriptors", "count_records", "rows_of", "to_text", "GmmaRow",
            "GMMA_METRICS", "GMMA_LABELS", "WAVEFRONTS", "CONFLICTS", "BYTES", "INSTRUCTIONS", "RULE", "TAG",
-           "SASS_FORMS", "SWIZZLES", "SWIZZLE_CODE"]
+           "SASS_FORMS", "SWIZZLES", "SWIZZLE_CODE", "parse_scenario", "analyze_scenario", "scenario_op",
+           "scenario_descriptors", "scenario_figures", "scenario_reasons", "SCENARIO_KEYS", "EXAMPLE", "op_of",
+           "count_trace_rows", "access_figures", "explain_rows", "table_text"]

@@ -66,6 +66,9 @@ SASS_CLASS = {
     "ATOMS": ("shared", "atomic"), "ATOMG": ("global", "atomic"), "RED": ("global", "atomic"),
     "REDG": ("global", "atomic"), "ATOM": ("generic", "atomic"), "REDAS": ("shared", "atomic"),
     "LDSM": ("shared", "ldmatrix"), "STSM": ("shared", "stmatrix"), "LDGSTS": ("shared", "cp.async"),
+    # HOOK(wgmma): a wgmma.mma_async is one HGMMA (f16, bf16, tf32), QGMMA (fp8), IGMMA (int8) or BGMMA (b1)
+    "HGMMA": ("shared", "wgmma"), "QGMMA": ("shared", "wgmma"), "IGMMA": ("shared", "wgmma"),
+    "BGMMA": ("shared", "wgmma"),
 }
 STATES = ("same", "fused", "member", "split", "removed", "aggregated", "uncertain")
 TOOL = "nvdisasm -gp"
@@ -151,7 +154,7 @@ def sass_with_ptx_lines(cubin: bytes, timeout: float = 120) -> str | None:
 def sass_width(opcode: str) -> int:
     parts = opcode.split(".")
     base = parts[0]
-    if base in ("LDSM", "STSM"):
+    if base in ("LDSM", "STSM") or base.endswith("GMMA"):     # HOOK(wgmma): a wgmma's width is its 16-byte rows
         return 16
     for p in parts[1:]:
         if p == "128":
