@@ -590,6 +590,87 @@ def to_text(op: WgmmaOp, desc_a: int | None, desc_b: int) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class GmmaMap:
+    """What ``viz.render.gmma_view`` draws for one warpgroup wgmma: each core matrix (a phase)
+    as one line across the 8 groups of four banks, every row on the group its 16 bytes fall
+    on, with its wavefront; rows that wait for another row of their phase are marked."""
+
+    op: WgmmaOp
+    title: str                 # the instruction as written (PTX, or the scenario's operands)
+    where: str                 # block, warpgroup, instruction
+    desc_a: int | None
+    desc_b: int
+    rows: tuple[GmmaRow, ...]
+    bytes: int
+    wavefronts: int
+    ideal: int
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.ideal
+
+    @property
+    def phases(self) -> int:
+        return len({r.phase for r in self.rows})
+
+    @property
+    def text(self) -> str:
+        return f"{self.op.shape} {self.title}"
+
+    def natural_size(self, scale: float = 1.0) -> tuple[int, int]:
+        """Every number at 16 px: a line per core matrix."""
+        return int(1400 * scale), int((260 + 30 * self.phases) * scale)
+
+    def phase_rows(self, phase: int) -> list[GmmaRow]:
+        return [r for r in self.rows if r.phase == phase]
+
+    def to_text(self) -> str:
+        head = [f"{self.op.text}  {self.title}  ({self.where})"]
+        return "\n".join(head + to_text(self.op, self.desc_a, self.desc_b).split("\n")[1:])
+
+
+def gmma_map(op: WgmmaOp, desc_a: int | None, desc_b: int, title: str, where: str) -> GmmaMap:
+    a = desc_a if op.a_shared else None
+    c = count(op, a, desc_b)
+    return GmmaMap(op, title, where, a, desc_b, tuple(rows_of(op, a, desc_b)), c.bytes, c.wavefronts, c.ideal)
+
+
+def scenario_gmma_map(scenario, instr, block: int, warp: int) -> GmmaMap:
+    """The GmmaMap of a scenario's wgmma instruction, as the warpgroup of ``warp`` in ``block``
+    issues it."""
+    from ..i18n import tr
+
+    access = scenario.accesses[instr.access]
+    nw = scenario.launch.warps_per_block
+    groups = nw // WARPS_PER_GROUP
+    g = min(warp // WARPS_PER_GROUP, max(0, groups - 1))
+    da, db = scenario_descriptors(scenario, instr, access, np.array([block], np.int64), groups)
+    where = tr("block {b} · warpgroup {g} (warps {w0}-{w1})", b=block, g=g, w0=4 * g, w1=4 * g + 3) + " · " + \
+        tr("instruction {k}", k=instr.number + 1) + (f" ({instr.loop_text()})" if instr.loop else "")
+    title = f"A = {access.option('a')}, B = {access.text}"
+    return gmma_map(scenario_op(access), da[0][g] if da is not None else None, db[0][g], title, where)
+
+
+def trace_gmma_map(trace, instr_id: int, block: int, warp: int, number: int) -> GmmaMap:
+    """The GmmaMap of a traced wgmma at its first recorded execution by ``warp`` of ``block``
+    (any warp of the warpgroup carries the same descriptors)."""
+    from ..i18n import tr
+
+    ins = trace.instructions[instr_id]
+    op = op_of(ins)
+    if op is None:
+        raise ValueError(f"instruction {number} is not a wgmma.mma_async warpviz reads")
+    rows = np.flatnonzero((trace.instr == instr_id) & (trace.block == block) & (trace.warp == warp))
+    slots = trace.addresses(rows[:1])
+    da, db, _ = descriptors(slots)
+    g = warp // WARPS_PER_GROUP
+    where = tr("block {b} · warpgroup {g} (warps {w0}-{w1})", b=block, g=g, w0=4 * g, w1=4 * g + 3) + " · " + \
+        tr("instruction {k}", k=number)
+    return gmma_map(op, int(da[0]) if op.a_shared else None, int(db[0]), " ".join(str(ins.get("ptx", "")).split())[:160],
+                    where)
+
+
 # ---------------------------------------------------------------------------- scenarios (format 3)
 #
 #   [[access]]
@@ -791,6 +872,7 @@ def analyze_scenario(scenario, instr, access, ctx):
                     _check_inside(scenario, instr, access, op, a, db[i][g], int(blk), g)
                     checked.add(key)
                 c = count(op, a, db[i][g])
+                st.deepest = max(st.deepest, max(c.per_phase, default=0))
                 wf += c.wavefronts
                 ideal += c.ideal
                 nbytes += c.bytes
@@ -809,8 +891,9 @@ def scenario_figures(access, rows, d: dict) -> None:
     """``Analysis.per_access`` of a wgmma: its op, operands and per-warpgroup figures."""
     op = scenario_op(access)
     groups = sum(s.warp_instructions for s in rows) // WARPS_PER_GROUP
-    wf, ph = d.get("wavefronts", 0), d.get("phases", 0)
-    d.update(wgmma={**op.as_dict(), "warpgroup_instructions": groups, "rule": RULE,
+    wf, ph = sum(s.wavefronts for s in rows), sum(s.phases for s in rows)
+    d.update(idle_phases=0, max_wavefronts_per_phase=max((s.deepest for s in rows), default=0),
+             wgmma={**op.as_dict(), "warpgroup_instructions": groups, "rule": RULE,
                     "a_operand": access.option("a"), "b_operand": access.text,
                     "counters": dict(d.get("kind_metrics") or {})},
              bytes_requested=groups * op.bytes,
@@ -853,4 +936,5 @@ __all__ = ["Descriptor", "decode", "encode", "swizzle_address", "canonical", "Wg
            "GMMA_METRICS", "GMMA_LABELS", "WAVEFRONTS", "CONFLICTS", "BYTES", "INSTRUCTIONS", "RULE", "TAG",
            "SASS_FORMS", "SWIZZLES", "SWIZZLE_CODE", "parse_scenario", "analyze_scenario", "scenario_op",
            "scenario_descriptors", "scenario_figures", "scenario_reasons", "SCENARIO_KEYS", "EXAMPLE", "op_of",
-           "count_trace_rows", "access_figures", "explain_rows", "table_text"]
+           "count_trace_rows", "access_figures", "explain_rows", "table_text", "GmmaMap", "gmma_map",
+           "scenario_gmma_map", "trace_gmma_map"]
