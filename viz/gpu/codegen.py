@@ -294,6 +294,10 @@ def _matrix_part(m) -> list[str]:
 
 
 def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, repeats: set[int] | None) -> list[str]:
+    if a.op == "wgmma":      # HOOK(wgmma): its own CUDA (viz.kinds.wgmma.wgmma_lines)
+        from ..kinds.wgmma import wgmma_lines
+
+        return wgmma_lines(a, arr, sc, rename, 0)
     if a.op == "tma.load":
         return kinds_cg.tma_lines(a, arr, sc, rename, [x.index for x in sc.accesses if x.op == "tma.load"].index(a.index))
     if a.op in KIND_OPS:     # cp.async, atomic: their own instruction, the same `when`

@@ -821,7 +821,9 @@ def scenario_descriptors(scenario, instr, access, blocks: np.ndarray, groups: in
             continue
         lv = evaluate_instruction(scenario, instr, blocks, tids, access=acc)
         arr = scenario.array(acc.array)
-        elem = np.broadcast_to(lv.elem.natural(), (len(blocks), groups)).astype(np.int64)
+        # the logical (row-major) element: the hardware applies the swizzle to the address itself
+        idx = [np.broadcast_to(v.natural(), (len(blocks), groups)).astype(np.int64) for v in lv.indices]
+        elem = idx[0] * arr.shape[1] + idx[1] if len(idx) == 2 else idx[0]
         start = arr.base + elem * arr.type.size
         out.append([[encode(int(s), access.option(f"{name}_lbo"), access.option(f"{name}_sbo"),
                             access.option(f"{name}_swizzle")) for s in row] for row in start])
@@ -912,9 +914,81 @@ def _count_scenario(scenario, instr, access, ctx):
 
 
 def _codegen(a, arr, sc, rename, k):
-    from .wgmma_codegen import wgmma_lines
-
     return wgmma_lines(a, arr, sc, rename, k)
+
+
+def _ptx_op_text(op: WgmmaOp, nd: int) -> tuple[str, str]:
+    """(the wgmma.mma_async line of inline PTX with operand numbers from ``nd`` on, the PTX
+    type of the accumulator constraint): D is %0..%(nd-1), then A (a descriptor, or four
+    registers), B, and the scale-d flag."""
+    dregs = ",".join(f"%{i}" for i in range(nd))
+    if op.a_shared:
+        a, nxt = f"%{nd}", nd + 1
+    else:
+        a, nxt = "{" + ",".join(f"%{nd + i}" for i in range(4)) + "}", nd + 4
+    b, flag = f"%{nxt}", f"%{nxt + 1}"
+    if op.atype in ("f16", "bf16"):
+        tail = ", 1, 1" + (f", {int(op.trans_a)}" if op.a_shared else "") + f", {int(op.trans_b)}"
+    elif op.atype in ("s8", "u8"):
+        tail = ""
+    else:
+        tail = ", 1, 1"
+    text = (f"wgmma.mma_async.sync.aligned.{op.shape}.{op.dtype}.{op.atype}.{op.btype} {{{dregs}}}, {a}, {b}, "
+            f"wv_p{tail};")
+    return text, flag
+
+
+def wgmma_lines(a, arr, sc, rename, k: int) -> list[str]:
+    """CUDA C of one scenario wgmma (``viz.gpu.codegen``): every thread of a warpgroup builds the
+    two descriptors from the operands' first elements (evaluated as for the warpgroup's first
+    thread, as the model does), then fence, the wgmma with D = A x B (scale-d false), commit
+    and wait; the accumulators enter the kernel's running hash. Compiled for sm_90a."""
+    from .codegen import c_comment
+
+    op = scenario_op(a)
+    bx, by, _bz = sc.launch.block
+    ren = dict(rename)
+    ren.update({"tid": "wv_gt", "lane": "0LL", "warp": "(wv_gt / 32)", "threadIdx.x": f"(wv_gt % {bx}LL)",
+                "threadIdx.y": f"(wv_gt / {bx}LL % {by}LL)", "threadIdx.z": f"(wv_gt / {bx * by}LL)"})
+    out = ["// " + c_comment(f"access {a.index}: wgmma {op.shape}.{op.atype}, A = {a.option('a')}, B = {a.text}", 400),
+           "{", "  const long long wv_gt = wv_tid / 128 * 128;   // the warpgroup's first thread", "  (void)wv_gt;"]
+    descs = []
+    from ..expr import to_cuda
+
+    for name, acc in (("a", a.source), ("b", a)):
+        if acc is None:
+            continue
+        oarr = sc.array(acc.array)
+        idx = ["wv_row", "wv_col"] if len(acc.indices) == 2 else ["wv_col"]
+        out.append("  {")
+        for nm, node in zip(idx, acc.indices):
+            out.append(f"    const long long {nm} = {to_cuda(node, ren)};")
+        # the logical (row-major) element: the hardware applies the swizzle to the address itself
+        elem = f"wv_row * {oarr.shape[1]}LL + wv_col" if len(acc.indices) == 2 else "wv_col"
+        out.append(f"    wv_{name}s = wv_sbase + (unsigned)({oarr.base}LL + ({elem}) * {oarr.type.size}LL);")
+        out.append("  }")
+        lbo, sbo, swz = a.option(f"{name}_lbo"), a.option(f"{name}_sbo"), a.option(f"{name}_swizzle")
+        descs.append(f"  const unsigned long long wv_d{name} = (unsigned long long)((wv_{name}s & 0x3FFFFu) >> 4) | "
+                     f"((unsigned long long){lbo >> 4}u << 16) | ((unsigned long long){sbo >> 4}u << 32) | "
+                     f"((unsigned long long){swz}u << 62);")
+    out[4:4] = ["  unsigned " + ", ".join(f"wv_{n}s = 0" for n in ("a", "b") if n == "b" or a.source is not None) + ";"]
+    out += descs
+    nd = op.n // 2
+    acc_t, con = ("unsigned", "r") if op.dtype == "s32" else ("float", "f")
+    out.append(f"  {acc_t} wv_c[{nd}];")
+    out.append(f"  for (int wv_i = 0; wv_i < {nd}; ++wv_i) wv_c[wv_i] = 0;")
+    text, flag = _ptx_op_text(op, nd)
+    outs = ", ".join(f'"+{con}"(wv_c[{i}])' for i in range(nd))
+    ins = (['"l"(wv_da)'] if op.a_shared else [f'"r"(wv_v[{i}])' for i in range(4)]) + ['"l"(wv_db)', '"r"(0)']
+    body = "\\n".join(["{", ".reg .pred wv_p;", f"setp.ne.b32 wv_p, {flag}, 0;", "wgmma.fence.sync.aligned;", text,
+                       "wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 0;", "}"])
+    out.append(f'  asm volatile("{body}"')
+    out.append(f"    : {outs}")
+    out.append(f"    : {', '.join(ins)} : \"memory\");")
+    keep = "wv_c[0]" if con == "r" else "__float_as_uint(wv_c[0])"
+    out.append(f"  wv_acc += {keep};")
+    out.append("}")
+    return out
 
 
 def _make_kind():
