@@ -371,3 +371,49 @@ def test_reconcile_matches_a_wgmma_with_its_hgmma():
     w = next(i for i in instrs if i.kind == "wgmma")
     assert m["instructions"][w.id].state == "same" and m["instructions"][w.id].certain
     assert not m["notes"]
+
+
+# ---------------------------------------------------------------------------- the Triton GEMM, built and traced
+
+LAUNCH = DATA / "triton35_matmul_128x128x64.launch.toml"
+
+
+@pytest.mark.skipif(not HAVE_PTXAS, reason="needs ptxas")
+@pytest.mark.nvcc
+def test_triton_gemm_launch_builds_with_its_wgmma_recorded():
+    from viz.trace.build import build
+    from viz.trace.launch import load_launch
+
+    b = build(load_launch(LAUNCH))
+    assert b.arch == "sm_90a"
+    w = [i for i in b.instrs if i.kind == "wgmma"]
+    assert len(w) == 8 and all(i.file.endswith(".py") and i.line > 0 for i in w)
+    assert b.instrumented_cubin[:4] == b"\x7fELF"
+
+
+def _gpu_ready() -> bool:
+    try:
+        from helpers import HAVE_NVCC, have_pycuda
+    except ImportError:
+        return False
+    return HAVE_NVCC and have_pycuda()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_ready(), reason="needs PyCUDA, a GPU and nvcc")
+def test_gpu_triton_gemm_gmma_counters_equal_nsight_compute(tmp_path, capsys):
+    """On the H200: the trace's gmma counters (and the ten) equal Nsight Compute's on the plain
+    kernel; 4,096 tensor-pipe instructions, 6,291,456 bytes, 49,152 wavefronts, 0 conflicts."""
+    import json
+
+    from viz.cli import main
+
+    rc = main(["trace", str(LAUNCH), "--validate", "--json", "--out", str(tmp_path / "t.wvtrace")])
+    doc = json.loads(capsys.readouterr().out)
+    for name, want in ((W.INSTRUCTIONS, 4096), (W.BYTES, 6291456), (W.WAVEFRONTS, 49152), (W.CONFLICTS, 0)):
+        assert doc["other_metrics"][name] == want
+    bad = [r for r in doc["validation"]["rows"] if not r["match"]]
+    assert rc == 0 and not bad, bad
+    other = {r["metric"]: r for r in doc["validation"]["other"]}
+    for name in W.GMMA_METRICS:
+        assert other[name]["match"], other[name]
