@@ -417,3 +417,35 @@ def test_gpu_triton_gemm_gmma_counters_equal_nsight_compute(tmp_path, capsys):
     other = {r["metric"]: r for r in doc["validation"]["other"]}
     for name in W.GMMA_METRICS:
         assert other[name]["match"], other[name]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.sampled_from([8, 24, 64, 256]), ta=st.booleans(), tb=st.booleans(), areg=st.booleans(),
+       pairs=st.lists(st.tuples(desc_fields, desc_fields), min_size=1, max_size=6))
+def test_the_vectorised_count_is_the_scalar_one(n, ta, tb, areg, pairs):
+    op = W.WgmmaOp(n, 16, "f32", "f16", "f16", not areg, ta and not areg, tb)
+    da = np.array([W.encode(*a) for a, _ in pairs], np.uint64)
+    db = np.array([W.encode(*b) for _, b in pairs], np.uint64)
+    wf, ideal, nbytes = W.count_batch(op, None if areg else da, db)
+    for k in range(len(pairs)):
+        c = W.count(op, None if areg else int(da[k]), int(db[k]))
+        assert (int(wf[k]), ideal, nbytes) == (c.wavefronts, c.ideal, c.bytes)
+    for k in range(len(pairs)):
+        for name, desc, mn, major in (("B", int(db[k]), n, op.b_major),):
+            want = [cm.rows for cm in W.core_matrices(name, W.decode(desc), mn, major)]
+            assert W.rows_batch(np.array([desc], np.uint64), mn, major)[0].tolist() == [list(r) for r in want]
+
+
+def test_a_trace_of_many_distinct_descriptors_is_counted_in_bounded_time():
+    """A hostile trace whose every record has other descriptors (1,000 warpgroups) takes the
+    vectorised path and counts what the scalar rule counts."""
+    from viz.trace.analysis import analyze_trace
+
+    rng = np.random.default_rng(5)
+    pairs = [(W.encode(int(s) * 16, int(l) * 16, int(b) * 16, int(w)), W.encode(int(s2) * 16, 16, 1024, 1))
+             for s, l, b, w, s2 in rng.integers(0, [4096, 256, 256, 4, 4096], size=(1000, 5))]
+    t = _wgmma_trace(pairs, warps=4)
+    an = analyze_trace(t)
+    op = W.parse_ptx_line("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%r1}, %rd1, %rd2, p, 1, 1, 0, 1;")
+    assert an.other_metrics[W.WAVEFRONTS] == sum(W.count(op, a, b).wavefronts for a, b in pairs)
+    assert an.other_metrics[W.INSTRUCTIONS] == 4000

@@ -376,6 +376,58 @@ def count(op: WgmmaOp, desc_a: int | None, desc_b: int) -> WgmmaCount:
     return WgmmaCount(nbytes, sum(per), nbytes // PHASE_BYTES, per)
 
 
+def rows_batch(descs: np.ndarray, mn_rows: int, major: str) -> np.ndarray:
+    """``core_matrices`` of many descriptors at once: (n, core matrices, 8) int64 row addresses
+    after the swizzle, in the same order (the trace analysis' vectorised path)."""
+    d = np.asarray(descs, np.uint64).reshape(-1)
+    start = ((d & np.uint64(0x3FFF)) << np.uint64(4)).astype(np.int64)
+    lbo = (((d >> np.uint64(16)) & np.uint64(0x3FFF)) << np.uint64(4)).astype(np.int64)
+    sbo = (((d >> np.uint64(32)) & np.uint64(0x3FFF)) << np.uint64(4)).astype(np.int64)
+    sw = ((d >> np.uint64(62)) & np.uint64(3)).astype(np.int64)
+    width = np.array([SWIZZLE_WIDTH[k] for k in range(4)], np.int64)[sw]
+    r = np.arange(ROWS, dtype=np.int64)
+    cms = []
+    if major == "K":
+        for i in range(mn_rows // ROWS):
+            for j in range(K_BYTES // CHUNK):
+                none = start[:, None] + i * sbo[:, None] + j * lbo[:, None] + r * CHUNK
+                swz = start[:, None] + i * sbo[:, None] + r * width[:, None] + j * CHUNK
+                cms.append(np.where((sw == 0)[:, None], none, swz))
+    else:
+        per = np.maximum(1, width // CHUNK)
+        for c in range(mn_rows * 2 // CHUNK):
+            for j in range(2):
+                none = start[:, None] + c * sbo[:, None] + j * lbo[:, None] + r * CHUNK
+                swz = (start + (c // per) * lbo + (c % per) * CHUNK + j * sbo)[:, None] + r * width[:, None]
+                cms.append(np.where((sw == 0)[:, None], none, swz))
+    a = np.stack(cms, axis=1) if cms else np.zeros((d.size, 0, ROWS), np.int64)
+    bits = np.array([SWIZZLE_BITS[k] for k in range(4)], np.int64)[sw][:, None, None]
+    return a ^ (((a >> 7) & ((1 << bits) - 1)) << 4)
+
+
+def count_batch(op: WgmmaOp, desc_a: np.ndarray | None, desc_b: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """(wavefronts of each descriptor pair, ideal, bytes) of one warpgroup instruction each:
+    ``count`` for many pairs at once (the same rule)."""
+    parts = []
+    if op.a_shared and desc_a is not None:
+        parts.append(rows_batch(desc_a, M, op.a_major))
+    parts.append(rows_batch(desc_b, op.n, op.b_major))
+    rows = np.concatenate(parts, axis=1) >> 4                    # 16-byte chunks, (n, phases, 8)
+    srt = np.sort(rows, axis=-1)
+    first = np.ones(srt.shape, bool)
+    first[..., 1:] = srt[..., 1:] != srt[..., :-1]               # each distinct chunk once
+    grp = srt & 7
+    per = np.zeros(srt.shape[:2], np.int64)
+    for q in range(8):
+        np.maximum(per, ((grp == q) & first).sum(axis=-1), out=per)
+    nbytes = rows.shape[1] * ROWS * CHUNK
+    return per.sum(axis=1), nbytes // PHASE_BYTES, nbytes
+
+
+BATCH = 4096         # descriptor pairs counted at a time (bounded temporaries: ~80 x 8 rows each)
+CACHED = 256         # at most this many distinct pairs go through the cached scalar ``count``
+
+
 # ---------------------------------------------------------------------------- trace records
 
 SLOT_A = 0          # lanes 0-3: descriptor A, 16 bits each (low first)
@@ -434,15 +486,22 @@ def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.nd
     nbytes = np.zeros(n, np.int64)
     issued = np.asarray(pred).astype(np.uint32) != 0
     lead = issued & (np.asarray(warps).astype(np.int64) % WARPS_PER_GROUP == 0)
-    if n:
+    if n and lead.any():
         da, db, _ = descriptors(slots)
-        pairs = np.stack([da, db], axis=1)
+        pairs = np.stack([da, db], axis=1)[lead]
         uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
         inv = np.asarray(inv).reshape(-1)
-        for u, (a, b) in enumerate(uniq):
-            c = count(op, int(a) if op.a_shared else None, int(b))
-            hit = (inv == u) & lead
-            per[hit], ideal[hit], nbytes[hit] = c.wavefronts, c.ideal, c.bytes
+        wf_u = np.zeros(len(uniq), np.int64)
+        if len(uniq) <= CACHED:
+            for u, (a, b) in enumerate(uniq):
+                wf_u[u] = count(op, int(a) if op.a_shared else None, int(b)).wavefronts
+        else:                        # many distinct descriptors (a hostile file, or a huge kernel): vectorised
+            for lo in range(0, len(uniq), BATCH):
+                chunk = uniq[lo:lo + BATCH]
+                wf_u[lo:lo + len(chunk)] = count_batch(op, chunk[:, 0] if op.a_shared else None, chunk[:, 1])[0]
+        per[lead] = wf_u[inv]
+        ideal[lead] = op.bytes // PHASE_BYTES
+        nbytes[lead] = op.bytes
     return {INSTRUCTIONS: int(issued.sum()), WAVEFRONTS: int(per.sum()), CONFLICTS: int((per - ideal).sum()),
             BYTES: int(nbytes.sum()), "per_record": per, "phases": int(ideal.sum())}
 
@@ -1011,4 +1070,4 @@ __all__ = ["Descriptor", "decode", "encode", "swizzle_address", "canonical", "Wg
            "SASS_FORMS", "SWIZZLES", "SWIZZLE_CODE", "parse_scenario", "analyze_scenario", "scenario_op",
            "scenario_descriptors", "scenario_figures", "scenario_reasons", "SCENARIO_KEYS", "EXAMPLE", "op_of",
            "count_trace_rows", "access_figures", "explain_rows", "table_text", "GmmaMap", "gmma_map",
-           "scenario_gmma_map", "trace_gmma_map"]
+           "scenario_gmma_map", "trace_gmma_map", "rows_batch", "count_batch"]
