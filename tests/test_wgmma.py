@@ -449,3 +449,57 @@ def test_a_trace_of_many_distinct_descriptors_is_counted_in_bounded_time():
     op = W.parse_ptx_line("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%r1}, %rd1, %rd2, p, 1, 1, 0, 1;")
     assert an.other_metrics[W.WAVEFRONTS] == sum(W.count(op, a, b).wavefronts for a, b in pairs)
     assert an.other_metrics[W.INSTRUCTIONS] == 4000
+
+
+# ---------------------------------------------------------------------------- the rule against the H200
+
+PROBE = DATA / "probe" / "probe_wgmma_h200.csv"
+PROBE_K = {"f16": 16, "tf32": 8, "e4m3": 32, "s8": 32}
+PROBE_ACC = {"f16": "f32", "tf32": "f32", "e4m3": "f32", "s8": "s32"}
+
+
+def _probe_rows() -> list[dict]:
+    import csv
+
+    lines = [ln for ln in PROBE.read_text().splitlines() if not ln.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def test_the_probe_fixture_holds_the_whole_sweep():
+    rows = _probe_rows()
+    assert len(rows) == 371
+    groups = {r["group"] for r in rows}
+    assert {"base", "loops3", "base-dtype", "B-none-lbo", "B-none-sbo", "B8-none-lbo", "A-none-lbo", "A-none-sbo",
+            "B-swz-off", "B-swz-sbo", "B-swz-lbo", "B-swz-base", "A-swz-off", "A-swz-sbo", "A-swz-base"} <= groups
+    assert {r["dtype"] for r in rows} == {"f16", "tf32", "e4m3", "s8"}
+    assert {int(r["n"]) for r in rows} == {8, 64, 128, 256}
+    assert {(r["b_swz"], r["trans_b"]) for r in rows} >= {(str(s), str(t)) for s in range(4) for t in range(2)}
+
+
+def test_every_probe_is_predicted_exactly():
+    """All 371 launches of tools/gpu/probe_wgmma.sh on the H200: the tensor-pipe instructions,
+    wavefronts, bank conflicts and bytes of ``..._op_gmma`` are the model's, to the unit."""
+    for r in _probe_rows():
+        dt = r["dtype"]
+        op = W.WgmmaOp(int(r["n"]), PROBE_K[dt], PROBE_ACC[dt], dt, dt, r["a_regs"] == "0", r["trans_a"] == "1",
+                       r["trans_b"] == "1")
+        c = W.count(op, None if r["a_regs"] == "1" else int(r["desc_a"], 16), int(r["desc_b"], 16))
+        loops = int(r["loops"])
+        got = tuple(int(r[m]) for m in (W.INSTRUCTIONS, W.WAVEFRONTS, W.CONFLICTS, W.BYTES))
+        assert got == (4 * loops, c.wavefronts * loops, c.conflicts * loops, c.bytes * loops), r["launch"]
+
+
+def test_the_probes_made_to_conflict_read_without_conflicts_and_nothing_else_reads_shared():
+    """The H200's finding: every descriptor layout reads each core matrix's 8 rows from 8
+    different groups of four banks (rows 16 bytes apart without a swizzle, W apart and XOR-
+    permuted with one), so LBO, SBO, start and base offset that put core matrices on the same
+    banks, or on the same bytes (LBO 0), cost no conflict: bytes / 128 wavefronts, always."""
+    rows = _probe_rows()
+    sweeps = [r for r in rows if r["group"] not in ("base", "loops3", "base-dtype")]
+    assert len(sweeps) >= 250
+    for r in rows:
+        assert int(r[W.CONFLICTS]) == 0
+        assert int(r[W.WAVEFRONTS]) * 128 == int(r[W.BYTES])
+        assert int(r["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]) == 0
+        assert int(r["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]) == 0
+        assert int(r["l1tex__lsuin_requests_op_gmma.sum"]) == 4 * int(r["loops"])
