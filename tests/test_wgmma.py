@@ -503,3 +503,31 @@ def test_the_probes_made_to_conflict_read_without_conflicts_and_nothing_else_rea
         assert int(r["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]) == 0
         assert int(r["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"]) == 0
         assert int(r["l1tex__lsuin_requests_op_gmma.sum"]) == 4 * int(r["loops"])
+
+
+def test_the_probes_refute_phases_other_than_one_core_matrix():
+    """The sweep tells groupings apart: read as halves of two K-adjacent core matrices (rows
+    0-3 of both, then 4-7), or as row r of 8 matrices, the same launches would conflict where
+    the H200 counted none."""
+    def k_pairs(cms):
+        by = {(cm.operand, cm.mn, cm.k): cm for cm in cms}
+        out = []
+        for (o, mn, k), cm in by.items():
+            if k == 0 and (o, mn, 1) in by:
+                other = by[(o, mn, 1)]
+                out += [cm.rows[:4] + other.rows[:4], cm.rows[4:] + other.rows[4:]]
+        return out
+
+    def rows_across(cms):
+        return [tuple(cms[i + j].rows[r] for j in range(8)) for i in range(0, len(cms) - 7, 8) for r in range(8)]
+
+    for grouping in (k_pairs, rows_across):
+        wrong = 0
+        for r in _probe_rows():
+            dt = r["dtype"]
+            op = W.WgmmaOp(int(r["n"]), PROBE_K[dt], PROBE_ACC[dt], dt, dt, r["a_regs"] == "0", r["trans_a"] == "1",
+                           r["trans_b"] == "1")
+            cms = W.operand_matrices(op, None if r["a_regs"] == "1" else int(r["desc_a"], 16), int(r["desc_b"], 16))
+            wf = sum(W.phase_wavefronts(p) for p in grouping(cms)) * int(r["loops"])
+            wrong += wf != int(r[W.WAVEFRONTS])
+        assert wrong >= 300, grouping.__name__

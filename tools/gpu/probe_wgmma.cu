@@ -543,6 +543,7 @@ static std::vector<Launch> sweep() {
     }                                                                                           \
   } while (0)
 
+#ifndef PROBE_WGMMA_NO_MAIN   // tools/gpu/probe_wgmma_mix.cu includes the kernels only
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s PART(1|2|all|count) TABLE.csv\n", argv[0]);
@@ -588,3 +589,4 @@ int main(int argc, char **argv) {
   printf("probe_wgmma: part %s, %d launches done\n", part.c_str(), n);
   return 0;
 }
+#endif  // PROBE_WGMMA_NO_MAIN
