@@ -531,3 +531,141 @@ def test_the_probes_refute_phases_other_than_one_core_matrix():
             wf = sum(W.phase_wavefronts(p) for p in grouping(cms)) * int(r["loops"])
             wrong += wf != int(r[W.WAVEFRONTS])
         assert wrong >= 300, grouping.__name__
+
+
+# ---------------------------------------------------------------------------- scenarios (format 3)
+
+SCENARIO = """format = 3
+title = "A swizzled TMA tile feeding a wgmma"
+[launch]
+block = [{block}]
+grid  = [2]
+[arrays.As]
+space = "shared"
+type  = "half"
+shape = [64, 64]
+swizzle = "{swz}"
+[arrays.Bs]
+space = "shared"
+type  = "half"
+shape = [128, 64]
+swizzle = "{swz}"
+[arrays.A]
+space = "global"
+type  = "half"
+shape = [128, 64]
+[[access]]
+op   = "tma.load"
+at   = "As"
+from = "A[blockIdx.x * 64][0]"
+[[access]]
+op = "wgmma"
+a = "As[0][k]"
+b = "Bs[0][k]"
+n = 128
+{extra}
+for = {{ k = "0:64:16" }}
+"""
+
+
+def _scenario(tmp_path, block=128, swz="tma:128B", extra="", tma=True):
+    p = tmp_path / "w.toml"
+    text = SCENARIO.format(block=block, swz=swz, extra=extra)
+    if not tma:
+        text = text.replace('[[access]]\nop   = "tma.load"\nat   = "As"\nfrom = "A[blockIdx.x * 64][0]"\n', "")
+    p.write_text(text)
+    return p
+
+
+def test_scenario_wgmma_counts_per_warpgroup(tmp_path):
+    from viz.engine import analyze
+    from viz.scenario import load
+
+    an = analyze(load(_scenario(tmp_path, block=256)))
+    m = an.metrics
+    # 2 blocks x 2 warpgroups x 4 k steps = 16 warpgroup instructions of m64n128k16
+    assert m[W.INSTRUCTIONS] == 64 and m[W.BYTES] == 16 * 6144 and m[W.WAVEFRONTS] == 16 * 48
+    assert m[W.CONFLICTS] == 0
+    assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 0
+    d = an.per_access()[1]
+    assert d["wgmma"]["warpgroup_instructions"] == 16 and d["wavefronts_per_instruction"] == 48
+    assert d["wgmma"]["shape"] == "m64n128k16" and d["wgmma"]["a_major"] == "K"
+
+
+def test_scenario_wgmma_descriptors_are_the_tiles(tmp_path):
+    from viz.scenario import load
+
+    sc = load(_scenario(tmp_path))
+    instr = [i for i in sc.instructions() if sc.accesses[i.access].op == "wgmma"][2]     # k = 32
+    da, db = W.scenario_descriptors(sc, instr, sc.accesses[1], np.array([0], np.int64), 1)
+    a, b = W.decode(da[0][0]), W.decode(db[0][0])
+    assert (a.start, a.sbo, a.swizzle_name) == (64, 1024, "128B")
+    assert (b.start, b.sbo, b.swizzle_name) == (8192 + 64, 1024, "128B")
+
+
+@pytest.mark.parametrize("extra,block,swz,words", [
+    ("", 96, "tma:128B", "warpgroups of 128 threads"),
+    ('dtype = "f64"', 128, "tma:128B", "dtype must be one of"),
+    ('a_major = "M"', 128, "tma:128B", 'must be "K" or "MN"'),
+    ('dtype = "tf32"\na_major = "MN"', 128, "tma:128B", "only f16 and bf16"),
+    ("b_sbo = 1000", 128, "tma:128B", "multiple of 16"),
+    ("", 128, "tma:64B", "needs rows of 64 bytes"),
+    ("", 128, "xor", "reads no swizzle"),
+])
+def test_scenario_wgmma_refusals_name_the_key_and_the_fix(tmp_path, extra, block, swz, words):
+    from viz.scenario import ScenarioError, load
+
+    with pytest.raises(ScenarioError) as err:
+        load(_scenario(tmp_path, block, swz, extra, tma=False))
+    assert words in str(err.value)
+
+
+def test_scenario_wgmma_whose_core_matrices_leave_the_array_is_refused_when_analysed(tmp_path):
+    from viz.engine import analyze
+    from viz.scenario import ScenarioError, load
+
+    sc = load(_scenario(tmp_path, extra="b_sbo = 4096"))
+    with pytest.raises(ScenarioError) as err:
+        analyze(sc)
+    assert "outside Bs" in str(err.value) and "block (0,0,0)" in str(err.value)
+
+
+def test_scenario_wgmma_cuda_compiles_for_sm_90a(tmp_path):
+    from viz.gpu.codegen import generate
+    from viz.scenario import load
+
+    src = generate(load(_scenario(tmp_path))).source
+    assert src.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 1
+    assert "((unsigned long long)64u << 32)" in src and "((unsigned long long)1u << 62)" in src
+    if not HAVE_PTXAS or shutil.which("nvcc") is None:
+        pytest.skip("needs nvcc")
+    (tmp_path / "k.cu").write_text(src)
+    r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-O3", "-std=c++17", "-o", str(tmp_path / "k.cubin"),
+                        str(tmp_path / "k.cu")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_matrix_command_draws_a_scenario_and_a_trace_wgmma(tmp_path, capsys):
+    from viz.cli import main
+    from viz.trace import tracefile
+
+    sc = _scenario(tmp_path)
+    assert main(["matrix", str(sc), "-i", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "6,144 bytes in 48 wavefronts (ideal 48, 0 bank conflicts)" in out and "B: start 8224" in out
+    assert main(["matrix", str(sc), "-i", "3", "--out", str(tmp_path / "m.png")]) == 0
+    assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+    pairs = [(W.encode(32, 16384, 1024, 1), W.encode(18432, 8192, 1024, 1))]
+    t = tracefile.save(_wgmma_trace(pairs), tmp_path / "w.wvtrace")
+    capsys.readouterr()
+    assert main(["matrix", str(t)]) == 0
+    out = capsys.readouterr().out
+    assert "A: start 32, LBO 16384, SBO 1024, swizzle 128B" in out and "B: start 18432, LBO 8192" in out
+    assert main(["matrix", str(t), "--out", str(tmp_path / "t.svg")]) == 0
+
+
+def test_a_frame_of_a_wgmma_shows_its_core_matrices(tmp_path):
+    from viz.cli import main
+
+    assert main(["export", str(_scenario(tmp_path)), "--out", str(tmp_path / "f.png"), "-i", "3"]) == 0
+    assert (tmp_path / "f.png").stat().st_size > 0

@@ -730,6 +730,29 @@ def trace_gmma_map(trace, instr_id: int, block: int, warp: int, number: int) -> 
                     where)
 
 
+def detail_gmma_map(detail) -> GmmaMap | None:
+    """The GmmaMap of a per-warp detail (``viz.warp.WarpDetail``) of a wgmma: a scenario's (its
+    access's options) or a trace's (the record's slots are the lanes' "addresses", the PTX in
+    the access's option "ptx"); None for any other access or one that does not read as a wgmma."""
+    from ..i18n import tr
+
+    access = detail.access
+    if getattr(access, "op", "") != "wgmma":
+        return None
+    ptx = access.option("ptx")
+    if ptx is None:
+        return scenario_gmma_map(detail.scenario, detail.instruction, detail.block, detail.warp)
+    op = parse_ptx_line(str(ptx))
+    if op is None:
+        return None
+    slots = np.array([[ln.byte_addr if ln.exists and ln.active else 0 for ln in detail.lanes]], np.int64)
+    da, db, _ = descriptors(slots)
+    g = detail.warp // WARPS_PER_GROUP
+    where = tr("block {b} · warpgroup {g} (warps {w0}-{w1})", b=detail.block, g=g, w0=4 * g, w1=4 * g + 3) + " · " + \
+        tr("instruction {k}", k=int(access.option("number") or detail.instruction.number + 1))
+    return gmma_map(op, int(da[0]) if op.a_shared else None, int(db[0]), " ".join(str(ptx).split())[:160], where)
+
+
 # ---------------------------------------------------------------------------- scenarios (format 3)
 #
 #   [[access]]
@@ -1070,4 +1093,4 @@ __all__ = ["Descriptor", "decode", "encode", "swizzle_address", "canonical", "Wg
            "SASS_FORMS", "SWIZZLES", "SWIZZLE_CODE", "parse_scenario", "analyze_scenario", "scenario_op",
            "scenario_descriptors", "scenario_figures", "scenario_reasons", "SCENARIO_KEYS", "EXAMPLE", "op_of",
            "count_trace_rows", "access_figures", "explain_rows", "table_text", "GmmaMap", "gmma_map",
-           "scenario_gmma_map", "trace_gmma_map", "rows_batch", "count_batch"]
+           "scenario_gmma_map", "trace_gmma_map", "detail_gmma_map", "rows_batch", "count_batch"]

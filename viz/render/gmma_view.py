@@ -55,41 +55,65 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
     y += 6 * s
     phases = max(1, m.phases)
     bottom = rect.bottom() - margin - 16 * s * 1.6
-    label_px = 16 * s
-    label_w = _width(_font(th, label_px, mono=True), "B 31 (mn 15, k 1)") + 12 * s
-    wf_w = _width(_font(th, label_px, mono=True), "wf 8") + 12 * s
-    cell_w = (avail_w - label_w - wf_w) / 8
+    mono = _font(th, 16 * s, mono=True)
     head_h = 16 * s * 1.6
-    cell_h = (bottom - y - head_h) / phases
-    px = min(16 * s, cell_h / 1.35)
-    if px < low or _width(_font(th, px, mono=True), "r0 r4 wf2") > cell_w - 4 * s:
-        px = 0.0
+    # Side by side panels of core matrices when one column would need text under 14 px.
+    panels, per_panel, px = 1, phases, 0.0
+    for k in range(1, 5):
+        rows_k = -(-phases // k)
+        cell_h_k = (bottom - y - head_h) / rows_k
+        px_k = min(16 * s, cell_h_k / 1.35)
+        pw = (avail_w - (k - 1) * 16 * s) / k
+        lw = _width(_font(th, px_k, mono=True), "B 31 (mn 15, k 1)") + 8 * s
+        ww = _width(_font(th, px_k, mono=True), "8") + 10 * s
+        cw = (pw - lw - ww) / 8
+        if px_k >= low and _width(_font(th, px_k, mono=True), "r0 r4") <= cw - 4 * s:
+            panels, per_panel, px = k, rows_k, px_k
+            break
+    del mono
+    pw = (avail_w - (panels - 1) * 16 * s) / panels
+    cell_h = (bottom - y - head_h) / max(1, per_panel)
+    if not px:
+        px_try = min(16 * s, cell_h / 1.35)
+        px = 0.0 if px_try < low else px_try
+        panels, per_panel, pw = 1, phases, avail_w
+        cell_h = (bottom - y - head_h) / phases
     g.cell_px = int(px)
+    lw_px = px or 16 * s
+    label_w = _width(_font(th, lw_px, mono=True), "B 31 (mn 15, k 1)") + 8 * s
+    wf_w = _width(_font(th, lw_px, mono=True), "8") + 10 * s
+    cell_w = (pw - label_w - wf_w) / 8
     pen = QPen(th.q("grid"))
     pen.setWidthF(max(1.0, s * th.stroke))
     bad = QPen(th.q("bad"))
     bad.setWidthF(max(2.0, 2.5 * s * th.stroke))
-    if px:
-        for q in range(8):
-            text(QRectF(x0 + label_w + q * cell_w, y, cell_w, head_h), tr("banks {lo}-{hi}", lo=4 * q, hi=4 * q + 3),
-                 min(px, 16 * s), "muted", mono=True, align=Qt.AlignmentFlag.AlignHCenter)
-        text(QRectF(x0 + label_w + 8 * cell_w, y, wf_w, head_h), tr("wf"), min(px, 16 * s), "muted", mono=True,
-             align=Qt.AlignmentFlag.AlignHCenter)
+    for k in range(panels):
+        px0 = x0 + k * (pw + 16 * s)
+        if px:
+            for q in range(8):
+                t = tr("banks {lo}-{hi}", lo=4 * q, hi=4 * q + 3)
+                hp = px if _width(_font(th, px, mono=True), t) <= cell_w else 0
+                text(QRectF(px0 + label_w + q * cell_w, y, cell_w, head_h), t if hp else f"{4 * q}", px, "muted",
+                     mono=True, align=Qt.AlignmentFlag.AlignHCenter)
+            text(QRectF(px0 + label_w + 8 * cell_w, y, wf_w, head_h), tr("wf"), px, "muted", mono=True,
+                 align=Qt.AlignmentFlag.AlignHCenter)
     y += head_h
     for ph in range(phases):
         rows = m.phase_rows(ph)
         if not rows:
             continue
-        ry = y + ph * cell_h
+        k, i = divmod(ph, per_panel)
+        px0 = x0 + k * (pw + 16 * s)
+        ry = y + i * cell_h
         first = rows[0]
         if px:
-            text(QRectF(x0, ry, label_w - 6 * s, cell_h), f"{first.operand} {first.matrix} (mn {first.mn}, k {first.k})",
+            text(QRectF(px0, ry, label_w - 6 * s, cell_h), f"{first.operand} {first.matrix} (mn {first.mn}, k {first.k})",
                  px, "text", mono=True)
         by_group: dict[int, list] = {}
         for r in rows:
             by_group.setdefault((r.byte_addr >> 4) & 7, []).append(r)
         for q in range(8):
-            cell = QRectF(x0 + label_w + q * cell_w, ry, cell_w, cell_h)
+            cell = QRectF(px0 + label_w + q * cell_w, ry, cell_w, cell_h)
             g.cells.append(cell)
             here = by_group.get(q, [])
             if here:
@@ -104,7 +128,7 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
                 text(cell, t, px, color, mono=True, align=Qt.AlignmentFlag.AlignHCenter)
         if px:
             wf = max(r.wavefront for r in rows)
-            text(QRectF(x0 + label_w + 8 * cell_w, ry, wf_w, cell_h), str(wf), px, "bad" if wf > 1 else "text",
+            text(QRectF(px0 + label_w + 8 * cell_w, ry, wf_w, cell_h), str(wf), px, "bad" if wf > 1 else "text",
                  mono=True, align=Qt.AlignmentFlag.AlignHCenter)
     if not px:
         g.notes.append(tr("numbers not written: the cells are too small for 14 px text at this size; leave the "

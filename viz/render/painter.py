@@ -371,6 +371,15 @@ def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
             paint_title(p, L, th, o.title or "")
         if L.header is not None:
             _paint_header(p, L, th, detail)
+        if getattr(detail.access, "op", "") == "wgmma":     # HOOK(wgmma): its core matrices on the banks
+            from ..kinds.wgmma import detail_gmma_map
+            from .gmma_view import paint_gmma_map
+
+            m = detail_gmma_map(detail)
+            if m is not None:
+                top = L.header.bottom() + 6 * th.scale if L.header is not None else rect.top()
+                paint_gmma_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th)
+                return L
         if detail.space == "shared":
             paint_shared(p, L, th, detail, st)
         else:

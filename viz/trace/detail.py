@@ -80,6 +80,9 @@ def traced_access(ins: dict, label: str, name: str, t: ElemType, number: int = 0
         op = matrix.op
     elif kind == "cp.async":
         op = "cp.async"
+    elif kind == "wgmma":              # HOOK(wgmma): drawn as its core matrices (viz.kinds.wgmma.detail_gmma_map)
+        op = "wgmma"
+        options = (("ptx", str(ins.get("ptx", ""))),)
     elif kind in ("atomic", "reduction"):
         op = "atomic"
         if ins["space"] == "global":
