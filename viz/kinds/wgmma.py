@@ -708,7 +708,7 @@ def scenario_gmma_map(scenario, instr, block: int, warp: int) -> GmmaMap:
     where = tr("block {b} · warpgroup {g} (warps {w0}-{w1})", b=block, g=g, w0=4 * g, w1=4 * g + 3) + " · " + \
         tr("instruction {k}", k=instr.number + 1) + (f" ({instr.loop_text()})" if instr.loop else "")
     title = f"A = {access.option('a')}, B = {access.text}"
-    return gmma_map(scenario_op(access), da[0][g] if da is not None else None, db[0][g], title, where)
+    return gmma_map(scenario_op(access), int(da[0][g]) if da is not None else None, int(db[0][g]), title, where)
 
 
 def trace_gmma_map(trace, instr_id: int, block: int, warp: int, number: int) -> GmmaMap:
@@ -890,9 +890,16 @@ def scenario_op(access) -> WgmmaOp:
                    access.option("a_major") == "MN", access.option("b_major") == "MN")
 
 
+def encode_many(start: np.ndarray, lbo: int, sbo: int, swizzle: int) -> np.ndarray:
+    """``encode`` of many start addresses with one LBO, SBO and swizzle (uint64)."""
+    st = (np.asarray(start, np.int64) & 0x3FFFF) >> 4
+    const = (((int(lbo) & 0x3FFFF) >> 4) << 16) | (((int(sbo) & 0x3FFFF) >> 4) << 32) | (int(swizzle) << 62)
+    return st.astype(np.uint64) | np.uint64(const)
+
+
 def scenario_descriptors(scenario, instr, access, blocks: np.ndarray, groups: int):
-    """(descriptor A or None, descriptor B) arrays ((blocks, groups) each) of one instruction: the
-    operands' first elements evaluated for each warpgroup's first thread."""
+    """(descriptor A or None, descriptor B) arrays ((blocks, groups) uint64 each) of one
+    instruction: the operands' first elements evaluated for each warpgroup's first thread."""
     from ..counting import evaluate_instruction
 
     tids = np.arange(groups, dtype=np.int64) * 128
@@ -907,8 +914,8 @@ def scenario_descriptors(scenario, instr, access, blocks: np.ndarray, groups: in
         idx = [np.broadcast_to(v.natural(), (len(blocks), groups)).astype(np.int64) for v in lv.indices]
         elem = idx[0] * arr.shape[1] + idx[1] if len(idx) == 2 else idx[0]
         start = arr.base + elem * arr.type.size
-        out.append([[encode(int(s), access.option(f"{name}_lbo"), access.option(f"{name}_sbo"),
-                            access.option(f"{name}_swizzle")) for s in row] for row in start])
+        out.append(encode_many(start, access.option(f"{name}_lbo"), access.option(f"{name}_sbo"),
+                               access.option(f"{name}_swizzle")))
     return out
 
 
@@ -948,19 +955,29 @@ def analyze_scenario(scenario, instr, access, ctx):
     checked: set = set()
     for blocks in ctx.chunks():
         da, db = scenario_descriptors(scenario, instr, access, blocks, groups)
-        for i, blk in enumerate(blocks):
-            for g in range(groups):
-                a = da[i][g] if da is not None else None
-                key = (a, db[i][g])
-                if key not in checked:
-                    _check_inside(scenario, instr, access, op, a, db[i][g], int(blk), g)
-                    checked.add(key)
-                c = count(op, a, db[i][g])
-                st.deepest = max(st.deepest, max(c.per_phase, default=0))
-                wf += c.wavefronts
-                ideal += c.ideal
-                nbytes += c.bytes
-                per_warp[blk, g * WARPS_PER_GROUP] = c.wavefronts
+        pairs = np.stack([da if da is not None else np.zeros_like(db), db], axis=-1).reshape(-1, 2)
+        uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
+        inv = np.asarray(inv).reshape(len(blocks), groups)
+        for u, (a, b) in enumerate(uniq.tolist()):
+            key = (a, b)
+            if key not in checked:
+                hit = np.argwhere(inv == u)[0]
+                _check_inside(scenario, instr, access, op, a if da is not None else None, b,
+                              int(blocks[hit[0]]), int(hit[1]))
+                checked.add(key)
+        if len(uniq) <= CACHED:
+            cs = [count(op, int(a) if da is not None else None, int(b)) for a, b in uniq.tolist()]
+            wf_u = np.array([c.wavefronts for c in cs], np.int64)
+            st.deepest = max(st.deepest, max((max(c.per_phase, default=0) for c in cs), default=0))
+        else:
+            wf_u = np.concatenate([count_batch(op, uniq[lo:lo + BATCH, 0] if da is not None else None,
+                                               uniq[lo:lo + BATCH, 1])[0] for lo in range(0, len(uniq), BATCH)])
+            st.deepest = max(st.deepest, 1)
+        per = wf_u[inv]                                  # (blocks, groups)
+        wf += int(per.sum())
+        ideal += per.size * (op.bytes // PHASE_BYTES)
+        nbytes += per.size * op.bytes
+        per_warp[blocks[0]:blocks[-1] + 1, 0:groups * WARPS_PER_GROUP:WARPS_PER_GROUP] = per
         ctx.step(instr)
     issued = WARPS_PER_GROUP * groups * ctx.nblocks
     st.warp_instructions = issued
