@@ -107,7 +107,8 @@ register(Kind(
 # HOOK(wgmma): the wgmma kind (viz.kinds.wgmma); on the kinds registry it is one line of REGISTERED
 from . import wgmma as _wgmma  # noqa: E402
 
-register(_wgmma._make_kind())
+for _k in _wgmma.KINDS:
+    register(_k)
 
 KIND_OPS = tuple(k.op for k in kinds())   # format 3 access kinds: cp.async, atomic, tma.load
 KIND_METRICS = tuple(m for k in kinds() for m in k.metrics)

@@ -1103,6 +1103,45 @@ def _make_kind():
                 through_banks=False, **{k: v for k, v in extra.items() if k in have})
 
 
+def _form_record_code(ins) -> list[str]:
+    """``TraceForm.record_code`` on the kinds registry: the MemInstr's address is the whole
+    operand text there (``slots = "operands"``)."""
+    op = parse(ins.opcode, ins.address)
+    if op is None:                       # cannot happen for an instruction ``is_wgmma`` accepted
+        return ["mov.u64 %wvd0, 0;"]
+    return record_code(op.a_operand or None, op.b_operand)
+
+
+def _form_count(trace, ins: dict, rows) -> dict:
+    got = count_trace_rows(ins, trace.addresses(rows), trace.warp[rows], trace.pred[rows])
+    return {k: got[k] for k in GMMA_METRICS}
+
+
+def _make_forms() -> tuple:
+    """The trace form (``viz.kinds.registry.TraceForm``) where the registry has one (the kinds
+    helper's); on today's registry the hooks in viz/trace/ptx.py and analysis.py do its work."""
+    try:
+        from .registry import TraceForm
+    except ImportError:
+        return ()
+    from dataclasses import fields
+
+    have = {f.name for f in fields(TraceForm)}
+    kw = dict(kind="wgmma", heads=("wgmma",), accept=lambda parts: is_wgmma(".".join(parts)), space="shared",
+              roles=(("load", "shared", 0),), width=lambda parts, operands: CHUNK,
+              sass={k: "shared" for k in SASS_FORMS}, sass_class="wgmma", counts_shared=False, counts_global=False,
+              ten_spaces=(), slots="operands", record_code=_form_record_code, count=_form_count,
+              counters=dict(GMMA_LABELS), detail_op="wgmma", name="wgmma")
+    return (TraceForm(**{k: v for k, v in kw.items() if k in have}),)
+
+
+# What this module registers (the kinds registry's REGISTERED takes KINDS, FORMS and UNRECORDED of
+# each kind module; today's viz/kinds/__init__.py registers KIND itself, HOOK(wgmma)).
+KINDS = (_make_kind(),)
+FORMS = _make_forms()
+UNRECORDED = ()
+
+
 __all__ = ["Descriptor", "decode", "encode", "swizzle_address", "canonical", "WgmmaOp", "parse", "parse_ptx_line",
            "is_wgmma", "CoreMatrix", "core_matrices", "operand_matrices", "phases", "phase_wavefronts", "count",
            "WgmmaCount", "record_code", "descriptors", "count_records", "rows_of", "to_text", "GmmaRow",
