@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                      "64..4320; default: what the grid needs to write every number)")
     lay.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
-    mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments",
+    mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments; "
+                         "a wgmma: its core matrices on the banks",
                          description="For one warp of one ldmatrix / stmatrix instruction of a scenario: which "
                          "lane gives each 16-byte row, its banks and wavefront, and which lane's register holds "
                          "each element. Printed as text, or drawn with --out.")

@@ -21,7 +21,7 @@ def wrapper(n: int, areg: bool) -> str:
         b = f"%{nd + 4}"
         p = f"%{nd + 5}"
         tr = f"%{nd + 7}"  # imm-trans-b only
-        ins = f'"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TA), "n"(TB)'
+        ins = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TA), "n"(TB)'
         op = f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {{{dregs}}}, {a}, {b}, p, 1, 1, {tr};"
         setp = f"setp.ne.b32 p, {p}, 0;"
     else:
