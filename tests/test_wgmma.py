@@ -704,3 +704,15 @@ def test_gpu_validate_cases_equal_nsight_compute(capsys):
     for r in results:
         names = {x["metric"] for x in r["rows"]}
         assert set(W.GMMA_METRICS) <= names, r["label"]
+
+
+def test_a_wgmma_entry_whose_ptx_is_not_a_wgmma_is_explained_not_crashed():
+    from viz.trace.analysis import analyze_trace, explain_trace, to_json, to_table
+
+    t = _wgmma_trace([(W.encode(0, 16, 1024, 1), W.encode(16384, 8192, 1024, 1))],
+                     ptx_line="wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {%f1}, %rd1, %rd2, %r1, 0, p, 1, 1, 0, 0;")
+    an = analyze_trace(t)
+    d = to_json(an)["accesses"][0]
+    assert "wgmma" not in d
+    assert any("nothing is counted" in r[2] for r in explain_trace(d))
+    assert "nothing is counted" in to_table(an)

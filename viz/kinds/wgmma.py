@@ -562,7 +562,9 @@ def access_figures(ins: dict, own: dict, info: dict, wavefronts: int, phases: in
 
 def table_text(d: dict) -> str:
     """``analyze``'s line of a traced wgmma's figures."""
-    w = d["wgmma"]
+    w = d.get("wgmma")
+    if not isinstance(w, dict):
+        return "its PTX is no wgmma.mma_async that warpviz reads: nothing is counted for it"
     return (f"{w['shape']} {w['atype']}, A from {w['a']}, {w['warpgroup_instructions']:,} warpgroup instructions: "
             f"{d['bytes_requested']:,} shared bytes in {d['wavefronts']:,} wavefronts (ideal {d['phases']:,}, "
             f"conflicts {d['bank_conflicts']:,}); {w['counters'][INSTRUCTIONS]:,} tensor-pipe warp instructions")
@@ -572,7 +574,9 @@ def explain_rows(d: dict) -> list[tuple[str, str, str]]:
     """(figure, value, why) rows of a traced wgmma (``analyze``'s reasons, the Figures panel)."""
     from ..i18n import tr
 
-    w = d["wgmma"]
+    w = d.get("wgmma")
+    if not isinstance(w, dict):         # a trace entry whose PTX does not read as a wgmma (a file that lies)
+        return [("", "", tr("its PTX is no wgmma.mma_async that warpviz reads: nothing is counted for it"))]
     groups = max(1, w["warpgroup_instructions"])
     rows = [("warpgroup instructions", f"{w['warpgroup_instructions']:,}",
              tr("the four warps of a warpgroup issue one wgmma together; its shared reads count once")),

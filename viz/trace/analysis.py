@@ -701,7 +701,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
         if d["never_true_shared_loads"]:
             parts.append(f"+{d['never_true_shared_loads']:,} never-true shared loads (@!PT LDS before the LDGSTS: "
                          "counted as shared loads)")
-        if "wgmma" in d:                  # HOOK(wgmma)
+        if d["kind"] == "wgmma":          # HOOK(wgmma)
             from ..kinds.wgmma import table_text
 
             parts.append(table_text(d))
