@@ -716,3 +716,15 @@ def test_a_wgmma_entry_whose_ptx_is_not_a_wgmma_is_explained_not_crashed():
     assert "wgmma" not in d
     assert any("nothing is counted" in r[2] for r in explain_trace(d))
     assert "nothing is counted" in to_table(an)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.sampled_from([8, 16, 24, 64, 256]), ta=st.booleans(), tb=st.booleans(), a=desc_fields, b=desc_fields)
+def test_no_descriptor_makes_a_core_matrix_conflict(n, ta, tb, a, b):
+    """docs/memory-model.md: whatever the start, LBO, SBO, swizzle and base offset, a core
+    matrix's 8 rows lie on 8 different groups of four banks (the H200 counted 0 conflicts in all
+    371 probes), so the rule never counts a conflict."""
+    op = W.WgmmaOp(n, 16, "f32", "f16", "f16", True, ta, tb)
+    for cm in W.operand_matrices(op, W.encode(*a), W.encode(*b)):
+        assert len({(r >> 4) & 7 for r in cm.rows}) == 8
+    assert W.count(op, W.encode(*a), W.encode(*b)).conflicts == 0
