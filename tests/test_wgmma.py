@@ -728,3 +728,14 @@ def test_no_descriptor_makes_a_core_matrix_conflict(n, ta, tb, a, b):
     for cm in W.operand_matrices(op, W.encode(*a), W.encode(*b)):
         assert len({(r >> 4) & 7 for r in cm.rows}) == 8
     assert W.count(op, W.encode(*a), W.encode(*b)).conflicts == 0
+
+
+def test_records_without_the_tag_read_nothing():
+    """A record whose lane 8 is not the wgmma tag (a file that lies) counts its warp's
+    tensor-pipe instruction but no shared reads."""
+    from viz.trace.analysis import analyze_trace
+
+    t = _wgmma_trace([(W.encode(0, 16, 1024, 1), W.encode(16384, 8192, 1024, 1))])
+    t.offset[:, 8] = 7
+    om = analyze_trace(t).other_metrics
+    assert om[W.INSTRUCTIONS] == 4 and om[W.BYTES] == 0 and om[W.WAVEFRONTS] == 0

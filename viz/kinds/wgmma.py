@@ -486,6 +486,8 @@ def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.nd
     nbytes = np.zeros(n, np.int64)
     issued = np.asarray(pred).astype(np.uint32) != 0
     lead = issued & (np.asarray(warps).astype(np.int64) % WARPS_PER_GROUP == 0)
+    if n:
+        lead &= descriptors(slots)[2]        # a record without the tag carries no descriptors: no reads
     if n and lead.any():
         da, db, _ = descriptors(slots)
         pairs = np.stack([da, db], axis=1)[lead]
@@ -523,8 +525,9 @@ def count_trace_rows(ins: dict, slots: np.ndarray, warps: np.ndarray, pred: np.n
                 "per_record": np.zeros(n, np.int64), "descriptors": {}}
     got = count_records(op, slots, warps, pred)
     got["wavefronts"] = got[WAVEFRONTS]
-    da, db, _ = descriptors(slots)
-    lead = (np.asarray(pred).astype(np.uint32) != 0) & (np.asarray(warps).astype(np.int64) % WARPS_PER_GROUP == 0)
+    da, db, tagged = descriptors(slots)
+    lead = (np.asarray(pred).astype(np.uint32) != 0) & (np.asarray(warps).astype(np.int64) % WARPS_PER_GROUP == 0) \
+        & tagged
     seen: dict[str, int] = {}
     for a, b in zip(da[lead].tolist(), db[lead].tolist()):
         key = (f"0x{a:016x} " if op.a_shared else "registers ") + f"0x{b:016x}"
