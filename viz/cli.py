@@ -312,15 +312,15 @@ def cmd_matrix(args) -> int:
         if args.instruction is None:
             pick = next((i for i in instrs if is_matrix(i)), None)
             if pick is None:
-                return _fail(f"{args.scenario}: no access is ldmatrix, stmatrix or wgmma (op = \"ldmatrix.x4\", "
-                             "op = \"wgmma\" ...)")
+                return _fail(f"{args.scenario}: no access is ldmatrix or stmatrix (op = \"ldmatrix.x4\" ...) or wgmma "
+                             "(op = \"wgmma\")")
         else:
             if not 1 <= args.instruction <= len(instrs):
                 return _fail(f"--instruction {args.instruction}: the scenario has instructions 1-{len(instrs)}")
             pick = instrs[args.instruction - 1]
             if not is_matrix(pick):
                 return _fail(f"--instruction {args.instruction} is a plain {sc.accesses[pick.access].op}, not "
-                             "ldmatrix, stmatrix or wgmma: give the number of a matrix instruction")
+                             "ldmatrix or stmatrix (or wgmma): give the number of a matrix instruction")
         if not 0 <= args.block < sc.launch.blocks or not 0 <= args.warp < sc.launch.warps_per_block:
             return _fail(f"--block {args.block} --warp {args.warp}: the launch has blocks 0-{sc.launch.blocks - 1}, "
                          f"warps 0-{sc.launch.warps_per_block - 1}")
