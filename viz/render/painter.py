@@ -85,6 +85,8 @@ def _instruction_count(scenario) -> int:
 
 
 def _phase_text(d: WarpDetail) -> str:
+    if getattr(d.access, "op", "") == "wgmma":          # HOOK(wgmma): its phases are its core matrices
+        return tr("a warpgroup's wgmma: one phase per 8 x 16-byte core matrix")
     m = getattr(d.access, "matrix", None)
     if m is not None:
         return tr("{n} matrices of 8 rows x 16 bytes: 1 phase each", n=m.num) if m.num > 1 else \
