@@ -645,7 +645,8 @@ def test_scenario_wgmma_cuda_compiles_for_sm_90a(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
 
 
-def test_matrix_command_draws_a_scenario_and_a_trace_wgmma(tmp_path, capsys):
+def test_matrix_command_draws_a_scenario_and_a_trace_wgmma(qapp, tmp_path, capsys):
+    # qapp: pictures need a QApplication (a QGuiApplication made first would break later widget tests)
     from viz.cli import main
     from viz.trace import tracefile
 
@@ -664,7 +665,7 @@ def test_matrix_command_draws_a_scenario_and_a_trace_wgmma(tmp_path, capsys):
     assert main(["matrix", str(t), "--out", str(tmp_path / "t.svg")]) == 0
 
 
-def test_a_frame_of_a_wgmma_shows_its_core_matrices(tmp_path):
+def test_a_frame_of_a_wgmma_shows_its_core_matrices(qapp, tmp_path):
     from viz.cli import main
 
     assert main(["export", str(_scenario(tmp_path)), "--out", str(tmp_path / "f.png"), "-i", "3"]) == 0
