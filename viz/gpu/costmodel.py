@@ -43,6 +43,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from ..kinds.registry import kind_of, kinds
+
 LAUNCH_OVERHEAD_S = 3e-6   # an empty kernel launch on H100, back to back
 
 # Calibration key -> (default, unit, where the default comes from). The cost model reads
@@ -656,11 +658,12 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     # all read the same box: DRAM moves it once. Nor does the L2 term count TMA boxes:
     # tma-ldmatrix-128b took 277 MB of them in 0.023 ms, 12 TB/s, above the 8.1 TB/s at which
     # L2 serves the LSU's loads, so the TMA's path is not the one calibrated.
-    copy_sectors = sum(s.sectors for s in an.stats if s.op == "cp.async") * f
+    # Which accesses those are, and how, each kind says (Kind.copy_engine, copy_in_l2, copy_per_replica).
+    copy_sectors = sum(s.sectors for s in an.stats if _copy(s.op, "copy_in_l2")) * f
     tma_box_s = tma_seconds_per_block(an)
     copy_dram = 0.0 if resident else 32 * (
-        sum(s.sectors for s in an.stats if s.op == "cp.async") * f
-        + sum(s.sectors for s in an.stats if s.op == "tma.load") * f / max(1, repeat))
+        sum(s.sectors for s in an.stats if _copy(s.op, "copy_per_replica")) * f
+        + sum(s.sectors for s in an.stats if _copy(s.op, "copy_per_replica", False)) * f / max(1, repeat))
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
@@ -675,6 +678,12 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         warp_instructions=warp_instructions, instructions_from=instructions_from,
         global_lines=round(sum(s.lines for s in an.stats if s.space == "global") * f),
         registers=registers, shared_bytes=shared_bytes)
+
+
+def _copy(op: str, flag: str, value: bool = True) -> bool:
+    """Whether ``op`` is a copy-engine kind (``Kind.copy_engine``) whose ``flag`` is ``value``."""
+    k = kind_of(op)
+    return k is not None and k.copy_engine and getattr(k, flag) == value
 
 
 def tma_seconds_per_block(an) -> float:
@@ -692,7 +701,8 @@ def tma_seconds_per_block(an) -> float:
     return total / max(1, sc.launch.blocks)
 
 
-COPY_ENGINE_OPS = ("cp.async", "tma.load")   # accesses whose global side the reuse replay does not see
+# accesses whose global side the reuse replay does not see: the copy-engine kinds (cp.async, tma.load)
+COPY_ENGINE_OPS = tuple(k.op for k in kinds() if k.copy_engine)
 LOADS_IN_FLIGHT = 16   # independent loads a warp has in flight: ptxas issues about 16 LDGs ahead of
                        # their first use (SASS of the generated gemm-naive kernel)
 BRANCH_CYCLES = 24     # a predicated access (``when``) sits in its own vote + branch + one-trip loop

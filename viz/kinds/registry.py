@@ -81,11 +81,13 @@ class Kind:
     writes: bool = True                        # its frame shows a write (the shared side is written)
     # --- CUDA generation (viz.gpu.codegen); pure text, no toolchain
     codegen: Callable | None = None            # (access, array, scenario, rename, k) -> CUDA lines; k: its index among its op's
+    codegen_whole: bool = False                # its lines are complete (no label comment, no `when` wrapped around them)
     # --- random scenarios (viz.gpu.randomkinds, `validate --random N --kinds OP`)
     random_text: Callable | None = None        # (random.Random) -> a scenario file's text using the kind
     # --- the cost model (viz.gpu.costmodel)
     copy_engine: bool = False                  # its global side bypasses the LSU (cp.async, TMA): read once from DRAM
-    copy_per_replica: bool = True              # False: its replicas share one copy (one tensor map per launch)
+    copy_in_l2: bool = True                    # copy_engine: its sectors count in the L2 term (False: TMA, not the LSU's path)
+    copy_per_replica: bool = True              # copy_engine: False where replicas share one copy (one tensor map per launch)
     cost: Callable | None = None               # (analysis) -> {term name: seconds per block}, its own terms
 
 
@@ -115,6 +117,11 @@ class TraceForm:
     sectors) per space where it has its own (global atomics). ``counts_shared`` /
     ``counts_global``: its lanes enter the ten metrics' shared / global figures (counted by
     the engine's rules) — unless ``count`` counts the record itself.
+    ``wavefront_counters``: (wavefronts, conflicts) per space where they are its own (shared
+    atomics); ``predicated_off_counts``: a warp with every lane predicated off counts in its
+    instruction counter (LDGSTS); ``ten_spaces``: the spaces of its records that enter the ten.
+    ``count_shared`` / ``count_global``: its own rule for the lanes of one record on the banks /
+    sectors (atomics), else the engine's load / store rules.
     ``lanes``: (opcode) -> how many lanes give an address (ldmatrix.x1: 8), None = 32.
     ``detail_op``: the scenario op its per-warp drawing uses (``viz.trace.detail``).
     ``slots``: "addresses" (each lane's byte address) or "operands" (``record_code`` fills
@@ -130,9 +137,14 @@ class TraceForm:
     sass_class: str = ""                       # the class name the reconciliation compares ("" = kind)
     instruction_counter: Mapping[str, str] = field(default_factory=dict)   # space -> counter
     request_counters: Mapping[str, tuple[str, str]] = field(default_factory=dict)   # space -> (requests, sectors)
+    wavefront_counters: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # space -> (wavefronts, conflicts)
+    predicated_off_counts: bool = False        # a warp whose lanes are all predicated off still counts (LDGSTS)
+    ten_spaces: tuple[str, ...] = ("global", "shared", "generic")   # spaces of its records that enter the ten metrics
     counts_shared: bool = True
     counts_global: bool = True
     lanes: Callable[[str], int] | None = None
+    count_shared: Callable | None = None       # (ins, addr, shared lanes) -> (wavefronts, phases, active): its own bank rule
+    count_global: Callable | None = None       # (addr, global lanes) -> sectors per record: its own sector rule
     detail_op: str = ""                        # "" = "load"/"store" by direction
     slots: str = "addresses"
     record_code: Callable | None = None        # (MemInstr) -> PTX lines filling %wvd0 per lane (slots = "operands")

@@ -38,52 +38,32 @@ import numpy as np
 
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
 from ..errors import safe_text
+from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
+from ..kinds.ldmatrix import matrix_lanes  # noqa: F401 - ldmatrix's lanes, named here before
+from ..kinds.registry import TraceForm, forms, trace_kind
 from .tracefile import Trace, lane_bits
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
-# smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level).
-OTHER_METRICS = {
-    ("atomic", "global"): "smsp__sass_inst_executed_op_global_atom.sum",
-    ("reduction", "global"): "smsp__inst_executed_op_global_red.sum",
-    ("atomic", "shared"): "smsp__inst_executed_op_shared_atom.sum",
-    ("reduction", "shared"): "smsp__inst_executed_op_shared_atom.sum",
-    ("ldmatrix", "shared"): "smsp__inst_executed_op_ldsm.sum",
-    ("stmatrix", "shared"): "sm__sass_inst_executed_op_shared_stsm.sum",
-    ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
-}
+# smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level), each
+# from its kind's TraceForm (viz.kinds.registry): (trace kind, space) -> instruction counter.
+OTHER_METRICS = {(f.kind, sp): name for f in forms() for sp, name in f.instruction_counter.items()}
 # Atomics' own memory counters, counted by the rules of the scenario kind ``atomic``
 # (viz.kinds.atomics): a shared atomic's wavefronts and bank conflicts, a global ATOM's or
 # RED's requests and sectors.
-SHARED_ATOM_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
-SHARED_ATOM_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"
-GLOBAL_ATOMIC_METRICS = {
-    "atomic": ("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"),
-    "reduction": ("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"),
-}
+SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS = trace_kind("atomic").wavefront_counters["shared"]
+GLOBAL_ATOMIC_METRICS = {f.kind: f.request_counters["global"] for f in forms() if "global" in f.request_counters}
 # Every counter outside the ten that a trace reports (what ``--validate`` asks Nsight Compute for).
-OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS}
-                                  | {n for pair in GLOBAL_ATOMIC_METRICS.values() for n in pair}))
+OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values())
+                                  | {n for f in forms() for pair in f.wavefront_counters.values() for n in pair}
+                                  | {n for f in forms() for pair in f.request_counters.values() for n in pair}))
 
 
-def atomic_rule(ins: dict) -> str:
-    """How a shared atomic's wavefronts are counted (viz.kinds.atomics): "words" (the busiest
-    bank's distinct words: ``ATOMS.POPC.INC``, nvcc's ``atomicAdd(&h[i], 1)`` with the result
-    unused) or "lanes" (every lane in turn: ``ATOMS.ADD`` and the rest). From the SASS where
-    the trace has it, else from the PTX: an ``add`` of the constant 1 is taken to be a POPC.INC."""
-    info = ins.get("sass") or {}
-    if info.get("atomic_rule"):
-        return info["atomic_rule"]
-    text = " ".join(ins.get("ptx", "").split()).rstrip(";")
-    return "words" if ".add." in ins.get("opcode", "") + "." and text.endswith(", 1") else "lanes"
-
-
-def matrix_lanes(opcode: str) -> int:
-    """Lanes that give a row address to ``ldmatrix``/``stmatrix``: 8 per 8x8 matrix
-    (``.x1`` 8, ``.x2`` 16, ``.x4`` 32)."""
-    for n in (1, 2, 4):
-        if f".x{n}." in opcode + ".":
-            return 8 * n
-    return 32
+def _form(ins: dict) -> TraceForm:
+    """The registered form of a trace instruction's kind (a checked trace holds only those)."""
+    f = trace_kind(ins.get("kind"))
+    if f is None:
+        raise KeyError(f"no registered kind {ins.get('kind')!r}")
+    return f
 
 
 def matrix_op(ins: dict):
@@ -191,9 +171,8 @@ class TraceInstrStats:
 
     @property
     def counted(self) -> bool:
-        """Does this instruction enter the ten metrics (any of them)?"""
-        k, sp = self.instr["kind"], self.instr["space"]
-        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k in ("ldmatrix", "stmatrix")
+        """Does this instruction enter the ten metrics (any of them)? (its form's ``ten_spaces``)"""
+        return self.instr["space"] in _form(self.instr).ten_spaces
 
     @property
     def conflicts(self) -> int:
@@ -228,19 +207,21 @@ class TraceAnalysis:
     def other_metrics(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.stats:
-            # cp.async has two operands (shared destination, global source): the table
-            # names only the global one, so each instruction counts once
-            name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
+            # cp.async has two operands (shared destination, global source): its form names
+            # only the global one, so each instruction counts once
+            f, sp = _form(s.instr), s.instr["space"]
+            name = f.instruction_counter.get(sp)
             if name is None:
                 continue
             # a predicated-off LDGSTS still counts in smsp__inst_executed_op_ldgsts
-            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0) \
+            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if f.predicated_off_counts else 0) \
                 + s.fallback_off
-            if s.is_atomic and s.instr["space"] == "shared":
-                out[SHARED_ATOM_WAVEFRONTS] = out.get(SHARED_ATOM_WAVEFRONTS, 0) + s.wavefronts
-                out[SHARED_ATOM_CONFLICTS] = out.get(SHARED_ATOM_CONFLICTS, 0) + s.conflicts
-            elif s.is_atomic and s.instr["space"] == "global":
-                req, sec = GLOBAL_ATOMIC_METRICS[s.instr["kind"]]
+            if sp in f.wavefront_counters:
+                wf, conf = f.wavefront_counters[sp]
+                out[wf] = out.get(wf, 0) + s.wavefronts
+                out[conf] = out.get(conf, 0) + s.conflicts
+            elif sp in f.request_counters:
+                req, sec = f.request_counters[sp]
                 out[req] = out.get(req, 0) + s.requests
                 out[sec] = out.get(sec, 0) + s.sectors
         for s in self.stats:
@@ -461,23 +442,21 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         return
     addr = trace.addresses(rows)
     pred = mask_bits(trace.pred[rows])
-    if ins["kind"] in ("ldmatrix", "stmatrix"):
-        # .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
-        pred[:, matrix_lanes(ins["opcode"]):] = False
+    f = _form(ins)
+    if f.lanes is not None:
+        # ldmatrix .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
+        pred[:, f.lanes(ins["opcode"]):] = False
     sh = pred & mask_bits(trace.shared[rows])
     gl = pred & mask_bits(trace.global_[rows])
     width = int(ins["width"])
     is_load = ins["op"] == "load"
-    counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
-    counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
+    counts_shared = f.counts_shared
+    counts_global = f.counts_global
     mine = st.per_record[at:at + rows.size]
-    if ins["kind"] in ("atomic", "reduction") and (ins["space"] == "shared" or (ins["space"] == "generic"
-                                                                             and sh.any())):
-        # a shared atomic, or the lanes of a generic one whose address is in shared memory
-        # (cooperative groups' barriers): the busiest bank's distinct words or lanes (viz.kinds.atomics)
-        from ..kinds.atomics import count_atomic
-
-        wf, ph, act, _deep = count_atomic(addr, sh, 1, atomic_rule(ins) == "lanes")
+    if f.count_shared is not None and (ins["space"] == "shared" or (ins["space"] == "generic" and sh.any())):
+        # the kind's own bank rule: a shared atomic, or the lanes of a generic one whose address is
+        # in shared memory (cooperative groups' barriers): the busiest bank's distinct words or lanes
+        wf, ph, act = f.count_shared(ins, addr, sh)
         info = ins.get("sass") or {}
         if info.get("state") == "aggregated" and info.get("leader") == "lane31-full-warp":
             # ptxas's second ATOMS (every lane's own, for a partial warp) runs with every
@@ -495,11 +474,9 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         mine += p[:, 0]
     if counts_global and (ins["space"] == "global" or gl.any()):
         p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
-        if ins["kind"] in ("atomic", "reduction"):
-            # lanes on one address go one after another (viz.kinds.atomics)
-            from ..kinds.atomics import count_global_atomic
-
-            p = count_global_atomic(addr, gl, 1)
+        if f.count_global is not None:
+            # the kind's own sector rule (atomics: lanes on one address go one after another)
+            p = f.count_global(addr, gl)
         st.sectors += int(p.sum())
         st.lines += int(s.sum())
         st.global_lanes += int(a.sum())

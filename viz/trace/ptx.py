@@ -31,6 +31,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import WarpvizError
+from ..kinds.registry import form_of, unrecorded_of
 
 # Events: instructions that touch no memory but whose executions are counted per warp
 # (``cp.async.commit_group``/``wait_group``/``wait_all``: ptxas may emit never-true
@@ -38,6 +39,9 @@ from ..errors import WarpvizError
 # trace command counts them into the trace's header and drops them from the records.
 EVENT_BASE = 1 << 20
 _EVENT = re.compile(r"^cp\.async\.(commit_group|wait_group|wait_all)\b")
+# Memory instructions no kind records (viz.kinds.unrecorded) are counted the same way, as
+# events of this kind; the trace's header lists them (``unrecorded``) and is not complete.
+UNRECORDED_KIND = "unrecorded"
 RECORD_BYTES = 288           # 32-byte header + 32 lanes x 8-byte address
 HEADER_WORDS = 8             # id, block, warp, active, predicate, shared, global, 0
 BITMAP_WORDS = 2048          # __wv_blocks: blocks 0..65535 can be selected one by one
@@ -47,8 +51,6 @@ BITMAP_SYMBOL = "__wv_blocks"
 _TYPES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
           "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
           "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
-_SKIP_SPACES = ("param", "local", "const", "tex", "surf")
-_OPS = ("ld", "ldu", "st", "atom", "red", "ldmatrix", "stmatrix", "cp")
 # Every pattern here runs on one line of text from a file someone sent, so each is linear in
 # the line's length: a word is matched possessively (``*+``: a line of 100,000 letters and no
 # `;` made ``[\w.:]*`` give back one letter at a time, quadratic), a bracket or a
@@ -76,7 +78,8 @@ class MemInstr:
     ptx: str              # the instruction's text, as in the PTX
     function: str
     opcode: str
-    kind: str             # load | store | atomic | reduction | ldmatrix | stmatrix | cp.async
+    kind: str             # the trace kind (viz.kinds.registry.trace_kinds: load | store | atomic | ...),
+                          # "event" or "unrecorded" for the counted non-records (EVENT_BASE on)
     op: str               # load | store (the direction of this operand's access)
     space: str            # global | shared | generic
     width: int            # bytes per lane (vector and matrix rows included)
@@ -95,9 +98,10 @@ class Parsed:
     lines: list[str]
     instrs: list[MemInstr]
     files: dict[int, str]
-    skipped: list[tuple[int, str]]          # (line, text) memory-looking instructions not recorded, and why
+    skipped: list[tuple[int, str]]          # (line, text) memory instructions no kind records (also in events)
     regions: list["SkipRegion"] = None      # forward branches over straight-line code with shared loads/stores
-    events: list[MemInstr] = None           # cp.async group instructions whose executions are counted (EVENT_BASE + k)
+    events: list[MemInstr] = None           # instructions whose executions are counted (EVENT_BASE + k): cp.async
+                                            # group instructions (kind "event") and unrecorded memory ("unrecorded")
 
 
 @dataclass(frozen=True)
@@ -119,12 +123,9 @@ _LABEL = re.compile(r"^([\w$]+):")
 _BARRIER = re.compile(r"^(@!?%[\w$]+\s+)?(bra|ret|exit|bar|barrier|call|brx|trap)\b")
 
 
-def _width(parts: list[str], kind: str, operands: str) -> int:
-    if kind in ("ldmatrix", "stmatrix"):
-        return 16                       # each lane gives the address of one 16-byte row
-    if kind == "cp.async":
-        nums = re.findall(r"\]\s*,\s*(0[xX][0-9a-fA-F]+|\d+)", operands)    # Triton writes the size in hex
-        return (int(nums[-1], 16) if nums[-1][:2].lower() == "0x" else int(nums[-1])) if nums else 16
+def _width(parts: list[str], form, operands: str) -> int:
+    if form.width is not None:
+        return form.width(parts, operands)      # the kind's own (ldmatrix: a 16-byte row; cp.async: its size)
     size = 0
     vec = 1
     for p in parts:
@@ -137,25 +138,18 @@ def _width(parts: list[str], kind: str, operands: str) -> int:
 
 
 def classify(opcode: str) -> tuple[str, str] | None:
-    """(kind, space) of a memory opcode that touches global/shared/generic memory, or None."""
-    parts = opcode.split(".")
-    head = parts[0]
-    if head not in _OPS:
-        return None
-    if head == "cp":
-        if len(parts) < 2 or parts[1] != "async" or any(p.startswith(("bulk", "commit", "wait", "mbarrier"))
-                                                        for p in parts[2:]):
-            return None
-        return "cp.async", "shared"
-    if head in ("ld", "ldu", "st", "atom", "red") and any(p.startswith("async") for p in parts[1:]):
-        return None
-    spaces = [p.split("::")[0] for p in parts[1:]]
-    if any(s in _SKIP_SPACES for s in spaces):
-        return None
-    space = "global" if "global" in spaces else "shared" if "shared" in spaces else "generic"
-    kind = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "reduction",
-            "ldmatrix": "ldmatrix", "stmatrix": "stmatrix"}[head]
-    return kind, space
+    """(kind, space) of a memory opcode that a registered kind records (``viz.kinds.registry``:
+    the first ``TraceForm`` that accepts it), or None: not a memory instruction, outside the
+    global and shared spaces, or one no kind records (``unrecorded``)."""
+    got = form_of(opcode)
+    return None if got is None else (got[0].kind, got[1])
+
+
+def unrecorded(opcode: str) -> str | None:
+    """Why a PTX opcode that moves data to or from memory is not recorded
+    (``viz.kinds.unrecorded``), or None (recorded, or no such instruction)."""
+    u = unrecorded_of(opcode)
+    return None if u is None else u.why
 
 
 def _one_statement_a_line(lines: list[str]) -> list[str]:
@@ -168,7 +162,8 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
         code = raw.split("//", 1)[0]
         parts = [p.strip() for p in code.split(";")]
         if code.count(";") < 2 and not code.strip().startswith("{") or \
-                not any(classify(_INSTR_WORD.match(p).group(1)) for p in parts if _INSTR_WORD.match(p)):
+                not any(classify(_INSTR_WORD.match(p).group(1)) or unrecorded(_INSTR_WORD.match(p).group(1))
+                        for p in parts if _INSTR_WORD.match(p)):
             out.append(raw)
             continue
         indent = raw[:len(raw) - len(raw.lstrip())]
@@ -236,12 +231,20 @@ def parse(text: str) -> Parsed:
             events.append(MemInstr(EVENT_BASE + len(events), i + 1, s, func, opcode, "event", "none", "none", 0,
                                    pred, "0", 0, srcfile, srcline))
             continue
-        cls = classify(opcode)
-        if cls is None:
-            if opcode.startswith(("cp.async.bulk", "ld.", "st.", "atom.", "red.")) and "async" in opcode:
+        got = form_of(opcode)
+        if got is None:
+            why = unrecorded(opcode)
+            if why is not None:
+                # memory no kind records: its executions are counted like an event's, and the
+                # trace says it is incomplete (viz.kinds.unrecorded)
+                pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+                srcfile, srcline = files.get(loc[0], ""), loc[1]
                 skipped.append((i + 1, s))
+                events.append(MemInstr(EVENT_BASE + len(events), i + 1, s, func, opcode, UNRECORDED_KIND, "none",
+                                       "none", 0, pred, "0", 0, srcfile, srcline))
             continue
-        kind, space = cls
+        form, space = got
+        kind = form.kind
         operands = m.group("operands")
         addrs = _ADDR.findall(operands)
         if not addrs:
@@ -250,14 +253,12 @@ def parse(text: str) -> Parsed:
         if m.group("guard"):
             pred = ("!" if m.group("neg") else "") + m.group("pred")
         parts = opcode.split(".")
-        width = _width(parts, kind, operands)
+        width = _width(parts, form, operands)
         srcfile, srcline = files.get(loc[0], ""), loc[1]
-        if kind == "cp.async":
-            roles = [("store", "shared", 0), ("load", "global", 1)]
-        else:
-            op = "store" if kind in ("store", "stmatrix") else "load"
-            roles = [(op, space, 0)]
-        for op, sp, k in roles:
+        for op, sp, k in form.roles:
+            sp = sp or space
+            if k >= len(addrs):
+                raise PtxError(f"PTX line {i + 1}: no address operand {k + 1} in `{s}`")
             instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
                                    addrs[k].strip(), k, srcfile, srcline))
     instrs = _unused_atomics_are_reductions(lines, instrs)

@@ -21,6 +21,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..kinds.registry import trace_kinds
+
 SHORT = 4096                    # characters of a name, a version, a PTX line, a file name
 TEXT = 32 << 20                 # characters of a text (the launch file, a CUDA source): the header's own cap
 MAX_INSTRUCTIONS = 65_536       # static memory instructions of one kernel (ids below the events' 2**20)
@@ -34,7 +36,7 @@ MAX_BUFFER_COUNT = 256 << 30    # elements of one kernel buffer (a launch file's
 MAX_SHARED_BYTES = 227 * 1024   # dynamic shared memory per block (H100's opt-in maximum)
 MAX_DEPTH = 32                  # nesting of the whole document (the shipped traces nest 4 deep)
 WIDTHS = (1, 2, 4, 8, 16, 32)   # bytes per lane of a PTX memory access (vectors and matrix rows included)
-KINDS = ("load", "store", "atomic", "reduction", "ldmatrix", "stmatrix", "cp.async")
+KINDS = trace_kinds()      # every registered trace kind (viz.kinds.registry): load, store, ...
 BLOCK_LIMITS = (1024, 1024, 64)          # CUDA: threadIdx extents (and 1024 threads per block)
 GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA: blockIdx extents
 MAX_BLOCK_THREADS = 1024

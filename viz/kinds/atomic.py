@@ -1,0 +1,128 @@
+"""The atomic kind: ``atomicAdd`` on shared (ATOMS) and global memory (ATOM / RED).
+
+Scenario side: ``op = "atomic"`` (parsed by ``viz.kinds.build``, counted by
+``viz.kinds.atomics`` with numba, described by ``viz.kinds.analyze``, CUDA from
+``viz.kinds.codegen.atomic_body``). Trace side: PTX ``atom``/``red`` of global, shared or
+generic memory (not ``.shared::cluster``, not ``red.async``): trace kinds "atomic" and
+"reduction" (a global ``atom`` whose result is never read is a RED in the SASS), counted
+by the same rules, with their own Nsight Compute counters. The rules are in
+``viz.kinds.atomics``'s docstring and docs/memory-model.md, "Atomics".
+"""
+
+from __future__ import annotations
+
+from .analyze import atomic_active_lanes, count_atomic
+from .build import EXAMPLES, KEYS, _atomic
+from .plain import plain_accept
+from .registry import Kind, TraceForm
+
+ATOM_METRICS = (
+    "smsp__inst_executed_op_shared_atom.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum",
+)
+GLOBAL_ATOM_METRICS = (
+    "smsp__sass_inst_executed_op_global_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    "smsp__inst_executed_op_global_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+)
+SHARED_ATOM_WAVEFRONTS = ATOM_METRICS[1]
+SHARED_ATOM_CONFLICTS = ATOM_METRICS[2]
+
+
+def _atom_rule(d: dict) -> str:
+    return "atom_add" if (d.get("options") or {}).get("result") == "used" else "atom_inc"
+
+
+def _atomic_per_lane(access) -> bool:
+    return access.option("result") == "used"
+
+
+def _codegen(a, arr, sc, rename, k):
+    from .codegen import atomic_body
+
+    return atomic_body(a, arr, sc, rename)
+
+
+def _random_text(r):
+    from .random_text import atomic_text
+
+    return atomic_text(r)
+
+
+KIND = Kind(
+    op="atomic", keys=frozenset(KEYS["atomic"]), example=EXAMPLES["atomic"], parse=_atomic,
+    count=count_atomic,
+    metrics=ATOM_METRICS + GLOBAL_ATOM_METRICS, metric_labels={
+        "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",
+        "smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions (ATOM)",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors",
+        "smsp__inst_executed_op_global_red.sum": "global reduction instructions (RED)",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors",
+    },
+    shared_rule=_atom_rule,
+    # an atomic whose old value is read serves every lane's word on its own (measured)
+    per_lane=_atomic_per_lane, active_lanes=atomic_active_lanes,
+    name="atomic add", codegen=_codegen, random_text=_random_text,
+)
+
+
+# ---------------------------------------------------------------------------- in a trace
+
+
+def atomic_rule(ins: dict) -> str:
+    """How a shared atomic's wavefronts are counted (viz.kinds.atomics): "words" (the busiest
+    bank's distinct words: ``ATOMS.POPC.INC``, nvcc's ``atomicAdd(&h[i], 1)`` with the result
+    unused) or "lanes" (every lane in turn: ``ATOMS.ADD`` and the rest). From the SASS where
+    the trace has it, else from the PTX: an ``add`` of the constant 1 is taken to be a POPC.INC."""
+    info = ins.get("sass") or {}
+    if info.get("atomic_rule"):
+        return info["atomic_rule"]
+    text = " ".join(ins.get("ptx", "").split()).rstrip(";")
+    return "words" if ".add." in ins.get("opcode", "") + "." and text.endswith(", 1") else "lanes"
+
+
+def _trace_shared(ins: dict, addr, sh):
+    """A traced shared atomic's (wavefronts, phases, active lanes) per record."""
+    from .atomics import count_atomic as counts
+
+    wf, ph, act, _deep = counts(addr, sh, 1, atomic_rule(ins) == "lanes")
+    return wf, ph, act
+
+
+def _trace_global(addr, gl):
+    """A traced global atomic's sectors per record: lanes on one address go one after another."""
+    from .atomics import count_global_atomic
+
+    return count_global_atomic(addr, gl, 1)
+
+
+_SASS = {"ATOMS": "shared", "ATOMG": "global", "RED": "global", "REDG": "global", "ATOM": "generic",
+         "REDAS": "shared"}
+FORMS = (
+    TraceForm(kind="atomic", heads=("atom",), accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
+              sass_class="atomic",
+              instruction_counter={"global": "smsp__sass_inst_executed_op_global_atom.sum",
+                                   "shared": "smsp__inst_executed_op_shared_atom.sum"},
+              request_counters={"global": GLOBAL_ATOM_METRICS[1:3]},
+              wavefront_counters={"shared": (SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS)},
+              counts_shared=False, ten_spaces=(), count_shared=_trace_shared, count_global=_trace_global,
+              detail_op="atomic"),
+    TraceForm(kind="reduction", heads=("red",), accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
+              sass_class="atomic",
+              instruction_counter={"global": "smsp__inst_executed_op_global_red.sum",
+                                   "shared": "smsp__inst_executed_op_shared_atom.sum"},
+              request_counters={"global": GLOBAL_ATOM_METRICS[4:6]},
+              wavefront_counters={"shared": (SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS)},
+              counts_shared=False, ten_spaces=(), count_shared=_trace_shared, count_global=_trace_global,
+              detail_op="atomic"),
+)
+KINDS = (KIND,)
+UNRECORDED = ()

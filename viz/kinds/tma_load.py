@@ -1,0 +1,49 @@
+"""The tma.load kind of scenarios: a 2-D tile copy by the tensor-memory accelerator
+(UTMALDG), issued by one thread of the block, written into shared memory in the destination
+array's swizzle (none, ``tma:32B``, ``tma:64B``, ``tma:128B``).
+
+Parsed by ``viz.kinds.build``, counted by ``viz.kinds.async_copy`` (numba), described by
+``viz.kinds.analyze`` / ``viz.kinds.report``, CUDA from ``viz.kinds.codegen.tma_lines`` (a
+real tensor map, ``viz.kinds.tensormap``), random scenarios from
+``viz.kinds.random_text.tma_text``. A trace does not record TMA copies through this kind:
+``cp.async.bulk.tensor`` is listed in ``viz.kinds.unrecorded`` until a kind records it.
+"""
+
+from __future__ import annotations
+
+from .analyze import count_tma, tma_figures
+from .build import EXAMPLES, KEYS, _tma
+from .registry import Kind
+from .report import tma_rows
+
+TMA_METRICS = (
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum",
+)
+
+
+def _codegen(a, arr, sc, rename, k):
+    from .codegen import tma_lines
+
+    return tma_lines(a, arr, sc, rename, k)
+
+
+def _random_text(r):
+    from .random_text import tma_text
+
+    return tma_text(r)
+
+
+KIND = Kind(
+    op="tma.load", keys=frozenset(KEYS["tma.load"]), example=EXAMPLES["tma.load"], parse=_tma,
+    count=count_tma, figures=tma_figures,
+    metrics=TMA_METRICS, metric_labels={
+        "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum": "TMA global sectors read",
+    },
+    reasons=tma_rows,
+    through_banks=False,     # the TMA writes the tile itself, not through the banks' path
+    name="TMA copy", codegen=_codegen, codegen_whole=True, random_text=_random_text,
+    copy_engine=True, copy_in_l2=False, copy_per_replica=False,
+)
+FORMS = ()
+KINDS = (KIND,)
+UNRECORDED = ()
