@@ -203,6 +203,29 @@ def partial_text(note: str) -> str:
     return sep("; ").join(tr(PARTIAL_NOTES[key], **values) for key, values in parts)
 
 
+def unrecorded_text(header: dict) -> str:
+    """The Figures panel's banner for a trace whose kernel ran memory instructions no kind
+    records (``viz.trace.analysis.unrecorded_json``): how many, how often, and each one's PTX
+    line, source line, text and executions, in the language of the moment; "" where none ran
+    or the trace does not say (an older trace)."""
+    from ..trace.analysis import unrecorded_json
+
+    ran = unrecorded_json(header) or []
+    if not ran:
+        return ""
+    lines = [tr("Not recorded: the kernel ran {n} memory instructions that warpviz does not record, "
+                "{executed} warp-level executions; their traffic is in no figure here (Nsight Compute counts it).",
+                n=len(ran), executed=f"{sum(d['executed'] for d in ran):,}")]
+    for d in ran[:8]:
+        where = f"{str(d['file']).rsplit('/', 1)[-1]}:{d['line']}" if d["line"] else tr("no source line")
+        lines.append(tr("PTX line {ptx_line} ({where}): {instruction}, executed {executed} times",
+                        ptx_line=d["ptx_line"], where=where, instruction=d["instruction"][:160],
+                        executed=f"{d['executed']:,}"))
+    if len(ran) > 8:
+        lines.append(tr("and {n} more", n=len(ran) - 8))
+    return "\n".join(lines)
+
+
 def _pct(v) -> str:
     return "-" if v is None else f"{v:.0f}%"
 

@@ -589,7 +589,9 @@ def coverage(trace) -> Coverage:
 
     grid = int(trace.blocks)
     header = trace.header
-    complete = bool(header.get("complete", True))
+    from ..trace.schema import records_complete
+
+    complete = records_complete(header, True)     # every block's records (unrecorded instructions aside)
     if not trace.records:
         return Coverage(grid, 0, 0, 0.0, complete)
     blocks, first, counts = np.unique(trace.block, return_index=True, return_counts=True)

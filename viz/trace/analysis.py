@@ -41,6 +41,7 @@ from ..errors import safe_text
 from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
 from ..kinds.ldmatrix import matrix_lanes  # noqa: F401 - ldmatrix's lanes, named here before
 from ..kinds.registry import TraceForm, forms, trace_kind
+from .schema import unrecorded_ran
 from .tracefile import Trace, lane_bits
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
@@ -605,9 +606,45 @@ def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
                   "note": h.get("note", ""), "sass_map": h.get("sass_map"),
                   "instructions": len(instruction_numbers(an.trace)),
-                  "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])]},
+                  "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])],
+                  # memory instructions no kind records, that ran (None: an older trace does not say)
+                  "unrecorded": unrecorded_json(h)},
         "lines": an.per_line(),
     }
+
+
+def unrecorded_json(h: dict) -> list[dict] | None:
+    """The trace's memory instructions that no kind records and that ran, as ``analyze --json``
+    gives them (``trace.unrecorded``): instruction text, PTX line, source file and line,
+    warp-level executions, why; None where the trace was written before warpviz listed them."""
+    ran = unrecorded_ran(h)
+    if ran is None:
+        return None
+    return [{"instruction": " ".join(str(d.get("ptx", "")).split()), "ptx_line": int(d.get("line_no") or 0),
+             "file": d.get("file", ""), "line": int(d.get("line") or 0), "executed": int(d.get("executed") or 0),
+             "why": d.get("why", "")} for d in ran]
+
+
+def unrecorded_lines(h: dict, limit: int = 12) -> list[str]:
+    """What ``analyze`` and ``trace --validate`` say of the memory instructions no kind records:
+    one line each that ran (text, PTX line, source line, executions), or that an older trace
+    does not say; nothing where every memory instruction that ran was recorded."""
+    ran = unrecorded_json(h)
+    if ran is None:
+        return ["unrecorded memory instructions: unknown (a trace written before warpviz listed them; "
+                "record it again to know)"]
+    if not ran:
+        return []
+    out = [f"NOT RECORDED: {len(ran)} memory instruction(s) warpviz does not record ran "
+           f"{sum(d['executed'] for d in ran):,} warp-level executions; their traffic is in no figure "
+           "(Nsight Compute counts it):"]
+    for d in ran[:limit]:
+        where = f"{safe_text(str(d['file']).rsplit('/', 1)[-1], 120)}:{d['line']}" if d["line"] else "no source line"
+        out.append(f"  PTX line {d['ptx_line']} ({where}): {safe_text(d['instruction'], 200)}  executed "
+                   f"{d['executed']:,}  ({safe_text(d['why'], 200)})")
+    if len(ran) > limit:
+        out.append(f"  and {len(ran) - limit} more")
+    return out
 
 
 def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
@@ -629,6 +666,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                    + (f"; and {len(left) - 8} more" if len(left) > 8 else ""))
     if not h.get("complete", False):
         out.append(f"partial trace: {safe_text(h.get('note', 'not every block was recorded'), 2000)}")
+    out += unrecorded_lines(h)
     smap = h.get("sass_map")
     if smap and not smap.get("certain", False):
         unc = smap.get("uncertain") or []
