@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from ..i18n import language, sep, tr
+from ..kinds.registry import counter_labels
 
 
 # What limits the cost model's time (viz.gpu.costmodel.Prediction.bound), as shown.
@@ -21,19 +22,9 @@ STAGE_LABELS = {"compile": "compiling and instrumenting", "count": "counting run
                 "ncu": "Nsight Compute on the plain kernel", "write": "writing the trace", "analyse": "analysing"}
 
 
-# Nsight Compute's counters outside the ten (viz.trace.analysis.OTHER_METRICS), as the table names them.
-OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions",
-                "smsp__inst_executed_op_global_red.sum": "global reduction instructions",
-                "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
-                "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
-                "sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions",
-                "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
-                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
-                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors"}
+# Nsight Compute's counters outside the ten (viz.trace.analysis.OTHER_METRICS), as the table
+# names them: each kind's TraceForm.counters (viz.kinds.registry).
+OTHER_LABELS = counter_labels()
 
 
 def recordings_dir() -> Path:

@@ -70,7 +70,7 @@ KIND = Kind(
     shared_rule=_atom_rule,
     # an atomic whose old value is read serves every lane's word on its own (measured)
     per_lane=_atomic_per_lane, active_lanes=atomic_active_lanes,
-    name="atomic add", codegen=_codegen, random_text=_random_text,
+    name="atomic add", sass_opcodes=("ATOMS", "ATOMG", "ATOM", "RED", "REDG"), codegen=_codegen, random_text=_random_text,
 )
 
 
@@ -104,6 +104,17 @@ def _trace_global(addr, gl):
     return count_global_atomic(addr, gl, 1)
 
 
+def _detail_options(ins: dict) -> tuple:
+    """A traced atomic drawn as the scenario kind: the rule its counting uses ("result": "used"
+    serves lane by lane), and its name where it is not an add ("atomic operation" / "reduction")."""
+    kind = ins.get("kind")
+    used = kind == "atomic" if ins["space"] == "global" else atomic_rule(ins) == "lanes"
+    options: tuple = (("result", "used" if used else "unused"),)
+    if ".add." not in str(ins.get("opcode", "")) + ".":
+        options += (("name", kind),)       # not an add: "atomic operation" / "reduction"
+    return options
+
+
 _SASS = {"ATOMS": "shared", "ATOMG": "global", "RED": "global", "REDG": "global", "ATOM": "generic",
          "REDAS": "shared"}
 FORMS = (
@@ -114,7 +125,14 @@ FORMS = (
               request_counters={"global": GLOBAL_ATOM_METRICS[1:3]},
               wavefront_counters={"shared": (SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS)},
               counts_shared=False, ten_spaces=(), count_shared=_trace_shared, count_global=_trace_global,
-              detail_op="atomic"),
+              counters={"smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions",
+                        "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+                        SHARED_ATOM_WAVEFRONTS: "shared atomic wavefronts",
+                        SHARED_ATOM_CONFLICTS: "shared atomic bank conflicts",
+                        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
+                        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors"},
+              detail_op="atomic", detail_options=_detail_options, global_write=True, latency="atomic",     # performed at L2, its old value used
+              sass_kind={"global": "atomic", "shared": "atomic"}),
     TraceForm(kind="reduction", heads=("red",), accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
               sass_class="atomic",
               instruction_counter={"global": "smsp__inst_executed_op_global_red.sum",
@@ -122,7 +140,13 @@ FORMS = (
               request_counters={"global": GLOBAL_ATOM_METRICS[4:6]},
               wavefront_counters={"shared": (SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS)},
               counts_shared=False, ten_spaces=(), count_shared=_trace_shared, count_global=_trace_global,
-              detail_op="atomic"),
+              counters={"smsp__inst_executed_op_global_red.sum": "global reduction instructions",
+                        "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+                        SHARED_ATOM_WAVEFRONTS: "shared atomic wavefronts",
+                        SHARED_ATOM_CONFLICTS: "shared atomic bank conflicts",
+                        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
+                        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors"},
+              detail_op="atomic", detail_options=_detail_options, global_write=True, sass_kind={"global": "atomic", "shared": "atomic"}),
 )
 KINDS = (KIND,)
 UNRECORDED = ()

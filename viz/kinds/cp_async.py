@@ -53,7 +53,7 @@ KIND = Kind(
     shared_rule=_ldgsts_rule, extra_reasons=extra_rows,
     # a bank takes one write per lane: lanes on one word are not merged (measured)
     per_lane=_always,
-    name="cp.async", codegen=_codegen, random_text=_random_text, copy_engine=True,
+    name="cp.async", sass_opcodes=("LDGSTS",), codegen=_codegen, random_text=_random_text, copy_engine=True,
 )
 
 
@@ -76,7 +76,10 @@ FORMS = (
               sass={"LDGSTS": "shared"},
               # the table names only the global operand, so each instruction counts once
               instruction_counter={"global": "smsp__inst_executed_op_ldgsts.sum"},
-              predicated_off_counts=True, counts_shared=False, ten_spaces=("global",), detail_op="cp.async"),
+              predicated_off_counts=True, counts_shared=False, ten_spaces=("global",), detail_op="cp.async",
+              latency="",            # asynchronous: waited for at wait_group
+              counters={"smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"},
+              sass_kind={"global": "cp.async"}),
 )
 KINDS = (KIND,)
 UNRECORDED = ()

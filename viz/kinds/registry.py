@@ -79,6 +79,7 @@ class Kind:
     # --- captions (English; their Chinese in assets/translations/zh_CN.toml)
     name: str = ""                             # caption of one instruction ("TMA copy"); "" = op
     writes: bool = True                        # its frame shows a write (the shared side is written)
+    sass_opcodes: tuple[str, ...] = ()         # the SASS opcodes it compiles to (viz.toolchain.sass's memory kind = op)
     # --- CUDA generation (viz.gpu.codegen); pure text, no toolchain
     codegen: Callable | None = None            # (access, array, scenario, rename, k) -> CUDA lines; k: its index among its op's
     codegen_whole: bool = False                # its lines are complete (no label comment, no `when` wrapped around them)
@@ -146,11 +147,19 @@ class TraceForm:
     count_shared: Callable | None = None       # (ins, addr, shared lanes) -> (wavefronts, phases, active): its own bank rule
     count_global: Callable | None = None       # (addr, global lanes) -> sectors per record: its own sector rule
     detail_op: str = ""                        # "" = "load"/"store" by direction
+    detail_options: Callable | None = None     # (instruction dict) -> the drawn access's options (atomics' "result")
+    # --- the cost model's replay of a trace (viz.gpu.tracemodel)
+    global_write: bool = False                 # its global records write (atomics) even though their direction is "load"
+    latency: str = ""                          # a "load" record's wait: "load" (by its space and level), "shared",
+                                               # "atomic" (shared, else L2), "" (none: asynchronous or no result)
+    shared_pipe: bool = False                  # always through the shared pipe, whatever the space says (ldmatrix)
+    sass_kind: Mapping[str, str] = field(default_factory=dict)   # space -> viz.toolchain.sass memory kind
     slots: str = "addresses"
     record_code: Callable | None = None        # (MemInstr) -> PTX lines filling %wvd0 per lane (slots = "operands")
     expand: Callable | None = None             # (instruction dict, header row, slots) -> Expanded
     count: Callable | None = None              # (trace, instruction dict, rows) -> {counter: value}
-    counters: Mapping[str, str] = field(default_factory=dict)   # its own counters -> label
+    counters: Mapping[str, str] = field(default_factory=dict)   # its counters outside the ten -> label (English;
+                                                                # the app's table, Chinese in zh_CN.toml)
 
     def space_of(self, parts: list[str]) -> str:
         if self.space:
@@ -242,6 +251,11 @@ def unrecorded_of(opcode: str) -> Unrecorded | None:
     return next((u for u in _UNRECORDED if u.matches(opcode)), None)
 
 
+def counter_labels() -> dict[str, str]:
+    """Every trace form's counter -> its label (the app's table of counters outside the ten)."""
+    return {m: label for f in _FORMS for m, label in f.counters.items()}
+
+
 def sass_classes() -> dict[str, tuple[str, str]]:
     """SASS opcode -> (space, class) of every registered form (``viz.trace.reconcile``)."""
     out: dict[str, tuple[str, str]] = {}
@@ -252,4 +266,4 @@ def sass_classes() -> dict[str, tuple[str, str]]:
 
 
 __all__ = ["Kind", "TraceForm", "Expanded", "Unrecorded", "register", "register_form", "register_unrecorded",
-           "kind_of", "kinds", "forms", "form_of", "trace_kind", "trace_kinds", "unrecorded_of", "sass_classes"]
+           "kind_of", "kinds", "forms", "form_of", "trace_kind", "trace_kinds", "unrecorded_of", "sass_classes", "counter_labels"]

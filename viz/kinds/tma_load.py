@@ -41,7 +41,7 @@ KIND = Kind(
     },
     reasons=tma_rows,
     through_banks=False,     # the TMA writes the tile itself, not through the banks' path
-    name="TMA copy", codegen=_codegen, codegen_whole=True, random_text=_random_text,
+    name="TMA copy", sass_opcodes=("UTMALDG",), codegen=_codegen, codegen_whole=True, random_text=_random_text,
     copy_engine=True, copy_in_l2=False, copy_per_replica=False,
 )
 FORMS = ()
