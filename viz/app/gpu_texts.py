@@ -199,6 +199,7 @@ def unrecorded_text(header: dict) -> str:
     records (``viz.trace.analysis.unrecorded_json``): how many, how often, and each one's PTX
     line, source line, text and executions, in the language of the moment; "" where none ran
     or the trace does not say (an older trace)."""
+    from ..errors import safe_text
     from ..trace.analysis import unrecorded_json
 
     ran = unrecorded_json(header) or []
@@ -207,10 +208,11 @@ def unrecorded_text(header: dict) -> str:
     lines = [tr("Not recorded: the kernel ran {n} memory instructions that warpviz does not record, "
                 "{executed} warp-level executions; their traffic is in no figure here (Nsight Compute counts it).",
                 n=len(ran), executed=f"{sum(d['executed'] for d in ran):,}")]
-    for d in ran[:8]:
-        where = f"{str(d['file']).rsplit('/', 1)[-1]}:{d['line']}" if d["line"] else tr("no source line")
+    for d in ran[:8]:          # the file's words: escaped and cut (viz.errors.safe_text)
+        where = f"{safe_text(str(d['file']).rsplit('/', 1)[-1], 120)}:{d['line']}" if d["line"] else \
+            tr("no source line")
         lines.append(tr("PTX line {ptx_line} ({where}): {instruction}, executed {executed} times",
-                        ptx_line=d["ptx_line"], where=where, instruction=d["instruction"][:160],
+                        ptx_line=d["ptx_line"], where=where, instruction=safe_text(d["instruction"], 160),
                         executed=f"{d['executed']:,}"))
     if len(ran) > 8:
         lines.append(tr("and {n} more", n=len(ran) - 8))
