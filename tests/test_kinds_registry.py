@@ -118,3 +118,65 @@ def test_kind_is_a_frozen_record():
     assert isinstance(k, Kind) and not k.through_banks and k.reasons is not None
     with pytest.raises(AttributeError):
         k.op = "x"  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------------------- one table for every layer
+
+
+def test_the_trace_side_reads_the_same_table():
+    from viz.kinds.registry import forms, sass_classes, trace_kinds
+    from viz.trace.analysis import OTHER_METRICS
+    from viz.trace.reconcile import SASS_CLASS, ptx_class
+    from viz.trace.schema import KINDS
+
+    assert KINDS == trace_kinds() == ("load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "reduction")
+    assert SASS_CLASS == sass_classes() and SASS_CLASS["REDAS"] == ("shared", "atomic") and \
+        SASS_CLASS["LDGSTS"] == ("shared", "cp.async") and len(SASS_CLASS) == 15
+    assert ptx_class({"kind": "reduction", "space": "global"}) == ("global", "atomic")
+    assert OTHER_METRICS[("stmatrix", "shared")] == "sm__sass_inst_executed_op_shared_stsm.sum"
+    assert len(OTHER_METRICS) == 7 and all(f.kind in KINDS for f in forms())
+
+
+@pytest.fixture
+def toy_form(monkeypatch):
+    """A new trace form, registered in the table alone: ``tex.`` recorded as a global load."""
+    from viz.kinds import registry
+    from viz.kinds.registry import TraceForm
+
+    form = TraceForm(kind="load", heads=("tex",), space="global", sass={"TEX": "global"})
+    monkeypatch.setattr(registry, "_FORMS", [form, *registry._FORMS])
+    return form
+
+
+def test_a_form_registered_alone_takes_what_was_unrecorded(toy_form):
+    from viz.kinds.registry import unrecorded_of
+    from viz.trace.ptx import classify
+
+    assert classify("tex.2d.v4.f32.f32") == ("load", "global") and unrecorded_of("tex.2d.v4.f32.f32") is None
+    assert classify("suld.b.2d.b32.trap") is None and unrecorded_of("suld.b.2d.b32.trap") is not None
+
+
+def test_generated_cuda_and_random_scenarios_come_from_the_kind(toy):
+    from viz.gpu import codegen, randomkinds
+
+    kind, asked = toy
+    seen = []
+    toy_kind = replace(kind, codegen=lambda a, arr, sc, ren, k: seen.append((a.op, k)) or ["/* toy copy */"])
+    from viz.kinds import registry
+
+    registry._KINDS["toy.copy"] = toy_kind
+    src = codegen.generate(loads(SCENARIO.format(op="toy.copy"), source="toy.toml")).source
+    assert seen == [("toy.copy", 0)] and "/* toy copy */" in src and "// access 0: toy.copy s[(tid * 3) % 64]" in src
+    got = randomkinds.scenarios(2, seed=3, kinds=("toy.copy",))        # its random_text (cp.async's here)
+    assert [name for name, _ in got] == ["random-toycopy-3-0", "random-toycopy-3-1"]
+
+
+def test_importing_the_kinds_imports_no_numba_qt_or_upper_layer():
+    import subprocess
+    import sys
+
+    code = ("import sys, viz.kinds, viz.trace.ptx; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('numba', 'PySide6') or m.startswith('viz.gpu')]; "
+            "print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr

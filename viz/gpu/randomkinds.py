@@ -14,24 +14,31 @@ from ..kinds import kinds as _kinds
 from ..kinds.random_text import atomic_text, cp_async_text, tma_text  # noqa: F401 - the kinds' own, re-exported
 from ..scenario import Scenario, ScenarioError, loads
 
-# every registered kind that makes random scenarios, in the registry's order
-MAKERS = {k.op: k.random_text for k in _kinds() if k.random_text is not None}
-KINDS = tuple(MAKERS)
+
+def makers() -> dict:
+    """Every registered kind that makes random scenarios (its ``Kind.random_text``), in the
+    registry's order."""
+    return {k.op: k.random_text for k in _kinds() if k.random_text is not None}
+
+
+MAKERS = makers()
+KINDS = tuple(MAKERS)       # the kinds `validate --kinds` offers
 
 
 def scenarios(count: int, seed: int = 0, kinds: tuple[str, ...] = KINDS) -> list[tuple[str, Scenario]]:
     """``count`` random scenarios of ``kinds`` (in turn) that the model accepts, named
     random-KIND-SEED-K."""
+    made = makers()
     for k in kinds:
-        if k not in MAKERS:
-            raise ValueError(f"unknown kind {k!r}: the kinds are {', '.join(KINDS)}")
+        if k not in made:
+            raise ValueError(f"unknown kind {k!r}: the kinds are {', '.join(made)}")
     r = random.Random(seed)
     out: list[tuple[str, Scenario]] = []
     tries = 0
     while len(out) < count and tries < count * 60:
         kind = kinds[len(out) % len(kinds)]
         tries += 1
-        text = MAKERS[kind](r)
+        text = made[kind](r)
         if not text:
             continue
         name = f"random-{kind.replace('.', '')}-{seed}-{len(out)}"
