@@ -240,3 +240,79 @@ def test_the_cost_model_refuses_and_names_them(tmp_path):
     predict_trace(SHIPPED)           # the shipped trace itself is predicted
     with pytest.raises(TraceError, match=r"executes cp\.async\.bulk\.tensor \(1\) \(PTX\), memory instructions a trace does not record"):
         predict_trace(_with_unrecorded(tmp_path))
+
+
+# A kernel with a 1-D bulk copy (thread 0 of each block) and a load through the cluster
+# window (every thread): neither is recorded; the global store is.
+BULK_SOURCE = r'''extern "C" __global__ void k(float* out, const float* in)
+{
+    __shared__ __align__(128) float tile[256];
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned s = (unsigned)__cvta_generic_to_shared(tile);
+    const unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(1024) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     :: "r"(s), "l"(in + blockIdx.x * 256), "r"(1024), "r"(b) : "memory");
+    }
+    asm volatile("{\n.reg .pred P1;\nWV_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%0], 0;\n"
+                 "@!P1 bra.uni WV_WAIT;\n}" :: "r"(b) : "memory");
+    unsigned v;
+    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(s + threadIdx.x * 4u) : "memory");
+    out[blockIdx.x * 256 + threadIdx.x] = __uint_as_float(v);
+}
+'''
+BULK_LAUNCH = '''title = "bulk copy and a cluster-window load"
+source = "k.cu"
+kernel = "k"
+block = [256]
+grid = [4]
+
+[[arg]]
+type = "float*"
+count = 1024
+fill = "zero"
+
+[[arg]]
+type = "float*"
+count = 1024
+fill = "iota"
+'''
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_nvccs_ptx_of_a_bulk_copy_and_a_cluster_load(tmp_path):
+    (tmp_path / "k.cu").write_text(BULK_SOURCE)
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-lineinfo", str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.ptx")],
+                   check=True, capture_output=True, timeout=300)
+    p = parse((tmp_path / "k.ptx").read_text())
+    assert [(i.opcode, i.line) for i in p.instrs] == [("st.global.u32", 21)]
+    assert [(e.opcode, e.kind, e.line) for e in p.events] == [
+        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", UNRECORDED_KIND, 15),
+        ("ld.shared::cluster.u32", UNRECORDED_KIND, 20)]
+
+
+@pytest.mark.gpu
+def test_a_traced_bulk_copy_and_cluster_load_are_counted_and_named(tmp_path, capsys):
+    from helpers import HAVE_NVCC, have_pycuda
+
+    if not (have_pycuda() and HAVE_NVCC):
+        pytest.skip("needs PyCUDA, a GPU and nvcc")
+    (tmp_path / "k.cu").write_text(BULK_SOURCE)
+    (tmp_path / "k.launch.toml").write_text(BULK_LAUNCH)
+    out = tmp_path / "k.wvtrace"
+    main(["trace", str(tmp_path / "k.launch.toml"), "--validate", "--json", "--out", str(out)])
+    doc = json.loads(capsys.readouterr().out)
+    print(json.dumps(doc.get("validation"), indent=1))      # the device log keeps what Nsight Compute said
+    got = [(d["line"], d["executed"]) for d in doc["trace"]["unrecorded"]]
+    assert got == [(15, 4), (20, 32)]                       # warp 0 of 4 blocks; 8 warps of 4 blocks
+    assert doc["trace"]["complete"] is False and doc["validation"]["unrecorded"] == doc["trace"]["unrecorded"]
+    h = tracefile.load(out).header
+    assert h["records_complete"] is True and h["complete"] is False
+    assert doc["metrics"]["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"] == 32     # the store: recorded
