@@ -2,8 +2,11 @@
 record, per warp-level execution, what it did.
 
 ``nvcc -ptx -lineinfo`` turns the user's source into PTX; ``parse`` finds the memory
-instructions (``ld``/``st`` of every width and vector, predicated or not, ``atom``,
-``red``, ``ldmatrix``, ``stmatrix``, ``cp.async``) with their source line (``.loc``);
+instructions that a registered kind records (``viz.kinds.registry``: its ``TraceForm``s;
+today ``ld``/``st`` of every width and vector, predicated or not, ``atom``, ``red``,
+``ldmatrix``, ``stmatrix``, ``cp.async``) with their source line (``.loc``), and those that
+touch memory but no kind records (``viz.kinds.unrecorded``), whose executions are counted
+as events so that the trace can say it is not complete;
 ``instrument`` inserts before each one a straight-line block (no branch, so the kernel's
 control flow is unchanged) that:
 
@@ -22,7 +25,8 @@ capacity, block filter; ``__wv_blocks``: a bitmap of the selected blocks), so th
 kernel's parameters stay as they are and the same launch runs the plain and the
 instrumented kernel. A first run with capacity 0 only counts; the second records.
 
-Only the standard library here: the tests run it on PTX that nvcc makes without a GPU.
+The standard library and the kinds' table only: the tests run it on PTX that nvcc makes
+without a GPU.
 """
 
 from __future__ import annotations
