@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .i18n import language, sep, tr
-from .kinds.registry import kind_of, kinds
+from .kinds.registry import forms, kind_of, kinds
 from .scenario import Scenario
 from .scenario_parts import access_text
 from .warp import LINE, SECTOR, WarpDetail, warp_detail
@@ -86,7 +86,7 @@ def conflict_ways(detail: WarpDetail) -> int:
 OP_NAMES = {"load": "load", "store": "store",
             # each kind's caption (Kind.name; a kind named as its op stays as written)
             **{k.op: k.name for k in kinds() if k.name and k.name != k.op}}
-KIND_NAMES = {"load": "load", "store": "store", "atomic": "atomic operation", "reduction": "reduction"}
+KIND_NAMES = {f.kind: f.name for f in forms() if f.name}      # each trace kind's caption (TraceForm.name)
 SPACE_NAMES = {"shared": "shared memory", "global": "global memory", "generic": "generic address"}
 
 

@@ -118,7 +118,7 @@ def _detail_options(ins: dict) -> tuple:
 _SASS = {"ATOMS": "shared", "ATOMG": "global", "RED": "global", "REDG": "global", "ATOM": "generic",
          "REDAS": "shared"}
 FORMS = (
-    TraceForm(kind="atomic", heads=("atom",), accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
+    TraceForm(kind="atomic", heads=("atom",), name="atomic operation", accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
               sass_class="atomic",
               instruction_counter={"global": "smsp__sass_inst_executed_op_global_atom.sum",
                                    "shared": "smsp__inst_executed_op_shared_atom.sum"},
@@ -133,7 +133,7 @@ FORMS = (
                         "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors"},
               detail_op="atomic", detail_options=_detail_options, global_write=True, latency="atomic",     # performed at L2, its old value used
               sass_kind={"global": "atomic", "shared": "atomic"}),
-    TraceForm(kind="reduction", heads=("red",), accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
+    TraceForm(kind="reduction", heads=("red",), name="reduction", accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
               sass_class="atomic",
               instruction_counter={"global": "smsp__inst_executed_op_global_red.sum",
                                    "shared": "smsp__inst_executed_op_shared_atom.sum"},

@@ -89,7 +89,8 @@ class Kind:
     copy_engine: bool = False                  # its global side bypasses the LSU (cp.async, TMA): read once from DRAM
     copy_in_l2: bool = True                    # copy_engine: its sectors count in the L2 term (False: TMA, not the LSU's path)
     copy_per_replica: bool = True              # copy_engine: False where replicas share one copy (one tensor map per launch)
-    cost: Callable | None = None               # (analysis) -> {term name: seconds per block}, its own terms
+    engine_seconds: Callable | None = None     # (access, scenario, count) -> seconds its copy engine spends on
+                                               # count of its warp instructions (the cost model's TMA term)
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ class TraceForm:
 
     kind: str                                  # the trace kind: MemInstr.kind, a trace's instruction "kind"
     heads: tuple[str, ...]
+    name: str = ""                             # its caption ("atomic operation"; Chinese in zh_CN.toml); "" = as written
     accept: Callable[[list[str]], bool] = lambda parts: True
     space: str = ""                            # fixed space ("" = from the opcode's parts)
     roles: tuple[tuple[str, str, int], ...] = (("load", "", 0),)

@@ -21,6 +21,25 @@ TMA_METRICS = (
 )
 
 
+# How long an SM's TMA takes over one box, by the box's rows and row width: blocks of one
+# box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/tma_box_timing.sh,
+# assets/measurements/h100-tma-2026-11-23.json): a block cost 10.5-10.9 ns per row of 16
+# bytes, 5.1-5.3 per row of 32 bytes and no more than starting a block with 64-byte rows,
+# and boxes of 64 and 128 rows took as long as boxes of 32: time per box = min(rows, 32) x
+# TMA_ROW_NS_BYTES / row bytes. Not a microbenchmark of calibrate (yet): a measured table,
+# like the cost model's LOADED_LATENCY_H100.
+TMA_ROW_NS_BYTES = 168.0     # ns x bytes: the median of the six probes not bound by block starts
+TMA_ROW_CAP = 32
+
+
+def box_seconds(access, sc, count: int) -> float:
+    """The cost model's term of ``count`` executions of one tma.load (``Kind.engine_seconds``):
+    count x min(rows, TMA_ROW_CAP) x TMA_ROW_NS_BYTES / row bytes."""
+    rows, cols = access.option("box")
+    row_bytes = cols * sc.array(access.source.array).type.size
+    return count * min(rows, TMA_ROW_CAP) * TMA_ROW_NS_BYTES / row_bytes * 1e-9
+
+
 def _codegen(a, arr, sc, rename, k):
     from .codegen import tma_lines
 
@@ -42,7 +61,7 @@ KIND = Kind(
     reasons=tma_rows,
     through_banks=False,     # the TMA writes the tile itself, not through the banks' path
     name="TMA copy", sass_opcodes=("UTMALDG",), codegen=_codegen, codegen_whole=True, random_text=_random_text,
-    copy_engine=True, copy_in_l2=False, copy_per_replica=False,
+    copy_engine=True, copy_in_l2=False, copy_per_replica=False, engine_seconds=box_seconds,
 )
 FORMS = ()
 KINDS = (KIND,)
