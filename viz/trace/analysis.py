@@ -54,7 +54,7 @@ OTHER_METRICS = {(f.kind, sp): name for f in forms() for sp, name in f.instructi
 SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS = trace_kind("atomic").wavefront_counters["shared"]
 GLOBAL_ATOMIC_METRICS = {f.kind: f.request_counters["global"] for f in forms() if "global" in f.request_counters}
 # Every counter outside the ten that a trace reports (what ``--validate`` asks Nsight Compute for).
-OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values())
+OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {n for f in forms() for n in f.counters}
                                   | {n for f in forms() for pair in f.wavefront_counters.values() for n in pair}
                                   | {n for f in forms() for pair in f.request_counters.values() for n in pair}))
 
@@ -165,6 +165,7 @@ class TraceInstrStats:
     never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
+    own: dict = field(default_factory=dict)   # counters its kind counts itself (TraceForm.count), by Nsight Compute name
 
     @property
     def is_atomic(self) -> bool:
@@ -192,6 +193,9 @@ class TraceAnalysis:
     def metrics(self) -> dict[str, int]:
         m = dict.fromkeys(METRIC_NAMES, 0)
         for s in self.stats:
+            for name, v in s.own.items():        # a kind that counts its records itself
+                if name in m:
+                    m[name] += v
             if not s.counted:
                 continue
             op = s.instr["op"]
@@ -208,6 +212,9 @@ class TraceAnalysis:
     def other_metrics(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.stats:
+            for name, v in s.own.items():        # a kind that counts its records itself (TraceForm.count)
+                if name not in METRIC_NAMES:
+                    out[name] = out.get(name, 0) + v
             # cp.async has two operands (shared destination, global source): its form names
             # only the global one, so each instruction counts once
             f, sp = _form(s.instr), s.instr["space"]
@@ -444,6 +451,10 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     addr = trace.addresses(rows)
     pred = mask_bits(trace.pred[rows])
     f = _form(ins)
+    if f.count is not None:
+        # the kind counts its records itself (a TMA box, a wgmma's core matrices: TraceForm.count)
+        for name, v in f.count(trace, ins, rows).items():
+            st.own[name] = st.own.get(name, 0) + int(v)
     if f.lanes is not None:
         # ldmatrix .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
         pred[:, f.lanes(ins["opcode"]):] = False

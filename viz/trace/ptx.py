@@ -35,7 +35,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import WarpvizError
-from ..kinds.registry import form_of, unrecorded_of
+from ..kinds.registry import form_of, trace_kind, unrecorded_of
 
 # Events: instructions that touch no memory but whose executions are counted per warp
 # (``cp.async.commit_group``/``wait_group``/``wait_all``: ptxas may emit never-true
@@ -251,6 +251,10 @@ def parse(text: str) -> Parsed:
         kind = form.kind
         operands = m.group("operands")
         addrs = _ADDR.findall(operands)
+        if form.slots == "operands":
+            # a kind whose records carry operands (its TraceForm.record_code reads them): the
+            # whole operand text is its "address"
+            addrs = [operands.strip()] * (1 + max((k for _op, _sp, k in form.roles), default=0))
         if not addrs:
             raise PtxError(f"PTX line {i + 1}: no address operand in `{s}`")
         pred = ""
@@ -436,8 +440,17 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         c.append(f"vote.sync.ballot.b32 %wvr1, {ins.predicate}, %wvr0;")
     else:
         c.append("mov.b32 %wvr1, %wvr0;")
-    c += _address_code(ins.address, widths, symbols, ins.line_no)
-    if ins.space == "generic":
+    form = trace_kind(ins.kind) if ins.space != "none" else None
+    operands = form is not None and form.slots == "operands"
+    if operands:
+        # the 32 slots carry what the kind's record_code puts in %wvd0 (after the prologue,
+        # which gives it the lane in %wvr4); no lane is a shared or global address
+        c += ["mov.u64 %wvd0, 0;", "mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
+    else:
+        c += _address_code(ins.address, widths, symbols, ins.line_no)
+    if operands:
+        pass                                             # its masks are set above: no lane is an address
+    elif ins.space == "generic":
         c += ["isspacep.shared %wvp1, %wvd0;",
               "isspacep.global %wvp2, %wvd0;",
               "vote.sync.ballot.b32 %wvr2, %wvp1, %wvr0;",
@@ -452,6 +465,8 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
     if ins.kind == "cp.async" and ins.space == "global":
         c += _zero_fill_code(ins, widths)
     _prologue(c)
+    if operands and form.record_code is not None:
+        c += list(form.record_code(ins))
     c += [
         "and.pred %wvp5, %wvp0, %wvp4;",                 # the leader of a recorded block
         # the slot: one atomic by the leader, broadcast to the warp
