@@ -224,6 +224,14 @@ def test_analyze_json_and_table_name_them(tmp_path, capsys):
     assert "  PTX line 21 (copy.cu:7): cp.async.bulk.tensor.2d" in text and "executed 12" in text
 
 
+def test_the_python_api_gives_them(tmp_path):
+    import warpviz
+
+    t = warpviz.open_trace(str(_with_unrecorded(tmp_path)))
+    assert t.complete is False and [d["executed"] for d in t.unrecorded] == [12]
+    assert warpviz.open_trace(str(SHIPPED)).unrecorded is None
+
+
 def test_an_older_trace_says_it_does_not_know(capsys):
     h = tracefile.load(SHIPPED).header
     assert "unrecorded" not in h and unrecorded_json(h) is None
