@@ -11,6 +11,7 @@ from ..i18n import sep, tr
 from ..kinds import KIND_METRIC_LABELS
 from ..report import access_size_text, explain_access, instruction_numbers, numbers_text
 from ..scenario import warnings
+from ..trace.schema import records_complete
 from .gpu_texts import partial_text, unrecorded_text
 from .state import Session
 from .source import op_label
@@ -212,7 +213,7 @@ class FiguresPanel(QWidget):
                                "{warps} warps ({wpb} per block)", kernel=h.get("kernel", "?"),
                                gpu=h.get("gpu", {}).get("name", "?"), records=f"{an.trace.records:,}",
                                warps=f"{lw.blocks * lw.warps_per_block:,}", wpb=lw.warps_per_block))
-        if not h.get("complete", False):
+        if not records_complete(h):      # blocks or executions missing (unrecorded instructions: the banner above)
             self.warn.setText(tr("Partial trace: {note}", note=partial_text(h.get("note", ""))))
             self.warn.show()
         bold = QFont()
