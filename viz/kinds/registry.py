@@ -42,6 +42,18 @@ addresses, e.g. a TMA box's sectors and the swizzled shared rows it writes, or a
 core matrices over the banks), and ``count`` (when set) counts the record itself, returning
 its counters by Nsight Compute name (``counters``), so a kind can feed its own counters
 (``..._op_tma_ld``, ``..._op_gmma``) without the analysis knowing their names.
+
+Wired today: ``record_code(ins)`` (``ins.address`` is then the instruction's whole operand
+text) runs after the recorder's prologue and must leave each lane's 8-byte slot in ``%wvd0``;
+it may read ``%wvr4`` (the lane), ``%wvr0`` (active mask), ``%wvr1`` (predicate mask),
+``%wvr6`` (linear block), ``%wvr7`` (warp) and use ``%wvr8``-``%wvr15``, ``%wvd1``-``%wvd7``,
+``%wvp1``-``%wvp3``, ``%wvp5``-``%wvp7`` as scratch (``.b32``, ``.b64``, ``.pred``), never
+``%wvp0`` or ``%wvp4``; the lanes' shared and global masks are 0. ``count(trace, ins, rows)``
+(``rows``: the record indices of one static instruction, ``trace.addresses(rows)`` their
+slots) returns ``{Nsight Compute name: value}``; names of the ten go into the ten, others
+beside them (``other_metrics``, and ``trace --validate`` asks Nsight Compute for the names in
+``counters``). ``expand`` is declared, not yet called (the pictures and the cost model's
+replay of such records are the kind's to wire).
 """
 
 from __future__ import annotations
