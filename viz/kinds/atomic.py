@@ -11,6 +11,8 @@ by the same rules, with their own Nsight Compute counters. The rules are in
 
 from __future__ import annotations
 
+import re
+
 from .analyze import atomic_active_lanes, count_atomic
 from .build import EXAMPLES, KEYS, _atomic
 from .plain import plain_accept
@@ -115,10 +117,48 @@ def _detail_options(ins: dict) -> tuple:
     return options
 
 
+_OPERAND_WORD = re.compile(r"%?[\w$]+")
+
+
+def unused_atomics_are_reductions(lines: list[str], instrs: list, starts: list[int]) -> list:
+    """A global ``atom`` whose result register is never read is a RED in the SASS (ptxas
+    drops the return; measured on the H100: Nsight Compute counts it in
+    ``smsp__inst_executed_op_global_red``): its trace kind becomes "reduction"
+    (``TraceForm.post_parse``: ``lines`` the PTX, ``instrs`` the parser's ``MemInstr``s,
+    ``starts`` the lines where functions start). Registers are per function, so the search
+    stays inside the instruction's function. The words of each function are counted once
+    (searching the function's lines again for each atomic was quadratic: 20,000 atomics
+    whose results go unused took minutes)."""
+    import bisect
+    from collections import Counter
+    from dataclasses import replace
+
+    counted: dict[tuple[int, int], Counter] = {}
+    out = []
+    for ins in instrs:
+        if ins.kind == "atomic" and ins.space == "global":
+            dest = ins.ptx.split(None, 2)[1].rstrip(",") if not ins.ptx.startswith("@") else \
+                ins.ptx.split(None, 3)[2].rstrip(",")
+            at = ins.line_no - 1
+            k = bisect.bisect_left(starts, at)
+            lo = starts[k - 1] if k > 0 else 0
+            k2 = k + 1 if k < len(starts) and starts[k] == at else k      # the first start after the line
+            hi = starts[k2] if k2 < len(starts) else len(lines)
+            words = counted.get((lo, hi))
+            if words is None:
+                words = counted[(lo, hi)] = Counter(w for j in range(lo, hi) for w in _OPERAND_WORD.findall(lines[j]))
+            own = _OPERAND_WORD.findall(lines[at]).count(dest) if lo <= at < hi else 0
+            if words[dest] - own <= 0:
+                ins = replace(ins, kind="reduction")
+        out.append(ins)
+    return out
+
+
 _SASS = {"ATOMS": "shared", "ATOMG": "global", "RED": "global", "REDG": "global", "ATOM": "generic",
          "REDAS": "shared"}
 FORMS = (
     TraceForm(kind="atomic", heads=("atom",), name="atomic operation", accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
+              post_parse=unused_atomics_are_reductions,
               sass_class="atomic",
               instruction_counter={"global": "smsp__sass_inst_executed_op_global_atom.sum",
                                    "shared": "smsp__inst_executed_op_shared_atom.sum"},

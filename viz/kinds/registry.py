@@ -168,6 +168,8 @@ class TraceForm:
                                                # "atomic" (shared, else L2), "" (none: asynchronous or no result)
     shared_pipe: bool = False                  # always through the shared pipe, whatever the space says (ldmatrix)
     sass_kind: Mapping[str, str] = field(default_factory=dict)   # space -> viz.toolchain.sass memory kind
+    post_parse: Callable | None = None         # (PTX lines, the parser's MemInstrs, function start lines) -> MemInstrs:
+                                               # its own reading of the PTX around them (a global atom unused: RED)
     slots: str = "addresses"
     record_code: Callable | None = None        # (MemInstr) -> PTX lines filling %wvd0 per lane (slots = "operands")
     expand: Callable | None = None             # (instruction dict, header row, slots) -> Expanded

@@ -35,7 +35,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import WarpvizError
-from ..kinds.registry import form_of, trace_kind, unrecorded_of
+from ..kinds.registry import form_of, forms, trace_kind, unrecorded_of
 
 # Events: instructions that touch no memory but whose executions are counted per warp
 # (``cp.async.commit_group``/``wait_group``/``wait_all``: ptxas may emit never-true
@@ -269,43 +269,13 @@ def parse(text: str) -> Parsed:
                 raise PtxError(f"PTX line {i + 1}: no address operand {k + 1} in `{s}`")
             instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
                                    addrs[k].strip(), k, srcfile, srcline))
-    instrs = _unused_atomics_are_reductions(lines, instrs)
+    starts = [i for i, ln in enumerate(lines) if _FUNC.search(ln.strip()) and not ln.strip().startswith("call")]
+    for f in forms():          # a kind's own reading of the PTX around its instructions (atomics: RED)
+        if f.post_parse is not None:
+            instrs = f.post_parse(lines, instrs, starts)
     return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs), events)
 
 
-def _unused_atomics_are_reductions(lines: list[str], instrs: list[MemInstr]) -> list[MemInstr]:
-    """A global ``atom`` whose result register is never read is a RED in the SASS (ptxas
-    drops the return; measured on the H100: Nsight Compute counts it in
-    ``smsp__inst_executed_op_global_red``). Registers are per function, so the search
-    stays inside the instruction's function. The words of each function are counted once
-    (searching the function's lines again for each atomic was quadratic: 20,000 atomics
-    whose results go unused took minutes)."""
-    import bisect
-    from collections import Counter
-
-    starts = [i for i, ln in enumerate(lines) if _FUNC.search(ln.strip()) and not ln.strip().startswith("call")]
-    counted: dict[tuple[int, int], Counter] = {}
-    out = []
-    for ins in instrs:
-        if ins.kind == "atomic" and ins.space == "global":
-            dest = ins.ptx.split(None, 2)[1].rstrip(",") if not ins.ptx.startswith("@") else \
-                ins.ptx.split(None, 3)[2].rstrip(",")
-            at = ins.line_no - 1
-            k = bisect.bisect_left(starts, at)
-            lo = starts[k - 1] if k > 0 else 0
-            k2 = k + 1 if k < len(starts) and starts[k] == at else k      # the first start after the line
-            hi = starts[k2] if k2 < len(starts) else len(lines)
-            words = counted.get((lo, hi))
-            if words is None:
-                words = counted[(lo, hi)] = Counter(w for j in range(lo, hi) for w in _OPERAND_WORD.findall(lines[j]))
-            own = _OPERAND_WORD.findall(lines[at]).count(dest) if lo <= at < hi else 0
-            if words[dest] - own <= 0:
-                ins = MemInstr(**dict(ins.as_dict(), kind="reduction"))
-        out.append(ins)
-    return out
-
-
-_OPERAND_WORD = re.compile(r"%?[\w$]+")
 
 
 def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
