@@ -28,10 +28,10 @@ def plain_accept(parts: list[str]) -> bool:
 
 FORMS = (
     TraceForm(kind="load", heads=("ld", "ldu"), name="load", accept=plain_accept, roles=(("load", "", 0),),
-              sass={"LDS": "shared", "LDG": "global", "LD": "generic"}, latency="load",
+              sass={"LDS": "shared", "LDG": "global", "LD": "generic"}, latency="load", skip_spaces=("shared",),
               sass_kind={"global": "global.load", "shared": "shared.load"}),
     TraceForm(kind="store", heads=("st",), name="store", accept=plain_accept, roles=(("store", "", 0),),
-              sass={"STS": "shared", "STG": "global", "ST": "generic"},
+              sass={"STS": "shared", "STG": "global", "ST": "generic"}, skip_spaces=("shared",),
               sass_kind={"global": "global.store", "shared": "shared.store"}),
 )
 KINDS = ()

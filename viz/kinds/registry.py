@@ -168,6 +168,10 @@ class TraceForm:
                                                # "atomic" (shared, else L2), "" (none: asynchronous or no result)
     shared_pipe: bool = False                  # always through the shared pipe, whatever the space says (ldmatrix)
     sass_kind: Mapping[str, str] = field(default_factory=dict)   # space -> viz.toolchain.sass memory kind
+    skip_spaces: tuple[str, ...] = ()          # spaces of its records that get skip records where a warp's lanes all
+                                               # branch around them (ptxas may predicate the branch: LDS/STS, LDGSTS)
+    mask_code: Callable | None = None          # (MemInstr, opcode, operands, bits_of) -> PTX lines clearing from the
+                                               # lane masks (%wvr2 shared, %wvr3 global) lanes that touch nothing
     post_parse: Callable | None = None         # (PTX lines, the parser's MemInstrs, function start lines) -> MemInstrs:
                                                # its own reading of the PTX around them (a global atom unused: RED)
     slots: str = "addresses"

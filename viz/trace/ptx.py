@@ -35,6 +35,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import WarpvizError
+from ..kinds.cp_async import source_operand
 from ..kinds.registry import form_of, forms, trace_kind, unrecorded_of
 
 # Events: instructions that touch no memory but whose executions are counted per warp
@@ -299,8 +300,8 @@ def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
             if _BARRIER.match(t):
                 break
             for ins in by_line.get(j + 1, []):
-                if ins.space == "shared" and ins.kind in ("load", "store") or \
-                        ins.kind == "cp.async" and ins.space == "global":
+                f = trace_kind(ins.kind)     # its form's skip_spaces: explicit LDS/STS, an LDGSTS's global entry
+                if f is not None and ins.space in f.skip_spaces:
                     ids.append(ins.id)
         if ok and ids:
             out.append(SkipRegion(i + 1, ("!" if m.group(1) else "") + m.group(2), tuple(ids)))
@@ -432,8 +433,14 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
     else:
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, %wvr0;"]
-    if ins.kind == "cp.async" and ins.space == "global":
-        c += _zero_fill_code(ins, widths)
+    if form is not None and form.mask_code is not None:
+        # the kind clears, from the lane masks, the lanes that touch nothing (cp.async's zero fill)
+        m = _INSTR.match(ins.ptx.strip())
+        try:
+            c += form.mask_code(ins, m.group("opcode") if m else ins.opcode, m.group("operands") if m else "",
+                                lambda reg: _reg_bits(reg, widths))
+        except ValueError as err:
+            raise PtxError(f"PTX line {ins.line_no}: {err}") from None
     _prologue(c)
     if operands and form.record_code is not None:
         c += list(form.record_code(ins))
@@ -463,39 +470,10 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
 
 
 def cp_async_source(ins: MemInstr) -> str | None:
-    """The operand of a ``cp.async`` that says whether a lane reads global memory at all:
-    ``src-size`` (a register or number: 0 bytes read, the shared destination zero-filled) or
-    ``ignore-src`` (a predicate), written after ``cp-size``; None when it has neither.
-    Triton masks its loads so (``cp.async.cg.shared.global [ %r1 + 0 ], [ %rd1 + 0 ],
-    0x10, %r2;`` with ``%r2`` 0 on masked lanes)."""
+    """The operand of a ``cp.async`` that says whether a lane reads global memory at all
+    (``viz.kinds.cp_async.source_operand``), or None."""
     m = _INSTR.match(ins.ptx.strip())
-    if not m:
-        return None
-    tail = m.group("operands").rsplit("]", 1)[-1]
-    ops = [t.strip() for t in tail.split(",") if t.strip()]
-    # ops: cp-size, then src-size or ignore-src, then a cache policy (with .L2::cache_hint)
-    if "L2::cache_hint" in m.group("opcode"):
-        ops = ops[:-1]
-    return ops[1] if len(ops) >= 2 else None
-
-
-def _zero_fill_code(ins: MemInstr, widths: dict[str, int]) -> list[str]:
-    """PTX that clears, in the global-lane mask (%wvr3), the lanes of a ``cp.async`` that read
-    nothing from global memory: ``src-size`` 0 or ``ignore-src`` true. On the H100 such a
-    lane makes no global request or sector (Triton's masked softmax and matmul: Nsight
-    Compute counted half the requests a trace of every lane gave)."""
-    op = cp_async_source(ins)
-    if op is None:
-        return []
-    if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", op):
-        return ["mov.b32 %wvr3, 0;"] if int(op, 0) == 0 else []
-    if not re.fullmatch(r"%?[A-Za-z_$][\w$]*", op):
-        raise PtxError(f"PTX line {ins.line_no}: cp.async's source size `{op}` is not a number or a register")
-    if _reg_bits(op, widths) == 0:                   # a predicate: ignore-src
-        return [f"vote.sync.ballot.b32 %wvr9, {op}, %wvr0;", "not.b32 %wvr9, %wvr9;",
-                "and.b32 %wvr3, %wvr3, %wvr9;"]
-    test = f"setp.ne.u64 %wvp1, {op}, 0;" if _reg_bits(op, widths) == 64 else f"setp.ne.u32 %wvp1, {op}, 0;"
-    return [test, "vote.sync.ballot.b32 %wvr9, %wvp1, %wvr0;", "and.b32 %wvr3, %wvr3, %wvr9;"]
+    return None if not m else source_operand(m.group("opcode"), m.group("operands"))
 
 
 def _prologue(c: list[str]) -> None:
