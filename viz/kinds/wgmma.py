@@ -514,52 +514,32 @@ def op_of(ins: dict) -> WgmmaOp | None:
 
 
 def count_trace_rows(ins: dict, slots: np.ndarray, warps: np.ndarray, pred: np.ndarray) -> dict:
-    """``count_records`` for a trace's instruction entry, plus ``wavefronts`` and
-    ``descriptors`` ({"0x..A 0x..B": warpgroup instructions}) for what ``analyze`` shows.
-    An entry whose PTX does not read as a wgmma counts nothing (the trace's header was
-    checked; its PTX text is the file's word)."""
+    """``count_records`` for a trace's instruction entry. An entry whose PTX does not read as a
+    wgmma counts nothing (the trace's header was checked; its PTX text is the file's word)."""
     op = op_of(ins)
     n = int(np.asarray(slots).shape[0])
     if op is None:
-        return {**dict.fromkeys(GMMA_METRICS, 0), "wavefronts": 0, "phases": 0,
-                "per_record": np.zeros(n, np.int64), "descriptors": {}}
-    got = count_records(op, slots, warps, pred)
-    got["wavefronts"] = got[WAVEFRONTS]
-    da, db, tagged = descriptors(slots)
-    lead = (np.asarray(pred).astype(np.uint32) != 0) & (np.asarray(warps).astype(np.int64) % WARPS_PER_GROUP == 0) \
-        & tagged
-    seen: dict[str, int] = {}
-    for a, b in zip(da[lead].tolist(), db[lead].tolist()):
-        key = (f"0x{a:016x} " if op.a_shared else "registers ") + f"0x{b:016x}"
-        seen[key] = seen.get(key, 0) + 1
-    got["descriptors"] = seen
-    return got
+        return {**dict.fromkeys(GMMA_METRICS, 0), "phases": 0, "per_record": np.zeros(n, np.int64)}
+    return count_records(op, slots, warps, pred)
 
 
-MAX_SHOWN_DESCRIPTORS = 8
-
-
-def access_figures(ins: dict, own: dict, info: dict, wavefronts: int, phases: int) -> dict:
-    """What ``analyze``'s JSON adds to a traced wgmma's entry: ``wgmma`` (the op, its counters,
-    the descriptors it ran with, most used first) and the per-instruction figures."""
+def access_figures(ins: dict, own: dict) -> dict:
+    """What ``analyze``'s JSON adds to a traced wgmma's entry (``TraceForm.figures``): ``wgmma``
+    (the op and its counters) and its figures: wavefronts, the ideal (bytes / 128) and bank
+    conflicts of its shared reads, bytes, per warpgroup instruction."""
     op = op_of(ins)
     if op is None:
         return {}
     nbytes = int(own.get(BYTES, 0))
+    wf = int(own.get(WAVEFRONTS, 0))
+    ph = wf - int(own.get(CONFLICTS, 0))
     groups = nbytes // op.bytes if op.bytes else 0
-    descs = sorted(info.items(), key=lambda kv: -kv[1])[:MAX_SHOWN_DESCRIPTORS]
-    shown = []
-    for key, n in descs:
-        a, b = key.split(" ")
-        shown.append({"a": decode(int(a, 16)).as_dict() if a != "registers" else "registers",
-                      "b": decode(int(b, 16)).as_dict(), "warpgroup_instructions": n})
     return {
         "wgmma": {**op.as_dict(), "warpgroup_instructions": groups, "rule": RULE,
-                  "counters": {k: int(own.get(k, 0)) for k in GMMA_METRICS}, "descriptors": shown,
-                  "descriptor_pairs": len(info)},
-        "bytes_requested": nbytes,
-        "wavefronts_per_instruction": round(wavefronts / groups, 4) if groups else 0.0,
-        "ideal_wavefronts_per_instruction": round(phases / groups, 4) if groups else 0.0,
+                  "counters": {k: int(own.get(k, 0)) for k in GMMA_METRICS}, "descriptors": []},
+        "bytes_requested": nbytes, "wavefronts": wf, "phases": ph, "bank_conflicts": wf - ph,
+        "wavefronts_per_instruction": round(wf / groups, 4) if groups else 0.0,
+        "ideal_wavefronts_per_instruction": round(ph / groups, 4) if groups else 0.0,
     }
 
 
@@ -1125,8 +1105,9 @@ def _form_count(trace, ins: dict, rows) -> dict:
 
 
 def _make_forms() -> tuple:
-    """The trace form (``viz.kinds.registry.TraceForm``) where the registry has one (the kinds
-    helper's); on today's registry the hooks in viz/trace/ptx.py and analysis.py do its work."""
+    """The trace form (``viz.kinds.registry.TraceForm``): the PTX it records (dense
+    ``wgmma.mma_async``; the sparse form stays unrecorded), the record's slots, its counters and
+    what analyze shows of it."""
     try:
         from .registry import TraceForm
     except ImportError:
@@ -1135,15 +1116,17 @@ def _make_forms() -> tuple:
 
     have = {f.name for f in fields(TraceForm)}
     kw = dict(kind="wgmma", heads=("wgmma",), accept=lambda parts: is_wgmma(".".join(parts)), space="shared",
-              roles=(("load", "shared", 0),), width=lambda parts, operands: CHUNK,
+              # 4 bytes "a lane": the width the SASS reconciliation reads off HGMMA / QGMMA (its reads are
+              # counted by the kind, A's and B's bytes, not by lanes)
+              roles=(("load", "shared", 0),), width=lambda parts, operands: 4,
               sass={k: "shared" for k in SASS_FORMS}, sass_class="wgmma", counts_shared=False, counts_global=False,
               ten_spaces=(), slots="operands", record_code=_form_record_code, count=_form_count,
-              counters=dict(GMMA_LABELS), detail_op="wgmma", name="wgmma")
+              counters=dict(GMMA_LABELS), detail_op="wgmma", detail_options=lambda ins: (("ptx", str(ins.get("ptx", ""))),),
+              name="wgmma", figures=access_figures, reasons=explain_rows, summary=table_text)
     return (TraceForm(**{k: v for k, v in kw.items() if k in have}),)
 
 
-# What this module registers (the kinds registry's REGISTERED takes KINDS, FORMS and UNRECORDED of
-# each kind module; today's viz/kinds/__init__.py registers KIND itself, HOOK(wgmma)).
+# What this module registers: REGISTERED of viz/kinds/__init__.py takes KINDS, FORMS and UNRECORDED.
 KINDS = (_make_kind(),)
 FORMS = _make_forms()
 UNRECORDED = ()

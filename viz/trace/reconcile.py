@@ -58,18 +58,11 @@ from pathlib import Path
 
 import numpy as np
 
-# SASS opcode (without modifiers) -> (space, class) of the PTX instructions it can come from.
-SASS_CLASS = {
-    "LDS": ("shared", "load"), "STS": ("shared", "store"),
-    "LDG": ("global", "load"), "STG": ("global", "store"),
-    "LD": ("generic", "load"), "ST": ("generic", "store"),
-    "ATOMS": ("shared", "atomic"), "ATOMG": ("global", "atomic"), "RED": ("global", "atomic"),
-    "REDG": ("global", "atomic"), "ATOM": ("generic", "atomic"), "REDAS": ("shared", "atomic"),
-    "LDSM": ("shared", "ldmatrix"), "STSM": ("shared", "stmatrix"), "LDGSTS": ("shared", "cp.async"),
-    # HOOK(wgmma): a wgmma.mma_async is one HGMMA (f16, bf16, tf32), QGMMA (fp8), IGMMA (int8) or BGMMA (b1)
-    "HGMMA": ("shared", "wgmma"), "QGMMA": ("shared", "wgmma"), "IGMMA": ("shared", "wgmma"),
-    "BGMMA": ("shared", "wgmma"),
-}
+from ..kinds.registry import sass_classes, trace_kind
+
+# SASS opcode (without modifiers) -> (space, class) of the PTX instructions it can come from:
+# each kind's TraceForm names its SASS opcodes (viz.kinds.registry).
+SASS_CLASS = sass_classes()
 STATES = ("same", "fused", "member", "split", "removed", "aggregated", "uncertain")
 TOOL = "nvdisasm -gp"
 
@@ -154,7 +147,7 @@ def sass_with_ptx_lines(cubin: bytes, timeout: float = 120) -> str | None:
 def sass_width(opcode: str) -> int:
     parts = opcode.split(".")
     base = parts[0]
-    if base in ("LDSM", "STSM") or base.endswith("GMMA"):     # HOOK(wgmma): a wgmma's width is its 16-byte rows
+    if base in ("LDSM", "STSM"):
         return 16
     for p in parts[1:]:
         if p == "128":
@@ -261,7 +254,8 @@ def ptx_class(ins) -> tuple[str, str]:
     """(space, class) of a PTX memory instruction (``viz.trace.ptx.MemInstr`` or its dict)."""
     kind = ins["kind"] if isinstance(ins, dict) else ins.kind
     space = ins["space"] if isinstance(ins, dict) else ins.space
-    cls = {"load": "load", "store": "store", "atomic": "atomic", "reduction": "atomic"}.get(kind, kind)
+    f = trace_kind(kind)
+    cls = (f.sass_class or f.kind) if f is not None else kind      # atom and red are one SASS class
     return space, cls
 
 
