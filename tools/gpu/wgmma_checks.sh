@@ -8,18 +8,22 @@
 #   2. warpviz trace tests/data/wgmma/triton35_matmul_128x128x64.launch.toml --validate: Triton's
 #      tl.dot GEMM traced, its 8 wgmma recorded, every counter against Nsight Compute's
 #      (expected gmma: 4,096 instructions, 6,291,456 bytes, 49,152 wavefronts, 0 conflicts);
-#   3. pytest -m gpu tests/test_wgmma.py (the same two, as tests).
+#   0. (first, no PyCUDA) tools/gpu/probe_wgmma_mix.sh: wgmma of several warpgroups together and
+#      beside LDS/STS traffic, 14 launches under Nsight Compute (~40 s);
+#   (pytest -m gpu tests/test_wgmma.py runs the same two checks as tests, when there is time.)
 # About 3 to 4 minutes. Writes $OUT/wgmma_checks.tgz (wgmma_checks/: log.txt, validate.json,
-# trace.json, matmul.wvtrace, pytest.txt).
+# trace.json, matmul.wvtrace, and probe_wgmma_mix/).
 set -u
 OUT=${OUT:-/tmp/wv-out}
 D="$OUT/wgmma_checks"; mkdir -p "$D"
 exec > >(tee -a "$D/log.txt") 2>&1
 pack() { (cd "$OUT" && tar czf wgmma_checks.tgz wgmma_checks && ls -la wgmma_checks.tgz); }
 trap pack EXIT
+step0() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; timeout "$limit" "$@"; echo "=== rc=$?"; }
+OUT="$D" step0 90 bash tools/gpu/probe_wgmma_mix.sh
 source tools/gpu/device_setup.sh
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
-step 150 python3 -m viz.cli validate tools/gpu/wgmma_cases/*.toml --json > "$D/validate.json"
+step 110 python3 -m viz.cli validate tools/gpu/wgmma_cases/*.toml --json > "$D/validate.json"
 python3 - "$D/validate.json" <<'PY'
 import json, sys
 try:
@@ -32,7 +36,7 @@ for r in rows:
         if "gmma" in x["metric"] or not x["match"]:
             print(f"    {x['metric']}: model {x['model']} ncu {x['hardware']} {'ok' if x['match'] else 'DIFFERS'}")
 PY
-step 150 python3 -m viz.cli trace tests/data/wgmma/triton35_matmul_128x128x64.launch.toml --validate --json \
+step 120 python3 -m viz.cli trace tests/data/wgmma/triton35_matmul_128x128x64.launch.toml --validate --json \
   --out "$D/matmul.wvtrace" > "$D/trace.json"
 python3 - "$D/trace.json" <<'PY'
 import json, sys
@@ -45,4 +49,3 @@ print("trace complete:", doc["trace"]["complete"], "ten match:", v.get("match"))
 for r in v.get("rows", []) + v.get("other", []):
     print(f"    {r['metric']}: trace {r['model']} ncu {r['hardware']} {'ok' if r['match'] else 'DIFFERS'}")
 PY
-step 200 python3 -m pytest -q -p no:xdist -m gpu tests/test_wgmma.py > "$D/pytest.txt" 2>&1; tail -5 "$D/pytest.txt"
