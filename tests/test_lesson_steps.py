@@ -9,7 +9,7 @@ import re
 import pytest
 
 from viz import i18n
-from viz.frames import Cursor, Timeline
+from viz.frames import Cursor, Timeline, conflict_ways
 from viz.lessons import PLACEHOLDERS, figures, fill, lessons, lessons_dir, load_lesson
 from viz.scenario import ScenarioError, load, loads
 
@@ -66,6 +66,8 @@ def test_every_step_opens_on_its_instruction_and_quotes_the_models_figures(name,
         values = figures(d)
         assert values["wavefronts"] == d.wavefronts and values["sectors"] == len(d.sectors)
         assert values["conflicts"] == d.wavefronts - d.active_phases and values["instruction"] == k + 1
+        if d.space == "shared" and d.wavefronts:
+            assert values["ways"] == conflict_ways(d)          # the n-way the picture's summary says
         text = fill(stop.say, d)
         assert "{" not in text
         for field in quoted:         # each quoted figure is there, as the model gives it

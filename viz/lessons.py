@@ -185,12 +185,11 @@ def _say(src: str, where: str, item: dict, key: str) -> str:
 
 def figures(detail) -> dict[str, int | str]:
     """The PLACEHOLDERS' values for one warp instruction (a ``viz.warp.WarpDetail``)."""
-    from .frames import conflict_ways
-
     d = detail
     shared = d.space == "shared"
+    per_phase = [d.wavefront_phase.count(p) for p in set(d.wavefront_phase)]     # as viz.frames.conflict_ways
     return {"wavefronts": d.wavefronts, "phases": d.active_phases, "conflicts": d.conflicts,
-            "ways": conflict_ways(d) if shared and d.wavefronts else 0, "sectors": len(d.sectors),
+            "ways": max(per_phase, default=0) if shared else 0, "sectors": len(d.sectors),
             "lines": len(d.lines), "lanes": d.active_lanes, "bytes": d.bytes_requested,
             "efficiency": f"{d.sector_efficiency * 100:.1f}".rstrip("0").rstrip("."),   # as the Figures: 12.5
             "instruction": d.instruction.number + 1}

@@ -535,17 +535,21 @@ def mnemonic(opcode: str) -> str:
     return ".".join(parts[:2]) if parts[0] == "cp" and len(parts) > 1 else parts[0]
 
 
-def mnemonic_line(header: dict, ins: dict) -> int:
+def mnemonic_line(header: dict, ins: dict, cache: dict | None = None) -> int:
     """The source line to show for an instruction. nvcc's ``.loc`` of an inline-asm instruction
     is the asm statement's last line (its operand list, ``: "=r"(r0) : "r"(row));``); where
     that line does not name the instruction's mnemonic and belongs to an ``asm`` statement,
     the statement's line that does is returned. Otherwise (no source, not asm, no such line)
     the ``.loc`` line itself."""
     line = int(ins.get("line") or 0)
-    text = _source_text(header, ins) if line else None
-    if not text:
+    if not line:
         return line
-    lines = text.splitlines()
+    key = str(ins.get("file", ""))
+    lines = cache.get(key) if cache is not None else None
+    if lines is None:               # a header's files are split once (``cache``), not once per instruction
+        lines = (_source_text(header, ins) or "").splitlines()
+        if cache is not None:
+            cache[key] = lines
     if not 0 < line <= len(lines):
         return line
     word = mnemonic(str(ins.get("opcode", "")))
