@@ -8,15 +8,15 @@
 Each run is a new Python process with its own HOME (no settings, no remembered scenario)
 and its own cache folder (``WARPVIZ_CACHE``): "cold" starts with an empty one (numba
 compiles the counting kernels and writes them there), "warm" reuses the folder a cold run
-filled. A run prints four times, from the process's start (``time.perf_counter`` at the
+filled. A run reports three times, from the process's start (``time.perf_counter`` at the
 top of the child, before any import) to:
 
 - ``shown``: the window is shown and its first paint has happened;
 - ``usable``: shown, the deferred panels (heat map, sweep, GPU) are built, and the GUI thread
   answers: a timer posted every 20 ms fires within 60 ms of when it was due, three in a row;
-- ``analysed``: the whole-launch analysis of the open scenario is there (the Figures panel's numbers);
-- ``python``: the interpreter's own start-up before the child's first line (from ``-X importtime``-free
-  ``python -c pass`` timings, measured once).
+- ``analysed``: the whole-launch analysis of the open scenario is there (the Figures panel's numbers).
+
+``python -c pass`` (the interpreter's own start, before the child's first line) is printed once.
 
 Not a test: speed depends on the machine and its load (the load average is printed).
 Figures go in docs/PERFORMANCE.md, "Start-up to a usable window".
@@ -40,14 +40,11 @@ CHILD = r"""
 import time
 T0 = time.perf_counter()
 import json, os, sys
-from viz.app.main import make_app
+from viz.app.main import make_app, open_window
 app = make_app()
-from viz.app.window import MainWindow
 from PySide6.QtCore import QTimer, QCoreApplication
 out = {}
-win = MainWindow(sys.argv[1])
-win.show()
-win.view.setFocus()
+win = open_window(sys.argv[1])          # as `warpviz` opens its window (viz.app.main.run_app)
 
 def first_paint():
     out.setdefault("shown", time.perf_counter() - T0)
