@@ -46,6 +46,8 @@ def test_a_lesson_opens_each_step_on_its_instruction_with_its_words(qtbot, user_
     qtbot.keyClick(w, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
     assert w.session.path.stem == "transpose-tile-pad" and w.timeline.instr.value() == 9
     assert keys.words.startswith("Padding:") and "wavefronts: 1," in keys.words
+    # in presentation mode the status bar is hidden: the Notes panel shows the words above the notes
+    assert w.notes.markdown.startswith("> Padding:") and "wavefronts: 1," in w.notes.markdown.splitlines()[0]
     w.close()
 
 

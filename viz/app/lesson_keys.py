@@ -95,6 +95,9 @@ class LessonKeys:
             m.session.go(instr=stop.instruction, frame=0)
         # the step's words, their figures filled from the picture on screen (viz.lessons.fill)
         self.words = fill(stop.say, m.session.detail)
+        notes = getattr(m, "notes", None)
+        if notes is not None:
+            notes.set_step(m.session.path, self.words)
         if lesson is not None:
             k = lesson.index(stop.path)
             head = tr("Lesson “{title}”: {k} of {n}", title=lesson.title, k=k + 1, n=len(lesson.stops))
