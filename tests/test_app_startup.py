@@ -51,3 +51,35 @@ def test_the_window_module_does_not_import_numba():
            "print('numba' in sys.modules, int(s[0, 0]))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.stdout.split() == ["True", "1"], out.stderr
+
+
+def test_after_first_paint_runs_once_after_the_widget_paints_or_at_the_fallback(qtbot):
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QLabel
+
+    from viz.app.firstpaint import after_first_paint
+
+    events = []
+
+    class Spy(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint:
+                events.append("paint")
+            return False
+
+    shown = QLabel("picture")
+    qtbot.addWidget(shown)
+    spy = Spy()
+    shown.installEventFilter(spy)
+    after_first_paint(shown, lambda: events.append("work"), fallback_ms=600000)
+    shown.show()
+    qtbot.waitUntil(lambda: "work" in events, timeout=120000)
+    assert events[0] == "paint" and events.count("work") == 1
+    shown.update()
+    qtbot.waitUntil(lambda: events.count("paint") >= 2, timeout=120000)
+    assert events.count("work") == 1                                  # once only
+    hidden = QLabel("never shown")
+    qtbot.addWidget(hidden)
+    ran = []
+    after_first_paint(hidden, lambda: ran.append(1), fallback_ms=50)
+    qtbot.waitUntil(lambda: ran == [1], timeout=120000)               # the fallback

@@ -79,12 +79,9 @@ def run_app(scenario: str | None = None) -> int:
     return code
 
 
-FIRST_ANALYSIS_DELAY_MS = 100     # after show(): the window's first frame goes first
-
-
 def open_window(scenario: str | None = None):
     """Build and show the main window as ``warpviz`` does. The analysis the window asks for
-    while it is built waits until the window is shown (``Runner.hold``): on a cold numba cache
+    while it is built waits until the picture has painted (``Runner.hold``): on a cold numba cache
     its compiling would otherwise hold the interpreter before the first frame
     (docs/PERFORMANCE.md, "Start-up to a usable window")."""
     from .window import MainWindow
@@ -98,7 +95,9 @@ def open_window(scenario: str | None = None):
     except BaseException:
         Runner.release()
         raise
-    QTimer.singleShot(FIRST_ANALYSIS_DELAY_MS, Runner.release)
+    from .firstpaint import after_first_paint
+
+    after_first_paint(win.view, Runner.release)        # the first frame, then the first analysis
     return win
 
 
