@@ -26,7 +26,8 @@ def _records(src: TraceSource, an, k: int) -> list[tuple[int, int]]:
     """(record row, its figure in the analysis) for a few executed records of instruction ``k``."""
     t = src.trace
     rows = np.flatnonzero((t.instr == k) & (t.flags == 0))
-    per = an.stats[k].per_record
+    st = an.stats[k]
+    per = st.per_record + (st.ldgsts_per_record if st.ldgsts_per_record is not None else 0)   # LDGSTS: its own
     if not rows.size:
         return []
     pick = sorted({0, rows.size // 2, rows.size - 1})[:PER_INSTRUCTION]

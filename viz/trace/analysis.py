@@ -197,6 +197,13 @@ class TraceInstrStats:
     skipped_warps: int = 0      # skip records: warps whose lanes all branched around it
     predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
     never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
+    # a cp.async.ca's shared side (ldgsts_side): its LDGSTS wavefronts, in per_access's
+    # wavefronts / phases (what analyze, the JSON, the Source panel and the picture show), not
+    # in ``wavefronts`` / ``phases`` / ``per_record`` (the ten, the heat map and viz.gpu's
+    # timing model, calibrated without them, read those)
+    ldgsts_wavefronts: int = 0
+    ldgsts_phases: int = 0
+    ldgsts_per_record: np.ndarray | None = field(default=None, repr=False)   # each record's, as per_record
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
 
@@ -307,9 +314,10 @@ class TraceAnalysis:
             if side is not None:
                 d["ldgsts_side"] = side
             if s.shared_lanes or ins["space"] == "shared":
-                d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
-                         wavefronts_per_instruction=_ratio(s.wavefronts, s.shared_instructions or s.warp_instructions),
-                         ideal_wavefronts_per_instruction=_ratio(s.phases, s.shared_instructions or s.warp_instructions))
+                wf, ph = s.wavefronts + s.ldgsts_wavefronts, s.phases + s.ldgsts_phases
+                d.update(wavefronts=wf, phases=ph, bank_conflicts=wf - ph,
+                         wavefronts_per_instruction=_ratio(wf, s.shared_instructions or s.warp_instructions),
+                         ideal_wavefronts_per_instruction=_ratio(ph, s.shared_instructions or s.warp_instructions))
             if s.global_lanes or ins["space"] == "global":
                 gb = s.global_lanes * ins["width"]
                 d.update(requests=s.requests, sectors=s.sectors, lines=s.lines, bytes_moved=s.sectors * 32,
@@ -515,9 +523,11 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
             n = rows.size
             wf, ph, deep = (np.zeros((n, 1), np.int32) for _ in range(3))
             ldgsts_shared(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(sh), width, wf, ph, deep)
-            st.wavefronts += int(wf.sum())
-            st.phases += int(ph.sum())
-            mine += wf[:, 0]
+            st.ldgsts_wavefronts += int(wf.sum())
+            st.ldgsts_phases += int(ph.sum())
+            if st.ldgsts_per_record is None:
+                st.ldgsts_per_record = np.zeros(st.per_record.size, np.int32)
+            st.ldgsts_per_record[at:at + rows.size] += wf[:, 0]
     elif counts_shared and (ins["space"] == "shared" or sh.any()):
         p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
         st.wavefronts += int(p.sum())
