@@ -824,6 +824,7 @@ def make(out: Path) -> list:
         else:
             fn(d, cases)
     _python_habits(out / "words", cases)
+    _lectures(out / "lectures", cases)
     _args(out / "args", cases)
     (out / "dataloss").mkdir()
     _data_loss(out / "dataloss", cases)
@@ -832,6 +833,60 @@ def make(out: Path) -> list:
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
+
+
+def _lectures(d: Path, cases: list) -> None:
+    """Issue 32 (lecture-c): a scenario's ``focus``, a lesson's steps and their words, a trace
+    whose sources make the inline-asm line lookup and the unrecorded-instruction scan work
+    hard. Scenarios go to ``analyze``, ``export`` and the app; lessons to the app's data folder
+    (Playback -> Lessons reads them); traces to ``analyze`` and the app."""
+    d.mkdir(parents=True, exist_ok=True)
+    for tag, value in (("zero", "0"), ("past-end", "3"), ("huge", "99999999999999999999"), ("negative", "-1"),
+                       ("text", '"9"'), ("bool", "true"), ("float", "1.5"), ("table", "{ a = 1 }"),
+                       ("array", "[1]"), ("long-text", '"' + "9" * 100000 + '"')):
+        p = d / f"focus-{tag}.toml"
+        p.write_text(SCENARIO.replace("[launch]", f"focus = {value}\n[launch]", 1), "utf-8")
+        for c in (("analyze",), ("export",), ("app",)):
+            cases.append((p, c))
+    data = d / "data-lessons"
+    (data / "lessons").mkdir(parents=True)
+    steps = {
+        "unknown-field": 'say = "{__class__.__mro__}"', "format-spec": 'say = "{sectors:>99999999}"',
+        "huge-say": 'say = "' + "x" * 300000 + '"', "brace-bomb": 'say = "' + "{" * 100000 + '"',
+        "nested": 'say = "{{sectors}}"', "say-table": "say = { a = 1 }", "bad-instruction": "instruction = 0",
+        "traversal": 'scenario = "../../../../etc/passwd"', "fifo-name": 'scenario = "/dev/zero"',
+    }
+    for name, line in steps.items():
+        scen = "" if line.startswith("scenario") else 'scenario = "coalesced"\n'
+        (data / "lessons" / f"{name}.toml").write_text(f'title = "{name}"\n[[step]]\n{scen}{line}\n', "utf-8")
+    (data / "lessons" / "both.toml").write_text('scenarios = ["coalesced"]\n[[step]]\nscenario = "coalesced"\n')
+    (data / "lessons" / "many-steps.toml").write_text('[[step]]\nscenario = "coalesced"\n' * 600, "utf-8")
+    cases.append((data, ("app-data",)))
+    cases.append((data, ("lessons-app",)))
+    shipped = ROOT / "assets" / "traces" / "ldmatrix_cpasync.wvtrace"
+    with zipfile.ZipFile(shipped) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = json.loads(members["header.json"])
+    name = next(iter(header["sources"]))
+    asm_walls = {
+        # the .loc line inside a long asm statement whose lines never name the mnemonic
+        "asm-wall": "asm(\n" + '"nop;"\n' * 50000,
+        # a carried PTX of many wgmma lines, each with its own .loc
+        "wgmma-flood": "\n".join(f".loc 1 {k} 1\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{}};"
+                                 for k in range(1, 60000)),
+    }
+    for tag, text in asm_walls.items():
+        h = json.loads(json.dumps(header))
+        if tag == "wgmma-flood":
+            h["sources"] = {**h["sources"], "kernel.ptx": text}
+        else:
+            h["sources"] = {name: text}
+            for ins in h["instructions"]:
+                ins["line"] = 50000
+        p = d / f"{tag}.wvtrace"
+        _zip(p, {**members, "header.json": json.dumps(h).encode()})
+        for c in (("analyze",), ("app",)):
+            cases.append((p, c))
 
 
 def _python_habits(d: Path, cases: list) -> None:
@@ -955,7 +1010,33 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
                 str(ROOT / "assets" / "scenarios" / "transpose-tile.toml")]
     if what == "api":
         return [sys.executable, "-c", API_HUGE, *c[1:]]
+    if what == "lessons-app":       # _lectures: the app with ``path`` as its data folder, every lesson started
+        return ["env", f"WARPVIZ_DATA_DIR={path}", sys.executable, "-c", LESSONS_DRIVER]
     raise ValueError(what)
+
+
+LESSONS_DRIVER = r"""
+import sys
+from viz.app.main import make_app
+app = make_app()
+from viz.app.window import MainWindow
+w = MainWindow("coalesced")
+w.show()
+keys = w.lesson_keys
+keys.menu.aboutToShow.emit()                      # Playback -> Lessons: every file read (bad ones said)
+for a in keys.menu.actions():
+    if a.isEnabled():
+        a.trigger()
+        for _ in range(3):
+            keys.step(1)
+        app.processEvents()
+print(w.statusBar().currentMessage()[:300])
+from viz.app.main import close_window
+from viz.app.worker import Runner
+Runner.wait_all(20000)
+close_window(w)                                   # deleted while Python is whole (viz.app.main)
+sys.exit(0)
+"""
 
 
 def run_case(root: Path, rel: str, c: list, k: int) -> dict:

@@ -147,7 +147,7 @@ class TraceSourcePanel(QWidget):
             self.lines.resizeColumnToContents(c)
         self._fit()
         self._sort()
-        self.note.setText(self._sort_note())
+        self.note.setText(self._sort_note() + self._unrecorded_note())
         self.source.setPlainText(self.annotated())
         self.source.horizontalScrollBar().setValue(0)
         self.ptx.setPlainText("")
@@ -181,7 +181,7 @@ class TraceSourcePanel(QWidget):
             self.sort_order = Qt.SortOrder.AscendingOrder if column in TEXT_COLUMNS else Qt.SortOrder.DescendingOrder
         self._sort()
         if self.rows:
-            self.note.setText(self._sort_note())
+            self.note.setText(self._sort_note() + self._unrecorded_note())
 
     def _sort(self) -> None:
         self.lines.sortItems(self.sort_column, self.sort_order)
@@ -194,6 +194,18 @@ class TraceSourcePanel(QWidget):
                       "line to see its first warp instruction in the picture.")
         return tr("Sorted by {column} (click a column's header to sort by it). Click a line to see its first "
                   "warp instruction in the picture.", column=col)
+
+    def _unrecorded_note(self) -> str:
+        """A line on the shared reads no record holds (``viz.trace.unrecorded``), or ""."""
+        from ..trace.unrecorded import unrecorded
+
+        found = unrecorded(self.session.trace.header)
+        if not found:
+            return ""
+        where = ", ".join(f"{u['file']}:{u['line']}" for u in found[:4])
+        return "\n" + tr("Not recorded: {what} at {where} read shared memory through descriptors (tl.dot); those "
+                         "reads are in no figure here.", what=", ".join(sorted({u["mnemonic"] for u in found})),
+                         where=where)
 
     def visible_rows(self) -> list[dict]:
         """The rows in the table's order (as sorted on screen)."""
@@ -232,11 +244,18 @@ class TraceSourcePanel(QWidget):
     def annotated(self) -> str:
         """The CUDA source, each line with executed memory instructions followed by its figures
         (after the code, so the code stays in view in a narrow panel)."""
+        from ..trace.schema import shown_sources
+
         h = self.session.trace.header
-        sources = h.get("sources") or {}
+        sources = dict(shown_sources(h))        # the code the instructions' lines are in first, the PTX after
+        from ..trace.unrecorded import note, unrecorded
+
         by_line = {}
         for r in self.rows:
             by_line.setdefault(str(r["file"]).rsplit("/", 1)[-1], {})[r["line"]] = r
+        missing = {}                # lines whose shared reads no record holds (tl.dot's wgmma)
+        for u in unrecorded(h):
+            missing.setdefault(u["file"], {}).setdefault(u["line"], []).append(note(u))
         out = []
         for name, text in sources.items():
             figs = by_line.get(name, {})
@@ -246,6 +265,7 @@ class TraceSourcePanel(QWidget):
                 r = figs.get(n)
                 tag = (tr("wf {wf} conf {conf} sec {sec}", wf=r["wavefronts"], conf=r["bank_conflicts"],
                           sec=r["sectors"]) if r else "")
+                tag = "; ".join(([tag] if tag else []) + missing.get(name, {}).get(n, []))
                 out.append(f"{n:>4}  {code}" + (f"    ◀ {tag}" if tag else ""))
         left = h.get("sources_left_out") or []
         if left:            # files the line information named that the trace does not carry (a .env)
@@ -278,12 +298,15 @@ class TraceSourcePanel(QWidget):
     def _select_source_line(self, r: dict) -> None:
         doc = self.source.document()
         name = str(r["file"]).rsplit("/", 1)[-1]
-        sources = list((self.session.trace.header.get("sources") or {}).keys())
+        from ..trace.schema import shown_sources
+
+        shown = dict(shown_sources(self.session.trace.header))     # as ``annotated`` lists them
+        sources = list(shown)
         offset = 0
         if len(sources) > 1 and name in sources:
             k = sources.index(name)
             for other in sources[:k]:
-                offset += 1 + len(str(self.session.trace.header["sources"][other]).splitlines())
+                offset += 1 + len(shown[other].splitlines())
             offset += 1
         block = doc.findBlockByNumber(offset + r["line"] - 1) if r["line"] else doc.firstBlock()
         cur = QTextCursor(block)

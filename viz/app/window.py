@@ -161,7 +161,9 @@ class MainWindow(QMainWindow):
         if said:
             self.statusBar().showMessage(said, 30000)
         self._open_initial(open_arg)
-        QTimer.singleShot(30, self, self._build_plots)  # the context object: never after the window is gone
+        from .firstpaint import after_first_paint
+
+        after_first_paint(self.view, self._build_plots)    # the picture first, then the plot panels
 
     # ------------------------------------------------------------------ plot panels (pyqtgraph)
 
