@@ -37,12 +37,13 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout
 
 from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
-from ..i18n import sep, tr
+from ..i18n import language, sep, tr
 from ..trace.launch import shipped_launch_file
 from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
                         _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
                         caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
-                        trace_timing_text, unique_recording_path)
+                        measured_names, not_results_text, time_unit, trace_timing_text,
+                        unique_recording_path)
 from .worker import Runner
 
 MEASURED = "#2563eb"
@@ -108,6 +109,7 @@ class GpuPanel(QWidget):
         self.source_label = QLabel()
         self.source_label.setObjectName("gpuMeasurements")
         self.source_label.setWordWrap(True)
+        self.source_label.setTextFormat(Qt.TextFormat.PlainText)
         self.b_run, self.b_validate, self.b_cancel, self.b_import = (QPushButton() for _ in range(4))
         self.b_record, self.b_record_validate, self.b_save_trace = (QPushButton() for _ in range(3))
         for b, name in ((self.b_run, "gpuRun"), (self.b_validate, "gpuValidate"), (self.b_cancel, "gpuCancel"),
@@ -118,6 +120,7 @@ class GpuPanel(QWidget):
         self.status = QLabel()
         self.status.setObjectName("gpuStatus")
         self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)     # a file's words are never markup
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.trace_info = QLabel()                 # the launch file to record, or why it cannot be
         self.trace_info.setObjectName("gpuTraceInfo")
@@ -138,6 +141,13 @@ class GpuPanel(QWidget):
         buttons.setColumnStretch(2, 1)
         top.addWidget(self.trace_info)
         top.addLayout(buttons)
+        # The scenarios (and traced launches) the loaded results file measured: one click opens one.
+        self.measured_choice = QComboBox()
+        self.measured_choice.setObjectName("gpuMeasuredChoice")
+        self.measured_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.measured_choice.setMinimumContentsLength(12)
+        self.measured_choice.activated.connect(self._open_measured)
+        top.addWidget(self.measured_choice)
         top.addWidget(self.bar)
         top.addWidget(self.status)
 
@@ -202,7 +212,25 @@ class GpuPanel(QWidget):
         self.chart = pg.PlotWidget()
         self.chart.setObjectName("gpuChart")
         self.chart.showGrid(x=True, y=True, alpha=0.3)
-        self.legend = self.chart.addLegend()
+        # The unit is chosen from the data (gpu_texts.time_unit) and named on the axis: pyqtgraph's
+        # own SI prefix read "time per launch (ms) (x0.001)" with ticks that were really µs.
+        self.chart.getAxis("left").enableAutoSIPrefix(False)
+        self.chart.getAxis("bottom").enableAutoSIPrefix(False)
+        self.chart.setMouseEnabled(x=False, y=False)
+        self.chart.setMenuEnabled(False)
+        self.chart_unit: tuple[float, str] = (1.0, "ms")
+        self.bar_labels: list[str] = []       # the texts drawn above the bars (values and the ratio)
+        # The key above the chart, never over its points (a legend inside covered PAD = 0).
+        self.key = QLabel()
+        self.key.setObjectName("gpuChartKey")
+        self.key.setWordWrap(True)
+        self.key.setTextFormat(Qt.TextFormat.RichText)
+        # Nothing to draw: a sentence instead of empty axes, and the scenarios the file has.
+        self.chart_empty = QLabel()
+        self.chart_empty.setObjectName("gpuChartEmpty")
+        self.chart_empty.setWordWrap(True)
+        self.chart_empty.setTextFormat(Qt.TextFormat.PlainText)
+        self.chart_empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.sweep_choice = QComboBox()
         self.sweep_choice.setObjectName("gpuSweep")
         self.b_sweep = QPushButton()
@@ -214,7 +242,10 @@ class GpuPanel(QWidget):
         row.addWidget(self.sweep_choice, 1)
         row.addWidget(self.b_sweep)
         cl.addLayout(row)
+        cl.addWidget(self.key)
         cl.addWidget(self.chart, 1)
+        cl.addWidget(self.chart_empty, 1)
+        self.chart_empty.hide()
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("gpuTabs")
@@ -346,10 +377,14 @@ class GpuPanel(QWidget):
             doc = results.load(path)
         except results.ResultsError as err:
             if path is not None:
-                self.status.setText(str(err))
+                self.status.setText(not_results_text(path, str(err)))
             return False
         self.measurements = doc
         self.measurements_path = Path(path) if path else results.shipped_path()
+        if path is not None:
+            self.status.clear()           # an earlier import's error is about another file
+            self.status.setToolTip("")
+        self._fill_measured()
         self.sweep_choice.blockSignals(True)
         self.sweep_choice.clear()
         for name in (doc.get("sweeps") or {}):
@@ -359,8 +394,26 @@ class GpuPanel(QWidget):
         self.refresh()
         return True
 
+    def import_folder(self) -> str:
+        """Where Import opens: the folder of the last import, else the shipped measurements
+        (assets/measurements), not the user's empty scenarios folder."""
+        from . import settings
+
+        last = settings.get("measurements_dir", "", str)
+        try:
+            if last and Path(last).is_dir():
+                return last
+        except (OSError, ValueError):
+            pass
+        return str(results.shipped_path().parent)
+
     def _import_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, tr("Import measurements"), "", "JSON (*.json)")
+        from . import settings
+
+        path, _ = QFileDialog.getOpenFileName(self, tr("Import measurements"), self.import_folder(),
+                                              tr("Results files (*.json)"))
+        if path:
+            settings.put("measurements_dir", str(Path(path).parent))
         if path and not self.load_measurements(path):
             from PySide6.QtWidgets import QMessageBox
 
@@ -372,8 +425,68 @@ class GpuPanel(QWidget):
             self.source_label.setText(tr("No measurements loaded."))
             return
         m = self.measurements
-        self.source_label.setText(tr("Measurements: {label} ({file})", label=m.get("label", ""),
-                                     file=self.measurements_path.name if self.measurements_path else ""))
+        file = self.measurements_path.name if self.measurements_path else ""
+        label = str(m.get("label", ""))
+        device = str((m.get("device") or {}).get("name") or "")
+        if language() != "en" and device:
+            # the file's label is English prose: in another language, its device and date in the
+            # language's own sentence (the label in the tooltip)
+            self.source_label.setText(tr("Measurements: {device}, measured {date} ({file})", device=device,
+                                         date=str(m.get("measured_at", ""))[:10], file=file))
+            self.source_label.setToolTip(label)
+            return
+        self.source_label.setText(tr("Measurements: {label} ({file})", label=label, file=file))
+        self.source_label.setToolTip("")
+
+    def _fill_measured(self) -> None:
+        """The list of what the loaded file measured (scenarios, then traced launches)."""
+        scen, traced = measured_names(self.measurements)
+        c = self.measured_choice
+        c.blockSignals(True)
+        c.clear()
+        c.addItem(tr("Measured in this file ({n}): open one…", n=len(scen) + len(traced)), None)
+        for n in scen:
+            c.addItem(n, f"scenario:{n}")
+        for n in traced:
+            c.addItem(tr("{name} (traced launch)", name=n), f"trace:{n}")
+        c.setCurrentIndex(0)
+        c.blockSignals(False)
+        c.setVisible(len(scen) + len(traced) > 0)
+
+    def _open_measured(self, index: int) -> None:
+        """Open the scenario (or traced launch) picked in the list, by name only: a built-in
+        scenario, a shipped trace or a launch file in kernels/ (nothing the file says is a path
+        warpviz opens)."""
+        data = self.measured_choice.itemData(index)
+        self.measured_choice.setCurrentIndex(0)
+        if not data:
+            return
+        kind, _, name = str(data).partition(":")
+        w = self.window_
+        from .. import assets
+
+        if kind == "scenario":
+            from ..scenario import resolve
+
+            try:
+                path = resolve(name)
+            except Exception:  # noqa: BLE001 - a name that is no built-in: say so
+                path = None
+            if path is not None and Path(path).exists():
+                w.open_path(Path(path))
+                return
+        else:
+            entry = (self.measurements.get("traces") or {}).get(name) or {}
+            trace = assets.named_trace(Path(str(entry.get("trace") or "")).name or name)
+            if trace is not None:
+                w.open_trace(trace)
+                return
+            launch = assets.named_launch(Path(str(entry.get("launch_file") or "")).name or name)
+            if launch is not None:
+                w.open_launch(launch)
+                return
+        self.status.setText(tr("{name} is not one of warpviz's built-in scenarios or shipped traces: open its "
+                               "file yourself.", name=name))
 
     def entry(self) -> tuple[dict | None, str]:
         """The current scenario's measurement: this session's run first, then the file's
@@ -490,7 +603,12 @@ class GpuPanel(QWidget):
         if sc is None:
             return ""
         if e is None:
-            return tr("No measurement of this scenario with these params; Run measures it on a GPU.")
+            text = tr("No measurement of this scenario with these params; Run measures it on a GPU.")
+            scen, traced = measured_names(self.measurements)
+            name = self.measurements_path.name if self.measurements_path else ""
+            if self.session.name not in scen and (scen or traced):
+                text += " " + self._measured_sentence(name, scen, traced)
+            return text
         if e.get("error"):
             return tr("{where}: {error}", where=where, error=e["error"])
         t = e.get("timing") or {}
@@ -519,9 +637,36 @@ class GpuPanel(QWidget):
             parts.append(tr("result check: {status}", status=tr(str(c.get("status")))))
         return sep("; ").join(parts)
 
+    def _measured_sentence(self, file: str, scen: list[str], traced: list[str]) -> str:
+        def some(names: list[str]) -> str:
+            return sep(", ").join(names[:6]) + (sep(", ") + tr("{n} more", n=len(names) - 6) if len(names) > 6 else "")
+
+        if scen and traced:
+            return tr("{file} measured {n} scenarios ({names}) and {m} traced launches ({traced}): pick one in "
+                      "the list above.", file=file, n=len(scen), names=some(scen), m=len(traced), traced=some(traced))
+        if scen:
+            return tr("{file} measured {n} scenarios ({names}): pick one in the list above.", file=file, n=len(scen),
+                      names=some(scen))
+        return tr("{file} measured no scenarios, only {m} traced launches ({traced}): pick one in the list above "
+                  "to open its trace.", file=file, m=len(traced), traced=some(traced))
+
+    def set_theme(self, th) -> None:
+        """The chart in the app's theme (a black chart sat in the light theme's panel)."""
+        self._theme = th
+        bg, fg = th.colors["background"], th.colors["text"]
+        self.chart.setBackground(bg)
+        item = self.chart.getPlotItem()
+        for ax in ("left", "bottom"):
+            item.getAxis(ax).setPen(fg)
+            item.getAxis(ax).setTextPen(fg)
+        self._draw_chart()
+
     def _draw_chart(self) -> None:
+        """The sweep's measured and predicted times (two labelled lines) and the open scenario's
+        measured and predicted times side by side (two labelled bars, each with its value, and
+        their ratio above them), in the unit the data needs; a sentence when there is nothing."""
         self.chart.clear()
-        self.legend.clear()
+        self.bar_labels = []
         name = self.sweep_choice.currentData()
         sweeps = (self.measurements or {}).get("sweeps") or {}
         if name in self.live.get("__sweeps__", {}):
@@ -530,30 +675,79 @@ class GpuPanel(QWidget):
             sweep = sweeps.get(name)
         e, _ = self.entry()
         t = (e or {}).get("timing") or {}
-        if sweep and sweep.get("points"):
-            pts = sweep["points"]
+        pts = (sweep or {}).get("points") or []
+        meas = np.array([p.get("median_ms") or np.nan for p in pts], float)
+        pred = np.array([p.get("predicted_ms") or np.nan for p in pts], float)
+        m = t.get("median_ms") or None
+        p = (t.get("predicted") or {}).get("ms") or None
+        values = [v for v in [*meas, *pred, m or np.nan, p or np.nan] if np.isfinite(v) and v > 0]
+        axis = self.chart.getPlotItem()
+        if not values:
+            axis.setLabel("left", "")
+            axis.setLabel("bottom", "")
+            self.chart.getAxis("bottom").setTicks(None)
+            self.chart.hide()
+            self.key.hide()
+            self.chart_empty.setText(self.summary.text() or tr("No measurement of this scenario with these params; "
+                                                               "Run measures it on a GPU."))
+            self.chart_empty.show()
+            return
+        self.chart_empty.hide()
+        self.chart.show()
+        self.key.show()
+        factor, unit = self.chart_unit = time_unit(max(values))
+        fg = getattr(self, "_theme", None)
+        fg = fg.colors["text"] if fg is not None else "#202020"
+        ticks = []
+        if len(pts):
             xs = np.arange(len(pts))
-            meas = np.array([p.get("median_ms") or np.nan for p in pts], float)
-            pred = np.array([p.get("predicted_ms") or np.nan for p in pts], float)
-            self.chart.plot(xs, meas, pen=pg.mkPen(MEASURED, width=2), symbol="o", symbolBrush=MEASURED,
-                            name=tr("measured (ms)"))
-            self.chart.plot(xs, pred, pen=pg.mkPen(PREDICTED, width=2, style=Qt.PenStyle.DashLine), symbol="s",
-                            symbolBrush=PREDICTED, name=tr("cost model (ms)"))
-            self.chart.getAxis("bottom").setTicks([[(i, str(p.get("label", p.get("value"))).replace(
-                "transpose-tile", "tt")) for i, p in enumerate(pts)]])
-            self.chart.setLabel("bottom", tr("sweep {name}", name=name))
-        if t.get("median_ms"):
-            x0 = len((sweep or {}).get("points", [])) + 1
-            self.chart.addItem(pg.BarGraphItem(x=[x0], height=[t["median_ms"]], width=0.4, brush=MEASURED))
-            p = (t.get("predicted") or {}).get("ms")
+            self.chart.plot(xs, meas * factor, pen=pg.mkPen(MEASURED, width=2), symbol="o", symbolBrush=MEASURED,
+                            name=tr("measured"))
+            self.chart.plot(xs, pred * factor, pen=pg.mkPen(PREDICTED, width=2, style=Qt.PenStyle.DashLine),
+                            symbol="s", symbolBrush=PREDICTED, name=tr("cost model"))
+            ticks += [(i, str(q.get("label", q.get("value"))).replace("transpose-tile", "tt")) for i, q in enumerate(pts)]
+        top = max(values) * factor
+        if m:
+            x0 = len(pts) + 1 if len(pts) else 0
+            bars = [(x0 - 0.22, m, MEASURED, tr("measured"))]
             if p:
-                self.chart.addItem(pg.BarGraphItem(x=[x0 + 0.45], height=[p], width=0.4, brush=PREDICTED))
-        self.chart.setLabel("left", tr("time per launch (ms)"))
+                bars.append((x0 + 0.22, p, PREDICTED, tr("cost model")))
+            for x, v, colour, label in bars:
+                self.chart.addItem(pg.BarGraphItem(x=[x], height=[v * factor], width=0.4, brush=colour,
+                                                   name=label))
+                text = f"{v * factor:.3g} {unit}"
+                self.bar_labels.append(text)
+                item = pg.TextItem(text, color=fg, anchor=(0.5, 1.0))
+                item.setPos(x, v * factor)
+                self.chart.addItem(item)
+                ticks.append((x, label))
+            if p:
+                ratio = tr("measured / predicted = {r:.2f}", r=m / p)
+                self.bar_labels.append(ratio)
+                item = pg.TextItem(ratio, color=fg, anchor=(0.5, 1.0))
+                item.setPos(x0, top * 1.16)
+                self.chart.addItem(item)
+        self.chart.getAxis("bottom").setTicks([ticks])
+        self.chart.setYRange(0, top * (1.32 if m and p else 1.15), padding=0)
+        last = (len(pts) + 1 if len(pts) else 0) + 0.6 if m else len(pts) - 0.5
+        self.chart.setXRange(-0.6 if len(pts) or not m else -0.6, last, padding=0)
+        where = tr("sweep {name}", name=name) if len(pts) else ""
+        if m:
+            here = tr("this scenario ({name})", name=self.session.name)
+            where = f"{where}{sep('; ')}{here}" if where else here
+        axis.setLabel("bottom", where)
+        axis.setLabel("left", tr("time per launch ({unit})", unit=unit))
+        swatch = '<span style="color:{c}">{s}</span> {t}'
+        parts = [swatch.format(c=MEASURED, s="●━" if len(pts) else "■", t=tr("measured on the GPU")),
+                 swatch.format(c=PREDICTED, s="■╍" if len(pts) else "■", t=tr("cost model's prediction"))]
+        self.key.setText("&nbsp;&nbsp;&nbsp;".join(parts))
 
     def chart_series(self) -> list[tuple[str, np.ndarray]]:
         """(name, y values) of the plotted lines (for tests and export)."""
         out = []
         for item in self.chart.getPlotItem().listDataItems():
+            if not isinstance(item, pg.PlotDataItem):
+                continue                    # the scenario's bars: see bar_labels
             _x, y = item.getData()
             out.append((item.name(), np.asarray(y)))
         return out

@@ -183,8 +183,8 @@ class MainWindow(QMainWindow):
         self.docks["launch"].widget().set(self._launch)
         self.docks["sweep"].widget().set(self._sweep)
         self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int, lo=0, hi=self._launch.mode.count() - 1))
-        self._style_plots()
         self.gpu_panel = self._gpu_panel()
+        self._style_plots()
         if "gpu" in self.docks:
             self.m_panels.addAction(self.docks["gpu"].toggleViewAction())
             self.docks["gpu"].setWindowTitle(tr("GPU"))
@@ -927,6 +927,8 @@ class MainWindow(QMainWindow):
             for ax in ("left", "bottom"):
                 item.getAxis(ax).setPen(plot_fg)
                 item.getAxis(ax).setTextPen(plot_fg)
+        if getattr(self, "gpu_panel", None) is not None and hasattr(self.gpu_panel, "set_theme"):
+            self.gpu_panel.set_theme(th)        # its chart follows the theme too
 
     def set_language(self, code: str) -> None:
         i18n.set_language(code)  # listeners call retranslate
