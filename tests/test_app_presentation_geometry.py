@@ -81,6 +81,14 @@ def _window(qtbot):
     qtbot.waitUntil(lambda: not w.session.busy, timeout=30000)
     w.activateWindow()
     qtbot.waitUntil(w.isActiveWindow)
+    # the window fills the screen, frame and all, as a lecturer sizes it on a projector
+    room = w.screen().availableGeometry()
+    f, g = w.frameGeometry(), w.geometry()
+    inside = room.adjusted(g.left() - f.left(), g.top() - f.top(), g.right() - f.right(), g.bottom() - f.bottom())
+    w.setGeometry(inside)
+    qtbot.waitUntil(lambda: w.geometry() == inside and room.contains(w.frameGeometry()))
+    w.default_layout()
+    qtbot.waitUntil(lambda: w.docks["library"].width() == round(330 * min(1920, max(inside.width(), 1024)) / 1920))
     return w
 
 

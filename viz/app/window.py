@@ -69,7 +69,6 @@ class MainWindow(QMainWindow):
         self.last_write_error = ""      # the message of the last write of your text that failed ("" once one works)
         self._pre_presentation: _PrePresentation | None = None
         self._pre_compare_docks: dict[str, QSize] | None = None
-        self._placed = False            # the first show fits the window, frame and all, on its screen
         self._base_font = QApplication.font()
 
         # -- centre: source line, the view (or the comparison), the timeline
@@ -743,7 +742,7 @@ class MainWindow(QMainWindow):
         _only_current_page_sizes(self.stack)
         if not on and self._pre_compare_docks and not self.presenting:
             sizes, self._pre_compare_docks = self._pre_compare_docks, None
-            QTimer.singleShot(0, self, lambda: self._resize_docks(sizes))
+            self._resize_docks(sizes)
         self.compare.set_active(on)
         if on:
             self.compare.ensure_partner()
@@ -801,18 +800,6 @@ class MainWindow(QMainWindow):
             # sizes and push the window past the screen's bottom.
             QTimer.singleShot(0, self, lambda: self._after_presentation(pre))
         self.view.setFocus()
-
-    def showEvent(self, event) -> None:  # noqa: N802
-        super().showEvent(event)
-        if not self._placed:
-            self._placed = True
-            QTimer.singleShot(0, self, self._fit_screen)
-
-    def _fit_screen(self) -> None:
-        if not (self.isFullScreen() or self.isMaximized() or self.presenting):
-            room = self._on_screen(self.geometry())
-            if room != self.geometry():
-                self.setGeometry(room)
 
     def _dock_sizes(self) -> dict[str, QSize]:
         """The sizes of the panels on screen (a tab behind another lies outside the window, its size stale)."""
