@@ -82,7 +82,8 @@ def test_every_bar_and_line_is_labelled_and_the_ratio_is_drawn(qtbot, window):
     assert texts == p.bar_labels
     # the key is a row above the chart, not a legend over the points
     assert p.chart.getPlotItem().legend is None
-    assert "measured on the GPU" in p.key.text() and "cost model" in p.key.text()
+    assert [lab.text() for lab in p.key_labels] == ["measured on the GPU (solid line)",
+                                                    "cost model's prediction (dashed line)"]
 
 
 def test_import_opens_where_the_measurement_files_are(qtbot, window, monkeypatch):

@@ -221,10 +221,21 @@ class GpuPanel(QWidget):
         self.chart_unit: tuple[float, str] = (1.0, "ms")
         self.bar_labels: list[str] = []       # the texts drawn above the bars (values and the ratio)
         # The key above the chart, never over its points (a legend inside covered PAD = 0).
-        self.key = QLabel()
+        self.key = QWidget()
         self.key.setObjectName("gpuChartKey")
-        self.key.setWordWrap(True)
-        self.key.setTextFormat(Qt.TextFormat.RichText)
+        kl = QHBoxLayout(self.key)
+        kl.setContentsMargins(4, 0, 4, 0)
+        self.key_labels: list[QLabel] = []
+        for colour in (MEASURED, PREDICTED):
+            swatch = QLabel("■")
+            swatch.setStyleSheet(f"color: {colour};")
+            text = QLabel()
+            text.setTextFormat(Qt.TextFormat.PlainText)
+            kl.addWidget(swatch)
+            kl.addWidget(text)
+            kl.addSpacing(12)
+            self.key_labels.append(text)
+        kl.addStretch(1)
         # Nothing to draw: a sentence instead of empty axes, and the scenarios the file has.
         self.chart_empty = QLabel()
         self.chart_empty.setObjectName("gpuChartEmpty")
@@ -310,6 +321,7 @@ class GpuPanel(QWidget):
             dock.setWindowTitle(tr("GPU"))
         self._show_device()
         self._show_source()
+        self._fill_measured()
         self.refresh()
 
     # ------------------------------------------------------------------ device
@@ -446,9 +458,9 @@ class GpuPanel(QWidget):
         c.clear()
         c.addItem(tr("Measured in this file ({n}): open one…", n=len(scen) + len(traced)), None)
         for n in scen:
-            c.addItem(n, f"scenario:{n}")
+            c.addItem(f"[{n}]", f"scenario:{n}")
         for n in traced:
-            c.addItem(tr("{name} (traced launch)", name=n), f"trace:{n}")
+            c.addItem(tr("[{name}] (traced launch)", name=n), f"trace:{n}")
         c.setCurrentIndex(0)
         c.blockSignals(False)
         c.setVisible(len(scen) + len(traced) > 0)
@@ -737,10 +749,10 @@ class GpuPanel(QWidget):
             where = f"{where}{sep('; ')}{here}" if where else here
         axis.setLabel("bottom", where)
         axis.setLabel("left", tr("time per launch ({unit})", unit=unit))
-        swatch = '<span style="color:{c}">{s}</span> {t}'
-        parts = [swatch.format(c=MEASURED, s="●━" if len(pts) else "■", t=tr("measured on the GPU")),
-                 swatch.format(c=PREDICTED, s="■╍" if len(pts) else "■", t=tr("cost model's prediction"))]
-        self.key.setText("&nbsp;&nbsp;&nbsp;".join(parts))
+        self.key_labels[0].setText(tr("measured on the GPU") + (sep(" (") + tr("solid line") + sep(")")
+                                                                if len(pts) else ""))
+        self.key_labels[1].setText(tr("cost model's prediction") + (sep(" (") + tr("dashed line") + sep(")")
+                                                                    if len(pts) else ""))
 
     def chart_series(self) -> list[tuple[str, np.ndarray]]:
         """(name, y values) of the plotted lines (for tests and export)."""

@@ -155,6 +155,9 @@ class MainWindow(QMainWindow):
         screen = QGuiApplication.primaryScreen()  # a first start fits the screen (a 1280x720 projector too)
         room = screen.availableGeometry() if screen is not None else None
         self.resize(min(1600, room.width()) if room else 1600, min(980, room.height()) if room else 980)
+        from .qt_translations import follow_language   # Qt's dialogs and buttons in the chosen language
+
+        follow_language()
         self._restore_settings()
         self.apply_theme(self.theme_name)
         self.retranslate()
@@ -964,8 +967,48 @@ class MainWindow(QMainWindow):
         mark = " *" if p is not None and (not self.is_user_file(p) or self.last_write_error) and self.modified() else ""
         self.setWindowTitle(f"{title} — {name}{mark} — warpviz")
 
-    def show_keys(self) -> None:
-        QMessageBox.information(self, tr("Keys"), KEYS_HELP())
+    def show_keys(self):
+        """Help → Keys: the keys and what they do in a two-column table (the descriptions line
+        up in any font and language; spaces after the keys did not, in Chinese)."""
+        from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QTableWidget, \
+            QTableWidgetItem
+
+        dlg = QDialog(self)
+        dlg.setObjectName("keysDialog")
+        dlg.setWindowTitle(tr("Keys"))
+        rows = KEY_ROWS()
+        table = QTableWidget(len(rows), 2, dlg)
+        table.setObjectName("keysTable")
+        table.setHorizontalHeaderLabels([tr("Key"), tr("What it does")])
+        table.verticalHeader().hide()
+        table.setShowGrid(False)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        bold = QFont(table.font())
+        bold.setBold(True)
+        for i, (k, v) in enumerate(rows):
+            key = QTableWidgetItem(k)
+            key.setFont(bold)
+            table.setItem(i, 0, key)
+            table.setItem(i, 1, QTableWidgetItem(v))
+        table.resizeColumnsToContents()
+        table.resizeRowsToContents()
+        table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dlg)
+        buttons.rejected.connect(dlg.reject)
+        lay = QVBoxLayout(dlg)
+        lay.addWidget(table)
+        lay.addWidget(buttons)
+        width = sum(table.columnWidth(c) for c in range(2)) + 2 * table.frameWidth() + 40
+        height = sum(table.rowHeight(r) for r in range(len(rows))) + table.horizontalHeader().height() + 90
+        room = self.screen().availableGeometry() if self.screen() is not None else None
+        if room is not None:
+            width, height = min(width, room.width() - 40), min(height, room.height() - 40)
+        dlg.resize(width, height)
+        self.keys_dialog = dlg
+        dlg.open()
+        return dlg
 
     # ------------------------------------------------------------------ drag and drop
 
@@ -1187,7 +1230,13 @@ def _retranslate(ref) -> None:
 
 
 def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
-    rows = [("Space", tr("play / pause")), ("← →", tr("previous / next frame")),
+    """The keys as plain text, one a line (Help → Keys shows ``KEY_ROWS`` as a table)."""
+    return "\n".join(f"{k:<22} {v}" for k, v in KEY_ROWS())
+
+
+def KEY_ROWS() -> list[tuple[str, str]]:  # noqa: N802 - a translated constant
+    """(keys, what they do) of Help → Keys, in the interface language."""
+    return [("Space", tr("play / pause")), ("← →", tr("previous / next frame")),
             ("↑ ↓", tr("previous / next warp instruction")), ("PgUp PgDn", tr("previous / next warp")),
             ("Ctrl+PgUp Ctrl+PgDn", tr("previous / next block")),
             ("Home End", tr("first / last frame of the instruction")),
@@ -1200,4 +1249,3 @@ def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
             ("Ctrl+Z Ctrl+Shift+Z", tr("undo / redo an edit (form or text)")),
             ("P H", tr("draw on the picture: pen (again: other colour) / highlighter")),
             ("E D", tr("erase the drawing / stop drawing"))]
-    return "\n".join(f"{k:<22} {v}" for k, v in rows)
