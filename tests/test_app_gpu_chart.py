@@ -52,7 +52,7 @@ def test_the_axis_names_the_unit_the_ticks_are_in(qtbot, window):
     p.tabs.setCurrentWidget(p.chart_box)
     p.sweep_choice.setCurrentIndex(p.sweep_choice.findData("transpose-pad"))
     label = axis_label(p, "left")
-    assert label == "time per launch (µs)"
+    assert label == "µs per launch"
     ax = p.chart.getPlotItem().getAxis("left")
     assert ax.autoSIPrefix is False and ax.autoSIPrefixScale == 1.0       # no "(x0.001)"
     top = p.chart.getPlotItem().vb.viewRange()[1][1]
@@ -64,6 +64,7 @@ def test_the_axis_names_the_unit_the_ticks_are_in(qtbot, window):
 def test_every_bar_and_line_is_labelled_and_the_ratio_is_drawn(qtbot, window):
     wait_analysis(qtbot, window)
     p = panel(window)
+    p.tabs.setCurrentWidget(p.chart_box)
     p.sweep_choice.setCurrentIndex(p.sweep_choice.findData("transpose-pad"))
     import pyqtgraph as pg
 
@@ -74,12 +75,15 @@ def test_every_bar_and_line_is_labelled_and_the_ratio_is_drawn(qtbot, window):
     assert sorted(b.opts["name"] for b in bars) == ["cost model", "measured"]
     assert sorted(x.name() for x in lines) == ["cost model", "measured"]
     ticks = dict(p.chart.getAxis("bottom")._tickLevels[0])
-    assert {"measured", "cost model"} <= set(ticks.values())
+    assert "this scenario" in ticks.values() and "PAD = 0" in ticks.values()
     t = results.load()["scenarios"]["transpose-tile"]["timing"]
     m, pr = t["median_ms"], t["predicted"]["ms"]
     assert p.bar_labels == [f"{m * 1e3:.3g} µs", f"{pr * 1e3:.3g} µs", f"measured / predicted = {m / pr:.2f}"]
-    texts = [i.toPlainText() for i in items if isinstance(i, pg.TextItem)]
-    assert texts == p.bar_labels
+    # the two bars side by side (measured left, the model right), their values and ratio in words above
+    assert sorted((b.opts["x"][0], b.opts["name"]) for b in bars)[0][1] == "measured"
+    assert p.ratio.isVisibleTo(p)
+    assert p.ratio.text() == (f"transpose-tile: measured {m * 1e3:.3g} µs, cost model {pr * 1e3:.3g} µs; "
+                              f"measured / predicted = {m / pr:.2f}")
     # the key is a row above the chart, not a legend over the points
     assert p.chart.getPlotItem().legend is None
     assert [lab.text() for lab in p.key_labels] == ["measured on the GPU (solid line)",
@@ -182,8 +186,11 @@ def test_the_measurement_label_is_translated(qtbot, window):
         text = p.source_label.text()
         assert text == f"实测数据：{doc['device']['name']}，{doc['measured_at'][:10]} 测得（h100.json）"
         assert "measured" not in text and p.source_label.toolTip() == doc["label"]
+        assert p.source_label.sizeHint().height() <= 2 * p.source_label.fontMetrics().height()    # one line
         assert axis_label(p, "left") == "每次启动耗时（µs）"
         assert p.b_import.text() == "导入实测数据…"
+        assert p.summary.text().startswith(f"来源：{doc['device']['name']}，{doc['measured_at'][:10]} 测得；")
+        assert doc["label"] not in p.summary.text()
     finally:
         i18n.set_language("en")
     assert p.source_label.text().startswith("Measurements: NVIDIA H100")

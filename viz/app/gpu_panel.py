@@ -50,6 +50,24 @@ MEASURED = "#2563eb"
 PREDICTED = "#d97706"
 
 
+class _OneLine(QLabel):
+    """A label of one line whose text (``text()``, whole) is drawn elided at its end, the whole
+    text in the tooltip."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt's name
+        from PySide6.QtGui import QPainter
+
+        painter = QPainter(self)
+        r = self.contentsRect()
+        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, r.width())
+        painter.drawText(r, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
+
+
 class GpuPanel(QWidget):
     """Constructed as ``GpuPanel(main_window)``; reads ``main_window.session``."""
 
@@ -106,10 +124,8 @@ class GpuPanel(QWidget):
         self.device = QLabel()
         self.device.setObjectName("gpuDevice")
         self.device.setWordWrap(True)
-        self.source_label = QLabel()
+        self.source_label = _OneLine()     # one line, elided: the chart keeps its height in a short dock
         self.source_label.setObjectName("gpuMeasurements")
-        self.source_label.setWordWrap(True)
-        self.source_label.setTextFormat(Qt.TextFormat.PlainText)
         self.b_run, self.b_validate, self.b_cancel, self.b_import = (QPushButton() for _ in range(4))
         self.b_record, self.b_record_validate, self.b_save_trace = (QPushButton() for _ in range(3))
         for b, name in ((self.b_run, "gpuRun"), (self.b_validate, "gpuValidate"), (self.b_cancel, "gpuCancel"),
@@ -138,16 +154,17 @@ class GpuPanel(QWidget):
                           (self.b_record_validate, (1, 1)), (self.b_cancel, (2, 0)), (self.b_import, (2, 1)),
                           (self.b_save_trace, (2, 1))):     # Import and Save trace as are never shown together
             buttons.addWidget(b, r, c)
-        buttons.setColumnStretch(2, 1)
-        top.addWidget(self.trace_info)
-        top.addLayout(buttons)
-        # The scenarios (and traced launches) the loaded results file measured: one click opens one.
+        # The scenarios (and traced launches) the loaded results file measured: one click opens one
+        # (beside Import, on its row).
         self.measured_choice = QComboBox()
         self.measured_choice.setObjectName("gpuMeasuredChoice")
         self.measured_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.measured_choice.setMinimumContentsLength(12)
         self.measured_choice.activated.connect(self._open_measured)
-        top.addWidget(self.measured_choice)
+        buttons.addWidget(self.measured_choice, 2, 2)
+        buttons.setColumnStretch(2, 1)
+        top.addWidget(self.trace_info)
+        top.addLayout(buttons)
         top.addWidget(self.bar)
         top.addWidget(self.status)
 
@@ -218,6 +235,7 @@ class GpuPanel(QWidget):
         self.chart.getAxis("bottom").enableAutoSIPrefix(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.setMenuEnabled(False)
+        self.chart.setMinimumHeight(170)      # room for its axis label in a 1280x720 window's short dock
         self.chart_unit: tuple[float, str] = (1.0, "ms")
         self.bar_labels: list[str] = []       # the texts drawn above the bars (values and the ratio)
         # The key above the chart, never over its points (a legend inside covered PAD = 0).
@@ -236,6 +254,11 @@ class GpuPanel(QWidget):
             kl.addSpacing(12)
             self.key_labels.append(text)
         kl.addStretch(1)
+        # the open scenario's measured and predicted times and their ratio, in words beside the bars
+        self.ratio = QLabel()
+        self.ratio.setObjectName("gpuChartRatio")
+        self.ratio.setWordWrap(True)
+        self.ratio.setTextFormat(Qt.TextFormat.PlainText)
         # Nothing to draw: a sentence instead of empty axes, and the scenarios the file has.
         self.chart_empty = QLabel()
         self.chart_empty.setObjectName("gpuChartEmpty")
@@ -254,6 +277,7 @@ class GpuPanel(QWidget):
         row.addWidget(self.b_sweep)
         cl.addLayout(row)
         cl.addWidget(self.key)
+        cl.addWidget(self.ratio)
         cl.addWidget(self.chart, 1)
         cl.addWidget(self.chart_empty, 1)
         self.chart_empty.hide()
@@ -273,7 +297,7 @@ class GpuPanel(QWidget):
         lay.addWidget(self.tabs, 1)
         # the lines of text keep their wrapped height in a short dock (a 1280x720 screen): the
         # table shrinks (it scrolls) instead of the words being cut off
-        for label in (self.device, self.source_label, self.trace_info, self.status, self.summary):
+        for label in (self.device, self.trace_info, self.status, self.summary):
             label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
 
         self.b_run.clicked.connect(self.run)
@@ -448,7 +472,7 @@ class GpuPanel(QWidget):
             self.source_label.setToolTip(label)
             return
         self.source_label.setText(tr("Measurements: {label} ({file})", label=label, file=file))
-        self.source_label.setToolTip("")
+        self.source_label.setToolTip(self.source_label.text())
 
     def _fill_measured(self) -> None:
         """The list of what the loaded file measured (scenarios, then traced launches)."""
@@ -500,6 +524,15 @@ class GpuPanel(QWidget):
         self.status.setText(tr("{name} is not one of warpviz's built-in scenarios or shipped traces: open its "
                                "file yourself.", name=name))
 
+    def measured_where(self) -> str:
+        """Where the loaded measurements come from: the file's label (English prose), or in
+        another language its device and date in that language's sentence."""
+        m = self.measurements or {}
+        device = str((m.get("device") or {}).get("name") or "")
+        if language() != "en" and device:
+            return tr("{device}, measured {date}", device=device, date=str(m.get("measured_at", ""))[:10])
+        return str(m.get("label", ""))
+
     def entry(self) -> tuple[dict | None, str]:
         """The current scenario's measurement: this session's run first, then the file's
         entry when its params equal the scenario's. (entry, where it comes from)."""
@@ -512,7 +545,7 @@ class GpuPanel(QWidget):
         if self.measurements and name in self.measurements.get("scenarios", {}):
             e = self.measurements["scenarios"][name]
             if e.get("params", {}) == dict(sc.params):
-                return e, self.measurements.get("label", "")
+                return e, self.measured_where()
         return None, ""
 
     # ------------------------------------------------------------------ showing
@@ -700,6 +733,7 @@ class GpuPanel(QWidget):
             self.chart.getAxis("bottom").setTicks(None)
             self.chart.hide()
             self.key.hide()
+            self.ratio.hide()
             self.chart_empty.setText(self.summary.text() or tr("No measurement of this scenario with these params; "
                                                                "Run measures it on a GPU."))
             self.chart_empty.show()
@@ -719,36 +753,34 @@ class GpuPanel(QWidget):
                             symbol="s", symbolBrush=PREDICTED, name=tr("cost model"))
             ticks += [(i, str(q.get("label", q.get("value"))).replace("transpose-tile", "tt")) for i, q in enumerate(pts)]
         top = max(values) * factor
+        self.ratio.setVisible(bool(m))
         if m:
             x0 = len(pts) + 1 if len(pts) else 0
-            bars = [(x0 - 0.22, m, MEASURED, tr("measured"))]
+            bars = [(x0 - 0.22 if p else x0, m, MEASURED, tr("measured"))]
             if p:
                 bars.append((x0 + 0.22, p, PREDICTED, tr("cost model")))
             for x, v, colour, label in bars:
                 self.chart.addItem(pg.BarGraphItem(x=[x], height=[v * factor], width=0.4, brush=colour,
                                                    name=label))
-                text = f"{v * factor:.3g} {unit}"
-                self.bar_labels.append(text)
-                item = pg.TextItem(text, color=fg, anchor=(0.5, 1.0))
-                item.setPos(x, v * factor)
-                self.chart.addItem(item)
-                ticks.append((x, label))
+                self.bar_labels.append(f"{v * factor:.3g} {unit}")
+            ticks.append((x0, tr("this scenario")))
             if p:
-                ratio = tr("measured / predicted = {r:.2f}", r=m / p)
-                self.bar_labels.append(ratio)
-                item = pg.TextItem(ratio, color=fg, anchor=(0.5, 1.0))
-                item.setPos(x0, top * 1.16)
-                self.chart.addItem(item)
+                self.bar_labels.append(tr("measured / predicted = {r:.2f}", r=m / p))
+                self.ratio.setText(tr("{name}: measured {m}, cost model {p}; {ratio}", name=self.session.name,
+                                      m=self.bar_labels[0], p=self.bar_labels[1], ratio=self.bar_labels[2]))
+            else:
+                self.ratio.setText(tr("{name}: measured {m}; no prediction in this file", name=self.session.name,
+                                      m=self.bar_labels[0]))
         self.chart.getAxis("bottom").setTicks([ticks])
-        self.chart.setYRange(0, top * (1.32 if m and p else 1.15), padding=0)
-        last = (len(pts) + 1 if len(pts) else 0) + 0.6 if m else len(pts) - 0.5
-        self.chart.setXRange(-0.6 if len(pts) or not m else -0.6, last, padding=0)
+        self.chart.setYRange(0, top * 1.1, padding=0)
+        last = (len(pts) + 1 if len(pts) else 0) + 1.3 if m else len(pts) - 0.5     # room for "this scenario"
+        self.chart.setXRange(-0.6 if len(pts) else -1.3, last, padding=0)
         where = tr("sweep {name}", name=name) if len(pts) else ""
         if m:
             here = tr("this scenario ({name})", name=self.session.name)
             where = f"{where}{sep('; ')}{here}" if where else here
         axis.setLabel("bottom", where)
-        axis.setLabel("left", tr("time per launch ({unit})", unit=unit))
+        axis.setLabel("left", tr("{unit} per launch", unit=unit))
         self.key_labels[0].setText(tr("measured on the GPU") + (sep(" (") + tr("solid line") + sep(")")
                                                                 if len(pts) else ""))
         self.key_labels[1].setText(tr("cost model's prediction") + (sep(" (") + tr("dashed line") + sep(")")
