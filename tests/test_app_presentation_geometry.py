@@ -122,6 +122,8 @@ def test_inner_presentation_and_compare_five_times(qtbot):
         qtbot.keyClick(w, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
         qtbot.waitUntil(lambda: w.stack.currentIndex() == 1)
         w.compare.right.wait()
+        room = w.screen().availableGeometry()       # the comparison and the panels fit the screen
+        assert w.minimumSizeHint().width() <= room.width() and w.minimumSizeHint().height() <= room.height()
         qtbot.keyClick(w, Qt.Key.Key_F11)
         qtbot.waitUntil(lambda: w.presenting and w.isFullScreen())
         _leave(qtbot, w)

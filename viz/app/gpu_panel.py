@@ -50,6 +50,18 @@ MEASURED = "#2563eb"
 PREDICTED = "#d97706"
 
 
+class _Said(QLabel):
+    """The panel's status line: hidden while it says nothing (an empty line took a row of a
+    1280x720 window's short dock)."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self.setVisible(bool(text))
+
+    def clear(self) -> None:
+        self.setText("")
+
+
 class _OneLine(QLabel):
     """A label of one line whose text (``text()``, whole) is drawn elided at its end, the whole
     text in the tooltip."""
@@ -133,7 +145,7 @@ class GpuPanel(QWidget):
                         (self.b_record_validate, "gpuRecordValidate"), (self.b_save_trace, "gpuSaveTrace")):
             b.setObjectName(name)
         self.b_cancel.setEnabled(False)
-        self.status = QLabel()
+        self.status = _Said()
         self.status.setObjectName("gpuStatus")
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)     # a file's words are never markup
@@ -155,13 +167,13 @@ class GpuPanel(QWidget):
                           (self.b_save_trace, (2, 1))):     # Import and Save trace as are never shown together
             buttons.addWidget(b, r, c)
         # The scenarios (and traced launches) the loaded results file measured: one click opens one
-        # (beside Import, on its row).
+        # (under the buttons: beside them it widened the dock past a 1280-px window).
         self.measured_choice = QComboBox()
         self.measured_choice.setObjectName("gpuMeasuredChoice")
         self.measured_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.measured_choice.setMinimumContentsLength(12)
         self.measured_choice.activated.connect(self._open_measured)
-        buttons.addWidget(self.measured_choice, 2, 2)
+        buttons.addWidget(self.measured_choice, 3, 0, 1, 3)
         buttons.setColumnStretch(2, 1)
         top.addWidget(self.trace_info)
         top.addLayout(buttons)
@@ -235,25 +247,26 @@ class GpuPanel(QWidget):
         self.chart.getAxis("bottom").enableAutoSIPrefix(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.setMenuEnabled(False)
-        self.chart.setMinimumHeight(170)      # room for its axis label in a 1280x720 window's short dock
+        self.chart.setMinimumHeight(150)      # room for its axis label in a 1280x720 window's short dock
         self.chart_unit: tuple[float, str] = (1.0, "ms")
         self.bar_labels: list[str] = []       # the texts drawn above the bars (values and the ratio)
         # The key above the chart, never over its points (a legend inside covered PAD = 0).
         self.key = QWidget()
         self.key.setObjectName("gpuChartKey")
-        kl = QHBoxLayout(self.key)
+        kl = QGridLayout(self.key)             # one row per series: never wider than the dock
         kl.setContentsMargins(4, 0, 4, 0)
+        kl.setVerticalSpacing(0)
         self.key_labels: list[QLabel] = []
-        for colour in (MEASURED, PREDICTED):
+        for row, colour in enumerate((MEASURED, PREDICTED)):
             swatch = QLabel("■")
             swatch.setStyleSheet(f"color: {colour};")
             text = QLabel()
             text.setTextFormat(Qt.TextFormat.PlainText)
-            kl.addWidget(swatch)
-            kl.addWidget(text)
-            kl.addSpacing(12)
+            text.setWordWrap(True)
+            kl.addWidget(swatch, row, 0)
+            kl.addWidget(text, row, 1)
             self.key_labels.append(text)
-        kl.addStretch(1)
+        kl.setColumnStretch(1, 1)
         # the open scenario's measured and predicted times and their ratio, in words beside the bars
         self.ratio = QLabel()
         self.ratio.setObjectName("gpuChartRatio")
@@ -751,7 +764,12 @@ class GpuPanel(QWidget):
                             name=tr("measured"))
             self.chart.plot(xs, pred * factor, pen=pg.mkPen(PREDICTED, width=2, style=Qt.PenStyle.DashLine),
                             symbol="s", symbolBrush=PREDICTED, name=tr("cost model"))
-            ticks += [(i, str(q.get("label", q.get("value"))).replace("transpose-tile", "tt")) for i, q in enumerate(pts)]
+            param = (sweep or {}).get("param")
+            numeric = param and param != "scenario" and all(isinstance(q.get("value"), (int, float)) for q in pts)
+            # the values alone under the points ("PAD = 0 PAD = 1 ..." ran together in a narrow dock),
+            # the parameter's name on the axis
+            ticks += [(i, str(q["value"]) if numeric else str(q.get("label", q.get("value"))).replace(
+                "transpose-tile", "tt")) for i, q in enumerate(pts)]
         top = max(values) * factor
         self.ratio.setVisible(bool(m))
         if m:
@@ -775,7 +793,10 @@ class GpuPanel(QWidget):
         self.chart.setYRange(0, top * 1.1, padding=0)
         last = (len(pts) + 1 if len(pts) else 0) + 1.3 if m else len(pts) - 0.5     # room for "this scenario"
         self.chart.setXRange(-0.6 if len(pts) else -1.3, last, padding=0)
-        where = tr("sweep {name}", name=name) if len(pts) else ""
+        where = ""
+        if len(pts):
+            where = (tr("{param} (sweep {name})", param=param, name=name) if numeric
+                     else tr("sweep {name}", name=name))
         if m:
             here = tr("this scenario ({name})", name=self.session.name)
             where = f"{where}{sep('; ')}{here}" if where else here

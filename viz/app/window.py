@@ -741,16 +741,33 @@ class MainWindow(QMainWindow):
         # sizes back when it is turned off (they lost rows every round trip before).
         if on and self.stack.currentIndex() == 0:
             self._pre_compare_docks = self._dock_sizes()
+            self._pre_compare_geometry = None if self.presenting or self.isMaximized() else QRect(self.geometry())
         self.stack.setCurrentIndex(1 if on else 0)
         _only_current_page_sizes(self.stack)
         if not on and self._pre_compare_docks and not self.presenting:
             sizes, self._pre_compare_docks = self._pre_compare_docks, None
+            geometry, self._pre_compare_geometry = getattr(self, "_pre_compare_geometry", None), None
+            if geometry is not None and not self.isMaximized():
+                self.setGeometry(self._on_screen(geometry))   # its room may have grown the window
             self._resize_docks(sizes)
+        elif on and not self.presenting:
+            QTimer.singleShot(0, self, self._keep_on_screen)
         self.compare.set_active(on)
         if on:
             self.compare.ensure_partner()
             self.compare.set_theme(self.view.theme)
         settings.put("compare", on)
+
+    def _keep_on_screen(self) -> None:
+        """Never wider or taller than the screen (the comparison's room grew a 1280-px window
+        past it): the panels give way, not the picture."""
+        if self.presenting or self.isMaximized() or self.isFullScreen():
+            return
+        room = self._on_screen(self.geometry())
+        if room != self.geometry():
+            if room.width() < self.width():
+                self.default_layout(room.width())
+            self.setGeometry(room)
 
     def _compare_restored(self) -> None:
         """Compare mode comes back as it was left, and says so (it is easy to miss that the
