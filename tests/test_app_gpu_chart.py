@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
@@ -195,3 +196,25 @@ def test_the_measurement_label_is_translated(qtbot, window):
     finally:
         i18n.set_language("en")
     assert p.source_label.text().startswith("Measurements: NVIDIA H100")
+
+
+def test_a_probe_record_with_markup_is_refused_as_written(qtbot, window, monkeypatch, tmp_path):
+    """A hostile record's ``what`` is quoted as text: no markup reaches the label or the box."""
+    import json
+
+    from PySide6 import QtGui
+
+    p = panel(window)
+    f = tmp_path / "probe.json"
+    f.write_text(json.dumps({"what": "<img src=x><b>bold</b>\x1b[2J " + "probe " * 500}))
+    warned = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(f), "")))
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda *a, **k: warned.append(a[2])))
+    p._import_dialog()
+    said = p.status.text()
+    assert said.startswith('probe.json is not a results file') and '"<img src=x><b>bold</b> [2J probe probe' in said
+    assert "\x1b" not in said and len(said) < 700
+    assert p.status.textFormat() == Qt.TextFormat.PlainText
+    doc = QtGui.QTextDocument()
+    doc.setHtml(warned[0])                          # what the box shows: the text as written
+    assert QtGui.Qt.mightBeRichText(warned[0]) and doc.toPlainText() == said

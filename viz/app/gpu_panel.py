@@ -50,6 +50,19 @@ MEASURED = "#2563eb"
 PREDICTED = "#d97706"
 
 
+def plain_for_qt(text: str) -> str:
+    """``text`` for a widget that guesses rich text (a message box): as it is, unless Qt would
+    take it for markup (a file's "<img ...>" quoted in a message), then escaped so it shows as
+    written."""
+    from PySide6 import QtGui
+
+    if not QtGui.Qt.mightBeRichText(text):
+        return text
+    import html
+
+    return "<p>" + html.escape(text).replace("\n", "<br>") + "</p>"
+
+
 class _Said(QLabel):
     """The panel's status line: hidden while it says nothing (an empty line took a row of a
     1280x720 window's short dock)."""
@@ -467,7 +480,7 @@ class GpuPanel(QWidget):
             from PySide6.QtWidgets import QMessageBox
 
             # the panel keeps the measurements it had; the message names the file and the field
-            QMessageBox.warning(self, tr("Import measurements"), self.status.text())
+            QMessageBox.warning(self, tr("Import measurements"), plain_for_qt(self.status.text()))
 
     def _show_source(self) -> None:
         if not self.measurements:

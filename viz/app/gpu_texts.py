@@ -260,7 +260,7 @@ def _what_of(doc: dict) -> str:
     for key in ("what", "about", "label"):
         text = doc.get(key)
         if isinstance(text, str) and text.strip():
-            text = " ".join(text.split())
+            text = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())   # no control codes
             return text if len(text) <= 220 else text[:219].rstrip() + "…"
     return ""
 
