@@ -802,6 +802,7 @@ class MainWindow(QMainWindow):
             self.source.setFont(mono)
             self.apply_theme(self.presentation_theme(), remember=False)
             self.showFullScreen()
+            QTimer.singleShot(0, self, self._cover_screen)
         else:
             pre = self._pre_presentation
             QApplication.setFont(self._base_font)
@@ -820,6 +821,13 @@ class MainWindow(QMainWindow):
             # sizes and push the window past the screen's bottom.
             QTimer.singleShot(0, self, lambda: self._after_presentation(pre))
         self.view.setFocus()
+
+    def _cover_screen(self) -> None:
+        """Presentation mode covers the whole screen also where no window manager makes a window
+        full screen (a kiosk, an X server alone: F11 left the window at its size under Xvfb)."""
+        screen = self.screen()
+        if self.presenting and screen is not None and self.frameGeometry() != screen.geometry():
+            self.setGeometry(screen.geometry())
 
     def _dock_sizes(self) -> dict[str, QSize]:
         """The sizes of the panels on screen (a tab behind another lies outside the window, its size stale)."""
