@@ -825,6 +825,7 @@ def make(out: Path) -> list:
             fn(d, cases)
     _python_habits(out / "words", cases)
     _lectures(out / "lectures", cases)
+    _gpu_import(out / "gpuimport", cases)
     _args(out / "args", cases)
     (out / "dataloss").mkdir()
     _data_loss(out / "dataloss", cases)
@@ -907,7 +908,69 @@ def _python_habits(d: Path, cases: list) -> None:
             cases.append((placeholder, (what, word)))
 
 
+def _gpu_import(d: Path, cases: list) -> None:
+    """Issue 32, item 4: JSON files the GPU panel's Import is given that are not results files.
+    The panel says what a probe record is (its ``what``, cut short, as plain text: no markup
+    reaches the label), keeps the measurements it had, and a later good import clears the
+    message."""
+    d.mkdir(parents=True, exist_ok=True)
+    docs = {
+        "probe-markup.json": {"what": "<img src=x onerror=alert(1)><b>bold</b> " + "probe " * 2000, "cases": []},
+        "probe-what-list.json": {"what": ["not", "a", "text"], "device": "x"},
+        "probe-control.json": {"what": "\x1b]52;c;cm0gLXJmIH4=\x07 probe\u202e", "validate": {}},
+        "top-list.json": [{"what": "a list at the top"}],
+        "format-other.json": {"format": "warpviz-measurements", "version": 99, "what": "newer"},
+        "about-only.json": {"about": "x" * 100000},
+    }
+    for name, doc in docs.items():
+        f = d / name
+        f.write_text(json.dumps(doc), encoding="utf-8")
+        cases.append((f, ("gpu-import",)))
+
+
 # ----------------------------------------------------------------------------- running
+
+GPU_IMPORT_DRIVER = r"""
+import sys, traceback
+errors = []
+sys.excepthook = lambda t, v, tb: errors.append("".join(traceback.format_exception(t, v, tb)))
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop, Qt
+from viz.app.main import make_app
+app = make_app()
+from viz.app.window import MainWindow
+w = MainWindow("transpose-tile")
+w.show()
+deadline = QDeadlineTimer(20000)
+while w.gpu_panel is None and not deadline.hasExpired():
+    QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+p = w.gpu_panel
+before = p.measurements
+ok = p.load_measurements(sys.argv[1])
+said = p.status.text()
+print(("imported: " if ok else "refused: ") + said.replace("\n", " ")[:300])
+bad = []
+if p.status.textFormat() != Qt.TextFormat.PlainText:
+    bad.append("the status label would render the file's markup")
+if not ok and p.measurements is not before:
+    bad.append("a refused file replaced the measurements")
+from viz.app.gpu_panel import plain_for_qt
+from PySide6 import QtGui
+doc = QtGui.QTextDocument()
+shown = plain_for_qt(said)
+doc.setHtml(shown) if QtGui.Qt.mightBeRichText(shown) else doc.setPlainText(shown)
+if doc.toPlainText().replace("\u2029", "\n") != said:
+    bad.append("the warning box would not show the message as written (markup rendered)")
+if not ok and len(said) > 4000:
+    bad.append(f"the message is {len(said)} characters long")
+if p.load_measurements(None) and p.status.text() and not ok:
+    pass                       # the shipped file (path None) leaves the last message as it is
+w.close()
+if errors or bad:
+    sys.stderr.write("\n".join(errors + bad))
+    sys.exit(3)
+sys.exit(0)
+"""
+
 
 APP_DRIVER = r"""
 import sys, traceback
@@ -988,6 +1051,8 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["validate", str(path)]
     if what == "app":
         return [sys.executable, "-c", APP_DRIVER, str(path)]
+    if what == "gpu-import":
+        return [sys.executable, "-c", GPU_IMPORT_DRIVER, str(path)]
     if what == "dataloss":
         return [sys.executable, "-c", DATALOSS_DRIVER, str(path)]
     if what.startswith("word-"):          # _python_habits: the word itself is the input
