@@ -183,6 +183,7 @@ class TraceInstrStats:
     predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
     never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
+    tma: object = None          # issue 30: a TMA / bulk copy's figures (viz.kinds.tma_copy.TmaStats)
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
 
     @property
@@ -228,6 +229,10 @@ class TraceAnalysis:
     def other_metrics(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.stats:
+            if s.tma is not None:       # issue 30 hook: TMA / bulk copies count under their own names
+                for k, v in s.tma.counters.items():
+                    out[k] = out.get(k, 0) + v
+                continue
             # cp.async has two operands (shared destination, global source): the table
             # names only the global one, so each instruction counts once
             name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
@@ -286,6 +291,12 @@ class TraceAnalysis:
                 if info.get("first") is not None:
                     d["sass"]["first_number"] = numbers.get(int(info["first"]), 0)
                 d["ptx_width"] = ins.get("ptx_width") or ins["width"]
+            if s.tma is not None:       # issue 30 hook
+                from ..kinds import tma_copy
+
+                d.update(tma_copy.figures(s.tma), bytes_requested=s.tma.global_bytes)
+                out.append(d)
+                continue
             if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
             if s.shared_lanes or ins["space"] == "shared":
@@ -308,6 +319,9 @@ class TraceAnalysis:
             rows = _rows_by_instruction(self.trace)
             for k, s in enumerate(self.stats):
                 r = rows[k]
+                if s.tma is not None:   # issue 30 hook: a TMA record's sectors
+                    vals[r] = s.tma.per_record
+                    continue
                 vals[r[self.trace.flags[r] == 0]] = s.per_record
             self._values = vals
         return self._values
@@ -423,6 +437,9 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
 
             raise Cancelled()
         rows = by_instr[k]
+        if ins["kind"] in ("tma", "bulk"):          # issue 30 hook: viz.kinds.tma_copy counts its records
+            stats.append(_tma_stats(trace, ins, rows))
+            continue
         skip = rows[trace.flags[rows] != 0]
         rows = rows[trace.flags[rows] == 0]
         st = TraceInstrStats(ins, executed=int(rows.size), skipped_warps=int(skip.size))
@@ -452,6 +469,23 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
         if progress is not None:
             progress((k + 1) / max(1, n_instr), f"instruction {k + 1} of {n_instr}")
     return TraceAnalysis(trace, stats)
+
+
+def _tma_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
+    """Issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy.count_records) from its
+    records (flags 2) and their payload rows."""
+    from ..kinds import tma_copy
+
+    rows = rows[trace.flags[rows] == tma_copy.RECORD_FLAG]
+    words = [w for w in str(ins.get("ptx", "")).split() if not w.startswith("@")]
+    form = tma_copy.match(str(ins.get("opcode", ""))) or tma_copy.match(words[0] if words else "") or \
+        tma_copy.Form(str(ins["kind"]), "load", 0, "unknown", False, False, False, "", "")
+    payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, 32), np.uint64)
+    t = tma_copy.count_records(form, payload, trace.shared[rows])
+    st = TraceInstrStats(ins, executed=t.warp_executions, warp_instructions=t.sass_executions,
+                         active_lanes=t.issued, sectors=t.sectors, lines=t.lines, tma=t)
+    st.per_record = t.per_record
+    return st
 
 
 def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, at: int) -> None:
@@ -667,6 +701,18 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
     for d in rows:
         out.append("")
         out.append(f"instruction {d['number']}: {safe_text(d['source'])}  {safe_text(' '.join(d['ptx'].split()))}")
+        if "tma" in d:          # issue 30 hook: a TMA / bulk copy
+            t = d["tma"]
+            out.append(f"  {t['form']} {t['direction']}: {t['copies']:,} copies by {t['warp_executions']:,} warp "
+                       f"executions; global sectors {t['sectors']:,} (lines {t['lines']:,}, {t['global_bytes']:,} "
+                       f"bytes in bounds); {t['box_bytes']:,} bytes in shared memory"
+                       + (f"; {t['out_of_bounds_elements']:,} elements out of bounds" if t["out_of_bounds_elements"]
+                          else "")
+                       + (f"; {t['not_expanded']:,} copies not expanded: {safe_text('; '.join(t['problems']))}"
+                          if t["not_expanded"] else ""))
+            for m in t["maps"][:4]:
+                out.append(f"  tensor map: {safe_text(m)}")
+            continue
         parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
                  f"active lanes {d['active_lanes']:,}"]
         if d["predicated_off_warps"]:

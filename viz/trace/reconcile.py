@@ -66,6 +66,10 @@ SASS_CLASS = {
     "ATOMS": ("shared", "atomic"), "ATOMG": ("global", "atomic"), "RED": ("global", "atomic"),
     "REDG": ("global", "atomic"), "ATOM": ("generic", "atomic"), "REDAS": ("shared", "atomic"),
     "LDSM": ("shared", "ldmatrix"), "STSM": ("shared", "stmatrix"), "LDGSTS": ("shared", "cp.async"),
+    # issue 30 hook: TMA and bulk copies (viz.kinds.tma_copy.SASS_OPCODES)
+    "UTMALDG": ("global", "tma"), "UTMASTG": ("global", "tma"), "UTMAREDG": ("global", "tma"),
+    "UTMAPF": ("global", "tma"), "UBLKCP": ("global", "bulk"), "UBLKRED": ("global", "bulk"),
+    "UBLKPF": ("global", "bulk"),
 }
 STATES = ("same", "fused", "member", "split", "removed", "aggregated", "uncertain")
 TOOL = "nvdisasm -gp"
@@ -254,6 +258,28 @@ def _with_depths(accs: list[SassAccess], ins: list, cfg) -> list[SassAccess]:
 # ---------------------------------------------------------------------------- the PTX side
 
 
+def _map_building_lines(ptx_lines: list[str]) -> set[int]:
+    """PTX lines (1-based) of the instructions that build a tensor map on the device: ptxas
+    makes shared loads and stores (a read-modify-write of the map's bit fields), a shared
+    load and a global atomic exchange per lane (the copy to global memory) of them."""
+    from ..kinds.tma_copy import BUILDS_MAP
+
+    return {k + 1 for k, ln in enumerate(ptx_lines) if BUILDS_MAP.match(ln.strip())}
+
+
+def map_building_note(accs: list) -> str:
+    """The note on the SASS memory instructions that build tensor maps on the device."""
+    ops: dict[str, int] = {}
+    for a in accs:
+        op = a.opcode.split(".")[0]
+        ops[op] = ops.get(op, 0) + 1
+    what = ", ".join(f"{n} {op}" for op, n in sorted(ops.items()))
+    return (f"{len(accs)} SASS memory instruction(s) ({what}) build tensor maps on the device (tensormap.replace "
+            "edits the map's bit fields in shared memory with loads and stores; tensormap.cp_fenceproxy copies it "
+            "to global memory with a shared load and a global atomic exchange per lane): they come from no PTX "
+            "memory instruction")
+
+
 def ptx_class(ins) -> tuple[str, str]:
     """(space, class) of a PTX memory instruction (``viz.trace.ptx.MemInstr`` or its dict)."""
     kind = ins["kind"] if isinstance(ins, dict) else ins.kind
@@ -419,7 +445,8 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
     # PTX lines are unique in the module, and ptxas may assemble a .func into its caller's
     # code: the SASS of every function is matched against every PTX memory instruction
     accs = [a for f in sass.values() for a in f]
-    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes))
+    built: list[SassAccess] = []
+    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes, built))
     waits = ptx_wait_loops(ptx)
     for r in rows:
         if r["line_no"] in waits:
@@ -430,19 +457,28 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
             v = info[r["id"]]
             info[r["id"]] = replace(v, certain=False, runs_only=False, note=f"{v.note}; {note}" if v.note else note)
     certain = all(v.certain for v in info.values()) and not notes
-    return {"tool": TOOL, "certain": certain, "notes": notes, "instructions": info}
+    out = {"tool": TOOL, "certain": certain, "notes": notes, "instructions": info}
+    if built:           # issue 30 hook: explained, not unmatched
+        out["tensor_map_sass"] = {"note": map_building_note(built),
+                                  "sass": [f"{a.text} (PTX line {a.ptx_line})" for a in built]}
+    return out
 
 
 def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], depths: dict[int, int],
-                        ptx_lines: list[str], notes: list[str]) -> dict[int, SassInfo]:
+                        ptx_lines: list[str], notes: list[str], built_out: list | None = None) -> dict[int, SassInfo]:
     by_line: dict[int, list[dict]] = {}
     for r in prow:
         by_line.setdefault(r["line_no"], []).append(r)
     attributed: dict[int, list[SassAccess]] = {}     # PTX id -> its SASS accesses
     stray: list[SassAccess] = []
     loop_parts: dict[int, list[SassAccess]] = {}     # an atomic's compare-and-swap loop: its LDS
+    builds = _map_building_lines(ptx_lines)          # issue 30 hook: tensor maps built on the device
+    built: list[SassAccess] = []
     for a in accs:
         cands = [r for r in by_line.get(a.ptx_line, []) if _compatible(ptx_class(r), a)]
+        if not cands and a.ptx_line in builds:
+            built.append(a)
+            continue
         if not cands:
             atom = [r for r in by_line.get(a.ptx_line, []) if ptx_class(r)[1] == "atomic"]
             if atom:
@@ -502,6 +538,8 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
             out[r["id"]] = replace(v, state="uncertain", certain=False, runs_only=True, note=(
                 "no SASS instruction comes from this PTX line: ptxas removed it, or made it part of a wider access "
                 "that warpviz could not pin down (see the uncertain instructions of this kernel)"))
+    if built_out is not None:
+        built_out.extend(built)
     if stray:
         texts = ", ".join(f"`{a.text}` (PTX line {a.ptx_line or '?'})" for a in stray[:6])
         more = f" and {len(stray) - 6} more" if len(stray) > 6 else ""
@@ -626,6 +664,10 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
 def _single(r: dict, got: list[SassAccess], depths: dict[int, int], stray: list, notes: list,
             extra: list[SassAccess] = ()) -> SassInfo:
     w = r["width"]
+    if r["kind"] in ("tma", "bulk") and got:      # issue 30 hook: one UTMA* / UBLK* (a uniform instruction)
+        note = "" if len(got) == 1 else (f"{len(got)} copies in the SASS (ptxas duplicated or unrolled the code): "
+                                         "each execution runs one of them")
+        return _info(r, "same", True, got, width=w, note=note)
     if not got:
         compatible_stray = [a for a in stray if _compatible(ptx_class(r), a)]
         if compatible_stray:
@@ -775,6 +817,8 @@ def apply(trace, mapping: dict):
                           "notes": list(mapping.get("notes", [])), "uncertain": uncertain,
                           "fused": sorted(k for k, v in infos.items() if v.state == "fused"),
                           "removed": sorted(k for k, v in infos.items() if v.state == "removed")}
+    if mapping.get("tensor_map_sass"):      # issue 30 hook: SASS that builds tensor maps, explained
+        header["sass_map"]["tensor_maps"] = mapping["tensor_map_sass"]["note"]
     idx = np.repeat(np.flatnonzero(keep), repeat[keep])
     part = np.zeros(idx.size, np.int64)
     if idx.size:
@@ -783,9 +827,11 @@ def apply(trace, mapping: dict):
     base = trace.base[idx].astype(np.int64)
     has = trace.active[idx] != 0
     base = np.where(has, base + part * step[idx], base).astype(np.uint64)
+    tma = idx[trace.flags[idx] == 2]            # issue 30 hook: the TMA records' payload rows follow them
+    payload = trace.payload[trace.payload_rows(tma)] if tma.size else None
     return Trace(header, trace.instr[idx].copy(), trace.block[idx].copy(), trace.warp[idx].copy(),
                  trace.active[idx].copy(), pred[idx].copy(), trace.shared[idx].copy(), trace.global_[idx].copy(),
-                 base, trace.offset[idx].copy(), trace.flags[idx].copy(), trace.path)
+                 base, trace.offset[idx].copy(), trace.flags[idx].copy(), trace.path, payload)
 
 
 def _check_group(trace, info: SassInfo, rows, addrs, lane_bits) -> None:

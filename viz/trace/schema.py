@@ -34,7 +34,8 @@ MAX_BUFFER_COUNT = 256 << 30    # elements of one kernel buffer (a launch file's
 MAX_SHARED_BYTES = 227 * 1024   # dynamic shared memory per block (H100's opt-in maximum)
 MAX_DEPTH = 32                  # nesting of the whole document (the shipped traces nest 4 deep)
 WIDTHS = (1, 2, 4, 8, 16, 32)   # bytes per lane of a PTX memory access (vectors and matrix rows included)
-KINDS = ("load", "store", "atomic", "reduction", "ldmatrix", "stmatrix", "cp.async")
+KINDS = ("load", "store", "atomic", "reduction", "ldmatrix", "stmatrix", "cp.async",
+         "tma", "bulk")     # issue 30 hook: TMA and bulk copies (viz.kinds.tma_copy.KINDS)
 BLOCK_LIMITS = (1024, 1024, 64)          # CUDA: threadIdx extents (and 1024 threads per block)
 GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA: blockIdx extents
 MAX_BLOCK_THREADS = 1024
@@ -397,6 +398,7 @@ HEADER = Record(fields={
         "uncertain": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "fused": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "removed": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
+        "tensor_maps": _opt(Text(TEXT), ""),    # issue 30: SASS that builds tensor maps on the device
     })),
     "ncu": _opt(COUNTERS),
     "ncu_other": _opt(COUNTERS),
