@@ -1,0 +1,264 @@
+"""TMA tensor copies and bulk copies (issue 30, viz/kinds/tma_copy.py): the PTX forms and
+operands, the recording block (assembled by ptxas for sm_90a), the expansion of a box into
+global sectors and lines and swizzled shared bytes, and the records' counting.
+
+The PTX fixtures (tests/data/ptx/tma/) were made here, without a GPU:
+  triton_copy2d_tma_st.ptx, triton_load3d.ptx, triton_matmul_tma.ptx:
+      Triton 3.5.0 (/work/tvenv), ``python tools/gpu/probe_tma_kernels.py ptx OUT
+      copy2d_dev_st load3d matmul_tma`` (sm_90a, device-side tensor descriptors);
+  nvcc_tma_cases.ptx: ``nvcc -arch=sm_90a -O2 -ptx tools/gpu/probe_tma_cases.cu`` (CUDA 13.0):
+      tensor loads 1-D..5-D and stores / reductions 1-D..3-D through a __grid_constant__
+      CUtensorMap, bulk copies both ways, a bulk reduction and a tensor prefetch.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from viz.kinds import tma_copy as T
+from viz.trace.ptx import instrument_full, parse
+
+DATA = Path(__file__).parent / "data" / "ptx" / "tma"
+FIXTURES = sorted(DATA.glob("*.ptx"))
+
+
+# ---------------------------------------------------------------------------- forms and operands
+
+@pytest.mark.parametrize("opcode, kind, direction, rank, extra", [
+    ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", "tma", "load", 2, {}),
+    ("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint",
+     "tma", "load", 5, {"multicast": True, "cache_hint": True}),
+    ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "tma", "store", 2, {}),
+    ("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group", "tma", "reduce", 3, {"redop": "add"}),
+    ("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes", "tma", "load", 4,
+     {"mode": "im2col"}),
+    ("cp.async.bulk.prefetch.tensor.2d.L2.global", "tma", "prefetch", 2, {}),
+    ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "bulk", "load", 0, {}),
+    ("cp.async.bulk.global.shared::cta.bulk_group", "bulk", "store", 0, {}),
+    ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32", "bulk", "reduce", 0, {"dtype": "u32"}),
+    ("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes", "bulk", "copy", 0, {}),
+    ("cp.async.bulk.prefetch.L2.global", "bulk", "prefetch", 0, {}),
+])
+def test_forms(opcode, kind, direction, rank, extra):
+    f = T.match(opcode)
+    assert (f.kind, f.direction, f.rank) == (kind, direction, rank)
+    for k, v in extra.items():
+        assert getattr(f, k) == v
+    assert f.recorded_fully == (f.kind == "bulk" or f.mode == "tile")
+
+
+@pytest.mark.parametrize("opcode", ["cp.async.bulk.commit_group", "cp.async.bulk.wait_group.read",
+                                    "cp.async.bulk.wait_group", "cp.async.ca.shared.global", "ld.global.f32",
+                                    "cp.async.mbarrier.arrive.b64", "tensormap.replace.tile.rank.shared::cta.b1024.b32"])
+def test_not_forms(opcode):
+    assert T.match(opcode) is None
+
+
+def test_operands_of_a_load_with_multicast_and_policy():
+    f = T.match("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                ".L2::cache_hint")
+    ops = T.parse_operands(f, "[%r1+128], [%rd2, {%r3, %r4, 7}], [%r5], %rs6, %rd7")
+    assert ops == T.Operands(map="%rd2", coords=("%r3", "%r4", "7"), shared="%r1+128", mbarrier="%r5",
+                             cta_mask="%rs6", policy="%rd7")
+
+
+def test_operands_of_a_store_and_bulk_forms():
+    st_ = T.parse_operands(T.match("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"),
+                           "[%rd38, {%r12, %r13}], [%r11]")
+    assert (st_.map, st_.coords, st_.shared) == ("%rd38", ("%r12", "%r13"), "%r11")
+    g2s = T.parse_operands(T.match("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
+                           "[%r105], [%rd23], %r32, [%r107]")
+    assert (g2s.shared, g2s.global_, g2s.size, g2s.mbarrier) == ("%r105", "%rd23", "%r32", "%r107")
+    red = T.parse_operands(T.match("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32"),
+                           "[%rd10], [%r57], %r32")
+    assert (red.global_, red.shared, red.size) == ("%rd10", "%r57", "%r32")
+
+
+def test_wrong_number_of_coordinates_is_refused():
+    with pytest.raises(T.OperandError, match="3 coordinates for a 2-D copy"):
+        T.parse_operands(T.match("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), "[%rd1, {%r1, %r2, %r3}], [%r4]")
+
+
+# ---------------------------------------------------------------------------- parsing and instrumenting real PTX
+
+def test_triton_copy_has_one_load_and_one_store():
+    p = parse((DATA / "triton_copy2d_tma_st.ptx").read_text())
+    tma = [i for i in p.instrs if i.kind == "tma"]
+    assert [(i.op, i.line_no, i.predicate, i.address) for i in tma] == [
+        ("load", 142, "%p21", "%rd19"), ("store", 224, "%p41", "%rd38")]
+    assert [i.line for i in tma] == [46, 49]        # probe_tma_kernels.py's lines of .load and .store
+    # the commit/wait of the bulk group are no copies
+    assert not any("commit_group" in i.ptx or "wait_group" in i.ptx for i in p.instrs)
+
+
+def test_nvcc_cases_every_form():
+    p = parse((DATA / "nvcc_tma_cases.ptx").read_text())
+    got = sorted({(i.kind, T.match(i.opcode).direction, T.match(i.opcode).rank) for i in p.instrs
+                  if i.kind in T.KINDS})
+    assert got == [("bulk", "load", 0), ("bulk", "reduce", 0), ("bulk", "store", 0), ("tma", "load", 1),
+                   ("tma", "load", 2), ("tma", "load", 3), ("tma", "load", 4), ("tma", "load", 5),
+                   ("tma", "prefetch", 2), ("tma", "reduce", 1), ("tma", "reduce", 2), ("tma", "reduce", 3),
+                   ("tma", "store", 1), ("tma", "store", 2), ("tma", "store", 3)]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_instrumented_block_is_straight_line(path):
+    text = path.read_text()
+    out, instrs, _ = instrument_full(text)
+    tma = [i for i in instrs if i.kind in T.KINDS]
+    assert tma
+    # the instrumented PTX has exactly the branches and labels of the original
+    branches = lambda t: len(re.findall(r"\bbra(\.uni)?\b", t))  # noqa: E731
+    labels = lambda t: len(re.findall(r"^\s*[\w$]+:\s*$", t, re.M))  # noqa: E731
+    assert (branches(out), labels(out)) == (branches(text), labels(text))
+    # one block per copy instruction, each writing flag 2 records
+    assert out.count(f"mov.u32 %wvr15, {T.RECORD_FLAG};") == len(tma)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas (the CUDA toolkit)")
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_instrumented_ptx_assembles_for_sm90a(path, tmp_path):
+    out, _, _ = instrument_full(path.read_text())
+    src = tmp_path / "k.ptx"
+    src.write_text(out)
+    proc = subprocess.run(["ptxas", "-arch=sm_90a", "-O3", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[:2000]
+
+
+# ---------------------------------------------------------------------------- expansion
+
+def fp32_map(dims=(1024, 1024), box=(32, 64), swizzle=3, estrides=None, address=1 << 20, esize_type=7):
+    rank = len(dims)
+    strides, s = [], T.DTYPE_SIZES[esize_type]
+    for d in dims[:-1]:
+        s *= d
+        strides.append(s)
+    return T.TensorMap(address, esize_type, rank, tuple(dims), tuple(strides), tuple(box),
+                       tuple(estrides or (1,) * rank), 0, swizzle)
+
+
+def test_a_64x64_fp32_box_reads_512_sectors():
+    tm = fp32_map(box=(64, 64), swizzle=0)
+    ex = T.expand(tm, (0, 0))
+    assert (ex.sectors, ex.lines, ex.global_bytes, ex.shared_bytes) == (512, 128, 16384, 16384)
+    assert len(ex.rows) == 64 and all(n == 256 for _a, n in ex.rows)
+
+
+def test_tritons_two_32x64_boxes_make_the_copy_of_the_contract():
+    # 1024 x 1024 fp32 through 64 x 64 tiles: Triton issues two 32-column boxes per tile
+    tm = fp32_map(box=(32, 64))
+    per_tile = sum(T.expand(tm, (x, 0)).sectors for x in (0, 32))
+    assert per_tile == 512 and per_tile * 16 * 16 == 131072      # TRACE_FORMAT.md: 131,072 sectors
+
+
+def test_out_of_bounds_parts_fetch_nothing():
+    tm = fp32_map()
+    right = T.expand(tm, (1000, 0))          # 24 of 32 columns in: 96 bytes a row from byte 4000
+    assert right.global_bytes == 64 * 96 and right.sectors == 64 * 3
+    corner = T.expand(tm, (-16, -8))          # 16 columns, 56 rows in
+    assert corner.global_bytes == 56 * 64 and corner.sectors == 56 * 2
+    assert corner.elements - corner.elements_in_bounds == 32 * 64 - 16 * 56
+    gone = T.expand(tm, (2000, 0))
+    assert (gone.sectors, gone.global_bytes, gone.rows) == (0, 0, [])
+    assert gone.shared_bytes == 32 * 64 * 4              # the box is still written (filled)
+
+
+def test_unaligned_rows_touch_an_extra_sector():
+    tm = fp32_map(swizzle=0)
+    ex = T.expand(tm, (3, 5))                 # rows start 12 bytes into a sector: 128 bytes touch 5 sectors
+    assert ex.sectors == 64 * 5 and ex.lines == 64 * 2
+
+
+def test_element_strides_fetch_each_element():
+    tm = fp32_map(box=(32, 64), swizzle=0, estrides=(2, 1))
+    ex = T.expand(tm, (0, 0))
+    assert tm.box_elements == (16, 64) and ex.global_bytes == 16 * 64 * 4
+    assert ex.sectors == 64 * 16          # every other 4-byte element: each its own run, 16 runs a row, 2 per sector
+
+
+def test_three_dimensional_box():
+    tm = fp32_map(dims=(64, 64, 64), box=(32, 8, 4))
+    ex = T.expand(tm, (0, 0, 0))
+    assert ex.sectors == 8 * 4 * 4 and ex.global_bytes == 32 * 8 * 4 * 4
+    starts = [a for a, _n in ex.rows]
+    assert starts[:2] == [tm.address, tm.address + 64 * 4] and starts[8] == tm.address + 64 * 64 * 4
+
+
+def test_swizzled_shared_rows_match_the_scenario_kinds_tma_128b():
+    from viz.layout import parse_swizzle, offset_tree  # noqa: F401 - the scenario kind's swizzle
+
+    tm = fp32_map(box=(32, 8))
+    ex = T.expand(tm, (0, 0), shared=0)
+    # row r, chunk c (16 bytes) lands at chunk c ^ (r % 8) of row r
+    for r in range(8):
+        chunks = [a for a, _n in ex.shared[r * 8:(r + 1) * 8]]
+        assert chunks == [r * 128 + 16 * (c ^ r) for c in range(8)]
+
+
+def test_bulk_copy_expansion():
+    ex = T.expand_bulk(80, 48)
+    assert (ex.sectors, ex.lines, ex.global_bytes) == (2, 1, 48)
+    assert T.expand_bulk(4096, 4096).sectors == 128
+
+
+@settings(max_examples=150, deadline=None)
+@given(rank=st.integers(1, 3), data=st.data())
+def test_sectors_lie_in_the_array_and_bytes_are_the_box_in_bounds(rank, data):
+    dims = tuple(data.draw(st.integers(1, 40)) for _ in range(rank))
+    box = tuple(data.draw(st.integers(1, 16)) for _ in range(rank))
+    es = tuple(data.draw(st.integers(1, 3)) for _ in range(rank))
+    coords = tuple(data.draw(st.integers(-20, 45)) for _ in range(rank))
+    tm = fp32_map(dims=dims, box=box, swizzle=0, estrides=es)
+    ex = T.expand(tm, coords, with_shared=False)
+    end = tm.address + int(np.prod(dims)) * 4
+    for a, n in ex.rows:
+        assert tm.address <= a and a + n <= end
+    # brute force: every element of the box, in bounds or not
+    axes = [[coords[d] + k * es[d] for k in range(-(-box[d] // es[d]))] for d in range(rank)]
+    inside = 1
+    for d in range(rank):
+        inside *= sum(1 for x in axes[d] if 0 <= x < dims[d])
+    assert ex.global_bytes == 4 * inside
+    assert ex.elements_in_bounds == inside
+    touched = {(a + k) // 32 for a, n in ex.rows for k in range(n)}
+    assert len(touched) <= ex.sectors
+
+
+# ---------------------------------------------------------------------------- records
+
+def payload(coords=(0, 0, 0, 0, 0), shared=0, lane=0, rank_in_warp=0, issuers=1, map_bytes=b"\0" * 128, size=0,
+            address=0) -> np.ndarray:
+    w = np.zeros(64, np.uint32)
+    w[:32] = np.frombuffer(map_bytes, np.uint32)
+    w[32:37] = np.asarray(coords, np.int64).astype(np.uint32)
+    w[37] = shared
+    w[2 * T.SLOT_SIZE] = size
+    w[2 * T.SLOT_SIZE + 1] = issuers
+    w[2 * T.SLOT_LANE] = 0xFFFFFFFF if lane < 0 else lane
+    w[2 * T.SLOT_LANE + 1] = 0 if lane < 0 else rank_in_warp + 1
+    q = w.view(np.uint64).copy()
+    q[T.SLOT_ADDRESS] = address
+    return q
+
+
+def test_decode_record():
+    r = T.decode_record(payload((-16, 8, 0, 0, 0), shared=0x4000, lane=5, issuers=2))
+    assert (r.lane, r.issuers, r.rank_in_warp, r.coords[:2], r.shared) == (5, 2, 0, (-16, 8), 0x4000)
+    assert T.decode_record(payload(lane=-1, issuers=0)).lane == -1
+
+
+def test_bulk_records_count():
+    f = T.match("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes")
+    rows = np.stack([payload(lane=0, size=4096, address=1 << 20), payload(lane=-1, issuers=0),
+                     payload(lane=3, size=48, address=(1 << 20) + 80)])
+    s = T.count_records(f, rows, np.asarray([1, 0, 8], np.uint32))
+    assert (s.warp_executions, s.issued, s.sectors, s.global_bytes) == (3, 2, 128 + 2, 4096 + 48)
+    assert s.counters[T.TMA_LD_SECTORS] == 130 and s.counters[T.TMA_REQUESTS] == 2
