@@ -695,7 +695,7 @@ def caption(form: Form) -> str:
     return what
 
 
-__all__ = ["KIND_TENSOR", "KIND_BULK", "KINDS", "RECORD_FLAG", "count_records", "counters_of", "figures", "summary", "TmaStats", "sass_executions", "Form", "match", "trace_kind", "Operands",
+__all__ = ["KIND_CONTROL", "match_control", "control_address", "count_control", "CONTROL_SASS", "KIND_TENSOR", "KIND_BULK", "KINDS", "RECORD_FLAG", "count_records", "counters_of", "figures", "summary", "TmaStats", "sass_executions", "Form", "match", "trace_kind", "Operands",
            "parse_operands", "OperandError", "recording_block", "recorder_sass", "TensorMap", "MapError", "decode_map",
            "Record", "decode_record", "Expansion", "expand", "expand_bulk", "swizzle_offset", "box_rows",
            "COUNTERS", "COUNTER_LABELS", "SASS_OPCODES", "BUILDS_MAP", "caption", "MAP_LAYOUT"]
@@ -729,6 +729,7 @@ class TmaStats:
     per_record: np.ndarray = None   # sectors of each record
     counters: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
+    ten: dict = field(default_factory=dict)          # contributions to the ten metrics (control: its LDS/STS)
 
 
 def _map_of(raw: bytes, cache: dict):
@@ -829,3 +830,96 @@ def summary(st: TmaStats) -> str:
     if st.undecoded:
         parts.append(f"{st.undecoded:,} copies not expanded ({'; '.join(st.problems) or f.mode + ' mode'})")
     return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------------- the TMA unit's other instructions
+
+# Instructions that build or publish a tensor map, or drive the TMA unit, without moving a
+# tensor: recorded per warp (lanes, predicate, address) as trace kind ``tensormap``, and
+# counted by the SASS ptxas makes of them (``count_control``). Triton's device-side
+# descriptors (tl.make_tensor_descriptor) run all of them: ``tensormap.replace`` edits a
+# map's bit fields in shared memory (LDS/STS read-modify-writes), ``tensormap.cp_fenceproxy``
+# copies it to global memory (an LDS and an ATOMG.E.EXCH of 4 bytes per lane) and
+# ``fence.proxy.tensormap`` / ``cp.async.bulk.commit_group`` become UTMACCTL / UTMACMDFLUSH,
+# which Nsight Compute counts in sm__inst_executed_pipe_tma.
+KIND_CONTROL = "tensormap"
+_CONTROL = re.compile(r"^(tensormap\.(replace|cp_fenceproxy)|fence\.proxy\.tensormap|"
+                      r"cp\.async\.bulk\.(commit_group|wait_group))")
+# TMA-pipe SASS opcodes that move no tensor (control): counted in sm__inst_executed_pipe_tma
+CONTROL_SASS = ("UTMACCTL", "UTMACMDFLUSH", "UTMACMDFLUSHCTA", "UTMAPF")
+SHARED_LD_INST = "smsp__inst_executed_op_shared_ld.sum"
+SHARED_ST_INST = "smsp__inst_executed_op_shared_st.sum"
+SHARED_LD_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+SHARED_ST_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+GLOBAL_ATOM_INST = "smsp__sass_inst_executed_op_global_atom.sum"
+GLOBAL_ATOM_REQ = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
+GLOBAL_ATOM_SEC = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"
+
+
+def match_control(opcode: str) -> tuple[str, str] | None:
+    """(direction, space) of a TMA-unit control instruction, or None. ``tensormap.replace``
+    writes the map in shared memory (or global, ``.global``); ``cp_fenceproxy`` writes it to
+    global memory; the fence and the bulk group's commit and wait have no tensor."""
+    if not _CONTROL.match(opcode):
+        return None
+    parts = opcode.split(".")
+    if parts[0] == "tensormap" and parts[1] == "replace":
+        return "store", ("global" if "global" in parts else "shared")
+    if parts[0] == "tensormap":
+        return "store", "global"
+    if parts[0] == "fence":
+        return "load", "generic"
+    return "load", "global"
+
+
+def control_address(opcode: str, operands: str) -> str:
+    """The address operand the recorder takes for a control instruction ("0" where it has none)."""
+    m = re.search(r"\[([^\[\]]*)\]", operands)
+    return m.group(1).strip() if m else "0"
+
+
+def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: np.ndarray) -> dict[str, int]:
+    """The counters of one control instruction over its records: ``sass`` the SASS instructions
+    ptxas made of it (with their predicates, as ``viz.trace.reconcile`` attributes them),
+    ``active`` / ``pred`` the records' lane masks, ``addr`` (n, 32) their lanes' addresses.
+
+    A SASS instruction under a predicate runs in every warp that reaches the PTX line (with
+    no lane on where the PTX predicate holds for none: counted, no wavefront); one without
+    runs only in warps with a lane whose predicate holds (ptxas branches around it). A shared
+    load or store of the map costs one wavefront (one word, or the 32 lanes' consecutive
+    words of cp_fenceproxy); the ATOMG.E.EXCH of cp_fenceproxy is one request whose sectors
+    are those of 4 bytes per lane from the map's address."""
+    out: dict[str, int] = {}
+    n = active.shape[0]
+    if not n:
+        return out
+    live = (pred & active) != 0
+    runs_all = n
+    runs_live = int(live.sum())
+
+    def add(k, v):
+        if v:
+            out[k] = out.get(k, 0) + int(v)
+    for text in sass:
+        toks = text.split()
+        predicated = bool(toks) and toks[0].startswith("@")
+        op = (toks[1] if predicated and len(toks) > 1 else toks[0] if toks else "").split(".")[0]
+        runs = runs_all if predicated else runs_live
+        if op in ("LDS", "STS"):
+            add(SHARED_LD_INST if op == "LDS" else SHARED_ST_INST, runs)
+            add(SHARED_LD_WF if op == "LDS" else SHARED_ST_WF, runs_live)
+        elif op in ("ATOMG", "ATOM", "RED", "REDG"):
+            add(GLOBAL_ATOM_INST, runs)
+            add(GLOBAL_ATOM_REQ, runs_live)
+            sectors = 0
+            for r in np.flatnonzero(live):
+                lanes = np.flatnonzero((int(pred[r] & active[r]) >> np.arange(32)) & 1)
+                base = int(addr[r, lanes[0]]) if lanes.size else 0
+                sectors += len({(base + 4 * k) // 32 for k in range(32)})
+            add(GLOBAL_ATOM_SEC, sectors)
+        elif op in ("LDG", "STG"):        # tensormap.replace on a map in global memory
+            add("l1tex__t_requests_pipe_lsu_mem_global_op_" + ("ld.sum" if op == "LDG" else "st.sum"), runs_live)
+            add("l1tex__t_sectors_pipe_lsu_mem_global_op_" + ("ld.sum" if op == "LDG" else "st.sum"), runs_live)
+        elif op in CONTROL_SASS:
+            add(TMA_PIPE, runs)
+    return out

@@ -213,6 +213,8 @@ class TraceAnalysis:
     def metrics(self) -> dict[str, int]:
         m = dict.fromkeys(METRIC_NAMES, 0)
         for s in self.stats:
+            for k, v in (getattr(s.tma, "ten", None) or {}).items():     # issue 30 hook: TMA control's LDS/STS
+                m[k] += v
             if not s.counted:
                 continue
             op = s.instr["op"]
@@ -440,6 +442,9 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
         if ins["kind"] in ("tma", "bulk"):          # issue 30 hook: viz.kinds.tma_copy counts its records
             stats.append(_tma_stats(trace, ins, rows))
             continue
+        if ins["kind"] == "tensormap":              # issue 30 hook: TMA control, counted by its SASS
+            stats.append(_control_stats(trace, ins, rows))
+            continue
         skip = rows[trace.flags[rows] != 0]
         rows = rows[trace.flags[rows] == 0]
         st = TraceInstrStats(ins, executed=int(rows.size), skipped_warps=int(skip.size))
@@ -484,6 +489,28 @@ def _tma_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
     t = tma_copy.count_records(form, payload, trace.shared[rows])
     st = TraceInstrStats(ins, executed=t.warp_executions, warp_instructions=t.sass_executions,
                          active_lanes=t.issued, sectors=t.sectors, lines=t.lines, tma=t)
+    st.per_record = t.per_record
+    return st
+
+
+def _control_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
+    """Issue 30 hook: a TMA control instruction (tensormap.replace, cp_fenceproxy, the TMA
+    fence, the bulk group's commit) counted by the SASS ptxas makes of it (its ``sass``
+    entry); without the SASS nothing is counted and its entry says so."""
+    from ..kinds import tma_copy
+
+    rows = rows[trace.flags[rows] == 0]
+    info = ins.get("sass") or {}
+    sass = list(info.get("sass") or [])
+    c = tma_copy.count_control(sass, trace.active[rows], trace.pred[rows], trace.addresses(rows))
+    form = tma_copy.Form(tma_copy.KIND_CONTROL, ins["op"], 0, "", False, False, False, "", "")
+    t = tma_copy.TmaStats(form, warp_executions=int(rows.size), per_record=np.zeros(rows.size, np.int64))
+    t.ten = {k: v for k, v in c.items() if k in METRIC_NAMES}
+    t.counters = {k: v for k, v in c.items() if k not in METRIC_NAMES}
+    if not info:
+        t.problems.append("the plain kernel's SASS was not read: what ptxas made of it is not counted")
+    st = TraceInstrStats(ins, executed=int(rows.size), warp_instructions=int(rows.size),
+                         active_lanes=int(mask_bits(trace.pred[rows]).sum()), tma=t)
     st.per_record = t.per_record
     return st
 

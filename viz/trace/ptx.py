@@ -195,7 +195,7 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
 def _is_tma(opcode: str) -> bool:
     from ..kinds import tma_copy        # issue 30 hook
 
-    return tma_copy.match(opcode) is not None
+    return tma_copy.match(opcode) is not None or tma_copy.match_control(opcode) is not None
 
 
 _INSTR_WORD = re.compile(r"^[{}\s]*(?:@!?%?[\w$]+\s+)?([a-z][\w.:]*)")
@@ -284,7 +284,12 @@ def _tma_instr(k: int, i: int, s: str, func: str, opcode: str, m, srcfile: str, 
 
     form = tma_copy.match(opcode)
     if form is None:
-        return None
+        ctl = tma_copy.match_control(opcode)
+        if ctl is None:
+            return None
+        pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+        return MemInstr(k, i + 1, s, func, opcode, tma_copy.KIND_CONTROL, ctl[0], ctl[1], 4, pred,
+                        tma_copy.control_address(opcode, m.group("operands")), 0, srcfile, srcline)
     try:
         ops = tma_copy.parse_operands(form, m.group("operands"))
     except tma_copy.OperandError as err:

@@ -69,7 +69,7 @@ SASS_CLASS = {
     # issue 30 hook: TMA and bulk copies (viz.kinds.tma_copy.SASS_OPCODES)
     "UTMALDG": ("global", "tma"), "UTMASTG": ("global", "tma"), "UTMAREDG": ("global", "tma"),
     "UTMAPF": ("global", "tma"), "UBLKCP": ("global", "bulk"), "UBLKRED": ("global", "bulk"),
-    "UBLKPF": ("global", "bulk"),
+    "UBLKPF": ("global", "bulk"), "UTMACCTL": ("global", "tensormap"), "UTMACMDFLUSH": ("global", "tensormap"),
 }
 STATES = ("same", "fused", "member", "split", "removed", "aggregated", "uncertain")
 TOOL = "nvdisasm -gp"
@@ -475,6 +475,10 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
     builds = _map_building_lines(ptx_lines)          # issue 30 hook: tensor maps built on the device
     built: list[SassAccess] = []
     for a in accs:
+        ctl = [r for r in by_line.get(a.ptx_line, []) if r["kind"] == "tensormap"]
+        if ctl:             # issue 30 hook: every SASS instruction of a TMA control line is its own
+            attributed.setdefault(ctl[0]["id"], []).append(a)
+            continue
         cands = [r for r in by_line.get(a.ptx_line, []) if _compatible(ptx_class(r), a)]
         if not cands and a.ptx_line in builds:
             built.append(a)
@@ -494,7 +498,8 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
     # fused groups first: they claim PTX instructions that have no SASS of their own
     for r in prow:
         got = attributed.get(r["id"], [])
-        if not got or len({a.width for a in got}) != 1 or r["kind"] in ("ldmatrix", "stmatrix", "cp.async"):
+        if not got or len({a.width for a in got}) != 1 or r["kind"] in ("ldmatrix", "stmatrix", "cp.async", "tma",
+                                                                        "bulk", "tensormap"):
             continue
         a = got[0]
         if a.width <= r["width"] or a.width % r["width"]:
@@ -664,6 +669,10 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
 def _single(r: dict, got: list[SassAccess], depths: dict[int, int], stray: list, notes: list,
             extra: list[SassAccess] = ()) -> SassInfo:
     w = r["width"]
+    if r["kind"] == "tensormap":        # issue 30 hook: the SASS ptxas makes of a TMA control instruction
+        return _info(r, "same", True, got, width=w, note=(
+            f"ptxas makes {len(got)} SASS instruction(s) of it: " + ", ".join(f"`{a.text}`" for a in got[:8]))
+            if got else "no SASS memory or TMA instruction comes from it")
     if r["kind"] in ("tma", "bulk") and got:      # issue 30 hook: one UTMA* / UBLK* (a uniform instruction)
         note = "" if len(got) == 1 else (f"{len(got)} copies in the SASS (ptxas duplicated or unrolled the code): "
                                          "each execution runs one of them")

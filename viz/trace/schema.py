@@ -35,7 +35,7 @@ MAX_SHARED_BYTES = 227 * 1024   # dynamic shared memory per block (H100's opt-in
 MAX_DEPTH = 32                  # nesting of the whole document (the shipped traces nest 4 deep)
 WIDTHS = (1, 2, 4, 8, 16, 32)   # bytes per lane of a PTX memory access (vectors and matrix rows included)
 KINDS = ("load", "store", "atomic", "reduction", "ldmatrix", "stmatrix", "cp.async",
-         "tma", "bulk")     # issue 30 hook: TMA and bulk copies (viz.kinds.tma_copy.KINDS)
+         "tma", "bulk", "tensormap")   # issue 30 hook: TMA, bulk copies, TMA control (viz.kinds.tma_copy)
 BLOCK_LIMITS = (1024, 1024, 64)          # CUDA: threadIdx extents (and 1024 threads per block)
 GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA: blockIdx extents
 MAX_BLOCK_THREADS = 1024
