@@ -262,3 +262,82 @@ def test_bulk_records_count():
     s = T.count_records(f, rows, np.asarray([1, 0, 8], np.uint32))
     assert (s.warp_executions, s.issued, s.sectors, s.global_bytes) == (3, 2, 128 + 2, 4096 + 48)
     assert s.counters[T.TMA_LD_SECTORS] == 130 and s.counters[T.TMA_REQUESTS] == 2
+
+
+# ---------------------------------------------------------------------------- a trace of Triton's TMA copy
+
+FULL = 0xFFFFFFFF
+GP = Path(__file__).parent / "data" / "sass" / "triton_copy2d_tma_st.gp.sass"   # nvdisasm -gp of its plain cubin
+
+
+def _copy_trace(blocks: int = 1, map_bytes: bytes = b"\0" * 128):
+    """Records of Triton's 2-D TMA copy (load + store through device-built maps) as the
+    recorder writes them for a block of 4 warps: %p1 = tid < 32, %p2 = tid == 0, the loads
+    and stores issued by the elected lane of warps 0 and 1 (tid < 64)."""
+    from viz.trace import tracefile
+    from viz.trace.reconcile import apply, reconcile
+
+    ptx = (DATA / "triton_copy2d_tma_st.ptx").read_text()
+    p = parse(ptx)
+    m = reconcile(ptx, p.instrs, GP.read_text())
+    heads, addrs = [], []
+    scratch = 1 << 24
+    for b in range(blocks):
+        for w in range(4):
+            for ins in p.instrs:
+                slots = np.zeros(32, np.uint64)
+                if ins.kind in T.KINDS:
+                    issue = w < 2
+                    pred = 1 if issue else 0
+                    slots = payload((32 * (w % 2), 64 * b, 0, 0, 0), shared=0x2000 * (w % 2), lane=0 if issue else -1,
+                                    issuers=pred, map_bytes=map_bytes)
+                    heads.append([ins.id, b, w, FULL, pred, pred, 0, T.RECORD_FLAG])
+                    addrs.append(slots)
+                    continue
+                if ins.kind == T.KIND_CONTROL and ins.predicate == "":
+                    pred = FULL
+                elif ins.predicate in ("%p1",) or ins.line_no == 57 or ins.line_no == 164:
+                    pred = FULL if w == 0 else 0
+                else:                                  # %p2: tid == 0
+                    pred = 1 if w == 0 else 0
+                space_shared = ins.space == "shared"
+                a = np.full(32, (0x4000 * (ins.line_no > 160)) if space_shared else scratch + 256 * b, np.uint64)
+                if ins.kind == "store":               # st.shared.b32 [%r1]: lane k's word
+                    a = a + 4 * np.arange(32, dtype=np.uint64)
+                heads.append([ins.id, b, w, FULL, pred, FULL if space_shared else 0, 0 if space_shared else FULL, 0])
+                addrs.append(a)
+    header = {"title": "copy", "kernel": "copy2d_kernel", "launch": {"block": [128, 1, 1], "grid": [blocks, 1, 1]},
+              "instructions": [i.as_dict() for i in p.instrs], "complete": True}
+    trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs, np.uint64)))
+    return tracefile.check(apply(trace, m)), m
+
+
+def test_the_sass_that_builds_tensor_maps_is_attributed_not_unmatched():
+    _t, m = _copy_trace()
+    assert m["notes"] == [] and "tensor_map_sass" not in m
+    ctl = [v for k, v in m["instructions"].items() if v.state != "same"]
+    assert ctl == []
+
+
+def test_building_two_maps_counts_what_their_sass_runs():
+    """Per block, counted by hand from the SASS (tests/data/sass/triton_copy2d_tma_st.gp.sass):
+    an unpredicated SASS instruction of a predicated PTX line runs in the warps with a lane on
+    (ptxas branches around it), a predicated one in all four warps. The st.shared that zeroes
+    each map is a plain store (4 warps, one with its 32 lanes on)."""
+    from viz.trace.analysis import analyze_trace
+
+    t, _m = _copy_trace(blocks=2)
+    an = analyze_trace(t)
+    ten, other = an.metrics, an.other_metrics
+    per_block = {"smsp__inst_executed_op_shared_ld.sum": 31, "smsp__inst_executed_op_shared_st.sum": 43 + 8,
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 22,
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 28 + 2}
+    for k, v in per_block.items():
+        assert ten[k] == 2 * v, k
+    assert other[T.GLOBAL_ATOM_INST] == 2 * 2 and other[T.GLOBAL_ATOM_REQ] == 2 * 2
+    assert other[T.GLOBAL_ATOM_SEC] == 2 * 8
+    # TMA pipe: UTMALDG and UTMASTG in all 4 warps (uniform predicate), UTMACCTL and UTMACMDFLUSH
+    # of each map in warp 0, the store's commit (UTMACMDFLUSH) in all 4 warps
+    assert other[T.TMA_PIPE] == 2 * (4 + 4 + 2 + 2 + 4)
+    assert other[T.TMA_SASS_LD] == 2 * 4 and other[T.TMA_SASS_ST] == 2 * 4
+    assert other[T.TMA_REQUESTS] == 2 * (2 + 2)
