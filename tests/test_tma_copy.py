@@ -94,8 +94,10 @@ def test_triton_copy_has_one_load_and_one_store():
     assert [(i.op, i.line_no, i.predicate, i.address) for i in tma] == [
         ("load", 142, "%p21", "%rd19"), ("store", 224, "%p41", "%rd38")]
     assert [i.line for i in tma] == [46, 49]        # probe_tma_kernels.py's lines of .load and .store
-    # the commit/wait of the bulk group are no copies
-    assert not any("commit_group" in i.ptx or "wait_group" in i.ptx for i in p.instrs)
+    # the commit/wait of the bulk group are no copies: TMA control, as is the building of the two maps
+    ctl = [i for i in p.instrs if i.kind == T.KIND_CONTROL]
+    assert sum("commit_group" in i.ptx for i in ctl) == 3 and sum("tensormap.replace" in i.ptx for i in ctl) == 26
+    assert not any("commit_group" in i.ptx or "wait_group" in i.ptx for i in tma)
 
 
 def test_nvcc_cases_every_form():

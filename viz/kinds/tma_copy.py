@@ -366,10 +366,13 @@ def recording_block(ins, widths: dict, symbols: set, instr_id: int, prologue, ad
 
 
 def recorder_sass(ins) -> dict[str, int]:
-    """SASS memory opcodes the recording block adds for one instruction (the instrumenter's
-    SASS guard): one ATOMG (the slots), 18 STG (header and payload, 16 bytes each) and, for a
-    tensor form, 8 generic LD of the tensor map."""
-    out = {"ATOMG": 1, "STG": 2 + PAYLOAD_SLOTS // 2}
+    """SASS memory opcodes the recording block of one TMA / bulk instruction adds beyond a
+    plain site's one ATOMG and three STG (the instrumenter's SASS guard): 15 more STG (the
+    header and the 256-byte payload, 16 bytes each: 18) and, for a tensor form, 8 generic LD
+    of the tensor map (measured: ptxas 13.0, Triton's copy and nvcc's probe kernel)."""
+    if ins.kind not in KINDS:
+        return {}
+    out = {"STG": 2 + PAYLOAD_SLOTS // 2 - 3}
     if ins.kind == KIND_TENSOR:
         out["LD"] = 8
     return out

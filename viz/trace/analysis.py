@@ -61,7 +61,10 @@ GLOBAL_ATOMIC_METRICS = {
     "reduction": ("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"),
 }
 # Every counter outside the ten that a trace reports (what ``--validate`` asks Nsight Compute for).
+# issue 30 hook: the TMA rows of TRACE_FORMAT.md
+from ..kinds.tma_copy import COUNTERS as TMA_METRIC_NAMES  # noqa: E402
 OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS}
+                                  | set(TMA_METRIC_NAMES)
                                   | {n for pair in GLOBAL_ATOMIC_METRICS.values() for n in pair}))
 
 
