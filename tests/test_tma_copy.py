@@ -323,17 +323,21 @@ def test_the_sass_that_builds_tensor_maps_is_attributed_not_unmatched():
 
 def test_building_two_maps_counts_what_their_sass_runs():
     """Per block, counted by hand from the SASS (tests/data/sass/triton_copy2d_tma_st.gp.sass):
-    an unpredicated SASS instruction of a predicated PTX line runs in the warps with a lane on
-    (ptxas branches around it), a predicated one in all four warps. The st.shared that zeroes
-    each map is a plain store (4 warps, one with its 32 lanes on)."""
+    a SASS instruction inside a branch around the PTX line (between ``@P2 BRA `(.L_x_N)`` and
+    ``.L_x_N:``) runs only in the warp whose lane 0 holds %p2, one outside it in all four warps
+    (the two ``@!P2 STS`` of the first map's global dims: 4 each, one wavefront). Map 1: 10 LDS
+    and 20 STS; map 2: 10 LDS and 14 STS; each cp_fenceproxy one LDS of the 32 lanes' words (one
+    wavefront). The st.shared that zeroes each map is a plain store (4 warps, one with its 32
+    lanes on: 8 instructions, 2 wavefronts)."""
     from viz.trace.analysis import analyze_trace
 
     t, _m = _copy_trace(blocks=2)
     an = analyze_trace(t)
     ten, other = an.metrics, an.other_metrics
-    per_block = {"smsp__inst_executed_op_shared_ld.sum": 31, "smsp__inst_executed_op_shared_st.sum": 43 + 8,
-                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 22,
-                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 28 + 2}
+    per_block = {"smsp__inst_executed_op_shared_ld.sum": 10 + 10 + 2,
+                 "smsp__inst_executed_op_shared_st.sum": 20 + 14 + 8,
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 10 + 10 + 2,
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 14 + 14 + 2}
     for k, v in per_block.items():
         assert ten[k] == 2 * v, k
     assert other[T.GLOBAL_ATOM_INST] == 2 * 2 and other[T.GLOBAL_ATOM_REQ] == 2 * 2

@@ -883,37 +883,40 @@ def control_address(opcode: str, operands: str) -> str:
 
 def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: np.ndarray) -> dict[str, int]:
     """The counters of one control instruction over its records: ``sass`` the SASS instructions
-    ptxas made of it (with their predicates, as ``viz.trace.reconcile`` attributes them),
-    ``active`` / ``pred`` the records' lane masks, ``addr`` (n, 32) their lanes' addresses.
+    ptxas made of it (as ``viz.trace.reconcile`` attributes them; "[branch] " before one inside
+    a conditional branch around the code), ``active`` / ``pred`` the records' lane masks,
+    ``addr`` (n, 32) their lanes' addresses.
 
-    A SASS instruction under a predicate runs in every warp that reaches the PTX line (with
-    no lane on where the PTX predicate holds for none: counted, no wavefront); one without
-    runs only in warps with a lane whose predicate holds (ptxas branches around it). A shared
-    load or store of the map costs one wavefront (one word, or the 32 lanes' consecutive
-    words of cp_fenceproxy); the ATOMG.E.EXCH of cp_fenceproxy is one request whose sectors
-    are those of 4 bytes per lane from the map's address."""
+    A SASS instruction inside a branch runs only in the warps with a lane whose PTX predicate
+    holds (ptxas branches around it: measured on the H200, Triton's tl.make_tensor_descriptor);
+    one outside runs in every warp that reaches the PTX line, with no lane on where it is
+    predicated and the PTX predicate holds for none (counted, no wavefront). A shared load or
+    store of the map costs one wavefront (one word, or the 32 lanes' consecutive words of
+    cp_fenceproxy); the ATOMG.E.EXCH of cp_fenceproxy is one request whose sectors are those
+    of 4 bytes per lane from the map's address."""
     out: dict[str, int] = {}
     n = active.shape[0]
     if not n:
         return out
     live = (pred & active) != 0
-    runs_all = n
     runs_live = int(live.sum())
 
     def add(k, v):
         if v:
             out[k] = out.get(k, 0) + int(v)
     for text in sass:
-        toks = text.split()
+        guarded = text.startswith("[branch] ")
+        toks = text.removeprefix("[branch] ").split()
         predicated = bool(toks) and toks[0].startswith("@")
         op = (toks[1] if predicated and len(toks) > 1 else toks[0] if toks else "").split(".")[0]
-        runs = runs_all if predicated else runs_live
+        runs = runs_live if guarded else n
+        on = runs_live if (guarded or predicated) else int((active != 0).sum())
         if op in ("LDS", "STS"):
             add(SHARED_LD_INST if op == "LDS" else SHARED_ST_INST, runs)
-            add(SHARED_LD_WF if op == "LDS" else SHARED_ST_WF, runs_live)
+            add(SHARED_LD_WF if op == "LDS" else SHARED_ST_WF, on)
         elif op in ("ATOMG", "ATOM", "RED", "REDG"):
             add(GLOBAL_ATOM_INST, runs)
-            add(GLOBAL_ATOM_REQ, runs_live)
+            add(GLOBAL_ATOM_REQ, on)
             sectors = 0
             for r in np.flatnonzero(live):
                 lanes = np.flatnonzero((int(pred[r] & active[r]) >> np.arange(32)) & 1)
@@ -921,8 +924,8 @@ def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: n
                 sectors += len({(base + 4 * k) // 32 for k in range(32)})
             add(GLOBAL_ATOM_SEC, sectors)
         elif op in ("LDG", "STG"):        # tensormap.replace on a map in global memory
-            add("l1tex__t_requests_pipe_lsu_mem_global_op_" + ("ld.sum" if op == "LDG" else "st.sum"), runs_live)
-            add("l1tex__t_sectors_pipe_lsu_mem_global_op_" + ("ld.sum" if op == "LDG" else "st.sum"), runs_live)
+            add("l1tex__t_requests_pipe_lsu_mem_global_op_" + ("ld.sum" if op == "LDG" else "st.sum"), on)
+            add("l1tex__t_sectors_pipe_lsu_mem_global_op_" + ("ld.sum" if op == "LDG" else "st.sum"), on)
         elif op in CONTROL_SASS:
             add(TMA_PIPE, runs)
     return out

@@ -96,6 +96,7 @@ class SassAccess:
     width: int           # bytes per lane
     uniform: bool        # the address is in uniform registers only ([UR7], [UR4+0x10])
     depth: int = 0       # loop depth in the SASS control flow
+    guarded: bool = False   # inside a conditional forward branch's span (``@P2 BRA `(.L_x_1)`` ... ``.L_x_1:``)
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,9 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
     out: dict[str, list[SassAccess]] = {}
     func = None
     line = 0
+    spans: dict[str, list[tuple[int, str]]] = {}     # conditional forward branches: (address, target label)
+    labels: dict[str, dict[str, int]] = {}           # label -> address of the instruction after it
+    pending: list[str] = []
     for raw in text.splitlines():
         m = _FUNC.match(raw)
         if m:
@@ -196,6 +200,19 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
             out.setdefault(func, [])
             line = 0
             continue
+        lm = _LABEL.match(raw)
+        if lm and func is not None and not raw.lstrip().startswith("/*"):
+            pending.append(lm.group(1))
+            continue
+        im = _INSTR.match(raw)
+        if im and func is not None:
+            addr = int(im.group(1), 16)
+            for lab in pending:
+                labels.setdefault(func, {})[lab] = addr
+            pending = []
+            bm = re.match(r"^@!?U?P[0-7]\s+BRA\b.*?(\.L_x_\d+|[\w$.]+)\)?\s*$", im.group(2).strip())
+            if bm:
+                spans.setdefault(func, []).append((addr, bm.group(1)))
         m = _PTX_LINE.match(raw)
         if m:
             line = int(m.group(1))
@@ -226,6 +243,13 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         addr = _address(parts[1] if len(parts) > 1 else "")
         out[func].append(SassAccess(func, int(m.group(1), 16), body, opcode, pred, line, space, cls,
                                     sass_width(opcode), _uniform(addr)))
+    # issue 30: accesses inside a conditional forward branch's span run only in warps that
+    # take the way into it (ptxas branches around a predicated PTX line's code)
+    for name, accs in out.items():
+        where = labels.get(name, {})
+        sp = [(a, where[t]) for a, t in spans.get(name, []) if t in where and where[t] > a]
+        if sp:
+            out[name] = [replace(a, guarded=True) if any(lo < a.addr < hi for lo, hi in sp) else a for a in accs]
     # loop depth of each access, from the SASS control flow (viz.toolchain.sass)
     try:
         funcs = parse_sass(text)
@@ -670,6 +694,8 @@ def _single(r: dict, got: list[SassAccess], depths: dict[int, int], stray: list,
             extra: list[SassAccess] = ()) -> SassInfo:
     w = r["width"]
     if r["kind"] == "tensormap":        # issue 30 hook: the SASS ptxas makes of a TMA control instruction
+        # "[branch] " marks an instruction inside a branch around the PTX line (viz.kinds.tma_copy.count_control)
+        got = [replace(a, text=("[branch] " if a.guarded else "") + a.text) for a in got]
         return _info(r, "same", True, got, width=w, note=(
             f"ptxas makes {len(got)} SASS instruction(s) of it: " + ", ".join(f"`{a.text}`" for a in got[:8]))
             if got else "no SASS memory or TMA instruction comes from it")
