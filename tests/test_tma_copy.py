@@ -139,7 +139,7 @@ def test_instrumented_ptx_assembles_for_sm90a(path, tmp_path):
 
 def fp32_map(dims=(1024, 1024), box=(32, 64), swizzle=3, estrides=None, address=1 << 20, esize_type=7):
     rank = len(dims)
-    strides, s = [], T.DTYPE_SIZES[esize_type]
+    strides, s = [], T.HW_DTYPES[esize_type][0]
     for d in dims[:-1]:
         s *= d
         strides.append(s)
@@ -263,7 +263,9 @@ def test_bulk_records_count():
                      payload(lane=3, size=48, address=(1 << 20) + 80)])
     s = T.count_records(f, rows, np.asarray([1, 0, 8], np.uint32))
     assert (s.warp_executions, s.issued, s.sectors, s.global_bytes) == (3, 2, 128 + 2, 4096 + 48)
-    assert s.counters[T.TMA_LD_SECTORS] == 130 and s.counters[T.TMA_REQUESTS] == 2
+    # every warp-level execution counts in the TMA pipe and its requests, the issuing ones as instructions
+    assert s.counters[T.TMA_LD_SECTORS] == 130 and s.counters[T.TMA_REQUESTS] == s.counters[T.TMA_PIPE] == 3
+    assert s.counters[T.TMA_SASS_LD] == 2
 
 
 # ---------------------------------------------------------------------------- a trace of Triton's TMA copy
@@ -272,7 +274,7 @@ FULL = 0xFFFFFFFF
 GP = Path(__file__).parent / "data" / "sass" / "triton_copy2d_tma_st.gp.sass"   # nvdisasm -gp of its plain cubin
 
 
-def _copy_trace(blocks: int = 1, map_bytes: bytes = b"\0" * 128):
+def _copy_trace(blocks: int = 1, map_bytes: bytes = b"\0" * 128, grid_x: int = 1):
     """Records of Triton's 2-D TMA copy (load + store through device-built maps) as the
     recorder writes them for a block of 4 warps: %p1 = tid < 32, %p2 = tid == 0, the loads
     and stores issued by the elected lane of warps 0 and 1 (tid < 64)."""
@@ -291,7 +293,8 @@ def _copy_trace(blocks: int = 1, map_bytes: bytes = b"\0" * 128):
                 if ins.kind in T.KINDS:
                     issue = w < 2
                     pred = 1 if issue else 0
-                    slots = payload((32 * (w % 2), 64 * b, 0, 0, 0), shared=0x2000 * (w % 2), lane=0 if issue else -1,
+                    slots = payload((64 * (b % grid_x) + 32 * (w % 2), 64 * (b // grid_x), 0, 0, 0),
+                                    shared=0x2000 * (w % 2), lane=0 if issue else -1,
                                     issuers=pred, map_bytes=map_bytes)
                     heads.append([ins.id, b, w, FULL, pred, pred, 0, T.RECORD_FLAG])
                     addrs.append(slots)
@@ -308,7 +311,8 @@ def _copy_trace(blocks: int = 1, map_bytes: bytes = b"\0" * 128):
                     a = a + 4 * np.arange(32, dtype=np.uint64)
                 heads.append([ins.id, b, w, FULL, pred, FULL if space_shared else 0, 0 if space_shared else FULL, 0])
                 addrs.append(a)
-    header = {"title": "copy", "kernel": "copy2d_kernel", "launch": {"block": [128, 1, 1], "grid": [blocks, 1, 1]},
+    header = {"title": "copy", "kernel": "copy2d_kernel",
+              "launch": {"block": [128, 1, 1], "grid": [grid_x, blocks // grid_x, 1]},
               "instructions": [i.as_dict() for i in p.instrs], "complete": True}
     trace = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs, np.uint64)))
     return tracefile.check(apply(trace, m)), m
@@ -342,8 +346,66 @@ def test_building_two_maps_counts_what_their_sass_runs():
         assert ten[k] == 2 * v, k
     assert other[T.GLOBAL_ATOM_INST] == 2 * 2 and other[T.GLOBAL_ATOM_REQ] == 2 * 2
     assert other[T.GLOBAL_ATOM_SEC] == 2 * 8
-    # TMA pipe: UTMALDG and UTMASTG in all 4 warps (uniform predicate), UTMACCTL and UTMACMDFLUSH
-    # of each map in warp 0, the store's commit (UTMACMDFLUSH) in all 4 warps
-    assert other[T.TMA_PIPE] == 2 * (4 + 4 + 2 + 2 + 4)
-    assert other[T.TMA_SASS_LD] == 2 * 4 and other[T.TMA_SASS_ST] == 2 * 4
-    assert other[T.TMA_REQUESTS] == 2 * (2 + 2)
+    # TMA pipe (and TMA requests, the same count on the H200): UTMALDG and UTMASTG in all 4 warps
+    # (uniform predicate), UTMACCTL and UTMACMDFLUSH of each map in warp 0, the store's commit
+    # (UTMACMDFLUSH) in all 4 warps: 16 a block, as the H200 counted (4,096 for 256 blocks)
+    assert other[T.TMA_PIPE] == other[T.TMA_REQUESTS] == 2 * (4 + 4 + 2 + 2 + 4)
+    # with the predicate on: warps 0 and 1 (512 for 256 blocks on the H200)
+    assert other[T.TMA_SASS_LD] == 2 * 2 and other[T.TMA_SASS_ST] == 2 * 2
+
+
+# ---------------------------------------------------------------------------- the tensor map's bytes
+
+MAPS = Path(__file__).parent / "data" / "tma" / "tensormaps.json"   # tools/gpu/probe_tma_maps.py on the H200
+
+
+def _encoded():
+    import json
+
+    d = json.loads(MAPS.read_text())
+    return [e for e in d["tiled"] if e["result"] == 0]
+
+
+@pytest.mark.parametrize("entry", _encoded(), ids=lambda e: e["label"])
+def test_decode_the_drivers_maps(entry):
+    """Every map the H200's driver encoded (one field changed at a time) decodes to its inputs."""
+    i = entry["inputs"]
+    tm = T.decode_map(bytes.fromhex(entry["hex"]))
+    r = i["rank"]
+    assert tm.rank == r and tm.address == i["address"]
+    assert tm.dims == tuple(i["dims"][:r]) and tm.strides == tuple(i["strides"][:r - 1])
+    assert tm.box == tuple(i["box"][:r]) and tm.estrides == tuple(i["estrides"][:r])
+    assert (tm.interleave, tm.swizzle, tm.l2, tm.oob_nan, tm.im2col) == (i["interleave"], i["swizzle"], i["l2"],
+                                                                         bool(i["oob"]), False)
+    assert tm.dtype == T.CUDA_TO_HW[i["dtype"]]
+    # encode_map writes the same fields back
+    assert T.decode_map(T.encode_map(tm)) == tm
+
+
+def test_im2col_maps_say_so():
+    import json
+
+    d = json.loads(MAPS.read_text())
+    e = next(x for x in d["im2col"] if x["result"] == 0)
+    assert T.decode_map(bytes.fromhex(e["hex"])).im2col
+
+
+def test_a_map_not_built_yet_is_refused():
+    with pytest.raises(T.MapError, match="all zero"):
+        T.decode_map(b"\0" * 128)
+
+
+@pytest.mark.parametrize("n, load_sectors, store_sectors", [(1024, 131072, 131072), (1000, 131072, 125000)])
+def test_tritons_copy_counts_the_h200s_tma_sectors(n, load_sectors, store_sectors):
+    """Triton's 64 x 64 copy of an n x n fp32 array (grid 16 x 16, two 32 x 64 boxes a tile):
+    the H200 counted 131,072 sectors read by TMA for n = 1024 and for n = 1000 (a load counts
+    its whole box, the parts out of bounds too) and 131,072 / 125,000 written (a store only
+    its bytes in bounds): device-results of tools/gpu/probe_tma.sh, cases copy2d_dev_st and oob2d."""
+    from viz.trace.analysis import analyze_trace
+
+    tm = T.TensorMap(1 << 24, 7, 2, (n, n), (4 * n,), (32, 64), (1, 1), 0, 3)
+    t, _m = _copy_trace(blocks=256, map_bytes=T.encode_map(tm), grid_x=16)
+    other = analyze_trace(t).other_metrics
+    assert other[T.TMA_LD_SECTORS] == load_sectors and other[T.TMA_LD_BYTES] == 32 * load_sectors
+    assert other[T.TMA_ST_SECTORS] == store_sectors
+    assert other[T.TMA_PIPE] == 4096 and other[T.TMA_SASS_LD] == other[T.TMA_SASS_ST] == 512

@@ -448,11 +448,8 @@ def _generic_address(op: str, dst: str, widths, symbols, reg_bits) -> list[str]:
 
 # ---------------------------------------------------------------------------- the tensor map
 
-DTYPE_SIZES = {0: 1, 1: 2, 2: 4, 3: 4, 4: 8, 5: 8, 6: 2, 7: 4, 8: 8, 9: 2, 10: 4, 11: 4, 12: 4,
-               13: 1, 14: 1, 15: 1}       # CUtensorMapDataType -> bytes (13..15: packed sub-byte types)
-DTYPE_NAMES = {0: "u8", 1: "u16", 2: "u32", 3: "s32", 4: "u64", 5: "s64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16",
-               10: "f32.ftz", 11: "tf32", 12: "tf32.ftz", 13: "16u4.align8B", 14: "16u4.align16B",
-               15: "16u6.align16B"}
+# CUtensorMapDataType (the driver's enum) -> the map's element type field (HW_DTYPES, below)
+CUDA_TO_HW = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 9, 9: 10, 10: 8, 11: 7, 12: 8}
 SWIZZLE_NAMES = {0: "none", 1: "32B", 2: "64B", 3: "128B", 4: "128B.atom32B", 5: "128B.atom32B.flip8B",
                  6: "128B.atom64B"}
 SWIZZLE_BITS = {0: 0, 1: 1, 2: 2, 3: 3}   # CuTe Swizzle<B,4,3> on the shared byte address
@@ -464,7 +461,7 @@ class TensorMap:
     """A decoded CUtensorMap (dimension 0 innermost)."""
 
     address: int
-    dtype: int
+    dtype: int                      # the element type field (HW_DTYPES: 7 = f32, 6 = f16 ...)
     rank: int
     dims: tuple[int, ...]
     strides: tuple[int, ...]        # bytes, of dimensions 1..rank-1
@@ -478,7 +475,7 @@ class TensorMap:
 
     @property
     def esize(self) -> int:
-        return DTYPE_SIZES.get(self.dtype, 1)
+        return HW_DTYPES.get(self.dtype, (1, ""))[0]
 
     @property
     def box_elements(self) -> tuple[int, ...]:
@@ -495,7 +492,7 @@ class TensorMap:
     def describe(self) -> str:
         dims = " x ".join(str(d) for d in reversed(self.dims))
         box = " x ".join(str(b) for b in reversed(self.box))
-        return (f"{DTYPE_NAMES.get(self.dtype, self.dtype)} tensor [{dims}] at {self.address:#x}, box [{box}], "
+        return (f"{HW_DTYPES.get(self.dtype, (0, self.dtype))[1]} tensor [{dims}] at {self.address:#x}, box [{box}], "
                 f"swizzle {SWIZZLE_NAMES.get(self.swizzle, self.swizzle)}")
 
 
@@ -504,37 +501,94 @@ class MapError(ValueError):
     or bytes of another layout)."""
 
 
-# The byte layout of the 128-byte CUtensorMap, measured on the H200 (driver 580) with
-# tools/gpu/probe_tma_maps.py: one field changed at a time from a base map; see
-# tests/data/tma/tensormaps.json and docs/trace-format.md. (field: (bit offset, bits))
-MAP_LAYOUT: dict[str, tuple[int, int]] = {}
+# The byte layout of the 128-byte CUtensorMap, measured on the H200 (driver 580.159, CUDA 13.0)
+# with tools/gpu/probe_tma_maps.py: maps encoded by cuTensorMapEncodeTiled/Im2col with one field
+# changed at a time (tests/data/tma/tensormaps.json). In 32-bit little-endian words:
+#   w0, w1   the global address (64 bits, as given)
+#   w2       bit 0 im2col; bits 4..6 rank - 1; 7..10 element type (HW_DTYPES); 11..12 interleave;
+#            13..14 swizzle (0 none, 1 32B, 2 64B, 3 128B); 15 out-of-bounds NaN fill;
+#            16 tf32 rounding; 17..18 L2 promotion
+#   w3..w6   global stride of dimensions 1..4, in bytes >> 4 (low 32 bits); w7 bits 0..3 the
+#            high bits of dimension 1's (strides of 2**36 bytes and more)
+#   w8..w12  global size of dimensions 0..4, minus 1
+#   w13      bits 3k..3k+2: element stride of dimension k, minus 1; bits 24..31: box size of
+#            dimension 0 minus 1 (im2col: channels per pixel minus 1)
+#   w14      bits 8(k-1)..: box size of dimension k (1..4) minus 1 (im2col: the corners)
+#   w15      im2col: pixels per column minus 1
+#   w16      the box's bytes (the driver's; a map built with tensormap.replace leaves it 0)
+#   w18      the shared alignment the swizzle needs (16, 256, 512, 1024)
+# The same fields tensormap.replace writes (its SASS edits bytes 0x8, 0xc, 0x1c, 0x20.., 0x34, 0x38).
+MAP_LAYOUT: dict[str, tuple[int, int]] = {
+    "address": (0, 64), "im2col": (64, 1), "rank": (68, 3), "dtype": (71, 4), "interleave": (75, 2),
+    "swizzle": (77, 2), "oob": (79, 1), "tf32": (80, 1), "l2": (81, 2), "stride": (96, 32), "stride_hi": (224, 4),
+    "dim": (256, 32), "estride": (416, 3), "box0": (440, 8), "box": (448, 8), "pixels": (480, 8), "box_bytes": (512, 32),
+}
+_STEP: dict[str, int] = {"stride": 32, "dim": 32, "estride": 3, "box": 8}
+# the element type field (w2 bits 7..10): the PTX / hardware numbering, not CUtensorMapDataType's
+HW_DTYPES = {0: (1, "u8"), 1: (2, "u16"), 2: (4, "u32"), 3: (4, "s32"), 4: (8, "u64"), 5: (8, "s64"), 6: (2, "f16"),
+             7: (4, "f32"), 8: (4, "f32.ftz"), 9: (8, "f64"), 10: (2, "bf16")}
+
+
+def _field(v: int, name: str, k: int = 0) -> int:
+    off, bits = MAP_LAYOUT[name]
+    return (v >> (off + k * _STEP.get(name, 0))) & ((1 << bits) - 1)
 
 
 def decode_map(raw: bytes) -> TensorMap:
     """The tensor map encoded in ``raw`` (128 bytes), by ``MAP_LAYOUT``; MapError where the
-    bytes are not a map this warpviz can read."""
+    bytes are no map this warpviz reads (all zero: not built yet; an element type it does
+    not know)."""
     if len(raw) != 128:
         raise MapError(f"a tensor map is 128 bytes, not {len(raw)}")
-    if not MAP_LAYOUT:
-        raise MapError("the tensor map's byte layout is not known to this warpviz")
     v = int.from_bytes(raw, "little")
+    if v == 0:
+        raise MapError("the tensor map's 128 bytes are all zero when the copy is issued")
+    rank = _field(v, "rank") + 1
+    if rank > MAX_RANK:
+        raise MapError(f"the tensor map says rank {rank}")
+    code = _field(v, "dtype")
+    if code not in HW_DTYPES:
+        raise MapError(f"the tensor map's element type {code} is not one warpviz knows")
+    dims = tuple(_field(v, "dim", k) + 1 for k in range(rank))
+    strides = [_field(v, "stride", k) << 4 for k in range(rank - 1)]
+    if strides:
+        strides[0] |= _field(v, "stride_hi") << 36
+    box = (_field(v, "box0") + 1,) + tuple(_field(v, "box", k - 1) + 1 for k in range(1, rank))
+    estr = tuple(_field(v, "estride", k) + 1 for k in range(rank))
+    return TensorMap(_field(v, "address"), code, rank, dims, tuple(strides), box, estr, _field(v, "interleave"),
+                     _field(v, "swizzle"), _field(v, "l2"), bool(_field(v, "oob")), bool(_field(v, "im2col")))
 
-    def get(name: str, k: int = 0) -> int:
+
+def encode_map(tm: TensorMap) -> bytes:
+    """The 128 bytes of ``tm`` in the layout ``decode_map`` reads (the fields the hardware uses;
+    for tests, scenarios and pictures: the driver's own encoding is ``cuTensorMapEncodeTiled``)."""
+    v = 0
+
+    def put(name: str, value: int, k: int = 0) -> None:
+        nonlocal v
         off, bits = MAP_LAYOUT[name]
-        return (v >> (off + k * _STEP.get(name, 0))) & ((1 << bits) - 1)
-
-    rank = get("rank") + 1
-    if not 1 <= rank <= MAX_RANK:
-        raise MapError(f"rank {rank}")
-    dims = tuple(get("dim", k) + 1 for k in range(rank))
-    strides = tuple(get("stride", k) << 4 for k in range(rank - 1))
-    box = tuple(get("box", k) + 1 for k in range(rank))
-    estr = tuple(get("estride", k) + 1 for k in range(rank))
-    return TensorMap(get("address") << 4, get("dtype"), rank, dims, strides, box, estr, get("interleave"),
-                     get("swizzle"), get("l2"), bool(get("oob")))
-
-
-_STEP: dict[str, int] = {}
+        v |= (int(value) & ((1 << bits) - 1)) << (off + k * _STEP.get(name, 0))
+    put("address", tm.address)
+    put("im2col", int(tm.im2col))
+    put("rank", tm.rank - 1)
+    put("dtype", tm.dtype)
+    put("interleave", tm.interleave)
+    put("swizzle", tm.swizzle)
+    put("oob", int(tm.oob_nan))
+    put("l2", tm.l2)
+    for k, s_ in enumerate(tm.strides):
+        put("stride", s_ >> 4, k)
+        if k == 0:
+            put("stride_hi", s_ >> 36)
+    for k, d in enumerate(tm.dims):
+        put("dim", d - 1, k)
+    for k, e in enumerate(tm.estrides):
+        put("estride", e - 1, k)
+    put("box0", tm.box[0] - 1)
+    for k in range(1, tm.rank):
+        put("box", tm.box[k] - 1, k - 1)
+    put("box_bytes", tm.box_bytes)
+    return v.to_bytes(128, "little")
 
 
 @dataclass(frozen=True)
@@ -588,6 +642,7 @@ class Expansion:
     shared_bytes: int = 0          # the box's bytes (a load writes out-of-bounds parts filled)
     elements_in_bounds: int = 0
     elements: int = 0
+    full_sectors: int = 0          # the sectors of the whole box, as if the tensor went on (a load counts these)
 
 
 def swizzle_offset(addr, mode: int):
@@ -640,6 +695,15 @@ def expand(tm: TensorMap, coords, shared: int = 0, with_shared: bool = True) -> 
     out.elements = int(np.prod(n))
     out.shared_bytes = tm.box_bytes
     strides = np.asarray((0,) + tuple(tm.strides), np.int64)
+    # the whole box, out-of-bounds parts included (what a load's counters count)
+    fb = tm.address + (rows[:, 1:] * strides[1:tm.rank][None, :]).sum(axis=1) if tm.rank > 1 else \
+        np.full(rows.shape[0], tm.address, np.int64)
+    if es0 == 1:
+        fs = fb + x0 * e
+        out.full_sectors = int(((fs + n[0] * e - 1) // 32 - fs // 32 + 1).sum())
+    else:
+        fs = (fb[:, None] + (xs * e)[None, :]).reshape(-1)
+        out.full_sectors = int(((fs + e - 1) // 32 - fs // 32 + 1).sum())
     if ok.any() and inb.any():
         base = tm.address + (rows[ok][:, 1:] * strides[1:tm.rank][None, :]).sum(axis=1) if tm.rank > 1 else \
             np.full(int(ok.sum()), tm.address, np.int64)
@@ -677,7 +741,7 @@ def expand_bulk(address: int, size: int) -> Expansion:
     out = Expansion()
     if size > 0:
         out.rows = [(address, size)]
-        out.sectors = (address + size - 1) // 32 - address // 32 + 1
+        out.sectors = out.full_sectors = (address + size - 1) // 32 - address // 32 + 1
         out.lines = (address + size - 1) // 128 - address // 128 + 1
         out.global_bytes = size
     return out
@@ -721,7 +785,10 @@ class TmaStats:
     form: Form
     warp_executions: int = 0        # warps that executed it (any lane's predicate)
     issued: int = 0                 # copies issued (lanes whose predicate held)
+    issuing_warps: int = 0          # warp executions in which a lane issued
     sass_executions: int = 0        # SASS TMA instructions run (sass_executions per warp)
+    sass_issuing: int = 0           # ... of them with the predicate on
+    full_box_sectors: int = 0       # loads: the sectors of the whole box, out-of-bounds parts included
     sectors: int = 0
     lines: int = 0
     global_bytes: int = 0           # bytes in bounds
@@ -759,6 +826,9 @@ def count_records(form: Form, payload: np.ndarray, issuer_masks: np.ndarray) -> 
         if rec.lane < 0 or rec.rank_in_warp == 0:
             st.warp_executions += 1
             st.sass_executions += sass_executions(rec.issuers)
+            if rec.lane >= 0:
+                st.issuing_warps += 1
+                st.sass_issuing += sass_executions(rec.issuers)
         if rec.lane < 0:
             continue
         st.issued += 1
@@ -780,32 +850,45 @@ def count_records(form: Form, payload: np.ndarray, issuer_masks: np.ndarray) -> 
             ex = expand(tm, rec.coords[:tm.rank], rec.shared, with_shared=False)
             st.box_bytes += tm.box_bytes
             st.out_of_bounds_elements += ex.elements - ex.elements_in_bounds
+            st.full_box_sectors += ex.full_sectors
         st.sectors += ex.sectors
         st.lines += ex.lines
         st.global_bytes += ex.global_bytes
-        st.per_record[r] = ex.sectors
+        if form.kind == KIND_BULK:
+            st.full_box_sectors += ex.sectors
+        st.per_record[r] = ex.full_sectors if form.direction == "load" and form.kind == KIND_TENSOR else ex.sectors
     st.counters = counters_of(st)
     return st
 
 
 def counters_of(st: TmaStats) -> dict[str, int]:
-    """Nsight Compute's counters of one instruction's figures (TRACE_FORMAT.md's TMA rows).
-    Bulk copies count under the TMA's names too (they run on the TMA unit: UBLKCP)."""
+    """Nsight Compute's counters of one instruction's figures (TRACE_FORMAT.md's TMA rows), as
+    the H200 counts them (tools/gpu/probe_tma.sh: Triton's copies, matmul and attention, and
+    one-copy CUDA probes):
+
+    * ``sm__inst_executed_pipe_tma`` and ``l1tex__tmain_requests``: every warp-level execution
+      of a TMA-pipe instruction, with its (uniform) predicate on or off: a UTMALDG that 4 warps
+      reach and 2 issue counts 4 (Triton's 64 x 64 copy: 1,536 = 256 blocks x (4 UTMALDG + a
+      UTMACCTL and a UTMACMDFLUSH of the map));
+    * ``sm__sass_inst_executed_op_tma_ld`` / ``_st`` / ``_red``: the executions with the
+      predicate on (2 of those 4);
+    * a load's sectors (``l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld``): the 32-byte
+      sectors of every row of the box, out-of-bounds parts included (a 1000 x 1000 fp32 array
+      copied in 64 x 64 boxes: 131,072, as for 1024 x 1024); its bytes: 32 per sector (a box of
+      16-byte rows: 8 sectors, 256 bytes); a store's or reduction's sectors: those of its bytes
+      in bounds (125,000 for the 1000 x 1000 array)."""
     f = st.form
-    out: dict[str, int] = {TMA_PIPE: st.sass_executions}
+    out: dict[str, int] = {TMA_PIPE: st.sass_executions, TMA_REQUESTS: st.sass_executions}
     if f.direction == "load":
-        out[TMA_LD_SECTORS] = st.sectors
-        out[TMA_LD_BYTES] = st.sectors * 32
-        out[TMA_SASS_LD] = st.sass_executions
-        out[TMA_REQUESTS] = st.issued
+        out[TMA_LD_SECTORS] = st.full_box_sectors
+        out[TMA_LD_BYTES] = st.full_box_sectors * 32
+        out[TMA_SASS_LD] = st.sass_issuing
     elif f.direction == "store":
         out[TMA_ST_SECTORS] = st.sectors
-        out[TMA_SASS_ST] = st.sass_executions
-        out[TMA_REQUESTS] = st.issued
+        out[TMA_SASS_ST] = st.sass_issuing
     elif f.direction == "reduce":
         out[TMA_RED_SECTORS] = st.sectors
-        out[TMA_SASS_RED] = st.sass_executions
-        out[TMA_REQUESTS] = st.issued
+        out[TMA_SASS_RED] = st.sass_issuing
     return out
 
 
@@ -928,4 +1011,5 @@ def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: n
             add("l1tex__t_sectors_pipe_lsu_mem_global_op_" + ("ld.sum" if op == "LDG" else "st.sum"), on)
         elif op in CONTROL_SASS:
             add(TMA_PIPE, runs)
+            add(TMA_REQUESTS, runs)
     return out
