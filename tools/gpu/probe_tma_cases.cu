@@ -145,16 +145,22 @@ int main(int argc, char** argv) {
   cs.push_back(mk("load 2d 4x8 (16 B rows)", LOAD, 2, d2, B{4, 8}, X{0, 0}, 0));
   cs.push_back(mk("load 2d 4x8 (16 B rows) at (4,0)", LOAD, 2, d2, B{4, 8}, X{4, 0}, 0));
   cs.push_back(mk("load 2d 32x64 at (16,0) (64 B off the line)", LOAD, 2, d2, B{32, 64}, X{16, 0}, 0));
-  cs.push_back(mk("load 2d 32x64 at (3,5) (12 B off)", LOAD, 2, d2, B{32, 64}, X{3, 5}, 0));
+  // (an inner coordinate whose byte offset is not a multiple of 16 faults: illegal instruction, run 1)
+  cs.push_back(mk("load 2d 32x64 at (4,5) (16 B off, row 5)", LOAD, 2, d2, B{32, 64}, X{4, 5}, 0));
   cs.push_back(mk("load 2d 32x64 at (1000,0) (24 of 32 columns in)", LOAD, 2, d2, B{32, 64}, X{1000, 0}, 3));
   cs.push_back(mk("load 2d 32x64 at (1020,1000) (4 cols, 24 rows in)", LOAD, 2, d2, B{32, 64}, X{1020, 1000}, 3));
   cs.push_back(mk("load 2d 32x64 at (-16,-8) (16 cols, 56 rows in)", LOAD, 2, d2, B{32, 64}, X{-16, -8}, 3));
-  cs.push_back(mk("load 2d 32x64 at (-3,0) (29 cols in)", LOAD, 2, d2, B{32, 64}, X{-3, 0}, 0));
+  cs.push_back(mk("load 2d 32x64 at (-4,0) (28 cols in)", LOAD, 2, d2, B{32, 64}, X{-4, 0}, 0));
+  cs.push_back(mk("load 2d 32x64 at (0,2000) (all rows out)", LOAD, 2, d2, B{32, 64}, X{0, 2000}, 3));
+  cs.push_back(mk("load 2d 32x64 at (-64,0) (all columns out, left)", LOAD, 2, d2, B{32, 64}, X{-64, 0}, 3));
+  cs.push_back(mk("load 2d 32x64 at (0,1000) (24 rows in)", LOAD, 2, d2, B{32, 64}, X{0, 1000}, 3));
   cs.push_back(mk("load 2d 32x64 at (2000,0) (all out)", LOAD, 2, d2, B{32, 64}, X{2000, 0}, 3));
   cs.push_back(mk("load 2d 32x64 1000x1000 array at (992,960)", LOAD, 2, D{1000, 1000}, B{32, 64}, X{992, 960}, 3));
   { Case c = mk("load 2d 32x64 element strides (2,1)", LOAD, 2, d2, B{32, 64}, X{0, 0}, 0); c.es[0] = 2; cs.push_back(c); }
   { Case c = mk("load 2d 32x64 element strides (1,2)", LOAD, 2, d2, B{32, 64}, X{0, 0}, 0); c.es[1] = 2; cs.push_back(c); }
   { Case c = mk("load 2d 32x64 element strides (4,3)", LOAD, 2, d2, B{32, 64}, X{0, 0}, 0); c.es[0] = 4; c.es[1] = 3; cs.push_back(c); }
+  { Case c = mk("load 2d 32x64 element strides (1,3) (64/3 rows)", LOAD, 2, d2, B{32, 64}, X{0, 0}, 0); c.es[1] = 3; cs.push_back(c); }
+  { Case c = mk("load 2d 32x64 element strides (8,1)", LOAD, 2, d2, B{32, 64}, X{0, 0}, 0); c.es[0] = 8; cs.push_back(c); }
   cs.push_back(mk("load 2d fp16 64x64 swz128", LOAD, 2, d2, B{64, 64}, X{0, 0}, 3, CU_TENSOR_MAP_DATA_TYPE_FLOAT16));
   cs.push_back(mk("load 2d 16x64 swz64", LOAD, 2, d2, B{16, 64}, X{0, 0}, 2));
   cs.push_back(mk("load 2d 8x64 swz32", LOAD, 2, d2, B{8, 64}, X{0, 0}, 1));
@@ -171,7 +177,9 @@ int main(int argc, char** argv) {
   cs.push_back(mk("store 2d 32x64 swz128 at (0,0)", STORE, 2, d2, B{32, 64}, X{0, 0}, 3));
   cs.push_back(mk("store 2d 32x64 at (1000,0) (24 cols in)", STORE, 2, d2, B{32, 64}, X{1000, 0}, 3));
   cs.push_back(mk("store 2d 4x8 (16 B rows)", STORE, 2, d2, B{4, 8}, X{0, 0}, 0));
-  cs.push_back(mk("store 2d 32x64 at (3,5)", STORE, 2, d2, B{32, 64}, X{3, 5}, 0));
+  cs.push_back(mk("store 2d 32x64 at (4,5)", STORE, 2, d2, B{32, 64}, X{4, 5}, 0));
+  cs.push_back(mk("store 2d 32x64 at (2000,0) (all out)", STORE, 2, d2, B{32, 64}, X{2000, 0}, 3));
+  cs.push_back(mk("store 2d 32x64 at (0,1000) (24 rows in)", STORE, 2, d2, B{32, 64}, X{0, 1000}, 3));
   cs.push_back(mk("store 3d 32x8x4", STORE, 3, D{64, 64, 64}, B{32, 8, 4}, X{0, 0, 0}, 3));
   { Case c = mk("store 2d 32x8, 32 lanes issue", STORE, 2, d2, B{32, 8}, X{0, 0}, 3); c.lanes = 0xffffffffu; c.step1 = 8; cs.push_back(c); }
   cs.push_back(mk("reduce add 2d 32x64 swz128", RED_ADD, 2, d2, B{32, 64}, X{0, 0}, 3));
@@ -212,7 +220,10 @@ int main(int argc, char** argv) {
     int issuers = __builtin_popcount(c.lanes) * c.issuing_warps;
     Args a{}; a.op = c.op; a.rank = c.rank; for (int k = 0; k < 5; ++k) a.c[k] = c.coords[k];
     a.step1 = c.step1; a.issuing_warps = c.issuing_warps; a.bytes = c.bytes; a.src_off = c.src_off;
-    a.expect = (int)((c.op == BULK_G2S ? c.bytes : boxbytes) * issuers);
+    long long floorbytes = c.esize;   // the driver's box bytes (the map's word 16): floor(box / stride)
+    for (int k = 0; k < c.rank; ++k) floorbytes *= c.box[k] / c.es[k];
+    // the transaction count: try the driver's floor product where the strides do not divide the box
+    a.expect = (int)((c.op == BULK_G2S ? c.bytes : floorbytes) * issuers);
     int hdone = 0;
     CK(cudaMemset(done, 0, 4));
     if (r == CUDA_SUCCESS || c.op >= BULK_G2S) {
