@@ -34,6 +34,10 @@ OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic in
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors",
                 "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors"}
+# issue 30 hook: the TMA rows (viz.kinds.tma_copy.COUNTER_LABELS)
+from ..kinds.tma_copy import COUNTER_LABELS as _TMA_LABELS  # noqa: E402
+
+OTHER_LABELS.update(_TMA_LABELS)
 
 
 def recordings_dir() -> Path:
