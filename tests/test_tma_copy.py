@@ -8,7 +8,11 @@ The PTX fixtures (tests/data/ptx/tma/) were made here, without a GPU:
       copy2d_dev_st load3d matmul_tma`` (sm_90a, device-side tensor descriptors);
   nvcc_tma_cases.ptx: ``nvcc -arch=sm_90a -O2 -ptx tools/gpu/probe_tma_cases.cu`` (CUDA 13.0):
       tensor loads 1-D..5-D and stores / reductions 1-D..3-D through a __grid_constant__
-      CUtensorMap, bulk copies both ways, a bulk reduction and a tensor prefetch.
+      CUtensorMap, bulk copies both ways, a bulk reduction and a tensor prefetch;
+  triton_attention_fwd.ptx: the attention forward of tools/gpu/probe_tma_kernels.py as Triton
+      3.6.0 compiled it on the H200 (device-results of tools/gpu/probe_tma.sh); its SASS
+      (tests/data/sass/triton_attention_fwd.gp.sass / .memory.sass): ptxas 13.0 here, listed with
+      nvdisasm -gp -c and cuobjdump -sass (12.8, Triton 3.5's wheel).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from viz.kinds import tma_copy as T
 from viz.trace.ptx import instrument_full, parse
 
 DATA = Path(__file__).parent / "data" / "ptx" / "tma"
-FIXTURES = sorted(DATA.glob("*.ptx"))
+FIXTURES = sorted(p for p in DATA.glob("*.ptx") if "cp.async.bulk" in p.read_text())
 
 
 # ---------------------------------------------------------------------------- forms and operands
@@ -409,3 +413,73 @@ def test_tritons_copy_counts_the_h200s_tma_sectors(n, load_sectors, store_sector
     assert other[T.TMA_LD_SECTORS] == load_sectors and other[T.TMA_LD_BYTES] == 32 * load_sectors
     assert other[T.TMA_ST_SECTORS] == store_sectors
     assert other[T.TMA_PIPE] == 4096 and other[T.TMA_SASS_LD] == other[T.TMA_SASS_ST] == 512
+
+
+# ---------------------------------------------------------------------------- issue 30 item 7: the attention's shared loads
+
+ATT = DATA / "triton_attention_fwd.ptx"
+ATT_GP = Path(__file__).parent / "data" / "sass" / "triton_attention_fwd.gp.sass"
+ATT_MEM = Path(__file__).parent / "data" / "sass" / "triton_attention_fwd.memory.sass"
+
+
+def test_never_true_loads_belong_to_the_ldgsts_right_after_them():
+    """ptxas puts three `@!PT LDS RZ, [RZ]` right before the first LDGSTS of each group of
+    cp.async, and one more before the MEMBAR of the fence.proxy.async that follows the
+    prologue's groups (0x08f0). That one is not the loop's: the loop's first LDGSTS has 3."""
+    from viz.trace.ptx import sass_ldgsts
+
+    p = parse(ATT.read_text())
+    sites = sass_ldgsts(ATT_MEM.read_text().splitlines(), p.instrs)
+    cps = [i for i in p.instrs if i.kind == "cp.async" and i.space == "global"]
+    assert [sites[i.id][1] for i in cps] == [3] + [0] * 7 + [3] + [0] * 7
+    assert [i.line_no for i in cps][::8] == [155, 627]
+
+
+def test_the_fence_after_the_prologue_owns_its_never_true_load():
+    from viz.trace.reconcile import reconcile
+
+    ptx = ATT.read_text()
+    p = parse(ptx)
+    m = reconcile(ptx, p.instrs, ATT_GP.read_text())
+    fence = [i for i in p.instrs if i.opcode.startswith("fence.proxy.async")]
+    assert [f.line_no for f in fence] == [197]
+    assert list(m["instructions"][fence[0].id].sass) == ["@!PT LDS RZ, [RZ]"]
+    assert not m["notes"]
+
+
+@pytest.mark.parametrize("iterations, h200", [(4, 256), (16, 52 * 16)])
+def test_attention_shared_loads_as_the_h200_counts_them(iterations, h200):
+    """Issue 30 item 7: a trace of this attention forward counted 304 shared-load instructions
+    where the H200 ran 256 (16 warps, 4 K/V blocks: N_CTX 256). Per warp the SASS runs 3
+    never-true loads before the prologue's cp.async, 1 before the fence.proxy.async's MEMBAR
+    and 3 in each loop iteration: 4 + 3 x 4 = 16 (the trace had 3 + 4 x 4 = 19: the fence's
+    load was taken for the loop's). With N_CTX 1024 (16 iterations) the H200 counted 13,312
+    for 256 warps: 52 a warp (probe_tma.sh, case attention)."""
+    from viz.trace import tracefile
+    from viz.trace.analysis import analyze_trace
+    from viz.trace.reconcile import apply, reconcile
+
+    ptx = ATT.read_text()
+    p = parse(ptx)
+    m = reconcile(ptx, p.instrs, ATT_GP.read_text())
+    loop = {i.id for i in p.instrs if 600 < i.line_no < 670}
+    warps = 16 if iterations == 4 else 1
+    heads, addrs = [], []
+    for w in range(warps):
+        for ins in p.instrs:
+            if not ((ins.kind == "cp.async" and ins.space == "global") or ins.opcode.startswith("fence.proxy.async")):
+                continue
+            runs = iterations if ins.id in loop else 1
+            for _ in range(runs):
+                g = ins.kind == "cp.async"
+                heads.append([ins.id, w // 4, w % 4, FULL, FULL, 0, FULL, 0])
+                addrs.append(np.full(32, (1 << 20) if g else 0, np.uint64) + (16 * np.arange(32, dtype=np.uint64)
+                                                                              if g else 0))
+    header = {"title": "attention", "kernel": "attention_kernel",
+              "launch": {"block": [128, 1, 1], "grid": [max(1, warps // 4), 1, 1]},
+              "instructions": [i.as_dict() for i in p.instrs], "complete": True,
+              "sass_guard": {"sass": ATT_MEM.read_text().splitlines(), "problems": [], "note": ""}}
+    t = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs, np.uint64)))
+    t = tracefile.check(apply(t, m))
+    got = analyze_trace(t).metrics["smsp__inst_executed_op_shared_ld.sum"]
+    assert got == (h200 if iterations == 4 else 52)

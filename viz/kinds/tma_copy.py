@@ -927,9 +927,11 @@ def summary(st: TmaStats) -> str:
 # map's bit fields in shared memory (LDS/STS read-modify-writes), ``tensormap.cp_fenceproxy``
 # copies it to global memory (an LDS and an ATOMG.E.EXCH of 4 bytes per lane) and
 # ``fence.proxy.tensormap`` / ``cp.async.bulk.commit_group`` become UTMACCTL / UTMACMDFLUSH,
-# which Nsight Compute counts in sm__inst_executed_pipe_tma.
+# which Nsight Compute counts in sm__inst_executed_pipe_tma; ``fence.proxy.async`` may get a
+# never-true ``@!PT LDS`` from ptxas (after cp.async groups: Triton's attention forward), which
+# Nsight Compute counts as a shared load in every warp that reaches it.
 KIND_CONTROL = "tensormap"
-_CONTROL = re.compile(r"^(tensormap\.(replace|cp_fenceproxy)|fence\.proxy\.tensormap|"
+_CONTROL = re.compile(r"^(tensormap\.(replace|cp_fenceproxy)|fence\.proxy\.(tensormap|async)|"
                       r"cp\.async\.bulk\.(commit_group|wait_group))")
 # TMA-pipe SASS opcodes that move no tensor (control): counted in sm__inst_executed_pipe_tma
 CONTROL_SASS = ("UTMACCTL", "UTMACMDFLUSH", "UTMACMDFLUSHCTA", "UTMAPF")
@@ -954,7 +956,7 @@ def match_control(opcode: str) -> tuple[str, str] | None:
     if parts[0] == "tensormap":
         return "store", "global"
     if parts[0] == "fence":
-        return "load", "generic"
+        return "load", ("generic" if parts[2].startswith("tensormap") else "global")
     return "load", "global"
 
 
@@ -993,6 +995,12 @@ def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: n
         predicated = bool(toks) and toks[0].startswith("@")
         op = (toks[1] if predicated and len(toks) > 1 else toks[0] if toks else "").split(".")[0]
         runs = runs_live if guarded else n
+        if toks and toks[0] in ("@!PT", "@!UPT"):
+            # a never-true load (ptxas's `@!PT LDS RZ, [RZ]`, before the MEMBAR of a fence.proxy.async
+            # after cp.async groups): every warp that reaches it runs it, no lane on
+            if op == "LDS":
+                add(SHARED_LD_INST, runs)
+            continue
         on = runs_live if (guarded or predicated) else int((active != 0).sum())
         if op in ("LDS", "STS"):
             add(SHARED_LD_INST if op == "LDS" else SHARED_ST_INST, runs)

@@ -780,6 +780,12 @@ def compare_sass(original: list[str], instrumented: list[str], sites: int,
     return problems
 
 
+def _sass_address(line: str) -> int | None:
+    """The address of a SASS line (``/*07b0*/ ...``), or None where it has none."""
+    m = re.match(r"\s*/\*([0-9a-fA-F]+)\*/", line)
+    return int(m.group(1), 16) if m else None
+
+
 def _never_true(line: str) -> bool:
     """``@!PT LDS RZ, [RZ]``: a load under the never-true predicate. ptxas puts three before
     every LDGSTS (cp.async) on sm_90 (measured: docs/GPU.md); they are no PTX instruction."""
@@ -805,13 +811,21 @@ def sass_ldgsts(original: list[str], instrs: list[MemInstr]) -> dict[int, tuple[
     cps = [i for i in instrs if i.kind == "cp.async" and i.space == "global"]
     sites: list[tuple[bool, int]] = []
     run = 0
+    last = None             # the address of the previous never-true LDS of the run
     for ln in original:
         toks = ln.split("*/", 1)[-1].split()
         if not toks:
             continue
+        here = _sass_address(ln)
         if _never_true(ln) and len(toks) > 1 and toks[1].split(".")[0] == "LDS":
-            run += 1
+            # issue 30 item 7: a run is the never-true loads right before the LDGSTS, one
+            # instruction (16 bytes) apart; one elsewhere (ptxas puts one before the MEMBAR of a
+            # fence.proxy.async after cp.async groups) is not the next LDGSTS's
+            run = run + 1 if (run and last is not None and here is not None and here - last == 16) else 1
+            last = here
             continue
+        if run and last is not None and here is not None and here - last != 16:
+            run = 0
         pred = toks[0].startswith("@")
         op = (toks[1] if pred and len(toks) > 1 else toks[0]).split(".")[0]
         if op == "LDGSTS":

@@ -231,6 +231,12 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         else:
             body_op = body
         if pred in ("!PT", "!UPT"):
+            # issue 30 item 7: ptxas's never-true loads (`@!PT LDS RZ, [RZ]`) are no access, but
+            # Nsight Compute counts each execution as a shared load: kept, of class "never-true",
+            # for the TMA control lines that own them (a fence.proxy.async after cp.async groups)
+            if body_op.split(None, 1)[0].split(".")[0] == "LDS":
+                out[func].append(SassAccess(func, int(m.group(1), 16), body, "LDS", pred, line, "shared",
+                                            "never-true", 4, False))
             continue
         if pred in ("PT", "UPT"):
             pred = ""
@@ -502,6 +508,8 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
         ctl = [r for r in by_line.get(a.ptx_line, []) if r["kind"] == "tensormap"]
         if ctl:             # issue 30 hook: every SASS instruction of a TMA control line is its own
             attributed.setdefault(ctl[0]["id"], []).append(a)
+            continue
+        if a.cls == "never-true":       # counted with its cp.async (ptx.sass_ldgsts) or by a control line
             continue
         cands = [r for r in by_line.get(a.ptx_line, []) if _compatible(ptx_class(r), a)]
         if not cands and a.ptx_line in builds:
