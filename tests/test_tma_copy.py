@@ -483,3 +483,22 @@ def test_attention_shared_loads_as_the_h200_counts_them(iterations, h200):
     t = tracefile.check(apply(t, m))
     got = analyze_trace(t).metrics["smsp__inst_executed_op_shared_ld.sum"]
     assert got == (h200 if iterations == 4 else 52)
+
+
+def test_an_issued_copy_is_drawn_as_its_swizzled_chunks(tmp_path):
+    """The picture of an issued TMA load: its first 32 16-byte chunks (the box's first four
+    128-byte rows) where the 128B swizzle puts them: chunk c of row r at c ^ r; the warps that
+    issued nothing have no step for it."""
+    from viz.trace import tracefile
+    from viz.trace.detail import open_source
+
+    tm = T.TensorMap(1 << 24, 7, 2, (1024, 1024), (4096,), (32, 64), (1, 1), 0, 3)
+    t, _m = _copy_trace(blocks=1, map_bytes=T.encode_map(tm))
+    path = tracefile.save(t, tmp_path / "copy.wvtrace")
+    s = open_source(path)
+    steps = [k for k, r in enumerate(s.stream(0, 0)) if int(s.trace.flags[r]) == 2]
+    assert len(steps) == 2                                   # the load and the store of warp 0
+    d = s.detail(0, 0, steps[0])
+    want = [r * 128 + 16 * (c ^ r) for r in range(4) for c in range(8)]
+    assert [int(ln.byte_addr) for ln in d.lanes] == want and d.space == "shared"
+    assert not any(int(s.trace.flags[r]) == 2 for r in s.stream(0, 2))     # warp 2 issued none

@@ -747,6 +747,31 @@ def expand_bulk(address: int, size: int) -> Expansion:
     return out
 
 
+def shared_chunks(ins: dict, rec: Record, n: int = 32) -> list[int]:
+    """The shared addresses of the first ``n`` 16-byte chunks a copy writes (a load) or reads
+    (a store), in the order of the box (row by row), each where the map's swizzle puts it;
+    [] where the map cannot be read (the picture then shows no lane)."""
+    form = match(str(ins.get("opcode", "")))
+    if form is None or rec.lane < 0:
+        return []
+    if form.kind == KIND_BULK:
+        return [rec.shared + 16 * i for i in range(min(n, max(0, rec.size) // 16))]
+    try:
+        tm = decode_map(rec.map_bytes)
+    except MapError:
+        return []
+    if tm.im2col:
+        return []
+    ex = expand(tm, rec.coords[:tm.rank], rec.shared)
+    out: list[int] = []
+    for a, size in ex.shared:
+        for off in range(0, size, 16):
+            out.append(a + off)
+            if len(out) == n:
+                return out
+    return out
+
+
 # ---------------------------------------------------------------------------- captions
 
 def caption(form: Form) -> str:
@@ -893,11 +918,16 @@ def counters_of(st: TmaStats) -> dict[str, int]:
 
 
 def figures(st: TmaStats) -> dict:
-    """The per-access entries of ``analyze --json`` for one TMA / bulk instruction."""
+    """The per-access entries of ``analyze --json`` for one TMA / bulk instruction (``tma``) or
+    one TMA control instruction (``tma_control``)."""
     f = st.form
+    if f.kind == KIND_CONTROL:
+        return {"tma_control": {"warp_executions": st.warp_executions, "counters": {**st.ten, **st.counters},
+                                "problems": list(st.problems)}}
     d = {"tma": {"form": f.kind, "direction": f.direction, "rank": f.rank, "mode": f.mode, "multicast": f.multicast,
                  "copies": st.issued, "warp_executions": st.warp_executions, "sass_executions": st.sass_executions,
                  "sectors": st.sectors, "lines": st.lines, "global_bytes": st.global_bytes,
+                 "sectors_counted": st.full_box_sectors if f.direction == "load" else st.sectors,
                  "box_bytes": st.box_bytes, "out_of_bounds_elements": st.out_of_bounds_elements,
                  "maps": list(st.maps), "not_expanded": st.undecoded, "problems": list(st.problems),
                  "counters": dict(st.counters)}}

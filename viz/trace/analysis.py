@@ -731,11 +731,20 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
     for d in rows:
         out.append("")
         out.append(f"instruction {d['number']}: {safe_text(d['source'])}  {safe_text(' '.join(d['ptx'].split()))}")
+        if "tma_control" in d:  # issue 30 hook: building a tensor map, the TMA fence, the bulk group
+            t = d["tma_control"]
+            counts = ", ".join(f"{k.split('__', 1)[-1].removesuffix('.sum')} {v:,}" for k, v in t["counters"].items())
+            out.append(f"  TMA control: {t['warp_executions']:,} warp executions; what its SASS counts: "
+                       f"{counts or 'nothing'}" + (f"; {safe_text('; '.join(t['problems']))}" if t["problems"] else ""))
+            continue
         if "tma" in d:          # issue 30 hook: a TMA / bulk copy
             t = d["tma"]
             out.append(f"  {t['form']} {t['direction']}: {t['copies']:,} copies by {t['warp_executions']:,} warp "
                        f"executions; global sectors {t['sectors']:,} (lines {t['lines']:,}, {t['global_bytes']:,} "
-                       f"bytes in bounds); {t['box_bytes']:,} bytes in shared memory"
+                       f"bytes in bounds"
+                       + (f"; {t['sectors_counted']:,} counted: a load counts its whole box" if
+                          t["sectors_counted"] != t["sectors"] else "")
+                       + f"); {t['box_bytes']:,} bytes in shared memory"
                        + (f"; {t['out_of_bounds_elements']:,} elements out of bounds" if t["out_of_bounds_elements"]
                           else "")
                        + (f"; {t['not_expanded']:,} copies not expanded: {safe_text('; '.join(t['problems']))}"
