@@ -502,3 +502,11 @@ def test_an_issued_copy_is_drawn_as_its_swizzled_chunks(tmp_path):
     want = [r * 128 + 16 * (c ^ r) for r in range(4) for c in range(8)]
     assert [int(ln.byte_addr) for ln in d.lanes] == want and d.space == "shared"
     assert not any(int(s.trace.flags[r]) == 2 for r in s.stream(0, 2))     # warp 2 issued none
+
+
+def test_a_box_larger_than_shared_memory_is_not_expanded():
+    """A hostile or corrupt map (a 256 x 256 x 4 fp32 box: 1 MiB) is said, not expanded row by row."""
+    tm = T.TensorMap(1 << 20, 7, 3, (4096, 4096, 64), (16384, 16384 * 4096), (256, 256, 4), (1, 1, 1), 0, 0)
+    f = T.match("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes")
+    s = T.count_records(f, payload(lane=0, map_bytes=T.encode_map(tm))[None, :], np.asarray([1], np.uint32))
+    assert s.undecoded == 1 and s.sectors == 0 and "more than shared memory holds" in s.problems[0]

@@ -42,6 +42,7 @@ KINDS = (KIND_TENSOR, KIND_BULK)
 RECORD_FLAG = 2              # a trace record's flags: a TMA / bulk record (its operands in the payload)
 PAYLOAD_SLOTS = 32           # 8-byte slots of a record's payload (the 32 lanes' address slots)
 MAX_RANK = 5
+MAX_BOX_BYTES = 256 << 10     # a box larger than this cannot land in shared memory (Hopper: 228 KiB a block)
 
 # Nsight Compute's counters (TRACE_FORMAT.md, "Hopper's own memory path"; names checked on the H200)
 TMA_LD_SECTORS = "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum"
@@ -760,7 +761,7 @@ def shared_chunks(ins: dict, rec: Record, n: int = 32) -> list[int]:
         tm = decode_map(rec.map_bytes)
     except MapError:
         return []
-    if tm.im2col:
+    if tm.im2col or tm.box_bytes > MAX_BOX_BYTES:
         return []
     ex = expand(tm, rec.coords[:tm.rank], rec.shared)
     out: list[int] = []
@@ -864,6 +865,8 @@ def count_records(form: Form, payload: np.ndarray, issuer_masks: np.ndarray) -> 
             st.box_bytes += rec.size
         else:
             tm = _map_of(rec.map_bytes, cache)
+            if not isinstance(tm, MapError) and tm.box_bytes > MAX_BOX_BYTES:
+                tm = MapError(f"the tensor map's box is {tm.box_bytes:,} bytes, more than shared memory holds")
             if isinstance(tm, MapError) or not form.recorded_fully:
                 st.undecoded += 1
                 if isinstance(tm, MapError) and str(tm) not in st.problems:
