@@ -210,9 +210,11 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
             for lab in pending:
                 labels.setdefault(func, {})[lab] = addr
             pending = []
-            bm = re.match(r"^@!?U?P[0-7]\s+BRA\b.*?(\.L_x_\d+|[\w$.]+)\)?\s*$", im.group(2).strip())
-            if bm:
-                spans.setdefault(func, []).append((addr, bm.group(1)))
+            body_text = im.group(2).strip()
+            if re.match(r"@!?U?P[0-7]\s+BRA\b", body_text):
+                bm = re.search(r"\.L_x_\d+", body_text)
+                if bm:
+                    spans.setdefault(func, []).append((addr, bm.group(0)))
         m = _PTX_LINE.match(raw)
         if m:
             line = int(m.group(1))
