@@ -510,3 +510,16 @@ def test_a_box_larger_than_shared_memory_is_not_expanded():
     f = T.match("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes")
     s = T.count_records(f, payload(lane=0, map_bytes=T.encode_map(tm))[None, :], np.asarray([1], np.uint32))
     assert s.undecoded == 1 and s.sectors == 0 and "more than shared memory holds" in s.problems[0]
+
+
+def test_figures_and_source_panel_show_a_copys_sectors():
+    from viz.trace.analysis import analyze_trace, explain_trace, source_lines
+
+    tm = T.TensorMap(1 << 24, 7, 2, (1000, 1000), (4000,), (32, 64), (1, 1), 0, 3)
+    t, _m = _copy_trace(blocks=4, map_bytes=T.encode_map(tm), grid_x=2)
+    an = analyze_trace(t)
+    load = next(d for d in an.per_access() if d.get("tma", {}).get("direction") == "load")
+    rows = {r[0]: r[1] for r in explain_trace(load)}
+    assert rows["copies"] == "8" and rows["sectors"] == "2,048" and rows["bytes moved"] == "65,536"
+    by_line = {r["line"]: r["sectors"] for r in source_lines(an)}
+    assert by_line[46] == 2048 and by_line[49] == 2048        # the .load and the .store lines

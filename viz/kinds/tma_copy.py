@@ -937,6 +937,25 @@ def figures(st: TmaStats) -> dict:
     return d
 
 
+def explain_rows(t: dict) -> list[tuple[str, str, str]]:
+    """(figure, value, why) rows of one TMA / bulk copy instruction (``figures``' ``tma`` entry)
+    for the Figures panel and ``explain``."""
+    n = lambda v: f"{int(v):,}"  # noqa: E731
+    rows = [("copies", n(t["copies"]), tr("lanes whose predicate held: each issues one copy of its box")),
+            ("sectors", n(t["sectors_counted"]),
+             tr("the 32-byte sectors of every row of the boxes; a load counts its whole box, the parts out of "
+                "bounds too, a store only its bytes in bounds")),
+            ("lines", n(t["lines"]), tr("distinct 128-byte lines of each row in bounds")),
+            ("bytes moved", n(32 * t["sectors_counted"]), tr("sectors x 32 B")),
+            ("box bytes", n(t["box_bytes"]), tr("bytes the boxes hold in shared memory"))]
+    if t["out_of_bounds_elements"]:
+        rows.append(("out of bounds", n(t["out_of_bounds_elements"]),
+                     tr("elements of the boxes outside the tensor: a load fills them, a store skips them")))
+    if t["not_expanded"]:
+        rows.append(("not expanded", n(t["not_expanded"]), "; ".join(t["problems"]) or t["mode"]))
+    return rows
+
+
 def summary(st: TmaStats) -> str:
     """One line of ``analyze``'s text for one TMA / bulk instruction."""
     f = st.form

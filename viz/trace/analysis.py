@@ -358,6 +358,7 @@ class TraceAnalysis:
                                       "requests": 0, "bytes_requested": 0})
             for k in ("warp_instructions", "wavefronts", "bank_conflicts", "sectors", "requests", "bytes_requested"):
                 r[k] += d.get(k, 0)
+            r["sectors"] += (d.get("tma") or {}).get("sectors_counted", 0)     # issue 30 hook: a TMA copy's sectors
         return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
@@ -373,6 +374,7 @@ def source_lines(an: "TraceAnalysis") -> list[dict]:
             "bank_conflicts": 0, "requests": 0, "sectors": 0, "global_bytes": 0, "instructions": [], "ptx": []})
         for k in ("warp_instructions", "wavefronts", "bank_conflicts", "requests", "sectors"):
             r[k] += d.get(k, 0)
+        r["sectors"] += (d.get("tma") or {}).get("sectors_counted", 0)        # issue 30 hook
         r["global_bytes"] += round(d.get("sector_efficiency", 0.0) * d.get("bytes_moved", 0))
         r["instructions"].append(d["index"])
         r["ptx"].append(" ".join(d["ptx"].split()))
@@ -598,6 +600,10 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
                      tr("never-true shared loads: the `@!PT LDS` that ptxas puts before this LDGSTS in the plain "
                         "SASS; every warp that reaches them executes them and Nsight Compute counts them as shared "
                         "loads (no wavefront)")))
+    if "tma" in d:          # issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy)
+        from ..kinds.tma_copy import explain_rows
+
+        return rows + explain_rows(d["tma"])
     if d["executed"] == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
