@@ -77,19 +77,23 @@ def metrics(query_all: str, query_base: str, out: str, wanted_out: str) -> None:
 
 
 def table(path: str, cases_path: str | None = None) -> None:
-    text = open(path, errors="replace").read()
-    start = text.find('"ID"')
-    if start < 0:
+    lines = [ln for ln in open(path, errors="replace") if ln.startswith('"')]   # not the step's or ncu's own lines
+    if not lines or not lines[0].startswith('"ID"'):
         print(f"{path}: no ncu CSV")
         return
-    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    rows = list(csv.DictReader(io.StringIO("".join(lines))))
     launches: dict[str, dict] = {}
     for r in rows:
         e = launches.setdefault(r["ID"], {"kernel": r.get("Kernel Name"), "m": {}})
         e["m"][r.get("Metric Name")] = r.get("Metric Value")
     labels = {}
     if cases_path:
-        for c in json.load(open(cases_path))["cases"]:
+        try:
+            cases = json.load(open(cases_path))["cases"]
+        except (OSError, ValueError, KeyError) as err:
+            print(f"{cases_path}: {err}")
+            cases = []
+        for c in cases:
             if c.get("order", -1) >= 0:
                 labels[c["order"]] = c["label"]
     interesting = [m for m in CONTRACT[:19] + TEN]
