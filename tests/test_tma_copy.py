@@ -9,6 +9,9 @@ The PTX fixtures (tests/data/ptx/tma/) were made here, without a GPU:
   nvcc_tma_cases.ptx: ``nvcc -arch=sm_90a -O2 -ptx tools/gpu/probe_tma_cases.cu`` (CUDA 13.0):
       tensor loads 1-D..5-D and stores / reductions 1-D..3-D through a __grid_constant__
       CUtensorMap, bulk copies both ways, a bulk reduction and a tensor prefetch;
+  nvcc_cutlass_style.ptx: ``nvcc -arch=sm_90a -ptx nvcc_cutlass_style.cu`` (CUDA 13.0): CUTLASS's
+      way of issuing a TMA (inline asm on one line, ``elect.sync`` into a predicate declared in
+      the asm's own braces, an L2 cache policy) and a multicast load with a 16-bit CTA mask;
   triton_attention_fwd.ptx: the attention forward of tools/gpu/probe_tma_kernels.py as Triton
       3.6.0 compiled it on the H200 (device-results of tools/gpu/probe_tma.sh); its SASS
       (tests/data/sass/triton_attention_fwd.gp.sass / .memory.sass): ptxas 13.0 here, listed with
@@ -523,3 +526,15 @@ def test_figures_and_source_panel_show_a_copys_sectors():
     assert rows["copies"] == "8" and rows["sectors"] == "2,048" and rows["bytes moved"] == "65,536"
     by_line = {r["line"]: r["sectors"] for r in source_lines(an)}
     assert by_line[46] == 2048 and by_line[49] == 2048        # the .load and the .store lines
+
+
+def test_cutlass_style_inline_asm_with_cache_policy_and_multicast():
+    """One line of inline asm holding ``{ .reg .pred p; elect.sync _|p, ...; @p cp.async.bulk.tensor...; }``:
+    split into statements, the copy recorded under the asm's own predicate; the L2 cache policy
+    and the multicast mask are operands the record keeps."""
+    p = parse((DATA / "nvcc_cutlass_style.ptx").read_text())
+    tma = [i for i in p.instrs if i.kind == "tma"]
+    assert [i.predicate for i in tma] == ["p", ""]
+    ops = [T.parse_operands(T.match(i.opcode), re.match(r"^(?:@\S+\s+)?\S+\s+(.*);", i.ptx).group(1)) for i in tma]
+    assert (ops[0].policy, ops[0].cta_mask, ops[0].coords) == ("%rd3", "", ("%r9", "%r5"))
+    assert (ops[1].policy, ops[1].cta_mask, T.match(tma[1].opcode).multicast) == ("", "%rs1", True)
