@@ -202,8 +202,6 @@ def test_three_dimensional_box():
 
 
 def test_swizzled_shared_rows_match_the_scenario_kinds_tma_128b():
-    from viz.layout import parse_swizzle, offset_tree  # noqa: F401 - the scenario kind's swizzle
-
     tm = fp32_map(box=(32, 8))
     ex = T.expand(tm, (0, 0), shared=0)
     # row r, chunk c (16 bytes) lands at chunk c ^ (r % 8) of row r
