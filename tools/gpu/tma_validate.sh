@@ -34,13 +34,13 @@ if step 60 nvcc -arch=sm_90a -O2 -std=c++17 -lineinfo -o "$B" tools/gpu/probe_tm
   for i in $good; do
     timeout 30 "$NCU" --metrics "$M" --csv --print-units base --kernel-name tma_case "$B" "$D/cases/ncu-$i.json" $i $i \
       > "$D/cases/ncu-$i.csv" 2>/dev/null
-    [ $(( $(date +%s) - T0 )) -gt 120 ] && { echo "stopping the probe at case $i: time"; break; }
+    [ $(( $(date +%s) - T0 )) -gt 90 ] && { echo "stopping the probe at case $i: time"; break; }
   done
 fi
 source tools/gpu/device_setup.sh
 # 2. warpviz on the Triton kernels
 export WARPVIZ_TMA_OUT="$D/traces"
-step 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_tma_gpu.py -x --no-header -rA 2>&1 | tail -60
+step 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_tma_gpu.py --no-header -rA 2>&1 | tail -60
 python3 - "$D/traces" <<'PY'
 import json, sys, pathlib
 for p in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
