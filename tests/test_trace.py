@@ -399,7 +399,7 @@ SHIPPED = tracefile.shipped()
 KNOWN: dict[str, set[str]] = {}
 # Launch files whose kernels the H100 has not recorded yet (tools/trace/device_fused_kernels.sh
 # records and validates them); each leaves this set when its trace ships.
-AWAITING_H100: set[str] = set()
+AWAITING_H100: set[str] = {"tma_copy_triton"}     # issue 30: recorded by tools/gpu/tma_validate.sh
 
 
 def test_every_kernels_launch_file_has_a_shipped_trace():

@@ -9,8 +9,8 @@
 # 2. pytest -m gpu tests/test_tma_gpu.py: trace_triton(..., validate=True) of copy2d_dev,
 #    copy2d_dev_st, load3d, oob2d, matmul_tma, attention_tma, attention and matmul; each case's
 #    validation JSON and trace go to $OUT/tma_validate/.
-# About 4 to 6 minutes (PyCUDA is built from the sdist the first time, ~2 min). Writes
-# $OUT/tma_validate.tgz.
+# At most about 9 minutes (PyCUDA is built from the sdist the first time, ~2 min; the pytest
+# step gets what is left of 540 s, so cases at the end may not run). Writes $OUT/tma_validate.tgz.
 set -u
 OUT=${OUT:-/tmp/wv-out}
 D="$OUT/tma_validate"; mkdir -p "$D/cases"
@@ -38,9 +38,14 @@ if step 60 nvcc -arch=sm_90a -O2 -std=c++17 -lineinfo -o "$B" tools/gpu/probe_tm
   done
 fi
 source tools/gpu/device_setup.sh
-# 2. warpviz on the Triton kernels
+# 2. warpviz on the Triton kernels: the shipped launch file (its trace is for assets/traces), then
+#    trace_triton on each case
+step 120 python3 -m viz.cli trace kernels/format2/tma_copy_triton.launch.toml --validate \
+  --out "$D/tma_copy_triton.wvtrace" > "$D/tma_copy_triton.txt" 2>&1
+tail -40 "$D/tma_copy_triton.txt"
 export WARPVIZ_TMA_OUT="$D/traces"
-step 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_tma_gpu.py --no-header -rA 2>&1 | tail -60
+left=$(( 540 - ($(date +%s) - T0) ))      # the whole script stays under the device's 600 s
+step $(( left > 60 ? left : 60 )) python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_tma_gpu.py --no-header -rA 2>&1 | tail -60
 python3 - "$D/traces" <<'PY'
 import json, sys, pathlib
 for p in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
