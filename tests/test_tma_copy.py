@@ -330,30 +330,66 @@ def test_the_sass_that_builds_tensor_maps_is_attributed_not_unmatched():
     assert ctl == []
 
 
-def test_building_two_maps_counts_what_their_sass_runs():
-    """Per block, counted by hand from the SASS (tests/data/sass/triton_copy2d_tma_st.gp.sass):
-    a SASS instruction inside a branch around the PTX line (between ``@P2 BRA `(.L_x_N)`` and
-    ``.L_x_N:``) runs only in the warp whose lane 0 holds %p2, one outside it in all four warps
-    (the two ``@!P2 STS`` of the first map's global dims: 4 each, one wavefront). Map 1: 10 LDS
-    and 20 STS; map 2: 10 LDS and 14 STS; each cp_fenceproxy one LDS of the 32 lanes' words (one
-    wavefront). The st.shared that zeroes each map is a plain store (4 warps, one with its 32
-    lanes on: 8 instructions, 2 wavefronts)."""
+D36 = DATA / "triton36_copy2d_dev.ptx"       # Triton 3.6.0's PTX on the H200 (probe_tma.sh, case copy2d_dev)
+GP36 = Path(__file__).parent / "data" / "sass" / "triton36_copy2d_dev.gp.sass"   # ptxas 13.0 here, nvdisasm -gp
+
+
+def test_building_a_map_counts_what_the_h200_ran():
+    """Triton's 64 x 64 TMA copy with a pointer store (Triton 3.6, the H200's PTX): building the
+    tensor map in shared memory ran, a block, 14 LDS and 21 STS (with the st.shared that zeroes
+    the map) on the H200 (Nsight Compute's per-instruction counts: an @!P1 LDS/STS pair of
+    tensormap.replace.fill_mode in all 4 warps, the @!P1 STS of global_dim[1] only in warp 0,
+    ptxas branching around it). The trace of those instructions counts the same: a SASS access
+    that a warp whose guard predicate holds on every lane cannot reach runs only where a lane is
+    on. The wavefronts: 11 and 15, as the H200's 139 and 15 a block less the copy's 128 LDS.128
+    wavefronts."""
+    from viz.trace import tracefile
+    from viz.trace.analysis import analyze_trace
+    from viz.trace.reconcile import apply, reconcile
+
+    ptx = D36.read_text()
+    p = parse(ptx)
+    m = reconcile(ptx, p.instrs, GP36.read_text())
+    heads, addrs = [], []
+    blocks = 2
+    for b in range(blocks):
+        for w in range(4):
+            for ins in p.instrs:
+                if ins.kind == "tma":
+                    pred = 1 if w == 0 else 0          # %p3: tid < 64 and elected: one TMA (64 x 64 box? two)
+                    heads.append([ins.id, b, w, FULL, pred, pred, 0, T.RECORD_FLAG])
+                    addrs.append(payload(lane=0 if pred else -1, issuers=pred))
+                    continue
+                if not (ins.kind == T.KIND_CONTROL or (ins.kind == "store" and ins.space == "shared")):
+                    continue
+                pred = {"%p1": FULL if w == 0 else 0, "%p2": 1 if w == 0 else 0, "": FULL}[ins.predicate]
+                sh = ins.space == "shared"
+                a = np.full(32, 0 if sh else (1 << 24) + 128 * b, np.uint64)
+                if ins.kind == "store":
+                    a = a + 4 * np.arange(32, dtype=np.uint64)
+                heads.append([ins.id, b, w, FULL, pred, FULL if sh else 0, 0 if sh else FULL, 0])
+                addrs.append(a)
+    header = {"title": "copy", "kernel": "copy2d_kernel", "launch": {"block": [128, 1, 1], "grid": [blocks, 1, 1]},
+              "instructions": [i.as_dict() for i in p.instrs], "complete": True}
+    t = tracefile.check(tracefile.from_records(header, np.array(heads, np.uint32), np.array(addrs, np.uint64)))
+    ten = analyze_trace(tracefile.check(apply(t, m))).metrics
+    per_block = {"smsp__inst_executed_op_shared_ld.sum": 14, "smsp__inst_executed_op_shared_st.sum": 21,
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 11,
+                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 15}
+    for k, v in per_block.items():
+        assert ten[k] == blocks * v, k
+
+
+def test_the_tma_pipe_and_atomics_of_tritons_copy():
+    """The copy with a TMA store too (Triton 3.5's PTX): UTMALDG and UTMASTG in all 4 warps, the
+    maps' UTMACCTL and UTMACMDFLUSH in warp 0, the store's commit in all 4: 16 a block (the
+    H200: 4,096 for 256 blocks); cp_fenceproxy: an ATOMG.E.EXCH a map."""
     from viz.trace.analysis import analyze_trace
 
     t, _m = _copy_trace(blocks=2)
-    an = analyze_trace(t)
-    ten, other = an.metrics, an.other_metrics
-    per_block = {"smsp__inst_executed_op_shared_ld.sum": 10 + 10 + 2,
-                 "smsp__inst_executed_op_shared_st.sum": 20 + 14 + 8,
-                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 10 + 10 + 2,
-                 "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": 14 + 14 + 2}
-    for k, v in per_block.items():
-        assert ten[k] == 2 * v, k
+    other = analyze_trace(t).other_metrics
     assert other[T.GLOBAL_ATOM_INST] == 2 * 2 and other[T.GLOBAL_ATOM_REQ] == 2 * 2
     assert other[T.GLOBAL_ATOM_SEC] == 2 * 8
-    # TMA pipe (and TMA requests, the same count on the H200): UTMALDG and UTMASTG in all 4 warps
-    # (uniform predicate), UTMACCTL and UTMACMDFLUSH of each map in warp 0, the store's commit
-    # (UTMACMDFLUSH) in all 4 warps: 16 a block, as the H200 counted (4,096 for 256 blocks)
     assert other[T.TMA_PIPE] == other[T.TMA_REQUESTS] == 2 * (4 + 4 + 2 + 2 + 4)
     # with the predicate on: warps 0 and 1 (512 for 256 blocks on the H200)
     assert other[T.TMA_SASS_LD] == 2 * 2 and other[T.TMA_SASS_ST] == 2 * 2

@@ -190,7 +190,7 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
     out: dict[str, list[SassAccess]] = {}
     func = None
     line = 0
-    spans: dict[str, list[tuple[int, str]]] = {}     # conditional forward branches: (address, target label)
+    code: dict[str, list[tuple[int, str]]] = {}      # every instruction: (address, text), for the guard walk
     labels: dict[str, dict[str, int]] = {}           # label -> address of the instruction after it
     pending: list[str] = []
     for raw in text.splitlines():
@@ -210,11 +210,7 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
             for lab in pending:
                 labels.setdefault(func, {})[lab] = addr
             pending = []
-            body_text = im.group(2).strip()
-            if re.match(r"@!?U?P[0-7]\s+BRA\b", body_text):
-                bm = re.search(r"\.L_x_\d+", body_text)
-                if bm:
-                    spans.setdefault(func, []).append((addr, bm.group(0)))
+            code.setdefault(func, []).append((addr, im.group(2).strip()))
         m = _PTX_LINE.match(raw)
         if m:
             line = int(m.group(1))
@@ -251,13 +247,11 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         addr = _address(parts[1] if len(parts) > 1 else "")
         out[func].append(SassAccess(func, int(m.group(1), 16), body, opcode, pred, line, space, cls,
                                     sass_width(opcode), _uniform(addr)))
-    # issue 30: accesses inside a conditional forward branch's span run only in warps that
-    # take the way into it (ptxas branches around a predicated PTX line's code)
+    # issue 30: an access that a warp whose guard predicate holds on every lane never reaches
+    # (ptxas branches around a predicated PTX line's code) runs only in warps with a lane on
     for name, accs in out.items():
-        where = labels.get(name, {})
-        sp = [(a, where[t]) for a, t in spans.get(name, []) if t in where and where[t] > a]
-        if sp:
-            out[name] = [replace(a, guarded=True) if any(lo < a.addr < hi for lo, hi in sp) else a for a in accs]
+        if code.get(name):
+            out[name] = _mark_guarded(accs, code[name], labels.get(name, {}))
     # loop depth of each access, from the SASS control flow (viz.toolchain.sass)
     try:
         funcs = parse_sass(text)
@@ -268,6 +262,75 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         if not ins or not accs:
             continue
         out[name] = _with_depths(accs, ins, Cfg(ins))
+    return out
+
+
+_BRA_TEXT = re.compile(r"^(?:@(!?)(U?P[0-7T])\s+)?BRA\b")
+_PRED_TEXT = re.compile(r"^@(!?)(U?P[0-7])\s+")
+
+
+def _guard_of(acc: SassAccess, code: list[tuple[int, str]]) -> str | None:
+    """The predicate register whose value true on every lane means "no lane of this warp is on"
+    for an access: its own (``@!P1 LDS``: P1), else that of the last conditional branch before
+    it (``@P1 BRA``: P1); None where it has neither."""
+    m = _PRED_TEXT.match(acc.text)
+    if m:
+        return m.group(2) if m.group(1) else None     # @P1 LDS runs where P1 holds: no guard to walk
+    for addr, text in reversed(code):
+        if addr >= acc.addr:
+            continue
+        b = _BRA_TEXT.match(text)
+        if b and b.group(2) and b.group(2) not in ("PT", "UPT"):
+            return b.group(2) if not b.group(1) else None
+    return None
+
+
+def _reached_with(guard: str, code: list[tuple[int, str]], labels: dict[str, int], limit: int = 200_000) -> set[int]:
+    """Addresses a warp reaches from the function's start when ``guard`` holds on every lane:
+    ``@guard BRA`` is taken, ``@!guard BRA`` is not, a branch on another predicate goes both
+    ways, an unconditional one is taken, EXIT ends the way."""
+    index = {a: k for k, (a, _t) in enumerate(code)}
+    seen: set[int] = set()
+    todo = [0]
+    steps = 0
+    while todo and steps < limit:
+        k = todo.pop()
+        while 0 <= k < len(code) and code[k][0] not in seen and steps < limit:
+            steps += 1
+            addr, text = code[k]
+            seen.add(addr)
+            b = _BRA_TEXT.match(text)
+            if b:
+                t = re.search(r"\.L_x_\d+", text)
+                target = index.get(labels.get(t.group(0), -1)) if t else None
+                neg, pred = b.group(1), b.group(2)
+                if pred is None or pred in ("PT", "UPT") and not neg:
+                    taken, falls = True, False
+                elif pred == guard:
+                    taken, falls = not neg, bool(neg)
+                else:
+                    taken = falls = True
+                if taken and target is not None:
+                    todo.append(target)
+                if not falls:
+                    break
+            elif text.split()[0 if not text.startswith("@") else 1:][:1] == ["EXIT"] and not text.startswith("@"):
+                break
+            k += 1
+    return seen
+
+
+def _mark_guarded(accs: list[SassAccess], code: list[tuple[int, str]], labels: dict[str, int]) -> list[SassAccess]:
+    walks: dict[str, set[int]] = {}
+    out = []
+    for a in accs:
+        g = _guard_of(a, code)
+        if g is None:
+            out.append(a)
+            continue
+        if g not in walks:
+            walks[g] = _reached_with(g, code, labels)
+        out.append(replace(a, guarded=a.addr not in walks[g]))
     return out
 
 
