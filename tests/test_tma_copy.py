@@ -186,11 +186,41 @@ def test_unaligned_rows_touch_an_extra_sector():
     assert ex.sectors == 64 * 5 and ex.lines == 64 * 2
 
 
-def test_element_strides_fetch_each_element():
+def test_element_strides_along_the_row_still_fetch_the_row():
     tm = fp32_map(box=(32, 64), swizzle=0, estrides=(2, 1))
     ex = T.expand(tm, (0, 0))
     assert tm.box_elements == (16, 64) and ex.global_bytes == 16 * 64 * 4
-    assert ex.sectors == 64 * 16          # every other 4-byte element: each its own run, 16 runs a row, 2 per sector
+    assert ex.sectors == ex.full_sectors == 64 * 4      # the H200: 256 (a row of 32 elements, 128 bytes)
+
+
+# The H200's TMA load sectors of one copy (tools/gpu/tma_validate.sh, the one-copy probe
+# tools/gpu/probe_tma_cases.cu, Nsight Compute 2025.3.1): (dims, box, element strides), coordinates, sectors
+H200_LOADS = [
+    (((1024, 1024), (32, 64), None), (0, 0), 256), (((1024, 1024), (64, 64), None), (0, 0), 512),
+    (((1024, 1024), (8, 8), None), (0, 0), 8), (((1024, 1024), (4, 8), None), (0, 0), 8),
+    (((1024, 1024), (4, 8), None), (4, 0), 8), (((1024, 1024), (32, 64), None), (16, 0), 256),
+    (((1024, 1024), (32, 64), None), (4, 5), 320), (((1024, 1024), (32, 64), None), (1000, 0), 256),
+    (((1024, 1024), (32, 64), None), (1020, 1000), 280), (((1024, 1024), (32, 64), None), (-16, -8), 256),
+    (((1024, 1024), (32, 64), None), (-4, 0), 320), (((1024, 1024), (32, 64), None), (0, 2000), 256),
+    (((1024, 1024), (32, 64), None), (-64, 0), 256), (((1024, 1024), (32, 64), None), (0, 1000), 256),
+    (((1024, 1024), (32, 64), None), (2000, 0), 256), (((1000, 1000), (32, 64), None), (992, 960), 256),
+    (((1024, 1024), (32, 64), (2, 1)), (0, 0), 256), (((1024, 1024), (32, 64), (1, 2)), (0, 0), 128),
+    (((1024, 1024), (32, 64), (4, 3)), (0, 0), 88), (((1024, 1024), (32, 64), (1, 3)), (0, 0), 88),
+    (((1024, 1024), (32, 64), (8, 1)), (0, 0), 256), (((1 << 20,), (256,), None), (0,), 32),
+    (((1 << 20,), (256,), None), (1048500,), 35), (((64, 64, 64), (32, 8, 4), None), (0, 0, 0), 128),
+    (((64, 16, 16, 16), (32, 4, 2, 2), None), (0, 0, 0, 0), 64),
+    (((32, 8, 8, 8, 8), (32, 2, 2, 2, 2), None), (0, 0, 0, 0, 0), 64),
+]
+
+
+@pytest.mark.parametrize("shape, coords, h200", H200_LOADS, ids=lambda v: str(v))
+def test_load_sectors_as_the_h200_counts_them(shape, coords, h200):
+    """A load fetches each box row in 128-byte chunks from its start: bytes in bounds count the
+    sectors they touch, bytes out of bounds 32 a sector (rows outside the tensor included)."""
+    dims, box, es = shape
+    tm = fp32_map(dims=dims, box=box, swizzle=0, estrides=es)
+    assert T.load_sectors(tm, coords) == h200
+    assert T.expand(tm, coords).full_sectors == h200
 
 
 def test_three_dimensional_box():

@@ -675,6 +675,45 @@ def box_rows(tm: TensorMap, coords) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return np.arange(coords_rows.shape[0]), coords_rows, ok
 
 
+LOAD_CHUNK = 128      # bytes of a box row the TMA fetches at a time (measured: the sectors of a load)
+
+
+def load_sectors(tm: TensorMap, coords, rows=None, ok=None) -> int:
+    """The sectors a TMA load counts (``l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld``),
+    as the H200 counts them (tools/gpu/tma_validate.sh, 46 one-copy probes): every row of the
+    box (``box[0]`` elements from the box's first column, whatever the element strides) is
+    fetched in chunks of 128 bytes from the row's start; a chunk's bytes in bounds count the
+    32-byte sectors their addresses touch, its bytes out of bounds (columns outside the
+    tensor, or the whole chunk of a row outside it) count 32 bytes a sector, rounded up. So a
+    box out of bounds costs as much as one in bounds: a 1000 x 1000 array in 64 x 64 boxes
+    reads 131,072 sectors, as a 1024 x 1024 one; a 1-D box of 256 fp32 starting 76 elements
+    before the end, 16 bytes into a sector: 35."""
+    e = tm.esize
+    if rows is None:
+        _, rows, ok = box_rows(tm, coords)
+    strides = np.asarray((0,) + tuple(tm.strides), np.int64)
+    base = tm.address + (rows[:, 1:] * strides[1:tm.rank][None, :]).sum(axis=1) if tm.rank > 1 else \
+        np.full(rows.shape[0], tm.address, np.int64)
+    x0 = int(coords[0])
+    row_bytes = tm.box[0] * e
+    k = np.arange(0, row_bytes, LOAD_CHUNK, dtype=np.int64)               # chunk offsets in the row
+    lo = x0 * e + k[None, :]                                                # byte offsets in the tensor's row
+    hi = np.minimum(lo + LOAD_CHUNK, x0 * e + row_bytes)
+    lo = np.broadcast_to(lo, (rows.shape[0], k.size))
+    hi = np.broadcast_to(hi, (rows.shape[0], k.size))
+    end = tm.dims[0] * e
+    ilo = np.clip(lo, 0, end)
+    ihi = np.clip(hi, 0, end)
+    inside = (ihi > ilo) & ok[:, None]
+    a0 = base[:, None] + ilo
+    a1 = base[:, None] + ihi - 1
+    in_sec = np.where(inside, a1 // 32 - a0 // 32 + 1, 0)
+    left = np.where(ok[:, None], np.clip(np.minimum(hi, 0) - lo, 0, None), hi - lo)
+    right = np.where(ok[:, None], np.clip(hi - np.maximum(lo, end), 0, None), 0)
+    out_sec = -(-left // 32) + -(-right // 32)
+    return int(in_sec.sum() + out_sec.sum())
+
+
 def expand(tm: TensorMap, coords, shared: int = 0, with_shared: bool = True) -> Expansion:
     """The global rows, sectors and lines of one tile-mode copy of ``tm``'s box at ``coords``
     (dimension 0 first) and, with ``with_shared``, the shared bytes it writes (a load) or
@@ -696,30 +735,20 @@ def expand(tm: TensorMap, coords, shared: int = 0, with_shared: bool = True) -> 
     out.elements = int(np.prod(n))
     out.shared_bytes = tm.box_bytes
     strides = np.asarray((0,) + tuple(tm.strides), np.int64)
-    # the whole box, out-of-bounds parts included (what a load's counters count)
-    fb = tm.address + (rows[:, 1:] * strides[1:tm.rank][None, :]).sum(axis=1) if tm.rank > 1 else \
-        np.full(rows.shape[0], tm.address, np.int64)
-    if es0 == 1:
-        fs = fb + x0 * e
-        out.full_sectors = int(((fs + n[0] * e - 1) // 32 - fs // 32 + 1).sum())
-    else:
-        fs = (fb[:, None] + (xs * e)[None, :]).reshape(-1)
-        out.full_sectors = int(((fs + e - 1) // 32 - fs // 32 + 1).sum())
+    out.full_sectors = load_sectors(tm, coords, rows, ok)
     if ok.any() and inb.any():
         base = tm.address + (rows[ok][:, 1:] * strides[1:tm.rank][None, :]).sum(axis=1) if tm.rank > 1 else \
             np.full(int(ok.sum()), tm.address, np.int64)
-        if es0 == 1:
-            first = int(xs[inb][0])
-            count = int(inb.sum())
-            starts = base + first * e
-            lengths = np.full(starts.size, count * e, np.int64)
-        else:
-            starts = (base[:, None] + (xs[inb] * e)[None, :]).reshape(-1)
-            lengths = np.full(starts.size, e, np.int64)
+        # a row is fetched whole, from its first to its last element in bounds (element strides
+        # along dimension 0 pick elements of it, measured: the sectors do not change)
+        first = int(xs[inb][0])
+        last = int(xs[inb][-1])
+        starts = base + first * e
+        lengths = np.full(starts.size, (last - first + 1) * e, np.int64)
         lo, hi = starts // 32, (starts + lengths - 1) // 32
         out.sectors = int((hi - lo + 1).sum())
         out.lines = int(((starts + lengths - 1) // 128 - starts // 128 + 1).sum())
-        out.global_bytes = int(lengths.sum())
+        out.global_bytes = int(inb.sum()) * e * int(starts.size)
         out.rows = list(zip(starts.tolist(), lengths.tolist()))
         out.elements_in_bounds = int(ok.sum()) * int(inb.sum())
     if with_shared:
