@@ -118,3 +118,134 @@ def test_kind_is_a_frozen_record():
     assert isinstance(k, Kind) and not k.through_banks and k.reasons is not None
     with pytest.raises(AttributeError):
         k.op = "x"  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------------------- one table for every layer
+
+
+def test_the_trace_side_reads_the_same_table():
+    from viz.kinds.registry import forms, sass_classes, trace_kinds
+    from viz.trace.analysis import OTHER_METRICS
+    from viz.trace.reconcile import SASS_CLASS, ptx_class
+    from viz.trace.schema import KINDS
+
+    assert KINDS == trace_kinds() == ("load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "reduction")
+    assert SASS_CLASS == sass_classes() and SASS_CLASS["REDAS"] == ("shared", "atomic") and \
+        SASS_CLASS["LDGSTS"] == ("shared", "cp.async") and len(SASS_CLASS) == 15
+    assert ptx_class({"kind": "reduction", "space": "global"}) == ("global", "atomic")
+    assert OTHER_METRICS[("stmatrix", "shared")] == "sm__sass_inst_executed_op_shared_stsm.sum"
+    assert len(OTHER_METRICS) == 7 and all(f.kind in KINDS for f in forms())
+
+
+@pytest.fixture
+def toy_form(monkeypatch):
+    """A new trace form, registered in the table alone: ``tex.`` recorded as a global load."""
+    from viz.kinds import registry
+    from viz.kinds.registry import TraceForm
+
+    form = TraceForm(kind="load", heads=("tex",), space="global", sass={"TEX": "global"})
+    monkeypatch.setattr(registry, "_FORMS", [form, *registry._FORMS])
+    return form
+
+
+def test_a_form_registered_alone_takes_what_was_unrecorded(toy_form):
+    from viz.kinds.registry import unrecorded_of
+    from viz.trace.ptx import classify
+
+    assert classify("tex.2d.v4.f32.f32") == ("load", "global") and unrecorded_of("tex.2d.v4.f32.f32") is None
+    assert classify("suld.b.2d.b32.trap") is None and unrecorded_of("suld.b.2d.b32.trap") is not None
+
+
+def test_generated_cuda_and_random_scenarios_come_from_the_kind(toy):
+    from viz.gpu import codegen, randomkinds
+
+    kind, asked = toy
+    seen = []
+    toy_kind = replace(kind, codegen=lambda a, arr, sc, ren, k: seen.append((a.op, k)) or ["/* toy copy */"])
+    from viz.kinds import registry
+
+    registry._KINDS["toy.copy"] = toy_kind
+    src = codegen.generate(loads(SCENARIO.format(op="toy.copy"), source="toy.toml")).source
+    assert seen == [("toy.copy", 0)] and "/* toy copy */" in src and "// access 0: toy.copy s[(tid * 3) % 64]" in src
+    got = randomkinds.scenarios(2, seed=3, kinds=("toy.copy",))        # its random_text (cp.async's here)
+    assert [name for name, _ in got] == ["random-toycopy-3-0", "random-toycopy-3-1"]
+
+
+def test_importing_the_kinds_imports_no_numba_qt_or_upper_layer():
+    import subprocess
+    import sys
+
+    code = ("import sys, viz.kinds, viz.trace.ptx; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('numba', 'PySide6') or m.startswith('viz.gpu')]; "
+            "print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def _operand_form(**kw):
+    """A toy form whose records carry operands: ``tex.`` recorded as a "load", each lane's slot
+    its lane number times 3 (what a TMA kind would put there: coordinates, the tensor map)."""
+    from viz.kinds.registry import TraceForm
+
+    return TraceForm(kind="load", heads=("tex",), space="global", slots="operands", width=lambda parts, ops: 16,
+                     record_code=lambda ins: ["cvt.u64.u32 %wvd0, %wvr4;", "mul.lo.u64 %wvd0, %wvd0, 3;"], **kw)
+
+
+def test_a_form_whose_records_carry_operands_is_instrumented_with_its_own_code(monkeypatch, tmp_path):
+    from viz.kinds import registry
+    from viz.trace.ptx import instrument_full, parse
+
+    monkeypatch.setattr(registry, "_FORMS", [_operand_form(), *registry._FORMS])
+    ptx = """.version 8.1
+.target sm_90
+.address_size 64
+
+.visible .entry k(.param .u64 p, .param .u64 t)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  .reg .f32 %f<8>;
+  ld.param.u64 %rd1, [p];
+  ld.param.u64 %rd2, [t];
+  mov.f32 %f0, 0f3F000000;
+  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd2, {%f0, %f0}];
+  st.global.f32 [%rd1], %f1;
+  ret;
+}
+"""
+    p = parse(ptx)
+    tex = p.instrs[0]
+    assert (tex.opcode, tex.kind, tex.space, tex.width) == ("tex.2d.v4.f32.f32", "load", "global", 16)
+    assert tex.address == "{%f1, %f2, %f3, %f4}, [%rd2, {%f0, %f0}]" and not p.events
+    text = instrument_full(ptx)[0]
+    block = text[:text.index("tex.2d.v4")]
+    assert "mul.lo.u64 %wvd0, %wvd0, 3;" in block and "mov.b32 %wvr3, 0;" in block
+    import shutil
+    import subprocess
+
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(text)
+        r = subprocess.run(["ptxas", "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+
+
+def test_a_form_that_counts_its_records_itself_feeds_its_own_counters(monkeypatch):
+    """``TraceForm.count``: the analysis adds what it returns, by Nsight Compute name, to the
+    ten (a name of the ten) or to the counters outside them (any other)."""
+    from viz.kinds import registry
+    from viz.trace import tracefile
+    from viz.trace.analysis import analyze_trace
+
+    trace = tracefile.load("assets/traces/copy_float.wvtrace")
+    before = analyze_trace(trace)
+    plain = registry.trace_kind("load")
+    toy = replace(plain, count=lambda tr, ins, rows: {"toy__boxes.sum": 2 * rows.size,
+                                                       "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 1})
+    monkeypatch.setattr(registry, "_FORMS", [toy, *registry._FORMS])
+    after = analyze_trace(trace)
+    loads_ = sum(s.executed for s in before.stats if s.instr["kind"] == "load")
+    assert loads_ > 0 and after.other_metrics["toy__boxes.sum"] == 2 * loads_
+    sec = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    chunks = sum(-(-s.executed // (1 << 16)) for s in before.stats if s.instr["kind"] == "load" and s.executed)
+    assert after.metrics[sec] == before.metrics[sec] + chunks

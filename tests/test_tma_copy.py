@@ -110,7 +110,7 @@ def test_triton_copy_has_one_load_and_one_store():
 def test_nvcc_cases_every_form():
     p = parse((DATA / "nvcc_tma_cases.ptx").read_text())
     got = sorted({(i.kind, T.match(i.opcode).direction, T.match(i.opcode).rank) for i in p.instrs
-                  if i.kind in T.KINDS})
+                  if i.kind in T.TRACE_KINDS})
     assert got == [("bulk", "load", 0), ("bulk", "reduce", 0), ("bulk", "store", 0), ("tma", "load", 1),
                    ("tma", "load", 2), ("tma", "load", 3), ("tma", "load", 4), ("tma", "load", 5),
                    ("tma", "prefetch", 2), ("tma", "reduce", 1), ("tma", "reduce", 2), ("tma", "reduce", 3),
@@ -121,7 +121,7 @@ def test_nvcc_cases_every_form():
 def test_instrumented_block_is_straight_line(path):
     text = path.read_text()
     out, instrs, _ = instrument_full(text)
-    tma = [i for i in instrs if i.kind in T.KINDS]
+    tma = [i for i in instrs if i.kind in T.TRACE_KINDS]
     assert tma
     # the instrumented PTX has exactly the branches and labels of the original
     branches = lambda t: len(re.findall(r"\bbra(\.uni)?\b", t))  # noqa: E731
@@ -325,7 +325,7 @@ def _copy_trace(blocks: int = 1, map_bytes: bytes = b"\0" * 128, grid_x: int = 1
         for w in range(4):
             for ins in p.instrs:
                 slots = np.zeros(32, np.uint64)
-                if ins.kind in T.KINDS:
+                if ins.kind in T.TRACE_KINDS:
                     issue = w < 2
                     pred = 1 if issue else 0
                     slots = payload((64 * (b % grid_x) + 32 * (w % 2), 64 * (b // grid_x), 0, 0, 0),

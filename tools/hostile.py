@@ -426,6 +426,41 @@ def _traces(d: Path, cases: list) -> None:
         cases.append((d / "devzero.wvtrace", c))
 
 
+def _access_kinds(d: Path, cases: list) -> None:
+    """A trace's list of the memory instructions no kind records (``unrecorded``) and the fields
+    beside it (``records_complete``, ``complete``), hostile: wrong types, negative and huge
+    counts, a huge list, control characters and a template in the texts. Each is read,
+    analysed and shown, or refused with one paragraph; never a traceback."""
+    shipped = sorted((ROOT / "assets" / "traces").glob("*.wvtrace"))
+    base = min(shipped, key=lambda p: p.stat().st_size)
+    with zipfile.ZipFile(base) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = json.loads(members["header.json"])
+    entry = {"id": 1 << 20, "ptx": "cp.async.bulk.tensor.2d.shared::cluster.global [%r1], [%rd2, {%r4, %r4}], [%r2];",
+             "opcode": "cp.async.bulk.tensor.2d.shared::cluster.global", "line_no": 21, "file": "k.cu", "line": 7,
+             "why": "a TMA copy", "executed": 12}
+
+    def add(name: str, **changes) -> None:
+        p = d / f"unrecorded-{name}.wvtrace"
+        _zip(p, {**members, "header.json": json.dumps({**header, **changes}).encode()})
+        for c in (("analyze",), ("app",), ("bench-traces",)):
+            cases.append((p, c))
+
+    add("ok", unrecorded=[entry], complete=False, records_complete=True)
+    for tag, value in (("string", "x"), ("number", 7), ("null", None), ("object", {"a": 1}), ("list-of-ints", [1, 2])):
+        add(f"list-{tag}", unrecorded=value, complete=False)
+    for key in ("executed", "line", "line_no", "id"):
+        for tag, value in (("negative", -1), ("huge", 10**30), ("string", "12"), ("float", 1.5), ("bool", True)):
+            add(f"{key}-{tag}", unrecorded=[{**entry, key: value}], complete=False)
+    for key in ("ptx", "why", "file", "opcode"):
+        for tag, value in (("control", "\x1b]0;owned\x07\x1b[2J" + "x" * 10), ("template", "{executed} {0} %s"),
+                           ("long", "y" * 100_000), ("number", 3)):
+            add(f"{key}-{tag}", unrecorded=[{**entry, key: value}], complete=False)
+    add("many", unrecorded=[entry] * 70_000, complete=False)
+    add("records-complete-string", records_complete="yes", unrecorded=[entry])
+    add("complete-true-but-ran", complete=True, unrecorded=[entry])
+
+
 # ----------------------------------------------------------------------------- data loss (issue 29, item 1)
 
 def _users_folder(d: Path) -> None:
@@ -844,6 +879,8 @@ def make(out: Path) -> list:
     _args(out / "args", cases)
     (out / "dataloss").mkdir()
     _data_loss(out / "dataloss", cases)
+    (out / "kinds").mkdir()
+    _access_kinds(out / "kinds", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases

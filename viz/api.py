@@ -839,7 +839,19 @@ class Trace:
 
     @property
     def complete(self) -> bool:
+        """Every warp-level execution of every memory instruction of every block recorded
+        (false for a partial recording, and where the kernel ran instructions warpviz does
+        not record: ``unrecorded``)."""
         return bool(self.header.get("complete"))
+
+    @property
+    def unrecorded(self) -> list[dict] | None:
+        """The memory instructions warpviz does not record that the kernel ran (instruction,
+        ptx_line, file, line, executed, why), as ``analyze --json`` gives them; None for a
+        trace written before warpviz listed them (unknown)."""
+        from .trace.analysis import unrecorded_json
+
+        return unrecorded_json(self.header)
 
     @property
     def validation(self) -> dict | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .i18n import language, sep, tr
+from .kinds.registry import forms, kind_of, kinds
 from .scenario import Scenario
 from .scenario_parts import access_text
 from .warp import LINE, SECTOR, WarpDetail, warp_detail
@@ -82,8 +83,10 @@ def conflict_ways(detail: WarpDetail) -> int:
 # The ops, the traced instructions' kinds and the memory spaces as a reader meets them: as
 # written in English (the CLI's words); in another language under these names (the catalogue's
 # keys). Instructions (cp.async, ldmatrix, stmatrix) stay as written in every language.
-OP_NAMES = {"load": "load", "store": "store", "atomic": "atomic add", "tma.load": "TMA copy"}
-KIND_NAMES = {"load": "load", "store": "store", "atomic": "atomic operation", "reduction": "reduction"}
+OP_NAMES = {"load": "load", "store": "store",
+            # each kind's caption (Kind.name; a kind named as its op stays as written)
+            **{k.op: k.name for k in kinds() if k.name and k.name != k.op}}
+KIND_NAMES = {f.kind: f.name for f in forms() if f.name}      # each trace kind's caption (TraceForm.name)
 SPACE_NAMES = {"shared": "shared memory", "global": "global memory", "generic": "generic address"}
 
 
@@ -173,7 +176,7 @@ def _wavefront_caption(d: WarpDetail, k: int) -> str:
     waiting = d.active_lanes - done
     head = tr("Wavefront {k} of {n}", k=k + 1, n=d.wavefronts)
     fmt = dict(words=_count(len(words), "word"), lanes=_count(len(lanes), "lane"))
-    if d.op in ("store", "cp.async", "atomic", "tma.load"):      # writes (viz.kinds)
+    if d.op == "store" or getattr(kind_of(d.op), "writes", False):      # writes (a kind's Kind.writes)
         body = _plural(banks, "1 bank stores {words} from {lanes}", "{n} banks store {words} from {lanes}", **fmt)
     else:
         body = _plural(banks, "1 bank delivers {words} to {lanes}", "{n} banks deliver {words} to {lanes}", **fmt)

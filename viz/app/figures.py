@@ -11,7 +11,8 @@ from ..i18n import sep, tr
 from ..kinds import KIND_METRIC_LABELS
 from ..report import access_size_text, explain_access, instruction_numbers, numbers_text
 from ..scenario import warnings
-from .gpu_texts import partial_text
+from ..trace.schema import records_complete
+from .gpu_texts import partial_text, unrecorded_text
 from .state import Session
 from .source import op_label
 
@@ -91,6 +92,14 @@ class FiguresPanel(QWidget):
         self.warn.setStyleSheet("QLabel { background: #fef3c7; color: #78350f; border: 1px solid #d97706; "
                                 "border-radius: 3px; padding: 4px; }")
         self.warn.hide()
+        # a trace whose kernel ran memory instructions no kind records (complete: false)
+        self.unrecorded = QLabel()
+        self.unrecorded.setObjectName("figuresUnrecorded")
+        self.unrecorded.setWordWrap(True)
+        self.unrecorded.setTextFormat(Qt.TextFormat.PlainText)
+        self.unrecorded.setStyleSheet("QLabel { background: #fee2e2; color: #7f1d1d; border: 1px solid #dc2626; "
+                                      "border-radius: 3px; padding: 4px; }")
+        self.unrecorded.hide()
         self.tree = QTreeWidget()
         self.tree.setObjectName("figures")
         self.tree.setColumnCount(3)
@@ -107,6 +116,7 @@ class FiguresPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.status)
         lay.addWidget(self.warn)
+        lay.addWidget(self.unrecorded)
         lay.addWidget(self.tree, 1)
         session.analysisChanged.connect(self.refresh)
         session.changed.connect(self.refresh)
@@ -127,11 +137,16 @@ class FiguresPanel(QWidget):
             self.tree.clear()
             self.status.setText("")
             self.warn.hide()
+            self.unrecorded.hide()
             return
         if self.session.is_trace:
             self.warn.hide()
+            text = unrecorded_text(self.session.trace.header) if getattr(self.session, "trace", None) else ""
+            self.unrecorded.setText(text)
+            self.unrecorded.setVisible(bool(text))
             self._refresh_trace()
             return
+        self.unrecorded.hide()
         found = warnings(sc)
         self.warn.setText("\n".join(tr("Warning: {w}", w=w) for w in found))
         self.warn.setVisible(bool(found))
@@ -198,7 +213,7 @@ class FiguresPanel(QWidget):
                                "{warps} warps ({wpb} per block)", kernel=h.get("kernel", "?"),
                                gpu=h.get("gpu", {}).get("name", "?"), records=f"{an.trace.records:,}",
                                warps=f"{lw.blocks * lw.warps_per_block:,}", wpb=lw.warps_per_block))
-        if not h.get("complete", False):
+        if not records_complete(h):      # blocks or executions missing (unrecorded instructions: the banner above)
             self.warn.setText(tr("Partial trace: {note}", note=partial_text(h.get("note", ""))))
             self.warn.show()
         bold = QFont()

@@ -39,6 +39,7 @@ from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
 from ..i18n import sep, tr
 from ..trace.launch import shipped_launch_file
+from ..trace.schema import records_complete, unrecorded_ran
 from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
                         _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
                         caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
@@ -881,8 +882,12 @@ class GpuPanel(QWidget):
         if others:
             text += " " + tr("Outside the ten: {n} of {total} equal.", n=sum(r[1] == r[2] for r in others),
                              total=len(others))
-        if not h.get("complete", True):
+        if not records_complete(h, True):
             text += " " + tr("A partial trace: expect differences.")
+        missed = unrecorded_ran(h)
+        if missed:
+            text += " " + tr("Counters may differ: the kernel ran {n} memory instructions that warpviz does not "
+                             "record (see the Figures panel).", n=len(missed))
         return text
 
     def save_trace_as(self, path: str | Path | None = None) -> Path | None:

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from ..i18n import language, sep, tr
+from ..kinds.registry import counter_labels
 
 
 # What limits the cost model's time (viz.gpu.costmodel.Prediction.bound), as shown.
@@ -21,23 +22,9 @@ STAGE_LABELS = {"compile": "compiling and instrumenting", "count": "counting run
                 "ncu": "Nsight Compute on the plain kernel", "write": "writing the trace", "analyse": "analysing"}
 
 
-# Nsight Compute's counters outside the ten (viz.trace.analysis.OTHER_METRICS), as the table names them.
-OTHER_LABELS = {"smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions",
-                "smsp__inst_executed_op_global_red.sum": "global reduction instructions",
-                "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
-                "smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions",
-                "sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions",
-                "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
-                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
-                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors",
-                "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
-                "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors"}
-# issue 30 hook: the TMA rows (viz.kinds.tma_copy.COUNTER_LABELS)
-from ..kinds.tma_copy import COUNTER_LABELS as _TMA_LABELS  # noqa: E402
-
-OTHER_LABELS.update(_TMA_LABELS)
+# Nsight Compute's counters outside the ten (viz.trace.analysis.OTHER_METRICS), as the table
+# names them: each kind's TraceForm.counters (viz.kinds.registry).
+OTHER_LABELS = counter_labels()
 
 
 def recordings_dir() -> Path:
@@ -205,6 +192,31 @@ def partial_text(note: str) -> str:
     if parts is None or language() == "en":
         return note if isinstance(note, str) else ""
     return sep("; ").join(tr(PARTIAL_NOTES[key], **values) for key, values in parts)
+
+
+def unrecorded_text(header: dict) -> str:
+    """The Figures panel's banner for a trace whose kernel ran memory instructions no kind
+    records (``viz.trace.analysis.unrecorded_json``): how many, how often, and each one's PTX
+    line, source line, text and executions, in the language of the moment; "" where none ran
+    or the trace does not say (an older trace)."""
+    from ..errors import safe_text
+    from ..trace.analysis import unrecorded_json
+
+    ran = unrecorded_json(header) or []
+    if not ran:
+        return ""
+    lines = [tr("Not recorded: the kernel ran {n} memory instructions that warpviz does not record, "
+                "{executed} warp-level executions; their traffic is in no figure here (Nsight Compute counts it).",
+                n=len(ran), executed=f"{sum(d['executed'] for d in ran):,}")]
+    for d in ran[:8]:          # the file's words: escaped and cut (viz.errors.safe_text)
+        where = f"{safe_text(str(d['file']).rsplit('/', 1)[-1], 120)}:{d['line']}" if d["line"] else \
+            tr("no source line")
+        lines.append(tr("PTX line {ptx_line} ({where}): {instruction}, executed {executed} times",
+                        ptx_line=d["ptx_line"], where=where, instruction=safe_text(d["instruction"], 160),
+                        executed=f"{d['executed']:,}"))
+    if len(ran) > 8:
+        lines.append(tr("and {n} more", n=len(ran) - 8))
+    return "\n".join(lines)
 
 
 def _pct(v) -> str:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from ..expr import Name, Node, names, to_cuda, to_text
 from ..kinds import codegen as kinds_cg
+from ..kinds.registry import kind_of
 from ..scenario import KIND_OPS, Access, Array, Loop, Scenario
 
 KERNEL_NAME = "wv_kernel"
@@ -294,11 +295,16 @@ def _matrix_part(m) -> list[str]:
 
 
 def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, repeats: set[int] | None) -> list[str]:
-    if a.op == "tma.load":
-        return kinds_cg.tma_lines(a, arr, sc, rename, [x.index for x in sc.accesses if x.op == "tma.load"].index(a.index))
-    if a.op in KIND_OPS:     # cp.async, atomic: their own instruction, the same `when`
+    kind = kind_of(a.op)
+    if kind is not None:     # a registered kind writes its own CUDA (its Kind.codegen)
+        if kind.codegen is None:
+            raise ValueError(f"access {a.index}: the kind {a.op!r} has no CUDA code generation")
+        k = [x.index for x in sc.accesses if x.op == a.op].index(a.index)
+        body = kind.codegen(a, arr, sc, rename, k)
+        if kind.codegen_whole:          # tma.load: its lines are complete (thread 0 and the wait)
+            return body
+        # cp.async, atomic: their own instruction, the same `when`
         label = f"{a.op} {a.text}" + (f" <- {a.source.text}" if a.source is not None else "")
-        body = (kinds_cg.cp_async_body if a.op == "cp.async" else kinds_cg.atomic_body)(a, arr, sc, rename)
         return _when_wrapped(a, [f"// access {a.index}: {_c_comment(label, 400)}"], body, rename)
     label = f"{a.op_text} {arr.name}" + "".join(f"[{to_text(n)}]" for n in a.indices) + \
         (f".{a.field}" if a.field else "")

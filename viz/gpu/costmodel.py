@@ -43,6 +43,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from ..kinds.registry import kind_of, kinds
+
 LAUNCH_OVERHEAD_S = 3e-6   # an empty kernel launch on H100, back to back
 
 # Calibration key -> (default, unit, where the default comes from). The cost model reads
@@ -88,15 +90,9 @@ LATENCY_KEYS = {"shfl": "shfl_latency_clk", "mufu": "mufu_latency_clk", "s2r": "
 LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
 
 
-# How long an SM's TMA takes over one box, by the box's rows and row width: blocks of one
-# box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/tma_box_timing.sh,
-# assets/measurements/h100-tma-2026-11-23.json): a block cost 10.5-10.9 ns per row of 16
-# bytes, 5.1-5.3 per row of 32 bytes and no more than starting a block with 64-byte rows,
-# and boxes of 64 and 128 rows took as long as boxes of 32: time per box = min(rows, 32) x
-# TMA_ROW_NS_BYTES / row bytes. Not a microbenchmark of calibrate (yet): a measured table,
-# like LOADED_LATENCY_H100.
-TMA_ROW_NS_BYTES = 168.0     # ns x bytes: the median of the six probes not bound by block starts
-TMA_ROW_CAP = 32
+# How long an SM's TMA takes over one box: the tma.load kind's own term (viz.kinds.tma_load:
+# min(rows, TMA_ROW_CAP) x TMA_ROW_NS_BYTES / row bytes, measured on the H100).
+from ..kinds.tma_load import TMA_ROW_CAP, TMA_ROW_NS_BYTES  # noqa: E402,F401 - named here before
 
 
 # What one SM can do per clock at most (Nsight Compute's peaks on the H100: a 32-way
@@ -656,11 +652,12 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     # all read the same box: DRAM moves it once. Nor does the L2 term count TMA boxes:
     # tma-ldmatrix-128b took 277 MB of them in 0.023 ms, 12 TB/s, above the 8.1 TB/s at which
     # L2 serves the LSU's loads, so the TMA's path is not the one calibrated.
-    copy_sectors = sum(s.sectors for s in an.stats if s.op == "cp.async") * f
+    # Which accesses those are, and how, each kind says (Kind.copy_engine, copy_in_l2, copy_per_replica).
+    copy_sectors = sum(s.sectors for s in an.stats if _copy(s.op, "copy_in_l2")) * f
     tma_box_s = tma_seconds_per_block(an)
     copy_dram = 0.0 if resident else 32 * (
-        sum(s.sectors for s in an.stats if s.op == "cp.async") * f
-        + sum(s.sectors for s in an.stats if s.op == "tma.load") * f / max(1, repeat))
+        sum(s.sectors for s in an.stats if _copy(s.op, "copy_per_replica")) * f
+        + sum(s.sectors for s in an.stats if _copy(s.op, "copy_per_replica", False)) * f / max(1, repeat))
     return Workload(
         blocks=blocks * repeat, threads_per_block=tpb, sectors=round(t["sectors"] * f),
         wavefronts=round(t["wavefronts"] * f), instructions=round(t["instructions"] * f),
@@ -677,22 +674,28 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
         registers=registers, shared_bytes=shared_bytes)
 
 
+def _copy(op: str, flag: str, value: bool = True) -> bool:
+    """Whether ``op`` is a copy-engine kind (``Kind.copy_engine``) whose ``flag`` is ``value``."""
+    k = kind_of(op)
+    return k is not None and k.copy_engine and getattr(k, flag) == value
+
+
 def tma_seconds_per_block(an) -> float:
-    """The SM's TMA time per block: each tma.load box it executes, min(rows, TMA_ROW_CAP) x
-    TMA_ROW_NS_BYTES / row bytes (the H100 probe above)."""
+    """The SM's copy-engine time per block: each warp instruction of a kind with an engine
+    term (``Kind.engine_seconds``: a tma.load box, min(rows, TMA_ROW_CAP) x TMA_ROW_NS_BYTES /
+    row bytes, the H100 probe) times that term."""
     sc = an.scenario
     total = 0.0
     for s in an.stats:
-        if s.op != "tma.load" or not s.warp_instructions:
+        k = kind_of(s.op)
+        if k is None or k.engine_seconds is None or not s.warp_instructions:
             continue
-        acc = sc.accesses[s.instruction.access]
-        rows, cols = acc.option("box")
-        row_bytes = cols * sc.array(acc.source.array).type.size
-        total += s.warp_instructions * min(rows, TMA_ROW_CAP) * TMA_ROW_NS_BYTES / row_bytes * 1e-9
+        total += k.engine_seconds(sc.accesses[s.instruction.access], sc, s.warp_instructions)
     return total / max(1, sc.launch.blocks)
 
 
-COPY_ENGINE_OPS = ("cp.async", "tma.load")   # accesses whose global side the reuse replay does not see
+# accesses whose global side the reuse replay does not see: the copy-engine kinds (cp.async, tma.load)
+COPY_ENGINE_OPS = tuple(k.op for k in kinds() if k.copy_engine)
 LOADS_IN_FLIGHT = 16   # independent loads a warp has in flight: ptxas issues about 16 LDGs ahead of
                        # their first use (SASS of the generated gemm-naive kernel)
 BRANCH_CYCLES = 24     # a predicated access (``when``) sits in its own vote + branch + one-trip loop

@@ -158,9 +158,18 @@ def refuse_unrecorded(tr, resources: dict | None) -> None:
     fraction of the launch (the CUDA sample's `simple_wmma_gemm`, whose loads are all
     `wmma.load`, measured 4,668 us on the H100 against 4.26 us predicted from its empty trace)."""
     from ..trace import TraceError
+    from ..trace.schema import unrecorded_ran
     from .caveats import unrecorded_memory
 
     ops = unrecorded_memory(resources, tr.header)
+    ran: dict[str, int] = {}
+    for d in unrecorded_ran(tr.header) or ():      # what the trace itself says ran unrecorded
+        words = str(d.get("opcode") or "").split(".")
+        op = ".".join(words[:4 if words[:2] == ["cp", "reduce"] or words[:4] == ["cp", "async", "bulk", "tensor"]
+                            else 3 if words[:3] == ["cp", "async", "bulk"] else 2])
+        ran[op] = ran.get(op, 0) + 1
+    for op, n in ran.items():                      # keyed as caveats.untimed_ptx keys them
+        ops[op] = max(ops.get(op, 0), n)
     if ops:
         what = ", ".join(f"{k} ({v})" for k, v in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])))
         raise TraceError(Path(tr.path).name if tr.path else "<trace>", "", f"the kernel executes {what} (PTX), "

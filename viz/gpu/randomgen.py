@@ -12,35 +12,12 @@ from __future__ import annotations
 import random
 
 from ..engine import analyze
+from ..kinds.random_text import LEAVES, expr as _expr, wrap as _wrap  # noqa: F401 - shared with the kinds' generators
 from ..scenario import Scenario, ScenarioError, loads
 
-LEAVES = ["threadIdx.x", "threadIdx.y", "blockIdx.x", "blockIdx.y", "lane", "warp", "tid", "j"]
 TYPES = ["char", "short", "int", "float", "double", "float2", "int4", "float4", "float3"]
 SWIZZLES = ["none", "xor", "xor:3", "diagonal", "bitrev", "bitrev-xor", "cute:2,0,3", "cute:3,1,3",
             "expr:(col * 5 + row) % COLS"]
-
-
-def _expr(r: random.Random, depth: int = 3) -> str:
-    if depth == 0 or r.randint(0, 3) == 0:
-        return r.choice(LEAVES) if r.random() < 0.6 else str(r.randint(0, 40))
-    op = r.choice(["+", "-", "*", "^", "&", "|", "<<", ">>", "/", "%", "?:", "min", "max", "rev"])
-    a = _expr(r, depth - 1)
-    if op in ("<<", ">>"):
-        return f"({a} {op} {r.randint(0, 5)})"
-    if op in ("/", "%"):
-        return f"({a} {op} {r.randint(1, 9)})"
-    if op == "rev":
-        return f"rev({a}, {r.randint(1, 6)})"
-    b = _expr(r, depth - 1)
-    if op == "?:":
-        return f"({a} < {r.randint(0, 20)} ? {b} : {a})"
-    if op in ("min", "max"):
-        return f"{op}({a}, {b})"
-    return f"({a} {op} {b})"
-
-
-def _wrap(e: str, n: int) -> str:
-    return f"((({e}) % {n}) + {n}) % {n}"
 
 
 def scenario_text(r: random.Random) -> str:

@@ -93,13 +93,22 @@ def _trace(launch, blocks, args) -> int:
         print(to_table(an))
         if rows is not None:
             print()
-            print(f"Nsight Compute on the plain kernel ({'all blocks' if rec.complete else 'partial trace: expect differences'}):")
+            from ..trace.analysis import unrecorded_json
+            from ..trace.schema import records_complete
+
+            print(f"Nsight Compute on the plain kernel ({'all blocks' if records_complete(rec.trace.header) else 'partial trace: expect differences'}):")
             for r in rows:
                 print(f"  {r.metric:<58} trace {r.model:>12,}  ncu {r.hardware if r.hardware is not None else '-':>12}"
                       f"  {'ok' if r.match else 'MISMATCH'}")
             for r in doc["validation"]["other"]:
                 print(f"  {r['metric']:<58} trace {r['model']:>12,}  ncu {r['hardware'] if r['hardware'] is not None else '-':>12}"
                       f"  {'ok' if r['match'] else 'differs'} (outside the ten)")
+            missed = unrecorded_json(rec.trace.header) or []
+            if missed:
+                print(f"  counters may differ because the kernel ran {len(missed)} memory instruction(s) warpviz "
+                      "does not record: " + "; ".join(f"{d['instruction']} (PTX line {d['ptx_line']}, "
+                                                      f"{d['executed']:,} executions)" for d in missed[:8])
+                      + (f"; and {len(missed) - 8} more" if len(missed) > 8 else ""))
             if guard and guard["problems"]:
                 print("  SASS guard: ptxas changed memory instructions: " + "; ".join(guard["problems"]))
             if guard and guard["note"]:

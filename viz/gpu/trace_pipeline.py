@@ -233,8 +233,12 @@ class Recording:
     def validation(self) -> dict | None:
         if self.rows is None:
             return None
+        from ..trace.analysis import unrecorded_json
+
+        # unrecorded: the memory instructions warpviz does not record that ran, the reason counters may differ
         return {"complete": self.complete, "rows": [r.as_dict() for r in self.rows], "match": self.match,
-                "sass_guard": self.guard, "other": self.other, "sass_map": self.trace.header.get("sass_map")}
+                "sass_guard": self.guard, "other": self.other, "sass_map": self.trace.header.get("sass_map"),
+                "unrecorded": unrecorded_json(self.trace.header)}
 
 
 def first_arch(launch) -> str:
@@ -403,13 +407,22 @@ def record_trace(launch, *, blocks: list[int] | None = None, validate: bool = Fa
         "sass_guard": guard, "ncu": hw, "ncu_other": other_hw,
     }
     rows, addr = res["header"], res["addr"]
-    events = getattr(b, "events", None)          # cp.async commit/wait executions
+    events = getattr(b, "events", None)          # cp.async commit/wait executions, unrecorded memory instructions
     if events is not None:
-        from ..trace.ptx import EVENT_BASE
+        from ..kinds.registry import unrecorded_of
+        from ..trace.ptx import EVENT_BASE, UNRECORDED_KIND
+        from ..trace.schema import set_unrecorded
 
         is_event = rows[:, 0] >= EVENT_BASE
-        header["events"] = [dict(e.as_dict(), **_where(e, launch, sources),
-                                 executed=int((rows[is_event, 0] == e.id).sum())) for e in events]
+        ran = {e.id: int((rows[is_event, 0] == e.id).sum()) for e in events}
+        header["events"] = [dict(e.as_dict(), **_where(e, launch, sources), executed=ran[e.id])
+                             for e in events if e.kind != UNRECORDED_KIND]
+        set_unrecorded(header, [
+            {"id": e.id, "ptx": e.ptx, "function": e.function, "opcode": e.opcode, "predicate": e.predicate,
+             "line_no": e.line_no, "file": e.file, "line": e.line, **_where(e, launch, sources),
+             "why": getattr(unrecorded_of(e.opcode), "why", ""), "executed": ran[e.id]}
+            for e in events if e.kind == UNRECORDED_KIND])
+        complete, note = bool(header["complete"]), header.get("note", note)
         rows, addr = rows[~is_event], addr[~is_event]
     # the rows come from a buffer the kernel could have written over: checked as a file is
     trace = tracefile.check(tracefile.from_records(header, rows, addr), out)

@@ -54,10 +54,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..kinds.registry import forms, trace_kind
 from . import costmodel
 from .reuse import IN_FLIGHT, InstrReuse, Reuse
 
-GLOBAL_KINDS = ("load", "store", "cp.async", "atomic", "reduction")
+# the trace kinds whose lanes are counted on global memory (their TraceForm's counts_global)
+GLOBAL_KINDS = tuple(f.kind for f in forms() if f.counts_global)
 # The most records the cost model replays (its chains are per-record Python loops: about
 # 10 s per 100,000 records on a laptop core); the shipped traces have at most 22,400.
 MAX_MODEL_RECORDS = 200_000
@@ -172,7 +174,8 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     fence = np.cumsum(breaks)         # barriers and back edges so far (a warp's records are contiguous)
     kind = np.asarray([i["kind"] for i in ins_tab], object)[ids]
     ops = np.asarray([i["op"] for i in ins_tab], object)[ids]
-    store_like = is_glob & ((ops != "load") | (kind == "atomic") | (kind == "reduction"))
+    writes = np.asarray([i["op"] != "load" or trace_kind(i["kind"]).global_write for i in ins_tab], bool)
+    store_like = is_glob & (writes[ids] if ins_tab else np.zeros(ids.shape, bool))
     # a store ends the run after itself: the next record starts a new one
     prev_store = np.r_[False, store_like[:-1]] & (pos > 0)
     breaks += prev_store
@@ -363,7 +366,7 @@ def shared_wavefronts(an) -> np.ndarray:
     record): its shared loads and stores, ldmatrix / stmatrix and shared atomics, a fused
     group's wide access counted once (``analyze_trace``'s figures)."""
     vals = an.record_values()
-    sp = np.asarray([i["space"] == "shared" or i["kind"] in ("ldmatrix", "stmatrix") for i in an.trace.instructions],
+    sp = np.asarray([i["space"] == "shared" or trace_kind(i["kind"]).shared_pipe for i in an.trace.instructions],
                     bool)
     if not sp.size:
         return np.zeros(an.trace.records, np.int64)
@@ -384,17 +387,17 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None,
     ins_tab = trace.instructions
     lat_of: dict[int, tuple[float, str]] = {}
     for i in ins_tab:
-        if (i["kind"] in ("load", "cp.async", "ldmatrix") and i["op"] == "load") or i["kind"] == "atomic":
-            if i["space"] == "shared" or i["kind"] == "ldmatrix":
-                lat_of[i["id"]] = (device.shared_latency_s, "shared")
-            elif i["kind"] == "atomic":
-                lat_of[i["id"]] = (device.l2_latency_s, "L2")    # performed at L2, its old value used
-            elif i["kind"] == "cp.async":
-                continue                                           # asynchronous: waited for at wait_group
-            else:
-                lat_of[i["id"]] = _load_level(i["id"], reuse, device)
+        f = trace_kind(i["kind"])            # what a record waits for: its kind's TraceForm.latency
+        if i["op"] != "load" or not f.latency:
+            continue                                               # a store, or asynchronous (cp.async: at wait_group)
+        if i["space"] == "shared" or f.latency == "shared":
+            lat_of[i["id"]] = (device.shared_latency_s, "shared")
+        elif f.latency == "atomic":
+            lat_of[i["id"]] = (device.l2_latency_s, "L2")    # performed at L2, its old value used
+        else:
+            lat_of[i["id"]] = _load_level(i["id"], reuse, device)
     stores_global = {i["id"] for i in ins_tab if i["space"] in ("global", "generic")
-                     and (i["op"] != "load" or i["kind"] in ("atomic", "reduction")) and i["kind"] != "cp.async"}
+                     and (i["op"] != "load" or trace_kind(i["kind"]).global_write)}
     stores_shared = {i["id"] for i in ins_tab if i["space"] == "shared" and i["op"] != "load"}
     bars = barriers if barriers is not None else np.zeros(n, np.int64)
     back = back_edges(trace)
@@ -482,11 +485,7 @@ def trace_chain(trace, reuse: Reuse, device, barriers: np.ndarray | None = None,
 
 
 # The memory kinds of ``viz.toolchain.sass`` (its ``KINDS``) of a trace's instructions: (kind, space) -> kind.
-SASS_KINDS = {("load", "global"): "global.load", ("store", "global"): "global.store",
-              ("load", "shared"): "shared.load", ("store", "shared"): "shared.store",
-              ("ldmatrix", "shared"): "ldmatrix", ("stmatrix", "shared"): "stmatrix",
-              ("atomic", "global"): "atomic", ("atomic", "shared"): "atomic", ("reduction", "global"): "atomic",
-              ("reduction", "shared"): "atomic", ("cp.async", "global"): "cp.async"}
+SASS_KINDS = {(f.kind, sp): k for f in forms() for sp, k in f.sass_kind.items()}     # each TraceForm's sass_kind
 
 
 def sass_counts(an) -> tuple[dict[str, int], int]:
@@ -539,7 +538,7 @@ def instructions_and_own_issue(an, resources: dict | None = None, device=costmod
     warps = (tr.blocks if blocks is None else blocks) * tr.warps_per_block
     total = float(warps * (costmodel.SASS_PROLOGUE + costmodel.SASS_EPILOGUE))
     for s in an.stats:
-        sp = "shared" if s.instr["space"] == "shared" or s.instr["kind"] in ("ldmatrix", "stmatrix") else "global"
+        sp = "shared" if s.instr["space"] == "shared" or trace_kind(s.instr["kind"]).shared_pipe else "global"
         total += (s.warp_instructions + s.never_true_lds) * costmodel.SASS_PLAIN[sp]
     return total, "estimated from the kernel's shape", 0.0
 
@@ -589,7 +588,9 @@ def coverage(trace) -> Coverage:
 
     grid = int(trace.blocks)
     header = trace.header
-    complete = bool(header.get("complete", True))
+    from ..trace.schema import records_complete
+
+    complete = records_complete(header, True)     # every block's records (unrecorded instructions aside)
     if not trace.records:
         return Coverage(grid, 0, 0, 0.0, complete)
     blocks, first, counts = np.unique(trace.block, return_index=True, return_counts=True)

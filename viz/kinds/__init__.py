@@ -1,108 +1,54 @@
-"""Access kinds beyond plain loads and stores (scenario format 3), one module per kind: each parses,
-counts and describes its kind, below the parser (viz.scenario) and the engine, above viz.counting.
+"""Access kinds, one module per kind, and the one table of them (``viz.kinds.registry``) that
+every layer reads: the parser (viz.scenario), the engine, the reasons, the per-warp detail,
+the PTX instrumenter, the SASS reconciliation, the trace analysis, CUDA generation, random
+checks, the cost model and the app.
 
-* ``ldmatrix`` / ``stmatrix`` (``viz.kinds.ldmatrix``).
+* ``viz.kinds.plain``: plain loads and stores (``ld``/``ldu``/``st``, scalar and vector) in a trace.
+* ``viz.kinds.ldmatrix``: ``ldmatrix`` / ``stmatrix`` (scenario ops ``ldmatrix.x4`` ...; in a trace).
+* ``viz.kinds.cp_async``: ``cp.async`` (LDGSTS), a copy of 4, 8 or 16 bytes per lane from
+  global memory straight into shared memory.
+* ``viz.kinds.atomic``: ``atomicAdd`` on a 4-byte shared int (ATOMS) or on a global int,
+  float or double (ATOM when the result is read, RED when it is not), with ptxas's warp
+  aggregation of a uniform address; ``atom`` / ``red`` in a trace.
+* ``viz.kinds.tma_load``: ``tma.load``, a 2-D tile copy by the tensor-memory accelerator
+  (UTMALDG) in the destination array's swizzle (scenarios).
+* ``viz.kinds.unrecorded``: memory PTX no kind records yet (the trace says it is incomplete).
 
-* ``cp.async`` (``viz.kinds.async_copy``): LDGSTS, a copy of 4, 8 or 16 bytes per lane
-  from global memory straight into shared memory.
-* ``tma.load`` (``viz.kinds.async_copy``): a 2-D tile copy by the tensor-memory
-  accelerator (UTMALDG), issued by one thread of the block, written into shared memory
-  in the destination array's swizzle (none, ``tma:32B``, ``tma:64B``, ``tma:128B``).
-* ``atomic`` (``viz.kinds.atomics``): ``atomicAdd`` on a 4-byte shared int (ATOMS) or on a
-  global int, float or double (ATOM when the result is read, RED when it is not), with
-  ptxas's warp aggregation of a uniform address.
-
-Each kind is one ``Kind`` of ``viz.kinds.registry``, registered at the end of this file: parsed
-by ``viz.kinds.build`` (called from ``viz.scenario``), counted by its module (called from
-``viz.engine``), described by ``viz.kinds.analyze`` and ``viz.kinds.report`` (called from
-``viz.report``) and emitted by ``viz.gpu.codegen``. Their counters are Nsight Compute's own
-metrics for the kind (``KIND_METRICS``), beside the ten; how the H100 counts them is in
-docs/memory-model.md.
+Each module says what it is with ``KINDS`` (its ``Kind``s), ``FORMS`` (its ``TraceForm``s) and
+``UNRECORDED``; ``REGISTERED`` below lists the modules once, in order. A new kind is its
+module plus one line there. The counters are Nsight Compute's own metrics for the kind
+(``KIND_METRICS``), beside the ten; how the H100 counts them is in docs/memory-model.md.
 """
 
 from __future__ import annotations
 
-from .analyze import atomic_active_lanes, count_atomic, count_cp_async, count_tma, cp_async_figures, tma_figures
-from .build import EXAMPLES, KEYS, _atomic, _cp_async, _tma
-from .registry import Kind, kind_of, kinds, register
-from .report import extra_rows, tma_rows
+from . import atomic, cp_async, ldmatrix, plain, tma_copy, tma_load, unrecorded
+from .registry import Kind, kind_of, kinds, register, register_form, register_unrecorded
 
-# Nsight Compute metrics that only the kinds of this package produce (present on the H100:
-# tools/gpu/session/kinds_validate.sh lists them from `ncu --query-metrics`).
-LDGSTS_METRICS = (
-    "smsp__inst_executed_op_ldgsts.sum",
-)
-ATOM_METRICS = (
-    "smsp__inst_executed_op_shared_atom.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum",
-)
-GLOBAL_ATOM_METRICS = (
-    "smsp__sass_inst_executed_op_global_atom.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
-    "smsp__inst_executed_op_global_red.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
-)
-TMA_METRICS = (
-    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum",
+# The table: every kind module, in order (scenario kinds: cp.async, atomic, tma.load; trace
+# forms are tried in this order; the unrecorded patterns come last).
+REGISTERED = (
+    plain,
+    ldmatrix,
+    cp_async,
+    atomic,
+    tma_load,
+    tma_copy,      # issue 30: TMA and bulk copies in traces, and the TMA unit's control instructions
+    unrecorded,
 )
 
+for _m in REGISTERED:
+    for _k in getattr(_m, "KINDS", ()):
+        register(_k)
+    for _f in getattr(_m, "FORMS", ()):
+        register_form(_f)
+    for _u in getattr(_m, "UNRECORDED", ()):
+        register_unrecorded(_u)
 
-def _ldgsts_rule(d: dict) -> str:
-    return "ldgsts"
-
-
-def _atom_rule(d: dict) -> str:
-    return "atom_add" if (d.get("options") or {}).get("result") == "used" else "atom_inc"
-
-
-def _atomic_per_lane(access) -> bool:
-    return access.option("result") == "used"
-
-
-def _always(access) -> bool:
-    return True
-
-
-register(Kind(
-    op="cp.async", keys=frozenset(KEYS["cp.async"]), example=EXAMPLES["cp.async"], parse=_cp_async,
-    count=count_cp_async, figures=cp_async_figures,
-    metrics=LDGSTS_METRICS, metric_labels={
-        "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
-    },
-    shared_rule=_ldgsts_rule, extra_reasons=extra_rows,
-    # a bank takes one write per lane: lanes on one word are not merged (measured)
-    per_lane=_always,
-))
-register(Kind(
-    op="atomic", keys=frozenset(KEYS["atomic"]), example=EXAMPLES["atomic"], parse=_atomic,
-    count=count_atomic,
-    metrics=ATOM_METRICS + GLOBAL_ATOM_METRICS, metric_labels={
-        "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "shared atomic wavefronts",
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": "shared atomic bank conflicts",
-        "smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions (ATOM)",
-        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors",
-        "smsp__inst_executed_op_global_red.sum": "global reduction instructions (RED)",
-        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors",
-    },
-    shared_rule=_atom_rule,
-    # an atomic whose old value is read serves every lane's word on its own (measured)
-    per_lane=_atomic_per_lane, active_lanes=atomic_active_lanes,
-))
-register(Kind(
-    op="tma.load", keys=frozenset(KEYS["tma.load"]), example=EXAMPLES["tma.load"], parse=_tma,
-    count=count_tma, figures=tma_figures,
-    metrics=TMA_METRICS, metric_labels={
-        "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum": "TMA global sectors read",
-    },
-    reasons=tma_rows,
-    through_banks=False,     # the TMA writes the tile itself, not through the banks' path
-))
+LDGSTS_METRICS = cp_async.LDGSTS_METRICS
+ATOM_METRICS = atomic.ATOM_METRICS
+GLOBAL_ATOM_METRICS = atomic.GLOBAL_ATOM_METRICS
+TMA_METRICS = tma_load.TMA_METRICS
 
 KIND_OPS = tuple(k.op for k in kinds())   # format 3 access kinds: cp.async, atomic, tma.load
 KIND_METRICS = tuple(m for k in kinds() for m in k.metrics)
@@ -118,4 +64,5 @@ def uses_kinds(sc) -> bool:
     return any(a.op in KIND_OPS for a in sc.accesses)
 
 
-__all__ = ["Kind", "kind_of", "kinds", "KIND_OPS", "KIND_METRICS", "KIND_METRIC_LABELS", "LDGSTS_METRICS", "ATOM_METRICS", "GLOBAL_ATOM_METRICS", "TMA_METRICS", "is_kind", "uses_kinds"]
+__all__ = ["Kind", "kind_of", "kinds", "REGISTERED", "KIND_OPS", "KIND_METRICS", "KIND_METRIC_LABELS",
+           "LDGSTS_METRICS", "ATOM_METRICS", "GLOBAL_ATOM_METRICS", "TMA_METRICS", "is_kind", "uses_kinds"]

@@ -250,3 +250,41 @@ def matrix_map(detail) -> MatrixMap:
 __all__ = ["MatrixMap", "MatrixRow", "matrix_map", "MatrixOp", "parse_op", "OP_NAMES", "ROW_BYTES", "fragment", "fragment_table", "holders",
            "matrix_of_lane", "row_of_lane", "phases_of", "warp_wavefronts", "LDSM_INST_METRIC", "STSM_INST_METRIC",
            "looks_like_matrix_op"]
+
+
+# ---------------------------------------------------------------------------- in a trace
+
+
+def matrix_lanes(opcode: str) -> int:
+    """Lanes that give a row address to ``ldmatrix``/``stmatrix``: 8 per 8x8 matrix
+    (``.x1`` 8, ``.x2`` 16, ``.x4`` 32)."""
+    for n in (1, 2, 4):
+        if f".x{n}." in opcode + ".":
+            return 8 * n
+    return 32
+
+
+def _row_width(parts, operands) -> int:
+    return ROW_BYTES                    # each lane gives the address of one 16-byte row
+
+
+def _accept(parts: list[str]) -> bool:
+    return "shared::cluster" not in parts
+
+
+from .registry import TraceForm  # noqa: E402
+
+FORMS = (
+    TraceForm(kind="ldmatrix", heads=("ldmatrix",), accept=_accept, roles=(("load", "", 0),), width=_row_width,
+              sass={"LDSM": "shared"}, instruction_counter={"shared": "smsp__inst_executed_op_ldsm.sum"},
+              counts_global=False, lanes=matrix_lanes, latency="shared", shared_pipe=True,
+              counters={"smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions"},
+              sass_kind={"shared": "ldmatrix"}),
+    # stmatrix is counted only at the SM level on the H100 (no smsp__ counter)
+    TraceForm(kind="stmatrix", heads=("stmatrix",), accept=_accept, roles=(("store", "", 0),), width=_row_width,
+              sass={"STSM": "shared"}, instruction_counter={"shared": "sm__sass_inst_executed_op_shared_stsm.sum"},
+              counts_global=False, lanes=matrix_lanes, shared_pipe=True, sass_kind={"shared": "stmatrix"},
+              counters={"sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions"}),
+)
+KINDS = ()
+UNRECORDED = ()

@@ -1,15 +1,64 @@
-"""What an access kind is, and which kinds there are: one registry below the parser (``viz.scenario``)
-and the engine (``viz.engine``), which find a kind here by its ``op`` and ask it what to do.
+"""What an access kind is, and which kinds there are: ONE table that every layer reads.
 
-A kind (scenario format 3: ``cp.async``, ``atomic``, ``tma.load``) is a ``Kind``: how its table
-is parsed into an ``Access``, how one of its warp instructions is counted, how it is described
-(its figures, its Nsight Compute counters and their names, the reasons beside them) and the hints
-the per-warp drawing needs. ``viz/kinds/__init__.py`` registers each kind once; nothing here
-imports the rest of warpviz, so every layer above may ask.
+A kind says everything about itself in its own module (``viz/kinds/<kind>.py``) and is
+listed once in ``viz/kinds/__init__.py`` (``REGISTERED``). Nothing else in warpviz compares
+op strings of its own: the parser (``viz.scenario``), the engine, the reasons
+(``viz.report``), the per-warp detail (``viz.warp``), the PTX instrumenter
+(``viz.trace.ptx.classify``), the SASS reconciliation (``viz.trace.reconcile``), the trace
+analysis (``viz.trace.analysis``), CUDA generation (``viz.gpu.codegen``), random checks
+(``viz.gpu.randomkinds``), the cost model (``viz.gpu.costmodel``) and the app ask here.
+
+Two things live in this table:
+
+* ``Kind``: a scenario access kind (``op = "cp.async"`` in a scenario file, format 3), with
+  how it parses, counts, draws, explains itself, generates CUDA, makes random scenarios and
+  what the cost model charges for it.
+* ``TraceForm``: a PTX memory instruction form that the trace recorder instruments, the
+  *trace kind* it becomes (``MemInstr.kind``: "load", "cp.async", ...), its SASS opcodes for
+  the reconciliation, how its records are counted and which Nsight Compute counters it
+  feeds. A kind module usually registers one ``Kind`` and the ``TraceForm``s of the same
+  instructions (plain loads have forms but no ``Kind``: they are the model's own).
+
+Plus ``Unrecorded``: PTX forms that touch memory but that no registered form records yet.
+The parser finds them, the recorder counts their executions per warp (as it counts
+``cp.async.commit_group``: events, ids from ``EVENT_BASE``) and the trace says it is not
+complete (``complete: false``, ``unrecorded`` in its header). A new kind that records one of
+them simply registers a ``TraceForm`` that matches first: the forms are tried before the
+unrecorded patterns.
+
+How to add a kind (the whole list of files): its module ``viz/kinds/<kind>.py`` and one line
+in ``REGISTERED`` of ``viz/kinds/__init__.py``; plus ``assets/translations/zh_CN.toml`` when it
+brings new captions. Nothing in ``viz/kinds/`` imports the parser, the engine, ``viz.trace``,
+``viz.gpu`` or Qt; a kind module may hold PTX and SASS text patterns and CUDA text. The
+callables take warpviz's own objects; those that need numba import it when called.
+
+**Kinds that carry operands or expand into many accesses** (TMA boxes, bulk copies, wgmma):
+a trace record is a 32-byte header and 32 lanes x 8-byte slots. A ``TraceForm`` whose
+``slots`` is "operands" has the recorder store, in those slots, the values its
+``record_code`` puts there (tensor-map address, coordinates, mbarrier, 64-bit matrix
+descriptors ...) instead of each lane's address. Its ``expand`` turns one record into the
+accesses it really makes (``Expanded``: any number of shared byte ranges and global
+addresses, e.g. a TMA box's sectors and the swizzled shared rows it writes, or a wgmma's
+core matrices over the banks), and ``count`` (when set) counts the record itself, returning
+its counters by Nsight Compute name (``counters``), so a kind can feed its own counters
+(``..._op_tma_ld``, ``..._op_gmma``) without the analysis knowing their names.
+
+Wired today: ``record_code(ins)`` (``ins.address`` is then the instruction's whole operand
+text) runs after the recorder's prologue and must leave each lane's 8-byte slot in ``%wvd0``;
+it may read ``%wvr4`` (the lane), ``%wvr0`` (active mask), ``%wvr1`` (predicate mask),
+``%wvr6`` (linear block), ``%wvr7`` (warp) and use ``%wvr8``-``%wvr15``, ``%wvd1``-``%wvd7``,
+``%wvp1``-``%wvp3``, ``%wvp5``-``%wvp7`` as scratch (``.b32``, ``.b64``, ``.pred``), never
+``%wvp0`` or ``%wvp4``; the lanes' shared and global masks are 0. ``count(trace, ins, rows)``
+(``rows``: the record indices of one static instruction, ``trace.addresses(rows)`` their
+slots) returns ``{Nsight Compute name: value}``; names of the ten go into the ten, others
+beside them (``other_metrics``, and ``trace --validate`` asks Nsight Compute for the names in
+``counters``). ``expand`` is declared, not yet called (the pictures and the cost model's
+replay of such records are the kind's to wire).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -20,8 +69,10 @@ def _never(access) -> bool:
 
 @dataclass(frozen=True)
 class Kind:
-    """One access kind. The callables take warpviz's own objects (an ``Access``, a scenario, a
-    figures dict ``d`` of ``Analysis.per_access``); those that need numba import it when called."""
+    """One scenario access kind (``op`` of a scenario's access table, format 3).
+
+    The callables take warpviz's own objects (an ``Access``, a scenario, a figures dict ``d``
+    of ``Analysis.per_access``); those that need numba import it when called."""
 
     op: str                                    # what a scenario writes: op = "cp.async"
     keys: frozenset[str]                       # the keys its access table may have
@@ -37,9 +88,122 @@ class Kind:
     per_lane: Callable = _never                # draw hint: (access) -> shared words served lane by lane
     through_banks: bool = True                 # draw hint: False where the shared side skips the banks' path
     active_lanes: Callable | None = None       # draw hint: (access, mask, threads) -> the lanes that issue it
+    # --- captions (English; their Chinese in assets/translations/zh_CN.toml)
+    name: str = ""                             # caption of one instruction ("TMA copy"); "" = op
+    writes: bool = True                        # its frame shows a write (the shared side is written)
+    sass_opcodes: tuple[str, ...] = ()         # the SASS opcodes it compiles to (viz.toolchain.sass's memory kind = op)
+    # --- CUDA generation (viz.gpu.codegen); pure text, no toolchain
+    codegen: Callable | None = None            # (access, array, scenario, rename, k) -> CUDA lines; k: its index among its op's
+    codegen_whole: bool = False                # its lines are complete (no label comment, no `when` wrapped around them)
+    # --- random scenarios (viz.gpu.randomkinds, `validate --random N --kinds OP`)
+    random_text: Callable | None = None        # (random.Random) -> a scenario file's text using the kind
+    # --- the cost model (viz.gpu.costmodel)
+    copy_engine: bool = False                  # its global side bypasses the LSU (cp.async, TMA): read once from DRAM
+    copy_in_l2: bool = True                    # copy_engine: its sectors count in the L2 term (False: TMA, not the LSU's path)
+    copy_per_replica: bool = True              # copy_engine: False where replicas share one copy (one tensor map per launch)
+    engine_seconds: Callable | None = None     # (access, scenario, count) -> seconds its copy engine spends on
+                                               # count of its warp instructions (the cost model's TMA term)
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """What one record of a form that expands (``TraceForm.expand``) really touched: shared
+    byte addresses (each with its byte count) and global byte addresses (each with its byte
+    count), in the order the hardware serves them, plus any counters of the form's own."""
+
+    shared: tuple[tuple[int, int], ...] = ()   # (shared offset, bytes)
+    global_: tuple[tuple[int, int], ...] = ()  # (global address, bytes)
+    counters: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TraceForm:
+    """One PTX memory instruction form that a trace records, and the trace kind it becomes.
+
+    ``heads``: the opcode's first word(s) (``ld``, ``ldu``); ``accept(parts)`` (the opcode split
+    at dots, head first) says whether this form takes the instruction; the state space is
+    read from the parts (``global``, ``shared``, else ``generic``) unless ``space`` fixes it.
+    ``roles``: the memory operands recorded, each (direction, space or "" for the matched
+    one, which ``[..]`` of the operands): cp.async has two. ``sass``: the SASS opcodes (no
+    modifiers) that the reconciliation may match with it, each to its space.
+    ``instruction_counter``: its Nsight Compute instruction counter per space, outside the
+    ten (ldmatrix: ``smsp__inst_executed_op_ldsm.sum``); ``request_counters``: (requests,
+    sectors) per space where it has its own (global atomics). ``counts_shared`` /
+    ``counts_global``: its lanes enter the ten metrics' shared / global figures (counted by
+    the engine's rules) — unless ``count`` counts the record itself.
+    ``wavefront_counters``: (wavefronts, conflicts) per space where they are its own (shared
+    atomics); ``predicated_off_counts``: a warp with every lane predicated off counts in its
+    instruction counter (LDGSTS); ``ten_spaces``: the spaces of its records that enter the ten.
+    ``count_shared`` / ``count_global``: its own rule for the lanes of one record on the banks /
+    sectors (atomics), else the engine's load / store rules.
+    ``lanes``: (opcode) -> how many lanes give an address (ldmatrix.x1: 8), None = 32.
+    ``detail_op``: the scenario op its per-warp drawing uses (``viz.trace.detail``).
+    ``slots``: "addresses" (each lane's byte address) or "operands" (``record_code`` fills
+    the 32 x 8-byte slots); ``expand`` / ``count`` / ``counters``: see the module doc."""
+
+    kind: str                                  # the trace kind: MemInstr.kind, a trace's instruction "kind"
+    heads: tuple[str, ...]
+    name: str = ""                             # its caption ("atomic operation"; Chinese in zh_CN.toml); "" = as written
+    accept: Callable[[list[str]], bool] = lambda parts: True
+    space: str = ""                            # fixed space ("" = from the opcode's parts)
+    roles: tuple[tuple[str, str, int], ...] = (("load", "", 0),)
+    width: Callable | None = None              # (parts, operands text) -> bytes per lane; None: type x vector
+    sass: Mapping[str, str] = field(default_factory=dict)    # SASS opcode -> space
+    sass_class: str = ""                       # the class name the reconciliation compares ("" = kind)
+    instruction_counter: Mapping[str, str] = field(default_factory=dict)   # space -> counter
+    request_counters: Mapping[str, tuple[str, str]] = field(default_factory=dict)   # space -> (requests, sectors)
+    wavefront_counters: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # space -> (wavefronts, conflicts)
+    predicated_off_counts: bool = False        # a warp whose lanes are all predicated off still counts (LDGSTS)
+    ten_spaces: tuple[str, ...] = ("global", "shared", "generic")   # spaces of its records that enter the ten metrics
+    counts_shared: bool = True
+    counts_global: bool = True
+    lanes: Callable[[str], int] | None = None
+    count_shared: Callable | None = None       # (ins, addr, shared lanes) -> (wavefronts, phases, active): its own bank rule
+    count_global: Callable | None = None       # (addr, global lanes) -> sectors per record: its own sector rule
+    detail_op: str = ""                        # "" = "load"/"store" by direction
+    detail_options: Callable | None = None     # (instruction dict) -> the drawn access's options (atomics' "result")
+    # --- the cost model's replay of a trace (viz.gpu.tracemodel)
+    global_write: bool = False                 # its global records write (atomics) even though their direction is "load"
+    latency: str = ""                          # a "load" record's wait: "load" (by its space and level), "shared",
+                                               # "atomic" (shared, else L2), "" (none: asynchronous or no result)
+    shared_pipe: bool = False                  # always through the shared pipe, whatever the space says (ldmatrix)
+    sass_kind: Mapping[str, str] = field(default_factory=dict)   # space -> viz.toolchain.sass memory kind
+    skip_spaces: tuple[str, ...] = ()          # spaces of its records that get skip records where a warp's lanes all
+                                               # branch around them (ptxas may predicate the branch: LDS/STS, LDGSTS)
+    mask_code: Callable | None = None          # (MemInstr, opcode, operands, bits_of) -> PTX lines clearing from the
+                                               # lane masks (%wvr2 shared, %wvr3 global) lanes that touch nothing
+    post_parse: Callable | None = None         # (PTX lines, the parser's MemInstrs, function start lines) -> MemInstrs:
+                                               # its own reading of the PTX around them (a global atom unused: RED)
+    slots: str = "addresses"
+    record_code: Callable | None = None        # (MemInstr) -> PTX lines filling %wvd0 per lane (slots = "operands")
+    expand: Callable | None = None             # (instruction dict, header row, slots) -> Expanded
+    count: Callable | None = None              # (trace, instruction dict, rows) -> {counter: value}
+    counters: Mapping[str, str] = field(default_factory=dict)   # its counters outside the ten -> label (English;
+                                                                # the app's table, Chinese in zh_CN.toml)
+
+    def space_of(self, parts: list[str]) -> str:
+        if self.space:
+            return self.space
+        spaces = [p.split("::")[0] for p in parts[1:]]
+        return "global" if "global" in spaces else "shared" if "shared" in spaces else "generic"
+
+
+@dataclass(frozen=True)
+class Unrecorded:
+    """PTX that touches memory and that no registered ``TraceForm`` records: ``pattern``
+    (a regular expression on the opcode, anchored at its start) and why it is not recorded
+    (English, shown in a trace's ``unrecorded`` list)."""
+
+    pattern: str
+    why: str
+
+    def matches(self, opcode: str) -> bool:
+        return re.match(self.pattern, opcode) is not None
 
 
 _KINDS: dict[str, Kind] = {}
+_FORMS: list[TraceForm] = []
+_UNRECORDED: list[Unrecorded] = []
 
 
 def register(kind: Kind) -> Kind:
@@ -48,6 +212,18 @@ def register(kind: Kind) -> Kind:
         raise ValueError(f"access kind {kind.op!r} is registered twice")
     _KINDS[kind.op] = kind
     return kind
+
+
+def register_form(form: TraceForm) -> TraceForm:
+    """Add a PTX form the trace records (tried in the order registered; the first that
+    accepts an instruction takes it)."""
+    _FORMS.append(form)
+    return form
+
+
+def register_unrecorded(u: Unrecorded) -> Unrecorded:
+    _UNRECORDED.append(u)
+    return u
 
 
 def kind_of(op) -> Kind | None:
@@ -61,4 +237,53 @@ def kinds() -> tuple[Kind, ...]:
     return tuple(_KINDS.values())
 
 
-__all__ = ["Kind", "register", "kind_of", "kinds"]
+def forms() -> tuple[TraceForm, ...]:
+    return tuple(_FORMS)
+
+
+def form_of(opcode: str) -> tuple[TraceForm, str] | None:
+    """(form, space) of the registered form that records the PTX opcode, or None."""
+    parts = opcode.split(".")
+    for f in _FORMS:
+        if parts[0] in f.heads and f.accept(parts):
+            return f, f.space_of(parts)
+    return None
+
+
+def trace_kind(kind: str) -> TraceForm | None:
+    """The first form whose trace kind is ``kind`` (a trace instruction's "kind")."""
+    return next((f for f in _FORMS if f.kind == kind), None)
+
+
+def trace_kinds() -> tuple[str, ...]:
+    """Every trace kind, in the order registered (a trace file's allowed "kind" values)."""
+    out: list[str] = []
+    for f in _FORMS:
+        if f.kind not in out:
+            out.append(f.kind)
+    return tuple(out)
+
+
+def unrecorded_of(opcode: str) -> Unrecorded | None:
+    """The ``Unrecorded`` entry of a PTX opcode no form takes, or None (not memory, or recorded)."""
+    if form_of(opcode) is not None:
+        return None
+    return next((u for u in _UNRECORDED if u.matches(opcode)), None)
+
+
+def counter_labels() -> dict[str, str]:
+    """Every trace form's counter -> its label (the app's table of counters outside the ten)."""
+    return {m: label for f in _FORMS for m, label in f.counters.items()}
+
+
+def sass_classes() -> dict[str, tuple[str, str]]:
+    """SASS opcode -> (space, class) of every registered form (``viz.trace.reconcile``)."""
+    out: dict[str, tuple[str, str]] = {}
+    for f in _FORMS:
+        for op, sp in f.sass.items():
+            out.setdefault(op, (sp, f.sass_class or f.kind))
+    return out
+
+
+__all__ = ["Kind", "TraceForm", "Expanded", "Unrecorded", "register", "register_form", "register_unrecorded",
+           "kind_of", "kinds", "forms", "form_of", "trace_kind", "trace_kinds", "unrecorded_of", "sass_classes", "counter_labels"]

@@ -38,7 +38,7 @@ from ..i18n import tr
 
 KIND_TENSOR = "tma"          # trace kind of the tensor-map forms
 KIND_BULK = "bulk"           # trace kind of the byte-range forms
-KINDS = (KIND_TENSOR, KIND_BULK)
+TRACE_KINDS = (KIND_TENSOR, KIND_BULK)     # the copies (KIND_CONTROL apart)
 RECORD_FLAG = 2              # a trace record's flags: a TMA / bulk record (its operands in the payload)
 PAYLOAD_SLOTS = 32           # 8-byte slots of a record's payload (the 32 lanes' address slots)
 MAX_RANK = 5
@@ -371,7 +371,7 @@ def recorder_sass(ins) -> dict[str, int]:
     plain site's one ATOMG and three STG (the instrumenter's SASS guard): 15 more STG (the
     header and the 256-byte payload, 16 bytes each: 18) and, for a tensor form, 8 generic LD
     of the tensor map (measured: ptxas 13.0, Triton's copy and nvcc's probe kernel)."""
-    if ins.kind not in KINDS:
+    if ins.kind not in TRACE_KINDS:
         return {}
     out = {"STG": 2 + PAYLOAD_SLOTS // 2 - 3}
     if ins.kind == KIND_TENSOR:
@@ -817,7 +817,7 @@ def caption(form: Form) -> str:
     return what
 
 
-__all__ = ["KIND_CONTROL", "match_control", "control_address", "count_control", "CONTROL_SASS", "KIND_TENSOR", "KIND_BULK", "KINDS", "RECORD_FLAG", "count_records", "counters_of", "figures", "summary", "TmaStats", "sass_executions", "Form", "match", "trace_kind", "Operands",
+__all__ = ["KIND_CONTROL", "match_control", "control_address", "count_control", "CONTROL_SASS", "KIND_TENSOR", "KIND_BULK", "TRACE_KINDS", "RECORD_FLAG", "count_records", "counters_of", "figures", "summary", "TmaStats", "sass_executions", "Form", "match", "trace_kind", "Operands",
            "parse_operands", "OperandError", "recording_block", "recorder_sass", "TensorMap", "MapError", "decode_map",
            "Record", "decode_record", "Expansion", "expand", "expand_bulk", "swizzle_offset", "box_rows",
            "COUNTERS", "COUNTER_LABELS", "SASS_OPCODES", "BUILDS_MAP", "caption", "MAP_LAYOUT"]
@@ -1102,3 +1102,41 @@ def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: n
             add(TMA_PIPE, runs)
             add(TMA_REQUESTS, runs)
     return out
+
+
+# ---------------------------------------------------------------------------- the registry (viz.kinds.registry)
+
+def _forms():
+    """This module's TraceForms: the PTX forms it records (tried before viz.kinds.unrecorded's
+    patterns), their SASS opcodes, counters and labels. The recording block (``recording_block``:
+    a record per issuing lane, its operands in the trace's ``payload``) and the counting
+    (``count_records`` / ``count_control``) are this module's own, called by the instrumenter and
+    the analysis for these kinds."""
+    from .registry import TraceForm
+
+    def tensor(parts: list[str]) -> bool:
+        f = match(".".join(parts))
+        return f is not None and f.kind == KIND_TENSOR
+
+    def bulk(parts: list[str]) -> bool:
+        f = match(".".join(parts))
+        return f is not None and f.kind == KIND_BULK
+
+    def control(parts: list[str]) -> bool:
+        return match_control(".".join(parts)) is not None
+
+    common = dict(space="global", width=lambda parts, operands: 16, counts_shared=False, counts_global=False,
+                  ten_spaces=(), slots="operands", counters=dict(COUNTER_LABELS))
+    return (
+        TraceForm(KIND_TENSOR, ("cp",), name="TMA copy", accept=tensor,
+                  sass={op: "global" for op, (_sp, k) in SASS_OPCODES.items() if k == KIND_TENSOR}, **common),
+        TraceForm(KIND_BULK, ("cp",), name="bulk copy", accept=bulk,
+                  sass={op: "global" for op, (_sp, k) in SASS_OPCODES.items() if k == KIND_BULK}, **common),
+        TraceForm(KIND_CONTROL, ("tensormap", "fence", "cp"), name="TMA control", accept=control,
+                  space="", width=lambda parts, operands: 4, counts_shared=False, counts_global=False, ten_spaces=(),
+                  sass={op: "global" for op in ("UTMACCTL", "UTMACMDFLUSH")},
+                  counters={TMA_PIPE: COUNTER_LABELS[TMA_PIPE], TMA_REQUESTS: COUNTER_LABELS[TMA_REQUESTS]}),
+    )
+
+
+FORMS = _forms()

@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import WarpvizError
+from ..kinds.registry import kind_of, kinds as _kinds
 
 PROFILE_VERSION = 1
 # Names the profiles cached beside the cubins: a profile made before the control bits were
@@ -74,12 +75,13 @@ _CACHE_TAG = "c2"
 CONDITIONAL_PRIOR = 1e-3
 
 # Memory kinds, as the engine names its instructions (``engine_kind``) and as SASS opcodes.
-KINDS = ("global.load", "global.store", "shared.load", "shared.store", "ldmatrix", "stmatrix", "atomic",
-         "cp.async", "tma.load")
+# Each access kind is its op, with the SASS opcodes its Kind names (viz.kinds.registry).
+KINDS = ("global.load", "global.store", "shared.load", "shared.store", "ldmatrix", "stmatrix") + \
+    tuple(k.op for k in _kinds())
 _OPCODE_KIND = {
     "LDG": "global.load", "STG": "global.store", "LDS": "shared.load", "STS": "shared.store",
-    "LDSM": "ldmatrix", "STSM": "stmatrix", "ATOMS": "atomic", "ATOMG": "atomic", "ATOM": "atomic", "RED": "atomic",
-    "REDG": "atomic", "LDGSTS": "cp.async", "UTMALDG": "tma.load",
+    "LDSM": "ldmatrix", "STSM": "stmatrix",
+    **{op: k.op for k in _kinds() for op in k.sass_opcodes},
     # Generic (flat) accesses: in a kernel the engine models, through pointers to its global arrays.
     "LD": "global.load", "ST": "global.store",
 }
@@ -818,7 +820,7 @@ def check_profile(p) -> dict:
 
 def engine_kind(s) -> str | None:
     """The memory kind of one of the engine's InstrStats (``KINDS``)."""
-    if s.op in ("cp.async", "tma.load", "atomic"):
+    if kind_of(s.op) is not None:          # an access kind: its op
         return s.op
     if getattr(s, "matrix", None) is not None:
         return "ldmatrix" if s.op == "load" else "stmatrix"

@@ -38,55 +38,33 @@ import numpy as np
 
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
 from ..errors import safe_text
+from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
+from ..kinds.ldmatrix import matrix_lanes  # noqa: F401 - ldmatrix's lanes, named here before
+from ..kinds.registry import TraceForm, forms, trace_kind
+from .schema import unrecorded_ran
 from .tracefile import Trace, lane_bits
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
-# smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level).
-OTHER_METRICS = {
-    ("atomic", "global"): "smsp__sass_inst_executed_op_global_atom.sum",
-    ("reduction", "global"): "smsp__inst_executed_op_global_red.sum",
-    ("atomic", "shared"): "smsp__inst_executed_op_shared_atom.sum",
-    ("reduction", "shared"): "smsp__inst_executed_op_shared_atom.sum",
-    ("ldmatrix", "shared"): "smsp__inst_executed_op_ldsm.sum",
-    ("stmatrix", "shared"): "sm__sass_inst_executed_op_shared_stsm.sum",
-    ("cp.async", "global"): "smsp__inst_executed_op_ldgsts.sum",
-}
+# smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level), each
+# from its kind's TraceForm (viz.kinds.registry): (trace kind, space) -> instruction counter.
+OTHER_METRICS = {(f.kind, sp): name for f in forms() for sp, name in f.instruction_counter.items()}
 # Atomics' own memory counters, counted by the rules of the scenario kind ``atomic``
 # (viz.kinds.atomics): a shared atomic's wavefronts and bank conflicts, a global ATOM's or
 # RED's requests and sectors.
-SHARED_ATOM_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
-SHARED_ATOM_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"
-GLOBAL_ATOMIC_METRICS = {
-    "atomic": ("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"),
-    "reduction": ("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"),
-}
+SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS = trace_kind("atomic").wavefront_counters["shared"]
+GLOBAL_ATOMIC_METRICS = {f.kind: f.request_counters["global"] for f in forms() if "global" in f.request_counters}
 # Every counter outside the ten that a trace reports (what ``--validate`` asks Nsight Compute for).
-# issue 30 hook: the TMA rows of TRACE_FORMAT.md
-from ..kinds.tma_copy import COUNTERS as TMA_METRIC_NAMES  # noqa: E402
-OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS}
-                                  | set(TMA_METRIC_NAMES)
-                                  | {n for pair in GLOBAL_ATOMIC_METRICS.values() for n in pair}))
+OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {n for f in forms() for n in f.counters}
+                                  | {n for f in forms() for pair in f.wavefront_counters.values() for n in pair}
+                                  | {n for f in forms() for pair in f.request_counters.values() for n in pair}))
 
 
-def atomic_rule(ins: dict) -> str:
-    """How a shared atomic's wavefronts are counted (viz.kinds.atomics): "words" (the busiest
-    bank's distinct words: ``ATOMS.POPC.INC``, nvcc's ``atomicAdd(&h[i], 1)`` with the result
-    unused) or "lanes" (every lane in turn: ``ATOMS.ADD`` and the rest). From the SASS where
-    the trace has it, else from the PTX: an ``add`` of the constant 1 is taken to be a POPC.INC."""
-    info = ins.get("sass") or {}
-    if info.get("atomic_rule"):
-        return info["atomic_rule"]
-    text = " ".join(ins.get("ptx", "").split()).rstrip(";")
-    return "words" if ".add." in ins.get("opcode", "") + "." and text.endswith(", 1") else "lanes"
-
-
-def matrix_lanes(opcode: str) -> int:
-    """Lanes that give a row address to ``ldmatrix``/``stmatrix``: 8 per 8x8 matrix
-    (``.x1`` 8, ``.x2`` 16, ``.x4`` 32)."""
-    for n in (1, 2, 4):
-        if f".x{n}." in opcode + ".":
-            return 8 * n
-    return 32
+def _form(ins: dict) -> TraceForm:
+    """The registered form of a trace instruction's kind (a checked trace holds only those)."""
+    f = trace_kind(ins.get("kind"))
+    if f is None:
+        raise KeyError(f"no registered kind {ins.get('kind')!r}")
+    return f
 
 
 def matrix_op(ins: dict):
@@ -188,6 +166,7 @@ class TraceInstrStats:
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
     tma: object = None          # issue 30: a TMA / bulk copy's figures (viz.kinds.tma_copy.TmaStats)
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
+    own: dict = field(default_factory=dict)   # counters its kind counts itself (TraceForm.count), by Nsight Compute name
 
     @property
     def is_atomic(self) -> bool:
@@ -195,9 +174,8 @@ class TraceInstrStats:
 
     @property
     def counted(self) -> bool:
-        """Does this instruction enter the ten metrics (any of them)?"""
-        k, sp = self.instr["kind"], self.instr["space"]
-        return k in ("load", "store") or (k == "cp.async" and sp == "global") or k in ("ldmatrix", "stmatrix")
+        """Does this instruction enter the ten metrics (any of them)? (its form's ``ten_spaces``)"""
+        return self.instr["space"] in _form(self.instr).ten_spaces
 
     @property
     def conflicts(self) -> int:
@@ -216,8 +194,9 @@ class TraceAnalysis:
     def metrics(self) -> dict[str, int]:
         m = dict.fromkeys(METRIC_NAMES, 0)
         for s in self.stats:
-            for k, v in (getattr(s.tma, "ten", None) or {}).items():     # issue 30 hook: TMA control's LDS/STS
-                m[k] += v
+            for name, v in s.own.items():        # a kind that counts its records itself
+                if name in m:
+                    m[name] += v
             if not s.counted:
                 continue
             op = s.instr["op"]
@@ -234,23 +213,24 @@ class TraceAnalysis:
     def other_metrics(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.stats:
-            if s.tma is not None:       # issue 30 hook: TMA / bulk copies count under their own names
-                for k, v in s.tma.counters.items():
-                    out[k] = out.get(k, 0) + v
-                continue
-            # cp.async has two operands (shared destination, global source): the table
-            # names only the global one, so each instruction counts once
-            name = OTHER_METRICS.get((s.instr["kind"], s.instr["space"]))
+            for name, v in s.own.items():        # a kind that counts its records itself (TraceForm.count)
+                if name not in METRIC_NAMES:
+                    out[name] = out.get(name, 0) + v
+            # cp.async has two operands (shared destination, global source): its form names
+            # only the global one, so each instruction counts once
+            f, sp = _form(s.instr), s.instr["space"]
+            name = f.instruction_counter.get(sp)
             if name is None:
                 continue
             # a predicated-off LDGSTS still counts in smsp__inst_executed_op_ldgsts
-            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if s.instr["kind"] == "cp.async" else 0) \
+            out[name] = out.get(name, 0) + s.executed + (s.predicated_off if f.predicated_off_counts else 0) \
                 + s.fallback_off
-            if s.is_atomic and s.instr["space"] == "shared":
-                out[SHARED_ATOM_WAVEFRONTS] = out.get(SHARED_ATOM_WAVEFRONTS, 0) + s.wavefronts
-                out[SHARED_ATOM_CONFLICTS] = out.get(SHARED_ATOM_CONFLICTS, 0) + s.conflicts
-            elif s.is_atomic and s.instr["space"] == "global":
-                req, sec = GLOBAL_ATOMIC_METRICS[s.instr["kind"]]
+            if sp in f.wavefront_counters:
+                wf, conf = f.wavefront_counters[sp]
+                out[wf] = out.get(wf, 0) + s.wavefronts
+                out[conf] = out.get(conf, 0) + s.conflicts
+            elif sp in f.request_counters:
+                req, sec = f.request_counters[sp]
                 out[req] = out.get(req, 0) + s.requests
                 out[sec] = out.get(sec, 0) + s.sectors
         for s in self.stats:
@@ -493,7 +473,7 @@ def _tma_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
     payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, 32), np.uint64)
     t = tma_copy.count_records(form, payload, trace.shared[rows])
     st = TraceInstrStats(ins, executed=t.warp_executions, warp_instructions=t.sass_executions,
-                         active_lanes=t.issued, sectors=t.sectors, lines=t.lines, tma=t)
+                         active_lanes=t.issued, sectors=t.sectors, lines=t.lines, tma=t, own=dict(t.counters))
     st.per_record = t.per_record
     return st
 
@@ -515,7 +495,7 @@ def _control_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats
     if not info:
         t.problems.append("the plain kernel's SASS was not read: what ptxas made of it is not counted")
     st = TraceInstrStats(ins, executed=int(rows.size), warp_instructions=int(rows.size),
-                         active_lanes=int(mask_bits(trace.pred[rows]).sum()), tma=t)
+                         active_lanes=int(mask_bits(trace.pred[rows]).sum()), tma=t, own={**t.ten, **t.counters})
     st.per_record = t.per_record
     return st
 
@@ -527,23 +507,25 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         return
     addr = trace.addresses(rows)
     pred = mask_bits(trace.pred[rows])
-    if ins["kind"] in ("ldmatrix", "stmatrix"):
-        # .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
-        pred[:, matrix_lanes(ins["opcode"]):] = False
+    f = _form(ins)
+    if f.count is not None:
+        # the kind counts its records itself (a TMA box, a wgmma's core matrices: TraceForm.count)
+        for name, v in f.count(trace, ins, rows).items():
+            st.own[name] = st.own.get(name, 0) + int(v)
+    if f.lanes is not None:
+        # ldmatrix .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
+        pred[:, f.lanes(ins["opcode"]):] = False
     sh = pred & mask_bits(trace.shared[rows])
     gl = pred & mask_bits(trace.global_[rows])
     width = int(ins["width"])
     is_load = ins["op"] == "load"
-    counts_shared = ins["kind"] in ("load", "store", "ldmatrix", "stmatrix")
-    counts_global = ins["kind"] in ("load", "store", "cp.async", "atomic", "reduction")
+    counts_shared = f.counts_shared
+    counts_global = f.counts_global
     mine = st.per_record[at:at + rows.size]
-    if ins["kind"] in ("atomic", "reduction") and (ins["space"] == "shared" or (ins["space"] == "generic"
-                                                                             and sh.any())):
-        # a shared atomic, or the lanes of a generic one whose address is in shared memory
-        # (cooperative groups' barriers): the busiest bank's distinct words or lanes (viz.kinds.atomics)
-        from ..kinds.atomics import count_atomic
-
-        wf, ph, act, _deep = count_atomic(addr, sh, 1, atomic_rule(ins) == "lanes")
+    if f.count_shared is not None and (ins["space"] == "shared" or (ins["space"] == "generic" and sh.any())):
+        # the kind's own bank rule: a shared atomic, or the lanes of a generic one whose address is
+        # in shared memory (cooperative groups' barriers): the busiest bank's distinct words or lanes
+        wf, ph, act = f.count_shared(ins, addr, sh)
         info = ins.get("sass") or {}
         if info.get("state") == "aggregated" and info.get("leader") == "lane31-full-warp":
             # ptxas's second ATOMS (every lane's own, for a partial warp) runs with every
@@ -561,11 +543,9 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         mine += p[:, 0]
     if counts_global and (ins["space"] == "global" or gl.any()):
         p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
-        if ins["kind"] in ("atomic", "reduction"):
-            # lanes on one address go one after another (viz.kinds.atomics)
-            from ..kinds.atomics import count_global_atomic
-
-            p = count_global_atomic(addr, gl, 1)
+        if f.count_global is not None:
+            # the kind's own sector rule (atomics: lanes on one address go one after another)
+            p = f.count_global(addr, gl)
         st.sectors += int(p.sum())
         st.lines += int(s.sum())
         st.global_lanes += int(a.sum())
@@ -698,9 +678,45 @@ def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
                   "note": h.get("note", ""), "sass_map": h.get("sass_map"),
                   "instructions": len(instruction_numbers(an.trace)),
-                  "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])]},
+                  "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])],
+                  # memory instructions no kind records, that ran (None: an older trace does not say)
+                  "unrecorded": unrecorded_json(h)},
         "lines": an.per_line(),
     }
+
+
+def unrecorded_json(h: dict) -> list[dict] | None:
+    """The trace's memory instructions that no kind records and that ran, as ``analyze --json``
+    gives them (``trace.unrecorded``): instruction text, PTX line, source file and line,
+    warp-level executions, why; None where the trace was written before warpviz listed them."""
+    ran = unrecorded_ran(h)
+    if ran is None:
+        return None
+    return [{"instruction": " ".join(str(d.get("ptx", "")).split()), "ptx_line": int(d.get("line_no") or 0),
+             "file": d.get("file", ""), "line": int(d.get("line") or 0), "executed": int(d.get("executed") or 0),
+             "why": d.get("why", "")} for d in ran]
+
+
+def unrecorded_lines(h: dict, limit: int = 12) -> list[str]:
+    """What ``analyze`` and ``trace --validate`` say of the memory instructions no kind records:
+    one line each that ran (text, PTX line, source line, executions), or that an older trace
+    does not say; nothing where every memory instruction that ran was recorded."""
+    ran = unrecorded_json(h)
+    if ran is None:
+        return ["unrecorded memory instructions: unknown (a trace written before warpviz listed them; "
+                "record it again to know)"]
+    if not ran:
+        return []
+    out = [f"NOT RECORDED: {len(ran)} memory instruction(s) warpviz does not record ran "
+           f"{sum(d['executed'] for d in ran):,} warp-level executions; their traffic is in no figure "
+           "(Nsight Compute counts it):"]
+    for d in ran[:limit]:
+        where = f"{safe_text(str(d['file']).rsplit('/', 1)[-1], 120)}:{d['line']}" if d["line"] else "no source line"
+        out.append(f"  PTX line {d['ptx_line']} ({where}): {safe_text(d['instruction'], 200)}  executed "
+                   f"{d['executed']:,}  ({safe_text(d['why'], 200)})")
+    if len(ran) > limit:
+        out.append(f"  and {len(ran) - limit} more")
+    return out
 
 
 def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
@@ -722,6 +738,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                    + (f"; and {len(left) - 8} more" if len(left) > 8 else ""))
     if not h.get("complete", False):
         out.append(f"partial trace: {safe_text(h.get('note', 'not every block was recorded'), 2000)}")
+    out += unrecorded_lines(h)
     smap = h.get("sass_map")
     if smap and not smap.get("certain", False):
         unc = smap.get("uncertain") or []

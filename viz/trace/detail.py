@@ -24,12 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from ..frames import Bounds, Cursor, Frame, frames, held, lru_get, paired_length
+from ..kinds.registry import trace_kind
 from ..layout import COL, Swizzle
 from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
-from .analysis import atomic_rule, instruction_numbers, mask_bits, matrix_op as traced_matrix
+from .analysis import instruction_numbers, mask_bits, matrix_op as traced_matrix
 from .schema import blocks_text, source_line
 from .tracefile import Trace, load
 
@@ -72,23 +73,16 @@ def traced_access(ins: dict, label: str, name: str, t: ElemType, number: int = 0
     anything else a load or a store. Only the description changes: the Figures count the
     record by ``viz.trace.analysis`` whatever this says. ``number``: the instruction's number
     among the traced kernel's (``analysis.instruction_numbers``), option "number"."""
-    kind = ins.get("kind")
+    form = trace_kind(ins.get("kind"))
     op = "store" if ins["op"] == "store" else "load"
     options: tuple = ()
     matrix = traced_matrix(ins)
     if matrix is not None:
         op = matrix.op
-    elif kind == "cp.async":
-        op = "cp.async"
-    elif kind in ("atomic", "reduction"):
-        op = "atomic"
-        if ins["space"] == "global":
-            used = kind == "atomic"
-        else:
-            used = atomic_rule(ins) == "lanes"
-        options = (("result", "used" if used else "unused"),)
-        if ".add." not in str(ins.get("opcode", "")) + ".":
-            options += (("name", kind),)       # not an add: "atomic operation" / "reduction"
+    elif form is not None and form.detail_op:       # drawn as its scenario kind (cp.async, atomic)
+        op = form.detail_op
+        if form.detail_options is not None:
+            options = tuple(form.detail_options(ins))
     options += (("number", number),)
     return Access(int(ins["id"]), op, label, name, (), None, (), None, None, ((0, int(ins["width"])),),
                   int(ins.get("line") or 0) or None, options=options, matrix=matrix)

@@ -2,8 +2,11 @@
 record, per warp-level execution, what it did.
 
 ``nvcc -ptx -lineinfo`` turns the user's source into PTX; ``parse`` finds the memory
-instructions (``ld``/``st`` of every width and vector, predicated or not, ``atom``,
-``red``, ``ldmatrix``, ``stmatrix``, ``cp.async``) with their source line (``.loc``);
+instructions that a registered kind records (``viz.kinds.registry``: its ``TraceForm``s;
+today ``ld``/``st`` of every width and vector, predicated or not, ``atom``, ``red``,
+``ldmatrix``, ``stmatrix``, ``cp.async``) with their source line (``.loc``), and those that
+touch memory but no kind records (``viz.kinds.unrecorded``), whose executions are counted
+as events so that the trace can say it is not complete;
 ``instrument`` inserts before each one a straight-line block (no branch, so the kernel's
 control flow is unchanged) that:
 
@@ -22,7 +25,8 @@ capacity, block filter; ``__wv_blocks``: a bitmap of the selected blocks), so th
 kernel's parameters stay as they are and the same launch runs the plain and the
 instrumented kernel. A first run with capacity 0 only counts; the second records.
 
-Only the standard library here: the tests run it on PTX that nvcc makes without a GPU.
+The standard library and the kinds' table only: the tests run it on PTX that nvcc makes
+without a GPU.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..errors import WarpvizError
+from ..kinds.cp_async import source_operand
+from ..kinds.registry import form_of, forms, trace_kind, unrecorded_of
 
 # Events: instructions that touch no memory but whose executions are counted per warp
 # (``cp.async.commit_group``/``wait_group``/``wait_all``: ptxas may emit never-true
@@ -38,6 +44,9 @@ from ..errors import WarpvizError
 # trace command counts them into the trace's header and drops them from the records.
 EVENT_BASE = 1 << 20
 _EVENT = re.compile(r"^cp\.async\.(commit_group|wait_group|wait_all)\b")
+# Memory instructions no kind records (viz.kinds.unrecorded) are counted the same way, as
+# events of this kind; the trace's header lists them (``unrecorded``) and is not complete.
+UNRECORDED_KIND = "unrecorded"
 RECORD_BYTES = 288           # 32-byte header + 32 lanes x 8-byte address
 HEADER_WORDS = 8             # id, block, warp, active, predicate, shared, global, 0
 BITMAP_WORDS = 2048          # __wv_blocks: blocks 0..65535 can be selected one by one
@@ -47,8 +56,6 @@ BITMAP_SYMBOL = "__wv_blocks"
 _TYPES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
           "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
           "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
-_SKIP_SPACES = ("param", "local", "const", "tex", "surf")
-_OPS = ("ld", "ldu", "st", "atom", "red", "ldmatrix", "stmatrix", "cp")
 # Every pattern here runs on one line of text from a file someone sent, so each is linear in
 # the line's length: a word is matched possessively (``*+``: a line of 100,000 letters and no
 # `;` made ``[\w.:]*`` give back one letter at a time, quadratic), a bracket or a
@@ -76,7 +83,8 @@ class MemInstr:
     ptx: str              # the instruction's text, as in the PTX
     function: str
     opcode: str
-    kind: str             # load | store | atomic | reduction | ldmatrix | stmatrix | cp.async
+    kind: str             # the trace kind (viz.kinds.registry.trace_kinds: load | store | atomic | ...),
+                          # "event" or "unrecorded" for the counted non-records (EVENT_BASE on)
     op: str               # load | store (the direction of this operand's access)
     space: str            # global | shared | generic
     width: int            # bytes per lane (vector and matrix rows included)
@@ -95,9 +103,10 @@ class Parsed:
     lines: list[str]
     instrs: list[MemInstr]
     files: dict[int, str]
-    skipped: list[tuple[int, str]]          # (line, text) memory-looking instructions not recorded, and why
+    skipped: list[tuple[int, str]]          # (line, text) memory instructions no kind records (also in events)
     regions: list["SkipRegion"] = None      # forward branches over straight-line code with shared loads/stores
-    events: list[MemInstr] = None           # cp.async group instructions whose executions are counted (EVENT_BASE + k)
+    events: list[MemInstr] = None           # instructions whose executions are counted (EVENT_BASE + k): cp.async
+                                            # group instructions (kind "event") and unrecorded memory ("unrecorded")
 
 
 @dataclass(frozen=True)
@@ -119,12 +128,9 @@ _LABEL = re.compile(r"^([\w$]+):")
 _BARRIER = re.compile(r"^(@!?%[\w$]+\s+)?(bra|ret|exit|bar|barrier|call|brx|trap)\b")
 
 
-def _width(parts: list[str], kind: str, operands: str) -> int:
-    if kind in ("ldmatrix", "stmatrix"):
-        return 16                       # each lane gives the address of one 16-byte row
-    if kind == "cp.async":
-        nums = re.findall(r"\]\s*,\s*(0[xX][0-9a-fA-F]+|\d+)", operands)    # Triton writes the size in hex
-        return (int(nums[-1], 16) if nums[-1][:2].lower() == "0x" else int(nums[-1])) if nums else 16
+def _width(parts: list[str], form, operands: str) -> int:
+    if form.width is not None:
+        return form.width(parts, operands)      # the kind's own (ldmatrix: a 16-byte row; cp.async: its size)
     size = 0
     vec = 1
     for p in parts:
@@ -137,25 +143,18 @@ def _width(parts: list[str], kind: str, operands: str) -> int:
 
 
 def classify(opcode: str) -> tuple[str, str] | None:
-    """(kind, space) of a memory opcode that touches global/shared/generic memory, or None."""
-    parts = opcode.split(".")
-    head = parts[0]
-    if head not in _OPS:
-        return None
-    if head == "cp":
-        if len(parts) < 2 or parts[1] != "async" or any(p.startswith(("bulk", "commit", "wait", "mbarrier"))
-                                                        for p in parts[2:]):
-            return None
-        return "cp.async", "shared"
-    if head in ("ld", "ldu", "st", "atom", "red") and any(p.startswith("async") for p in parts[1:]):
-        return None
-    spaces = [p.split("::")[0] for p in parts[1:]]
-    if any(s in _SKIP_SPACES for s in spaces):
-        return None
-    space = "global" if "global" in spaces else "shared" if "shared" in spaces else "generic"
-    kind = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "reduction",
-            "ldmatrix": "ldmatrix", "stmatrix": "stmatrix"}[head]
-    return kind, space
+    """(kind, space) of a memory opcode that a registered kind records (``viz.kinds.registry``:
+    the first ``TraceForm`` that accepts it), or None: not a memory instruction, outside the
+    global and shared spaces, or one no kind records (``unrecorded``)."""
+    got = form_of(opcode)
+    return None if got is None else (got[0].kind, got[1])
+
+
+def unrecorded(opcode: str) -> str | None:
+    """Why a PTX opcode that moves data to or from memory is not recorded
+    (``viz.kinds.unrecorded``), or None (recorded, or no such instruction)."""
+    u = unrecorded_of(opcode)
+    return None if u is None else u.why
 
 
 def _one_statement_a_line(lines: list[str]) -> list[str]:
@@ -168,7 +167,8 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
         code = raw.split("//", 1)[0]
         parts = [p.strip() for p in code.split(";")]
         if code.count(";") < 2 and not code.strip().startswith("{") or \
-                not any(classify(_INSTR_WORD.match(p).group(1)) or _is_tma(_INSTR_WORD.match(p).group(1))
+                not any(classify(_INSTR_WORD.match(p).group(1)) or unrecorded(_INSTR_WORD.match(p).group(1))
+                        or _is_tma(_INSTR_WORD.match(p).group(1))
                         for p in parts if _INSTR_WORD.match(p)):
             out.append(raw)
             continue
@@ -247,31 +247,44 @@ def parse(text: str) -> Parsed:
         if tma is not None:
             instrs.append(tma)
             continue
-        cls = classify(opcode)
-        if cls is None:
-            if opcode.startswith(("cp.async.bulk", "ld.", "st.", "atom.", "red.")) and "async" in opcode:
+        got = form_of(opcode)
+        if got is None:
+            why = unrecorded(opcode)
+            if why is not None:
+                # memory no kind records: its executions are counted like an event's, and the
+                # trace says it is incomplete (viz.kinds.unrecorded)
+                pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+                srcfile, srcline = files.get(loc[0], ""), loc[1]
                 skipped.append((i + 1, s))
+                events.append(MemInstr(EVENT_BASE + len(events), i + 1, s, func, opcode, UNRECORDED_KIND, "none",
+                                       "none", 0, pred, "0", 0, srcfile, srcline))
             continue
-        kind, space = cls
+        form, space = got
+        kind = form.kind
         operands = m.group("operands")
         addrs = _ADDR.findall(operands)
+        if form.slots == "operands":
+            # a kind whose records carry operands (its TraceForm.record_code reads them): the
+            # whole operand text is its "address"
+            addrs = [operands.strip()] * (1 + max((k for _op, _sp, k in form.roles), default=0))
         if not addrs:
             raise PtxError(f"PTX line {i + 1}: no address operand in `{s}`")
         pred = ""
         if m.group("guard"):
             pred = ("!" if m.group("neg") else "") + m.group("pred")
         parts = opcode.split(".")
-        width = _width(parts, kind, operands)
+        width = _width(parts, form, operands)
         srcfile, srcline = files.get(loc[0], ""), loc[1]
-        if kind == "cp.async":
-            roles = [("store", "shared", 0), ("load", "global", 1)]
-        else:
-            op = "store" if kind in ("store", "stmatrix") else "load"
-            roles = [(op, space, 0)]
-        for op, sp, k in roles:
+        for op, sp, k in form.roles:
+            sp = sp or space
+            if k >= len(addrs):
+                raise PtxError(f"PTX line {i + 1}: no address operand {k + 1} in `{s}`")
             instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred,
                                    addrs[k].strip(), k, srcfile, srcline))
-    instrs = _unused_atomics_are_reductions(lines, instrs)
+    starts = [i for i, ln in enumerate(lines) if _FUNC.search(ln.strip()) and not ln.strip().startswith("call")]
+    for f in forms():          # a kind's own reading of the PTX around its instructions (atomics: RED)
+        if f.post_parse is not None:
+            instrs = f.post_parse(lines, instrs, starts)
     return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs), events)
 
 
@@ -300,41 +313,6 @@ def _tma_instr(k: int, i: int, s: str, func: str, opcode: str, m, srcfile: str, 
                     0, srcfile, srcline)
 
 
-def _unused_atomics_are_reductions(lines: list[str], instrs: list[MemInstr]) -> list[MemInstr]:
-    """A global ``atom`` whose result register is never read is a RED in the SASS (ptxas
-    drops the return; measured on the H100: Nsight Compute counts it in
-    ``smsp__inst_executed_op_global_red``). Registers are per function, so the search
-    stays inside the instruction's function. The words of each function are counted once
-    (searching the function's lines again for each atomic was quadratic: 20,000 atomics
-    whose results go unused took minutes)."""
-    import bisect
-    from collections import Counter
-
-    starts = [i for i, ln in enumerate(lines) if _FUNC.search(ln.strip()) and not ln.strip().startswith("call")]
-    counted: dict[tuple[int, int], Counter] = {}
-    out = []
-    for ins in instrs:
-        if ins.kind == "atomic" and ins.space == "global":
-            dest = ins.ptx.split(None, 2)[1].rstrip(",") if not ins.ptx.startswith("@") else \
-                ins.ptx.split(None, 3)[2].rstrip(",")
-            at = ins.line_no - 1
-            k = bisect.bisect_left(starts, at)
-            lo = starts[k - 1] if k > 0 else 0
-            k2 = k + 1 if k < len(starts) and starts[k] == at else k      # the first start after the line
-            hi = starts[k2] if k2 < len(starts) else len(lines)
-            words = counted.get((lo, hi))
-            if words is None:
-                words = counted[(lo, hi)] = Counter(w for j in range(lo, hi) for w in _OPERAND_WORD.findall(lines[j]))
-            own = _OPERAND_WORD.findall(lines[at]).count(dest) if lo <= at < hi else 0
-            if words[dest] - own <= 0:
-                ins = MemInstr(**dict(ins.as_dict(), kind="reduction"))
-        out.append(ins)
-    return out
-
-
-_OPERAND_WORD = re.compile(r"%?[\w$]+")
-
-
 def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
     by_line: dict[int, list[MemInstr]] = {}
     for ins in instrs:
@@ -356,8 +334,8 @@ def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
             if _BARRIER.match(t):
                 break
             for ins in by_line.get(j + 1, []):
-                if ins.space == "shared" and ins.kind in ("load", "store") or \
-                        ins.kind == "cp.async" and ins.space == "global":
+                f = trace_kind(ins.kind)     # its form's skip_spaces: explicit LDS/STS, an LDGSTS's global entry
+                if f is not None and ins.space in f.skip_spaces:
                     ids.append(ins.id)
         if ok and ids:
             out.append(SkipRegion(i + 1, ("!" if m.group(1) else "") + m.group(2), tuple(ids)))
@@ -467,8 +445,17 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         c.append(f"vote.sync.ballot.b32 %wvr1, {ins.predicate}, %wvr0;")
     else:
         c.append("mov.b32 %wvr1, %wvr0;")
-    c += _address_code(ins.address, widths, symbols, ins.line_no)
-    if ins.space == "generic":
+    form = trace_kind(ins.kind) if ins.space != "none" else None
+    operands = form is not None and form.slots == "operands"
+    if operands:
+        # the 32 slots carry what the kind's record_code puts in %wvd0 (after the prologue,
+        # which gives it the lane in %wvr4); no lane is a shared or global address
+        c += ["mov.u64 %wvd0, 0;", "mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
+    else:
+        c += _address_code(ins.address, widths, symbols, ins.line_no)
+    if operands:
+        pass                                             # its masks are set above: no lane is an address
+    elif ins.space == "generic":
         c += ["isspacep.shared %wvp1, %wvd0;",
               "isspacep.global %wvp2, %wvd0;",
               "vote.sync.ballot.b32 %wvr2, %wvp1, %wvr0;",
@@ -480,9 +467,17 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, 0;"]
     else:
         c += ["mov.b32 %wvr2, 0;", "mov.b32 %wvr3, %wvr0;"]
-    if ins.kind == "cp.async" and ins.space == "global":
-        c += _zero_fill_code(ins, widths)
+    if form is not None and form.mask_code is not None:
+        # the kind clears, from the lane masks, the lanes that touch nothing (cp.async's zero fill)
+        m = _INSTR.match(ins.ptx.strip())
+        try:
+            c += form.mask_code(ins, m.group("opcode") if m else ins.opcode, m.group("operands") if m else "",
+                                lambda reg: _reg_bits(reg, widths))
+        except ValueError as err:
+            raise PtxError(f"PTX line {ins.line_no}: {err}") from None
     _prologue(c)
+    if operands and form.record_code is not None:
+        c += list(form.record_code(ins))
     c += [
         "and.pred %wvp5, %wvp0, %wvp4;",                 # the leader of a recorded block
         # the slot: one atomic by the leader, broadcast to the warp
@@ -509,39 +504,10 @@ def recording_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) ->
 
 
 def cp_async_source(ins: MemInstr) -> str | None:
-    """The operand of a ``cp.async`` that says whether a lane reads global memory at all:
-    ``src-size`` (a register or number: 0 bytes read, the shared destination zero-filled) or
-    ``ignore-src`` (a predicate), written after ``cp-size``; None when it has neither.
-    Triton masks its loads so (``cp.async.cg.shared.global [ %r1 + 0 ], [ %rd1 + 0 ],
-    0x10, %r2;`` with ``%r2`` 0 on masked lanes)."""
+    """The operand of a ``cp.async`` that says whether a lane reads global memory at all
+    (``viz.kinds.cp_async.source_operand``), or None."""
     m = _INSTR.match(ins.ptx.strip())
-    if not m:
-        return None
-    tail = m.group("operands").rsplit("]", 1)[-1]
-    ops = [t.strip() for t in tail.split(",") if t.strip()]
-    # ops: cp-size, then src-size or ignore-src, then a cache policy (with .L2::cache_hint)
-    if "L2::cache_hint" in m.group("opcode"):
-        ops = ops[:-1]
-    return ops[1] if len(ops) >= 2 else None
-
-
-def _zero_fill_code(ins: MemInstr, widths: dict[str, int]) -> list[str]:
-    """PTX that clears, in the global-lane mask (%wvr3), the lanes of a ``cp.async`` that read
-    nothing from global memory: ``src-size`` 0 or ``ignore-src`` true. On the H100 such a
-    lane makes no global request or sector (Triton's masked softmax and matmul: Nsight
-    Compute counted half the requests a trace of every lane gave)."""
-    op = cp_async_source(ins)
-    if op is None:
-        return []
-    if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", op):
-        return ["mov.b32 %wvr3, 0;"] if int(op, 0) == 0 else []
-    if not re.fullmatch(r"%?[A-Za-z_$][\w$]*", op):
-        raise PtxError(f"PTX line {ins.line_no}: cp.async's source size `{op}` is not a number or a register")
-    if _reg_bits(op, widths) == 0:                   # a predicate: ignore-src
-        return [f"vote.sync.ballot.b32 %wvr9, {op}, %wvr0;", "not.b32 %wvr9, %wvr9;",
-                "and.b32 %wvr3, %wvr3, %wvr9;"]
-    test = f"setp.ne.u64 %wvp1, {op}, 0;" if _reg_bits(op, widths) == 64 else f"setp.ne.u32 %wvp1, {op}, 0;"
-    return [test, "vote.sync.ballot.b32 %wvr9, %wvp1, %wvr0;", "and.b32 %wvr3, %wvr3, %wvr9;"]
+    return None if not m else source_operand(m.group("opcode"), m.group("operands"))
 
 
 def _prologue(c: list[str]) -> None:

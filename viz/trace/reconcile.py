@@ -58,19 +58,11 @@ from pathlib import Path
 
 import numpy as np
 
-# SASS opcode (without modifiers) -> (space, class) of the PTX instructions it can come from.
-SASS_CLASS = {
-    "LDS": ("shared", "load"), "STS": ("shared", "store"),
-    "LDG": ("global", "load"), "STG": ("global", "store"),
-    "LD": ("generic", "load"), "ST": ("generic", "store"),
-    "ATOMS": ("shared", "atomic"), "ATOMG": ("global", "atomic"), "RED": ("global", "atomic"),
-    "REDG": ("global", "atomic"), "ATOM": ("generic", "atomic"), "REDAS": ("shared", "atomic"),
-    "LDSM": ("shared", "ldmatrix"), "STSM": ("shared", "stmatrix"), "LDGSTS": ("shared", "cp.async"),
-    # issue 30 hook: TMA and bulk copies (viz.kinds.tma_copy.SASS_OPCODES)
-    "UTMALDG": ("global", "tma"), "UTMASTG": ("global", "tma"), "UTMAREDG": ("global", "tma"),
-    "UTMAPF": ("global", "tma"), "UBLKCP": ("global", "bulk"), "UBLKRED": ("global", "bulk"),
-    "UBLKPF": ("global", "bulk"), "UTMACCTL": ("global", "tensormap"), "UTMACMDFLUSH": ("global", "tensormap"),
-}
+from ..kinds.registry import sass_classes, trace_kind
+
+# SASS opcode (without modifiers) -> (space, class) of the PTX instructions it can come from:
+# each kind's TraceForm names its SASS opcodes (viz.kinds.registry).
+SASS_CLASS = sass_classes()
 STATES = ("same", "fused", "member", "split", "removed", "aggregated", "uncertain")
 TOOL = "nvdisasm -gp"
 
@@ -379,7 +371,8 @@ def ptx_class(ins) -> tuple[str, str]:
     """(space, class) of a PTX memory instruction (``viz.trace.ptx.MemInstr`` or its dict)."""
     kind = ins["kind"] if isinstance(ins, dict) else ins.kind
     space = ins["space"] if isinstance(ins, dict) else ins.space
-    cls = {"load": "load", "store": "store", "atomic": "atomic", "reduction": "atomic"}.get(kind, kind)
+    f = trace_kind(kind)
+    cls = (f.sass_class or f.kind) if f is not None else kind      # atom and red are one SASS class
     return space, cls
 
 

@@ -21,6 +21,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..kinds.registry import trace_kinds
+
 SHORT = 4096                    # characters of a name, a version, a PTX line, a file name
 TEXT = 32 << 20                 # characters of a text (the launch file, a CUDA source): the header's own cap
 MAX_INSTRUCTIONS = 65_536       # static memory instructions of one kernel (ids below the events' 2**20)
@@ -34,8 +36,7 @@ MAX_BUFFER_COUNT = 256 << 30    # elements of one kernel buffer (a launch file's
 MAX_SHARED_BYTES = 227 * 1024   # dynamic shared memory per block (H100's opt-in maximum)
 MAX_DEPTH = 32                  # nesting of the whole document (the shipped traces nest 4 deep)
 WIDTHS = (1, 2, 4, 8, 16, 32)   # bytes per lane of a PTX memory access (vectors and matrix rows included)
-KINDS = ("load", "store", "atomic", "reduction", "ldmatrix", "stmatrix", "cp.async",
-         "tma", "bulk", "tensormap")   # issue 30 hook: TMA, bulk copies, TMA control (viz.kinds.tma_copy)
+KINDS = trace_kinds()      # every registered trace kind (viz.kinds.registry): load, store, ...
 BLOCK_LIMITS = (1024, 1024, 64)          # CUDA: threadIdx extents (and 1024 threads per block)
 GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA: blockIdx extents
 MAX_BLOCK_THREADS = 1024
@@ -339,6 +340,15 @@ EVENT = Record(fields={
     "operand": _opt(Int(0, 15), 0),
     "executed": _opt(Int(0, 2**63 - 1), 0),
 })
+# A memory instruction no kind records (viz.kinds.unrecorded), counted per warp-level execution.
+UNRECORDED = Record(fields={
+    "id": _opt(Int(0, 2**31 - 1), 0),
+    **_INSTRUCTION_TEXT,
+    "line": _opt(Int(0, MAX_LINE), 0),          # source line (0 without line information)
+    "line_no": _opt(Int(0, MAX_LINE), 0),       # PTX line
+    "why": _opt(Text(TEXT), ""),
+    "executed": _opt(Int(0, 2**63 - 1), 0),     # warp-level executions
+})
 
 COUNTERS = MapOf(value=Number(nullable=True), nullable=True)
 
@@ -377,6 +387,11 @@ HEADER = Record(fields={
     "warpviz": _opt(Text(nullable=True)),
     "recorded_blocks": _opt(Text(TEXT)),
     "complete": _opt(Bool()),
+    # every warp-level execution of every recorded instruction of every block recorded (complete
+    # also needs no unrecorded memory instruction to have run); absent in older traces: = complete
+    "records_complete": _opt(Bool()),
+    # memory instructions no kind records, with their executions; absent in older traces: unknown
+    "unrecorded": _opt(ListOf(UNRECORDED, MAX_EVENTS)),
     "note": _opt(Text(TEXT)),
     "instructions": _req(ListOf(INSTRUCTION, MAX_INSTRUCTIONS)),
     "events": _opt(ListOf(EVENT, MAX_EVENTS)),
@@ -451,7 +466,8 @@ def blocks_text(blocks: list[int] | None) -> str:
 
 
 __all__ = ["HEADER", "source_line", "INSTRUCTION", "SASS_INFO", "SASS_STATES", "EVENT", "SchemaError", "check", "depth", "MAX_INSTRUCTIONS", "MAX_DEPTH",
-           "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS", "blocks_text", "PARTIAL_NOTES", "partial_note", "note_parts"]
+           "WIDTHS", "KINDS", "BLOCK_LIMITS", "GRID_LIMITS", "blocks_text", "PARTIAL_NOTES", "partial_note", "note_parts",
+           "records_complete", "unrecorded_ran", "set_unrecorded", "UNRECORDED"]
 
 
 # The recorder's notes on a partial trace (the header's ``note``), as English templates: the
@@ -464,6 +480,8 @@ PARTIAL_NOTES = {
     "size-limit": "recorded {recorded:,} of {executed:,} warp-level executions (the size limit)",
     "runs-differ": "the counting run saw {counted:,} executions and the recording run {recorded:,} (the kernel's "
                    "control flow depends on timing or data it changes)",
+    "unrecorded": "{instructions:,} memory instructions that warpviz does not record ran {executed:,} warp-level "
+                  "executions: their traffic is in no figure",
 }
 _NOTE_JOIN = "; "
 
@@ -501,6 +519,38 @@ def note_parts(note: str) -> list[tuple[str, dict]] | None:
         else:
             return None
     return out
+
+
+def records_complete(header: dict, default: bool = False) -> bool:
+    """Whether every block's every execution of every recorded instruction is in the trace
+    (``records_complete``; an older trace's ``complete``, which meant that)."""
+    v = header.get("records_complete", header.get("complete", default))
+    return bool(v)
+
+
+def set_unrecorded(header: dict, entries: list[dict]) -> dict:
+    """Put the memory instructions no kind records (``entries``: each with ``executed``, its
+    warp-level executions) in a new trace's header: ``unrecorded``; ``records_complete`` keeps
+    what ``complete`` said of the recording; ``complete`` becomes false, and the note says so
+    (``PARTIAL_NOTES["unrecorded"]``), when any of them ran. Returns the header."""
+    header["unrecorded"] = list(entries)
+    header["records_complete"] = bool(header.get("complete", False))
+    ran = [d for d in entries if int(d.get("executed") or 0) > 0]
+    if ran:
+        header["complete"] = False
+        part = PARTIAL_NOTES["unrecorded"].format(instructions=len(ran),
+                                                  executed=sum(int(d["executed"]) for d in ran))
+        header["note"] = _NOTE_JOIN.join(p for p in (header.get("note") or "", part) if p)
+    return header
+
+
+def unrecorded_ran(header: dict) -> list[dict] | None:
+    """The memory instructions no kind records that ran (``unrecorded`` entries with executions),
+    or None where the trace does not say (written before warpviz listed them: unknown)."""
+    u = header.get("unrecorded")
+    if not isinstance(u, list):
+        return None
+    return [d for d in u if isinstance(d, dict) and int(d.get("executed") or 0) > 0]
 
 
 def source_line(header: dict, ins: dict) -> str:
