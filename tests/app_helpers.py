@@ -94,7 +94,10 @@ def after(qtbot, ms: int = 0) -> None:
     qtbot.waitUntil(lambda: bool(fired), timeout=ms + 10000)
 
 
-def make_window(qtbot, scenario: str | None = "transpose-tile"):
+def make_window(qtbot, scenario: str | None = "transpose-tile", at_focus: bool = False):
+    """The main window on ``scenario``, at its first instruction (the tests step from there);
+    ``at_focus`` (or no scenario: what the app opens by itself) keeps it where the scenario's
+    ``focus`` opened it (transpose-tile: instruction 9)."""
     from viz.app.main import make_app
     from viz.app.window import MainWindow
 
@@ -104,6 +107,8 @@ def make_window(qtbot, scenario: str | None = "transpose-tile"):
     w.resize(1400, 900)
     w.show()
     qtbot.waitExposed(w)
+    if scenario is not None and not at_focus and w.session.scenario is not None and w.session.scenario.focus:
+        w.session.go(instr=0, frame=0)
     wait_idle(qtbot, w.session)
     w.view.setFocus()
     return w

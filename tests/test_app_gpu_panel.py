@@ -86,10 +86,12 @@ def test_sweep_chart_shows_measured_over_predicted(qtbot, window):
     p.sweep_choice.setCurrentIndex(i)
     series = dict(p.chart_series())
     sweep = results.load()["sweeps"]["transpose-pad"]["points"]
-    assert list(series["measured (ms)"]) == pytest.approx([pt["median_ms"] for pt in sweep])
-    assert list(series["cost model (ms)"]) == pytest.approx([pt["predicted_ms"] for pt in sweep])
+    factor, unit = p.chart_unit          # the transpose sweep is a few hundred µs: drawn in µs
+    assert (factor, unit) == (1e3, "µs")
+    assert list(series["measured"]) == pytest.approx([pt["median_ms"] * 1e3 for pt in sweep])
+    assert list(series["cost model"]) == pytest.approx([pt["predicted_ms"] * 1e3 for pt in sweep])
     # The measured shape follows the prediction: the unpadded tile is the slowest point.
-    assert series["measured (ms)"].argmax() == series["cost model (ms)"].argmax() == 0
+    assert series["measured"].argmax() == series["cost model"].argmax() == 0
 
 
 def test_kernel_source_tab_shows_the_generated_kernel(qtbot, window):

@@ -124,7 +124,7 @@ def test_a_matrix_access_is_named_by_its_kind_in_the_top_line_and_in_figures(qtb
                         any(w.figures.tree.topLevelItem(k).text(1) == "stmatrix.x4"
                             for k in range(w.figures.tree.topLevelItemCount())), timeout=20000)
         w.open_path(assets.scenario_dir() / "transpose-tile.toml")     # a plain access: load / store
-        assert w.source.text().startswith("load in[")
+        assert w.source.text().startswith("load tile[")     # its focus, instruction 9: the column read
     finally:
         w.close()
 

@@ -41,6 +41,7 @@ def test_each_shipped_trace_header_is_checked_once_per_process(monkeypatch):
     real = tracefile.read_header
     monkeypatch.setattr(tracefile, "read_header", lambda p: calls.append(p) or real(p))
     monkeypatch.setattr(library, "_FIELDS", {})
+    monkeypatch.setattr(library, "_disk", {})              # nor the cache folder's copy
     paths = tracefile.shipped()
     first = [library.read_trace_entry(p) for p in paths]
     assert len(calls) == len(paths) > 50
@@ -72,6 +73,7 @@ def test_a_window_reads_each_listed_file_once(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("WARPVIZ_SETTINGS", str(tmp_path / "settings.ini"))
     monkeypatch.setenv("WARPVIZ_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setattr(library, "_FIELDS", {})
+    monkeypatch.setattr(library, "_disk", {})              # nor the cache folder's copy
     read = []
     for name in ("_scenario_fields", "_launch_fields", "_trace_fields"):
         real = getattr(library, name)

@@ -163,7 +163,7 @@ def test_the_window_starts_on_a_hostile_settings_file_and_shows_the_defaults(qtb
         assert w.zoom.zoom == 1.0 and w.timeline.speed == 1.0
         assert w.editor.tabs.currentIndex() == 0 and not w.a_compare.isChecked()
         assert w.launch.mode.currentIndex() == 0
-        assert w.session.cursor.instruction == 0 and w.session.error is None
+        assert w.session.cursor.instruction == 8 and w.session.error is None    # transpose-tile's focus
         w.a_export.trigger()
         d = w.export_dialog
         assert d.folder == Path.home() and d.kind() == "mp4" and d.size.currentData() == "1080p"

@@ -116,11 +116,12 @@ def test_the_app_on_x11_follows_real_keys_and_shows_its_picture(xserver, tmp_pat
     assert r["title"] == title and r["x_title"] == title       # the X server has the window's title
     assert r["active"]
     # Right: the next frame, and the frame counter on screen says so.
-    assert r["start"] == {"instruction": 0, "frame": 0, "label": "frame 1 / 4"}
-    assert r["right_arrived"] and r["after_right"] == {"instruction": 0, "frame": 1, "label": "frame 2 / 4"}
+    # transpose-tile opens on its focus, instruction 9 (the column read: 32 wavefronts, 35 frames)
+    assert r["start"] == {"instruction": 8, "frame": 0, "label": "frame 1 / 35"}
+    assert r["right_arrived"] and r["after_right"] == {"instruction": 8, "frame": 1, "label": "frame 2 / 35"}
     # The server's pixels where the picture is are the ones the app painted, and Right changed them.
     assert r["view_matches_widget"] and r["view_changed"]
-    assert r["down_arrived"] and r["after_down"]["instruction"] == 1 and r["after_down"]["frame"] == 0
+    assert r["down_arrived"] and r["after_down"]["instruction"] == 9 and r["after_down"]["frame"] == 0
     # Not a blank screen: hundreds of colours (text, cells, plots), half the pixels not background.
     for key in ("before", "full", "presentation"):
         assert r[key]["colours"] > 200 and r[key]["not_background"] > 0.25, (key, r[key])

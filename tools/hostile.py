@@ -876,6 +876,8 @@ def make(out: Path) -> list:
         else:
             fn(d, cases)
     _python_habits(out / "words", cases)
+    _lectures(out / "lectures", cases)
+    _gpu_import(out / "gpuimport", cases)
     _args(out / "args", cases)
     (out / "dataloss").mkdir()
     _data_loss(out / "dataloss", cases)
@@ -884,6 +886,60 @@ def make(out: Path) -> list:
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
+
+
+def _lectures(d: Path, cases: list) -> None:
+    """Issue 32 (lecture-c): a scenario's ``focus``, a lesson's steps and their words, a trace
+    whose sources make the inline-asm line lookup and the unrecorded-instruction scan work
+    hard. Scenarios go to ``analyze``, ``export`` and the app; lessons to the app's data folder
+    (Playback -> Lessons reads them); traces to ``analyze`` and the app."""
+    d.mkdir(parents=True, exist_ok=True)
+    for tag, value in (("zero", "0"), ("past-end", "3"), ("huge", "99999999999999999999"), ("negative", "-1"),
+                       ("text", '"9"'), ("bool", "true"), ("float", "1.5"), ("table", "{ a = 1 }"),
+                       ("array", "[1]"), ("long-text", '"' + "9" * 100000 + '"')):
+        p = d / f"focus-{tag}.toml"
+        p.write_text(SCENARIO.replace("[launch]", f"focus = {value}\n[launch]", 1), "utf-8")
+        for c in (("analyze",), ("export",), ("app",)):
+            cases.append((p, c))
+    data = d / "data-lessons"
+    (data / "lessons").mkdir(parents=True)
+    steps = {
+        "unknown-field": 'say = "{__class__.__mro__}"', "format-spec": 'say = "{sectors:>99999999}"',
+        "huge-say": 'say = "' + "x" * 300000 + '"', "brace-bomb": 'say = "' + "{" * 100000 + '"',
+        "nested": 'say = "{{sectors}}"', "say-table": "say = { a = 1 }", "bad-instruction": "instruction = 0",
+        "traversal": 'scenario = "../../../../etc/passwd"', "fifo-name": 'scenario = "/dev/zero"',
+    }
+    for name, line in steps.items():
+        scen = "" if line.startswith("scenario") else 'scenario = "coalesced"\n'
+        (data / "lessons" / f"{name}.toml").write_text(f'title = "{name}"\n[[step]]\n{scen}{line}\n', "utf-8")
+    (data / "lessons" / "both.toml").write_text('scenarios = ["coalesced"]\n[[step]]\nscenario = "coalesced"\n')
+    (data / "lessons" / "many-steps.toml").write_text('[[step]]\nscenario = "coalesced"\n' * 600, "utf-8")
+    cases.append((data, ("app-data",)))
+    cases.append((data, ("lessons-app",)))
+    shipped = ROOT / "assets" / "traces" / "ldmatrix_cpasync.wvtrace"
+    with zipfile.ZipFile(shipped) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = json.loads(members["header.json"])
+    name = next(iter(header["sources"]))
+    asm_walls = {
+        # the .loc line inside a long asm statement whose lines never name the mnemonic
+        "asm-wall": "asm(\n" + '"nop;"\n' * 50000,
+        # a carried PTX of many wgmma lines, each with its own .loc
+        "wgmma-flood": "\n".join(f".loc 1 {k} 1\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{}};"
+                                 for k in range(1, 60000)),
+    }
+    for tag, text in asm_walls.items():
+        h = json.loads(json.dumps(header))
+        if tag == "wgmma-flood":
+            h["sources"] = {**h["sources"], "kernel.ptx": text}
+        else:
+            h["sources"] = {name: text}
+            for ins in h["instructions"]:
+                ins["line"] = 50000
+        p = d / f"{tag}.wvtrace"
+        _zip(p, {**members, "header.json": json.dumps(h).encode()})
+        for c in (("analyze",), ("app",)):
+            cases.append((p, c))
 
 
 def _python_habits(d: Path, cases: list) -> None:
@@ -904,7 +960,69 @@ def _python_habits(d: Path, cases: list) -> None:
             cases.append((placeholder, (what, word)))
 
 
+def _gpu_import(d: Path, cases: list) -> None:
+    """Issue 32, item 4: JSON files the GPU panel's Import is given that are not results files.
+    The panel says what a probe record is (its ``what``, cut short, as plain text: no markup
+    reaches the label), keeps the measurements it had, and a later good import clears the
+    message."""
+    d.mkdir(parents=True, exist_ok=True)
+    docs = {
+        "probe-markup.json": {"what": "<img src=x onerror=alert(1)><b>bold</b> " + "probe " * 2000, "cases": []},
+        "probe-what-list.json": {"what": ["not", "a", "text"], "device": "x"},
+        "probe-control.json": {"what": "\x1b]52;c;cm0gLXJmIH4=\x07 probe\u202e", "validate": {}},
+        "top-list.json": [{"what": "a list at the top"}],
+        "format-other.json": {"format": "warpviz-measurements", "version": 99, "what": "newer"},
+        "about-only.json": {"about": "x" * 100000},
+    }
+    for name, doc in docs.items():
+        f = d / name
+        f.write_text(json.dumps(doc), encoding="utf-8")
+        cases.append((f, ("gpu-import",)))
+
+
 # ----------------------------------------------------------------------------- running
+
+GPU_IMPORT_DRIVER = r"""
+import sys, traceback
+errors = []
+sys.excepthook = lambda t, v, tb: errors.append("".join(traceback.format_exception(t, v, tb)))
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop, Qt
+from viz.app.main import make_app
+app = make_app()
+from viz.app.window import MainWindow
+w = MainWindow("transpose-tile")
+w.show()
+deadline = QDeadlineTimer(20000)
+while w.gpu_panel is None and not deadline.hasExpired():
+    QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+p = w.gpu_panel
+before = p.measurements
+ok = p.load_measurements(sys.argv[1])
+said = p.status.text()
+print(("imported: " if ok else "refused: ") + said.replace("\n", " ")[:300])
+bad = []
+if p.status.textFormat() != Qt.TextFormat.PlainText:
+    bad.append("the status label would render the file's markup")
+if not ok and p.measurements is not before:
+    bad.append("a refused file replaced the measurements")
+from viz.app.gpu_panel import plain_for_qt
+from PySide6 import QtGui
+doc = QtGui.QTextDocument()
+shown = plain_for_qt(said)
+doc.setHtml(shown) if QtGui.Qt.mightBeRichText(shown) else doc.setPlainText(shown)
+if doc.toPlainText().replace("\u2029", "\n") != said:
+    bad.append("the warning box would not show the message as written (markup rendered)")
+if not ok and len(said) > 4000:
+    bad.append(f"the message is {len(said)} characters long")
+if p.load_measurements(None) and p.status.text() and not ok:
+    pass                       # the shipped file (path None) leaves the last message as it is
+w.close()
+if errors or bad:
+    sys.stderr.write("\n".join(errors + bad))
+    sys.exit(3)
+sys.exit(0)
+"""
+
 
 APP_DRIVER = r"""
 import sys, traceback
@@ -985,6 +1103,8 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return cli + ["validate", str(path)]
     if what == "app":
         return [sys.executable, "-c", APP_DRIVER, str(path)]
+    if what == "gpu-import":
+        return [sys.executable, "-c", GPU_IMPORT_DRIVER, str(path)]
     if what == "dataloss":
         return [sys.executable, "-c", DATALOSS_DRIVER, str(path)]
     if what.startswith("word-"):          # _python_habits: the word itself is the input
@@ -1007,7 +1127,33 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
                 str(ROOT / "assets" / "scenarios" / "transpose-tile.toml")]
     if what == "api":
         return [sys.executable, "-c", API_HUGE, *c[1:]]
+    if what == "lessons-app":       # _lectures: the app with ``path`` as its data folder, every lesson started
+        return ["env", f"WARPVIZ_DATA_DIR={path}", sys.executable, "-c", LESSONS_DRIVER]
     raise ValueError(what)
+
+
+LESSONS_DRIVER = r"""
+import sys
+from viz.app.main import make_app
+app = make_app()
+from viz.app.window import MainWindow
+w = MainWindow("coalesced")
+w.show()
+keys = w.lesson_keys
+keys.menu.aboutToShow.emit()                      # Playback -> Lessons: every file read (bad ones said)
+for a in keys.menu.actions():
+    if a.isEnabled():
+        a.trigger()
+        for _ in range(3):
+            keys.step(1)
+        app.processEvents()
+print(w.statusBar().currentMessage()[:300])
+from viz.app.main import close_window
+from viz.app.worker import Runner
+Runner.wait_all(20000)
+close_window(w)                                   # deleted while Python is whole (viz.app.main)
+sys.exit(0)
+"""
 
 
 def run_case(root: Path, rel: str, c: list, k: int) -> dict:

@@ -2,6 +2,12 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py [OUT_DIR]
 
+The lecture screens (issue 32: the window after presentation mode, the GPU panel, the Source
+panel, Chinese dialogs) on a screen of one size, into docs/screenshots/:
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py --lecture 1280x720 [OUT_DIR]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py --lecture 1920x1080 [OUT_DIR]
+
 Chinese needs a CJK font (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
 """
 
@@ -13,16 +19,25 @@ import tempfile
 from pathlib import Path
 
 _tmp = tempfile.mkdtemp(prefix="warpviz-shots-")
+LECTURE = "--lecture" in sys.argv
+if LECTURE:
+    _i = sys.argv.index("--lecture")
+    SCREEN = tuple(int(v) for v in sys.argv[_i + 1].split("x"))
+    del sys.argv[_i:_i + 2]
+else:
+    SCREEN = (1920, 1080)
 if os.environ.get("QT_QPA_PLATFORM", "offscreen").startswith("offscreen"):
-    # A 1920x1080 virtual screen, so full screen (presentation mode) is full HD too.
+    # A virtual screen (1920x1080 unless --lecture names another), so full screen (presentation
+    # mode) is that size too.
     with open(os.path.join(_tmp, "screen.json"), "w") as f:
-        f.write('{"screens": [{"name": "hd", "x": 0, "y": 0, "width": 1920, "height": 1080, '
-                '"logicalDpi": 96, "physicalWidth": 508, "physicalHeight": 286}]}')
+        f.write('{"screens": [{"name": "hd", "x": 0, "y": 0, "width": %d, "height": %d, '
+                '"logicalDpi": 96, "physicalWidth": %d, "physicalHeight": %d}]}'
+                % (SCREEN[0], SCREEN[1], round(SCREEN[0] / 96 * 25.4), round(SCREEN[1] / 96 * 25.4)))
     os.environ["QT_QPA_PLATFORM"] = "offscreen:configfile=" + os.path.join(_tmp, "screen.json")
 os.environ["WARPVIZ_SETTINGS"] = os.path.join(_tmp, "settings.ini")
 os.environ["WARPVIZ_DATA_DIR"] = os.path.join(_tmp, "data")
 
-SIZE = (1920, 1080)
+SIZE = SCREEN
 
 
 def settle(app, win, ms: int = 150) -> None:
@@ -122,5 +137,94 @@ def shoot_export_dialog(app, win, path: Path) -> None:
     dialog.close()
 
 
+def lecture() -> None:
+    """The lecture screens at SCREEN: the window after three presentation round trips, the GPU
+    panel (chart, and after importing a file without the open scenario), the Source panel
+    following the instruction on screen, and Chinese (window, GPU panel, Open dialog, Keys)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QFileDialog
+
+    from viz import assets, i18n
+    from viz.app.main import make_app
+    from viz.app.window import MainWindow
+    from viz.scenario import resolve
+
+    w, h = SCREEN
+    out = (Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "docs" / "screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    tag = f"{w}x{h}"
+    app = make_app()
+    win = MainWindow("transpose-tile")
+    room = app.primaryScreen().availableGeometry()
+    win.show()
+    settle(app, win, 300)
+    f, g = win.frameGeometry(), win.geometry()      # the window fills the screen, frame and all
+    win.setGeometry(room.adjusted(g.left() - f.left(), g.top() - f.top(), g.right() - f.right(),
+                                  g.bottom() - f.bottom()))
+    settle(app, win, 300)
+    win.default_layout()
+    s = win.session
+    s.go(instr=8, frame=4)
+    for _ in range(3):                              # F11 / Esc three times, then compare on and off
+        win.a_present.setChecked(True)
+        settle(app, win)
+        win.a_present.setChecked(False)
+        settle(app, win)
+    win.a_compare.setChecked(True)
+    settle(app, win)
+    win.a_compare.setChecked(False)
+    shoot(app, win, out / f"{tag}-window-after-presentation.png")
+
+    # The GPU panel: the chart of the transpose's padding sweep and the open scenario's bars.
+    gpu = win.gpu_panel
+    win.docks["gpu"].show()
+    win.docks["gpu"].raise_()
+    gpu.tabs.setCurrentWidget(gpu.chart_box)
+    gpu.sweep_choice.setCurrentIndex(gpu.sweep_choice.findData("transpose-pad"))
+    shoot(app, win, out / f"{tag}-gpu-panel.png")
+    gpu.load_measurements(assets.measurements_dir() / "h100-traces.json")
+    shoot(app, win, out / f"{tag}-gpu-panel-traces-file.png")
+    gpu.load_measurements(None)
+
+    # The Source panel of a trace, the line of instruction 6 selected by the Down key's step.
+    win.open_trace(assets.traces_dir() / "numba_block_sum.wvtrace")
+    settle(app, win)
+    while s.trace_analysis is None:
+        settle(app, win, 100)
+    win.docks["source"].show()
+    win.docks["source"].raise_()
+    s.go(instr=5, frame=0)
+    shoot(app, win, out / f"{tag}-source-panel.png")
+
+    # Chinese: the window, the GPU panel, the Open dialog and Help → Keys.
+    win.set_language("zh_CN")
+    win.open_path(resolve("transpose-tile-pad"))
+    settle(app, win)
+    s.go(instr=8, frame=2)
+    win.docks["gpu"].raise_()
+    shoot(app, win, out / f"{tag}-chinese-window.png")
+
+    def grab_dialog() -> None:
+        d = QApplication.activeModalWidget()
+        if isinstance(d, QFileDialog):
+            settle(app, win)
+            d.grab().save(str(out / f"{tag}-chinese-open-dialog.png"))
+            print("wrote", out / f"{tag}-chinese-open-dialog.png")
+            d.reject()
+        else:
+            QTimer.singleShot(50, grab_dialog)
+
+    QTimer.singleShot(0, grab_dialog)
+    win.open_dialog()
+    keys = win.show_keys()
+    settle(app, win)
+    keys.grab().save(str(out / f"{tag}-chinese-keys.png"))
+    print("wrote", out / f"{tag}-chinese-keys.png")
+    keys.close()
+    win.set_language("en")
+    i18n.set_language("en")
+    win.close()
+
+
 if __name__ == "__main__":
-    main()
+    lecture() if LECTURE else main()

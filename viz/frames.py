@@ -144,6 +144,12 @@ def _request_caption(d: WarpDetail) -> str:
                   "accelerator writes it in the tile's swizzle without the banks' load and store path, so no "
                   "wavefront is counted; `warpviz layout` draws where each element lands.", r=box[0], c=box[1],
                   bytes=_count(a.option("bytes"), "byte"), name=a.array)
+    side = ldgsts_side(d)
+    if side == "cg":
+        return tr("The warp sends one cp.async.cg (LDGSTS): {lanes} copy {bytes} from global memory into shared "
+                  "memory. No counter shows a wavefront of its shared side (the LDGSTS wavefront counter reads 0 on "
+                  "the H100), so none is drawn or counted here; its global side is the other instruction of the "
+                  "same line.", lanes=_count(d.active_lanes, "lane"), bytes=_count(d.bytes_requested, "byte"))
     if d.space == "shared":
         words = _count(len(d.bank_words), "word")
         banks = _count(len({bw.bank for bw in d.bank_words}), "bank")
@@ -200,10 +206,25 @@ def _line_caption(d: WarpDetail, k: int, line: int) -> str:
                    b=start + LINE - 1, used=used, moved=len(secs) * SECTOR)
 
 
+def ldgsts_side(d: WarpDetail) -> str | None:
+    """A traced cp.async's shared side: "ca" (its wavefronts are LDGSTS wavefronts, outside the
+    ten) or "cg" (no counter shows one); None otherwise (``viz.trace.analysis.ldgsts_side``)."""
+    if d.op != "cp.async" or d.space != "shared":
+        return None
+    side = d.access.option("cache")
+    return side if side in ("ca", "cg") and d.access.option("number") is not None else None
+
+
 def summary_caption(d: WarpDetail) -> str:
+    side = ldgsts_side(d)
+    if side == "cg":
+        return tr("Summary: cp.async.cg, no shared wavefront counted (its shared side is in no wavefront counter).")
     if d.space == "shared":
         wf, ph = d.wavefronts, d.active_phases
         head = tr("Summary: {wf} for {ph}", wf=_count(wf, "wavefront"), ph=_count(ph, "phase"))
+        if side == "ca":
+            head = _plural(wf, "Summary: 1 LDGSTS wavefront for {ph} (not in the ten metrics)",
+                           "Summary: {n} LDGSTS wavefronts for {ph} (not in the ten metrics)", ph=_count(ph, "phase"))
         conflicts = d.conflicts
         if conflicts == 0:
             return head + tr(" = no bank conflicts")

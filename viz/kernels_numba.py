@@ -17,8 +17,54 @@ from .cachedir import numba_dir
 # WARPVIZ_CACHE; numba's own NUMBA_CACHE_DIR wins when set).
 os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_dir()))
 
+import threading  # noqa: E402
+
 import numpy as np  # noqa: E402
-from numba import njit  # noqa: E402
+
+_COMPILE = threading.RLock()
+
+
+class LazyJit:
+    """``numba.njit(**options)(fn)``, made on the first call: importing numba costs about
+    0.6 s, which the app no longer pays before its first window (the first analysis, on a
+    worker thread, pays it). Other lazily jitted functions that ``fn`` calls (its globals)
+    are made first and put in its globals, so numba compiles ``fn`` against the real
+    dispatchers. Called from Python, it is the dispatcher: the cache on disk (``cache=True``,
+    ``NUMBA_CACHE_DIR`` above) works as before."""
+
+    def __init__(self, fn, options: dict):
+        self.py_func = fn
+        self.options = options
+        self._real = None
+        self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
+        self.__doc__, self.__module__, self.__wrapped__ = fn.__doc__, fn.__module__, fn
+
+    def dispatcher(self):
+        real = self._real
+        if real is None:
+            with _COMPILE:
+                if self._real is None:
+                    g = self.py_func.__globals__
+                    for name in self.py_func.__code__.co_names:
+                        other = g.get(name)
+                        if isinstance(other, LazyJit):
+                            g[name] = other.dispatcher()
+                    import numba
+
+                    self._real = numba.njit(**self.options)(self.py_func)
+                real = self._real
+        return real
+
+    def __call__(self, *args, **kwargs):
+        return self.dispatcher()(*args, **kwargs)
+
+
+def njit(*args, **options):
+    """``numba.njit``'s decorator, lazily (``LazyJit``): ``@njit(cache=True, nogil=True)``."""
+    if args and callable(args[0]) and not options:
+        return LazyJit(args[0], {})
+    return lambda fn: LazyJit(fn, options)
+
 
 
 @njit(cache=True, nogil=True)

@@ -13,6 +13,21 @@ the user data folder's ``lessons``)::
         { scenario = "transpose-tile", instruction = 9 },   # opened at instruction 9 (from 1)
     ]
 
+or, where the steps have words for the class, one ``[[step]]`` table a stop::
+
+    title = "Global coalescing"
+    [[step]]
+    scenario = "stride-32"
+    instruction = 1
+    say = "Each lane reads its own sector: sectors: {sectors} for {bytes} bytes."
+    say_zh = "每个线程读取自己的扇区：{bytes} 字节需要的扇区：{sectors} 个。"
+
+A stop without ``instruction`` opens at the scenario's ``focus`` (docs/scenario-format.md),
+else at its first instruction. ``say`` / ``say_zh`` is what the app shows (the status bar)
+when the stop opens; a count it quotes is a ``{name}`` filled from the model's figures of
+the warp instruction on screen (``PLACEHOLDERS``), never typed in, so it cannot disagree
+with the picture.
+
 Where the scenario on screen is in no lesson, the keys follow the library's order as shown
 (its tag filter and search applied), so filtering by a tag makes an ad-hoc lesson.
 
@@ -22,6 +37,7 @@ file, the field and the fix.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +48,21 @@ from .scenario import ScenarioError, localized
 
 MAX_BYTES = 256 * 1024            # a lesson is a list of names; anything bigger is not one
 MAX_STOPS = 500
+MAX_SAY = 2000                    # characters of a step's words
+# what a step's words may quote, each from the per-warp figures of the instruction on screen
+PLACEHOLDERS = {
+    "wavefronts": "the warp instruction's wavefronts (shared)",
+    "phases": "its phases: the wavefronts it needs without a bank conflict",
+    "conflicts": "its bank conflicts: wavefronts beyond the phases",
+    "ways": "the worst phase's wavefronts (an n-way conflict)",
+    "sectors": "the 32-byte sectors it touches (global)",
+    "lines": "the 128-byte lines it touches (global)",
+    "lanes": "its active lanes",
+    "bytes": "the bytes its active lanes ask for",
+    "efficiency": "its sector efficiency in percent (bytes asked / bytes moved)",
+    "instruction": "its number (the Instruction box)",
+}
+_FIELD = re.compile(r"\{([^{}]*)\}")
 
 
 @dataclass(frozen=True)
@@ -40,6 +71,7 @@ class Stop:
 
     path: Path
     instruction: int | None = None
+    say: str = ""                     # the words of this step (the interface language's), placeholders unfilled
 
 
 @dataclass(frozen=True)
@@ -96,6 +128,11 @@ def load_lesson(path: Path | str) -> Lesson:
     if not isinstance(title, str) or not isinstance(title_zh, str):
         raise ScenarioError(src, "title", tr("must be text"), tr('write it in quotes: title = "My lesson"'))
     items = raw.get("scenarios")
+    if "step" in raw:                   # [[step]] tables: a stop's words need more than one line
+        if items is not None:
+            raise ScenarioError(src, "step", tr("a lesson has either `scenarios` or [[step]] tables, not both"),
+                                tr("move the scenarios into [[step]] tables (scenario = \"NAME\")"))
+        items = raw["step"]
     if not isinstance(items, list) or not items:
         raise ScenarioError(src, "scenarios", tr("is missing or not a list of scenarios"),
                             tr('list them in order: scenarios = ["coalesced", "stride-2"]'))
@@ -106,12 +143,14 @@ def load_lesson(path: Path | str) -> Lesson:
     for k, item in enumerate(items):
         where = f"scenarios[{k}]"
         instruction = None
+        say = ""
         if isinstance(item, dict):
             name, instruction = item.get("scenario"), item.get("instruction")
-            unknown = sorted(set(item) - {"scenario", "instruction"})
+            unknown = sorted(set(item) - {"scenario", "instruction", "say", "say_zh"})
             if unknown:
-                raise ScenarioError(src, where, tr("unknown key {k!r}", k=unknown[0]),
-                                    tr("an entry has `scenario` and optionally `instruction`"))
+                raise ScenarioError(src, where, tr("unknown key {k!r}", k=str(unknown[0])[:40]),
+                                    tr("an entry has `scenario` and optionally `instruction`, `say` and `say_zh`"))
+            say = localized(_say(src, where, item, "say"), _say(src, where, item, "say_zh"))
             if instruction is not None and (isinstance(instruction, bool) or not isinstance(instruction, int)
                                             or not 1 <= instruction <= 1_000_000):
                 raise ScenarioError(src, where, tr("instruction must be a whole number from 1"),
@@ -122,8 +161,49 @@ def load_lesson(path: Path | str) -> Lesson:
             raise ScenarioError(src, where, tr("is not a scenario name"),
                                 tr('give a built-in name ("coalesced") or a file relative to the lesson'))
         stops.append(Stop(_stop_path(src, where, path.parent, name.strip()),
-                          None if instruction is None else instruction - 1))
+                          None if instruction is None else instruction - 1, say))
     return Lesson(path, localized(title, title_zh) or path.stem, tuple(stops))
+
+
+def _say(src: str, where: str, item: dict, key: str) -> str:
+    """A step's words (``say`` / ``say_zh``): text of at most MAX_SAY characters whose
+    ``{name}`` fields are all PLACEHOLDERS."""
+    text = item.get(key, "")
+    if not isinstance(text, str) or len(text) > MAX_SAY:
+        raise ScenarioError(src, f"{where}.{key}", tr("must be text of at most {n} characters", n=MAX_SAY),
+                            tr('write it in quotes: say = "Each lane reads its own sector."'))
+    for m in _FIELD.finditer(text):
+        if m.group(1) not in PLACEHOLDERS:
+            raise ScenarioError(src, f"{where}.{key}", tr("{{{name}}} is not a figure a step can quote",
+                                                          name=m.group(1)[:40]),
+                                tr("use one of {names}", names=", ".join("{" + k + "}" for k in PLACEHOLDERS)))
+    if "{" in _FIELD.sub("", text) or "}" in _FIELD.sub("", text):
+        raise ScenarioError(src, f"{where}.{key}", tr("has a brace that opens or closes no {name}", name="{name}"),
+                            tr("write figures as {example}; leave out other braces", example="{sectors}"))
+    return text
+
+
+def figures(detail) -> dict[str, int | str]:
+    """The PLACEHOLDERS' values for one warp instruction (a ``viz.warp.WarpDetail``)."""
+    d = detail
+    shared = d.space == "shared"
+    per_phase = [d.wavefront_phase.count(p) for p in set(d.wavefront_phase)]     # as viz.frames.conflict_ways
+    return {"wavefronts": d.wavefronts, "phases": d.active_phases, "conflicts": d.conflicts,
+            "ways": max(per_phase, default=0) if shared else 0, "sectors": len(d.sectors),
+            "lines": len(d.lines), "lanes": d.active_lanes, "bytes": d.bytes_requested,
+            "efficiency": f"{d.sector_efficiency * 100:.1f}".rstrip("0").rstrip("."),   # as the Figures: 12.5
+            "instruction": d.instruction.number + 1}
+
+
+def fill(say: str, detail) -> str:
+    """A step's words with its ``{name}`` fields filled from ``detail``'s figures ("" without words)."""
+    if not say:
+        return ""
+    if detail is None:                  # nothing on screen to quote (the scenario has an error)
+        return _FIELD.sub("?", say)
+    values = figures(detail)
+    return _FIELD.sub(lambda m: (f"{values[m.group(1)]:,}" if isinstance(values[m.group(1)], int) else
+                                 values[m.group(1)]) if m.group(1) in values else m.group(0), say)
 
 
 def _stop_path(src: str, where: str, folder: Path, name: str) -> Path:
@@ -178,4 +258,4 @@ def neighbour(current: Path | None, delta: int, lesson_list: list[Lesson], libra
     return (Stop(library[j]), None) if 0 <= j < len(library) else None
 
 
-__all__ = ["Lesson", "Stop", "lessons", "load_lesson", "lessons_dir", "neighbour"]
+__all__ = ["Lesson", "Stop", "lessons", "load_lesson", "lessons_dir", "neighbour", "fill", "figures", "PLACEHOLDERS"]

@@ -57,7 +57,7 @@ GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
 TOP_KEYS = {"format", "title", "notes", "tags", "launch", "params", "arrays", "access",
-            "expected", "expect_error", "timing", "name", "title_zh", "notes_zh", "compare"}
+            "expected", "expect_error", "timing", "name", "title_zh", "notes_zh", "compare", "focus"}
 ARRAY_KEYS = {"space", "type", "fields", "shape", "pad", "swizzle", "layout", "offset", "init"}
 ACCESS_KEYS = {"op", "at", "for", "when", "note"}
 
@@ -81,6 +81,7 @@ class Scenario:
     compare: str = ""          # the scenario to compare with (Ctrl+M): a built-in's name or a relative path
     title_zh: str = ""             # optional Chinese title and notes (the app shows them in Chinese)
     notes_zh: str = ""
+    focus: int = 0             # the warp instruction (from 1) the scenario is about: the app opens there; 0: the first
 
     @property
     def shown_title(self) -> str:
@@ -432,8 +433,20 @@ class _Builder:
             self.fail("access", tr("the accesses expand to {count} warp instructions per thread, more than the {max} "
                                    "the analysis takes", count=count, max=MAX_INSTRUCTIONS),
                       tr("use fewer loop iterations"))
+        if "focus" in d:
+            sc = replace(sc, focus=self.build_focus(d["focus"], count))
         check_work(sc)
         return sc
+
+    def build_focus(self, raw: Any, count: int) -> int:
+        """The optional ``focus``: the warp instruction (from 1, as the picture's header counts)
+        the scenario is about; the app and a lesson open there."""
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= count:
+            self.fail("focus", tr("focus must be a warp instruction's number from 1 to {n}, not {v}", n=count,
+                                  v=repr(raw)[:40] if isinstance(raw, (int, str, float)) else type(raw).__name__),
+                      tr("give the number the picture's header shows for the instruction (Instruction box), "
+                         "e.g. focus = {n}", n=min(count, 9)))
+        return raw
 
     def build_compare(self, raw: Any) -> str:
         """The optional ``compare`` key: a built-in's name, or a file relative to this one."""

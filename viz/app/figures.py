@@ -37,6 +37,17 @@ FIGURE_NAMES = ("warp instructions", "active lanes", "wavefronts", "phases", "ba
                 "sectors", "lines", "bytes requested", "bytes moved", "sector efficiency")
 
 
+def TERM_TIPS() -> dict[str, str]:  # noqa: N802 - a translated constant
+    """The tooltip of a figure's name: the term, glossed where a classroom says it otherwise
+    (bank 冲突 beside 存储体冲突; 波前 is AMD's name for a warp too). docs/guide/glossary.zh.md
+    has them all."""
+    return {"wavefronts": tr("A wavefront is one pass of the shared-memory banks (L1) serving part of a warp's "
+                             "request: one per phase, more where a bank must deliver several words. Not AMD's "
+                             "\"wavefront\", which is a warp."),
+            "bank conflicts": tr("Bank conflicts: the wavefronts beyond one per phase, because a bank must deliver "
+                                 "several distinct words in one phase.")}
+
+
 def figure_name(name: str) -> str:
     """A figure's name in the first column ("" for a note row)."""
     return tr(name) if name else ""
@@ -177,6 +188,9 @@ class FiguresPanel(QWidget):
         for name, value, why in figures:
             item = QTreeWidgetItem([figure_name(name), value, why])
             item.setToolTip(2, why)
+            tip = TERM_TIPS().get(name)
+            if tip:
+                item.setToolTip(0, tip)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, ("figure", index, name))
             top.addChild(item)

@@ -37,17 +37,61 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout
 
 from ..engine import METRIC_NAMES
 from ..gpu import GpuUnavailable, results
-from ..i18n import sep, tr
+from ..i18n import language, sep, tr
 from ..trace.launch import shipped_launch_file
 from ..trace.schema import records_complete, unrecorded_ran
 from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
                         _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
                         caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
-                        trace_timing_text, unique_recording_path)
+                        measured_names, not_results_text, time_unit, trace_timing_text,
+                        unique_recording_path)
 from .worker import Runner
 
 MEASURED = "#2563eb"
 PREDICTED = "#d97706"
+
+
+def plain_for_qt(text: str) -> str:
+    """``text`` for a widget that guesses rich text (a message box): as it is, unless Qt would
+    take it for markup (a file's "<img ...>" quoted in a message), then escaped so it shows as
+    written."""
+    from PySide6 import QtGui
+
+    if not QtGui.Qt.mightBeRichText(text):
+        return text
+    import html
+
+    return "<p>" + html.escape(text).replace("\n", "<br>") + "</p>"
+
+
+class _Said(QLabel):
+    """The panel's status line: hidden while it says nothing (an empty line took a row of a
+    1280x720 window's short dock)."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self.setVisible(bool(text))
+
+    def clear(self) -> None:
+        self.setText("")
+
+
+class _OneLine(QLabel):
+    """A label of one line whose text (``text()``, whole) is drawn elided at its end, the whole
+    text in the tooltip."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt's name
+        from PySide6.QtGui import QPainter
+
+        painter = QPainter(self)
+        r = self.contentsRect()
+        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, r.width())
+        painter.drawText(r, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
 
 
 class GpuPanel(QWidget):
@@ -106,9 +150,8 @@ class GpuPanel(QWidget):
         self.device = QLabel()
         self.device.setObjectName("gpuDevice")
         self.device.setWordWrap(True)
-        self.source_label = QLabel()
+        self.source_label = _OneLine()     # one line, elided: the chart keeps its height in a short dock
         self.source_label.setObjectName("gpuMeasurements")
-        self.source_label.setWordWrap(True)
         self.b_run, self.b_validate, self.b_cancel, self.b_import = (QPushButton() for _ in range(4))
         self.b_record, self.b_record_validate, self.b_save_trace = (QPushButton() for _ in range(3))
         for b, name in ((self.b_run, "gpuRun"), (self.b_validate, "gpuValidate"), (self.b_cancel, "gpuCancel"),
@@ -116,9 +159,10 @@ class GpuPanel(QWidget):
                         (self.b_record_validate, "gpuRecordValidate"), (self.b_save_trace, "gpuSaveTrace")):
             b.setObjectName(name)
         self.b_cancel.setEnabled(False)
-        self.status = QLabel()
+        self.status = _Said()
         self.status.setObjectName("gpuStatus")
         self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)     # a file's words are never markup
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.trace_info = QLabel()                 # the launch file to record, or why it cannot be
         self.trace_info.setObjectName("gpuTraceInfo")
@@ -136,6 +180,14 @@ class GpuPanel(QWidget):
                           (self.b_record_validate, (1, 1)), (self.b_cancel, (2, 0)), (self.b_import, (2, 1)),
                           (self.b_save_trace, (2, 1))):     # Import and Save trace as are never shown together
             buttons.addWidget(b, r, c)
+        # The scenarios (and traced launches) the loaded results file measured: one click opens one
+        # (under the buttons: beside them it widened the dock past a 1280-px window).
+        self.measured_choice = QComboBox()
+        self.measured_choice.setObjectName("gpuMeasuredChoice")
+        self.measured_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.measured_choice.setMinimumContentsLength(12)
+        self.measured_choice.activated.connect(self._open_measured)
+        buttons.addWidget(self.measured_choice, 3, 0, 1, 3)
         buttons.setColumnStretch(2, 1)
         top.addWidget(self.trace_info)
         top.addLayout(buttons)
@@ -203,7 +255,43 @@ class GpuPanel(QWidget):
         self.chart = pg.PlotWidget()
         self.chart.setObjectName("gpuChart")
         self.chart.showGrid(x=True, y=True, alpha=0.3)
-        self.legend = self.chart.addLegend()
+        # The unit is chosen from the data (gpu_texts.time_unit) and named on the axis: pyqtgraph's
+        # own SI prefix read "time per launch (ms) (x0.001)" with ticks that were really µs.
+        self.chart.getAxis("left").enableAutoSIPrefix(False)
+        self.chart.getAxis("bottom").enableAutoSIPrefix(False)
+        self.chart.setMouseEnabled(x=False, y=False)
+        self.chart.setMenuEnabled(False)
+        self.chart.setMinimumHeight(150)      # room for its axis label in a 1280x720 window's short dock
+        self.chart_unit: tuple[float, str] = (1.0, "ms")
+        self.bar_labels: list[str] = []       # the texts drawn above the bars (values and the ratio)
+        # The key above the chart, never over its points (a legend inside covered PAD = 0).
+        self.key = QWidget()
+        self.key.setObjectName("gpuChartKey")
+        kl = QGridLayout(self.key)             # one row per series: never wider than the dock
+        kl.setContentsMargins(4, 0, 4, 0)
+        kl.setVerticalSpacing(0)
+        self.key_labels: list[QLabel] = []
+        for row, colour in enumerate((MEASURED, PREDICTED)):
+            swatch = QLabel("■")
+            swatch.setStyleSheet(f"color: {colour};")
+            text = QLabel()
+            text.setTextFormat(Qt.TextFormat.PlainText)
+            text.setWordWrap(True)
+            kl.addWidget(swatch, row, 0)
+            kl.addWidget(text, row, 1)
+            self.key_labels.append(text)
+        kl.setColumnStretch(1, 1)
+        # the open scenario's measured and predicted times and their ratio, in words beside the bars
+        self.ratio = QLabel()
+        self.ratio.setObjectName("gpuChartRatio")
+        self.ratio.setWordWrap(True)
+        self.ratio.setTextFormat(Qt.TextFormat.PlainText)
+        # Nothing to draw: a sentence instead of empty axes, and the scenarios the file has.
+        self.chart_empty = QLabel()
+        self.chart_empty.setObjectName("gpuChartEmpty")
+        self.chart_empty.setWordWrap(True)
+        self.chart_empty.setTextFormat(Qt.TextFormat.PlainText)
+        self.chart_empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.sweep_choice = QComboBox()
         self.sweep_choice.setObjectName("gpuSweep")
         self.b_sweep = QPushButton()
@@ -215,7 +303,11 @@ class GpuPanel(QWidget):
         row.addWidget(self.sweep_choice, 1)
         row.addWidget(self.b_sweep)
         cl.addLayout(row)
+        cl.addWidget(self.key)
+        cl.addWidget(self.ratio)
         cl.addWidget(self.chart, 1)
+        cl.addWidget(self.chart_empty, 1)
+        self.chart_empty.hide()
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("gpuTabs")
@@ -232,7 +324,7 @@ class GpuPanel(QWidget):
         lay.addWidget(self.tabs, 1)
         # the lines of text keep their wrapped height in a short dock (a 1280x720 screen): the
         # table shrinks (it scrolls) instead of the words being cut off
-        for label in (self.device, self.source_label, self.trace_info, self.status, self.summary):
+        for label in (self.device, self.trace_info, self.status, self.summary):
             label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
 
         self.b_run.clicked.connect(self.run)
@@ -280,6 +372,7 @@ class GpuPanel(QWidget):
             dock.setWindowTitle(tr("GPU"))
         self._show_device()
         self._show_source()
+        self._fill_measured()
         self.refresh()
 
     # ------------------------------------------------------------------ device
@@ -347,10 +440,14 @@ class GpuPanel(QWidget):
             doc = results.load(path)
         except results.ResultsError as err:
             if path is not None:
-                self.status.setText(str(err))
+                self.status.setText(not_results_text(path, str(err)))
             return False
         self.measurements = doc
         self.measurements_path = Path(path) if path else results.shipped_path()
+        if path is not None:
+            self.status.clear()           # an earlier import's error is about another file
+            self.status.setToolTip("")
+        self._fill_measured()
         self.sweep_choice.blockSignals(True)
         self.sweep_choice.clear()
         for name in (doc.get("sweeps") or {}):
@@ -360,21 +457,108 @@ class GpuPanel(QWidget):
         self.refresh()
         return True
 
+    def import_folder(self) -> str:
+        """Where Import opens: the folder of the last import, else the shipped measurements
+        (assets/measurements), not the user's empty scenarios folder."""
+        from . import settings
+
+        last = settings.get("measurements_dir", "", str)
+        try:
+            if last and Path(last).is_dir():
+                return last
+        except (OSError, ValueError):
+            pass
+        return str(results.shipped_path().parent)
+
     def _import_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, tr("Import measurements"), "", "JSON (*.json)")
+        from . import settings
+
+        path, _ = QFileDialog.getOpenFileName(self, tr("Import measurements"), self.import_folder(),
+                                              tr("Results files (*.json)"))
+        if path:
+            settings.put("measurements_dir", str(Path(path).parent))
         if path and not self.load_measurements(path):
             from PySide6.QtWidgets import QMessageBox
 
             # the panel keeps the measurements it had; the message names the file and the field
-            QMessageBox.warning(self, tr("Import measurements"), self.status.text())
+            QMessageBox.warning(self, tr("Import measurements"), plain_for_qt(self.status.text()))
 
     def _show_source(self) -> None:
         if not self.measurements:
             self.source_label.setText(tr("No measurements loaded."))
             return
         m = self.measurements
-        self.source_label.setText(tr("Measurements: {label} ({file})", label=m.get("label", ""),
-                                     file=self.measurements_path.name if self.measurements_path else ""))
+        file = self.measurements_path.name if self.measurements_path else ""
+        label = str(m.get("label", ""))
+        device = str((m.get("device") or {}).get("name") or "")
+        if language() != "en" and device:
+            # the file's label is English prose: in another language, its device and date in the
+            # language's own sentence (the label in the tooltip)
+            self.source_label.setText(tr("Measurements: {device}, measured {date} ({file})", device=device,
+                                         date=str(m.get("measured_at", ""))[:10], file=file))
+            self.source_label.setToolTip(label)
+            return
+        self.source_label.setText(tr("Measurements: {label} ({file})", label=label, file=file))
+        self.source_label.setToolTip(self.source_label.text())
+
+    def _fill_measured(self) -> None:
+        """The list of what the loaded file measured (scenarios, then traced launches)."""
+        scen, traced = measured_names(self.measurements)
+        c = self.measured_choice
+        c.blockSignals(True)
+        c.clear()
+        c.addItem(tr("Measured in this file ({n}): open one…", n=len(scen) + len(traced)), None)
+        for n in scen:
+            c.addItem(f"[{n}]", f"scenario:{n}")
+        for n in traced:
+            c.addItem(tr("[{name}] (traced launch)", name=n), f"trace:{n}")
+        c.setCurrentIndex(0)
+        c.blockSignals(False)
+        c.setVisible(len(scen) + len(traced) > 0)
+
+    def _open_measured(self, index: int) -> None:
+        """Open the scenario (or traced launch) picked in the list, by name only: a built-in
+        scenario, a shipped trace or a launch file in kernels/ (nothing the file says is a path
+        warpviz opens)."""
+        data = self.measured_choice.itemData(index)
+        self.measured_choice.setCurrentIndex(0)
+        if not data:
+            return
+        kind, _, name = str(data).partition(":")
+        w = self.window_
+        from .. import assets
+
+        if kind == "scenario":
+            from ..scenario import resolve
+
+            try:
+                path = resolve(name)
+            except Exception:  # noqa: BLE001 - a name that is no built-in: say so
+                path = None
+            if path is not None and Path(path).exists():
+                w.open_path(Path(path))
+                return
+        else:
+            entry = (self.measurements.get("traces") or {}).get(name) or {}
+            trace = assets.named_trace(Path(str(entry.get("trace") or "")).name or name)
+            if trace is not None:
+                w.open_trace(trace)
+                return
+            launch = assets.named_launch(Path(str(entry.get("launch_file") or "")).name or name)
+            if launch is not None:
+                w.open_launch(launch)
+                return
+        self.status.setText(tr("{name} is not one of warpviz's built-in scenarios or shipped traces: open its "
+                               "file yourself.", name=name))
+
+    def measured_where(self) -> str:
+        """Where the loaded measurements come from: the file's label (English prose), or in
+        another language its device and date in that language's sentence."""
+        m = self.measurements or {}
+        device = str((m.get("device") or {}).get("name") or "")
+        if language() != "en" and device:
+            return tr("{device}, measured {date}", device=device, date=str(m.get("measured_at", ""))[:10])
+        return str(m.get("label", ""))
 
     def entry(self) -> tuple[dict | None, str]:
         """The current scenario's measurement: this session's run first, then the file's
@@ -388,7 +572,7 @@ class GpuPanel(QWidget):
         if self.measurements and name in self.measurements.get("scenarios", {}):
             e = self.measurements["scenarios"][name]
             if e.get("params", {}) == dict(sc.params):
-                return e, self.measurements.get("label", "")
+                return e, self.measured_where()
         return None, ""
 
     # ------------------------------------------------------------------ showing
@@ -491,7 +675,12 @@ class GpuPanel(QWidget):
         if sc is None:
             return ""
         if e is None:
-            return tr("No measurement of this scenario with these params; Run measures it on a GPU.")
+            text = tr("No measurement of this scenario with these params; Run measures it on a GPU.")
+            scen, traced = measured_names(self.measurements)
+            name = self.measurements_path.name if self.measurements_path else ""
+            if self.session.name not in scen and (scen or traced):
+                text += " " + self._measured_sentence(name, scen, traced)
+            return text
         if e.get("error"):
             return tr("{where}: {error}", where=where, error=e["error"])
         t = e.get("timing") or {}
@@ -520,9 +709,36 @@ class GpuPanel(QWidget):
             parts.append(tr("result check: {status}", status=tr(str(c.get("status")))))
         return sep("; ").join(parts)
 
+    def _measured_sentence(self, file: str, scen: list[str], traced: list[str]) -> str:
+        def some(names: list[str]) -> str:
+            return sep(", ").join(names[:6]) + (sep(", ") + tr("{n} more", n=len(names) - 6) if len(names) > 6 else "")
+
+        if scen and traced:
+            return tr("{file} measured {n} scenarios ({names}) and {m} traced launches ({traced}): pick one in "
+                      "the list above.", file=file, n=len(scen), names=some(scen), m=len(traced), traced=some(traced))
+        if scen:
+            return tr("{file} measured {n} scenarios ({names}): pick one in the list above.", file=file, n=len(scen),
+                      names=some(scen))
+        return tr("{file} measured no scenarios, only {m} traced launches ({traced}): pick one in the list above "
+                  "to open its trace.", file=file, m=len(traced), traced=some(traced))
+
+    def set_theme(self, th) -> None:
+        """The chart in the app's theme (a black chart sat in the light theme's panel)."""
+        self._theme = th
+        bg, fg = th.colors["background"], th.colors["text"]
+        self.chart.setBackground(bg)
+        item = self.chart.getPlotItem()
+        for ax in ("left", "bottom"):
+            item.getAxis(ax).setPen(fg)
+            item.getAxis(ax).setTextPen(fg)
+        self._draw_chart()
+
     def _draw_chart(self) -> None:
+        """The sweep's measured and predicted times (two labelled lines) and the open scenario's
+        measured and predicted times side by side (two labelled bars, each with its value, and
+        their ratio above them), in the unit the data needs; a sentence when there is nothing."""
         self.chart.clear()
-        self.legend.clear()
+        self.bar_labels = []
         name = self.sweep_choice.currentData()
         sweeps = (self.measurements or {}).get("sweeps") or {}
         if name in self.live.get("__sweeps__", {}):
@@ -531,30 +747,86 @@ class GpuPanel(QWidget):
             sweep = sweeps.get(name)
         e, _ = self.entry()
         t = (e or {}).get("timing") or {}
-        if sweep and sweep.get("points"):
-            pts = sweep["points"]
+        pts = (sweep or {}).get("points") or []
+        meas = np.array([p.get("median_ms") or np.nan for p in pts], float)
+        pred = np.array([p.get("predicted_ms") or np.nan for p in pts], float)
+        m = t.get("median_ms") or None
+        p = (t.get("predicted") or {}).get("ms") or None
+        values = [v for v in [*meas, *pred, m or np.nan, p or np.nan] if np.isfinite(v) and v > 0]
+        axis = self.chart.getPlotItem()
+        if not values:
+            axis.setLabel("left", "")
+            axis.setLabel("bottom", "")
+            self.chart.getAxis("bottom").setTicks(None)
+            self.chart.hide()
+            self.key.hide()
+            self.ratio.hide()
+            self.chart_empty.setText(self.summary.text() or tr("No measurement of this scenario with these params; "
+                                                               "Run measures it on a GPU."))
+            self.chart_empty.show()
+            return
+        self.chart_empty.hide()
+        self.chart.show()
+        self.key.show()
+        factor, unit = self.chart_unit = time_unit(max(values))
+        fg = getattr(self, "_theme", None)
+        fg = fg.colors["text"] if fg is not None else "#202020"
+        ticks = []
+        if len(pts):
             xs = np.arange(len(pts))
-            meas = np.array([p.get("median_ms") or np.nan for p in pts], float)
-            pred = np.array([p.get("predicted_ms") or np.nan for p in pts], float)
-            self.chart.plot(xs, meas, pen=pg.mkPen(MEASURED, width=2), symbol="o", symbolBrush=MEASURED,
-                            name=tr("measured (ms)"))
-            self.chart.plot(xs, pred, pen=pg.mkPen(PREDICTED, width=2, style=Qt.PenStyle.DashLine), symbol="s",
-                            symbolBrush=PREDICTED, name=tr("cost model (ms)"))
-            self.chart.getAxis("bottom").setTicks([[(i, str(p.get("label", p.get("value"))).replace(
-                "transpose-tile", "tt")) for i, p in enumerate(pts)]])
-            self.chart.setLabel("bottom", tr("sweep {name}", name=name))
-        if t.get("median_ms"):
-            x0 = len((sweep or {}).get("points", [])) + 1
-            self.chart.addItem(pg.BarGraphItem(x=[x0], height=[t["median_ms"]], width=0.4, brush=MEASURED))
-            p = (t.get("predicted") or {}).get("ms")
+            self.chart.plot(xs, meas * factor, pen=pg.mkPen(MEASURED, width=2), symbol="o", symbolBrush=MEASURED,
+                            name=tr("measured"))
+            self.chart.plot(xs, pred * factor, pen=pg.mkPen(PREDICTED, width=2, style=Qt.PenStyle.DashLine),
+                            symbol="s", symbolBrush=PREDICTED, name=tr("cost model"))
+            param = (sweep or {}).get("param")
+            numeric = param and param != "scenario" and all(isinstance(q.get("value"), (int, float)) for q in pts)
+            # the values alone under the points ("PAD = 0 PAD = 1 ..." ran together in a narrow dock),
+            # the parameter's name on the axis
+            ticks += [(i, str(q["value"]) if numeric else str(q.get("label", q.get("value"))).replace(
+                "transpose-tile", "tt")) for i, q in enumerate(pts)]
+        top = max(values) * factor
+        self.ratio.setVisible(bool(m))
+        if m:
+            x0 = len(pts) + 1 if len(pts) else 0
+            bars = [(x0 - 0.22 if p else x0, m, MEASURED, tr("measured"))]
             if p:
-                self.chart.addItem(pg.BarGraphItem(x=[x0 + 0.45], height=[p], width=0.4, brush=PREDICTED))
-        self.chart.setLabel("left", tr("time per launch (ms)"))
+                bars.append((x0 + 0.22, p, PREDICTED, tr("cost model")))
+            for x, v, colour, label in bars:
+                self.chart.addItem(pg.BarGraphItem(x=[x], height=[v * factor], width=0.4, brush=colour,
+                                                   name=label))
+                self.bar_labels.append(f"{v * factor:.3g} {unit}")
+            ticks.append((x0, tr("this scenario")))
+            if p:
+                self.bar_labels.append(tr("measured / predicted = {r:.2f}", r=m / p))
+                self.ratio.setText(tr("{name}: measured {m}, cost model {p}; {ratio}", name=self.session.name,
+                                      m=self.bar_labels[0], p=self.bar_labels[1], ratio=self.bar_labels[2]))
+            else:
+                self.ratio.setText(tr("{name}: measured {m}; no prediction in this file", name=self.session.name,
+                                      m=self.bar_labels[0]))
+        self.chart.getAxis("bottom").setTicks([ticks])
+        self.chart.setYRange(0, top * 1.1, padding=0)
+        last = (len(pts) + 1 if len(pts) else 0) + 1.3 if m else len(pts) - 0.5     # room for "this scenario"
+        self.chart.setXRange(-0.6 if len(pts) else -1.3, last, padding=0)
+        where = ""
+        if len(pts):
+            where = (tr("{param} (sweep {name})", param=param, name=name) if numeric
+                     else tr("sweep {name}", name=name))
+        if m:
+            here = tr("this scenario ({name})", name=self.session.name)
+            where = f"{where}{sep('; ')}{here}" if where else here
+        axis.setLabel("bottom", where)
+        axis.setLabel("left", tr("{unit} per launch", unit=unit))
+        self.key_labels[0].setText(tr("measured on the GPU") + (sep(" (") + tr("solid line") + sep(")")
+                                                                if len(pts) else ""))
+        self.key_labels[1].setText(tr("cost model's prediction") + (sep(" (") + tr("dashed line") + sep(")")
+                                                                    if len(pts) else ""))
 
     def chart_series(self) -> list[tuple[str, np.ndarray]]:
         """(name, y values) of the plotted lines (for tests and export)."""
         out = []
         for item in self.chart.getPlotItem().listDataItems():
+            if not isinstance(item, pg.PlotDataItem):
+                continue                    # the scenario's bars: see bar_labels
             _x, y = item.getData()
             out.append((item.name(), np.asarray(y)))
         return out

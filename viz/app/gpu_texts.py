@@ -257,3 +257,58 @@ def gpu_reason(why) -> str:
     if not isinstance(why, GpuUnavailable):
         return why if isinstance(why, str) else str(why)
     return why.reason if language() == "en" else tr(why.template, **why.fields)
+
+
+# ---------------------------------------------------------------------- the chart and imported files
+
+def time_unit(largest_ms: float) -> tuple[float, str]:
+    """(factor from ms, unit) for a chart whose largest time is ``largest_ms``: ns below a
+    microsecond, µs below a millisecond, else ms, so the ticks read 0 to a few hundred in the
+    unit the axis names (pyqtgraph's own SI prefix, "(ms) (x0.001)", is turned off)."""
+    if not largest_ms or largest_ms != largest_ms or largest_ms >= 1.0:
+        return 1.0, "ms"
+    if largest_ms >= 1e-3:
+        return 1e3, "µs"
+    return 1e6, "ns"
+
+
+def _what_of(doc: dict) -> str:
+    for key in ("what", "about", "label"):
+        text = doc.get(key)
+        if isinstance(text, str) and text.strip():
+            text = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())   # no control codes
+            return text if len(text) <= 220 else text[:219].rstrip() + "…"
+    return ""
+
+
+def not_results_text(path: str | Path, problem: str) -> str:
+    """Why ``path`` cannot be imported as measurements, saying what the file is when it is one
+    of warpviz's other JSON records (a device probe or counter record: ``what`` / ``about``
+    but no ``"format": "warpviz-measurements"``); else the loader's own ``problem``."""
+    from ..fileio import ReadRefused, parse_json, read_text_limited
+    from ..gpu.results import FORMAT, MAX_RESULTS_BYTES
+
+    name = Path(path).name
+    try:
+        doc = parse_json(read_text_limited(path, MAX_RESULTS_BYTES, "results file"), path, "results file")
+    except (ReadRefused, OSError, ValueError):
+        return problem
+    if not isinstance(doc, dict) or doc.get("format") == FORMAT:
+        return problem           # a results file with a fault: the loader's paragraph names the field
+    what = _what_of(doc)
+    if not what:
+        return problem
+    return tr("{file} is not a results file: it is a record of device probes or counters for warpviz's own "
+              "checks (it says: \"{what}\"). It has no \"format\": \"{format}\", so it has no timed scenarios "
+              "to show. Import a results file instead, such as h100.json (the shipped measurements) or one "
+              "written by warpviz bench --all --out FILE.", file=name, what=what, format=FORMAT)
+
+
+def measured_names(doc: dict | None) -> tuple[list[str], list[str]]:
+    """(scenarios with a timing, traced launches with a timing) of a results document."""
+    doc = doc or {}
+    scen = [n for n, e in (doc.get("scenarios") or {}).items()
+            if isinstance(e, dict) and isinstance(e.get("timing"), dict)]
+    traced = [n for n, e in (doc.get("traces") or {}).items()
+              if isinstance(e, dict) and isinstance(e.get("timing"), dict)]
+    return sorted(scen), sorted(traced)

@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from ..i18n import tr
-from ..lessons import Lesson, lessons, neighbour
+from ..lessons import Lesson, fill, lessons, neighbour
 from . import settings
 from .lifetime import on_language_change
 
@@ -33,6 +33,7 @@ class LessonKeys:
     def __init__(self, main):
         self.main = weakref.proxy(main)
         self.lesson: Lesson | None = None
+        self.words = ""                 # the words of the step on screen, figures filled in
         self.a_next = self._action(main, "nextScenario", NEXT_KEYS, lambda: self.step(1))
         self.a_prev = self._action(main, "prevScenario", PREV_KEYS, lambda: self.step(-1))
         self.menu = QMenu(main.m_play)
@@ -90,12 +91,17 @@ class LessonKeys:
         m = self.main
         if not m.open_path(stop.path):
             return False
-        if stop.instruction is not None:
+        if stop.instruction is not None:       # else the scenario's own focus (viz.app.state.Session.open)
             m.session.go(instr=stop.instruction, frame=0)
+        # the step's words, their figures filled from the picture on screen (viz.lessons.fill)
+        self.words = fill(stop.say, m.session.detail)
+        notes = getattr(m, "notes", None)
+        if notes is not None:
+            notes.set_step(m.session.path, self.words)
         if lesson is not None:
             k = lesson.index(stop.path)
-            m.statusBar().showMessage(tr("Lesson “{title}”: {k} of {n}", title=lesson.title, k=k + 1,
-                                         n=len(lesson.stops)), 8000)
+            head = tr("Lesson “{title}”: {k} of {n}", title=lesson.title, k=k + 1, n=len(lesson.stops))
+            m.statusBar().showMessage(head + ("  " + self.words if self.words else ""), 0 if self.words else 8000)
         return True
 
     def start(self, lesson: Lesson) -> bool:

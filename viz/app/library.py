@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass
@@ -50,6 +51,75 @@ class Entry:
 # read is not remembered (listing it again tries again).
 _FIELDS: dict[tuple, dict] = {}
 _FIELDS_MAX = 4096
+# The same fields on disk, in the cache folder (viz.cachedir), so that the next start does not
+# check the 70 shipped trace headers again either (about 0.4 s of a warm start). Keyed by the
+# same identity; a file warpviz wrote itself, and read back as hostile all the same: anything
+# that is not a table of the fields above, with text values, is ignored (and rewritten).
+DISK_CACHE = "library-fields.json"
+DISK_CACHE_MAX_BYTES = 8 * 2**20
+_TEXT_FIELDS = ("title", "notes", "title_zh", "notes_zh", "kernel", "source_name")
+_disk: dict[str, dict] | None = None
+_disk_new = False
+
+
+def _clean_fields(raw) -> dict | None:
+    """A cached entry's fields as ``_scenario_fields`` / ``_trace_fields`` / ``_launch_fields``
+    make them, or None for anything else."""
+    if not isinstance(raw, dict) or not set(raw) <= {*_TEXT_FIELDS, "tags", "gpu"}:
+        return None
+    out = {}
+    for k, v in raw.items():
+        if k in _TEXT_FIELDS:
+            if not isinstance(v, str) or len(v) > 100_000:
+                return None
+            out[k] = v
+        elif k == "tags":
+            if not isinstance(v, list) or len(v) > 64 or not all(isinstance(t, str) and len(t) < 200 for t in v):
+                return None
+            out[k] = tuple(v)
+        else:
+            name = v.get("name") if isinstance(v, dict) else ""
+            if not isinstance(v, dict) or set(v) != {"name"} or not (name is None or isinstance(name, str)):
+                return None
+            out[k] = {"name": name}
+    return out
+
+
+def _disk_fields() -> dict[str, dict]:
+    global _disk
+    if _disk is None:
+        _disk = {}
+        from .. import cachedir
+        from ..fileio import read_json_limited
+
+        try:
+            raw = read_json_limited(cachedir.root() / DISK_CACHE, DISK_CACHE_MAX_BYTES, "library cache")
+        except Exception:  # noqa: BLE001 - missing, unreadable or not JSON: no cache, read the files
+            raw = None
+        if isinstance(raw, dict) and raw.get("version") == 1 and isinstance(raw.get("fields"), dict):
+            for k, v in list(raw["fields"].items())[:_FIELDS_MAX]:
+                fields = _clean_fields(v)
+                if isinstance(k, str) and fields is not None:
+                    _disk[k] = fields
+    return _disk
+
+
+def save_disk_cache() -> None:
+    """Write the fields read since the start to the cache folder (once there is anything new;
+    a cache folder that cannot be written is no cache)."""
+    global _disk_new
+    if not _disk_new or _disk is None:
+        return
+    from .. import cachedir
+    from ..fileio import write_atomic
+
+    _disk_new = False
+    data = {"version": 1, "fields": {k: {f: list(v) if isinstance(v, tuple) else v for f, v in d.items()}
+                                     for k, d in list(_disk.items())[-_FIELDS_MAX:]}}
+    try:
+        write_atomic(cachedir.root() / DISK_CACHE, json.dumps(data, ensure_ascii=False))
+    except (OSError, ValueError):
+        pass
 
 
 def _identity(path: Path, kind: str) -> tuple | None:
@@ -67,13 +137,21 @@ def _identity(path: Path, kind: str) -> tuple | None:
 def _remembered(path: Path, kind: str, read) -> dict:
     """``read(path)``'s fields of ``path``, from memory while the file is the same file.
     ``read`` raises ``LookupError`` for a file it cannot read (then {} and nothing kept)."""
+    global _disk_new
     key = _identity(path, kind)
     if key is not None and key in _FIELDS:
         return _FIELDS[key]
-    try:
-        fields = read(path)
-    except LookupError:
-        return {}
+    disk_key = json.dumps([str(x) for x in key]) if key is not None else None
+    fields = _disk_fields().get(disk_key) if disk_key is not None else None
+    if fields is None:
+        try:
+            fields = read(path)
+        except LookupError:
+            return {}
+        if disk_key is not None and _clean_fields({k: list(v) if isinstance(v, tuple) else v
+                                                   for k, v in fields.items()}) is not None:
+            _disk_fields()[disk_key] = fields
+            _disk_new = True
     if key is not None:
         if len(_FIELDS) >= _FIELDS_MAX:
             _FIELDS.clear()
@@ -190,6 +268,7 @@ def entries() -> list[Entry]:
     out += [read_trace_entry(p) for p in shipped()]
     out += [read_trace_entry(p, False) for p in recordings()]
     out += [read_launch_entry(p) for p in launch_files()]
+    save_disk_cache()
     return out
 
 

@@ -70,17 +70,35 @@ def run_app(scenario: str | None = None) -> int:
         print(f"warpviz: {why}", file=sys.stderr)
         return 2
     app = make_app()
-    from .window import MainWindow
-
-    win = MainWindow(scenario)
-    win.show()
-    win.view.setFocus()
+    win = open_window(scenario)
     code = app.exec()
     from .worker import Runner
 
     Runner.wait_all(5000)
     close_window(win)
     return code
+
+
+def open_window(scenario: str | None = None):
+    """Build and show the main window as ``warpviz`` does. The analysis the window asks for
+    while it is built waits until the picture has painted (``Runner.hold``): on a cold numba cache
+    its compiling would otherwise hold the interpreter before the first frame
+    (docs/PERFORMANCE.md, "Start-up to a usable window")."""
+    from .window import MainWindow
+    from .worker import Runner
+
+    Runner.hold()
+    try:
+        win = MainWindow(scenario)
+        win.show()
+        win.view.setFocus()
+    except BaseException:
+        Runner.release()
+        raise
+    from .firstpaint import after_first_paint
+
+    after_first_paint(win.view, Runner.release)        # the first frame, then the first analysis
+    return win
 
 
 def close_window(win) -> None:

@@ -52,6 +52,7 @@ class NotesPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.browser)
         self.markdown = ""
+        self.step: tuple | None = None    # (path, words) of the lesson step on screen (viz.app.lesson_keys)
         self.dock = self.action = None   # set by install()
         session.changed.connect(self.refresh)   # the session is this window's: it dies with it
         self.refresh()
@@ -64,9 +65,17 @@ class NotesPanel(QWidget):
             notes = scenario_notes(sc)
             md = notes_markdown(sc.shown_title, notes) if notes.strip() else (
                 notes_markdown(sc.shown_title, "") + "\n*" + tr("This scenario has no notes.") + "*\n")
+        if self.step is not None and self.step[1] and self.session.path == self.step[0]:
+            md = "> " + self.step[1].replace("\n", " ") + "\n\n" + md     # the step's words, above the notes
         if md != self.markdown:
             self.markdown = md
             self.browser.setMarkdown(md)
+
+    def set_step(self, path, words: str) -> None:
+        """Show a lesson step's words above the notes while its scenario is on screen (the
+        Notes panel stays beside the picture in presentation mode, where the status bar is hidden)."""
+        self.step = (path, words) if words else None
+        self.refresh()
 
     def retranslate(self) -> None:
         if self.dock is not None:

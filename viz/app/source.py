@@ -59,13 +59,12 @@ def source_line(detail: WarpDetail, lane: int) -> str:
     shown = f"{a.array}{body}{field}" if m else body     # a whole-array operand (a TMA tile): just its name
     if not ln.active:
         return f"{head}   |   {who}{sep(': ')}{shown}  ->  " + tr("inactive (when is false)")
-    where = tr("element {e}, byte {b}", e=ln.elem, b=ln.byte_addr)
+    where = tr("element {e}, byte {b}", e=ln.elem, b=address_text(ln.byte_addr))
     if detail.space == "shared":
         if ln.banks:
             where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
     else:
-        where += sep(", ") + tr("sector {s}, line {k} of {n}", s=ln.sector, k=detail.lines.index(ln.line) + 1,
-                                n=len(detail.lines))
+        where += sep(", ") + global_place(detail, ln)
     steps = [shown] + ([result] if result != shown else [])
     return f"{head}   |   {who}{sep(': ')}" + "  ->  ".join(steps + [where])
 
@@ -82,11 +81,24 @@ def trace_source_line(detail: WarpDetail, lane: int) -> str:
     who = tr("lane {lane}, thread ({x},{y},{z})", lane=lane, x=tx, y=ty, z=tz)
     if not ln.active:
         return f"{head}   |   {who}{sep(': ')}" + tr("not active in this execution")
-    where = tr("byte {b}", b=ln.byte_addr)
+    where = tr("byte {b}", b=address_text(ln.byte_addr))
     if detail.space == "shared":
         if ln.banks:
             where += sep(", ") + tr("bank {bank}", bank=", ".join(str(b) for b in ln.banks))
     else:
-        where += sep(", ") + tr("sector {s}, line {k} of {n}", s=ln.sector, k=detail.lines.index(ln.line) + 1,
-                                n=len(detail.lines))
+        where += sep(", ") + global_place(detail, ln)
     return f"{head}   |   {who}{sep(': ')}{where}"
+
+
+def address_text(a: int) -> str:
+    """A byte address as the picture writes it (``viz.render.global_view``): hexadecimal for a
+    traced kernel's device addresses (from 10**7 up), decimal for an array's small offsets."""
+    return f"0x{a:x}" if a >= 10 ** 7 else str(a)
+
+
+def global_place(detail: WarpDetail, ln) -> str:
+    """Where a lane's global bytes land, in the picture's words: the line by its first byte and
+    which of the request's lines it is, and the sector of that line (0-3)."""
+    k, n = detail.lines.index(ln.line) + 1, len(detail.lines)
+    return (tr("line at byte {a}", a=address_text(ln.line * 128)) + f" ({k}/{n})" + sep(", ")
+            + tr("sector {k}", k=ln.sector % 4))

@@ -132,7 +132,8 @@ class Session(QObject):
         self.scenario = None
         self.analysis = None
         self.cursor = Cursor()
-        self.set_text(text)
+        if self.set_text(text) and self.scenario.focus:
+            self.go(instr=self.scenario.focus - 1, frame=0)      # the instruction the scenario is about (`focus`)
         self.textChanged.emit()
 
     def open_text(self, text: str, name: str = "untitled") -> None:

@@ -27,7 +27,10 @@ CODE, CONFLICTS, SECTORS = 0, 1, 2
 TEXT_COLUMNS = (0, 6)                 # sorted A to Z first; the others largest first
 DEFAULT_SORT = CONFLICTS              # then sectors (the key of each column breaks ties)
 CODE_WIDTH = 420                      # the code column's widest (px): the figures stay beside it
+CODE_NARROWEST = 120                  # ... and its narrowest: longer code is elided in the middle
 WIDE = 900                            # from this width (px) the table stands beside the code, not above it
+FIRST_FIGURES = (1, 2, 3)             # the columns that stay in view beside the code: conflicts, sectors, wavefronts
+TABLE_ROWS = 12                       # a narrow panel gives the table room for this many rows first
 
 
 class _LineItem(QTreeWidgetItem):
@@ -62,6 +65,8 @@ class TraceSourcePanel(QWidget):
         self.lines.setRootIsDecorated(False)
         self.lines.setUniformRowHeights(True)
         self.lines.header().setStretchLastSection(False)  # the last column beside the others
+        # long code loses its middle ("a = tl.load(…, other=0.0)"), not its end
+        self.lines.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.lines.setColumnCount(len(COLUMNS))
         head = self.lines.header()
         head.setSectionsClickable(True)
@@ -92,6 +97,7 @@ class TraceSourcePanel(QWidget):
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         split.setChildrenCollapsible(False)
+        self._split_sized: tuple | None = None   # (orientation, rows, height) the splitter was last sized for
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.note)
@@ -101,11 +107,24 @@ class TraceSourcePanel(QWidget):
         self.lines.itemActivated.connect(self._clicked)
         session.analysisChanged.connect(self.refresh)
         session.changed.connect(self.refresh)
+        # the instruction on screen (Instruction box, keys, the picture) selects its line
+        session.positionChanged.connect(self.follow_cursor)
+        self.followed: int | None = None         # the row the cursor's instruction belongs to
         self.retranslate()
+
+    def _header_labels(self) -> None:
+        """The columns' names; in a narrow panel on two lines ("bank / conflicts"), so the
+        figures beside the code fit (the full name in the tooltip)."""
+        narrow = self.width() < WIDE
+        self.lines.setHeaderLabels([_two_lines(tr(c)) if narrow else tr(c) for c in COLUMNS])
+        head = self.lines.headerItem()
+        for k, c in enumerate(COLUMNS):
+            head.setToolTip(k, tr(c))
 
     def refresh(self) -> None:
         s = self.session
-        self.lines.setHeaderLabels([tr(c) for c in COLUMNS])
+        self.followed = None
+        self._header_labels()
         if getattr(s, "is_launch", False):
             self._show_launch()
             return
@@ -143,30 +162,100 @@ class TraceSourcePanel(QWidget):
                     item.setTextAlignment(c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setData(0, Qt.ItemDataRole.UserRole, k)
             self.lines.addTopLevelItem(item)
-        for c in range(len(COLUMNS)):
-            self.lines.resizeColumnToContents(c)
-        self._fit()
         self._sort()
-        self.note.setText(self._sort_note())
+        self._fit()
+        self.note.setText(self._sort_note() + self._unrecorded_note())
         self.source.setPlainText(self.annotated())
         self.source.horizontalScrollBar().setValue(0)
         self.ptx.setPlainText("")
+        self._split_sized = None
+        self._size_split()
+        self.follow_cursor()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._fit()
 
     def _fit(self) -> None:
-        """The table beside the code in a wide panel, above it in a narrow one; the code column
-        at most half the table's width (its figures stay in view)."""
+        """The table beside the code in a wide panel, above it in a narrow one; the number
+        columns sized to their contents, the code column what is left of the room beside the
+        first figures (conflicts, sectors, wavefronts), elided in the middle, never wider than
+        its contents or ``CODE_WIDTH``."""
         wide = self.width() >= WIDE
         want = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.split.orientation() != want:
             self.split.setOrientation(want)
+            self._split_sized = None
+        if self.lines.headerItem().text(CONFLICTS) != (tr(COLUMNS[CONFLICTS]) if wide
+                                                        else _two_lines(tr(COLUMNS[CONFLICTS]))):
+            self._header_labels()
         if self.rows:
-            room = self.lines.viewport().width() if wide else self.width()
+            for c in range(1, len(COLUMNS)):
+                self.lines.setColumnWidth(c, self._content_width(c))
+            room = (self.split.sizes()[0] if wide else self.width()) - 4
+            room -= self.lines.verticalScrollBar().sizeHint().width()
+            figures = sum(self.lines.columnWidth(c) for c in FIRST_FIGURES)
             self.lines.resizeColumnToContents(CODE)
-            self.lines.setColumnWidth(CODE, max(120, min(self.lines.columnWidth(CODE), CODE_WIDTH, room // 2)))
+            content = self.lines.columnWidth(CODE)
+            self.lines.setColumnWidth(CODE, max(CODE_NARROWEST, min(content, CODE_WIDTH, room - figures)))
+        self._size_split()
+
+    def _content_width(self, c: int) -> int:
+        """Column ``c`` as wide as its widest number and its name's longest line (Qt's own
+        fit keeps room for the sort arrow in every column: the wavefronts fell off screen)."""
+        fm = self.lines.fontMetrics()
+        head = self.lines.header()
+        name = self.lines.headerItem().text(c)
+        w = max([fm.horizontalAdvance(line) for line in name.split("\n")]
+                + [fm.horizontalAdvance(self.lines.topLevelItem(i).text(c))
+                   for i in range(self.lines.topLevelItemCount())])
+        pad = 2 * self.lines.style().pixelMetric(self.lines.style().PixelMetric.PM_HeaderMargin, None, head) + 8
+        if c == head.sortIndicatorSection():
+            pad += fm.height()                 # the sort arrow
+        return w + pad
+
+    def _size_split(self) -> None:
+        """A narrow panel: the table gets the height of its rows (up to ``TABLE_ROWS``) before the
+        code and the PTX share the rest (the table showed one or two rows at 1920x1080)."""
+        if not self.rows or self.split.orientation() != Qt.Orientation.Vertical:
+            return
+        total = sum(self.split.sizes())
+        key = (self.split.orientation(), len(self.rows), total)
+        if total <= 0 or key == self._split_sized:
+            return
+        self._split_sized = key
+        first = self.lines.topLevelItem(0)
+        row = self.lines.visualItemRect(first).height() if first is not None else 0
+        row = row or self.lines.fontMetrics().height() + 4
+        head = self.lines.header().sizeHint().height()
+        bar = self.lines.horizontalScrollBar().sizeHint().height()
+        want = head + row * min(len(self.rows), TABLE_ROWS) + bar + 2 * self.lines.frameWidth() + 2
+        table = min(want, round(total * 0.7))
+        self.split.setSizes([table, total - table])
+
+    def follow_cursor(self) -> None:
+        """Select the line of the instruction on screen (chosen in the Instruction box, with
+        the keys or by a click here), scroll the table and the code to it and show its PTX."""
+        s = self.session
+        if not self.rows or not s.is_trace or s.trace is None:
+            return
+        d = s.detail
+        if d is None or getattr(d, "access", None) is None:
+            return
+        sid = d.access.index                    # the static instruction on screen
+        k = next((k for k, r in enumerate(self.rows) if sid in r["instructions"]), None)
+        if k is None or k == self.followed:
+            return
+        self.followed = k
+        for i in range(self.lines.topLevelItemCount()):
+            item = self.lines.topLevelItem(i)
+            if item.data(0, Qt.ItemDataRole.UserRole) == k:
+                self.lines.setCurrentItem(item)
+                self.lines.scrollToItem(item)
+                break
+        r = self.rows[k]
+        self.ptx.setPlainText(tr("PTX of {where}:", where=r["source"]) + "\n" + "\n".join(r["ptx"]))
+        self._select_source_line(r)
 
     def sort_by(self, column: int) -> None:
         """A click on a column's header: sort by it, numbers largest first and the code and the
@@ -181,7 +270,8 @@ class TraceSourcePanel(QWidget):
             self.sort_order = Qt.SortOrder.AscendingOrder if column in TEXT_COLUMNS else Qt.SortOrder.DescendingOrder
         self._sort()
         if self.rows:
-            self.note.setText(self._sort_note())
+            self._fit()                     # the sort arrow moved to this column
+            self.note.setText(self._sort_note() + self._unrecorded_note())
 
     def _sort(self) -> None:
         self.lines.sortItems(self.sort_column, self.sort_order)
@@ -194,6 +284,18 @@ class TraceSourcePanel(QWidget):
                       "line to see its first warp instruction in the picture.")
         return tr("Sorted by {column} (click a column's header to sort by it). Click a line to see its first "
                   "warp instruction in the picture.", column=col)
+
+    def _unrecorded_note(self) -> str:
+        """A line on the shared reads no record holds (``viz.trace.unrecorded``), or ""."""
+        from ..trace.unrecorded import unrecorded
+
+        found = unrecorded(self.session.trace.header)
+        if not found:
+            return ""
+        where = ", ".join(f"{u['file']}:{u['line']}" for u in found[:4])
+        return "\n" + tr("Not recorded: {what} at {where} read shared memory through descriptors (tl.dot); those "
+                         "reads are in no figure here.", what=", ".join(sorted({u["mnemonic"] for u in found})),
+                         where=where)
 
     def visible_rows(self) -> list[dict]:
         """The rows in the table's order (as sorted on screen)."""
@@ -232,11 +334,18 @@ class TraceSourcePanel(QWidget):
     def annotated(self) -> str:
         """The CUDA source, each line with executed memory instructions followed by its figures
         (after the code, so the code stays in view in a narrow panel)."""
+        from ..trace.schema import shown_sources
+
         h = self.session.trace.header
-        sources = h.get("sources") or {}
+        sources = dict(shown_sources(h))        # the code the instructions' lines are in first, the PTX after
+        from ..trace.unrecorded import note, unrecorded
+
         by_line = {}
         for r in self.rows:
             by_line.setdefault(str(r["file"]).rsplit("/", 1)[-1], {})[r["line"]] = r
+        missing = {}                # lines whose shared reads no record holds (tl.dot's wgmma)
+        for u in unrecorded(h):
+            missing.setdefault(u["file"], {}).setdefault(u["line"], []).append(note(u))
         out = []
         for name, text in sources.items():
             figs = by_line.get(name, {})
@@ -246,6 +355,7 @@ class TraceSourcePanel(QWidget):
                 r = figs.get(n)
                 tag = (tr("wf {wf} conf {conf} sec {sec}", wf=r["wavefronts"], conf=r["bank_conflicts"],
                           sec=r["sectors"]) if r else "")
+                tag = "; ".join(([tag] if tag else []) + missing.get(name, {}).get(n, []))
                 out.append(f"{n:>4}  {code}" + (f"    ◀ {tag}" if tag else ""))
         left = h.get("sources_left_out") or []
         if left:            # files the line information named that the trace does not carry (a .env)
@@ -278,12 +388,15 @@ class TraceSourcePanel(QWidget):
     def _select_source_line(self, r: dict) -> None:
         doc = self.source.document()
         name = str(r["file"]).rsplit("/", 1)[-1]
-        sources = list((self.session.trace.header.get("sources") or {}).keys())
+        from ..trace.schema import shown_sources
+
+        shown = dict(shown_sources(self.session.trace.header))     # as ``annotated`` lists them
+        sources = list(shown)
         offset = 0
         if len(sources) > 1 and name in sources:
             k = sources.index(name)
             for other in sources[:k]:
-                offset += 1 + len(str(self.session.trace.header["sources"][other]).splitlines())
+                offset += 1 + len(shown[other].splitlines())
             offset += 1
         block = doc.findBlockByNumber(offset + r["line"] - 1) if r["line"] else doc.firstBlock()
         cur = QTextCursor(block)
@@ -294,6 +407,16 @@ class TraceSourcePanel(QWidget):
 
     def retranslate(self) -> None:
         self.refresh()
+
+
+def _two_lines(text: str) -> str:
+    """A column name on two lines, split at the space nearest its middle ("bank\nconflicts");
+    a name without a space (Chinese, "sectors") as it is."""
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    if not spaces:
+        return text
+    i = min(spaces, key=lambda k: abs(k - len(text) / 2))
+    return text[:i] + "\n" + text[i + 1:]
 
 
 def kernel_definition(lines: list[str], kernel: str) -> int:

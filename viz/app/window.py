@@ -10,8 +10,9 @@ import os
 import stat
 import weakref
 from pathlib import Path
+from typing import NamedTuple
 
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QByteArray, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (QAction, QActionGroup, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence,
                            QPalette)
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
@@ -54,6 +55,8 @@ def _only_current_page_sizes(stack: QStackedWidget) -> None:
 
 
 class MainWindow(QMainWindow):
+    presentationLeft = Signal()   # the window and its panels are back as they were before presentation mode
+
     def __init__(self, open_arg: str | None = None):
         super().__init__()
         self.setObjectName("warpviz")
@@ -64,7 +67,8 @@ class MainWindow(QMainWindow):
         self.closed = False
         self.last_open_error = ""       # the message of the last file that could not be opened (a trace)
         self.last_write_error = ""      # the message of the last write of your text that failed ("" once one works)
-        self._pre_presentation: tuple | None = None
+        self._pre_presentation: _PrePresentation | None = None
+        self._pre_compare_docks: dict[str, QSize] | None = None
         self._base_font = QApplication.font()
 
         # -- centre: source line, the view (or the comparison), the timeline
@@ -151,6 +155,9 @@ class MainWindow(QMainWindow):
         screen = QGuiApplication.primaryScreen()  # a first start fits the screen (a 1280x720 projector too)
         room = screen.availableGeometry() if screen is not None else None
         self.resize(min(1600, room.width()) if room else 1600, min(980, room.height()) if room else 980)
+        from .qt_translations import follow_language   # Qt's dialogs and buttons in the chosen language
+
+        follow_language()
         self._restore_settings()
         self.apply_theme(self.theme_name)
         self.retranslate()
@@ -161,7 +168,9 @@ class MainWindow(QMainWindow):
         if said:
             self.statusBar().showMessage(said, 30000)
         self._open_initial(open_arg)
-        QTimer.singleShot(30, self, self._build_plots)  # the context object: never after the window is gone
+        from .firstpaint import after_first_paint
+
+        after_first_paint(self.view, self._build_plots)    # the picture first, then the plot panels
 
     # ------------------------------------------------------------------ plot panels (pyqtgraph)
 
@@ -178,8 +187,8 @@ class MainWindow(QMainWindow):
         self.docks["launch"].widget().set(self._launch)
         self.docks["sweep"].widget().set(self._sweep)
         self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int, lo=0, hi=self._launch.mode.count() - 1))
-        self._style_plots()
         self.gpu_panel = self._gpu_panel()
+        self._style_plots()
         if "gpu" in self.docks:
             self.m_panels.addAction(self.docks["gpu"].toggleViewAction())
             self.docks["gpu"].setWindowTitle(tr("GPU"))
@@ -730,13 +739,37 @@ class MainWindow(QMainWindow):
                                             "compared."), 8000)
             self.a_compare.setChecked(False)
             return
+        # The comparison needs more room than one picture and squeezes the panels; they get their
+        # sizes back when it is turned off (they lost rows every round trip before).
+        if on and self.stack.currentIndex() == 0:
+            self._pre_compare_docks = self._dock_sizes()
+            self._pre_compare_geometry = None if self.presenting or self.isMaximized() else QRect(self.geometry())
         self.stack.setCurrentIndex(1 if on else 0)
         _only_current_page_sizes(self.stack)
+        if not on and self._pre_compare_docks and not self.presenting:
+            sizes, self._pre_compare_docks = self._pre_compare_docks, None
+            geometry, self._pre_compare_geometry = getattr(self, "_pre_compare_geometry", None), None
+            if geometry is not None and not self.isMaximized():
+                self.setGeometry(self._on_screen(geometry))   # its room may have grown the window
+            self._resize_docks(sizes)
+        elif on and not self.presenting:
+            QTimer.singleShot(0, self, self._keep_on_screen)
         self.compare.set_active(on)
         if on:
             self.compare.ensure_partner()
             self.compare.set_theme(self.view.theme)
         settings.put("compare", on)
+
+    def _keep_on_screen(self) -> None:
+        """Never wider or taller than the screen (the comparison's room grew a 1280-px window
+        past it): the panels give way, not the picture."""
+        if self.presenting or self.isMaximized() or self.isFullScreen():
+            return
+        room = self._on_screen(self.geometry())
+        if room != self.geometry():
+            if room.width() < self.width():
+                self.default_layout(room.width())
+            self.setGeometry(room)
 
     def _compare_restored(self) -> None:
         """Compare mode comes back as it was left, and says so (it is easy to miss that the
@@ -752,7 +785,13 @@ class MainWindow(QMainWindow):
         self.presenting = on
         self.compare.set_presenting(on)
         if on:
-            self._pre_presentation = (self.saveState(), self.theme_name, self.isMaximized(), self.saveGeometry())
+            # What leaving restores exactly: the panels (saveState), the window's own rectangle
+            # (normalGeometry: restoreGeometry guesses a frame under X11 and moved the window
+            # down 25 px, past a 720-px screen's bottom) and each shown panel's size, since
+            # restoreState alone lets the docks drift a few pixels a round trip.
+            self._pre_presentation = _PrePresentation(
+                self.saveState(), self.theme_name, self.isMaximized(), QRect(self.normalGeometry()),
+                self._dock_sizes())
             for d in self.docks.values():  # the picture alone; its figures row stays
                 d.hide()
             self.menuBar().hide()
@@ -765,20 +804,55 @@ class MainWindow(QMainWindow):
             self.source.setFont(mono)
             self.apply_theme(self.presentation_theme(), remember=False)
             self.showFullScreen()
+            QTimer.singleShot(0, self, self._cover_screen)
         else:
-            state, theme_name, maximized, geometry = self._pre_presentation
+            pre = self._pre_presentation
             QApplication.setFont(self._base_font)
             self.source.setFont(self._source_font)
             self.menuBar().show()
             self.statusBar().show()
-            self.showMaximized() if maximized else self.showNormal()
-            self.restoreGeometry(geometry)
-            self.restoreState(state)
-            # once the window has its size back, the panels again: restored while still full
-            # screen they would keep full-screen widths and push the window past the screen
-            QTimer.singleShot(0, self, lambda: self._after_presentation(state))
-            self.apply_theme(theme_name)
+            self.apply_theme(pre.theme_name)
+            if pre.maximized:
+                self.showMaximized()
+            else:
+                self.showNormal()
+                self.setGeometry(self._on_screen(pre.geometry))
+            self.restoreState(pre.state)         # the panels are back at once; their sizes settle below
+            # The panels once the window has its size back and the normal font has reached every
+            # widget: restored while still full screen (or at 1.5x type) they keep full-screen
+            # sizes and push the window past the screen's bottom.
+            QTimer.singleShot(0, self, lambda: self._after_presentation(pre))
         self.view.setFocus()
+
+    def _cover_screen(self) -> None:
+        """Presentation mode covers the whole screen also where no window manager makes a window
+        full screen (a kiosk, an X server alone: F11 left the window at its size under Xvfb)."""
+        screen = self.screen()
+        if self.presenting and screen is not None and self.frameGeometry() != screen.geometry():
+            self.setGeometry(screen.geometry())
+
+    def _dock_sizes(self) -> dict[str, QSize]:
+        """The sizes of the panels on screen (a tab behind another lies outside the window, its size stale)."""
+        return {k: d.size() for k, d in self.docks.items()
+                if d.isVisible() and not d.isFloating() and self.rect().contains(d.geometry())}
+
+    def _on_screen(self, rect: QRect) -> QRect:
+        """``rect`` (the window's inside) moved and shrunk so the whole window, frame included,
+        lies within the screen's available area (no panel or controls row below its bottom)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return QRect(rect)
+        room = screen.availableGeometry()
+        frame, inside = self.frameGeometry(), self.geometry()
+        left, top = inside.left() - frame.left(), inside.top() - frame.top()
+        right, bottom = frame.right() - inside.right(), frame.bottom() - inside.bottom()
+        if self.isFullScreen() or not (0 <= top <= 64 and 0 <= left <= 32 and 0 <= right <= 32 and 0 <= bottom <= 32):
+            left = top = right = bottom = 0          # no frame known yet: the window manager adds it
+        w = max(1, min(rect.width(), room.width() - left - right))
+        h = max(1, min(rect.height(), room.height() - top - bottom))
+        x = min(max(rect.x(), room.left() + left), room.right() - right - w + 1)
+        y = min(max(rect.y(), room.top() + top), room.bottom() - bottom - h + 1)
+        return QRect(x, y, w, h)
 
     def presentation_theme(self) -> str:
         """The theme presentation mode shows: yours, or high contrast where View → Theme asks for it."""
@@ -789,15 +863,42 @@ class MainWindow(QMainWindow):
         if self.presenting:
             self.apply_theme(self.presentation_theme(), remember=False)
 
-    def _after_presentation(self, state) -> None:
+    def _after_presentation(self, pre: "_PrePresentation") -> None:
         if self.presenting:
             return
-        self.restoreState(state)
-        screen = self.screen()
-        room = screen.availableGeometry().width() if screen is not None else self.width()
-        if self.width() > room:  # never wider than the screen: the panels give way, not the picture
-            self.default_layout(room)
-            self.resize(room, self.height())
+        self.restoreState(pre.state)
+        self._resize_docks(pre.docks)
+        if not self.isMaximized():
+            room = self._on_screen(self.geometry())
+            if room != self.geometry():     # never past the screen: the panels give way, not the picture
+                if room.width() < self.width():
+                    self.default_layout(room.width())
+                self.setGeometry(room)
+        self.presentationLeft.emit()
+
+    def _resize_docks(self, sizes: dict[str, QSize]) -> None:
+        """Each panel back to the size it had (restoreState lets them drift a few pixels a round
+        trip). resizeDocks counts a tabbed panel's tab bar in or out depending on the layout, so
+        the sizes asked are corrected by what came out, a few times at most."""
+        shown = {}
+        for k, sz in sizes.items():
+            d = self.docks.get(k)
+            if d is not None and d.isVisible() and self.rect().contains(d.geometry()):
+                shown[k] = (d, sz)
+        ask = {k: (sz.width(), sz.height()) for k, (_, sz) in shown.items()}
+        for _ in range(4):
+            by_area: dict = {}
+            for k, (d, _) in shown.items():
+                by_area.setdefault(self.dockWidgetArea(d), []).append(k)
+            for keys in by_area.values():
+                docks = [shown[k][0] for k in keys]
+                self.resizeDocks(docks, [ask[k][0] for k in keys], Qt.Orientation.Horizontal)
+                self.resizeDocks(docks, [ask[k][1] for k in keys], Qt.Orientation.Vertical)
+            self.layout().activate()
+            off = {k: (sz.width() - d.width(), sz.height() - d.height()) for k, (d, sz) in shown.items()}
+            if not any(dx or dy for dx, dy in off.values()):
+                break
+            ask = {k: (ask[k][0] + off[k][0], ask[k][1] + off[k][1]) for k in ask}
 
     def apply_theme(self, name: str, remember: bool = True) -> None:
         scale = PRESENTATION_SCALE if self.presenting else 1.0
@@ -843,6 +944,8 @@ class MainWindow(QMainWindow):
             for ax in ("left", "bottom"):
                 item.getAxis(ax).setPen(plot_fg)
                 item.getAxis(ax).setTextPen(plot_fg)
+        if getattr(self, "gpu_panel", None) is not None and hasattr(self.gpu_panel, "set_theme"):
+            self.gpu_panel.set_theme(th)        # its chart follows the theme too
 
     def set_language(self, code: str) -> None:
         i18n.set_language(code)  # listeners call retranslate
@@ -891,8 +994,48 @@ class MainWindow(QMainWindow):
         mark = " *" if p is not None and (not self.is_user_file(p) or self.last_write_error) and self.modified() else ""
         self.setWindowTitle(f"{title} — {name}{mark} — warpviz")
 
-    def show_keys(self) -> None:
-        QMessageBox.information(self, tr("Keys"), KEYS_HELP())
+    def show_keys(self):
+        """Help → Keys: the keys and what they do in a two-column table (the descriptions line
+        up in any font and language; spaces after the keys did not, in Chinese)."""
+        from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView, QTableWidget, \
+            QTableWidgetItem
+
+        dlg = QDialog(self)
+        dlg.setObjectName("keysDialog")
+        dlg.setWindowTitle(tr("Keys"))
+        rows = KEY_ROWS()
+        table = QTableWidget(len(rows), 2, dlg)
+        table.setObjectName("keysTable")
+        table.setHorizontalHeaderLabels([tr("Key"), tr("What it does")])
+        table.verticalHeader().hide()
+        table.setShowGrid(False)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        bold = QFont(table.font())
+        bold.setBold(True)
+        for i, (k, v) in enumerate(rows):
+            key = QTableWidgetItem(k)
+            key.setFont(bold)
+            table.setItem(i, 0, key)
+            table.setItem(i, 1, QTableWidgetItem(v))
+        table.resizeColumnsToContents()
+        table.resizeRowsToContents()
+        table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dlg)
+        buttons.rejected.connect(dlg.reject)
+        lay = QVBoxLayout(dlg)
+        lay.addWidget(table)
+        lay.addWidget(buttons)
+        width = sum(table.columnWidth(c) for c in range(2)) + 2 * table.frameWidth() + 40
+        height = sum(table.rowHeight(r) for r in range(len(rows))) + table.horizontalHeader().height() + 90
+        room = self.screen().availableGeometry() if self.screen() is not None else None
+        if room is not None:
+            width, height = min(width, room.width() - 40), min(height, room.height() - 40)
+        dlg.resize(width, height)
+        self.keys_dialog = dlg
+        dlg.open()
+        return dlg
 
     # ------------------------------------------------------------------ drag and drop
 
@@ -945,7 +1088,9 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         s = settings.settings()
         if self.presenting:
+            pre = self._pre_presentation
             self.set_presentation(False)
+            self._after_presentation(pre)      # now: the panels as they were, not full screen's
         s.setValue("geometry", self.saveGeometry())
         s.setValue("windowState", self.saveState())
         s.setValue("speed", self.timeline.speed)
@@ -1037,6 +1182,15 @@ class MainWindow(QMainWindow):
         self._update_title()
 
 
+class _PrePresentation(NamedTuple):
+    """The window as it was before presentation mode: what leaving it restores."""
+    state: QByteArray
+    theme_name: str
+    maximized: bool
+    geometry: QRect
+    docks: dict
+
+
 class _Holder(QWidget):
     """A dock's content before its panel is built."""
 
@@ -1103,7 +1257,13 @@ def _retranslate(ref) -> None:
 
 
 def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
-    rows = [("Space", tr("play / pause")), ("← →", tr("previous / next frame")),
+    """The keys as plain text, one a line (Help → Keys shows ``KEY_ROWS`` as a table)."""
+    return "\n".join(f"{k:<22} {v}" for k, v in KEY_ROWS())
+
+
+def KEY_ROWS() -> list[tuple[str, str]]:  # noqa: N802 - a translated constant
+    """(keys, what they do) of Help → Keys, in the interface language."""
+    return [("Space", tr("play / pause")), ("← →", tr("previous / next frame")),
             ("↑ ↓", tr("previous / next warp instruction")), ("PgUp PgDn", tr("previous / next warp")),
             ("Ctrl+PgUp Ctrl+PgDn", tr("previous / next block")),
             ("Home End", tr("first / last frame of the instruction")),
@@ -1116,4 +1276,3 @@ def KEYS_HELP() -> str:  # noqa: N802 - a translated constant
             ("Ctrl+Z Ctrl+Shift+Z", tr("undo / redo an edit (form or text)")),
             ("P H", tr("draw on the picture: pen (again: other colour) / highlighter")),
             ("E D", tr("erase the drawing / stop drawing"))]
-    return "\n".join(f"{k:<22} {v}" for k, v in rows)

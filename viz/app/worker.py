@@ -93,6 +93,10 @@ class Runner(QObject):
     busyChanged = Signal(bool)
 
     _pool: QThreadPool | None = None
+    # start-up (``viz.app.main.open_window``): jobs submitted while the first window is built
+    # wait here until it is shown, so the first analysis (numba compiling, on a cold cache)
+    # does not compete with the window for the interpreter before the window is on screen
+    _held: list | None = None
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -116,8 +120,26 @@ class Runner(QObject):
         signals.done.connect(self._on_done)
         signals.failed.connect(self._on_failed)
         signals.progress.connect(self._on_progress)
-        Runner._pool.start(_Job(self._gen, fn, signals, self._stop))
+        job = _Job(self._gen, fn, signals, self._stop)
+        if Runner._held is not None:
+            Runner._held.append((job, self._stop))
+        else:
+            Runner._pool.start(job)
         return self._gen
+
+    @staticmethod
+    def hold() -> None:
+        """Keep the jobs submitted from now on until ``release`` (the first window's start)."""
+        if Runner._held is None:
+            Runner._held = []
+
+    @staticmethod
+    def release() -> None:
+        """Start the held jobs (those not cancelled meanwhile), and stop holding."""
+        held, Runner._held = Runner._held or [], None
+        for job, stop in held:
+            if not stop.is_set():
+                Runner._pool.start(job)
 
     def cancel(self) -> None:
         if self._stop is not None:

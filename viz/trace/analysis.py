@@ -53,6 +53,21 @@ OTHER_METRICS = {(f.kind, sp): name for f in forms() for sp, name in f.instructi
 # RED's requests and sectors.
 SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS = trace_kind("atomic").wavefront_counters["shared"]
 GLOBAL_ATOMIC_METRICS = {f.kind: f.request_counters["global"] for f in forms() if "global" in f.request_counters}
+# The shared side of a cp.async (LDGSTS) is in none of the ten (docs/memory-model.md, "cp.async
+# (LDGSTS)"): for ``.ca`` this SASS-level counter shows the wavefronts the model counts (each
+# phase as many as its busiest bank has lane-words); for ``.cg`` it reads 0 on the H100, so a
+# ``.cg`` copy's shared side has no wavefront anywhere (``ldgsts_side``).
+LDGSTS_WAVEFRONTS = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
+
+
+def ldgsts_side(ins: dict) -> str | None:
+    """For the shared operand of a traced ``cp.async``: "ca" (its LDGSTS wavefronts are counted,
+    outside the ten) or "cg" (no counter shows a wavefront of it); None for any other instruction."""
+    if ins.get("kind") != "cp.async" or ins.get("space") != "shared":
+        return None
+    return "cg" if ".cg" in str(ins.get("opcode", "")) + "." else "ca"
+
+
 # Every counter outside the ten that a trace reports (what ``--validate`` asks Nsight Compute for).
 OTHER_METRIC_NAMES = tuple(sorted(set(OTHER_METRICS.values()) | {n for f in forms() for n in f.counters}
                                   | {n for f in forms() for pair in f.wavefront_counters.values() for n in pair}
@@ -163,6 +178,13 @@ class TraceInstrStats:
     skipped_warps: int = 0      # skip records: warps whose lanes all branched around it
     predicated_off: int = 0     # of those, counted as executed (ptxas predicated it)
     never_true_lds: int = 0     # cp.async: executions of the @!PT LDS ptxas puts before its LDGSTS
+    # a cp.async.ca's shared side (ldgsts_side): its LDGSTS wavefronts, in per_access's
+    # wavefronts / phases (what analyze, the JSON, the Source panel and the picture show), not
+    # in ``wavefronts`` / ``phases`` / ``per_record`` (the ten, the heat map and viz.gpu's
+    # timing model, calibrated without them, read those)
+    ldgsts_wavefronts: int = 0
+    ldgsts_phases: int = 0
+    ldgsts_per_record: np.ndarray | None = field(default=None, repr=False)   # each record's, as per_record
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
     tma: object = None          # issue 30: a TMA / bulk copy's figures (viz.kinds.tma_copy.TmaStats)
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
@@ -284,10 +306,14 @@ class TraceAnalysis:
                 continue
             if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
+            side = ldgsts_side(ins)
+            if side is not None:
+                d["ldgsts_side"] = side
             if s.shared_lanes or ins["space"] == "shared":
-                d.update(wavefronts=s.wavefronts, phases=s.phases, bank_conflicts=s.conflicts,
-                         wavefronts_per_instruction=_ratio(s.wavefronts, s.shared_instructions or s.warp_instructions),
-                         ideal_wavefronts_per_instruction=_ratio(s.phases, s.shared_instructions or s.warp_instructions))
+                wf, ph = s.wavefronts + s.ldgsts_wavefronts, s.phases + s.ldgsts_phases
+                d.update(wavefronts=wf, phases=ph, bank_conflicts=wf - ph,
+                         wavefronts_per_instruction=_ratio(wf, s.shared_instructions or s.warp_instructions),
+                         ideal_wavefronts_per_instruction=_ratio(ph, s.shared_instructions or s.warp_instructions))
             if s.global_lanes or ins["space"] == "global":
                 gb = s.global_lanes * ins["width"]
                 d.update(requests=s.requests, sectors=s.sectors, lines=s.lines, bytes_moved=s.sectors * 32,
@@ -535,6 +561,21 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
         st.phases += int(ph.sum())
         st.shared_lanes += int(act.sum())
         mine += wf[:, 0]
+    elif ldgsts_side(ins) is not None:
+        # a cp.async's shared side (viz.kinds.async_copy's rule): .ca as its LDGSTS wavefronts,
+        # .cg none (the counter reads 0); its lanes are counted as shared lanes either way
+        st.shared_lanes += int(sh.sum())
+        if ldgsts_side(ins) == "ca":
+            from ..kinds.async_copy import ldgsts_shared
+
+            n = rows.size
+            wf, ph, deep = (np.zeros((n, 1), np.int32) for _ in range(3))
+            ldgsts_shared(np.ascontiguousarray(addr, np.int64), np.ascontiguousarray(sh), width, wf, ph, deep)
+            st.ldgsts_wavefronts += int(wf.sum())
+            st.ldgsts_phases += int(ph.sum())
+            if st.ldgsts_per_record is None:
+                st.ldgsts_per_record = np.zeros(st.per_record.size, np.int32)
+            st.ldgsts_per_record[at:at + rows.size] += wf[:, 0]
     elif counts_shared and (ins["space"] == "shared" or sh.any()):
         p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
         st.wavefronts += int(p.sum())
@@ -598,6 +639,15 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
         elif d.get("atomic_rule") == "words":
             why = tr("{per} per instruction: lanes on one address are combined (ATOMS.POPC.INC), so the busiest "
                      "bank's distinct words", per=_avg(wf, per))
+        elif d.get("ldgsts_side") == "cg":
+            rows.append(("wavefronts", "0", tr("cp.async.cg: no counter shows a wavefront of its shared side (the "
+                                               "LDGSTS wavefront counter reads 0 on the H100), so none is drawn")))
+            return rows + ([] if d["counted_in_metrics"] else
+                           [("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name"))])
+        elif d.get("ldgsts_side") == "ca":
+            why = tr("{per} per instruction: LDGSTS wavefronts, the shared side of this cp.async.ca (each phase as "
+                     "many as its busiest bank has lane-words); Nsight Compute shows them as {metric}, not in the ten",
+                     per=_avg(wf, per), metric=LDGSTS_WAVEFRONTS.split(".")[0])
         else:
             why = tr("{per} per instruction: each phase costs the most distinct 32-bit words any one bank "
                      "must deliver", per=_avg(wf, per))
@@ -680,7 +730,10 @@ def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
                   "instructions": len(instruction_numbers(an.trace)),
                   "events": [{k: e[k] for k in ("ptx", "line", "executed")} for e in h.get("events", [])],
                   # memory instructions no kind records, that ran (None: an older trace does not say)
-                  "unrecorded": unrecorded_json(h)},
+                  "unrecorded": unrecorded_json(h),
+                  # what the PTX the trace carries holds that reads shared memory unrecorded, by
+                  # source line (viz.trace.unrecorded: also for traces older than "unrecorded")
+                  "unrecorded_in_ptx": _unrecorded(h)},
         "lines": an.per_line(),
     }
 
@@ -751,6 +804,9 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
     ran = sum(1 for d in rows if d["executed"] or d["warp_instructions"])
     out.append(f"instructions: {ran} of the kernel's {len(numbers)} memory instructions executed"
                + ("" if never_executed or ran == len(numbers) else " (--all lists the others too)"))
+    for u in _unrecorded(h):        # shared reads no record holds (tl.dot's wgmma): said, not silently missing
+        out.append(f"not recorded: {safe_text(u['file'])}:{u['line']}  {u['count']} x {u['mnemonic']} ({u['why']}); "
+                   "those shared reads are in no figure here")
     for d in rows:
         out.append("")
         out.append(f"instruction {d['number']}: {safe_text(d['source'])}  {safe_text(' '.join(d['ptx'].split()))}")
@@ -782,7 +838,13 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
         if d["never_true_shared_loads"]:
             parts.append(f"+{d['never_true_shared_loads']:,} never-true shared loads (@!PT LDS before the LDGSTS: "
                          "counted as shared loads)")
-        if "wavefronts" in d:
+        if d.get("ldgsts_side") == "cg":
+            parts.append("no shared wavefronts (cp.async.cg: no counter shows its shared side; the LDGSTS wavefront "
+                         "counter reads 0)")
+        elif d.get("ldgsts_side") == "ca":
+            parts.append(f"LDGSTS wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts "
+                         f"{d['bank_conflicts']:,}; {LDGSTS_WAVEFRONTS})")
+        elif "wavefronts" in d:
             parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
         if "sectors" in d:
             parts.append(f"requests {d['requests']:,}, sectors {d['sectors']:,} "
@@ -803,6 +865,12 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
     for k, v in an.other_metrics.items():
         out.append(f"  {k:<58} {v:>14,}")
     return "\n".join(out)
+
+
+def _unrecorded(header: dict) -> list[dict]:
+    from .unrecorded import unrecorded
+
+    return unrecorded(header)
 
 
 def line_table(an: TraceAnalysis) -> list[str]:
@@ -833,7 +901,7 @@ def line_table(an: TraceAnalysis) -> list[str]:
     return out
 
 
-__all__ = ["analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "OTHER_METRIC_NAMES",
+__all__ = ["LDGSTS_WAVEFRONTS", "ldgsts_side", "analyze_trace", "TraceAnalysis", "to_json", "to_table", "OTHER_METRICS", "OTHER_METRIC_NAMES",
            "GLOBAL_ATOMIC_METRICS", "SHARED_ATOM_WAVEFRONTS", "SHARED_ATOM_CONFLICTS", "atomic_rule", "sass_text", "explain_trace", "heat_map_blocks",
            "HEAT_MAP_WARPS", "COUNT_ROWS", "kernel_entry", "kernel_instructions", "instruction_numbers",
            "instruction_number", "line_table", "matrix_op"]

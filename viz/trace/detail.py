@@ -30,7 +30,7 @@ from ..scenario import Access, Array, Instruction, Launch, Scenario
 from ..types import ElemType, named_type
 from ..warp import WarpDetail, lanes_detail
 from . import TraceError
-from .analysis import instruction_numbers, mask_bits, matrix_op as traced_matrix
+from .analysis import instruction_numbers, ldgsts_side, mask_bits, matrix_op as traced_matrix
 from .schema import blocks_text, source_line
 from .tracefile import Trace, load
 
@@ -83,6 +83,9 @@ def traced_access(ins: dict, label: str, name: str, t: ElemType, number: int = 0
         op = form.detail_op
         if form.detail_options is not None:
             options = tuple(form.detail_options(ins))
+        side = ldgsts_side(ins)
+        if side is not None:        # a cp.async's shared side: .ca's LDGSTS wavefronts, or .cg's none (viz.trace.analysis)
+            options += (("cache", side),)
     options += (("number", number),)
     return Access(int(ins["id"]), op, label, name, (), None, (), None, None, ((0, int(ins["width"])),),
                   int(ins.get("line") or 0) or None, options=options, matrix=matrix)
@@ -219,8 +222,15 @@ class TraceSource:
         threads = [((tid % bx), (tid // bx) % by, tid // (bx * by)) for tid in range(warp * 32, warp * 32 + nl)]
         block_xyz = (block % gx, (block // gx) % gy, block // (gx * gy))
         instr = Instruction(k, sid, (), 0, 0, int(ins["width"]))
-        return lanes_detail(sc, instr, access, arr, block, block_xyz, warp, addr, mask, threads, space=space,
-                            instruction_count=n)
+        d = lanes_detail(sc, instr, access, arr, block, block_xyz, warp, addr, mask, threads, space=space,
+                         instruction_count=n)
+        if space == "shared" and ldgsts_side(ins) == "cg":
+            # no counter shows a wavefront of a cp.async.cg's shared side (the LDGSTS one reads 0 on
+            # the H100): the picture draws none, as analyze and the Source panel count none
+            d = replace(d, bank_words=(), wavefronts=0, wavefront_phase=(), active_phases=0,
+                        lanes=tuple(replace(ln, words=(), banks=(), word_wavefronts=(), wavefront=-1)
+                                    for ln in d.lanes))
+        return d
 
 
     def _tma_detail(self, row, k, n, sid, ins, access, arr, block, warp, nl) -> WarpDetail:

@@ -4,9 +4,7 @@ instead of a dozen whole-array numpy passes (4,000,000 records: 0.3 s instead of
 
 from __future__ import annotations
 
-from .. import kernels_numba  # noqa: F401 - sets numba's cache folder before numba is imported
-
-from numba import njit  # noqa: E402
+from ..kernels_numba import njit  # sets numba's cache folder; numba itself is imported on the first call
 
 INACTIVE_OFFSET = 1     # a lane that is not active has an offset other than 0
 OFFSET_RANGE = 2        # an active lane's offset is negative or above the address bound

@@ -565,3 +565,70 @@ def source_line(header: dict, ins: dict) -> str:
         text = next(iter(sources.values()))
     lines = str(text or "").splitlines()
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+_ASM = re.compile(r"\b(asm|__asm__|__asm)\b")
+ASM_LOOK_BACK = 40              # lines an inline-asm statement may span above its .loc line
+
+
+def _source_text(header: dict, ins: dict) -> str | None:
+    sources = header.get("sources") or {}
+    name = str(ins.get("file", "")).rsplit("/", 1)[-1]
+    text = sources.get(name)
+    if text is None and len(sources) == 1:
+        text = next(iter(sources.values()))
+    return None if text is None else str(text)
+
+
+def mnemonic(opcode: str) -> str:
+    """What an instruction's line shows of it: ``ldmatrix`` of ``ldmatrix.sync.aligned...``,
+    ``cp.async`` of ``cp.async.cg.shared.global``."""
+    parts = str(opcode).split(".")
+    return ".".join(parts[:2]) if parts[0] == "cp" and len(parts) > 1 else parts[0]
+
+
+def mnemonic_line(header: dict, ins: dict, cache: dict | None = None) -> int:
+    """The source line to show for an instruction. nvcc's ``.loc`` of an inline-asm instruction
+    is the asm statement's last line (its operand list, ``: "=r"(r0) : "r"(row));``); where
+    that line does not name the instruction's mnemonic and belongs to an ``asm`` statement,
+    the statement's line that does is returned. Otherwise (no source, not asm, no such line)
+    the ``.loc`` line itself."""
+    line = int(ins.get("line") or 0)
+    if not line:
+        return line
+    key = str(ins.get("file", ""))
+    lines = cache.get(key) if cache is not None else None
+    if lines is None:               # a header's files are split once (``cache``), not once per instruction
+        lines = (_source_text(header, ins) or "").splitlines()
+        if cache is not None:
+            cache[key] = lines
+    if not 0 < line <= len(lines):
+        return line
+    word = mnemonic(str(ins.get("opcode", "")))
+    if not word or word in lines[line - 1]:
+        return line
+    start = None
+    for k in range(line - 1, max(0, line - 1 - ASM_LOOK_BACK) - 1, -1):     # 0-based, the .loc line first
+        if k < line - 1 and lines[k].rstrip().endswith(";") and not _ASM.search(lines[k]):
+            break                                   # an earlier statement ended: not inside an asm
+        if _ASM.search(lines[k]):
+            start = k
+            break
+    if start is None:
+        return line
+    for k in range(start, line):
+        if word in lines[k]:
+            return k + 1
+    return line
+
+
+def shown_sources(header: dict) -> list[tuple[str, str]]:
+    """The trace's carried sources in the order the Source panel lists them: the files its
+    instructions' lines are in first (a Triton kernel's Python, a CUDA file), then the rest
+    (the PTX a Triton trace carries too), each group in the header's order. So the listing
+    opens on the code a reader wrote, not on the PTX."""
+    sources = header.get("sources") or {}
+    named = {str(ins.get("file", "")).rsplit("/", 1)[-1] for ins in header.get("instructions") or []
+             if ins.get("line")}
+    items = [(str(k), str(v)) for k, v in sources.items()]
+    return [x for x in items if x[0] in named] + [x for x in items if x[0] not in named]

@@ -375,6 +375,10 @@ def check_header(path, header: dict) -> dict:
         if ins["id"] != k:
             raise _bad(path, f"the header's `instructions[{k}].id` is {ins['id']}; entry {k} of the instruction "
                        f"table must have id {k}", where=f"header.json: instructions[{k}].id")
+    split: dict = {}
+    for ins in header["instructions"]:
+        # an inline-asm instruction's .loc is its asm statement's last line: show its mnemonic's
+        ins["line"] = schema.mnemonic_line(header, ins, split)
     n = len(header["instructions"])
     for k, ins in enumerate(header["instructions"]):
         info = ins.get("sass")
