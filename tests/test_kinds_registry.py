@@ -130,9 +130,10 @@ def test_the_trace_side_reads_the_same_table():
     from viz.trace.schema import KINDS
 
     assert KINDS == trace_kinds() == ("load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "reduction",
-                                      "wgmma")
+                                      "tma", "bulk", "tensormap", "wgmma")   # issue 30: kinds.tma_copy, kinds.wgmma
     assert SASS_CLASS == sass_classes() and SASS_CLASS["REDAS"] == ("shared", "atomic") and \
-        SASS_CLASS["LDGSTS"] == ("shared", "cp.async") and len(SASS_CLASS) == 19
+        SASS_CLASS["LDGSTS"] == ("shared", "cp.async") and SASS_CLASS["UTMALDG"] == ("global", "tma") and \
+        len(SASS_CLASS) == 15 + 9 + 4
     assert ptx_class({"kind": "reduction", "space": "global"}) == ("global", "atomic")
     assert OTHER_METRICS[("stmatrix", "shared")] == "sm__sass_inst_executed_op_shared_stsm.sum"
     assert len(OTHER_METRICS) == 7 and all(f.kind in KINDS for f in forms())

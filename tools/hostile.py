@@ -893,6 +893,58 @@ def _hangs(d: Path, cases: list) -> None:
     cases.append((d / "accesses-13000-loops.toml", ("app",)))
 
 
+def _tma_traces(d: Path, cases: list) -> None:
+    """Issue 30: hostile TMA records (flags 2 and their ``payload`` array): a payload of the
+    wrong shape or dtype, flags 2 on a plain load, an issuing lane whose predicate did not
+    hold, a tensor map of garbage bytes, a payload row for a record that has none."""
+    import numpy as np
+
+    shipped = sorted((ROOT / "assets" / "traces").glob("*.wvtrace"))
+    base = min(shipped, key=lambda p: p.stat().st_size)
+    with zipfile.ZipFile(base) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = json.loads(members["header.json"])
+    flags = np.load(io.BytesIO(members["flags.npy"])) if "flags.npy" in members else \
+        np.zeros(len(np.load(io.BytesIO(members["instr.npy"]))), np.uint8)
+    n = len(flags)
+
+    def npy(a) -> bytes:
+        b = io.BytesIO()
+        np.lib.format.write_array(b, np.asarray(a), allow_pickle=False)
+        return b.getvalue()
+
+    def add(name: str, **changes: bytes) -> None:
+        p = d / f"{name}.wvtrace"
+        _zip(p, {**members, **changes})
+        for c in (("analyze",), ("export",), ("app",)):
+            cases.append((p, c))
+
+    tma_header = dict(header)
+    ins = [dict(i) for i in header["instructions"]]
+    ins[0] = dict(ins[0], kind="tma", opcode="cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                  ptx="cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, "
+                      "{%r2, %r3}], [%r4];", width=16)
+    tma_header["instructions"] = ins
+    f2 = flags.copy()
+    f2[:] = 2
+    add("tma-payload-missing", **{"flags.npy": npy(f2)})
+    add("tma-payload-wrong-shape", **{"flags.npy": npy(f2), "payload.npy": npy(np.zeros((n, 31), np.uint64))})
+    add("tma-payload-float", **{"flags.npy": npy(f2), "payload.npy": npy(np.zeros((n, 32), np.float64))})
+    add("tma-payload-extra-rows", **{"payload.npy": npy(np.zeros((3, 32), np.uint64))})
+    add("tma-flags-three", **{"flags.npy": npy(np.full(n, 3, np.uint8))})
+    garbage = np.random.default_rng(30).integers(0, 2**63, (n, 32), dtype=np.int64).astype(np.uint64)
+    instr = np.load(io.BytesIO(members["instr.npy"]))
+    f3 = flags.copy()
+    f3[instr == 0] = 2
+    m = int((f3 == 2).sum())
+    add("tma-garbage-map", **{"header.json": json.dumps(tma_header).encode(), "flags.npy": npy(f3),
+                              "payload.npy": npy(garbage[:m]),
+                              "shared.npy": npy(np.zeros(n, np.uint32)), "global.npy": npy(np.zeros(n, np.uint32)),
+                              "base.npy": npy(np.zeros(n, np.uint64)),
+                              "offset.npy": npy(np.zeros((n, 32), np.int32))})
+    add("tma-flags-on-a-load", **{"flags.npy": npy(f3), "payload.npy": npy(garbage[:m])})
+
+
 def make(out: Path) -> list:
     if out.exists():
         shutil.rmtree(out)
@@ -900,7 +952,7 @@ def make(out: Path) -> list:
     markers = out / MARKER_DIR_NAME
     markers.mkdir(parents=True)
     for kind, fn in (("scenarios", _scenarios), ("launch", None), ("traces", _traces), ("outside", _outside),
-                     ("hangs", _hangs), ("wgmma", _wgmma)):
+                     ("hangs", _hangs), ("wgmma", _wgmma), ("tma", _tma_traces)):
         d = out / kind
         d.mkdir()
         if kind == "launch":

@@ -1203,8 +1203,9 @@ def triton_launch(compiled, bound: dict, grid3, jit_fn=None):
         raise TraceFailed(f"{name}: Triton launches it with thread-block clusters (num_ctas > 1), which warpviz does "
                           "not trace yet: use num_ctas=1", "launch")
     if getattr(md, "tensordesc_meta", None):
-        raise TraceFailed(f"{name}: the kernel takes tensor descriptors (TMA), which warpviz does not trace yet",
-                          "launch")
+        raise TraceFailed(f"{name}: the kernel takes host-side tensor descriptors (TensorDescriptor arguments, "
+                          "passed as CUtensorMap parameters), which warpviz does not trace yet; tensor descriptors "
+                          "made in the kernel (tl.make_tensor_descriptor) are traced", "launch")
     src = getattr(compiled, "src", None)
     if src is None or not isinstance(getattr(src, "signature", None), dict):
         raise TraceFailed(f"{name}: this Triton's compiled kernel does not say its signature (compiled.src), so "

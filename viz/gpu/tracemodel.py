@@ -641,7 +641,8 @@ def first_blocks(trace, n: int):
     rows = int(starts[n]) if n < len(starts) else trace.records
     cut = {k: getattr(trace, k)[:rows] for k in ("instr", "block", "warp", "active", "pred", "shared", "global_",
                                                  "base", "offset", "flags")}
-    return Trace(header=trace.header, path=trace.path, **cut)
+    tma = np.flatnonzero(cut["flags"] == 2)      # issue 30 hook: the TMA records' operands
+    return Trace(header=trace.header, path=trace.path, payload=trace.payload[:tma.size], **cut)
 
 
 def scaled(w: costmodel.Workload, cov: Coverage, reuse: Reuse, buffer_bytes: int, wave_blocks: int) -> costmodel.Workload:

@@ -24,7 +24,7 @@ module plus one line there. The counters are Nsight Compute's own metrics for th
 
 from __future__ import annotations
 
-from . import atomic, cp_async, ldmatrix, plain, tma_load, unrecorded, wgmma
+from . import atomic, cp_async, ldmatrix, plain, tma_copy, tma_load, unrecorded, wgmma
 from .registry import Kind, kind_of, kinds, register, register_form, register_unrecorded
 
 # The table: every kind module, in order (scenario kinds: cp.async, atomic, tma.load; trace
@@ -35,6 +35,7 @@ REGISTERED = (
     cp_async,
     atomic,
     tma_load,
+    tma_copy,      # issue 30: TMA and bulk copies in traces, and the TMA unit's control instructions
     wgmma,
     unrecorded,
 )

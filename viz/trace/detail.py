@@ -124,6 +124,8 @@ class TraceSource:
         self.blocks, self.warps = lw.blocks, lw.warps_per_block
         counted = np.array([ins.get("sass_predicated") is True for ins in trace.instructions], bool)
         keep = (trace.flags == 0) | counted[trace.instr] if trace.records else np.zeros(0, bool)
+        if trace.records:       # issue 30 hook: a TMA / bulk copy issued by a lane is drawn (tma_rows)
+            keep |= (trace.flags == 2) & (trace.shared != 0)
         self.rows = np.flatnonzero(keep)            # in file order: block, warp, then the warp's own order
         key = trace.block[self.rows].astype(np.int64) * self.warps + trace.warp[self.rows].astype(np.int64)
         self._key = key
@@ -201,6 +203,8 @@ class TraceSource:
         tpb = sc.launch.threads_per_block
         nl = max(0, min(32, tpb - warp * 32))
         addr = t.addresses(slice(row, row + 1))[0, :nl]
+        if int(t.flags[row]) == 2:          # issue 30 hook: the copy's first 32 16-byte chunks in shared memory
+            return self._tma_detail(row, k, n, sid, ins, access, arr, block, warp, nl)
         skip = bool(t.flags[row])
         pred = mask_bits(t.pred[row:row + 1])[0, :nl] & (not skip)
         if access.matrix is not None:       # .x1/.x2: only lanes 0-7 / 0-15 give a row (as counted)
@@ -227,6 +231,28 @@ class TraceSource:
                         lanes=tuple(replace(ln, words=(), banks=(), word_wavefronts=(), wavefront=-1)
                                     for ln in d.lanes))
         return d
+
+
+    def _tma_detail(self, row, k, n, sid, ins, access, arr, block, warp, nl) -> WarpDetail:
+        """Issue 30 hook: an issued TMA or bulk copy (viz.kinds.tma_copy) drawn as its first 32
+        16-byte chunks in shared memory, where the map's swizzle puts them (a 128-byte row is a
+        phase of 8 chunks on the 32 banks); the whole box's figures are in ``analyze``."""
+        from ..kinds import tma_copy
+
+        t, sc = self.trace, self.scenario
+        rec = tma_copy.decode_record(t.payload[t.payload_rows([row])[0]])
+        chunks = tma_copy.shared_chunks(ins, rec, 32)
+        addr = np.zeros(nl, np.int64)
+        mask = np.zeros(nl, bool)
+        for i, a in enumerate(chunks[:nl]):
+            addr[i], mask[i] = a, True
+        bx, by, _ = sc.launch.block
+        gx, gy, _ = sc.launch.grid
+        threads = [((tid % bx), (tid // bx) % by, tid // (bx * by)) for tid in range(warp * 32, warp * 32 + nl)]
+        block_xyz = (block % gx, (block // gx) % gy, block // (gx * gy))
+        instr = Instruction(k, sid, (), 0, 0, 16)
+        return lanes_detail(sc, instr, access, arr, block, block_xyz, warp, addr, mask, threads, space="shared",
+                            instruction_count=n)
 
 
 @dataclass(frozen=True)

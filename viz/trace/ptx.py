@@ -168,6 +168,7 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
         parts = [p.strip() for p in code.split(";")]
         if code.count(";") < 2 and not code.strip().startswith("{") or \
                 not any(classify(_INSTR_WORD.match(p).group(1)) or unrecorded(_INSTR_WORD.match(p).group(1))
+                        or _is_tma(_INSTR_WORD.match(p).group(1))
                         for p in parts if _INSTR_WORD.match(p)):
             out.append(raw)
             continue
@@ -189,6 +190,12 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
                 out.append(indent + rest[i:j].strip() + ";")
                 i = j + 1
     return out
+
+
+def _is_tma(opcode: str) -> bool:
+    from ..kinds import tma_copy        # issue 30 hook
+
+    return tma_copy.match(opcode) is not None or tma_copy.match_control(opcode) is not None
 
 
 _INSTR_WORD = re.compile(r"^[{}\s]*(?:@!?%?[\w$]+\s+)?([a-z][\w.:]*)")
@@ -236,6 +243,10 @@ def parse(text: str) -> Parsed:
             events.append(MemInstr(EVENT_BASE + len(events), i + 1, s, func, opcode, "event", "none", "none", 0,
                                    pred, "0", 0, srcfile, srcline))
             continue
+        tma = _tma_instr(len(instrs), i, s, func, opcode, m, files.get(loc[0], ""), loc[1])  # issue 30: TMA hook
+        if tma is not None:
+            instrs.append(tma)
+            continue
         got = form_of(opcode)
         if got is None:
             why = unrecorded(opcode)
@@ -277,6 +288,29 @@ def parse(text: str) -> Parsed:
     return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs), events)
 
 
+def _tma_instr(k: int, i: int, s: str, func: str, opcode: str, m, srcfile: str, srcline: int) -> MemInstr | None:
+    """Issue 30 hook (TMA and bulk copies, viz.kinds.tma_copy): the MemInstr of a
+    ``cp.async.bulk.tensor`` / ``cp.async.bulk`` / ``cp.reduce.async.bulk...`` line, or None.
+    ``op`` is load (global to shared, prefetch) or store (shared to global, reductions); the
+    operands are parsed again from ``ptx`` by the recording block."""
+    from ..kinds import tma_copy
+
+    form = tma_copy.match(opcode)
+    if form is None:
+        ctl = tma_copy.match_control(opcode)
+        if ctl is None:
+            return None
+        pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+        return MemInstr(k, i + 1, s, func, opcode, tma_copy.KIND_CONTROL, ctl[0], ctl[1], 4, pred,
+                        tma_copy.control_address(opcode, m.group("operands")), 0, srcfile, srcline)
+    try:
+        ops = tma_copy.parse_operands(form, m.group("operands"))
+    except tma_copy.OperandError as err:
+        raise PtxError(f"PTX line {i + 1}: {err} in `{s}`") from None
+    pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+    op = "load" if form.direction in ("load", "prefetch") else "store"
+    return MemInstr(k, i + 1, s, func, opcode, form.kind, op, "global", 16, pred, ops.map or ops.global_ or ops.shared,
+                    0, srcfile, srcline)
 
 
 def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
@@ -548,6 +582,22 @@ def skip_block(region: SkipRegion) -> list[str]:
     return c
 
 
+_TMA_KINDS = ("tma", "bulk")          # issue 30 hook: viz.kinds.tma_copy.KINDS
+
+
+def _tma_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) -> list[str] | None:
+    """Issue 30 hook: the recording block of a TMA / bulk copy (viz.kinds.tma_copy), or None."""
+    if ins.kind not in _TMA_KINDS:
+        return None
+    from ..kinds import tma_copy
+
+    try:
+        return tma_copy.recording_block(ins, widths, symbols, ins.id, _prologue, _address_code,
+                                        lambda r: _reg_bits(r, widths), CTL_SYMBOL, RECORD_BYTES)
+    except tma_copy.OperandError as err:
+        raise PtxError(f"PTX line {ins.line_no}: {err} in `{ins.ptx}`") from None
+
+
 def _declarations() -> list[str]:
     return [f".const .align 8 .b8 {CTL_SYMBOL}[48];",
             f".const .align 4 .b32 {BITMAP_SYMBOL}[{BITMAP_WORDS}];"]
@@ -636,9 +686,9 @@ def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr]
         if n in by_line:
             indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
             for ins in by_line[n]:
-                block = recording_block(ins, widths, symbols)
+                block = _tma_block(ins, widths, symbols) or recording_block(ins, widths, symbols)
                 # cp.async: its global source (operand 1) is checked; the copy is issued by the block
-                if check and not checked and ins.space in ("global", "generic"):
+                if check and not checked and ins.space in ("global", "generic") and ins.kind not in _TMA_KINDS:
                     block = block[:-1] + check_block(ins) + ["}"]
                     checked = True
                 out += [indent + x for x in block]
@@ -679,12 +729,14 @@ def sass_opcode_counts(lines: list[str]) -> dict[str, int]:
 
 
 def compare_sass(original: list[str], instrumented: list[str], sites: int,
-                 regions: list[SkipRegion] = ()) -> list[str]:
+                 regions: list[SkipRegion] = (), tma_sites: dict[str, int] | None = None) -> list[str]:
     """Problems: memory opcodes whose count the instrumentation changed. The recorder adds,
     per instrumented site, one ATOMG and three STG (a lane's address, two header halves),
     and per skip region one ATOMG and two STG per shared instruction in it."""
     a, b = sass_opcode_counts(original), sass_opcode_counts(instrumented)
     extra = {"ATOMG": sites + len(regions), "STG": 3 * sites + 2 * sum(len(r.ids) for r in regions)}
+    for op, n in (tma_sites or {}).items():     # issue 30 hook: the TMA blocks' own (viz.kinds.tma_copy.recorder_sass)
+        extra[op] = extra.get(op, 0) + n
     problems = []
     for op in sorted(set(a) | set(b)):
         want = a.get(op, 0) + extra.get(op, 0)
@@ -692,6 +744,12 @@ def compare_sass(original: list[str], instrumented: list[str], sites: int,
             problems.append(f"{op}: {a.get(op, 0)} in the plain kernel, {b.get(op, 0)} instrumented "
                             f"(expected {want})")
     return problems
+
+
+def _sass_address(line: str) -> int | None:
+    """The address of a SASS line (``/*07b0*/ ...``), or None where it has none."""
+    m = re.match(r"\s*/\*([0-9a-fA-F]+)\*/", line)
+    return int(m.group(1), 16) if m else None
 
 
 def _never_true(line: str) -> bool:
@@ -719,13 +777,21 @@ def sass_ldgsts(original: list[str], instrs: list[MemInstr]) -> dict[int, tuple[
     cps = [i for i in instrs if i.kind == "cp.async" and i.space == "global"]
     sites: list[tuple[bool, int]] = []
     run = 0
+    last = None             # the address of the previous never-true LDS of the run
     for ln in original:
         toks = ln.split("*/", 1)[-1].split()
         if not toks:
             continue
+        here = _sass_address(ln)
         if _never_true(ln) and len(toks) > 1 and toks[1].split(".")[0] == "LDS":
-            run += 1
+            # issue 30 item 7: a run is the never-true loads right before the LDGSTS, one
+            # instruction (16 bytes) apart; one elsewhere (ptxas puts one before the MEMBAR of a
+            # fence.proxy.async after cp.async groups) is not the next LDGSTS's
+            run = run + 1 if (run and last is not None and here is not None and here - last == 16) else 1
+            last = here
             continue
+        if run and last is not None and here is not None and here - last != 16:
+            run = 0
         pred = toks[0].startswith("@")
         op = (toks[1] if pred and len(toks) > 1 else toks[0]).split(".")[0]
         if op == "LDGSTS":

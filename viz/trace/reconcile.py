@@ -88,6 +88,7 @@ class SassAccess:
     width: int           # bytes per lane
     uniform: bool        # the address is in uniform registers only ([UR7], [UR4+0x10])
     depth: int = 0       # loop depth in the SASS control flow
+    guarded: bool = False   # inside a conditional forward branch's span (``@P2 BRA `(.L_x_1)`` ... ``.L_x_1:``)
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,9 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
     out: dict[str, list[SassAccess]] = {}
     func = None
     line = 0
+    code: dict[str, list[tuple[int, str]]] = {}      # every instruction: (address, text), for the guard walk
+    labels: dict[str, dict[str, int]] = {}           # label -> address of the instruction after it
+    pending: list[str] = []
     for raw in text.splitlines():
         m = _FUNC.match(raw)
         if m:
@@ -188,6 +192,17 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
             out.setdefault(func, [])
             line = 0
             continue
+        lm = _LABEL.match(raw)
+        if lm and func is not None and not raw.lstrip().startswith("/*"):
+            pending.append(lm.group(1))
+            continue
+        im = _INSTR.match(raw)
+        if im and func is not None:
+            addr = int(im.group(1), 16)
+            for lab in pending:
+                labels.setdefault(func, {})[lab] = addr
+            pending = []
+            code.setdefault(func, []).append((addr, im.group(2).strip()))
         m = _PTX_LINE.match(raw)
         if m:
             line = int(m.group(1))
@@ -206,6 +221,12 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         else:
             body_op = body
         if pred in ("!PT", "!UPT"):
+            # issue 30 item 7: ptxas's never-true loads (`@!PT LDS RZ, [RZ]`) are no access, but
+            # Nsight Compute counts each execution as a shared load: kept, of class "never-true",
+            # for the TMA control lines that own them (a fence.proxy.async after cp.async groups)
+            if body_op.split(None, 1)[0].split(".")[0] == "LDS":
+                out[func].append(SassAccess(func, int(m.group(1), 16), body, "LDS", pred, line, "shared",
+                                            "never-true", 4, False))
             continue
         if pred in ("PT", "UPT"):
             pred = ""
@@ -218,6 +239,11 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         addr = _address(parts[1] if len(parts) > 1 else "")
         out[func].append(SassAccess(func, int(m.group(1), 16), body, opcode, pred, line, space, cls,
                                     sass_width(opcode), _uniform(addr)))
+    # issue 30: an access that a warp whose guard predicate holds on every lane never reaches
+    # (ptxas branches around a predicated PTX line's code) runs only in warps with a lane on
+    for name, accs in out.items():
+        if code.get(name):
+            out[name] = _mark_guarded(accs, code[name], labels.get(name, {}))
     # loop depth of each access, from the SASS control flow (viz.toolchain.sass)
     try:
         funcs = parse_sass(text)
@@ -228,6 +254,75 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         if not ins or not accs:
             continue
         out[name] = _with_depths(accs, ins, Cfg(ins))
+    return out
+
+
+_BRA_TEXT = re.compile(r"^(?:@(!?)(U?P[0-7T])\s+)?BRA\b")
+_PRED_TEXT = re.compile(r"^@(!?)(U?P[0-7])\s+")
+
+
+def _guard_of(acc: SassAccess, code: list[tuple[int, str]]) -> str | None:
+    """The predicate register whose value true on every lane means "no lane of this warp is on"
+    for an access: its own (``@!P1 LDS``: P1), else that of the last conditional branch before
+    it (``@P1 BRA``: P1); None where it has neither."""
+    m = _PRED_TEXT.match(acc.text)
+    if m:
+        return m.group(2) if m.group(1) else None     # @P1 LDS runs where P1 holds: no guard to walk
+    for addr, text in reversed(code):
+        if addr >= acc.addr:
+            continue
+        b = _BRA_TEXT.match(text)
+        if b and b.group(2) and b.group(2) not in ("PT", "UPT"):
+            return b.group(2) if not b.group(1) else None
+    return None
+
+
+def _reached_with(guard: str, code: list[tuple[int, str]], labels: dict[str, int], limit: int = 200_000) -> set[int]:
+    """Addresses a warp reaches from the function's start when ``guard`` holds on every lane:
+    ``@guard BRA`` is taken, ``@!guard BRA`` is not, a branch on another predicate goes both
+    ways, an unconditional one is taken, EXIT ends the way."""
+    index = {a: k for k, (a, _t) in enumerate(code)}
+    seen: set[int] = set()
+    todo = [0]
+    steps = 0
+    while todo and steps < limit:
+        k = todo.pop()
+        while 0 <= k < len(code) and code[k][0] not in seen and steps < limit:
+            steps += 1
+            addr, text = code[k]
+            seen.add(addr)
+            b = _BRA_TEXT.match(text)
+            if b:
+                t = re.search(r"\.L_x_\d+", text)
+                target = index.get(labels.get(t.group(0), -1)) if t else None
+                neg, pred = b.group(1), b.group(2)
+                if pred is None or pred in ("PT", "UPT") and not neg:
+                    taken, falls = True, False
+                elif pred == guard:
+                    taken, falls = not neg, bool(neg)
+                else:
+                    taken = falls = True
+                if taken and target is not None:
+                    todo.append(target)
+                if not falls:
+                    break
+            elif text.split()[0 if not text.startswith("@") else 1:][:1] == ["EXIT"] and not text.startswith("@"):
+                break
+            k += 1
+    return seen
+
+
+def _mark_guarded(accs: list[SassAccess], code: list[tuple[int, str]], labels: dict[str, int]) -> list[SassAccess]:
+    walks: dict[str, set[int]] = {}
+    out = []
+    for a in accs:
+        g = _guard_of(a, code)
+        if g is None:
+            out.append(a)
+            continue
+        if g not in walks:
+            walks[g] = _reached_with(g, code, labels)
+        out.append(replace(a, guarded=a.addr not in walks[g]))
     return out
 
 
@@ -248,6 +343,28 @@ def _with_depths(accs: list[SassAccess], ins: list, cfg) -> list[SassAccess]:
 
 
 # ---------------------------------------------------------------------------- the PTX side
+
+
+def _map_building_lines(ptx_lines: list[str]) -> set[int]:
+    """PTX lines (1-based) of the instructions that build a tensor map on the device: ptxas
+    makes shared loads and stores (a read-modify-write of the map's bit fields), a shared
+    load and a global atomic exchange per lane (the copy to global memory) of them."""
+    from ..kinds.tma_copy import BUILDS_MAP
+
+    return {k + 1 for k, ln in enumerate(ptx_lines) if BUILDS_MAP.match(ln.strip())}
+
+
+def map_building_note(accs: list) -> str:
+    """The note on the SASS memory instructions that build tensor maps on the device."""
+    ops: dict[str, int] = {}
+    for a in accs:
+        op = a.opcode.split(".")[0]
+        ops[op] = ops.get(op, 0) + 1
+    what = ", ".join(f"{n} {op}" for op, n in sorted(ops.items()))
+    return (f"{len(accs)} SASS memory instruction(s) ({what}) build tensor maps on the device (tensormap.replace "
+            "edits the map's bit fields in shared memory with loads and stores; tensormap.cp_fenceproxy copies it "
+            "to global memory with a shared load and a global atomic exchange per lane): they come from no PTX "
+            "memory instruction")
 
 
 def ptx_class(ins) -> tuple[str, str]:
@@ -416,7 +533,8 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
     # PTX lines are unique in the module, and ptxas may assemble a .func into its caller's
     # code: the SASS of every function is matched against every PTX memory instruction
     accs = [a for f in sass.values() for a in f]
-    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes))
+    built: list[SassAccess] = []
+    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes, built))
     waits = ptx_wait_loops(ptx)
     for r in rows:
         if r["line_no"] in waits:
@@ -427,19 +545,34 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
             v = info[r["id"]]
             info[r["id"]] = replace(v, certain=False, runs_only=False, note=f"{v.note}; {note}" if v.note else note)
     certain = all(v.certain for v in info.values()) and not notes
-    return {"tool": TOOL, "certain": certain, "notes": notes, "instructions": info}
+    out = {"tool": TOOL, "certain": certain, "notes": notes, "instructions": info}
+    if built:           # issue 30 hook: explained, not unmatched
+        out["tensor_map_sass"] = {"note": map_building_note(built),
+                                  "sass": [f"{a.text} (PTX line {a.ptx_line})" for a in built]}
+    return out
 
 
 def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], depths: dict[int, int],
-                        ptx_lines: list[str], notes: list[str]) -> dict[int, SassInfo]:
+                        ptx_lines: list[str], notes: list[str], built_out: list | None = None) -> dict[int, SassInfo]:
     by_line: dict[int, list[dict]] = {}
     for r in prow:
         by_line.setdefault(r["line_no"], []).append(r)
     attributed: dict[int, list[SassAccess]] = {}     # PTX id -> its SASS accesses
     stray: list[SassAccess] = []
     loop_parts: dict[int, list[SassAccess]] = {}     # an atomic's compare-and-swap loop: its LDS
+    builds = _map_building_lines(ptx_lines)          # issue 30 hook: tensor maps built on the device
+    built: list[SassAccess] = []
     for a in accs:
+        ctl = [r for r in by_line.get(a.ptx_line, []) if r["kind"] == "tensormap"]
+        if ctl:             # issue 30 hook: every SASS instruction of a TMA control line is its own
+            attributed.setdefault(ctl[0]["id"], []).append(a)
+            continue
+        if a.cls == "never-true":       # counted with its cp.async (ptx.sass_ldgsts) or by a control line
+            continue
         cands = [r for r in by_line.get(a.ptx_line, []) if _compatible(ptx_class(r), a)]
+        if not cands and a.ptx_line in builds:
+            built.append(a)
+            continue
         if not cands:
             atom = [r for r in by_line.get(a.ptx_line, []) if ptx_class(r)[1] == "atomic"]
             if atom:
@@ -455,7 +588,8 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
     # fused groups first: they claim PTX instructions that have no SASS of their own
     for r in prow:
         got = attributed.get(r["id"], [])
-        if not got or len({a.width for a in got}) != 1 or r["kind"] in ("ldmatrix", "stmatrix", "cp.async"):
+        if not got or len({a.width for a in got}) != 1 or r["kind"] in ("ldmatrix", "stmatrix", "cp.async", "tma",
+                                                                        "bulk", "tensormap"):
             continue
         a = got[0]
         if a.width <= r["width"] or a.width % r["width"]:
@@ -499,6 +633,8 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
             out[r["id"]] = replace(v, state="uncertain", certain=False, runs_only=True, note=(
                 "no SASS instruction comes from this PTX line: ptxas removed it, or made it part of a wider access "
                 "that warpviz could not pin down (see the uncertain instructions of this kernel)"))
+    if built_out is not None:
+        built_out.extend(built)
     if stray:
         texts = ", ".join(f"`{a.text}` (PTX line {a.ptx_line or '?'})" for a in stray[:6])
         more = f" and {len(stray) - 6} more" if len(stray) > 6 else ""
@@ -623,6 +759,16 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
 def _single(r: dict, got: list[SassAccess], depths: dict[int, int], stray: list, notes: list,
             extra: list[SassAccess] = ()) -> SassInfo:
     w = r["width"]
+    if r["kind"] == "tensormap":        # issue 30 hook: the SASS ptxas makes of a TMA control instruction
+        # "[branch] " marks an instruction inside a branch around the PTX line (viz.kinds.tma_copy.count_control)
+        got = [replace(a, text=("[branch] " if a.guarded else "") + a.text) for a in got]
+        return _info(r, "same", True, got, width=w, note=(
+            f"ptxas makes {len(got)} SASS instruction(s) of it: " + ", ".join(f"`{a.text}`" for a in got[:8]))
+            if got else "no SASS memory or TMA instruction comes from it")
+    if r["kind"] in ("tma", "bulk") and got:      # issue 30 hook: one UTMA* / UBLK* (a uniform instruction)
+        note = "" if len(got) == 1 else (f"{len(got)} copies in the SASS (ptxas duplicated or unrolled the code): "
+                                         "each execution runs one of them")
+        return _info(r, "same", True, got, width=w, note=note)
     if not got:
         compatible_stray = [a for a in stray if _compatible(ptx_class(r), a)]
         if compatible_stray:
@@ -772,6 +918,8 @@ def apply(trace, mapping: dict):
                           "notes": list(mapping.get("notes", [])), "uncertain": uncertain,
                           "fused": sorted(k for k, v in infos.items() if v.state == "fused"),
                           "removed": sorted(k for k, v in infos.items() if v.state == "removed")}
+    if mapping.get("tensor_map_sass"):      # issue 30 hook: SASS that builds tensor maps, explained
+        header["sass_map"]["tensor_maps"] = mapping["tensor_map_sass"]["note"]
     idx = np.repeat(np.flatnonzero(keep), repeat[keep])
     part = np.zeros(idx.size, np.int64)
     if idx.size:
@@ -780,9 +928,11 @@ def apply(trace, mapping: dict):
     base = trace.base[idx].astype(np.int64)
     has = trace.active[idx] != 0
     base = np.where(has, base + part * step[idx], base).astype(np.uint64)
+    tma = idx[trace.flags[idx] == 2]            # issue 30 hook: the TMA records' payload rows follow them
+    payload = trace.payload[trace.payload_rows(tma)] if tma.size else None
     return Trace(header, trace.instr[idx].copy(), trace.block[idx].copy(), trace.warp[idx].copy(),
                  trace.active[idx].copy(), pred[idx].copy(), trace.shared[idx].copy(), trace.global_[idx].copy(),
-                 base, trace.offset[idx].copy(), trace.flags[idx].copy(), trace.path)
+                 base, trace.offset[idx].copy(), trace.flags[idx].copy(), trace.path, payload)
 
 
 def _check_group(trace, info: SassInfo, rows, addrs, lane_bits) -> None:

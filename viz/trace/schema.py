@@ -413,6 +413,7 @@ HEADER = Record(fields={
         "uncertain": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "fused": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "removed": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
+        "tensor_maps": _opt(Text(TEXT), ""),    # issue 30: SASS that builds tensor maps on the device
     })),
     "ncu": _opt(COUNTERS),
     "ncu_other": _opt(COUNTERS),

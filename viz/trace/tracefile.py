@@ -12,7 +12,11 @@ of a memory instruction, ordered by block, then warp, then the warp's own order:
   base                 uint64   the smallest address of the record's active lanes
   offset               int32 (or int64) x 32   each lane's address - base (0 for lanes not active)
   flags                uint8    1: a skip record (a warp whose lanes all branched around a
-                                shared load/store that ptxas may predicate; no lane on)
+                                shared load/store that ptxas may predicate; no lane on);
+                                2: a TMA / bulk-copy record (viz.kinds.tma_copy): no lane
+                                address; its operands are the next row of ``payload``
+  payload              uint64 x 32   (optional) the operands of each flags-2 record, in order:
+                                the tensor map's 128 bytes, coordinates, shared address ...
 
 Arrays are stored with numpy's .npy format inside the deflated zip; addresses compress
 well as small offsets. ``docs/trace-format.md`` is the reference.
@@ -66,8 +70,10 @@ HEADER_MEMBER = "header.json"
 # dtype (kind, bytes) each array may have, as ``save`` writes it; values per row
 DTYPES = {"instr": (("u", 4),), "block": (("u", 4),), "warp": (("u", 4),), "active": (("u", 4),),
           "pred": (("u", 4),), "shared": (("u", 4),), "global": (("u", 4),), "base": (("u", 8),),
-          "offset": (("i", 4), ("i", 8)), "flags": (("u", 1),)}
-ROW_VALUES = {"offset": 32}
+          "offset": (("i", 4), ("i", 8)), "flags": (("u", 1),), "payload": (("u", 8),)}
+ROW_VALUES = {"offset": 32, "payload": 32}
+PAYLOAD = "payload"     # issue 30 hook: the TMA records' operands (its own row count; viz.kinds.tma_copy)
+TMA_FLAG = 2
 CHECK_ROWS = 1 << 16                # rows whose values are checked at a time (bounded temporaries)
 READ_BYTES = 16 << 20               # bytes read from a member at a time
 FIX = ("record the trace again with `warpviz trace LAUNCH.toml` (or `Record trace` in the app), or get an "
@@ -88,10 +94,18 @@ class Trace:
     offset: np.ndarray
     flags: np.ndarray = field(default=None)
     path: Path | None = field(default=None)
+    payload: np.ndarray = field(default=None)     # (flags-2 records, 32) uint64
 
     def __post_init__(self):
         if self.flags is None:
             self.flags = np.zeros(self.instr.shape, np.uint8)
+        if self.payload is None:
+            self.payload = np.zeros((0, 32), np.uint64)
+
+    def payload_rows(self, rows) -> np.ndarray:
+        """The payload row of each of ``rows`` (records of flags 2): its rank among them."""
+        rank = np.cumsum(self.flags == TMA_FLAG) - 1
+        return rank[np.asarray(rows, np.int64)]
 
     @property
     def block_dim(self) -> tuple[int, int, int]:
@@ -144,7 +158,7 @@ def from_records(header: dict, rec_header: np.ndarray, addr: np.ndarray) -> Trac
     h = h[order]
     addr = addr[order].astype(np.uint64, copy=False)
     active = h[:, 3]
-    flags = (h[:, 7] & 1).astype(np.uint8)
+    flags = (h[:, 7] & 3).astype(np.uint8)
     bits = ((active[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool) & (flags == 0)[:, None]
     a = addr.view(np.int64) if addr.dtype == np.uint64 else addr.astype(np.int64)
     big = np.iinfo(np.int64).max
@@ -155,8 +169,9 @@ def from_records(header: dict, rec_header: np.ndarray, addr: np.ndarray) -> Trac
         off = off.astype(np.int64)
     else:
         off = off.astype(np.int32)
+    payload = np.ascontiguousarray(addr[flags == TMA_FLAG].astype(np.uint64)).reshape(-1, 32)
     return Trace(header, h[:, 0].copy(), h[:, 1].copy(), h[:, 2].copy(), active.copy(), h[:, 4].copy(),
-                 h[:, 5].copy(), h[:, 6].copy(), base.astype(np.uint64), off, flags)
+                 h[:, 5].copy(), h[:, 6].copy(), base.astype(np.uint64), off, flags, payload=payload)
 
 
 def save(trace: Trace, path: str | Path) -> Path:
@@ -171,6 +186,10 @@ def save(trace: Trace, path: str | Path) -> Path:
                 bio = io.BytesIO()
                 np.lib.format.write_array(bio, np.ascontiguousarray(arr), allow_pickle=False)
                 z.writestr(f"{name}.npy", bio.getvalue())
+            if trace.payload.shape[0]:
+                bio = io.BytesIO()
+                np.lib.format.write_array(bio, np.ascontiguousarray(trace.payload, np.uint64), allow_pickle=False)
+                z.writestr(f"{PAYLOAD}.npy", bio.getvalue())
     return path
 
 
@@ -259,7 +278,7 @@ def _members(path: Path, z: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     """The archive's entries by name, each checked before anything is read: not twice, not
     encrypted, stored or deflated, and a declared (uncompressed) size under its cap."""
     out: dict[str, zipfile.ZipInfo] = {}
-    wanted = {HEADER_MEMBER} | {f"{n}.npy" for n in ARRAYS}
+    wanted = {HEADER_MEMBER} | {f"{n}.npy" for n in ARRAYS + (PAYLOAD,)}
     for info in z.infolist():
         name = info.filename
         if name in out:
@@ -501,12 +520,14 @@ def load(path: str | Path, progress: Callable[[float, str], None] | None = None,
                 raise _bad(path, f"the trace is incomplete: the array `{name}` is missing")
             arrays[name] = _read_array(path, z, info, name, n)
             n = arrays[name].shape[0]
+        info = members.get(f"{PAYLOAD}.npy")
+        payload = _read_array(path, z, info, PAYLOAD, None) if info is not None else None
     records = header.get("records")
     if records is not None and records != n:
         raise _bad(path, f"the trace is inconsistent: the header's `records` is {records:,}, but the arrays hold "
                    f"{n:,} records", where="header.json: records")
     trace = Trace(header, arrays["instr"], arrays["block"], arrays["warp"], arrays["active"], arrays["pred"],
-                  arrays["shared"], arrays["global"], arrays["base"], arrays["offset"], arrays["flags"], path)
+                  arrays["shared"], arrays["global"], arrays["base"], arrays["offset"], arrays["flags"], path, payload)
     check_arrays(trace, path, lambda f: report(0.5 + 0.5 * f, "check"), stop)
     return trace
 
@@ -529,6 +550,26 @@ def check(trace: Trace, path: str | Path | None = None) -> Trace:
                    "record fewer blocks (`warpviz trace --blocks 0-15`)")
     check_arrays(trace, where)
     return trace
+
+
+def _check_tma_rows(trace: Trace, lo: int, hi: int, tma_kind: np.ndarray) -> tuple[str, str] | None:
+    """Issue 30 hook: the TMA records (flags 2) of rows lo..hi are of TMA / bulk instructions
+    and those instructions have no other records; a TMA record's `shared` mask is its issuing
+    lane (one lane whose predicate held, or none) and its `global` mask is empty."""
+    flags = trace.flags[lo:hi]
+    is_tma = tma_kind[trace.instr[lo:hi]]
+    wrong = (flags == TMA_FLAG) != is_tma
+    if bool(wrong.any()):
+        r = lo + int(np.flatnonzero(wrong)[0])
+        return (f"record {r:,} has flags {int(trace.flags[r])} but its instruction is a "
+                f"{trace.instructions[int(trace.instr[r])]['kind']}; TMA and bulk copies have flags 2, no other", "flags")
+    t = flags == TMA_FLAG
+    sh, pred, gl = trace.shared[lo:hi], trace.pred[lo:hi], trace.global_[lo:hi]
+    bad = t & (((sh & (sh - np.uint32(1))) != 0) | ((sh & ~pred) != 0) | (gl != 0))
+    if bool(bad.any()):
+        r = lo + int(np.flatnonzero(bad)[0])
+        return (f"record {r:,} is a TMA record whose issuing lane is not one lane whose predicate held", "shared")
+    return None
 
 
 def lane_bits(m: np.ndarray) -> np.ndarray:
@@ -560,6 +601,11 @@ def check_arrays(trace: Trace, path, progress: Callable[[float], None] | None = 
     from . import lanecheck     # numba: only where arrays are checked (not for a header alone)
 
     width = np.asarray([ins["width"] for ins in trace.instructions] or [1], np.int64)
+    tma_kind = np.asarray([ins["kind"] in ("tma", "bulk") for ins in trace.instructions] or [False], bool)
+    m = int((trace.flags == TMA_FLAG).sum())
+    if trace.payload.ndim != 2 or trace.payload.shape[0] != m or trace.payload.shape[1] != 32:
+        raise bad(f"{m:,} records are TMA records (flags 2) but the array `payload` has shape "
+                  f"{trace.payload.shape}, expected ({m}, 32)", PAYLOAD)
     tail = tpb - (nw - 1) * 32                       # lanes of the block's last warp
     tail_mask = np.uint32(0xFFFFFFFF if tail >= 32 else (1 << tail) - 1)
     prev_key = -1
@@ -583,9 +629,12 @@ def check_arrays(trace: Trace, path, progress: Callable[[float], None] | None = 
             raise bad(f"record {r:,} is of warp {int(trace.warp[r])}, but a block of {tpb} threads has {nw} warps",
                       "warp")
         flags = trace.flags[lo:hi]
-        if int(flags.max()) > 1:
-            r = first(flags > 1, lo)
-            raise bad(f"record {r:,} has flags {int(trace.flags[r])}; flags are 0 or 1", "flags")
+        if int(flags.max()) > TMA_FLAG:
+            r = first(flags > TMA_FLAG, lo)
+            raise bad(f"record {r:,} has flags {int(trace.flags[r])}; flags are 0, 1 or 2", "flags")
+        problem = _check_tma_rows(trace, lo, hi, tma_kind)       # issue 30 hook
+        if problem:
+            raise bad(*problem)
         key = block.astype(np.int64) * nw + warp.astype(np.int64)
         if key[0] < prev_key or (key.size > 1 and bool((key[1:] < key[:-1]).any())):
             r = lo if key[0] < prev_key else first(key[1:] < key[:-1], lo + 1)
