@@ -740,3 +740,16 @@ def test_records_without_the_tag_read_nothing():
     t.offset[:, 8] = 7
     om = analyze_trace(t).other_metrics
     assert om[W.INSTRUCTIONS] == 4 and om[W.BYTES] == 0 and om[W.WAVEFRONTS] == 0
+
+
+def test_a_trace_that_recorded_its_wgmma_does_not_call_them_unrecorded():
+    """viz.trace.unrecorded lists a carried PTX's wgmma.mma_async lines that the trace has no
+    record of (traces made before this kind); the lines of its recorded wgmma are not listed."""
+    from viz.trace.unrecorded import unrecorded
+
+    text = TRITON.read_text()
+    table = [i.as_dict() for i in P.parse(text).instrs]
+    old = {"sources": {"k.ptx": text}, "instructions": [d for d in table if d["kind"] != "wgmma"]}
+    assert sum(u["count"] for u in unrecorded(old)) == 8
+    new = {"sources": {"k.ptx": text}, "instructions": table}
+    assert unrecorded(new) == []
