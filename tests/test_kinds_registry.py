@@ -35,10 +35,10 @@ from = "g[blockIdx.x * 64 + tid]"
 
 
 def test_the_kinds_in_their_order_with_their_counters():
-    assert KIND_OPS == ("cp.async", "atomic", "tma.load")
+    assert KIND_OPS == ("cp.async", "atomic", "tma.load", "wgmma")
     assert [k.op for k in kinds()] == list(KIND_OPS)
     assert KIND_METRICS == tuple(m for op in KIND_OPS for m in kind_of(op).metrics)
-    assert len(set(KIND_METRICS)) == len(KIND_METRICS) == 11
+    assert len(set(KIND_METRICS)) == len(KIND_METRICS) == 15
     assert set(KIND_METRIC_LABELS) == set(KIND_METRICS)
     assert kind_of("atomic").metric_labels["smsp__inst_executed_op_global_red.sum"] == \
         "global reduction instructions (RED)"
@@ -130,10 +130,10 @@ def test_the_trace_side_reads_the_same_table():
     from viz.trace.schema import KINDS
 
     assert KINDS == trace_kinds() == ("load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "reduction",
-                                      "tma", "bulk", "tensormap")      # issue 30: viz.kinds.tma_copy
+                                      "tma", "bulk", "tensormap", "wgmma")   # issue 30: kinds.tma_copy, kinds.wgmma
     assert SASS_CLASS == sass_classes() and SASS_CLASS["REDAS"] == ("shared", "atomic") and \
         SASS_CLASS["LDGSTS"] == ("shared", "cp.async") and SASS_CLASS["UTMALDG"] == ("global", "tma") and \
-        len(SASS_CLASS) == 15 + 9
+        len(SASS_CLASS) == 15 + 9 + 4
     assert ptx_class({"kind": "reduction", "space": "global"}) == ("global", "atomic")
     assert OTHER_METRICS[("stmatrix", "shared")] == "sm__sass_inst_executed_op_shared_stsm.sum"
     assert len(OTHER_METRICS) == 7 and all(f.kind in KINDS for f in forms())

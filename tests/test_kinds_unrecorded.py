@@ -78,7 +78,7 @@ HOPPER_PTX = """.version 8.1
 HOPPER_UNRECORDED = [      # the TMA and bulk copies are recorded (issue 30: viz.kinds.tma_copy)
     "ld.shared::cluster.u32", "st.shared::cluster.u32", "atom.shared::cluster.add.u32",
     "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32",
-    "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", "tex.2d.v4.f32.f32", "suld.b.2d.b32.trap",
+    "tex.2d.v4.f32.f32", "suld.b.2d.b32.trap",
     "multimem.ld_reduce.relaxed.sys.global.add.f32",
 ]
 
@@ -122,11 +122,13 @@ def test_hopper_forms_no_kind_records_are_found_and_counted_as_events():
         ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", "bulk", "global"),
         ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32", "bulk", "global"),
         ("cp.async.bulk.commit_group", "tensormap", "global"), ("cp.async.bulk.wait_group", "tensormap", "global"),
-        ("ld.global.nc.u32", "load", "global"), ("st.global.u32", "store", "global")]
+        ("ld.global.nc.u32", "load", "global"),
+        ("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", "wgmma", "shared"),    # recorded (viz.kinds.wgmma)
+        ("st.global.u32", "store", "global")]
     un = [e for e in p.events if e.kind == UNRECORDED_KIND]
     assert [e.opcode for e in un] == HOPPER_UNRECORDED
     assert [e.id for e in p.events] == [EVENT_BASE + k for k in range(len(p.events))]
-    assert [e.line_no for e in un] == [17, 18, 20, 28, 33, 36, 37, 38]
+    assert [e.line_no for e in un] == [17, 18, 20, 28, 36, 37, 38]
     # prefetch, the group instructions and the fences touch no data: neither recorded nor listed
     assert not any(w in e.opcode for e in p.events for w in ("prefetch", "commit_group", "wait_group", "fence"))
 

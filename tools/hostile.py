@@ -426,6 +426,90 @@ def _traces(d: Path, cases: list) -> None:
         cases.append((d / "devzero.wvtrace", c))
 
 
+# ----------------------------------------------------------------------------- wgmma (issue 30)
+
+def _wgmma(d: Path, cases: list) -> None:
+    """wgmma scenarios and traces that lie: operands outside their arrays or in global memory,
+    numbers of the wrong kind or size, and traces whose wgmma records carry garbage slots, a PTX
+    that is no wgmma, a million distinct descriptors or descriptors of a 256 KiB shared window."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from viz.trace import tracefile
+
+    scen = """format = 3
+[launch]
+block = [128]
+grid = [2]
+[arrays.As]
+space = "shared"
+type = "half"
+shape = [64, 64]
+swizzle = "tma:128B"
+[arrays.Bs]
+space = "shared"
+type = "half"
+shape = [128, 64]
+swizzle = "tma:128B"
+[arrays.G]
+space = "global"
+type = "half"
+shape = [128, 64]
+[[access]]
+op = "wgmma"
+a = "As[0][k]"
+b = "Bs[0][k]"
+n = 128
+for = { k = "0:64:16" }
+"""
+
+    def add(name: str, text: str, *commands) -> None:
+        p = d / f"{name}.toml"
+        p.write_text(text)
+        for c in commands or (("analyze",), ("export",), ("app",)):
+            cases.append((p, c))
+
+    add("wgmma-ok", scen)
+    add("wgmma-global-operand", scen.replace('b = "Bs[0][k]"', 'b = "G[0][k]"'))
+    add("wgmma-outside", scen.replace("n = 128", "n = 128\nb_sbo = 262128"))
+    add("wgmma-huge-n", scen.replace("n = 128", "n = 1000000000000000000000"))
+    add("wgmma-n-string", scen.replace("n = 128", 'n = "128"'))
+    add("wgmma-a-number", scen.replace('a = "As[0][k]"', "a = 5"))
+    add("wgmma-a-table", scen.replace('a = "As[0][k]"', "a = { x = 1 }"))
+    add("wgmma-lbo-negative", scen.replace("n = 128", "n = 128\na_lbo = -16"))
+    add("wgmma-when", scen.replace("n = 128", 'n = 128\nwhen = "tid == 0"'))
+    add("wgmma-block-96", scen.replace("block = [128]", "block = [96]"))
+    add("wgmma-many-points", scen.replace('k = "0:64:16"', 'k = "0:4000000:16"'))
+    add("wgmma-per-thread-start", scen.replace('a = "As[0][k]"', 'a = "As[tid % 64][k]"'))
+
+    def trace(name: str, slots: np.ndarray, ptx: str, warps: int = 4, blocks: int = 1) -> None:
+        n = slots.shape[0]
+        table = [{"id": 0, "line_no": 1, "ptx": ptx, "function": "k", "opcode": ptx.split()[0] if ptx.split() else "",
+                  "kind": "wgmma", "op": "load", "space": "shared", "width": 4, "predicate": "",
+                  "address": "%rd1,%rd2", "operand": 0, "file": "", "line": 0}]
+        heads = np.zeros((n, 8), np.uint32)
+        heads[:, 1] = np.arange(n) // warps % blocks
+        heads[:, 2] = np.arange(n) % warps
+        heads[:, 3] = heads[:, 4] = 0xFFFFFFFF
+        header = {"title": name, "kernel": "k", "launch": {"block": [32 * warps], "grid": [blocks]},
+                  "instructions": table, "complete": True}
+        t = tracefile.from_records(header, heads, slots.astype(np.uint64))
+        p = tracefile.save(t, d / f"{name}.wvtrace")
+        for c in (("analyze",), ("export",), ("app",)):
+            cases.append((p, c))
+
+    good = "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%f1}, %rd1, %rd2, p, 1, 1, 0, 1;"
+    rng = np.random.default_rng(30)
+    trace("wgmma-garbage-slots", rng.integers(0, 1 << 40, size=(4096, 32)), good)
+    trace("wgmma-not-a-wgmma", rng.integers(0, 1 << 16, size=(64, 32)), "ld.shared.u32 %r1, [%r2];")
+    trace("wgmma-sparse-ptx", rng.integers(0, 1 << 16, size=(64, 32)),
+          "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {%f1}, %rd1, %rd2, %r1, 0, p, 1, 1, 0, 0;")
+    trace("wgmma-distinct-descriptors", rng.integers(0, 1 << 16, size=(100000, 32)), good, warps=32, blocks=1)
+    top = np.zeros((64, 32), np.int64)
+    top[:, 0:8] = 0xFFFF
+    trace("wgmma-top-of-window", top, good)
+
+
 def _access_kinds(d: Path, cases: list) -> None:
     """A trace's list of the memory instructions no kind records (``unrecorded``) and the fields
     beside it (``records_complete``, ``complete``), hostile: wrong types, negative and huge
@@ -868,7 +952,7 @@ def make(out: Path) -> list:
     markers = out / MARKER_DIR_NAME
     markers.mkdir(parents=True)
     for kind, fn in (("scenarios", _scenarios), ("launch", None), ("traces", _traces), ("outside", _outside),
-                     ("hangs", _hangs), ("tma", _tma_traces)):
+                     ("hangs", _hangs), ("wgmma", _wgmma), ("tma", _tma_traces)):
         d = out / kind
         d.mkdir()
         if kind == "launch":

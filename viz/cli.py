@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                      "64..4320; default: what the grid needs to write every number)")
     lay.add_argument("--theme", default="light", help="light, dark, high-contrast or colorblind")
 
-    mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments",
+    mat = sub.add_parser("matrix", help="an ldmatrix / stmatrix instruction: rows, banks and register fragments; "
+                         "a wgmma: its core matrices on the banks",
                          description="For one warp of one ldmatrix / stmatrix instruction of a scenario: which "
                          "lane gives each 16-byte row, its banks and wavefront, and which lane's register holds "
                          "each element. Printed as text, or drawn with --out.")
@@ -305,21 +306,30 @@ def cmd_matrix(args) -> int:
         sc = load(args.scenario, parse_overrides(args.set))
         analyze(sc)
         instrs = sc.instructions()
+        def is_matrix(i):   # HOOK(wgmma): a wgmma is drawn by viz.kinds.wgmma.GmmaMap
+            return sc.accesses[i.access].matrix is not None or sc.accesses[i.access].op == "wgmma"
+
         if args.instruction is None:
-            pick = next((i for i in instrs if sc.accesses[i.access].matrix is not None), None)
+            pick = next((i for i in instrs if is_matrix(i)), None)
             if pick is None:
-                return _fail(f"{args.scenario}: no access is ldmatrix or stmatrix (op = \"ldmatrix.x4\" ...)")
+                return _fail(f"{args.scenario}: no access is ldmatrix or stmatrix (op = \"ldmatrix.x4\" ...) or wgmma "
+                             "(op = \"wgmma\")")
         else:
             if not 1 <= args.instruction <= len(instrs):
                 return _fail(f"--instruction {args.instruction}: the scenario has instructions 1-{len(instrs)}")
             pick = instrs[args.instruction - 1]
-            if sc.accesses[pick.access].matrix is None:
+            if not is_matrix(pick):
                 return _fail(f"--instruction {args.instruction} is a plain {sc.accesses[pick.access].op}, not "
-                             "ldmatrix or stmatrix: give the number of a matrix instruction")
+                             "ldmatrix or stmatrix (or wgmma): give the number of a matrix instruction")
         if not 0 <= args.block < sc.launch.blocks or not 0 <= args.warp < sc.launch.warps_per_block:
             return _fail(f"--block {args.block} --warp {args.warp}: the launch has blocks 0-{sc.launch.blocks - 1}, "
                          f"warps 0-{sc.launch.warps_per_block - 1}")
-        m = matrix_map(warp_detail(sc, pick, args.block, args.warp))
+        if sc.accesses[pick.access].op == "wgmma":
+            from .kinds.wgmma import scenario_gmma_map
+
+            m = scenario_gmma_map(sc, pick, args.block, args.warp)
+        else:
+            m = matrix_map(warp_detail(sc, pick, args.block, args.warp))
     except ScenarioError as err:
         return _fail(str(err))
     from .export import export_matrix_map
@@ -348,6 +358,9 @@ def _matrix_of_trace(args) -> int:
     trace = src.trace
     numbers = instruction_numbers(trace)
     ops = {k: matrix_op(trace.instructions[k]) for k in numbers}
+    for k in numbers:      # HOOK(wgmma): a traced wgmma is drawn by viz.kinds.wgmma.GmmaMap
+        if trace.instructions[k].get("kind") == "wgmma":
+            ops[k] = "wgmma"
     matrix = [k for k in numbers if ops[k] is not None]
     if not matrix:
         return _fail(f"{args.scenario}: the traced kernel has no ldmatrix or stmatrix instruction; `warpviz matrix` "
@@ -375,6 +388,13 @@ def _matrix_of_trace(args) -> int:
     if (b, w) != (args.block, args.warp):
         print(f"warpviz: warp {args.warp} of block {args.block} did not execute instruction {numbers[pick]}; "
               f"showing warp {w} of block {b}", file=sys.stderr)
+    if ops[pick] == "wgmma":
+        from .kinds.wgmma import trace_gmma_map
+
+        m = trace_gmma_map(trace, pick, b, w, numbers[pick])
+        from .export import export_matrix_map
+
+        return _print_or_export(m, args, export_matrix_map)
     accesses = src.scenario.accesses
     if getattr(accesses[pick], "matrix", None) is None:
         # the picture's frame may not name the matrix op: give it the one the PTX has

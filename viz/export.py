@@ -427,6 +427,13 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
 
             paint_matrix_map(p, rect, step.layout, th, scale=step.layout_scale)
             return
+        from .kinds.wgmma import GmmaMap
+
+        if isinstance(step.layout, GmmaMap):          # HOOK(wgmma): a wgmma's core matrices (viz.render.gmma_view)
+            from .render.gmma_view import paint_gmma_map
+
+            paint_gmma_map(p, rect, step.layout, th, scale=step.layout_scale)
+            return
         from .render.layout_map import paint_layout_map
 
         paint_layout_map(p, rect, step.layout, th, scale=step.layout_scale)

@@ -12,6 +12,8 @@ checks, the cost model and the app.
   aggregation of a uniform address; ``atom`` / ``red`` in a trace.
 * ``viz.kinds.tma_load``: ``tma.load``, a 2-D tile copy by the tensor-memory accelerator
   (UTMALDG) in the destination array's swizzle (scenarios).
+* ``viz.kinds.wgmma``: ``wgmma.mma_async`` reading A and B from shared memory through matrix
+  descriptors (scenario op ``wgmma``; in a trace, its descriptors recorded in the record's slots).
 * ``viz.kinds.unrecorded``: memory PTX no kind records yet (the trace says it is incomplete).
 
 Each module says what it is with ``KINDS`` (its ``Kind``s), ``FORMS`` (its ``TraceForm``s) and
@@ -22,7 +24,7 @@ module plus one line there. The counters are Nsight Compute's own metrics for th
 
 from __future__ import annotations
 
-from . import atomic, cp_async, ldmatrix, plain, tma_copy, tma_load, unrecorded
+from . import atomic, cp_async, ldmatrix, plain, tma_copy, tma_load, unrecorded, wgmma
 from .registry import Kind, kind_of, kinds, register, register_form, register_unrecorded
 
 # The table: every kind module, in order (scenario kinds: cp.async, atomic, tma.load; trace
@@ -34,6 +36,7 @@ REGISTERED = (
     atomic,
     tma_load,
     tma_copy,      # issue 30: TMA and bulk copies in traces, and the TMA unit's control instructions
+    wgmma,
     unrecorded,
 )
 

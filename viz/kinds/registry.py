@@ -180,6 +180,10 @@ class TraceForm:
     count: Callable | None = None              # (trace, instruction dict, rows) -> {counter: value}
     counters: Mapping[str, str] = field(default_factory=dict)   # its counters outside the ten -> label (English;
                                                                 # the app's table, Chinese in zh_CN.toml)
+    # what analyze, its JSON and the Figures panel show of a kind that counts its records itself
+    figures: Callable | None = None            # (instruction dict, its counters) -> entries for its per-access dict
+    reasons: Callable | None = None            # (per-access dict) -> (figure, value, why) rows after the first
+    summary: Callable | None = None            # (per-access dict) -> analyze's line of its figures
 
     def space_of(self, parts: list[str]) -> str:
         if self.space:

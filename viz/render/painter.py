@@ -85,6 +85,8 @@ def _instruction_count(scenario) -> int:
 
 
 def _phase_text(d: WarpDetail) -> str:
+    if getattr(d.access, "op", "") == "wgmma":          # HOOK(wgmma): its phases are its core matrices
+        return tr("a warpgroup's wgmma: one phase per 8 x 16-byte core matrix")
     m = getattr(d.access, "matrix", None)
     if m is not None:
         return tr("{n} matrices of 8 rows x 16 bytes: 1 phase each", n=m.num) if m.num > 1 else \
@@ -371,6 +373,15 @@ def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
             paint_title(p, L, th, o.title or "")
         if L.header is not None:
             _paint_header(p, L, th, detail)
+        if getattr(detail.access, "op", "") == "wgmma":     # HOOK(wgmma): its core matrices on the banks
+            from ..kinds.wgmma import detail_gmma_map
+            from .gmma_view import paint_gmma_map
+
+            m = detail_gmma_map(detail)
+            if m is not None:
+                top = L.header.bottom() + 6 * th.scale if L.header is not None else rect.top()
+                paint_gmma_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th)
+                return L
         if detail.space == "shared":
             paint_shared(p, L, th, detail, st)
         else:

@@ -134,6 +134,8 @@ def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_F
                   use_cache: bool = True, timeout: float = 300) -> bytes:
     """The cubin for ``source``; raises CompileError with nvcc's message, GpuUnavailable without nvcc."""
     require_nvcc()
+    if arch == ARCH and "wgmma.mma_async" in source:   # HOOK(wgmma): wgmma needs sm_90's arch-specific features
+        arch = "sm_90a"
     cached = cache_dir() / f"{_key(source, arch, flags)}.cubin"
     if use_cache and cached.exists():
         touch(cached)

@@ -320,6 +320,9 @@ class TraceAnalysis:
                          sectors_per_request=_ratio(s.sectors, s.requests),
                          lines_per_request=_ratio(s.lines, s.requests),
                          sector_efficiency=_ratio(gb, s.sectors * 32))
+            f = _form(ins)
+            if f.figures is not None:          # a kind's own figures (a wgmma's warpgroup instructions, bytes)
+                d.update(f.figures(ins, dict(s.own)))
             out.append(d)
         return out
 
@@ -630,6 +633,9 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
         return rows
     rows.append(("active lanes", tr("{n}/warp", n=f"{d['active_lanes'] / d['executed']:.2f}"),
                  tr("lanes whose predicate held, as recorded")))
+    f = trace_kind(d.get("kind"))
+    if f is not None and f.reasons is not None:      # a kind that explains itself (wgmma)
+        return rows + list(f.reasons(d))
     if "wavefronts" in d:
         wf, ph = d["wavefronts"], d["phases"]
         per = max(1, d["executed"])
@@ -838,7 +844,10 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
         if d["never_true_shared_loads"]:
             parts.append(f"+{d['never_true_shared_loads']:,} never-true shared loads (@!PT LDS before the LDGSTS: "
                          "counted as shared loads)")
-        if d.get("ldgsts_side") == "cg":
+        f = trace_kind(d.get("kind"))
+        if f is not None and f.summary is not None:   # a kind's own line of figures (wgmma)
+            parts.append(f.summary(d))
+        elif d.get("ldgsts_side") == "cg":
             parts.append("no shared wavefronts (cp.async.cg: no counter shows its shared side; the LDGSTS wavefront "
                          "counter reads 0)")
         elif d.get("ldgsts_side") == "ca":

@@ -26,20 +26,23 @@ def unrecorded(header: dict) -> list[dict]:
     source order: ``{"file", "line", "mnemonic", "count", "why"}``. Empty when the trace
     carries no PTX or the PTX has none."""
     found: dict[tuple[str, int, str], int] = {}
+    # PTX lines this trace did record (a wgmma since viz.kinds.wgmma: kind "wgmma" in its table)
+    recorded = {ins.get("line_no") for ins in header.get("instructions") or [] if isinstance(ins, dict)
+                and ins.get("kind") == "wgmma"}
     for name, text in (header.get("sources") or {}).items():
         if not str(name).endswith(".ptx"):
             continue
         lines = str(text).splitlines()[:MAX_PTX_LINES]
         files = {m.group(1): m.group(2).rsplit("/", 1)[-1] for m in map(_FILE.match, lines) if m}
         where = ("", 0)
-        for ln in lines:
+        for number, ln in enumerate(lines, start=1):
             m = _LOC.match(ln)
             if m:
                 where = (files.get(m.group(1), ""), int(m.group(2)))
                 continue
             s = ln.strip()
             for op in UNRECORDED:
-                if s.startswith(op):
+                if s.startswith(op) and number not in recorded:
                     key = (where[0], where[1], op)
                     found[key] = found.get(key, 0) + 1
     return [{"file": f, "line": n, "mnemonic": op, "count": c, "why": UNRECORDED[op]}
