@@ -820,7 +820,12 @@ def suggest(trace: Trace, array: str | None = None, shape: tuple[int, int] | Non
                                    rp.shared_after - rp.shared_before, rp.split_lanes,
                                    rp.occupancy_after["blocks"], None, rp))
         cands.sort(key=lambda c: (c.split_lanes > 0, c.wavefronts, c.extra_bytes, c.layout))
-        best = cands[:max(top * 2, top)]
+        best, families = [], set()
+        for c in cands:           # the best of each family (the smallest pad that does best, ...)
+            fam = c.replay.layout.family
+            if fam not in families:
+                families.add(fam)
+                best.append(c)
         if predict:
             for c in best:
                 c.seconds = predict(c.replay)
