@@ -41,8 +41,9 @@ is start + new element offset x ELEM + byte. Bytes of the array past rows x cols
 16-byte ``cp.async``): the access moves with its first element. Where the layout keeps the
 elements it covers consecutive (pad, XOR of whole vectors, a swizzle whose M covers the
 width) that is exactly what the changed kernel does; where it does not, the changed kernel
-could not keep that vector access: the replay counts it at the first element's new place
-and reports those lane accesses as ``split`` (``suggest`` ranks such layouts last).
+could not keep that vector access (nor one the layout leaves misaligned: a float4 must sit on
+16 bytes): the replay counts it at the first element's new place and reports those lane
+accesses as ``split`` (``suggest`` ranks such layouts last).
 
 **Kinds.** Every kind whose records hold lane addresses is replayed the same way (plain
 loads and stores, vectors, ldmatrix / stmatrix rows, cp.async's shared side, shared and
@@ -170,6 +171,29 @@ def _kernel_body(text: str, kernel: str) -> str | None:
     return None
 
 
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;(){}]*>)?\s*\(")
+
+
+def _declaring_body(text: str, kernel: str, depth: int = 3, seen: set | None = None) -> str | None:
+    """The kernel's body, or, when it declares no ``__shared__`` array, the bodies of the
+    functions it calls that do (``__device__`` helpers, templates; three calls deep), in call order."""
+    body = _kernel_body(text, kernel)
+    if body is None or "__shared__" in body or depth == 0:
+        return body
+    seen = set() if seen is None else seen
+    seen.add(kernel)
+    parts = []
+    for m in _CALL.finditer(body):
+        name = m[1]
+        if name in seen or name in ("if", "for", "while", "switch", "return", "sizeof"):
+            continue
+        seen.add(name)
+        sub = _declaring_body(text, name, depth - 1, seen)
+        if sub is not None and "__shared__" in sub:
+            parts.append(sub)
+    return "\n".join(parts) if parts else body
+
+
 def _defines(trace: Trace, text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for name, value in _DEFINE.findall(text):
@@ -242,7 +266,7 @@ def declared_arrays(trace: Trace) -> list[SharedArray]:
         body = _kernel_body(text, kernel)
         names = _defines(trace, text)
         text = _preprocess(text, names)
-        body = _kernel_body(text, kernel)
+        body = _declaring_body(text, kernel)
         for m in _DECL.finditer(body if body is not None else text):
             t = " ".join(m["type"].replace("const", "").replace("volatile", "").split())
             eb = TYPE_BYTES.get(t)
@@ -680,6 +704,8 @@ def _remapped_trace(trace: Trace, remap, arr: SharedArray, lay: Layout, eb: int,
                 for k in range(1, per):
                     ek = np.minimum(e0 + k, rows * cols - 1)
                     ok &= lay.table[ek] == lay.table[e0] + k
+                # and aligned as the access must be (a float4 at a 4-byte boundary faults)
+                ok &= (arr.start + lay.table[e0] * eb + (a - arr.start) % eb) % min(int(w), 16) == 0
                 split += int((~ok).sum())
         big = np.iinfo(np.int64).max
         nb = np.where(act, new, big).min(axis=1)
