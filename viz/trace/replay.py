@@ -783,7 +783,10 @@ def candidate_layouts(rows: int, cols: int, eb: int, access_bytes: int) -> list[
         m = max(0, (max(access_bytes, eb) // eb).bit_length() - 1)
         top = (rows * cols).bit_length() - 1
         for b in range(1, 6):
-            for s in sorted({cols.bit_length() - 1, b + m, max(b, 7 - (eb.bit_length() - 1))}):
+            lc = cols.bit_length() - 1
+            # S + M = log2(cols): the row's low bits go into the column's bits M..M+B (a row of a bank
+            # line per phase); S = log2(cols): rows two by two, ...
+            for s in sorted({lc - m, lc, b + m}):
                 if s >= b and b + m + s <= top + b and m + b <= top:
                     out.append(f"swizzle:{b},{m},{s}")
     seen, res = set(), []
@@ -906,9 +909,9 @@ def source_change(arr: SharedArray, lay: Layout, eb: int, trace: Trace | None = 
                             f"and column)"}}
     if trace is not None and _is_triton(trace) and f in ("swizzle", "xor"):
         lc = C.bit_length() - 1
-        if f == "swizzle" and p[2] >= lc and p[1] + p[0] <= lc:
+        if f == "swizzle" and p[2] + p[1] >= lc and p[1] + p[0] <= lc:
             b, m, s = p
-            out["triton"] = {"vec": 1 << m, "per_phase": 1 << (s - lc), "max_phase": 1 << b,
+            out["triton"] = {"vec": 1 << m, "per_phase": 1 << (s + m - lc), "max_phase": 1 << b,
                              "note": "a SwizzledSharedEncoding (ttg.swizzled_shared) with these vec / perPhase / "
                                      "maxPhase on the tile's shared buffer"}
         elif f == "xor" and lay.text == "xor":
