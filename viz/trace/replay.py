@@ -769,6 +769,41 @@ def array_conflicts(trace: Trace, an=None) -> list[dict]:
     return res
 
 
+def _unnamed_conflicts(trace: Trace, an, named: list[SharedArray]):
+    """Conflicts on shared bytes no declared array covers (a kernel made by a macro, a template's
+    array, a PTX kernel's dynamic memory): one range target over what those instructions touch,
+    rows of 128 bytes of their narrowest access, else None."""
+    lo, hi, width, wf, conf, lines = None, None, 16, 0, 0, {}
+    for k, st in enumerate(an.stats):
+        if st.conflicts <= 0:
+            continue
+        rows = np.nonzero((trace.instr == k) & (trace.shared != 0) & (trace.flags == 0))[0]
+        if not rows.size:
+            continue
+        v = trace.addresses(rows)[_bits(trace.shared[rows] & trace.active[rows])]
+        if any(((v >= a.start) & (v < a.end)).any() for a in named):
+            continue
+        w = int(st.instr.get("width") or 4)
+        lo = int(v.min()) if lo is None else min(lo, int(v.min()))
+        hi = int(v.max()) + w if hi is None else max(hi, int(v.max()) + w)
+        width = min(width, max(1, w))
+        wf, conf = wf + st.wavefronts, conf + st.conflicts
+        line = int(st.instr.get("line") or 0)
+        lines[line] = lines.get(line, 0) + st.conflicts
+    if lo is None:
+        return None
+    eb = width if width in (1, 2, 4, 8, 16) else 4
+    start = lo - lo % 128
+    row = 128
+    end = start + -(-(hi - start) // row) * row
+    arr = SharedArray(f"shared[{start}:{end}]", "", eb, ((end - start) // row, row // eb), 16, False, start,
+                      end - start, declared=f"bytes {start}..{end - 1} of the shared window (no declaration read "
+                      "from the source covers them)")
+    arr.wavefronts, arr.conflicts = wf, conf
+    arr.lines = [{"line": ln, "conflicts": c} for ln, c in sorted(lines.items(), key=lambda t: -t[1])]
+    return arr, (start, end)
+
+
 def candidate_layouts(rows: int, cols: int, eb: int, access_bytes: int) -> list[str]:
     """The layout families ``suggest`` tries for a rows x cols array of eb-byte elements read
     ``access_bytes`` at a time (pads up to a 128-byte bank row; XOR masks; swizzles whose M
@@ -808,12 +843,6 @@ def suggest(trace: Trace, array: str | None = None, shape: tuple[int, int] | Non
     an = analyze_trace(trace)
     base_wf = shared_wavefronts(an)
     hot = array_conflicts(trace, an)
-    if byte_range is not None:
-        targets = [resolve_array(trace, array, byte_range)]
-    elif array is not None:
-        targets = [resolve_array(trace, array)]
-    else:
-        targets = [o["array"] for o in hot if o["conflicts"]]
     doc = {"trace": str(trace.path or ""), "kernel": trace.header.get("kernel"), "shared_wavefronts": base_wf,
            "conflicts": int(sum(s.conflicts for s in an.stats)), "arrays": [], "ranked_by":
            "shared wavefronts, then lanes split, then extra shared memory" + (", then predicted time"
@@ -822,8 +851,19 @@ def suggest(trace: Trace, array: str | None = None, shape: tuple[int, int] | Non
                     "lines": [{"line": ln, "conflicts": c} for ln, c in sorted(o["lines"].items(),
                                                                                  key=lambda t: -t[1]) if c]}
                    for o in hot]}
+    if byte_range is not None:
+        targets = [(resolve_array(trace, array, byte_range), byte_range)]
+    elif array is not None:
+        targets = [(resolve_array(trace, array), None)]
+    else:
+        targets = [(o["array"], None) for o in hot if o["conflicts"]]
+        unnamed = _unnamed_conflicts(trace, an, [o["array"] for o in hot])
+        if unnamed is not None:
+            targets.append(unnamed)
+            doc["hot"].append({"array": unnamed[0].name, "wavefronts": unnamed[0].wavefronts,
+                               "conflicts": unnamed[0].conflicts, "lines": unnamed[0].lines})
     base_seconds = predict(None) if predict else None
-    for arr in targets:
+    for arr, rng in targets:
         eb = elem_bytes or arr.elem_bytes
         shp = shape or ((math.prod(arr.dims[:-1]), arr.dims[-1]) if arr.dims and len(arr.dims) >= 2 else None)
         if shp is None and eb:
@@ -840,8 +880,7 @@ def suggest(trace: Trace, array: str | None = None, shape: tuple[int, int] | Non
         cands = []
         for text in candidate_layouts(shp[0], shp[1], eb, access):
             try:
-                rp = replay(trace, arr.name if byte_range is None else array, shp, eb, text,
-                            byte_range or None)
+                rp = replay(trace, arr.name if rng is None else array, shp, eb, text, rng)
             except ReplayError:
                 continue
             wf = shared_wavefronts(rp.analysis)
@@ -878,7 +917,8 @@ def _ctype(arr: SharedArray, eb: int) -> str:
 def source_change(arr: SharedArray, lay: Layout, eb: int, trace: Trace | None = None) -> dict:
     """The change to the source that gives ``lay``: CUDA C++ declaration and index (``tile[r][c]``
     read as element (r, c) of the old layout), and, for a Triton kernel, its shared layout."""
-    R, C, name, t = lay.rows, lay.cols, arr.name, _ctype(arr, eb)
+    R, C, t = lay.rows, lay.cols, _ctype(arr, eb)
+    name = arr.name if re.fullmatch(r"[A-Za-z_]\w*", arr.name) else "ARRAY"
     f, p = lay.family, lay.params
     decl = f"__shared__ {t} {name}[{R}][{C}];" if not arr.dynamic else \
         f"extern __shared__ {t} {name}[];   // launch with {R * C * eb} bytes"
@@ -905,8 +945,8 @@ def source_change(arr: SharedArray, lay: Layout, eb: int, trace: Trace | None = 
         e = lay.text[5:].strip()
         index = f"{name}[r][{e}]" if not flat else f"{name}[r * {C} + ({e})]"
     out = {"cuda": {"declaration": decl, "index": index,
-                    "note": f"every {name}[r][c] of the kernel becomes {index} (r, c: the element's logical row "
-                            f"and column)"}}
+                    "note": f"every {name}[r][c] of the kernel becomes {index} (r, c: the row and column the "
+                            f"kernel indexes now, in its {R} x {C} row-major view of the array)"}}
     if trace is not None and _is_triton(trace) and f in ("swizzle", "xor"):
         lc = C.bit_length() - 1
         if f == "swizzle" and p[2] + p[1] >= lc and p[1] + p[0] <= lc:
