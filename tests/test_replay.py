@@ -277,3 +277,22 @@ def test_cli_suggest(capsys):
     assert doc["arrays"][0]["array"] == "tile"
     assert main(["suggest", "transpose_pad", "--no-predict"]) == 0
     assert "nothing to suggest" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- Python
+
+def test_api_replay_and_suggest():
+    from viz import api
+
+    t = api.open_trace("transpose_tile_unpadded")
+    r = t.replay("tile", "pad:1", shape=(32, 32))
+    assert r.analysis().metrics[LD_WF] == 2048
+    assert r.replayed["shared_bytes_per_block"] == {"before": 4096, "after": 4224}
+    with pytest.raises(ReplayError, match="shape must be"):
+        t.replay("tile", "pad:1", shape=32)
+    with pytest.raises(ReplayError, match="elem_bytes"):
+        t.replay("tile", "pad:1", shape=(32, 32), elem_bytes=0)
+    with pytest.raises(ReplayError, match="unknown layout"):
+        t.replay("tile", "spin", shape=(32, 32))
+    doc = t.suggest(predict=False, top=2)
+    assert len(doc["arrays"][0]["candidates"]) == 2 and doc["arrays"][0]["candidates"][0]["conflicts"] == 0
