@@ -81,6 +81,9 @@ RESERVED = 1024                    # bytes the GPU reserves at the start of each
 LAYOUT_FAMILIES = ("pad:N", "xor", "xor:MASK", "swizzle:B,M,S", "diag", "bitrev", "expr:EXPR")
 MAX_ELEMENTS = 1 << 22             # rows x cols of a replayed array (a 16 MiB table; shared memory holds 227 KiB)
 MAX_PAD = 1024
+MAX_MATCHES = 64                   # places a function's name is looked for, functions followed (hostile sources)
+MAX_ARRAY_BYTES = 1 << 24          # a declared array larger than this is not believed (shared memory: 227 KiB)
+MAX_DECLARATIONS = 256             # __shared__ declarations read from a trace's sources
 TYPE_BYTES = {"char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1,
               "short": 2, "unsigned short": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2, "int16_t": 2,
               "uint16_t": 2, "int": 4, "unsigned": 4, "unsigned int": 4, "float": 4, "int32_t": 4, "uint32_t": 4,
@@ -146,6 +149,7 @@ _DECL = re.compile(
     r"(?P<type>(?:(?:unsigned|signed|const|volatile|long)\s+)*[A-Za-z_][\w:]*)\s+"
     r"(?:__align__\s*\(\s*(?P<a2>\d+)\s*\)\s+)?(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]\n]*\]\s*)*)"
     r"(?:__align__\s*\(\s*(?P<a3>\d+)\s*\)\s*)?;")
+_DIRECTIVE = re.compile(r"\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]+?)[ \t]*$", re.M)
 
 
@@ -154,23 +158,23 @@ def _kernel_body(text: str, kernel: str) -> str | None:
     short = re.sub(r"<.*", "", kernel or "").split("::")[-1].strip()
     if not short or not re.fullmatch(r"[A-Za-z_]\w*", short):
         return None
-    for m in re.finditer(rf"\b{re.escape(short)}\s*(?:<[^;{{]*>)?\s*\(", text):
+    for n, m in enumerate(re.finditer(rf"\b{re.escape(short)}\s*(?:<[^;{{]*>)?\s*\(", text)):
+        if n >= MAX_MATCHES:            # a hostile source: bounded work
+            return None
         brace = text.find("{", m.end())
         semi = text.find(";", m.end())
         if brace < 0 or (0 <= semi < brace and ")" in text[m.end():semi] and "(" not in text[m.end():semi]):
             continue
-        depth, k = 0, brace
-        while k < len(text):
-            if text[k] == "{":
-                depth += 1
-            elif text[k] == "}":
-                depth -= 1
-                if depth == 0:
-                    return text[brace:k + 1]
-            k += 1
+        depth = 0
+        for b in _BRACES.finditer(text, brace):
+            depth += 1 if b.group() == "{" else -1
+            if depth == 0:
+                return text[brace:b.end()]
+        return None                     # never closed: no later match closes either
     return None
 
 
+_BRACES = re.compile(r"[{}]")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;(){}]*>)?\s*\(")
 
 
@@ -185,6 +189,8 @@ def _declaring_body(text: str, kernel: str, depth: int = 3, seen: set | None = N
     parts = []
     for m in _CALL.finditer(body):
         name = m[1]
+        if len(seen) > MAX_MATCHES:
+            break
         if name in seen or name in ("if", "for", "while", "switch", "return", "sizeof"):
             continue
         seen.add(name)
@@ -232,31 +238,51 @@ def _preprocess(text: str, names: dict[str, int]) -> str:
     """``text`` with the branches of ``#if``/``#ifdef``/``#ifndef``/``#else``/``#endif`` that
     ``names`` turn off blanked (``#elif`` and unknown conditions count as false)."""
     out, stack = [], []          # stack of (this branch on, some branch taken)
+    off = 0                      # entries of the stack that are off
     for line in text.split("\n"):
-        m = re.match(r"\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)", line)
+        m = _DIRECTIVE.match(line)
         if m:
             d, rest = m[1], m[2].split("//")[0].strip()
-            if d in ("ifdef", "ifndef"):
-                on = (rest in names) == (d == "ifdef")
+            if d in ("ifdef", "ifndef", "if"):
+                if off:              # inside a branch that is off: not evaluated
+                    on = False
+                elif d == "if":
+                    on = bool(_int_of(re.sub(r"defined\s*\(?\s*(\w+)\s*\)?",
+                                             lambda k: "1" if k[1] in names else "0", rest[:200]), names))
+                else:
+                    on = (rest in names) == (d == "ifdef")
                 stack.append([on, on])
-            elif d == "if":
-                v = _int_of(re.sub(r"defined\s*\(?\s*(\w+)\s*\)?", lambda k: "1" if k[1] in names else "0",
-                                   rest), names)
-                stack.append([bool(v), bool(v)])
-            elif d == "elif" and stack:
-                stack[-1][0] = False
-            elif d == "else" and stack:
-                stack[-1][0] = not stack[-1][1]
+                off += not on
+            elif d in ("elif", "else") and stack:
+                was = stack[-1][0]
+                now = False if d == "elif" else not stack[-1][1]
+                stack[-1][0] = now
+                off += (not now) - (not was)
             elif d == "endif" and stack:
-                stack.pop()
+                off -= not stack.pop()[0]
             out.append("")
             continue
-        out.append(line if all(on for on, _t in stack) else "")
+        out.append("" if off else line)
     return "\n".join(out)
 
 
 def declared_arrays(trace: Trace) -> list[SharedArray]:
-    """The traced kernel's ``__shared__`` arrays, placed as ptxas places them (module doc)."""
+    """The traced kernel's ``__shared__`` arrays, placed as ptxas places them (module doc);
+    read once per trace (copies are returned)."""
+    sources = trace.header.get("sources")
+    key = (trace.header.get("kernel"), trace.header["launch"].get("shared_bytes"), trace.header.get("launch_file"))
+    cached = getattr(trace, "_replay_arrays", None)
+    if cached is None or cached[0][0] is not sources or cached[0][1:] != key:
+        key = (sources, *key)
+        cached = (key, _read_arrays(trace))
+        try:
+            trace._replay_arrays = cached
+        except AttributeError:
+            pass
+    return [replace(a) for a in cached[1]]
+
+
+def _read_arrays(trace: Trace) -> list[SharedArray]:
     sources = trace.header.get("sources") or {}
     kernel = str(trace.header.get("kernel") or "")
     found: list[SharedArray] = []
@@ -268,6 +294,8 @@ def declared_arrays(trace: Trace) -> list[SharedArray]:
         text = _preprocess(text, names)
         body = _declaring_body(text, kernel)
         for m in _DECL.finditer(body if body is not None else text):
+            if len(found) >= MAX_DECLARATIONS:
+                break
             t = " ".join(m["type"].replace("const", "").replace("volatile", "").split())
             eb = TYPE_BYTES.get(t)
             align = next((int(a) for a in (m["a1"], m["a2"], m["a3"]) if a), None) or \
@@ -286,8 +314,12 @@ def declared_arrays(trace: Trace) -> list[SharedArray]:
         if a.dims is None or a.elem_bytes is None:
             a.size = 0
             continue
+        size = math.prod(a.dims) * a.elem_bytes if a.dims else a.elem_bytes
+        if size > MAX_ARRAY_BYTES:      # no GPU has it: a size read wrongly (or a hostile source)
+            a.dims, a.size = None, 0
+            continue
         at = -(-at // a.align) * a.align
-        a.start, a.size = at, math.prod(a.dims) * a.elem_bytes if a.dims else a.elem_bytes
+        a.start, a.size = at, size
         at = a.end
     dyn_start = -(-at // 16) * 16
     for a in found:
@@ -351,15 +383,16 @@ def resolve_array(trace: Trace, name: str | None, byte_range: tuple[int, int] | 
                           + FIX_RANGE)
     same = [a for a in arrays if a.name == name]
     if not same:
-        known = ", ".join(sorted({a.name for a in arrays})) or "none"
+        names = sorted({a.name for a in arrays})
+        known = (", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")) or "none"
         raise ReplayError(src, "--array", f"the trace's source declares no __shared__ array `{name[:60]}` in kernel "
                           f"`{str(trace.header.get('kernel'))[:80]}` (arrays found: {known})",
                           "use one of those names, or " + FIX_RANGE)
     a = same[0]
     if not a.size:
-        why = "an extern (dynamic) array, and the launch gives no dynamic shared memory" if a.dynamic else \
-            "its size is not a number warpviz can read from the source"
-        raise ReplayError(src, "--array", f"`{name}` is {why}", FIX_RANGE)
+        why = "is an extern (dynamic) array, and the launch gives no dynamic shared memory" if a.dynamic else \
+            "has a size warpviz cannot read from the source (a template parameter, a macro it cannot evaluate)"
+        raise ReplayError(src, "--array", f"`{name}` {why}", FIX_RANGE)
     return a
 
 
