@@ -296,3 +296,18 @@ def test_api_replay_and_suggest():
         t.replay("tile", "spin", shape=(32, 32))
     doc = t.suggest(predict=False, top=2)
     assert len(doc["arrays"][0]["candidates"]) == 2 and doc["arrays"][0]["candidates"][0]["conflicts"] == 0
+
+
+def test_arrays_of_templates_macros_and_helpers_are_found():
+    # a template kernel: its parameters bound to the instantiation the trace names
+    t = tracefile.load(traces_dir() / "tiles_transpose_padded.wvtrace")
+    assert [(a.name, a.type, a.dims, a.start) for a in declared_arrays(t)] == [("tile", "float", (32, 33), RESERVED)]
+    # arrays declared in a __device__ template the kernel calls
+    t = tracefile.load(traces_dir() / "gemm_nt_tile.wvtrace")
+    assert [(a.name, a.dims, a.start) for a in declared_arrays(t)] == [("As", (32, 32), RESERVED),
+                                                                       ("Bs", (32, 32), RESERVED + 4096)]
+    # #ifdef branches follow the launch file's defines
+    t = tracefile.load(traces_dir() / "sgemm_float4_scalar_sts.wvtrace")
+    assert [(a.name, a.align) for a in declared_arrays(t)] == [("As", 4), ("Bs", 16)]
+    t = tracefile.load(traces_dir() / "sgemm_float4.wvtrace")
+    assert [(a.name, a.align) for a in declared_arrays(t)] == [("As", 16), ("Bs", 16)]

@@ -153,6 +153,33 @@ _DIRECTIVE = re.compile(r"\s*#\s*(ifdef|ifndef|if|elif|else|endif)\b(.*)")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]+?)[ \t]*$", re.M)
 
 
+def _template_names(text: str, kernel: str) -> tuple[dict[str, int], dict[str, str]]:
+    """A template kernel's parameters bound to the instantiation the trace names
+    (``tiles::transpose_padded<float, 32, 8>``): (value parameters, type parameters)."""
+    m = re.search(r"<(.*)>\s*$", kernel or "")
+    short = re.sub(r"<.*", "", kernel or "").split("::")[-1].strip()
+    if not m or not re.fullmatch(r"[A-Za-z_]\w*", short):
+        return {}, {}
+    args = [a.strip() for a in m[1].split(",")]
+    d = re.search(rf"template\s*<([^<>{{}};]*)>\s*(?:__\w+__\s+|static\s+|inline\s+)*void\s+{re.escape(short)}\s*\(",
+                  text)
+    if not d:
+        return {}, {}
+    values, types = {}, {}
+    for param, arg in zip(d[1].split(","), args):
+        words = param.split("=")[0].split()
+        if len(words) < 2:
+            continue
+        name = words[-1]
+        if words[0] in ("typename", "class"):
+            types[name] = arg
+        else:
+            v = _int_of(arg.replace("true", "1").replace("false", "0"), values)
+            if v is not None:
+                values[name] = v
+    return values, types
+
+
 def _kernel_body(text: str, kernel: str) -> str | None:
     """The body of function ``kernel`` (a C++ name; the last part of a qualified one) in ``text``."""
     short = re.sub(r"<.*", "", kernel or "").split("::")[-1].strip()
@@ -293,10 +320,13 @@ def _read_arrays(trace: Trace) -> list[SharedArray]:
         names = _defines(trace, text)
         text = _preprocess(text, names)
         body = _declaring_body(text, kernel)
+        values, types = _template_names(text, kernel)
+        names = {**names, **values}
         for m in _DECL.finditer(body if body is not None else text):
             if len(found) >= MAX_DECLARATIONS:
                 break
             t = " ".join(m["type"].replace("const", "").replace("volatile", "").split())
+            t = types.get(t, t)
             eb = TYPE_BYTES.get(t)
             align = next((int(a) for a in (m["a1"], m["a2"], m["a3"]) if a), None) or \
                 VECTOR_ALIGN.get(t, eb or 16)
