@@ -281,7 +281,7 @@ def test_cli_suggest(capsys):
 
 # ---------------------------------------------------------------------------- Python
 
-def test_api_replay_and_suggest():
+def test_api_replay_and_suggest(tmp_path):
     from viz import api
 
     t = api.open_trace("transpose_tile_unpadded")
@@ -294,6 +294,10 @@ def test_api_replay_and_suggest():
         t.replay("tile", "pad:1", shape=(32, 32), elem_bytes=0)
     with pytest.raises(ReplayError, match="unknown layout"):
         t.replay("tile", "spin", shape=(32, 32))
+    # the replayed trace is a trace like any other: saved, loaded (every check of `load`), analysed
+    saved = r.save(tmp_path / "replayed.wvtrace")
+    again = api.open_trace(saved)
+    assert again.analysis().metrics == r.analysis().metrics and "ncu" not in again.header
     doc = t.suggest(predict=False, top=2)
     assert len(doc["arrays"][0]["candidates"]) == 2 and doc["arrays"][0]["candidates"][0]["conflicts"] == 0
 
