@@ -13,7 +13,7 @@ from viz.cli import main
 from viz.trace import tracefile
 from viz.trace.analysis import analyze_trace
 from viz.trace.replay import (RESERVED, ReplayError, blocks_per_sm, declared_arrays, parse_layout, recorded_extent,
-                              replay, shared_wavefronts, suggest)
+                              replay, suggest)
 
 LD_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 ST_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"

@@ -919,19 +919,17 @@ class Trace:
             raise ReplayError("Trace.suggest", "array", f"array must be a name (str), not {_show(array)}", "")
         if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
             raise ReplayError("Trace.suggest", "top", f"top must be a whole number in 1..20, not {_show(top)}", "")
-        pred = None
-        if predict:
-            from .gpu.predict import predict_trace
-            from .trace import TraceError
+        from .gpu.predict import predict_trace
+        from .trace import TraceError
 
-            def pred(rp):
-                try:
-                    t = self.trace if rp is None else rp.trace
-                    return float(predict_trace(t, resources=None if rp is None else
-                                               {"shared_bytes": rp.shared_after}).seconds)
-                except (TraceError, ValueError, KeyError, ZeroDivisionError):
-                    return None
-        return suggest(self.trace, array, None, None, None, pred, top)
+        def seconds(rp):
+            try:
+                t = self.trace if rp is None else rp.trace
+                return float(predict_trace(t, resources=None if rp is None else
+                                           {"shared_bytes": rp.shared_after}).seconds)
+            except (TraceError, ValueError, KeyError, ZeroDivisionError):
+                return None
+        return suggest(self.trace, array, None, None, None, seconds if predict else None, top)
 
     def _block(self, func: str, block: Any) -> int:
         if block is not None:
