@@ -47,7 +47,7 @@ TARGETS = {
     "open_trace": api.open_trace, "trace_launch": api.trace_launch, "trace_ptx": api.trace_ptx,
     "trace_triton": api.trace_triton, "triton_launch": api.triton_launch, "Trace": api.Trace,
     "TraceAnalysis": api.TraceAnalysis, "Trace.picture": TRACE.picture, "Trace.animation": TRACE.animation,
-    "Trace.save": TRACE.save,
+    "Trace.save": TRACE.save, "Trace.replay": TRACE.replay, "Trace.suggest": TRACE.suggest,
 }
 PUBLIC = {name for name in api.__all__}
 

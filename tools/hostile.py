@@ -545,6 +545,54 @@ def _access_kinds(d: Path, cases: list) -> None:
     add("complete-true-but-ran", complete=True, unrecorded=[entry])
 
 
+# ----------------------------------------------------------------------------- replay and suggest (issue 33)
+
+def _replay(d: Path, cases: list) -> None:
+    """``warpviz replay`` / ``suggest`` on traces whose carried source is hostile (a declaration
+    of 2**80 elements, thousands of declarations, 100,000 nested ``#if``, 50,000 chained
+    ``#define``s, unclosed braces, a name repeated 200,000 times, control characters) and with
+    hostile options (shapes, ranges, layouts, element sizes). Each ends within the time limit
+    with exit 0 or 2 and one paragraph; never a traceback."""
+    d.mkdir(parents=True, exist_ok=True)
+    base = ROOT / "assets" / "traces" / "transpose_tile_unpadded.wvtrace"
+    with zipfile.ZipFile(base) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    header = json.loads(members["header.json"])
+    k = 'extern "C" __global__ void transpose_tile_padded() {'
+    sources = {
+        "huge-dims": k + "__shared__ float tile[1099511627775][1099511627775][1099511627775]; }",
+        "many-decls": k + "".join(f"__shared__ float a{i}[32][32];" for i in range(20000)) + "}",
+        "deep-if": "#if 1\n" * 100000 + k + "__shared__ float tile[32][32]; }",
+        "chained-defines": "".join(f"#define D{i} (D{i - 1}+1)\n" for i in range(1, 50000)) + k
+        + "__shared__ float tile[D49999][32]; }",
+        "unclosed": k * 3000 + "__shared__ float tile[32",
+        "name-repeated": "transpose_tile_padded(" * 200000,
+        "control": k + "__shared__ float tile\x1b[2J[32][32]; /* \x1b]0;owned\x07 */ }",
+        "div-zero": "#define A (1/0)\n" + k + "__shared__ float tile[A][32]; }",
+        "template-dims": "template <int N> __global__ void transpose_tile_padded() { __shared__ float tile[N][N]; }",
+    }
+    for name, text in sources.items():
+        p = d / f"replay-{name}.wvtrace"
+        _zip(p, {**members, "header.json": json.dumps({**header, "sources": {"transpose.cu": text}}).encode()})
+        cases.append((p, ("cli", "suggest", str(p), "--no-predict")))
+        cases.append((p, ("cli", "replay", str(p), "--array", "tile", "--shape", "32,32", "--elem-bytes", "4",
+                          "--layout", "pad:1")))
+    options = [["--shape", "99999999999999999999,1"], ["--shape", "4194304,1"], ["--shape", "1,-3"],
+               ["--shape", "2048,2048"], ["--layout", "expr:" + "(" * 5000 + "c" + ")" * 5000],
+               ["--layout", "expr:c / 0"], ["--layout", "swizzle:16,24,24"], ["--layout", "xor:99999999999999999999"],
+               ["--layout", "pad:1e9"], ["--layout", "\x1b[2Jpad:1"], ["--range", "0:16777216", "--shape", "1,4194304"],
+               ["--range", "0x400:0x1400"], ["--elem-bytes", "3"], ["--array", "\x1b]0;x\x07"], ["--array", "t" * 300]]
+    mine = d / "replay-base.wvtrace"
+    shutil.copyfile(base, mine)
+    for opt in options:
+        argv = ["replay", str(mine), "--layout", "pad:1"]
+        if "--array" not in opt and "--range" not in opt:
+            argv += ["--array", "tile"]
+        if "--shape" not in opt:
+            argv += ["--shape", "32,32"]
+        cases.append((mine, ("cli", *argv, *opt)))
+
+
 # ----------------------------------------------------------------------------- data loss (issue 29, item 1)
 
 def _users_folder(d: Path) -> None:
@@ -967,6 +1015,7 @@ def make(out: Path) -> list:
     _data_loss(out / "dataloss", cases)
     (out / "kinds").mkdir()
     _access_kinds(out / "kinds", cases)
+    _replay(out / "replay", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases

@@ -868,6 +868,69 @@ class Trace:
             self._analysis = TraceAnalysis(analyze_trace(self.trace))
         return self._analysis
 
+    def replay(self, array: str | None = None, layout: str = "pad:1", shape: tuple[int, int] | None = None,
+               elem_bytes: int | None = None, byte_range: tuple[int, int] | None = None) -> "Trace":
+        """This trace counted again with one ``__shared__`` array laid out by ``layout``
+        (``pad:N``, ``xor``, ``xor:MASK``, ``swizzle:B,M,S``, ``diag``, ``bitrev``, ``expr:EXPR``),
+        as ``warpviz replay`` does: a Trace like any other (``analysis()``, ``picture()``, ``save()``),
+        with ``replayed`` (the array, layout, shared memory and blocks per SM before and after).
+        Raises ``viz.trace.replay.ReplayError`` (a ``TraceError``) with the problem and the fix."""
+        from .trace.replay import MAX_ELEMENTS, ReplayError, replay
+
+        def whole(name, v, lo, hi):
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise ReplayError("Trace.replay", name, f"{name} must be a whole number in {lo}..{hi}, not "
+                                  f"{_show(v)}", f"give {name} as an int")
+            return v
+
+        if array is not None and not isinstance(array, str):
+            raise ReplayError("Trace.replay", "array", f"array must be a name (str), not {_show(array)}",
+                              "give the __shared__ array's name")
+        if not isinstance(layout, str):
+            raise ReplayError("Trace.replay", "layout", f"layout must be a str, not {_show(layout)}", "e.g. \"pad:1\"")
+        if shape is not None:
+            if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+                raise ReplayError("Trace.replay", "shape", f"shape must be (rows, cols), not {_show(shape)}",
+                                  "e.g. shape=(32, 32)")
+            shape = (whole("rows", shape[0], 1, MAX_ELEMENTS), whole("cols", shape[1], 1, MAX_ELEMENTS))
+        if elem_bytes is not None:
+            elem_bytes = whole("elem_bytes", elem_bytes, 1, 256)
+        if byte_range is not None:
+            if not isinstance(byte_range, (tuple, list)) or len(byte_range) != 2:
+                raise ReplayError("Trace.replay", "byte_range", f"byte_range must be (start, end), not "
+                                  f"{_show(byte_range)}", "e.g. byte_range=(1024, 5120)")
+            lo, hi = whole("start", byte_range[0], 0, 1 << 24), whole("end", byte_range[1], 1, 1 << 24)
+            if lo >= hi:
+                raise ReplayError("Trace.replay", "byte_range", f"start {lo} must be below end {hi}", "")
+            byte_range = (lo, hi)
+        rp = replay(self.trace, array, shape, elem_bytes, layout, byte_range)
+        out = Trace(rp.trace)
+        out.replayed = rp.summary()
+        out._replay = rp
+        return out
+
+    def suggest(self, array: str | None = None, top: int = 5, predict: bool = True) -> dict:
+        """What ``warpviz suggest --json`` prints: the arrays whose bank conflicts cost most and
+        the best layout of each family for them (wavefronts, extra shared memory, blocks per SM,
+        predicted time, the CUDA / Triton source change)."""
+        from .trace.replay import ReplayError, suggest
+
+        if array is not None and not isinstance(array, str):
+            raise ReplayError("Trace.suggest", "array", f"array must be a name (str), not {_show(array)}", "")
+        if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
+            raise ReplayError("Trace.suggest", "top", f"top must be a whole number in 1..20, not {_show(top)}", "")
+        from .gpu.predict import predict_trace
+        from .trace import TraceError
+
+        def seconds(rp):
+            try:
+                t = self.trace if rp is None else rp.trace
+                return float(predict_trace(t, resources=None if rp is None else
+                                           {"shared_bytes": rp.shared_after}).seconds)
+            except (TraceError, ValueError, KeyError, ZeroDivisionError):
+                return None
+        return suggest(self.trace, array, None, None, None, seconds if predict else None, top)
+
     def _block(self, func: str, block: Any) -> int:
         if block is not None:
             return _int(func, "block", block, 0, max(self.source.blocks - 1, 0))

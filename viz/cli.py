@@ -13,7 +13,7 @@ from . import __version__
 from .argcheck import MAX_BLOCK_INDEX, MAX_INSTRUCTION, MAX_WARP_INDEX, bounded_int
 
 COMMANDS = ("list", "analyze", "export", "validate", "bench", "calibrate", "trace", "layout", "matrix", "gui",
-            "completion", "gpu-check")
+            "completion", "gpu-check", "replay", "suggest")
 SHELLS = ("bash", "zsh", "fish")
 
 
@@ -84,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     from .gpu.trace_cli import add_parser as add_trace_parser  # no GPU import until it runs
 
     add_trace_parser(sub)
+    from .gpu.replay_cli import add_parser as add_replay_parser  # replay, suggest (no GPU)
+
+    add_replay_parser(sub)
 
     add_export_parser(sub)
 
@@ -479,11 +482,12 @@ def main(argv: list[str] | None = None) -> int:
     from .gpu.cli import cmd_bench, cmd_validate
     from .gpu.doctor import cmd_gpu_check
     from .gpu.trace_cli import cmd_trace
+    from .gpu.replay_cli import cmd_replay, cmd_suggest
 
     handler = {"list": cmd_list, "analyze": cmd_analyze, "gui": cmd_gui, "layout": cmd_layout, "matrix": cmd_matrix,
                "validate": cmd_validate, "bench": cmd_bench, "export": cmd_export,
                "trace": cmd_trace, "calibrate": cmd_calibrate, "completion": cmd_completion,
-               "gpu-check": cmd_gpu_check}.get(args.command)
+               "gpu-check": cmd_gpu_check, "replay": cmd_replay, "suggest": cmd_suggest}.get(args.command)
     if handler is None:
         return _fail(f"`{args.command}` is not available in this build")
     # Every line a command prints, its error paragraph included, goes out through

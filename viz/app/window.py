@@ -349,6 +349,9 @@ class MainWindow(QMainWindow):
         from .export_dialog import install as install_export  # File → Export…, Edit → Copy frame
 
         install_export(self)
+        from .replay_dialog import install as install_replay  # View → Replay with layout… (a trace)
+
+        install_replay(self)
         from .notes import install as install_notes  # the Notes dock, View → Notes in presentation mode
 
         install_notes(self)
