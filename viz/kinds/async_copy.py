@@ -108,13 +108,14 @@ def cg_sectors(gaddr, saddr, mask, out):
 
 def source_values(scenario, instr, access, blocks, threads):
     """The lane values of a kind's global side (cp.async's ``from``, the TMA's box origin);
-    its errors name the kind, the key ``from`` and its line."""
+    its errors name the kind, the key (``from``; a tma.store's ``at``) and its line."""
     try:
         return evaluate_instruction(scenario, instr, blocks, threads, access=access.source)
     except ScenarioError as err:
-        where = f"access {access.index} ({access.op} {access.text}, from = {access.source.text})"
+        key = _tensor_key(access)
+        where = f"access {access.index} ({access.op} {access.text}, {key} = {access.source.text})"
         raise ScenarioError(err.source, where, err.problem, err.fix,
-                            line_of(scenario.text, f"access {access.index}", "from") or err.line) from None
+                            line_of(scenario.text, f"access {access.index}", key) or err.line) from None
 
 
 def analyze_cp_async(scenario, instr, access, ctx):
