@@ -162,6 +162,8 @@ def test_a_box_whose_first_element_lies_outside_the_tensor_is_refused_by_block()
     msg = str(e.value)
     assert "tma.store tile, at = A[blockIdx.y * 64][blockIdx.x * 32 + 32]" in msg
     assert "column 128 of A" in msg and "block (3,0,0)" in msg
+    assert "Keep the box's first element inside A (the box itself may run past the tensor's edge)" in msg
+    assert "`when`" not in msg                     # a TMA copy has no `when` to guard it with
     assert e.value.line == t.splitlines().index('at = "A[blockIdx.y * 64][blockIdx.x * 32 + 32]"') + 1
 
 

@@ -114,7 +114,11 @@ def source_values(scenario, instr, access, blocks, threads):
     except ScenarioError as err:
         key = _tensor_key(access)
         where = f"access {access.index} ({access.op} {access.text}, {key} = {access.source.text})"
-        raise ScenarioError(err.source, where, err.problem, err.fix,
+        fix = err.fix
+        if access.op in ("tma.load", "tma.store"):     # no `when` on a TMA copy: the box's first element must fit
+            fix = tr("keep the box's first element inside {g} (the box itself may run past the tensor's edge)",
+                     g=access.source.array)
+        raise ScenarioError(err.source, where, err.problem, fix,
                             line_of(scenario.text, f"access {access.index}", key) or err.line) from None
 
 
