@@ -205,22 +205,18 @@ def _tensor_key(access) -> str:
     return "at" if access.op == "tma.store" else "from"
 
 
-# One element type per scenario element size, as the generated kernel's tensor map has it
-# (viz.kinds.codegen.data_type: an 8- or 16-byte element is 2 or 4 UINT32): the map's
-# element type field (tma_copy.HW_DTYPES) and the TMA elements per scenario element.
-_MAP_TYPES = {1: (0, 1), 2: (1, 1), 4: (2, 1), 8: (2, 2), 16: (2, 4)}
-
-
 def scenario_map(scenario, access):
     """The tensor map (``viz.kinds.tma_copy.TensorMap``) of a tma.load's or tma.store's tensor
     and box, and the TMA elements per scenario element: what the trace side decodes from
     the generated kernel's real map, so both sides count with the same functions."""
-    from .tma_copy import SWIZZLE_NAMES, TensorMap
+    from .codegen import data_type
+    from .tma_copy import CUDA_TO_HW, SWIZZLE_NAMES, TensorMap
 
     garr = scenario.array(access.source.array)
     gr, gc = garr.shape
     esize = garr.type.size
-    dtype, factor = _MAP_TYPES[esize]
+    cuda_type, factor = data_type(esize)      # the generated kernel's map: UINT8/16/32 (8, 16 bytes: 2, 4 UINT32)
+    dtype = CUDA_TO_HW[cuda_type]
     brows, bcols = access.option("box")
     swz = access.option("swizzle")
     code = {v: k for k, v in SWIZZLE_NAMES.items()}["none" if swz == "none" else swz[4:]]
