@@ -233,10 +233,7 @@ def paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
                 if c is not color:
                     p.setPen(c)
                     color = c
-                sz = stt.size()
-                box = QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s)
-                p.drawStaticText(QPointF(box.left() + (box.width() - sz.width()) / 2,
-                                         box.top() + (box.height() - sz.height()) / 2), stt)
+                p.drawStaticText(_sector_label_at(stt, r, s), stt)
 
 
 def _used_bytes(sr: QRectF, spans: list[tuple[int, int]], byte_w: float, row_h: float, s: float) -> list[QRect]:
@@ -290,6 +287,12 @@ def _record_global(prep: "_GlobalPrep", d: WarpDetail, st: State, s: float) -> N
 def _sector_item(prep: "_GlobalPrep", q: int, r: QRect, s: float) -> TextItem:
     stt = prep.sector_texts[q]
     sz = stt.size()
-    box = QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s)
-    x, y = box.left() + (box.width() - sz.width()) / 2, box.top() + (box.height() - sz.height()) / 2
-    return TextItem(stt.text(), prep.sector_px, QRectF(x, y, sz.width(), sz.height()), "sector", QRectF(r))
+    pt = _sector_label_at(stt, r, s)
+    return TextItem(stt.text(), prep.sector_px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "sector", QRectF(r))
+
+
+def _sector_label_at(stt, r: QRect, s: float) -> QPointF:
+    """Where a sector's label goes: centred, its line (measured: a CJK line is taller than a
+    Latin one) ending 2 px (at scale 1) above the sector's foot, inside the sector."""
+    sz = stt.size()
+    return QPointF(r.left() + (r.width() - sz.width()) / 2, r.bottom() - 2 * s - sz.height())

@@ -150,8 +150,39 @@ def per_thread(maxsize: int):
     return wrap
 
 
+PICTURE_FAMILIES = ("Warpviz Sans", "Warpviz Sans Condensed", "Warpviz Mono", "Warpviz CJK SC")
+_FONTS_LOCK = threading.Lock()
+_FONTS: list[str] | None = None
+
+
+def register_fonts() -> list[str]:
+    """Register the fonts the pictures are drawn with (``assets/fonts``: subsets of DejaVu
+    and Noto Sans CJK SC named ``Warpviz ...``) with Qt, once; returns the families added.
+    The themes name them first, so a picture is drawn, measured and laid out with the same
+    fonts on every machine, whatever fonts it has (the machine's own are only a fallback for
+    a character the subsets lack, e.g. in a user's own scenario title)."""
+    global _FONTS
+    if _FONTS is not None:
+        return _FONTS
+    with _FONTS_LOCK:
+        if _FONTS is None:
+            from PySide6.QtGui import QFontDatabase
+
+            from .. import assets
+
+            got: list[str] = []
+            folder = assets.root() / "fonts"
+            for path in sorted(folder.glob("Warpviz*.[ot]tf")):
+                fid = QFontDatabase.addApplicationFont(str(path))
+                if fid >= 0:
+                    got += [f for f in QFontDatabase.applicationFontFamilies(fid) if f not in got]
+            _FONTS = got
+    return _FONTS
+
+
 @per_thread(512)
 def font(families: tuple[str, ...], px: int, bold: bool = False) -> QFont:
+    register_fonts()
     f = QFont()
     f.setFamilies(list(families))
     f.setPixelSize(max(1, px))
@@ -161,8 +192,9 @@ def font(families: tuple[str, ...], px: int, bold: bool = False) -> QFont:
 
 
 def condensed(th: Theme) -> tuple[str, ...]:
-    """Narrow figures for the lane cells (32 across): DejaVu Sans Condensed where installed."""
-    return ("DejaVu Sans Condensed", "Noto Sans Display Condensed", "Arial Narrow") + th.sans
+    """Narrow figures for the lane cells (32 across): the shipped condensed sans (DejaVu Sans
+    Condensed's subset)."""
+    return ("Warpviz Sans Condensed", "DejaVu Sans Condensed", "Arial Narrow") + th.sans
 
 
 @per_thread(512)
