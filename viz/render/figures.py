@@ -94,7 +94,7 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
         w100 = width_at(items, 100) - gap * (len(items) - 1)
         if room <= 0 or w100 <= 0:
             return 0
-        px = int(min(24 * s, (room - gap * (len(items) - 1)) * 100 / w100))
+        px = int(min(max(L.min_px, 24 * s), (room - gap * (len(items) - 1)) * 100 / w100))
         while px >= 1 and width_at(items, px) > room:     # hinting: small sizes run a little wide
             px -= 1
         return max(px, 0)
@@ -109,7 +109,7 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
         while cap_px > 1 and line_h(th.sans, cap_px, True) > half:
             cap_px -= 1
         room = inner.width()
-        px2 = min(int(24 * s), cap_px)
+        px2 = min(int(max(L.min_px, 24 * s)), cap_px)
         while px2 >= L.min_px and width_at(shown, px2) > room:
             px2 -= 1
         if px2 >= L.min_px:

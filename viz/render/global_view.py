@@ -16,6 +16,7 @@ from PySide6.QtGui import QFont, QPainter
 from ..i18n import tr
 from ..warp import LINE, SECTOR, WarpDetail
 from .base import Layout, State, draw_links, mix, pen, prepared
+from .shared_view import around_bands
 from .text import TextItem, condensed, fit_px, font, line_h, record_many, static
 from .theme import Theme
 
@@ -43,7 +44,7 @@ class _GlobalPrep:
     dividers: list
     dots: list
     marks: list                  # the bytes asked for, inside their sectors
-    links: list                  # (line, segment) per active lane
+    links: list                  # (line, [segments]) per active lane
     sector_font: QFont | None
     sector_texts: dict           # sector number in its line -> QStaticText
     sector_px: int = 0
@@ -116,6 +117,8 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         return stt, pt, TextItem(text, px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "line-label", r)
 
     out_lines, dividers, dots, marks, boxes = [], [], [], [], {}
+    row_top = [top + r_ * (row_h + label_h) for r_ in range(len(rows))]
+    row_of = {ln: r_ for r_, row in enumerate(rows) for ln in row}
     for r_, row in enumerate(rows):
         bx = x0
         by = top + r_ * (row_h + label_h) + label_h
@@ -148,7 +151,10 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         if ln.active and ln.line in boxes:
             box = boxes[ln.line]
             x = box.left() + (ln.byte_addr % LINE + ln.size / 2) * (line_w / LINE)
-            links.append((ln.line, QLineF(L.columns[ln.lane], lane_foot, x, box.top() - label_h * 0.15)))
+            seg = QLineF(L.columns[ln.lane], lane_foot, x, box.top() - label_h * 0.15)
+            # a link to a lower row of lines passes behind the rows above (never through their labels)
+            above = [(row_top[r], row_top[r] + label_h + row_h) for r in range(row_of[ln.line])]
+            links.append((ln.line, around_bands(seg, above)))
     sector_texts = {q: static(th.sans, sec_px, False, tr("sector {k}", k=q)) for q in range(4)} if sec_px else {}
     return _GlobalPrep(out_lines, (font(fam, px), font(fam, px, True)) if px >= 1 else None, dividers, dots,
                        marks, links, font(th.sans, sec_px) if sec_px else None, sector_texts, sec_px)
@@ -173,7 +179,7 @@ def paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
         request = st.kind == "request"
         for line, seg in prep.links:
             state = "todo" if request else st.step_state(order[line])
-            (now if state == "now" else done if state == "done" else todo).append(seg)
+            (now if state == "now" else done if state == "done" else todo).extend(seg)
         draw_links(p, th, s, done, todo, now, st.kind)
     # Collect, then draw by kind: a 32-line ruler is 160 boxes, and one drawRects call per
     # style costs what a handful of single calls would.

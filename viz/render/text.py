@@ -26,11 +26,24 @@ from .theme import Theme
 
 BASE_W, BASE_H = 1920.0, 1080.0
 MIN_TEXT_PX = 14.0        # the smallest text at 1920x1080 (scaled with the height and the theme's scale)
+FLOOR_PX = 12             # no text under 12 px in any picture, whatever its size (a window's canvas, a half)
+PRESENTATION_PX = 18      # presentation mode on a 1080-px screen; in proportion to the screen's height
 
 
-def min_text_px(height: float, scale: float = 1.0) -> int:
-    """The smallest whole pixel size allowed in a picture ``height`` pixels high."""
-    return max(1, math.ceil(MIN_TEXT_PX * height / BASE_H * scale - 1e-6))
+def min_text_px(height: float, scale: float = 1.0, floor: int = FLOOR_PX) -> int:
+    """The smallest whole pixel size allowed in a picture ``height`` pixels high: 14 px per
+    1080 px of height times the theme's scale, and never under ``floor`` (12 px; the app's
+    presentation mode asks for ``presentation_floor``). Where a picture is too small for
+    that, it folds lanes into more sub-rows or leaves detail rows out (and says so) rather
+    than shrink its type."""
+    return max(int(floor), 1, math.ceil(MIN_TEXT_PX * height / BASE_H * scale - 1e-6))
+
+
+def presentation_floor(screen_height: float) -> int:
+    """The smallest text in presentation mode on a screen ``screen_height`` px high: 18 px at
+    1080p, in proportion below and above (12 px at 720p: the same share of the screen), and
+    never under ``FLOOR_PX``."""
+    return max(FLOOR_PX, math.ceil(PRESENTATION_PX * screen_height / BASE_H - 1e-6))
 
 
 # ---------------------------------------------------------------------------- record
