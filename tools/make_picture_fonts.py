@@ -113,6 +113,7 @@ def subset(src: Path, index: int, chars: set[str], dest: Path, family: str, styl
             if hasattr(top, attr):
                 setattr(top, attr, value)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    font.recalcTimestamp = False        # the same characters make the same bytes (no churn in git)
     font.save(str(dest))
     return len(keep)
 
