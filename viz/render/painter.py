@@ -281,11 +281,23 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> 
     best = None
     for keep in choices:
         cand = _with_rows(replace(L), detail, th, every, names, keep, x0, x1, m, y, bottom, al)
-        if best is None or _fits(cand, th, detail):
-            best = cand
         if _fits(cand, th, detail):
-            break
-    return best
+            return cand
+        # nothing fits whole: the rows that let the memory view show the most words
+        score = _shown(cand, th, detail)
+        if best is None or score > best[0]:
+            best = (score, cand)
+    return best[1]
+
+
+def _shown(L: Layout, th: Theme, detail: WarpDetail) -> int:
+    """How many of the memory view's words (shared) it shows under the lanes of ``L``."""
+    if detail.space != "shared" or L.memory is None:
+        return 0
+    from .shared_view import plan_shared
+
+    plan = plan_shared(L, th, detail)
+    return sum(1 for w in plan.words if w is not None and w.band < plan.visible) if plan.fits else -1
 
 
 class Align(tuple):
@@ -594,6 +606,22 @@ def compare_options(rects, details, th: Theme, opts) -> list[PaintOptions]:
     both can keep, the deeper folding, per row the smaller size, the smaller boost and one
     shared-memory orientation (the one that shows every word of both at the larger type).
     The app's two compare views use it as the exporter's ``paint_compare`` does."""
+    key = (tuple(id(d) for d in details), tuple((r.x(), r.y(), r.width(), r.height()) for r in rects), th.scale,
+           th.sans, th.mono, tuple(opts), language())
+    hit = _ALIGNED.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], details)):
+        return hit[1]
+    if len(_ALIGNED) > 32:
+        _ALIGNED.clear()
+    got = _compare_options(rects, details, th, opts)
+    _ALIGNED[key] = (tuple(details), got)
+    return got
+
+
+_ALIGNED: dict = {}
+
+
+def _compare_options(rects, details, th: Theme, opts) -> list[PaintOptions]:
     opts = [replace(o, align=None) for o in opts]
     lays = [layout(r, d, th, o) for r, d, o in zip(rects, details, opts)]
     keep = set(lays[0].row_names) & set(lays[1].row_names)
