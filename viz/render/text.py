@@ -28,6 +28,7 @@ BASE_W, BASE_H = 1920.0, 1080.0
 MIN_TEXT_PX = 14.0        # the smallest text at 1920x1080 (scaled with the height and the theme's scale)
 FLOOR_PX = 12             # no text under 12 px in any picture, whatever its size (a window's canvas, a half)
 PRESENTATION_PX = 18      # presentation mode on a 1080-px screen; in proportion to the screen's height
+THUMBNAIL_H = 360         # below this height the floor shrinks in proportion (a thumbnail, not a slide)
 
 
 def min_text_px(height: float, scale: float = 1.0, floor: int = FLOOR_PX) -> int:
@@ -35,8 +36,11 @@ def min_text_px(height: float, scale: float = 1.0, floor: int = FLOOR_PX) -> int
     1080 px of height times the theme's scale, and never under ``floor`` (12 px; the app's
     presentation mode asks for ``presentation_floor``). Where a picture is too small for
     that, it folds lanes into more sub-rows or leaves detail rows out (and says so) rather
-    than shrink its type."""
-    return max(int(floor), 1, math.ceil(MIN_TEXT_PX * height / BASE_H * scale - 1e-6))
+    than shrink its type. A thumbnail under 360 px high (below any slide or window) scales the
+    floor down with its height."""
+    if height < THUMBNAIL_H:
+        floor = floor * height / THUMBNAIL_H
+    return max(math.ceil(floor - 1e-6), 1, math.ceil(MIN_TEXT_PX * height / BASE_H * scale - 1e-6))
 
 
 def presentation_floor(screen_height: float) -> int:
