@@ -272,7 +272,10 @@ class ComparePage(QWidget):
             return
         row = max(vh.defaultSectionSize(), round(self.table.fontMetrics().height() * 1.35))
         vh.setDefaultSectionSize(row)
-        rows = row * PRESENTING_ROWS
+        screen = self.screen()
+        # a 720p projector: the table keeps its first 2 rows (this warp's figures), the pictures the rest
+        n = PRESENTING_ROWS if screen is None or screen.geometry().height() >= 900 else 2
+        rows = row * n
         head = self.table.horizontalHeader().sizeHint().height()
         table_h = min(TABLE_HEIGHT, rows + head + 2 * self.table.frameWidth() + 2)
         self.table.setMaximumHeight(table_h)

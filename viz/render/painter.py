@@ -213,16 +213,39 @@ def layout(rect: QRectF, detail: WarpDetail, theme: Theme, options: PaintOptions
     if hit is None or hit[0] is not detail:
         if len(_LAYOUTS) > 64:
             _LAYOUTS.clear()
-        hit = _LAYOUTS[key] = (detail, _layout(rect, detail, theme, o))
+        hit = _LAYOUTS[key] = (detail, _layout_fitting(rect, detail, theme, o))
     return replace(hit[1], figure_texts=[], texts=[], dropped=[])
 
 
-def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> Layout:
+SMALL_W, SMALL_H = 540, 650     # a canvas under either (a window's picture squeezed by its panels) may shrink
+LEAST_PX = 7                    # its type, to this at the least, rather than draw the lanes over the figures
+
+
+def _layout_fitting(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> Layout:
+    """``_layout``; on a canvas smaller than the rule covers (narrower than 540 px or lower
+    than 650 px: a window's picture squeezed by its panels) whose lanes leave the memory view
+    no room, the type comes down a pixel at a time (to 7 px) until they do: smaller type
+    rather than lanes drawn over the figures."""
+    L = _layout(rect, detail, theme, o)
+    if rect.width() >= SMALL_W and rect.height() >= SMALL_H:
+        return L
+    mp = L.min_px
+    while _overflows(L) and mp > LEAST_PX:
+        mp -= 1
+        L = _layout(rect, detail, theme, o, mp)
+    return L
+
+
+def _overflows(L: Layout) -> bool:
+    return L.memory is None or L.memory.height() < 40 * L.s + 2.6 * L.min_px
+
+
+def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions, least: int | None = None) -> Layout:
     th = theme
     W, H = rect.width(), rect.height()
     rw, rh = W / BASE_W, H / BASE_H
     s = min(math.sqrt(rw * rh), 1.5 * min(rw, rh)) * th.scale
-    mp = min_text_px(H, th.scale, o.min_px or FLOOR_PX)
+    mp = least or min_text_px(H, th.scale, o.min_px or FLOOR_PX)
     al = Align(*o.align) if o.align else None
     L = Layout(rect=QRectF(rect), s=s, min_px=mp)
     m = 22 * s
