@@ -360,7 +360,7 @@ def _with_rows(L: Layout, detail: WarpDetail, th: Theme, every, names, keep, x0,
         h = len(lines) * line_h(th.sans, mp) + 4 * s
         L.rows_note = QRectF(x0, y, x1 - x0, h)
         y += h
-    if al:
+    if al and al.names is not None:     # (names None: each half picks its rows for the orientation)
         force = (al.stagger, al.pxs if al.pxs and len(al.pxs) == len(L.lane_rows) else None)
         return _place_lanes(L, detail, th, x0, x1, m, y, bottom, al.boost, force)
     base = _place_lanes(replace(L), detail, th, x0, x1, m, y, bottom, 1.0)
