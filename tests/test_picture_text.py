@@ -328,7 +328,6 @@ def test_one_orientation_for_a_32_way_conflict_beside_a_conflict_free_tile():
 def test_links_never_cross_the_numbers_of_a_band_above():
     """A lane's link to a word in a lower band of banks passes behind the bands above it: no
     piece of a link crosses a bank or wavefront number."""
-    from viz.render.base import State
     from viz.render.painter import layout
     from viz.render.shared_view import plan_shared
 
@@ -348,7 +347,6 @@ def test_links_never_cross_the_numbers_of_a_band_above():
                     if lo < y1 - 0.5 and hi > y0 + 0.5:      # the piece spans the number's height
                         crossings += 1
     assert lower > 0 and crossings == 0
-    assert State  # (imported for the painter's state in other checks)
 
 
 def test_lane_rows_fold_alike_so_a_lane_reads_downwards():
@@ -373,7 +371,7 @@ def test_lane_rows_fold_alike_so_a_lane_reads_downwards():
 def test_rows_left_out_are_named_on_the_picture_and_come_back():
     """--rows / View ▸ Every lane row: a picture asked for fewer rows names what it left out
     in a visible line; "all" keeps every row; a wrong word is refused with the list."""
-    from viz.render.lanes import parse_rows
+    from viz.argcheck import parse_rows
 
     d = warp_detail(load("transpose-tile"), 8)
     f = frames(d)[0]

@@ -125,7 +125,7 @@ def cmd_export(args) -> int:
         else:
             sel = selection(sc, args.instruction, args.block, args.warp, args.frames)
         title = "" if args.no_title else args.title
-        from .render.lanes import parse_rows
+        from .argcheck import parse_rows
 
         try:
             parse_rows(args.rows)

@@ -68,28 +68,10 @@ def lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
             + [(tr("byte addr") if not base else tr("byte − 0x{base:x}", base=base), addr)])
 
 
-ROW_NAMES = ("lane", "thread", "index", "addr")   # the lane rows by name (PaintOptions.rows, --rows)
-DROP_ORDER = ("addr", "thread")                    # what a picture short of room leaves out first
-
-
 def row_names(rows) -> list[str]:
     """The name of each row of ``lane_rows``: lane, thread, index (one or two), addr."""
     return ["lane", "thread"] + ["index"] * (len(rows) - 3) + ["addr"]
 
-
-def parse_rows(spec: str) -> tuple[str, frozenset[str] | None]:
-    """``PaintOptions.rows`` / ``--rows``: "auto" (every row that fits; the picture says which
-    it left out), "all" (every row, folded as deep as it takes), or a comma list of
-    ROW_NAMES (the lane row is always kept). ValueError names a wrong word."""
-    spec = (spec or "auto").strip().lower()
-    if spec in ("auto", "all"):
-        return spec, None
-    names = {w.strip() for w in spec.split(",") if w.strip()}
-    bad = sorted(names - set(ROW_NAMES))
-    if bad or not names:
-        raise ValueError(f"lane rows {spec!r}: use auto, all, or a comma list of {', '.join(ROW_NAMES)}"
-                         + (f" (not {', '.join(bad)})" if bad else ""))
-    return "some", frozenset(names | {"lane"})
 
 
 def row_families(th: Theme, n: int) -> list[tuple[str, ...]]:

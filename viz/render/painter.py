@@ -52,14 +52,14 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 
+from ..argcheck import ROW_NAMES, parse_rows
 from ..frames import Frame, access_op, access_text
 from ..i18n import language, tr
 from ..warp import WarpDetail
 from .base import Layout, PaintOptions, State, alpha, pen
 from .figures import TextBox, figures_row, paint_caption, paint_figures, paint_title
 from .global_view import paint_global
-from .lanes import (MAX_STAGGER, ROW_NAMES, lane_pad, lane_rows, overhang, paint_lanes, paint_phases, parse_rows,
-                    plan_rows, row_names)
+from .lanes import MAX_STAGGER, lane_pad, lane_rows, overhang, paint_lanes, paint_phases, plan_rows, row_names
 from .shared_view import memory_labels, paint_shared
 from .text import (BASE_H, BASE_W, FLOOR_PX, RECORD, NullPainter, TextItem, advance, draw_text, drop, elide, fit_px,
                    is_null, line_h, min_text_px, wrap)
