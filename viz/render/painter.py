@@ -53,7 +53,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 
 from ..argcheck import ROW_NAMES, parse_rows
-from ..frames import Frame, access_op, access_text
+from ..frames import Frame, access_op, access_text, frames as frames_of
 from ..i18n import language, tr
 from ..warp import WarpDetail
 from .base import Layout, PaintOptions, State, alpha, pen
@@ -266,6 +266,12 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions, lea
     bottom = rect.bottom()
     if o.captions:
         h = max(92 * s, 2 * line_h(th.sans, mp) + 16 * s)
+        # the longest caption of the instruction's frames, wrapped at the smallest type, fits
+        # (a narrow comparison half: a long sentence takes 3 or 4 lines, never cut)
+        width = W - 48 * s
+        longest = max((f.caption for f in frames_of(detail)), key=len, default="")
+        n = len(wrap(th.sans, mp, False, longest, width)) if longest else 0
+        h = max(h, min(n, 5) * line_h(th.sans, mp) + 16 * s + 1)
         L.caption = QRectF(rect.left(), bottom - h, W, h)
         bottom -= h
     bottom -= m * 0.6
@@ -314,9 +320,15 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions, lea
 
 
 def _shown(L: Layout, th: Theme, detail: WarpDetail) -> int:
-    """How many of the memory view's words (shared) it shows under the lanes of ``L``."""
-    if detail.space != "shared" or L.memory is None:
-        return 0
+    """How many of the memory view's words (shared) it shows under the lanes of ``L``; for
+    global memory, the height the ruler has to spare (negative: it runs over)."""
+    if L.memory is None:
+        return -10 ** 6
+    if detail.space != "shared":
+        from .global_view import _plan_rows
+
+        rows, *_, label_h, row_h, avail = _plan_rows(L, th, detail)
+        return round(avail - len(rows) * (label_h + 8 * L.s))
     from .shared_view import plan_shared
 
     plan = plan_shared(L, th, detail)
@@ -456,7 +468,11 @@ def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float,
     L.columns = [gx0 + cw * (k + 0.5) for k in range(32)]
     top = y + 4 * s
     L.lane_specs = []
+    # a row is at least as high as its label's line, measured in the font in use (a CJK line
+    # is taller than the Latin row it labels)
+    lab_h = line_h(th.sans, L.label_px) + 2 * s if L.label_w and L.label_px else 0.0
     for px, stagger, h in specs:
+        h = max(h, lab_h)
         L.lane_specs.append((px, stagger, top, h))
         top += h
     lane_h = top - y + 6 * s
