@@ -62,6 +62,7 @@ class Layout:
     hidden_rows: list = field(default_factory=list, repr=False)  # labels of the lane rows left out
     rows_note: QRectF | None = None         # the line that names them
     shared_mode: str | None = None          # "bank" or "time" where a comparison sets it for both halves
+    lanes_fit: bool = True                  # False: a lane row's texts are wider than its boxes even folded 4 deep
     lane_specs: list = field(default_factory=list, repr=False)  # per row: (px, stagger, top, height)
     header_plan: object = field(default=None, repr=False)
     figure_texts: list = field(default_factory=list, repr=False)  # TextBox per text of the figures row

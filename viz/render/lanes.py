@@ -138,6 +138,18 @@ def plan_rows(rows, th: Theme, cw: float, s: float, mp: int, boost: float = 1.0,
     return out
 
 
+def rows_fit(rows, th: Theme, cw: float, s: float, specs, addr: bool = True) -> bool:
+    """Does every text of every lane row fit its lane's box at the row's size and folding?"""
+    fams = row_families(th, len(rows))
+    last = len(rows) - 1
+    for k, ((_, texts), (px, n, _)) in enumerate(zip(rows, specs)):
+        room = lane_box(0.0, cw, n)[1] - 2 * text_margin(s) + 0.5
+        bold = k == 0 or (addr and k == last)
+        if any(advance(fams[k], px, bold, t) > room for t in texts if t):
+            return False
+    return True
+
+
 def overhang(specs, cw: float) -> float:
     """How far the boxes of lanes 0 and 31 reach past the lane grid, on each side: a box
     ``n`` columns wide is centred on its lane."""

@@ -59,7 +59,8 @@ from ..warp import WarpDetail
 from .base import Layout, PaintOptions, State, alpha, pen
 from .figures import TextBox, figures_row, paint_caption, paint_figures, paint_title
 from .global_view import paint_global
-from .lanes import MAX_STAGGER, lane_pad, lane_rows, overhang, paint_lanes, paint_phases, plan_rows, row_names
+from .lanes import (MAX_STAGGER, lane_pad, lane_rows, overhang, paint_lanes, paint_phases, plan_rows, row_names,
+                    rows_fit)
 from .shared_view import memory_labels, paint_shared
 from .text import (BASE_H, BASE_W, FLOOR_PX, RECORD, NullPainter, TextItem, advance, draw_text, drop, elide, fit_px,
                    is_null, line_h, min_text_px, wrap)
@@ -255,6 +256,11 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions, lea
         y += max(40 * s, line_h(th.sans, max(mp, int(20 * s)), True) * 1.5)
     if o.title:
         h = max(64 * s, line_h(th.sans, mp, True) * 1.5)
+        n = len(wrap(th.sans, mp, True, o.title, W - 44 * s))
+        if n > 1:                      # a long title in a narrow half: two lines (three at most)
+            h = max(h, min(n, 3) * line_h(th.sans, mp, True) + 12 * s)
+        if al:
+            h = max(h, al.title_h)
         L.title = QRectF(rect.left(), y, W, h)
         y += h
     y += m * 0.6
@@ -313,7 +319,7 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions, lea
         if _fits(cand, th, detail):
             return cand
         # nothing fits whole: the rows that let the memory view show the most words
-        score = _shown(cand, th, detail)
+        score = (cand.lanes_fit, _shown(cand, th, detail))
         if best is None or score > best[0]:
             best = (score, cand)
     return best[1]
@@ -341,11 +347,11 @@ class Align(tuple):
     boost and the shared-memory arrangement."""
 
     __slots__ = ()
-    _fields = ("header_h", "label_w", "label_px", "names", "stagger", "pxs", "boost", "shared_mode")
+    _fields = ("header_h", "label_w", "label_px", "names", "stagger", "pxs", "boost", "shared_mode", "title_h")
 
-    def __new__(cls, header_h, label_w, label_px, names, stagger, pxs, boost, shared_mode):
+    def __new__(cls, header_h, label_w, label_px, names, stagger, pxs, boost, shared_mode, title_h=0.0):
         return tuple.__new__(cls, (header_h, label_w, label_px, None if names is None else tuple(names), stagger,
-                                   None if pxs is None else tuple(pxs), boost, shared_mode))
+                                   None if pxs is None else tuple(pxs), boost, shared_mode, title_h))
 
     header_h = property(lambda self: self[0])
     label_w = property(lambda self: self[1])
@@ -355,6 +361,7 @@ class Align(tuple):
     pxs = property(lambda self: self[5])
     boost = property(lambda self: self[6])
     shared_mode = property(lambda self: self[7])
+    title_h = property(lambda self: self[8] if len(self) > 8 else 0.0)
 
 
 def _with_rows(L: Layout, detail: WarpDetail, th: Theme, every, names, keep, x0, x1, m, y, bottom,
@@ -404,8 +411,9 @@ def rows_note_text(hidden: list[str]) -> str:
 
 
 def _fits(L: Layout, th: Theme, detail: WarpDetail) -> bool:
-    """Does the memory view show everything under the lanes of ``L`` at a readable size?"""
-    if L.memory is None or L.memory.height() < 60 * L.s:
+    """Do the lane rows fit their boxes, and does the memory view show everything under them
+    at a readable size?"""
+    if not L.lanes_fit or L.memory is None or L.memory.height() < 60 * L.s:
         return False
     if detail.space == "shared":
         return _memory_fit(L, th, detail) is not None
@@ -464,6 +472,7 @@ def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float,
             break
         specs = again
     x1 = gx1
+    L.lanes_fit = rows_fit(rows, th, cw, s, specs, addr)
     L.col_w = cw
     L.columns = [gx0 + cw * (k + 0.5) for k in range(32)]
     top = y + 4 * s
@@ -669,7 +678,8 @@ def _compare_options(rects, details, th: Theme, opts) -> list[PaintOptions]:
         hh = max((L.header.height() for L in lays if L.header is not None), default=0.0)
         n = max(max((st for _, st, _, _ in L.lane_specs), default=1) for L in lays)
         return Align(hh, max(L.label_w for L in lays), min(L.label_px or 99 for L in lays), sorted(keep), n, pxs,
-                     min(L.boost for L in lays), mode)
+                     min(L.boost for L in lays), mode,
+                     max((L.title.height() for L in lays if L.title is not None), default=0.0))
 
     mode = None
     if all(d.space == "shared" for d in details):
