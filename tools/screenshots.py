@@ -94,7 +94,7 @@ def _report(where: str, views) -> None:
             continue
         px = min(t.px for t in L.texts)
         print(f"{where} {side}: {v.width()}x{v.height()} canvas, smallest text {px} px, min allowed {L.min_px} px, "
-              f"rows left out {L.hidden_rows or 'none'}, dropped {L.dropped or 'nothing'}")
+              f"rows left out {getattr(L, 'hidden_rows', None) or 'none'}, dropped {L.dropped or 'nothing'}")
 
 
 def compare_slide(out: Path, language: str = "en") -> None:
