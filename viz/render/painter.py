@@ -10,11 +10,19 @@ API (stable; the app's widget, the PNG/GIF/MP4 exporter and the SVG exporter all
 - ``rect`` is where to draw, in the painter's coordinates; the picture fills it (type and
   strokes follow its size, times ``theme.scale`` for presentation mode). Anything from
   640x360 up to 4K works.
-- **Type never goes below** ``Layout.min_px`` = 14 px at a height of 1080 (in proportion
-  to the height, times ``theme.scale``): where room is short the picture rearranges
-  (lane rows stagger, bank columns fold, a deep conflict stack is laid out in time, lines
-  of the global ruler fold into rows) rather than shrink text, and where something still
-  cannot be drawn it says so in the picture. Nothing is dropped silently.
+- **Type never goes below** ``Layout.min_px``: 12 px on any canvas (14 px per 1080 px of
+  height, times ``theme.scale``, where that is more; ``PaintOptions.min_px`` asks for more:
+  the app's presentation mode asks for 18 px on a 1080p screen, in proportion to the
+  screen's height). Where room is short the picture rearranges (lane rows fold into more
+  sub-rows, all rows alike; bank columns fold; a deep conflict stack is laid out in time or
+  windowed; lines of the global ruler fold into rows) and then leaves out detail rows (byte
+  addresses, then thread ids: ``PaintOptions.rows``, ``--rows``) rather than shrink text,
+  and it says on the picture what it left out. Only a canvas smaller than the rule covers
+  (under 540 x 650, or a thumbnail under 360 px high) shrinks its type, and only as far as
+  it must to keep the lanes off the figures. Nothing is dropped silently.
+- **A comparison is laid out alike** (``compare_options``; ``paint_compare`` and the app's
+  two compare views use it): the same rows, level, folded alike, one shared-memory
+  orientation, title and header bars of one height.
 - **The painter reports the text it draws**: the returned ``Layout`` holds ``texts`` (a
   ``TextItem`` per string: text, pixel size, the rectangle it covers) and ``dropped``
   (labels it could not draw; empty in every frame of every built-in). Paint onto a
