@@ -181,8 +181,8 @@ def parse_rows(spec: str) -> tuple[str, frozenset[str] | None]:
     names = {w.strip() for w in spec.split(",") if w.strip()}
     bad = sorted(names - set(ROW_NAMES))
     if bad or not names:
-        raise ValueError(f"lane rows {spec!r}: use auto, all, or a comma list of {', '.join(ROW_NAMES)}"
-                         + (f" (not {', '.join(bad)})" if bad else ""))
+        raise ValueError(f"lane rows {shown(spec)}: use auto, all, or a comma list of {', '.join(ROW_NAMES)}"
+                         + (f" (not {shown(', '.join(bad))})" if bad else ""))
     return "some", frozenset(names | {"lane"})
 
 
