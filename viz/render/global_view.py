@@ -17,7 +17,7 @@ from ..i18n import tr
 from ..warp import LINE, SECTOR, WarpDetail
 from .base import Layout, State, draw_links, mix, pen, prepared
 from .shared_view import around_bands
-from .text import TextItem, condensed, fit_px, font, line_h, record_many, static
+from .text import TextItem, _line_h, condensed, fit_px, font, line_h, record_many, static
 from .theme import Theme
 
 LINK_GAP, LINK_MIN, LINK_EXTRA = 84.0, 40.0, 150.0
@@ -77,7 +77,9 @@ def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
                          cap, max(mp, 16 * s), bold=True)
         short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, cap, mp, bold=True)
         px = long_px or short_px
-        label_h = max(28 * s, line_h(th.sans, max(px, mp), True) + 6 * s)
+        # a short label is digits only: its line is a Latin one, also in Chinese (not the taller CJK line)
+        label_h = max(28 * s, (line_h(th.sans, max(px, mp), True) if long_px else
+                               _line_h(cond, max(px, mp), True, False)) + 6 * s)
         if px and len(rows) * (label_h + max(12 * s, line_h(th.sans, mp))) <= avail or len(rows) == len(lines):
             break
         if px and len(rows) * (label_h + 8 * s) <= avail:
