@@ -77,13 +77,24 @@ def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
                          cap, max(mp, 16 * s), bold=True)
         short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, cap, mp, bold=True)
         px = long_px or short_px
-        # a short label is digits only: its line is a Latin one, also in Chinese (not the taller CJK line)
-        label_h = max(28 * s, (line_h(th.sans, max(px, mp), True) if long_px else
-                               _line_h(cond, max(px, mp), True, False)) + 6 * s)
+
+        def label_h_at(p: int) -> float:
+            # a short label is digits only: its line is a Latin one, also in Chinese (not the taller CJK line)
+            return max(28 * s, (line_h(th.sans, max(p, mp), True) if long_px else
+                                _line_h(cond, max(p, mp), True, False)) + 6 * s)
+
+        label_h = label_h_at(px)
         if px and len(rows) * (label_h + max(12 * s, line_h(th.sans, mp))) <= avail or len(rows) == len(lines):
             break
         if px and len(rows) * (label_h + 8 * s) <= avail:
             break     # the labels fit and the boxes can be thin
+        # labels boosted into a tall picture: smaller ones (never under the smallest size) before more rows
+        smaller = next((p for p in range(int(px) - 1, max(mp, 16 * s if long_px else mp) - 1, -1)
+                        if len(rows) * (label_h_at(p) + 8 * s) <= avail), 0) if px else 0
+        if smaller:
+            px, label_h = smaller, label_h_at(smaller)
+            long_px, short_px = (smaller, short_px) if long_px else (0, smaller)
+            break
     row_h = max(8 * s, min(150 * s * L.boost, avail / len(rows) - label_h))
     return rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail
 

@@ -333,6 +333,16 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions, lea
     return best[1]
 
 
+def _memory_shape(L: Layout, th: Theme, detail: WarpDetail):
+    """The shared-memory view's arrangement under the lanes of ``L`` (mode and bands)."""
+    if detail.space != "shared":
+        return None
+    from .shared_view import plan_shared
+
+    plan = plan_shared(L, th, detail)
+    return plan.mode, len(plan.bands), plan.visible
+
+
 def _shown(L: Layout, th: Theme, detail: WarpDetail) -> int:
     """How many of the memory view's words (shared) it shows under the lanes of ``L``; for
     global memory, the height the ruler has to spare (negative: it runs over)."""
@@ -393,18 +403,24 @@ def _with_rows(L: Layout, detail: WarpDetail, th: Theme, every, names, keep, x0,
     base = _place_lanes(replace(L), detail, th, x0, x1, m, y, bottom, 1.0)
     best = base
     top_boost = _boost_limit(L.rect.width(), L.rect.height())
-    if top_boost > 1.0 or base.memory.height() > 0.45 * (bottom - y):
+    if (top_boost > 1.0 or base.memory.height() > 0.45 * (bottom - y)) and _fits(base, th, detail):
         # A picture narrower than 16:9 (a comparison half, a narrow window) has height to
         # spare, and so has a wide one whose memory view is shallow (else an empty band
         # under it): the lane and word type grows into it, as long as the memory view
         # keeps its type and shows everything.
         want = _memory_fit(base, th, detail)
-        deepest = max(2 if top_boost > 1.0 else 1, max(st for _, st, _, _ in base.lane_specs))
+        wide = top_boost <= 1.0
+        deepest = max(1 if wide else 2, max(st for _, st, _, _ in base.lane_specs))
+        shape = _memory_shape(base, th, detail)
         top_boost = max(top_boost, 1.6)
         for boost in (b for b in BOOSTS if b <= top_boost):
             cand = _place_lanes(replace(L), detail, th, x0, x1, m, y, bottom, boost)
             if max(st for _, st, _, _ in cand.lane_specs) > deepest:
                 continue                # larger type, but lanes harder to tell apart: not worth it
+            if wide and _memory_shape(cand, th, detail) != shape:
+                continue                # a wide picture keeps its memory view's arrangement (one row of 32)
+            if not _fits(cand, th, detail):
+                continue                # larger lanes, but the memory view would run short
             got = _memory_fit(cand, th, detail)
             if got is not None and want is not None and got >= want:
                 best = cand
