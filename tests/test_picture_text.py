@@ -263,18 +263,27 @@ def test_in_chinese_the_hardest_builtins_keep_the_rules(name, scale):
 
 
 def test_a_comparison_half_at_720p_keeps_its_row_labels_and_every_address():
-    """Each half of a 1280x720 comparison labels every lane row (a bare "[0]" would read as
-    "every lane reads element 0") and draws all 32 byte addresses at >= 14*720/1080 px."""
+    """Each half of a 1280x720 comparison labels every lane row it draws (a bare "[0]" would
+    read as "every lane reads element 0") and names the rows it left out; asked for every
+    row (View > Every lane row, --rows all) it draws all 32 byte addresses at >= 12 px."""
     a = warp_detail(load("transpose-tile"), 8)
     b = warp_detail(load("transpose-tile-pad"), 8)
-    halves = paint_compare(NullPainter(), QRectF(0, 0, 1280, 720), (a, frames(a)[3]), (b, frames(b)[-1]), theme())
-    for L, d in zip(halves, (a, b)):
-        labels = [t.text for t in L.texts if t.key == "lane-label"]
-        assert labels == [label for label, _ in L.lane_rows] == ["lane", "thread x,y", "row", "column", "byte addr"]
-        last = len(L.lane_rows) - 1
-        addrs = [t for t in L.texts if t.key == f"lane:{last}"]
-        assert [int(t.text) for t in addrs] == [ln.byte_addr for ln in d.lanes]
-        assert min(t.px for t in addrs) >= 14 * 720 / 1080
+    for rows in ("auto", "all"):
+        halves = paint_compare(NullPainter(), QRectF(0, 0, 1280, 720), (a, frames(a)[3]), (b, frames(b)[-1]), theme(),
+                               PaintOptions(rows=rows))
+        for L, d in zip(halves, (a, b)):
+            labels = [t.text for t in L.texts if t.key == "lane-label"]
+            assert labels == [label for label, _ in L.lane_rows]
+            assert labels + L.hidden_rows == ["lane", "thread x,y", "row", "column", "byte addr"] or \
+                sorted(labels + L.hidden_rows) == sorted(["lane", "thread x,y", "row", "column", "byte addr"])
+            note = " ".join(t.text for t in L.texts if t.key == "rows-note")
+            assert all(h in note for h in L.hidden_rows)
+            if rows == "all":
+                assert not L.hidden_rows
+                last = len(L.lane_rows) - 1
+                addrs = [t for t in L.texts if t.key == f"lane:{last}"]
+                assert [int(t.text) for t in addrs] == [ln.byte_addr for ln in d.lanes]
+                assert min(t.px for t in addrs) >= FLOOR
 
 
 PAIRS = [("transpose-tile-pad", "transpose-tile-xor"), ("transpose-tile", "transpose-tile-pad")]

@@ -95,6 +95,15 @@ def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
             px, label_h = smaller, label_h_at(smaller)
             long_px, short_px = (smaller, short_px) if long_px else (0, smaller)
             break
+        if long_px and short_px:
+            # the long labels (a CJK line is taller) cannot get small enough: the short ones
+            long_px = 0
+            shorter = next((p for p in range(int(short_px), mp - 1, -1)
+                            if len(rows) * (label_h_at(p) + 8 * s) <= avail), 0)
+            if shorter:
+                px = short_px = shorter
+                label_h = label_h_at(shorter)
+                break
     row_h = max(8 * s, min(150 * s * L.boost, avail / len(rows) - label_h))
     return rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail
 

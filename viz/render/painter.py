@@ -60,7 +60,7 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 
-from ..argcheck import ROW_NAMES, parse_rows
+from ..argcheck import DROP_ORDER, ROW_NAMES, parse_rows
 from ..frames import Frame, access_op, access_text, frames as frames_of
 from ..i18n import language, tr
 from ..warp import WarpDetail
@@ -713,14 +713,33 @@ def _compare_options(rects, details, th: Theme, opts) -> list[PaintOptions]:
         lays = [layout(r, d, th, replace(o, align=tuple(auto))) for r, d, o in zip(rects, details, opts)]
         keep = set(lays[0].row_names) & set(lays[1].row_names)
     al = align_of(lays, None, mode)
-    opts = [replace(o, align=tuple(al)) for o in opts]
+    base_opts = opts
+    opts = [replace(o, align=tuple(al)) for o in base_opts]
     lays = [layout(r, d, th, o) for r, d, o in zip(rects, details, opts)]
+    auto = all(parse_rows(o.rows)[0] == "auto" for o in base_opts if _valid_rows(o.rows))
+    for name in DROP_ORDER:
+        # laid out alike (the deeper folding of the two), a half may no longer fit: the next
+        # detail row goes from both, as it would from one picture short of room
+        if not auto or name not in keep or all(_fits(L, th, d) for L, d in zip(lays, details)):
+            break
+        keep.discard(name)
+        al = align_of(lays, None, mode)
+        opts = [replace(o, align=tuple(al)) for o in base_opts]
+        lays = [layout(r, d, th, o) for r, d, o in zip(rects, details, opts)]
     if lays[0].row_names == lays[1].row_names:
         # the same rows: each row at the smaller of the two sizes, so the rows line up
         pxs = [min(a[0], b[0]) for a, b in zip(lays[0].lane_specs, lays[1].lane_specs)]
         al = align_of(lays, pxs, mode)
         opts = [replace(o, align=tuple(al)) for o in opts]
     return opts
+
+
+def _valid_rows(spec: str) -> bool:
+    try:
+        parse_rows(spec)
+    except ValueError:
+        return False
+    return True
 
 
 def _shared_mode(rects, details, th: Theme, opts, al: Align) -> str:
