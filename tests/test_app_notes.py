@@ -99,3 +99,20 @@ def test_notes_panel_in_chinese(qtbot, window):
     i18n.set_language("zh_CN")
     assert window.docks["notes"].windowTitle() == "备注"
     assert window.a_notes_presenting.text() == "演示模式中显示备注"
+
+
+def test_hard_wrapped_notes_run_on_into_paragraphs():
+    """Notes wrapped at 90 characters, as the guide's example is, read as Markdown: the lines
+    of a paragraph run on, a blank line starts the next; notes written a paragraph a line
+    (the built-ins) keep a paragraph per line."""
+    wrapped = ("Each thread sums one column: a[r][col] for r = 0..R-1. At every step the 32 lanes of a\n"
+               "warp read 32 neighbouring floats of one row: 4 sectors per request.\n\n"
+               "A second paragraph,\nwrapped too.")
+    doc = QTextDocument()
+    doc.setMarkdown(notes_markdown("T", wrapped))
+    texts = [b.text() for b in blocks(doc)]
+    assert texts == ["T", "Each thread sums one column: a[r][col] for r = 0..R-1. At every step the 32 lanes of a "
+                          "warp read 32 neighbouring floats of one row: 4 sectors per request.",
+                     "A second paragraph, wrapped too."]
+    doc.setMarkdown(notes_markdown("T", "One sentence.\nAnother one.\n"))
+    assert [b.text() for b in blocks(doc)] == ["T", "One sentence.", "Another one."]

@@ -1011,6 +1011,7 @@ def make(out: Path) -> list:
     _lectures(out / "lectures", cases)
     _gpu_import(out / "gpuimport", cases)
     _args(out / "args", cases)
+    _pictures(out / "pictures", cases)
     (out / "dataloss").mkdir()
     _data_loss(out / "dataloss", cases)
     (out / "kinds").mkdir()
@@ -1106,6 +1107,28 @@ def _lectures(d: Path, cases: list) -> None:
         _zip(p, {**members, "header.json": json.dumps(h).encode()})
         for c in (("analyze",), ("app",)):
             cases.append((p, c))
+def _pictures(d: Path, cases: list) -> None:
+    """The pictures' rows and sizes (issue 32, lecture-a): ``--rows`` words that are not row
+    names (exit 2, one line naming the words it takes), a title far too long for a
+    comparison half at the smallest window canvas, and the smallest canvas the 12 px rule
+    covers; each exits 0 or 2, never a traceback."""
+    d.mkdir(parents=True, exist_ok=True)
+    anchor = d / "README"
+    anchor.write_text("picture cases: the file is only an anchor; the command line is the case\n")
+    for rows in ("bogus", "x" * 5000, "lane,lane,lane", ",", "", "\x1b[2J\x1b]0;owned\x07", "addr;rm -rf ~", "ALL",
+                 "all", "lane,index"):
+        cases.append((anchor, ("cli", "export", "transpose-tile", "-i", "9", "--frames", "1", "--size", "1100x650",
+                               "--rows", rows, "--out", "{scratch}/r.png")))
+    src = (ROOT / "assets" / "scenarios" / "transpose-tile.toml").read_text("utf-8")
+    long_title = "Transpose " + "through a very long title " * 400
+    p = d / "long-title.toml"
+    p.write_text(src.replace('title = "Transpose through a shared tile (unpadded)"', f'title = "{long_title}"', 1)
+                 .replace('compare = "transpose-tile-pad"\n', "", 1), encoding="utf-8")
+    cases.append((anchor, ("cli", "export", str(p), "--compare-set", "PAD=1", "-i", "9", "--frames", "1", "--size",
+                           "1100x650", "--title-card", "--out", "{scratch}/t.gif")))
+    for size in ("1100x650", "320x180", "1x1"):
+        cases.append((anchor, ("cli", "export", "transpose-tile", "--compare", "transpose-tile-pad", "-i", "9",
+                               "--frames", "1", "--size", size, "--out", "{scratch}/c.png")))
 
 
 def _python_habits(d: Path, cases: list) -> None:

@@ -30,7 +30,8 @@ else
   exit 0
 fi
 if command -v apt-get >/dev/null; then
-  pkgs="xvfb xdotool $(cd "$root" && "$py" -m viz.app.display debian)"
+  # fonts-noto-cjk: the CJK font the README recommends; the suite must pass with it installed
+  pkgs="xvfb xdotool fonts-noto-cjk $(cd "$root" && "$py" -m viz.app.display debian)"
   say "installing with apt-get: $pkgs"
   # Two checkouts' CI side by side both get here: the second waits for the first's apt-get (a
   # lock of our own around both steps, and apt's own lock timeout for any other apt user)
@@ -44,7 +45,7 @@ if command -v apt-get >/dev/null; then
     say "apt-get could not install them (see above); they will skip"
   fi
 elif command -v dnf >/dev/null; then
-  pkgs="xorg-x11-server-Xvfb xdotool $(cd "$root" && "$py" -m viz.app.display fedora)"
+  pkgs="xorg-x11-server-Xvfb xdotool google-noto-sans-cjk-ttc-fonts $(cd "$root" && "$py" -m viz.app.display fedora)"
   say "installing with dnf: $pkgs"
   if ! "${sudo[@]}" dnf install -y -q $pkgs >&2; then
     say "dnf could not install them (see above); they will skip"

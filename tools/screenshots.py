@@ -9,6 +9,17 @@ panel, Chinese dialogs) on a screen of one size, into docs/screenshots/:
     QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py --lecture 1920x1080 [OUT_DIR]
 
 Chinese needs a CJK font (e.g. Debian's fonts-wqy-microhei or fonts-noto-cjk).
+
+The comparison slide (padding beside XOR, the column read) into docs/screenshots/: the
+window and presentation mode on a 1920x1080 or 1280x720 screen, and a frame of a 720p GIF,
+with the smallest text of each half printed (256-colour PNGs: small files)::
+
+    .venv/bin/python tools/screenshots.py --compare-slide --screen 1920x1080
+    .venv/bin/python tools/screenshots.py --compare-slide --screen 1280x720
+    .venv/bin/python tools/screenshots.py --compare-export
+
+(offscreen by default; under a real X server, e.g. ``Xvfb :91 -screen 0 1920x1080x24``,
+with ``DISPLAY=:91 QT_QPA_PLATFORM=xcb``, the screen is the server's).
 """
 
 from __future__ import annotations
@@ -16,19 +27,23 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 _tmp = tempfile.mkdtemp(prefix="warpviz-shots-")
 LECTURE = "--lecture" in sys.argv
+SCREEN = (1920, 1080)
 if LECTURE:
     _i = sys.argv.index("--lecture")
     SCREEN = tuple(int(v) for v in sys.argv[_i + 1].split("x"))
     del sys.argv[_i:_i + 2]
-else:
-    SCREEN = (1920, 1080)
+if "--screen" in sys.argv:
+    _w, _h = sys.argv[sys.argv.index("--screen") + 1].lower().split("x")
+    SCREEN = (int(_w), int(_h))
+_SCREEN = SCREEN
 if os.environ.get("QT_QPA_PLATFORM", "offscreen").startswith("offscreen"):
-    # A virtual screen (1920x1080 unless --lecture names another), so full screen (presentation
-    # mode) is that size too.
+    # A virtual screen (1920x1080 unless --lecture or --screen names another), so full screen
+    # (presentation mode) is that size too.
     with open(os.path.join(_tmp, "screen.json"), "w") as f:
         f.write('{"screens": [{"name": "hd", "x": 0, "y": 0, "width": %d, "height": %d, '
                 '"logicalDpi": 96, "physicalWidth": %d, "physicalHeight": %d}]}'
@@ -57,7 +72,119 @@ def shoot(app, win, path: Path) -> None:
     print("wrote", path)
 
 
+LEFT, RIGHT, INSTRUCTION, FRAME = "transpose-tile-pad", "transpose-tile-xor", 9, 3
+
+
+def _small_png(src: Path, dest: Path) -> None:
+    """``src`` as a 256-colour PNG at ``dest`` (the screenshots use few colours)."""
+    from PIL import Image
+
+    with Image.open(src) as im:
+        im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(dest, optimize=True)
+    src.unlink()
+
+
+def _wait(app, cond, seconds: float = 60.0) -> None:
+    end = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > end:
+            raise SystemExit("screenshots: the app did not get there in time")
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def _settle(app, seconds: float = 0.6) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def _report(where: str, views) -> None:
+    for side, v in zip(("left", "right"), views):
+        L = v.layout_
+        if L is None:
+            print(f"{where} {side}: no picture")
+            continue
+        px = min(t.px for t in L.texts)
+        print(f"{where} {side}: {v.width()}x{v.height()} canvas, smallest text {px} px, min allowed {L.min_px} px, "
+              f"rows left out {getattr(L, 'hidden_rows', None) or 'none'}, dropped {L.dropped or 'nothing'}")
+
+
+def compare_slide(out: Path, language: str = "en") -> None:
+    """The comparison slide in the window and in presentation mode on this screen."""
+    from viz import i18n
+    from viz.app.main import make_app
+    from viz.app.window import MainWindow
+    from viz.scenario import resolve
+
+    app = make_app()
+    i18n.set_language(language)
+    w = MainWindow(LEFT)
+    screen = app.primaryScreen().geometry()
+    tag = f"{screen.height()}p" + ("" if language == "en" else f"-{language}")
+    w.setGeometry(app.primaryScreen().availableGeometry())     # maximised (Xvfb has no window manager)
+    w.show()
+    _wait(app, lambda: w.session.detail is not None and not w.session.busy)
+    for _ in range(INSTRUCTION - 1):
+        w.session.step("instruction", 1)
+    for _ in range(FRAME - 1):
+        w.session.step("frame", 1)
+    w.a_compare.setChecked(True)
+    w.compare.open_right(resolve(RIGHT))
+    _wait(app, lambda: w.compare.right.detail is not None and not w.compare.right.busy)
+    w.compare.right.move_to(w.session.cursor)
+    _settle(app, 1.5)
+    views = (w.compare.view_left, w.compare.view_right)
+    tmp = out / f"compare-window-{tag}.tmp.png"
+    w.grab().save(str(tmp))
+    _small_png(tmp, out / f"compare-window-{tag}.png")
+    _report(f"window {screen.width()}x{screen.height()}", views)
+    w.a_present.setChecked(True)
+    w.setGeometry(screen)                 # full screen (Xvfb has no window manager to do it)
+    _settle(app, 2.0)
+    tmp = out / f"compare-presentation-{tag}.tmp.png"
+    app.primaryScreen().grabWindow(0).save(str(tmp))
+    _small_png(tmp, out / f"compare-presentation-{tag}.png")
+    _report(f"presentation {screen.width()}x{screen.height()}", views)
+    w.a_present.setChecked(False)
+    _settle(app, 1.0)
+    from viz.app.main import close_window
+
+    close_window(w)
+
+
+def export_shot(out: Path) -> None:
+    """A frame of a 1280x720 GIF of the comparison, as a PNG (what `warpviz export` writes)."""
+    from PIL import Image
+
+    from viz.cli import _parser
+    from viz.export_cli import cmd_export
+
+    gif = out / "compare-export-720p.tmp.gif"
+    rc = cmd_export(_parser().parse_args(["export", LEFT, "--compare", RIGHT, "-i", str(INSTRUCTION), "--frames",
+                                          f"{FRAME}-{FRAME + 1}", "--size", "1280x720", "--out", str(gif),
+                                          "--quiet"]))
+    if rc:
+        raise SystemExit(rc)
+    with Image.open(gif) as im:
+        im.seek(0)
+        im.convert("RGB").save(out / "compare-export-720p.tmp.png")
+    gif.unlink()
+    _small_png(out / "compare-export-720p.tmp.png", out / "compare-export-720p.png")
+    print(f"warpviz export {LEFT} --compare {RIGHT} -i {INSTRUCTION} --frames {FRAME}-{FRAME + 1} --size 1280x720 "
+          f"--out x.gif  (its first frame)")
+
+
 def main() -> None:
+    if "--compare-slide" in sys.argv or "--compare-export" in sys.argv:
+        out = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+        out.mkdir(parents=True, exist_ok=True)
+        if "--compare-export" in sys.argv:
+            export_shot(out)
+        else:
+            compare_slide(out, "zh_CN" if "--chinese" in sys.argv else "en")
+        return
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "docs"
     out.mkdir(parents=True, exist_ok=True)
     from viz import i18n

@@ -166,5 +166,25 @@ def check_out_file(path, name: str = "--out") -> None:
         raise ValueError(f"{name} {shown(text, 60)}: {err.strerror or err}") from None
 
 
+
+ROW_NAMES = ("lane", "thread", "index", "addr")   # the lane rows by name (PaintOptions.rows, --rows)
+DROP_ORDER = ("addr", "thread")                    # what a picture short of room leaves out first
+
+
+def parse_rows(spec: str) -> tuple[str, frozenset[str] | None]:
+    """``PaintOptions.rows`` / ``--rows``: "auto" (every row that fits; the picture says which
+    it left out), "all" (every row, folded as deep as it takes), or a comma list of
+    ROW_NAMES (the lane row is always kept). ValueError names a wrong word."""
+    spec = (spec or "auto").strip().lower()
+    if spec in ("auto", "all"):
+        return spec, None
+    names = {w.strip() for w in spec.split(",") if w.strip()}
+    bad = sorted(names - set(ROW_NAMES))
+    if bad or not names:
+        raise ValueError(f"lane rows {shown(spec)}: use auto, all, or a comma list of {', '.join(ROW_NAMES)}"
+                         + (f" (not {shown(', '.join(bad))})" if bad else ""))
+    return "some", frozenset(names | {"lane"})
+
+
 __all__ = ["MAX_DIGITS", "MAX_INDEX", "MAX_BLOCK_INDEX", "MAX_WARP_INDEX", "MAX_INSTRUCTION", "span", "shown_value", "MIN_SCALE", "MAX_SCALE", "NAME_MAX", "PATH_MAX", "to_int", "to_float", "bounded_int", "bounded_float",
-           "check_out_path", "check_out_file", "shown", "out_of_range"]
+           "check_out_path", "check_out_file", "shown", "out_of_range", "ROW_NAMES", "DROP_ORDER", "parse_rows"]

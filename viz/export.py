@@ -78,6 +78,7 @@ class Settings:
     title: str | None = None          # the title bar; None: the scenario's title; "" none
     title_card: bool = False          # open with a title card
     title_card_hold: float | None = None   # seconds; None: max(2 s, 2 x hold)
+    rows: str = "auto"                # lane rows: auto (those that fit; the picture names the rest), all, or a list
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,13 @@ def title_lines(sc: Scenario, details: Sequence[WarpDetail], other: Sequence[War
     return out
 
 
+def base_title(title: str) -> str:
+    """A title without its closing remark in brackets: "Transpose through a shared tile
+    (unpadded)" -> "Transpose through a shared tile" (a param comparison's card says what
+    differs; "(unpadded): PAD = 0 vs PAD = 1" would contradict itself)."""
+    return re.sub(r"\s*[(（][^()（）]*[)）]\s*$", "", title) or title
+
+
 def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenario | None = None,
               labels: tuple[str, str] | None = None, still: bool = False) -> Plan:
     """The pictures to paint, in order (raises ExportError for a selection that does not fit)."""
@@ -390,7 +398,7 @@ def make_plan(sc: Scenario, settings: Settings, sel: Selection, compare: Scenari
             lab = labels or (sc.shown_title, compare.shown_title)
             title = settings.title or tr("{a}  vs  {b}", a=lab[0], b=lab[1])
             if not settings.title and compare.source == sc.source:      # the same file, a param changed
-                title = sc.shown_title + sep(": ") + tr("{a}  vs  {b}", a=lab[0], b=lab[1])
+                title = base_title(sc.shown_title) + sep(": ") + tr("{a}  vs  {b}", a=lab[0], b=lab[1])
         hold = settings.title_card_hold or max(2.0, 2 * settings.hold)
         steps.insert(0, Step(None, title_card=(title, tuple(title_lines(sc, left, right, labels))), hold=hold))
     plan = Plan(steps, settings.fps, labels)
@@ -414,8 +422,10 @@ def ensure_qt():
     return app
 
 
-def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
-    """Paint one step on any QPainter (QImage for pixels, QSvgGenerator for SVG)."""
+def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> list:
+    """Paint one step on any QPainter (QImage for pixels, QSvgGenerator for SVG). Returns the
+    record of the text drawn (``viz.render.Layout`` per picture: one, two for a comparison;
+    a title card's ``TextItem`` list), for the picture rules' tests; [] for a layout map."""
     from .render import PaintOptions, paint_compare, paint_frame, paint_title_card, theme
 
     th = theme(settings.theme, settings.scale)
@@ -426,29 +436,27 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> None:
             from .render.matrix_view import paint_matrix_map
 
             paint_matrix_map(p, rect, step.layout, th, scale=step.layout_scale)
-            return
+            return []
         from .kinds.wgmma import GmmaMap
 
         if isinstance(step.layout, GmmaMap):          # HOOK(wgmma): a wgmma's core matrices (viz.render.gmma_view)
             from .render.gmma_view import paint_gmma_map
 
             paint_gmma_map(p, rect, step.layout, th, scale=step.layout_scale)
-            return
+            return []
         from .render.layout_map import paint_layout_map
 
         paint_layout_map(p, rect, step.layout, th, scale=step.layout_scale)
-        return
+        return []
     if step.title_card is not None:
-        paint_title_card(p, rect, step.title_card[0], list(step.title_card[1]), th)
-        return
+        return [paint_title_card(p, rect, step.title_card[0], list(step.title_card[1]), th)]
     d, f = step.left
     title = settings.title if settings.title is not None else d.scenario.shown_title
-    opts = PaintOptions(captions=settings.captions, title=title or None)
+    opts = PaintOptions(captions=settings.captions, title=title or None, rows=settings.rows)
     if step.right is None:
-        paint_frame(p, rect, d, f, th, opts)
-    else:
-        labels = plan.labels or (d.scenario.shown_title, step.right[0].scenario.shown_title)
-        paint_compare(p, rect, step.left, step.right, th, opts, labels)
+        return [paint_frame(p, rect, d, f, th, opts)]
+    labels = plan.labels or (d.scenario.shown_title, step.right[0].scenario.shown_title)
+    return list(paint_compare(p, rect, step.left, step.right, th, opts, labels))
 
 
 def render_image(step: Step, settings: Settings, plan: Plan):

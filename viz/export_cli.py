@@ -51,6 +51,10 @@ def add_parser(sub) -> None:
                            "(its `compare` key, as Ctrl+M in the app)")
     cmp_.add_argument("--compare-set", action="append", default=[], metavar="NAME=VALUE",
                       help="the same scenario with this param changed, side by side (repeatable)")
+    ex.add_argument("--rows", default="auto", metavar="ROWS",
+                    help="lane rows: auto (default: those that fit at the smallest type; the picture names any it "
+                         "leaves out), all (every row, folded as deep as it takes), or a comma list of "
+                         "lane, thread, index, addr")
     ex.add_argument("--labels", nargs=2, metavar=("LEFT", "RIGHT"), help="titles of the two sides")
     ex.add_argument("--png-sequence", action="store_true", help="write frame_00001.png ... into the --out folder")
     ex.add_argument("--quiet", "-q", action="store_true", help="no progress or summary")
@@ -121,9 +125,15 @@ def cmd_export(args) -> int:
         else:
             sel = selection(sc, args.instruction, args.block, args.warp, args.frames)
         title = "" if args.no_title else args.title
+        from .argcheck import parse_rows
+
+        try:
+            parse_rows(args.rows)
+        except ValueError as err:
+            return _fail(f"--rows: {err}")
         settings = Settings(size=parse_size(args.size), fps=args.fps, hold=args.hold, theme=args.theme,
                             scale=args.scale, captions=not args.no_captions, title=title,
-                            title_card=args.title_card)
+                            title_card=args.title_card, rows=args.rows)
         show = not args.quiet and sys.stderr.isatty()
         tty = getattr(sys.stderr, "wrapped", sys.stderr)    # warpviz's own \r and erase-line (not a file's)
 

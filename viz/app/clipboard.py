@@ -46,10 +46,11 @@ def frame_image(main, size: tuple[int, int] | None = None) -> QImage | None:
         if comparing:
             right = main.compare.right
             labels = (s.scenario.shown_title, right.scenario.shown_title)
-            paint_compare(p, rect, (d, f), (right.detail, right.frame), main.compare.view_left.theme,
-                          PaintOptions(), labels)
+            lv = main.compare.view_left
+            paint_compare(p, rect, (d, f), (right.detail, right.frame), lv.theme,
+                          PaintOptions(min_px=lv.min_px(), rows=lv.rows), labels)
         else:
-            paint_frame(p, rect, d, f, main.view.theme, main.view.options)
+            paint_frame(p, rect, d, f, main.view.theme, main.view.paint_options())
             ink = getattr(main, "ink", None)   # the pen's strokes, when Edit → Keep pen strokes is on
             if ink is not None and main.a_keep_ink.isChecked():
                 paint_strokes(p, rect, ink.strokes)

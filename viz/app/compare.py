@@ -112,6 +112,7 @@ class ComparePage(QWidget):
             v.setMinimumSize(280, 200)
         self.pick.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.pick.setMinimumContentsLength(16)
+        self.view_left.partner, self.view_right.partner = self.view_right, self.view_left   # laid out alike
         self.view_left.setObjectName("compareLeft")
         self.view_right.setObjectName("compareRight")
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -150,6 +151,8 @@ class ComparePage(QWidget):
         self.right.changed.connect(self._follow)
         self.right.changed.connect(self._recount)
         self.right.changed.connect(self._titles)
+        self.right.changed.connect(self.view_left.update)     # the halves are laid out alike
+        self.right.positionChanged.connect(self.view_left.update)
         self.right.analysisChanged.connect(self.refresh)
         self.right.positionChanged.connect(self.refresh)
         left.positionChanged.connect(self.refresh)
@@ -269,7 +272,10 @@ class ComparePage(QWidget):
             return
         row = max(vh.defaultSectionSize(), round(self.table.fontMetrics().height() * 1.35))
         vh.setDefaultSectionSize(row)
-        rows = row * PRESENTING_ROWS
+        screen = self.screen()
+        # a 720p projector: the table keeps its first 2 rows (this warp's figures), the pictures the rest
+        n = PRESENTING_ROWS if screen is None or screen.geometry().height() >= 900 else 2
+        rows = row * n
         head = self.table.horizontalHeader().sizeHint().height()
         table_h = min(TABLE_HEIGHT, rows + head + 2 * self.table.frameWidth() + 2)
         self.table.setMaximumHeight(table_h)

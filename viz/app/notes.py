@@ -24,10 +24,35 @@ def scenario_notes(sc: Scenario) -> str:
     return sc.shown_notes
 
 
+_SENTENCE_END = tuple(".!?:;)]\"'`。！？：；）」』”’")
+
+
+def line_per_paragraph(notes: str) -> bool:
+    """Are ``notes`` written a paragraph a line (as the built-ins are): no blank line between
+    its lines, and every line of text ends a sentence? Otherwise they are Markdown as written:
+    lines run on into one paragraph, a blank line starts the next (the guide's own example
+    wraps its lines at 90 characters)."""
+    lines = notes.strip().splitlines()
+    fenced = False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or _BLOCK.match(line):
+            continue
+        if not line.strip() or not line.rstrip().endswith(_SENTENCE_END):
+            return False
+    return True
+
+
 def notes_markdown(title: str, notes: str) -> str:
-    """Markdown for the panel: the title as a heading, then the notes, where (as the built-ins
-    are written) each line is its own paragraph; lists, quotes, tables and code stay as written."""
+    """Markdown for the panel: the title as a heading, then the notes: Markdown (a blank line
+    starts a paragraph, the lines between run on), or, for notes written a paragraph a line as
+    the built-ins are (``line_per_paragraph``), each line its own paragraph; lists, quotes,
+    tables and code stay as written."""
     out: list[str] = [f"## {title}", ""] if title else []
+    if not line_per_paragraph(notes):
+        return "\n".join(out + [notes.strip()]) + "\n"
     fenced = prev_block = False
     for line in notes.strip().splitlines():
         if line.lstrip().startswith(("```", "~~~")):

@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QScrollArea, QToolTip, QWidget
 
 from ..i18n import tr
 from ..render import PaintOptions, paint_frame
+from ..render.painter import compare_options
+from ..render.text import FLOOR_PX, presentation_floor
 from ..render.theme import Theme, theme
 from .state import Session
 
@@ -24,6 +26,8 @@ class FrameView(QWidget):
         self.session = session
         self.theme: Theme = theme("light")
         self.options = PaintOptions()
+        self.rows = "auto"          # the lane rows: "auto" (those that fit; the picture names the rest) or "all"
+        self.partner: FrameView | None = None   # the other half of a comparison: both are laid out alike
         self.layout_ = None
         self.hover = -1
         self.last_paint_ms = 0.0
@@ -53,7 +57,7 @@ class FrameView(QWidget):
             p.drawText(rect.adjusted(40, 40, -40, -40), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, msg)
             self.layout_ = None
         else:
-            options = self.options
+            options = self.paint_options()
             if self.session.error is not None:
                 # The text has an error: the picture is the last valid state, and says so.
                 options = replace(options, stale_note=tr("Showing the last valid version: the text has an error"))
@@ -63,6 +67,27 @@ class FrameView(QWidget):
                 p.drawRect(self.layout_.lanes[self.hover].adjusted(-1, -1, 1, 1))
         p.end()
         self.last_paint_ms = (time.perf_counter() - t0) * 1000
+
+    def min_px(self) -> int:
+        """The smallest type of this view's picture: 12 px, and in presentation mode (a theme
+        scaled up) 18 px on a 1080-px screen, in proportion to the screen's height."""
+        if self.theme.scale <= 1.0:
+            return FLOOR_PX
+        screen = self.screen()
+        return presentation_floor(screen.geometry().height() if screen is not None else 1080)
+
+    def paint_options(self) -> PaintOptions:
+        """What this view paints with: its options, its smallest type, its lane rows, and in a
+        comparison the alignment with the other half (``compare_options``)."""
+        o = replace(self.options, min_px=self.min_px(), rows=self.rows)
+        other = self.partner
+        d = self.session.detail
+        if other is None or d is None or other.session.detail is None:
+            return o
+        mine, theirs = QRectF(self.rect()), QRectF(other.rect())
+        po = replace(other.options, min_px=o.min_px, rows=self.rows)
+        got = compare_options([mine, theirs], (d, other.session.detail), self.theme, [o, po])
+        return got[0]
 
     def _launch_note(self) -> str:
         """What stands in for the picture while a launch file is open (nothing is recorded yet)."""

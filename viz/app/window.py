@@ -277,6 +277,8 @@ class MainWindow(QMainWindow):
         self.a_present = self._action("presentation", self.set_presentation, [K.Key_F11], checkable=True)
         self.a_escape = self._action("leavePresentation", lambda: self.a_present.setChecked(False), [K.Key_Escape])
         self.a_compare = self._action("compare", self.set_compare, ["Ctrl+M"], checkable=True)
+        # Every lane row, folded as deep as it takes, instead of leaving detail rows out for room
+        self.a_rows = self._action("everyLaneRow", self.set_every_row, ["Ctrl+R"], checkable=True)
         self.a_matrix = self._action("matrixFragments", lambda: self.show_matrix())   # ldmatrix / stmatrix
         self.a_zoom_in = self._action("zoomIn", lambda: self.zoom.set_zoom(self.zoom.zoom * 1.25), ["Ctrl++", "Ctrl+="])
         self.a_zoom_out = self._action("zoomOut", lambda: self.zoom.set_zoom(self.zoom.zoom / 1.25), ["Ctrl+-"])
@@ -337,6 +339,7 @@ class MainWindow(QMainWindow):
         self.m_view.addAction(self.a_compare)
         self.m_view.addAction(self.a_matrix)
         self.m_view.addAction(self.a_present)
+        self.m_view.addAction(self.a_rows)
         self.m_view.addSeparator()
         self.m_panels = self.m_view.addMenu("")
         for d in self.docks.values():
@@ -735,6 +738,13 @@ class MainWindow(QMainWindow):
         dlg.show()
         dlg.raise_()
         return dlg
+
+    def set_every_row(self, on: bool) -> None:
+        """View → Every lane row (Ctrl+R): the pictures keep every lane row (byte addresses,
+        thread ids), folded as deep as it takes, instead of leaving some out for room."""
+        for v in (self.view, self.compare.view_left, self.compare.view_right):
+            v.rows = "all" if on else "auto"
+            v.update()
 
     def set_compare(self, on: bool) -> None:
         if on and self.session.is_launch:
@@ -1160,6 +1170,7 @@ class MainWindow(QMainWindow):
             self.a_matrix: tr("ldmatrix / stmatrix fragments…"),
             self.a_zoom_in: tr("Zoom in"), self.a_zoom_out: tr("Zoom out"), self.a_zoom_reset: tr("Fit to window"),
             self.a_keys: tr("Keys"), self.a_present_contrast: tr("High contrast in presentation mode"),
+            self.a_rows: tr("Every lane row"),
         }
         for a, text in names.items():
             a.setText(text)
@@ -1274,6 +1285,7 @@ def KEY_ROWS() -> list[tuple[str, str]]:  # noqa: N802 - a translated constant
             ("Ctrl+← Ctrl+→", tr("previous / next scenario of the lesson (or of the library's list)")),
             ("+ −", tr("faster / slower")), ("F11, Esc", tr("presentation mode on / off")),
             ("Ctrl+M", tr("compare two scenarios")), ("Ctrl+E", tr("export for slides")),
+            ("Ctrl+R", tr("every lane row (none left out for room)")),
             ("Ctrl+Shift+C", tr("copy the frame to the clipboard")), ("Ctrl+= Ctrl+- Ctrl+0", tr("zoom in / out / fit")),
             ("Ctrl+O Ctrl+S", tr("open / save")),
             ("Ctrl+Z Ctrl+Shift+Z", tr("undo / redo an edit (form or text)")),

@@ -28,6 +28,11 @@ class PaintOptions:
     figures: bool = True           # the counter and figures row
     label_column: bool | None = None  # row labels at the left; None or True: always (False: none)
     stale_note: str | None = None  # a muted band over the picture, e.g. "showing the last valid version"
+    min_px: int = 0                # the smallest type the caller asks for (0: FLOOR_PX, 12 px); the app's
+    #                                presentation mode asks for text.presentation_floor(screen height)
+    rows: str = "auto"             # lane rows: "auto" (all that fit), "all", or those named, e.g. "lane,index"
+    #                                (names: lane, thread, index, addr; ROW_NAMES)
+    align: tuple | None = None     # set by paint_compare: both halves' lane rows and memory view alike
 
 
 @dataclass
@@ -53,6 +58,11 @@ class Layout:
     columns: list[float] = field(default_factory=list)  # x centre of each lane column
     col_w: float = 0.0
     lane_rows: list = field(default_factory=list, repr=False)   # (label, 32 texts) per lane-cell row
+    row_names: list = field(default_factory=list, repr=False)   # per lane row: lane, thread, index, addr
+    hidden_rows: list = field(default_factory=list, repr=False)  # labels of the lane rows left out
+    rows_note: QRectF | None = None         # the line that names them
+    shared_mode: str | None = None          # "bank" or "time" where a comparison sets it for both halves
+    lanes_fit: bool = True                  # False: a lane row's texts are wider than its boxes even folded 4 deep
     lane_specs: list = field(default_factory=list, repr=False)  # per row: (px, stagger, top, height)
     header_plan: object = field(default=None, repr=False)
     figure_texts: list = field(default_factory=list, repr=False)  # TextBox per text of the figures row
@@ -164,7 +174,8 @@ def prepared(kind: str, L: Layout, th: Theme, d: WarpDetail, build):
         memo = _PREP.memo = {}
     r = L.rect
     key = (kind, id(d), r.x(), r.y(), r.width(), r.height(), L.s, L.boost, L.min_px, L.label_w, L.lane_area.top(),
-           L.lane_area.height(), L.memory.top(), L.memory.height(), th.sans, th.mono, th.stroke, language())
+           L.lane_area.height(), L.memory.top(), L.memory.height(), th.sans, th.mono, th.stroke, language(),
+           tuple(L.row_names), tuple((px, n) for px, n, _, _ in L.lane_specs), L.shared_mode)
     hit = memo.get(key)
     if hit is not None and hit[0] is d:
         return hit[1]

@@ -94,7 +94,7 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
         w100 = width_at(items, 100) - gap * (len(items) - 1)
         if room <= 0 or w100 <= 0:
             return 0
-        px = int(min(24 * s, (room - gap * (len(items) - 1)) * 100 / w100))
+        px = int(min(max(L.min_px, 24 * s), (room - gap * (len(items) - 1)) * 100 / w100))
         while px >= 1 and width_at(items, px) > room:     # hinting: small sizes run a little wide
             px -= 1
         return max(px, 0)
@@ -109,7 +109,7 @@ def figures_row(L: Layout, th: Theme, d: WarpDetail, f: Frame) -> list[TextBox]:
         while cap_px > 1 and line_h(th.sans, cap_px, True) > half:
             cap_px -= 1
         room = inner.width()
-        px2 = min(int(24 * s), cap_px)
+        px2 = min(int(max(L.min_px, 24 * s)), cap_px)
         while px2 >= L.min_px and width_at(shown, px2) > room:
             px2 -= 1
         if px2 >= L.min_px:
@@ -239,9 +239,20 @@ def paint_title(p: QPainter, L: Layout, th: Theme, title: str) -> None:
     inner = r.adjusted(22 * L.s, 0, -22 * L.s, 0)
     px = fit_px(th.sans, [title], inner.width(), max(L.min_px, 38 * L.s), L.min_px, bold=True)
     if not px:
+        # too long for one line at the smallest type: as many lines as the bar holds
         px = L.min_px
-        drop(title)
-        title = elide(th.sans, px, True, title, inner.width())
-    _text(p, inner, title, th, px, th.q("title_text"), bold=True, align="l", key="title")
+        lh = line_h(th.sans, px, True)
+        lines = wrap(th.sans, px, True, title, inner.width())
+        fit = max(1, int((inner.height() - 4 * L.s) // lh))
+        if len(lines) > fit:
+            drop(title)
+            lines = lines[:fit - 1] + [elide(th.sans, px, True, " ".join(lines[fit - 1:]), inner.width())]
+        y = inner.top() + (inner.height() - lh * len(lines)) / 2
+        for line in lines:
+            _text(p, QRectF(inner.left(), y, inner.width(), lh), line, th, px, th.q("title_text"), bold=True,
+                  align="l", key="title", cell=inner)
+            y += lh
+    else:
+        _text(p, inner, title, th, px, th.q("title_text"), bold=True, align="l", key="title")
     p.setPen(pen(th.q("grid"), max(1.0, 1.5 * L.s)))
     p.drawLine(QLineF(r.left(), r.bottom(), r.right(), r.bottom()))

@@ -16,7 +16,8 @@ from PySide6.QtGui import QFont, QPainter
 from ..i18n import tr
 from ..warp import LINE, SECTOR, WarpDetail
 from .base import Layout, State, draw_links, mix, pen, prepared
-from .text import TextItem, condensed, fit_px, font, line_h, record_many, static
+from .shared_view import around_bands
+from .text import TextItem, _line_h, condensed, fit_px, font, line_h, record_many, static
 from .theme import Theme
 
 LINK_GAP, LINK_MIN, LINK_EXTRA = 84.0, 40.0, 150.0
@@ -43,7 +44,7 @@ class _GlobalPrep:
     dividers: list
     dots: list
     marks: list                  # the bytes asked for, inside their sectors
-    links: list                  # (line, segment) per active lane
+    links: list                  # (line, [segments]) per active lane
     sector_font: QFont | None
     sector_texts: dict           # sector number in its line -> QStaticText
     sector_px: int = 0
@@ -76,11 +77,33 @@ def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
                          cap, max(mp, 16 * s), bold=True)
         short_px = fit_px(cond, [_addr(ln * LINE) for ln in lines], line_w - 2 * s, cap, mp, bold=True)
         px = long_px or short_px
-        label_h = max(28 * s, line_h(th.sans, max(px, mp), True) + 6 * s)
+
+        def label_h_at(p: int) -> float:
+            # a short label is digits only: its line is a Latin one, also in Chinese (not the taller CJK line)
+            return max(28 * s, (line_h(th.sans, max(p, mp), True) if long_px else
+                                _line_h(cond, max(p, mp), True, False)) + 6 * s)
+
+        label_h = label_h_at(px)
         if px and len(rows) * (label_h + max(12 * s, line_h(th.sans, mp))) <= avail or len(rows) == len(lines):
             break
         if px and len(rows) * (label_h + 8 * s) <= avail:
             break     # the labels fit and the boxes can be thin
+        # labels boosted into a tall picture: smaller ones (never under the smallest size) before more rows
+        smaller = next((p for p in range(int(px) - 1, max(mp, 16 * s if long_px else mp) - 1, -1)
+                        if len(rows) * (label_h_at(p) + 8 * s) <= avail), 0) if px else 0
+        if smaller:
+            px, label_h = smaller, label_h_at(smaller)
+            long_px, short_px = (smaller, short_px) if long_px else (0, smaller)
+            break
+        if long_px and short_px:
+            # the long labels (a CJK line is taller) cannot get small enough: the short ones
+            long_px = 0
+            shorter = next((p for p in range(int(short_px), mp - 1, -1)
+                            if len(rows) * (label_h_at(p) + 8 * s) <= avail), 0)
+            if shorter:
+                px = short_px = shorter
+                label_h = label_h_at(shorter)
+                break
     row_h = max(8 * s, min(150 * s * L.boost, avail / len(rows) - label_h))
     return rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail
 
@@ -116,6 +139,8 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         return stt, pt, TextItem(text, px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "line-label", r)
 
     out_lines, dividers, dots, marks, boxes = [], [], [], [], {}
+    row_top = [top + r_ * (row_h + label_h) for r_ in range(len(rows))]
+    row_of = {ln: r_ for r_, row in enumerate(rows) for ln in row}
     for r_, row in enumerate(rows):
         bx = x0
         by = top + r_ * (row_h + label_h) + label_h
@@ -148,7 +173,10 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
         if ln.active and ln.line in boxes:
             box = boxes[ln.line]
             x = box.left() + (ln.byte_addr % LINE + ln.size / 2) * (line_w / LINE)
-            links.append((ln.line, QLineF(L.columns[ln.lane], lane_foot, x, box.top() - label_h * 0.15)))
+            seg = QLineF(L.columns[ln.lane], lane_foot, x, box.top() - label_h * 0.15)
+            # a link to a lower row of lines passes behind the rows above (never through their labels)
+            above = [(row_top[r], row_top[r] + label_h + row_h) for r in range(row_of[ln.line])]
+            links.append((ln.line, around_bands(seg, above)))
     sector_texts = {q: static(th.sans, sec_px, False, tr("sector {k}", k=q)) for q in range(4)} if sec_px else {}
     return _GlobalPrep(out_lines, (font(fam, px), font(fam, px, True)) if px >= 1 else None, dividers, dots,
                        marks, links, font(th.sans, sec_px) if sec_px else None, sector_texts, sec_px)
@@ -173,7 +201,7 @@ def paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
         request = st.kind == "request"
         for line, seg in prep.links:
             state = "todo" if request else st.step_state(order[line])
-            (now if state == "now" else done if state == "done" else todo).append(seg)
+            (now if state == "now" else done if state == "done" else todo).extend(seg)
         draw_links(p, th, s, done, todo, now, st.kind)
     # Collect, then draw by kind: a 32-line ruler is 160 boxes, and one drawRects call per
     # style costs what a handful of single calls would.
@@ -233,10 +261,7 @@ def paint_global(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
                 if c is not color:
                     p.setPen(c)
                     color = c
-                sz = stt.size()
-                box = QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s)
-                p.drawStaticText(QPointF(box.left() + (box.width() - sz.width()) / 2,
-                                         box.top() + (box.height() - sz.height()) / 2), stt)
+                p.drawStaticText(_sector_label_at(stt, r, s), stt)
 
 
 def _used_bytes(sr: QRectF, spans: list[tuple[int, int]], byte_w: float, row_h: float, s: float) -> list[QRect]:
@@ -290,6 +315,12 @@ def _record_global(prep: "_GlobalPrep", d: WarpDetail, st: State, s: float) -> N
 def _sector_item(prep: "_GlobalPrep", q: int, r: QRect, s: float) -> TextItem:
     stt = prep.sector_texts[q]
     sz = stt.size()
-    box = QRectF(r.left(), r.bottom() - 22 * s, r.width(), 20 * s)
-    x, y = box.left() + (box.width() - sz.width()) / 2, box.top() + (box.height() - sz.height()) / 2
-    return TextItem(stt.text(), prep.sector_px, QRectF(x, y, sz.width(), sz.height()), "sector", QRectF(r))
+    pt = _sector_label_at(stt, r, s)
+    return TextItem(stt.text(), prep.sector_px, QRectF(pt.x(), pt.y(), sz.width(), sz.height()), "sector", QRectF(r))
+
+
+def _sector_label_at(stt, r: QRect, s: float) -> QPointF:
+    """Where a sector's label goes: centred, its line (measured: a CJK line is taller than a
+    Latin one) ending 2 px (at scale 1) above the sector's foot, inside the sector."""
+    sz = stt.size()
+    return QPointF(r.left() + (r.width() - sz.width()) / 2, r.bottom() - 2 * s - sz.height())

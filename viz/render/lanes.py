@@ -68,6 +68,12 @@ def lane_rows(d: WarpDetail) -> list[tuple[str, list[str]]]:
             + [(tr("byte addr") if not base else tr("byte − 0x{base:x}", base=base), addr)])
 
 
+def row_names(rows) -> list[str]:
+    """The name of each row of ``lane_rows``: lane, thread, index (one or two), addr."""
+    return ["lane", "thread"] + ["index"] * (len(rows) - 3) + ["addr"]
+
+
+
 def row_families(th: Theme, n: int) -> list[tuple[str, ...]]:
     return [th.sans] + [condensed(th)] * (n - 1)
 
@@ -90,25 +96,58 @@ def lane_box(x: float, cw: float, stagger: int) -> tuple[float, float]:
     return x - w / 2 + pad, w - 2 * pad
 
 
-def plan_rows(rows, th: Theme, cw: float, s: float, mp: int, boost: float = 1.0) -> list[tuple[int, int, float]]:
+def plan_rows(rows, th: Theme, cw: float, s: float, mp: int, boost: float = 1.0, addr: bool = True,
+              force: tuple | None = None) -> list[tuple[int, int, float]]:
     """Per lane row: (px, stagger, height). The largest size up to 24/20 px (at scale 1,
     times ``boost`` in a tall picture) at which every text of the row fits its lane's box,
-    staggered over 2..4 sub-rows (a box 2..4 columns wide) if need be."""
+    staggered over 2..4 sub-rows (a box 2..4 columns wide) if need be. Every row takes the
+    same number of sub-rows (the deepest any row needs), so lane k is in sub-row k mod n all
+    the way down and a lane reads downwards. ``force`` = (stagger, px per row): a comparison
+    lays both halves' rows out alike (``addr``: the last row is the byte address, drawn bold
+    on the compute frame)."""
     fams = row_families(th, len(rows))
-    out = []
-    for k, (_, texts) in enumerate(rows):
-        bold = k == 0 or k == len(rows) - 1          # the address row is drawn bold on the compute frame
+    last = len(rows) - 1
+
+    def bold_(k: int) -> bool:
+        return k == 0 or (addr and k == last)
+
+    def fit(k: int, stagger: int) -> int:
         cap = max(mp, (24 if k == 0 else 20) * s * boost)
-        px, stagger = 0, 1
-        for stagger in range(1, MAX_STAGGER + 1):
-            px = fit_px(fams[k], texts, lane_box(0.0, cw, stagger)[1] - 2 * text_margin(s), cap, mp, bold=bold)
-            if px:
-                break
-        if not px:
-            px = mp                                    # cannot happen at the sizes the app allows
-        h = max((28 if k == 0 else 24) * s, line_h(fams[k], px, bold) * 1.08)
-        out.append((px, stagger, h * stagger))
+        return fit_px(fams[k], rows[k][1], lane_box(0.0, cw, stagger)[1] - 2 * text_margin(s), cap, mp,
+                      bold=bold_(k))
+
+    if force is not None:
+        n, pxs = force
+        if pxs is None:
+            pxs = [fit(k, n) or mp for k in range(len(rows))]
+            if len(pxs) > 1:
+                pxs = pxs[:1] + [min(pxs[1:])] * (len(pxs) - 1)
+    else:
+        n = 1
+        for k in range(len(rows)):
+            while n < MAX_STAGGER and not fit(k, n):
+                n += 1
+        pxs = [fit(k, n) or mp for k in range(len(rows))]    # mp: cannot happen at the sizes the app allows
+        if len(pxs) > 1:       # the rows under the lane numbers at one size: a row of short texts is no louder
+            pxs = pxs[:1] + [min(pxs[1:])] * (len(pxs) - 1)
+    out = []
+    for k in range(len(rows)):
+        px = pxs[k]
+        h = max((28 if k == 0 else 24) * s, line_h(fams[k], px, bold_(k)) * 1.08)
+        out.append((px, n, h * n))
     return out
+
+
+def rows_fit(rows, th: Theme, cw: float, s: float, specs, addr: bool = True) -> bool:
+    """Does every text of every lane row fit its lane's box at the row's size and folding?"""
+    fams = row_families(th, len(rows))
+    last = len(rows) - 1
+    for k, ((_, texts), (px, n, _)) in enumerate(zip(rows, specs)):
+        room = lane_box(0.0, cw, n)[1] - 2 * text_margin(s) + 0.5
+        bold = k == 0 or (addr and k == last)
+        if any(advance(fams[k], px, bold, t) > room for t in texts if t):
+            return False
+    return True
 
 
 def overhang(specs, cw: float) -> float:
@@ -116,6 +155,11 @@ def overhang(specs, cw: float) -> float:
     ``n`` columns wide is centred on its lane."""
     n = max((stagger for _, stagger, _ in specs), default=1)
     return (n - 1) * cw / 2
+
+
+def _addr_shown(L: Layout) -> bool:
+    """Is the last lane row the byte address (drawn bold on the compute frame)?"""
+    return not L.row_names or L.row_names[-1] == "addr"
 
 
 def lane_segments(L: Layout, lane: int) -> list[QRectF]:
@@ -136,7 +180,9 @@ def lane_segments(L: Layout, lane: int) -> list[QRectF]:
         out.append(QRectF(left, top + (lane % stagger) * sub, w, sub))
         run_top = top + h
     bottom = L.lanes[lane].bottom()
-    if bottom > run_top + 0.5:
+    # No stub for the bottom margin either: a strip of empty outlines under the last row
+    # would read as a row cut off.
+    if bottom > run_top + 0.5 and not (out and bottom - run_top < 10 * L.s):
         out.append(QRectF(col_left, run_top, col_w, bottom - run_top))
     return out
 
@@ -178,7 +224,7 @@ def _prep_lanes(L: Layout, th: Theme, d: WarpDetail) -> _LanePrep:
 
     out = [row(k, k == 0) for k in range(len(rows))]
     last = len(rows) - 1
-    bold_addr = row(last, True)
+    bold_addr = row(last, True) if _addr_shown(L) else out[last]
     items = [pl.item for pl in labels] + [pl.item for _, its in out for _, pl in its]
     items_bold = [pl.item for pl in labels] + [pl.item for _, its in out[:-1] + [bold_addr] for _, pl in its]
     rects = [[snap(r) for r in lane_segments(L, k)] for k in range(32)]
@@ -243,7 +289,7 @@ def paint_lanes(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> 
         p.drawRects(hatched)
     for cell in served_cells:
         _served_mark(p, cell, th, s)
-    addr_row = len(prep.rows) - 1
+    addr_row = len(prep.rows) - 1 if _addr_shown(L) else -1
     grid, byte_used = th.q("grid"), th.q("byte_used")
     lanes = d.lanes
     for k, (fnt, items) in enumerate(prep.rows):

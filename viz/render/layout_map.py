@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from ..i18n import tr
 from ..layout_text import LayoutMap
+from .text import register_fonts
 from .theme import Theme
 
 MIN_PX = 14          # the smallest text at 1920x1080
@@ -35,6 +36,7 @@ def bank_color(bank: int, th: Theme) -> QColor:
 
 
 def _font(th: Theme, px: float, bold: bool = False, mono: bool = False) -> QFont:
+    register_fonts()
     f = QFont()
     f.setFamilies(list(th.mono if mono else th.sans))
     f.setPixelSize(max(1, int(round(px))))

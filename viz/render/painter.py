@@ -10,11 +10,19 @@ API (stable; the app's widget, the PNG/GIF/MP4 exporter and the SVG exporter all
 - ``rect`` is where to draw, in the painter's coordinates; the picture fills it (type and
   strokes follow its size, times ``theme.scale`` for presentation mode). Anything from
   640x360 up to 4K works.
-- **Type never goes below** ``Layout.min_px`` = 14 px at a height of 1080 (in proportion
-  to the height, times ``theme.scale``): where room is short the picture rearranges
-  (lane rows stagger, bank columns fold, a deep conflict stack is laid out in time, lines
-  of the global ruler fold into rows) rather than shrink text, and where something still
-  cannot be drawn it says so in the picture. Nothing is dropped silently.
+- **Type never goes below** ``Layout.min_px``: 12 px on any canvas (14 px per 1080 px of
+  height, times ``theme.scale``, where that is more; ``PaintOptions.min_px`` asks for more:
+  the app's presentation mode asks for 18 px on a 1080p screen, in proportion to the
+  screen's height). Where room is short the picture rearranges (lane rows fold into more
+  sub-rows, all rows alike; bank columns fold; a deep conflict stack is laid out in time or
+  windowed; lines of the global ruler fold into rows) and then leaves out detail rows (byte
+  addresses, then thread ids: ``PaintOptions.rows``, ``--rows``) rather than shrink text,
+  and it says on the picture what it left out. Only a canvas smaller than the rule covers
+  (under 540 x 650, or a thumbnail under 360 px high) shrinks its type, and only as far as
+  it must to keep the lanes off the figures. Nothing is dropped silently.
+- **A comparison is laid out alike** (``compare_options``; ``paint_compare`` and the app's
+  two compare views use it): the same rows, level, folded alike, one shared-memory
+  orientation, title and header bars of one height.
 - **The painter reports the text it draws**: the returned ``Layout`` holds ``texts`` (a
   ``TextItem`` per string: text, pixel size, the rectangle it covers) and ``dropped``
   (labels it could not draw; empty in every frame of every built-in). Paint onto a
@@ -52,15 +60,17 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter
 
-from ..frames import Frame, access_op, access_text
+from ..argcheck import DROP_ORDER, ROW_NAMES, parse_rows
+from ..frames import Frame, access_op, access_text, frames as frames_of
 from ..i18n import language, tr
 from ..warp import WarpDetail
 from .base import Layout, PaintOptions, State, alpha, pen
 from .figures import TextBox, figures_row, paint_caption, paint_figures, paint_title
 from .global_view import paint_global
-from .lanes import MAX_STAGGER, lane_pad, lane_rows, overhang, paint_lanes, paint_phases, plan_rows
+from .lanes import (MAX_STAGGER, lane_pad, lane_rows, overhang, paint_lanes, paint_phases, plan_rows, row_names,
+                    rows_fit)
 from .shared_view import memory_labels, paint_shared
-from .text import (BASE_H, BASE_W, RECORD, NullPainter, TextItem, advance, draw_text, drop, elide, fit_px,
+from .text import (BASE_H, BASE_W, FLOOR_PX, RECORD, NullPainter, TextItem, advance, draw_text, drop, elide, fit_px,
                    is_null, line_h, min_text_px, wrap)
 from .theme import Theme, theme as _theme
 
@@ -214,16 +224,40 @@ def layout(rect: QRectF, detail: WarpDetail, theme: Theme, options: PaintOptions
     if hit is None or hit[0] is not detail:
         if len(_LAYOUTS) > 64:
             _LAYOUTS.clear()
-        hit = _LAYOUTS[key] = (detail, _layout(rect, detail, theme, o))
+        hit = _LAYOUTS[key] = (detail, _layout_fitting(rect, detail, theme, o))
     return replace(hit[1], figure_texts=[], texts=[], dropped=[])
 
 
-def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> Layout:
+SMALL_W, SMALL_H = 540, 650     # a canvas under either (a window's picture squeezed by its panels) may shrink
+LEAST_PX = 7                    # its type, to this at the least, rather than draw the lanes over the figures
+
+
+def _layout_fitting(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> Layout:
+    """``_layout``; on a canvas smaller than the rule covers (narrower than 540 px or lower
+    than 650 px: a window's picture squeezed by its panels) whose lanes leave the memory view
+    no room, the type comes down a pixel at a time (to 7 px) until they do: smaller type
+    rather than lanes drawn over the figures."""
+    L = _layout(rect, detail, theme, o)
+    if rect.width() >= SMALL_W and rect.height() >= SMALL_H:
+        return L
+    mp = L.min_px
+    while _overflows(L) and mp > LEAST_PX:
+        mp -= 1
+        L = _layout(rect, detail, theme, o, mp)
+    return L
+
+
+def _overflows(L: Layout) -> bool:
+    return L.memory is None or L.memory.height() < 40 * L.s + 2.6 * L.min_px
+
+
+def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions, least: int | None = None) -> Layout:
     th = theme
     W, H = rect.width(), rect.height()
     rw, rh = W / BASE_W, H / BASE_H
     s = min(math.sqrt(rw * rh), 1.5 * min(rw, rh)) * th.scale
-    mp = min_text_px(H, th.scale)
+    mp = least or min_text_px(H, th.scale, o.min_px or FLOOR_PX)
+    al = Align(*o.align) if o.align else None
     L = Layout(rect=QRectF(rect), s=s, min_px=mp)
     m = 22 * s
     x0, x1 = rect.left() + m, rect.right() - m
@@ -232,52 +266,187 @@ def _layout(rect: QRectF, detail: WarpDetail, theme: Theme, o: PaintOptions) -> 
         y += max(40 * s, line_h(th.sans, max(mp, int(20 * s)), True) * 1.5)
     if o.title:
         h = max(64 * s, line_h(th.sans, mp, True) * 1.5)
+        n = len(wrap(th.sans, mp, True, o.title, W - 44 * s))
+        if n > 1:                      # a long title in a narrow half: two lines (three at most)
+            h = max(h, min(n, 3) * line_h(th.sans, mp, True) + 12 * s)
+        if al:
+            h = max(h, al.title_h)
         L.title = QRectF(rect.left(), y, W, h)
         y += h
     y += m * 0.6
     if o.header:
         L.header_plan = hp = _header_plan(detail, th, s, mp, x1 - x0)
-        L.header = QRectF(x0, y, x1 - x0, hp.height)
-        y += hp.height + 10 * s
+        hh = max(hp.height, al.header_h) if al else hp.height
+        L.header = QRectF(x0, y, x1 - x0, hh)
+        y += hh + 10 * s
     bottom = rect.bottom()
     if o.captions:
         h = max(92 * s, 2 * line_h(th.sans, mp) + 16 * s)
+        # the longest caption of the instruction's frames, wrapped at the smallest type, fits
+        # (a narrow comparison half: a long sentence takes 3 or 4 lines, never cut)
+        width = W - 48 * s
+        longest = max((f.caption for f in frames_of(detail)), key=len, default="")
+        n = len(wrap(th.sans, mp, False, longest, width)) if longest else 0
+        h = max(h, min(n, 5) * line_h(th.sans, mp) + 16 * s + 1)
         L.caption = QRectF(rect.left(), bottom - h, W, h)
         bottom -= h
     bottom -= m * 0.6
     if o.figures:
         h = max(64 * s, line_h(th.sans, mp, True) * 1.6)
+        if x1 - x0 < 60 * mp:       # narrow (a comparison half): room for the figures on a second line
+            h = max(h, 2 * line_h(th.sans, mp, True) + 6 * s)
         L.figures = QRectF(x0, bottom - h, x1 - x0, h)
         bottom -= h + 12 * s
-    rows = lane_rows(detail)
-    L.lane_rows = rows
+    every = lane_rows(detail)
+    names = row_names(every)
     if o.label_column is not False:
-        labels = [r[0] for r in rows] + (memory_labels(detail) if detail.space == "shared" else [])
+        labels = [r[0] for r in every] + (memory_labels(detail) if detail.space == "shared" else [])
         px = int(max(mp, 17 * s))
         lw = max(advance(th.sans, px, True, t) for t in labels)
         while lw > (x1 - x0) * 0.16 and px > mp:
             px -= 1
             lw = max(advance(th.sans, px, True, t) for t in labels)
         L.label_px, L.label_w = px, lw + 14 * s
+        if al:
+            L.label_px, L.label_w = min(px, al.label_px), max(L.label_w, al.label_w)
     L.label_x = x0
+    try:
+        how, named = parse_rows(o.rows)
+    except ValueError:
+        how, named = "auto", None
+    if al and al.names is not None:
+        choices = [set(al.names)]
+    elif how == "some":
+        choices = [set(named)]
+    elif how == "all":
+        choices = [set(ROW_NAMES)]
+    else:
+        # Short of room: the detail rows go (byte addresses, then thread ids), never the type size.
+        choices = [set(ROW_NAMES), set(ROW_NAMES) - {"addr"}, set(ROW_NAMES) - {"addr", "thread"}]
+    best = None
+    for keep in choices:
+        cand = _with_rows(replace(L), detail, th, every, names, keep, x0, x1, m, y, bottom, al)
+        if _fits(cand, th, detail):
+            return cand
+        # nothing fits whole: the rows that let the memory view show the most words
+        score = (cand.lanes_fit, _shown(cand, th, detail))
+        if best is None or score > best[0]:
+            best = (score, cand)
+    return best[1]
+
+
+def _memory_shape(L: Layout, th: Theme, detail: WarpDetail):
+    """The shared-memory view's arrangement under the lanes of ``L`` (mode and bands)."""
+    if detail.space != "shared":
+        return None
+    from .shared_view import plan_shared
+
+    plan = plan_shared(L, th, detail)
+    return plan.mode, len(plan.bands), plan.visible
+
+
+def _shown(L: Layout, th: Theme, detail: WarpDetail) -> int:
+    """How many of the memory view's words (shared) it shows under the lanes of ``L``; for
+    global memory, the height the ruler has to spare (negative: it runs over)."""
+    if L.memory is None:
+        return -10 ** 6
+    if detail.space != "shared":
+        from .global_view import _plan_rows
+
+        rows, *_, label_h, row_h, avail = _plan_rows(L, th, detail)
+        return round(avail - len(rows) * (label_h + 8 * L.s))
+    from .shared_view import plan_shared
+
+    plan = plan_shared(L, th, detail)
+    return sum(1 for w in plan.words if w is not None and w.band < plan.visible) if plan.fits else -1
+
+
+class Align(tuple):
+    """How ``paint_compare`` makes its two halves alike (``PaintOptions.align``): the header's
+    height, the label column, the lane rows kept, their sub-rows and sizes, the lane type's
+    boost and the shared-memory arrangement."""
+
+    __slots__ = ()
+    _fields = ("header_h", "label_w", "label_px", "names", "stagger", "pxs", "boost", "shared_mode", "title_h")
+
+    def __new__(cls, header_h, label_w, label_px, names, stagger, pxs, boost, shared_mode, title_h=0.0):
+        return tuple.__new__(cls, (header_h, label_w, label_px, None if names is None else tuple(names), stagger,
+                                   None if pxs is None else tuple(pxs), boost, shared_mode, title_h))
+
+    header_h = property(lambda self: self[0])
+    label_w = property(lambda self: self[1])
+    label_px = property(lambda self: self[2])
+    names = property(lambda self: self[3])
+    stagger = property(lambda self: self[4])
+    pxs = property(lambda self: self[5])
+    boost = property(lambda self: self[6])
+    shared_mode = property(lambda self: self[7])
+    title_h = property(lambda self: self[8] if len(self) > 8 else 0.0)
+
+
+def _with_rows(L: Layout, detail: WarpDetail, th: Theme, every, names, keep, x0, x1, m, y, bottom,
+               al: Align | None) -> Layout:
+    """``L`` with the lane rows named in ``keep`` (the lane row always), a line naming the
+    rows left out, the lanes placed and the type boosted into spare height."""
+    s, mp = L.s, L.min_px
+    L.lane_rows = [r for r, n in zip(every, names) if n in keep or n == "lane"]
+    L.row_names = [n for n in names if n in keep or n == "lane"]
+    L.hidden_rows = [r[0] for r, n in zip(every, names) if n not in keep and n != "lane"]
+    L.shared_mode = al.shared_mode if al else None
+    if L.hidden_rows:
+        text = rows_note_text(L.hidden_rows)
+        lines = wrap(th.sans, mp, False, text, x1 - x0)
+        h = len(lines) * line_h(th.sans, mp) + 4 * s
+        L.rows_note = QRectF(x0, y, x1 - x0, h)
+        y += h
+    if al and al.names is not None:     # (names None: each half picks its rows for the orientation)
+        force = (al.stagger, al.pxs if al.pxs and len(al.pxs) == len(L.lane_rows) else None)
+        return _place_lanes(L, detail, th, x0, x1, m, y, bottom, al.boost, force)
     base = _place_lanes(replace(L), detail, th, x0, x1, m, y, bottom, 1.0)
     best = base
-    top_boost = _boost_limit(W, H)
-    if top_boost > 1.0:
+    top_boost = _boost_limit(L.rect.width(), L.rect.height())
+    if (top_boost > 1.0 or base.memory.height() > 0.45 * (bottom - y)) and _fits(base, th, detail):
         # A picture narrower than 16:9 (a comparison half, a narrow window) has height to
-        # spare: the lane and word type grows into it, as long as the memory view keeps
-        # its type and shows everything.
+        # spare, and so has a wide one whose memory view is shallow (else an empty band
+        # under it): the lane and word type grows into it, as long as the memory view
+        # keeps its type and shows everything.
         want = _memory_fit(base, th, detail)
-        deepest = max(2, max(st for _, st, _, _ in base.lane_specs))
+        wide = top_boost <= 1.0
+        deepest = max(1 if wide else 2, max(st for _, st, _, _ in base.lane_specs))
+        shape = _memory_shape(base, th, detail)
+        top_boost = max(top_boost, 1.6)
         for boost in (b for b in BOOSTS if b <= top_boost):
             cand = _place_lanes(replace(L), detail, th, x0, x1, m, y, bottom, boost)
             if max(st for _, st, _, _ in cand.lane_specs) > deepest:
                 continue                # larger type, but lanes harder to tell apart: not worth it
+            if wide and _memory_shape(cand, th, detail) != shape:
+                continue                # a wide picture keeps its memory view's arrangement (one row of 32)
+            if not _fits(cand, th, detail):
+                continue                # larger lanes, but the memory view would run short
             got = _memory_fit(cand, th, detail)
             if got is not None and want is not None and got >= want:
                 best = cand
                 break
     return best
+
+
+def rows_note_text(hidden: list[str]) -> str:
+    """The visible line that names the lane rows a picture left out, and how to get them back."""
+    return tr("Rows left out for room: {rows} (show them: View ▸ Every lane row, or export --rows all)",
+              rows=", ".join(hidden))
+
+
+def _fits(L: Layout, th: Theme, detail: WarpDetail) -> bool:
+    """Do the lane rows fit their boxes, and does the memory view show everything under them
+    at a readable size?"""
+    if not L.lanes_fit or L.memory is None or L.memory.height() < 60 * L.s:
+        return False
+    if detail.space == "shared":
+        return _memory_fit(L, th, detail) is not None
+    from .global_view import global_rows
+
+    n_rows, px, row_h = global_rows(L, th, detail)
+    return bool(px) and row_h >= max(16 * L.s, line_h(th.sans, L.min_px) * 0.8)
 
 
 BOOSTS = (2.0, 1.8, 1.6, 1.45, 1.3, 1.2, 1.1)
@@ -293,10 +462,10 @@ def _memory_fit(L: Layout, th: Theme, detail: WarpDetail):
     """How well the memory view fits under the lanes of ``L``: comparable (larger is
     better) or None where it must leave something off the picture."""
     if detail.space == "shared":
-        from .shared_view import plan_shared
+        from .shared_view import plan_shared, shows_everything
 
         plan = plan_shared(L, th, detail)
-        return None if plan.visible < len(plan.bands) else (plan.px, min(round(plan.row_h / L.s), 40))
+        return (plan.px, min(round(plan.row_h / L.s), 40)) if shows_everything(plan) else None
     from .global_view import global_rows
 
     n_rows, px, row_h = global_rows(L, th, detail)
@@ -304,15 +473,16 @@ def _memory_fit(L: Layout, th: Theme, detail: WarpDetail):
 
 
 def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float, m: float, y: float,
-                 bottom: float, boost: float) -> Layout:
+                 bottom: float, boost: float, force: tuple | None = None) -> Layout:
     """The lane rows, the phase strip and the memory area under them, with the lane type
-    ``boost`` times its usual cap (``L.boost``)."""
+    ``boost`` times its usual cap (``L.boost``); ``force``: (sub-rows, sizes) of a comparison."""
     s, mp = L.s, L.min_px
     L.boost = boost
     rows = L.lane_rows
+    addr = L.row_names[-1:] == ["addr"]
     gx0, gx1 = x0 + L.label_w, x1
     cw = (gx1 - gx0) / 32
-    specs = plan_rows(rows, th, cw, s, mp, boost)
+    specs = plan_rows(rows, th, cw, s, mp, boost, addr, force)
     for _ in range(MAX_STAGGER + 2):
         # Staggered rows give lanes 0 and 31 boxes wider than their column: keep them off
         # the row labels and inside the picture (half the right margin may go to them).
@@ -323,16 +493,21 @@ def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float,
             oh = overhang(specs, cw)
             gx0, gx1 = x0 + L.label_w + oh, x1 - max(0.0, oh - m * 0.5)
             cw = (gx1 - gx0) / 32
-        again = plan_rows(rows, th, cw, s, mp, boost)
+        again = plan_rows(rows, th, cw, s, mp, boost, addr, force)
         if again == specs:
             break
         specs = again
     x1 = gx1
+    L.lanes_fit = rows_fit(rows, th, cw, s, specs, addr)
     L.col_w = cw
     L.columns = [gx0 + cw * (k + 0.5) for k in range(32)]
     top = y + 4 * s
     L.lane_specs = []
+    # a row is at least as high as its label's line, measured in the font in use (a CJK line
+    # is taller than the Latin row it labels)
+    lab_h = line_h(th.sans, L.label_px) + 2 * s if L.label_w and L.label_px else 0.0
     for px, stagger, h in specs:
+        h = max(h, lab_h)
         L.lane_specs.append((px, stagger, top, h))
         top += h
     lane_h = top - y + 6 * s
@@ -373,6 +548,8 @@ def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
             paint_title(p, L, th, o.title or "")
         if L.header is not None:
             _paint_header(p, L, th, detail)
+        if L.rows_note is not None:
+            _paint_rows_note(p, L, th)
         if getattr(detail.access, "op", "") == "wgmma":     # HOOK(wgmma): its core matrices on the banks
             from ..kinds.wgmma import detail_gmma_map
             from .gmma_view import paint_gmma_map
@@ -399,6 +576,15 @@ def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
         p.restore()
         RECORD.texts, RECORD.dropped = saved
     return L
+
+
+def _paint_rows_note(p: QPainter, L: Layout, th: Theme) -> None:
+    """The line naming the lane rows left out for room (and how to bring them back)."""
+    r = L.rows_note
+    lh = line_h(th.sans, L.min_px)
+    for k, line in enumerate(wrap(th.sans, L.min_px, False, rows_note_text(L.hidden_rows), r.width())):
+        _text(p, QRectF(r.left(), r.top() + k * lh, r.width(), lh), line, th, L.min_px, th.q("muted"), align="l",
+              key="rows-note")
 
 
 def _paint_stale(p: QPainter, L: Layout, th: Theme, note: str, null: bool) -> None:
@@ -478,19 +664,110 @@ def paint_compare(p: QPainter, rect: QRectF, left: tuple[WarpDetail, Frame], rig
                   theme: Theme | None = None, options: PaintOptions | None = None,
                   labels: tuple[str, str] | None = None) -> tuple[Layout, Layout]:
     """Two layouts side by side, each a whole frame (its own caption and figures); ``labels``
-    become the two title bars (default: the scenarios' titles). Each half keeps the whole
-    picture's smallest type size (it is as high as the picture)."""
+    become the two title bars (default: the scenarios' titles). The halves are laid out
+    alike (``compare_layouts``): lane rows at the same heights, folded into the same number
+    of sub-rows at the same sizes (lane k of the left half is level with lane k of the
+    right), the same rows kept, and shared memory in one orientation."""
     th = theme or _theme()
     o = options or PaintOptions()
     gap = max(2.0, round(6 * min(rect.width() / BASE_W, rect.height() / BASE_H)))
     half = (rect.width() - gap) / 2
-    out = []
+    rects, opts = [], []
     for k, (d, f) in enumerate((left, right)):
-        r = QRectF(rect.left() + k * (half + gap), rect.top(), half, rect.height())
+        rects.append(QRectF(rect.left() + k * (half + gap), rect.top(), half, rect.height()))
         title = labels[k] if labels else (o.title or d.scenario.shown_title)
-        out.append(paint_frame(p, r, d, f, th, replace(o, title=title)))
+        opts.append(replace(o, title=title))
+    opts = compare_options(rects, (left[0], right[0]), th, opts)
+    out = [paint_frame(p, r, d, f, th, oo) for r, (d, f), oo in zip(rects, (left, right), opts)]
     p.fillRect(QRectF(rect.left() + half, rect.top(), gap, rect.height()).toRect(), th.q("grid"))
     return out[0], out[1]
+
+
+def compare_options(rects, details, th: Theme, opts) -> list[PaintOptions]:
+    """The options of two pictures shown side by side (a comparison), each with ``align`` set
+    so that they are laid out alike: the taller header, the wider label column, the lane rows
+    both can keep, the deeper folding, per row the smaller size, the smaller boost and one
+    shared-memory orientation (the one that shows every word of both at the larger type).
+    The app's two compare views use it as the exporter's ``paint_compare`` does."""
+    key = (tuple(id(d) for d in details), tuple((r.x(), r.y(), r.width(), r.height()) for r in rects), th.scale,
+           th.sans, th.mono, tuple(opts), language())
+    hit = _ALIGNED.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], details)):
+        return hit[1]
+    if len(_ALIGNED) > 32:
+        _ALIGNED.clear()
+    got = _compare_options(rects, details, th, opts)
+    _ALIGNED[key] = (tuple(details), got)
+    return got
+
+
+_ALIGNED: dict = {}
+
+
+def _compare_options(rects, details, th: Theme, opts) -> list[PaintOptions]:
+    opts = [replace(o, align=None) for o in opts]
+    lays = [layout(r, d, th, o) for r, d, o in zip(rects, details, opts)]
+    keep = set(lays[0].row_names) & set(lays[1].row_names)
+
+    def align_of(lays, pxs=None, mode=None) -> Align:
+        hh = max((L.header.height() for L in lays if L.header is not None), default=0.0)
+        n = max(max((st for _, st, _, _ in L.lane_specs), default=1) for L in lays)
+        return Align(hh, max(L.label_w for L in lays), min(L.label_px or 99 for L in lays), sorted(keep), n, pxs,
+                     min(L.boost for L in lays), mode,
+                     max((L.title.height() for L in lays if L.title is not None), default=0.0))
+
+    mode = None
+    if all(d.space == "shared" for d in details):
+        mode = _shared_mode(rects, details, th, opts, align_of(lays))
+        # the rows each half keeps with its memory view in that orientation
+        auto = Align(*(tuple(align_of(lays))[:3] + (None,) + tuple(align_of(lays))[4:7] + (mode,)))
+        lays = [layout(r, d, th, replace(o, align=tuple(auto))) for r, d, o in zip(rects, details, opts)]
+        keep = set(lays[0].row_names) & set(lays[1].row_names)
+    al = align_of(lays, None, mode)
+    base_opts = opts
+    opts = [replace(o, align=tuple(al)) for o in base_opts]
+    lays = [layout(r, d, th, o) for r, d, o in zip(rects, details, opts)]
+    auto = all(parse_rows(o.rows)[0] == "auto" for o in base_opts if _valid_rows(o.rows))
+    for name in DROP_ORDER:
+        # laid out alike (the deeper folding of the two), a half may no longer fit: the next
+        # detail row goes from both, as it would from one picture short of room
+        if not auto or name not in keep or all(_fits(L, th, d) for L, d in zip(lays, details)):
+            break
+        keep.discard(name)
+        al = align_of(lays, None, mode)
+        opts = [replace(o, align=tuple(al)) for o in base_opts]
+        lays = [layout(r, d, th, o) for r, d, o in zip(rects, details, opts)]
+    if lays[0].row_names == lays[1].row_names:
+        # the same rows: each row at the smaller of the two sizes, so the rows line up
+        pxs = [min(a[0], b[0]) for a, b in zip(lays[0].lane_specs, lays[1].lane_specs)]
+        al = align_of(lays, pxs, mode)
+        opts = [replace(o, align=tuple(al)) for o in opts]
+    return opts
+
+
+def _valid_rows(spec: str) -> bool:
+    try:
+        parse_rows(spec)
+    except ValueError:
+        return False
+    return True
+
+
+def _shared_mode(rects, details, th: Theme, opts, al: Align) -> str:
+    """The shared-memory orientation for both halves: by bank unless only "in time" shows
+    every word of both halves (or shows them larger)."""
+    from .shared_view import plan_shared, shows_everything
+
+    best = None
+    for mode in ("bank", "time"):
+        a = Align(*(tuple(al)[:7] + (mode,)))
+        plans = [plan_shared(layout(r, d, th, replace(o, align=tuple(a))), th, d)
+                 for r, d, o in zip(rects, details, opts)]
+        whole = [shows_everything(pl) for pl in plans]
+        score = (all(whole), sum(whole), all(pl.fits for pl in plans), min(pl.px for pl in plans))
+        if best is None or score > best[0]:
+            best = (score, mode)
+    return best[1]
 
 
 def paint_title_card(p: QPainter, rect: QRectF, title: str, lines: list[str], theme: Theme | None = None) -> list:

@@ -77,12 +77,24 @@ class SharedPlan:
     corner: list                 # per band: Placed ("bank" / "wavefront") or None
     zebra: list                  # per band: [QRect]
     rules: list                  # per band: [QLineF]
-    links: list                  # per active lane: [(wavefront, band, segment)]
+    links: list                  # per active lane: [(wavefront, band, [segments])]
     note_rect: QRectF | None     # where the "not shown" line goes when bands are windowed
-    legend: Placed | None = None  # "numbers in the cells: word index (byte address / 4)", under the table
+    legend: Placed | None = None  # "numbers in the cells: word index (byte address ÷ 4)", under the table
+    row_keys: tuple = ()         # every row's key: wavefront (by bank) or bank (in time)
+    rows_shown: int = 0          # how many rows a band shows (< len(row_keys): a window of rows moves)
+    row_first: int = 0           # the first row shown
+    fits: bool = True            # False: not even one band fits the area
 
 
-def _candidates(n: int):
+def _candidates(n: int, only: str | None = None):
+    """The arrangements to try, best first; ``only``: those of one mode (a comparison keeps
+    both halves in one orientation)."""
+    for mode, fold in _all_candidates(n):
+        if only is None or mode == only:
+            yield mode, fold
+
+
+def _all_candidates(n: int):
     yield "bank", 1
     yield "time", 1
     yield "bank", 2
@@ -93,21 +105,26 @@ def _candidates(n: int):
     yield "bank", 8    # narrow comparison halves in presentation type: 4 banks a band
 
 
-def plan_shared(L: Layout, th: Theme, d: WarpDetail) -> SharedPlan:
+def plan_shared(L: Layout, th: Theme, d: WarpDetail, row_first: int = 0) -> SharedPlan:
     """The table laid out, with room kept under it for the line that says what the numbers
-    are (word indices) wherever keeping it costs the words neither size nor bands."""
+    are (word indices) wherever keeping it costs the words neither size nor bands.
+    ``row_first``: where rows are windowed, the first row shown."""
     legend_h = line_h(th.sans, int(max(L.min_px, 17 * L.s))) + 8 * L.s
-    kept = _plan_shared(L, th, d, legend_h)
+    kept = _plan_shared(L, th, d, legend_h, row_first)
     if kept.legend is not None:
-        plain = _plan_shared(L, th, d, 0.0)
-        if (kept.px, kept.visible, kept.mode, len(kept.bands)) == (plain.px, plain.visible, plain.mode,
-                                                                   len(plain.bands)):
+        plain = _plan_shared(L, th, d, 0.0, row_first)
+        if (kept.px, kept.visible, kept.mode, len(kept.bands), kept.rows_shown) == (
+                plain.px, plain.visible, plain.mode, len(plain.bands), plain.rows_shown):
             return kept
         return plain
-    return _plan_shared(L, th, d, 0.0)
+    return _plan_shared(L, th, d, 0.0, row_first)
 
 
-def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedPlan:
+def shows_everything(plan: SharedPlan) -> bool:
+    return plan.fits and plan.visible >= len(plan.bands) and plan.rows_shown >= len(plan.row_keys)
+
+
+def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first: int = 0) -> SharedPlan:
     s, mp = L.s, L.min_px
     mem = L.memory
     n = max(1, d.wavefronts)
@@ -138,7 +155,7 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
         return cols, rows, bands, heads
 
     best = None
-    for mode, fold in _candidates(n):
+    for mode, fold in _candidates(n, L.shared_mode):
         cols, rows, bands, heads = shape(mode, fold)
         cw = avail_w / cols
         for px in range(cap, mp - 1, -1):
@@ -154,6 +171,8 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
         if best is not None and best[0] >= cap:
             break
     visible = None
+    rows_shown = None
+    fits = True
     if best is None:
         # Not even the smallest type holds everything: of the arrangements whose columns
         # hold the words, the one that shows the most words in the bands that fit; the
@@ -165,30 +184,47 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
         for bw in d.bank_words:
             per_band.setdefault(bw.bank, []).append(bw.wavefront)
         options = []
-        for mode, fold in _candidates(n):
+        for mode, fold in _candidates(n, L.shared_mode):
             cols, rows, bands, heads = shape(mode, fold)
             if need_w(px, heads) > avail_w / cols:
                 continue
             band_h = hh + rows * rh
             fit = int((avail_h - note_h + gap) // (band_h + gap))
             if fit < 1:
-                options.append((-band_h, mode, fold, bands, 1))
+                # Not one band whole: every band, with a window of its rows (wavefronts by
+                # bank, banks in time) that moves with the frame; a line names the rest.
+                per = int((avail_h - note_h - bands * hh - (bands - 1) * gap) // (bands * rh))
+                if per >= 1:
+                    keys = list(range(n)) if mode == "bank" else busy
+                    at = {k: i for i, k in enumerate(keys)}
+                    counts = [0] * len(keys)
+                    for bw in d.bank_words:
+                        counts[at[bw.wavefront if mode == "bank" else bw.bank]] += 1
+                    shown_words = max(sum(counts[k:k + per]) for k in range(max(1, len(keys) - per + 1)))
+                    options.append((shown_words, mode, fold, bands, bands, per))
+                else:
+                    options.append((-band_h, mode, fold, bands, 1, None))
                 continue
             counts = [0] * bands
             for bw in d.bank_words:
                 counts[bw.bank // cols if mode == "bank" else bw.wavefront // cols] += 1
             shown_words = max(sum(counts[k:k + fit]) for k in range(max(1, bands - fit + 1)))
-            options.append((shown_words, mode, fold, bands, min(fit, bands)))
+            options.append((shown_words, mode, fold, bands, min(fit, bands), None))
         if not options:
-            options.append((0, "time", n, n, 1))
-        _, mode, fold, bands, visible = max(options, key=lambda o: o[0])
+            options.append((0, "time", n, n, 1, None))
+        score, mode, fold, bands, visible, rows_shown = max(options, key=lambda o: o[0])
+        fits = score >= 0
         best = (px, mode, fold, bands)
     px, mode, fold, bands = best
     cols, rows, bands, _ = shape(mode, fold)
+    all_keys = tuple(range(n)) if mode == "bank" else tuple(busy)
+    rows = min(rows, rows_shown or rows)
+    row_first = max(0, min(row_first, len(all_keys) - rows))
+    window = all_keys[row_first:row_first + rows]
     visible = min(bands, visible or bands)
     hh = line_h(sans, px, True) + 6 * s
     rh_min = line_h(mono, px, True) + 6 * s
-    note_h = 2 * line_h(sans, px) + 6 * s if visible < bands else 0.0
+    note_h = 2 * line_h(sans, px) + 6 * s if visible < bands or rows < len(all_keys) else 0.0
     room = avail_h - note_h - visible * hh - (visible - 1) * gap
     row_h = max(rh_min, min(72 * s, room / (visible * rows)))
     band_h = hh + rows * row_h
@@ -207,10 +243,9 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
         btop = top + g * pitch
         if mode == "bank":
             keys = list(range(g * cols, min(32, (g + 1) * cols)))
-            row_keys = list(range(n))
         else:
             keys = list(range(g * cols, min(n, (g + 1) * cols)))
-            row_keys = busy
+        row_keys = window
         col_x = [(k, x0 + cw * (j + 0.5)) for j, k in enumerate(keys)]
         row_y = [(k, btop + hh + i * row_h) for i, k in enumerate(row_keys)]
         band = _Band(btop, QRectF(x0, btop, cw * len(keys), hh), col_x, row_y)
@@ -239,8 +274,8 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
                       for j, (_, x) in enumerate(col_x) if j % 2 == 0])
         rl_ = []
         if mode == "bank":
-            for i in range(1, n):
-                if d.wavefront_phase[i] != d.wavefront_phase[i - 1]:
+            for i in range(1, len(window)):
+                if d.wavefront_phase[window[i]] != d.wavefront_phase[window[i - 1]]:
                     y = btop + hh + i * row_h
                     rl_.append(QLineF(x0, y, x0 + cw * len(keys), y))
         else:
@@ -249,16 +284,26 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
                     rl_.append(QLineF(x - cw / 2, btop + hh, x - cw / 2, btop + band_h))
         rules.append(rl_)
 
-    def cell_of(bank: int, wf: int) -> tuple[int, float, float]:
+    row_at = {k: i for i, k in enumerate(window)}
+
+    def cell_of(bank: int, wf: int) -> tuple[int, float, float] | None:
+        """Band, column centre and row top of a word; None for a row outside the window."""
+        i = row_at.get(wf if mode == "bank" else bank)
+        if i is None:
+            return None
         if mode == "bank":
             g = bank // cols
-            return g, band_list[g].cols[bank - g * cols][1], band_list[g].top + hh + wf * row_h
+            return g, band_list[g].cols[bank - g * cols][1], band_list[g].top + hh + i * row_h
         g = wf // cols
-        return g, band_list[g].cols[wf - g * cols][1], band_list[g].top + hh + busy.index(bank) * row_h
+        return g, band_list[g].cols[wf - g * cols][1], band_list[g].top + hh + i * row_h
 
     words = []
     for bw in d.bank_words:
-        g, x, y = cell_of(bw.bank, bw.wavefront)
+        cell = cell_of(bw.bank, bw.wavefront)
+        if cell is None:
+            words.append(None)
+            continue
+        g, x, y = cell
         r = QRectF(x - cw / 2 + 3 * s, y + 1.5 * s, cw - 6 * s, row_h - 3 * s)
         badge = None
         text_r = r
@@ -277,16 +322,19 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
             continue
         ends: dict[tuple, list] = {}
         for b, wf in zip(ln.banks, ln.word_wavefronts):
-            g, x, _ = cell_of(b, wf)
-            key = (wf, g) if mode == "time" else (wf, g)
-            ends.setdefault(key, []).append(x)
+            cell = cell_of(b, wf)
+            if cell is None:
+                continue
+            g, x, _ = cell
+            ends.setdefault((wf, g), []).append(x)
         out = []
         for (wf, g), xs in sorted(ends.items()):
             x = sum(xs) / len(xs)
-            out.append((wf, g, QLineF(L.columns[ln.lane], lane_foot, x, band_list[g].top + 2 * s)))
+            seg = QLineF(L.columns[ln.lane], lane_foot, x, band_list[g].top + 2 * s)
+            out.append((wf, g, around_bands(seg, [(b.top, b.top + band_h) for b in band_list[:g]])))
         links.append(out)
     note_rect = None
-    if visible < bands:
+    if visible < bands or len(window) < len(all_keys):
         note_rect = QRectF(x0, top + visible * pitch - gap + 2 * s, avail_w, note_h)
     # What the numbers in the cells are, under the table (or its note) where the area has room.
     legend = None
@@ -301,7 +349,46 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float) -> SharedP
             break
     return SharedPlan(mode, band_list, visible, pitch, cw, row_h, hh, px, label_px, words,
                       (font(mono, px), font(mono, px, True)), heads, row_labels, corners, zebra, rules, links,
-                      note_rect, legend)
+                      note_rect, legend, all_keys, len(window), row_first, fits)
+
+
+def around_bands(seg: QLineF, spans: list[tuple[float, float]]) -> list[QLineF]:
+    """``seg`` (running down) in pieces that leave out the heights ``spans`` (the bands above
+    the one it goes to): a link to a lower band passes behind the bands above it, never
+    through their bank or wavefront numbers."""
+    y0, y1 = seg.y1(), seg.y2()
+    if y1 <= y0 or not spans:
+        return [seg]
+    pieces, top = [], y0
+    for a, b in sorted(spans):
+        a, b = max(a - 2.0, y0), min(b + 2.0, y1)
+        if b <= a:
+            continue
+        if a > top:
+            pieces.append((top, a))
+        top = max(top, b)
+    if y1 > top:
+        pieces.append((top, y1))
+
+    def at(y: float) -> QPointF:
+        t = (y - y0) / (y1 - y0)
+        return QPointF(seg.x1() + (seg.x2() - seg.x1()) * t, y)
+
+    return [QLineF(at(a), at(b)) for a, b in pieces if b - a > 0.5]
+
+
+def _row_window(plan: SharedPlan, d: WarpDetail, st: State) -> int:
+    """The first row shown where a band's rows are windowed: the frame's wavefront's row (by
+    bank) or its first bank's (in time), kept in view."""
+    if st.kind != "wavefront" or st.wf is None:
+        return 0
+    if plan.mode == "bank":
+        i = st.wf
+    else:
+        banks = sorted(bw.bank for bw in d.bank_words if bw.wavefront == st.wf)
+        i = plan.row_keys.index(banks[0]) if banks and banks[0] in plan.row_keys else 0
+    return max(0, min(i - plan.rows_shown // 2 if i >= plan.rows_shown else 0,
+                      len(plan.row_keys) - plan.rows_shown))
 
 
 def _window(plan: SharedPlan, d: WarpDetail, st: State) -> int:
@@ -321,6 +408,10 @@ def _window(plan: SharedPlan, d: WarpDetail, st: State) -> int:
 def paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) -> None:
     s = L.s
     plan = prepared("shared", L, th, d, lambda: plan_shared(L, th, d))
+    if plan.rows_shown < len(plan.row_keys):
+        r0 = _row_window(plan, d, st)
+        if r0:
+            plan = prepared(f"shared{r0}", L, th, d, lambda: plan_shared(L, th, d, r0))
     null = st.null
     first = _window(plan, d, st)
     shown = range(first, first + plan.visible)
@@ -341,15 +432,17 @@ def paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
         request = st.kind == "request"
         for lane_links in plan.links:
             seen = set()
-            for wf, g, seg in lane_links:
-                if g not in shown:
+            for wf, g, segs in lane_links:
+                if g not in shown or not segs:
                     continue
                 state = "todo" if request else st.step_state(wf)
-                key = (round(seg.x2()), g, state)
+                key = (round(segs[-1].x2()), g, state)
                 if key in seen:
                     continue
                 seen.add(key)
-                (now if state == "now" else done if state == "done" else todo).append(seg)
+                if first:      # bands scrolled off the top: the link is drawn straight to its band
+                    segs = [QLineF(segs[0].p1(), segs[-1].p2())]
+                (now if state == "now" else done if state == "done" else todo).extend(segs)
         draw_links(p, th, s, done, todo, now, st.kind)
     # The wavefront being served right now: its row (by bank) or its column (in time).
     now_c = th.q("now")
@@ -412,7 +505,7 @@ def paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
     for bw, w in zip(d.bank_words, plan.words):
         state = "todo" if early else st.step_state(bw.wavefront)
         states.append(state)
-        if w.band in shown:
+        if w is not None and w.band in shown:
             groups[state].append(w.snapped)
     if st.kind == "compute":
         styles = {"todo": (None, pen(th.q("grid"), border, 1.0, Qt.PenStyle.DashLine))}
@@ -431,7 +524,7 @@ def paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
     fnt = color = None
     badges = st.kind != "compute"
     for w, state in zip(plan.words, states):
-        if w.band not in shown:
+        if w is None or w.band not in shown:
             continue
         bold = state == "now"
         pl = w.bold if bold else w.plain
@@ -480,6 +573,18 @@ def _not_shown_note(p: QPainter, plan: SharedPlan, d: WarpDetail, th: Theme, fir
     cols = len(plan.bands[0].cols)
     limit = d.wavefronts if plan.mode == "time" else 32
     parts = []
+    keys = plan.row_keys
+    for lo, hi in ((0, plan.row_first), (plan.row_first + plan.rows_shown, len(keys))):
+        if hi > lo:
+            off = set(keys[lo:hi])
+            if plan.mode == "bank":
+                words = sum(1 for bw in d.bank_words if bw.wavefront in off)
+                parts.append(tr("wavefronts {a}-{b} ({w} words) are off the picture", a=keys[lo] + 1,
+                                b=keys[hi - 1] + 1, w=words))
+            else:
+                words = sum(1 for bw in d.bank_words if bw.bank in off)
+                parts.append(tr("banks {a}-{b} ({w} words) are off the picture", a=keys[lo], b=keys[hi - 1],
+                                w=words))
     for lo, hi in ((0, first), (first + plan.visible, len(plan.bands))):
         if hi > lo:
             a, b = lo * cols, min(limit, hi * cols) - 1

@@ -26,11 +26,28 @@ from .theme import Theme
 
 BASE_W, BASE_H = 1920.0, 1080.0
 MIN_TEXT_PX = 14.0        # the smallest text at 1920x1080 (scaled with the height and the theme's scale)
+FLOOR_PX = 12             # no text under 12 px in any picture, whatever its size (a window's canvas, a half)
+PRESENTATION_PX = 18      # presentation mode on a 1080-px screen; in proportion to the screen's height
+THUMBNAIL_H = 360         # below this height the floor shrinks in proportion (a thumbnail, not a slide)
 
 
-def min_text_px(height: float, scale: float = 1.0) -> int:
-    """The smallest whole pixel size allowed in a picture ``height`` pixels high."""
-    return max(1, math.ceil(MIN_TEXT_PX * height / BASE_H * scale - 1e-6))
+def min_text_px(height: float, scale: float = 1.0, floor: int = FLOOR_PX) -> int:
+    """The smallest whole pixel size allowed in a picture ``height`` pixels high: 14 px per
+    1080 px of height times the theme's scale, and never under ``floor`` (12 px; the app's
+    presentation mode asks for ``presentation_floor``). Where a picture is too small for
+    that, it folds lanes into more sub-rows or leaves detail rows out (and says so) rather
+    than shrink its type. A thumbnail under 360 px high (below any slide or window) scales the
+    floor down with its height."""
+    if height < THUMBNAIL_H:
+        floor = floor * height / THUMBNAIL_H
+    return max(math.ceil(floor - 1e-6), 1, math.ceil(MIN_TEXT_PX * height / BASE_H * scale - 1e-6))
+
+
+def presentation_floor(screen_height: float) -> int:
+    """The smallest text in presentation mode on a screen ``screen_height`` px high: 18 px at
+    1080p, in proportion below and above (12 px at 720p: the same share of the screen), and
+    never under ``FLOOR_PX``."""
+    return max(FLOOR_PX, math.ceil(PRESENTATION_PX * screen_height / BASE_H - 1e-6))
 
 
 # ---------------------------------------------------------------------------- record
@@ -150,8 +167,39 @@ def per_thread(maxsize: int):
     return wrap
 
 
+PICTURE_FAMILIES = ("Warpviz Sans", "Warpviz Sans Condensed", "Warpviz Mono", "Warpviz CJK SC")
+_FONTS_LOCK = threading.Lock()
+_FONTS: list[str] | None = None
+
+
+def register_fonts() -> list[str]:
+    """Register the fonts the pictures are drawn with (``assets/fonts``: subsets of DejaVu
+    and Noto Sans CJK SC named ``Warpviz ...``) with Qt, once; returns the families added.
+    The themes name them first, so a picture is drawn, measured and laid out with the same
+    fonts on every machine, whatever fonts it has (the machine's own are only a fallback for
+    a character the subsets lack, e.g. in a user's own scenario title)."""
+    global _FONTS
+    if _FONTS is not None:
+        return _FONTS
+    with _FONTS_LOCK:
+        if _FONTS is None:
+            from PySide6.QtGui import QFontDatabase
+
+            from .. import assets
+
+            got: list[str] = []
+            folder = assets.root() / "fonts"
+            for path in sorted(folder.glob("Warpviz*.[ot]tf")):
+                fid = QFontDatabase.addApplicationFont(str(path))
+                if fid >= 0:
+                    got += [f for f in QFontDatabase.applicationFontFamilies(fid) if f not in got]
+            _FONTS = got
+    return _FONTS
+
+
 @per_thread(512)
 def font(families: tuple[str, ...], px: int, bold: bool = False) -> QFont:
+    register_fonts()
     f = QFont()
     f.setFamilies(list(families))
     f.setPixelSize(max(1, px))
@@ -161,8 +209,9 @@ def font(families: tuple[str, ...], px: int, bold: bool = False) -> QFont:
 
 
 def condensed(th: Theme) -> tuple[str, ...]:
-    """Narrow figures for the lane cells (32 across): DejaVu Sans Condensed where installed."""
-    return ("DejaVu Sans Condensed", "Noto Sans Display Condensed", "Arial Narrow") + th.sans
+    """Narrow figures for the lane cells (32 across): the shipped condensed sans (DejaVu Sans
+    Condensed's subset)."""
+    return ("Warpviz Sans Condensed", "DejaVu Sans Condensed", "Arial Narrow") + th.sans
 
 
 @per_thread(512)

@@ -15,11 +15,12 @@ from PySide6.QtGui import QColor
 
 from ..argcheck import MAX_SCALE, MIN_SCALE, shown_value
 
-# DejaVu is what this machine has; the CJK families cover Simplified Chinese where installed.
-SANS = ("DejaVu Sans", "Noto Sans", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei",
-        "PingFang SC", "WenQuanYi Micro Hei", "Arial", "Helvetica", "sans-serif")
-MONO = ("DejaVu Sans Mono", "Noto Sans Mono", "Noto Sans Mono CJK SC", "Consolas", "Menlo",
-        "Courier New", "monospace")
+# The shipped fonts first (assets/fonts, registered by viz.render.text.register_fonts): a
+# picture looks and lays out the same on every machine; the rest are fallbacks only.
+SANS = ("Warpviz Sans", "Warpviz CJK SC", "DejaVu Sans", "Noto Sans", "Noto Sans CJK SC", "Source Han Sans SC",
+        "Microsoft YaHei", "PingFang SC", "WenQuanYi Micro Hei", "Arial", "Helvetica", "sans-serif")
+MONO = ("Warpviz Mono", "Warpviz CJK SC", "DejaVu Sans Mono", "Noto Sans Mono", "Noto Sans Mono CJK SC", "Consolas",
+        "Menlo", "Courier New", "monospace")
 
 ROLES = (
     "background", "panel", "text", "muted", "grid",
