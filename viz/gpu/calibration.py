@@ -87,13 +87,17 @@ class Calibration:
                 raise CalibrationError(f"{where}: figures.{key}.value must be a finite number from 0 to "
                                        f"{MAX_FIGURE:.0e}, not {str(v)[:40]!r}; {fix}")
             for name, kind, words in (("unit", str, "a text"), ("how", str, "a text"), ("runs", int, "a whole number"),
-                                      ("spread_pct", (int, float), "a number")):
+                                      ("spread_pct", (int, float), "a number"), ("at_gbps", (int, float), "a number"),
+                                      ("run_spread_pct", (int, float), "a number")):
                 x = f.get(name)
                 if x is not None and (not isinstance(x, kind) or isinstance(x, bool) or
                                       isinstance(x, float) and not math.isfinite(x) or
                                       isinstance(x, str) and len(x) > 10_000):
                     raise CalibrationError(f"{where}: figures.{key}.{name} must be {words}, not "
                                            f"{str(x)[:40]!r}; {fix}")
+                if name == "at_gbps" and x is not None and not 0 <= x <= MAX_FIGURE:
+                    raise CalibrationError(f"{where}: figures.{key}.at_gbps must be from 0 to {MAX_FIGURE:.0e} GB/s, "
+                                           f"not {x!r}; {fix}")
             runs = f.get("run_values")
             if runs is not None and (not isinstance(runs, list) or len(runs) > 10_000 or any(
                     not isinstance(r, (int, float)) or isinstance(r, bool) or not math.isfinite(r) for r in runs)):

@@ -169,8 +169,8 @@ def add_calibrate_parser(sub) -> None:
 
 
 def cmd_calibrate(args) -> int:
-    from .calibrate import (CHILD, FIGURES, combine_runs, default_path, document, dumps, format_markdown,
-                            format_table, read, save, source)
+    from .calibrate import (CHILD, FIGURES, RUN_SPREAD_MAX, combine_runs, default_path, document, dumps,
+                            format_markdown, format_table, read, save, source, unstable)
     from ..toolchain.compile import CompileError
 
     tool = "warpviz calibrate" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "")
@@ -225,16 +225,28 @@ def cmd_calibrate(args) -> int:
         return 2
     doc = document(raw, args.label, tool)
     path = Path(args.out) if args.out else default_path(doc["device"]["name"] or "gpu")
-    try:
-        save(doc, path)
-    except OSError as err:
-        print(f"warpviz: cannot write {path}: {err}; give --out PATH", file=sys.stderr)
-        return 2
-    print(f"wrote {path}", file=sys.stderr)
-    print(dumps(doc) if args.json else format_table(doc), end="\n" if not args.json else "")
     bad = [k for k, c in doc["checks"].items() if not c["ok"]]
-    if bad:
-        print(f"warpviz: implausible figures: {', '.join(bad)} (see 'check' above)", file=sys.stderr)
+    shaky = unstable(doc)
+    if not bad and not shaky:
+        try:
+            save(doc, path)
+        except OSError as err:
+            print(f"warpviz: cannot write {path}: {err}; give --out PATH", file=sys.stderr)
+            return 2
+        print(f"wrote {path}", file=sys.stderr)
+    print(dumps(doc) if args.json else format_table(doc), end="\n" if not args.json else "")
+    if bad or shaky:
+        # An implausible or unstable calibration is not written: the cost model would take its
+        # figures (docs/GPU.md, "Calibration"); the one there, if any, is left as it was.
+        why = []
+        if bad:
+            why.append("implausible figures: " + ", ".join(f"{k} ({doc['figures'][k]['value']:g}, expected "
+                                                            f"{doc['checks'][k]['expected']})" for k in bad))
+        if shaky:
+            why.append(f"figures whose {doc.get('runs', 1)} runs differ by more than {100 * RUN_SPREAD_MAX:.0f}%: "
+                       + ", ".join(f"{k} ({sp:.1f}%)" for k, sp in shaky.items()))
+        print(f"warpviz: {path} NOT written: {'; '.join(why)}. Run `warpviz calibrate` again on an idle GPU; "
+              f"--json prints the measured document", file=sys.stderr)
         return 1
     return 0
 
