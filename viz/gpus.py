@@ -308,6 +308,26 @@ def by_slug(slug: str) -> GpuDescription | None:
     return next((d for d in descriptions() if d.slug == slug), None)
 
 
+ENV = "WARPVIZ_GPU"     # a description's slug (assets/gpus/<slug>.toml): the GPU warpviz works for
+
+
+@lru_cache(maxsize=None)
+def active() -> GpuDescription:
+    """The GPU warpviz compiles for and analyses by default: the description named by
+    ``$WARPVIZ_GPU`` (its slug), else the reference (the H100's). A name that no description
+    has is an error naming the variable and the choices."""
+    import os
+
+    want = os.environ.get(ENV, "").strip()
+    if not want:
+        return reference()
+    d = by_slug(want)
+    if d is None:
+        raise GpuDescriptionError(f"${ENV} = {want[:60]!r} names no GPU description; choose one of "
+                                  f"{', '.join(x.slug for x in descriptions())}, or unset it; to add one, {HOW_TO_ADD}")
+    return d
+
+
 @dataclass(frozen=True)
 class Match:
     """What ``for_device`` found: the description to use, and the caveat when it is not the
@@ -338,5 +358,40 @@ def for_device(name: str | None, compute_capability: str | None = None) -> Match
     return Match(ref, False, f"{why}; to add one, {HOW_TO_ADD}")
 
 
-__all__ = ["GpuDescription", "GpuDescriptionError", "Match", "descriptions", "reference", "for_device", "read", "parse",
+def _log2(where: str, key: str, v: int) -> int:
+    if v <= 0 or v & (v - 1):
+        raise _fail(where, f"{key} = {v} must be a power of two")
+    return v.bit_length() - 1
+
+
+# -- the rules the model counts with --------------------------------------------------
+# The reference description's rules, read once: the counting kernels (viz.kernels_numba,
+# compiled by numba) and every module that sizes a sector, a line or a bank read these
+# names, never a literal. Every shipped description has the same rules (32 banks of 4
+# bytes, 32-byte sectors, 128-byte lines, half- and quarter-warp phases); a description
+# whose rules differ is read but not modelled (``modelled``), and ``analyze`` refuses it.
+_REF = reference()
+WARP = _REF.warp_size                  # lanes of a warp
+BANKS = _REF.banks                     # shared-memory banks
+BANK_BYTES = _REF.bank_bytes           # bytes a bank delivers a wavefront (one word)
+SECTOR_BYTES = _REF.sector_bytes       # the unit L1 and L2 move
+LINE_BYTES = _REF.line_bytes           # a cache line (a global request's wavefront)
+BANK_ROW_BYTES = BANKS * BANK_BYTES    # one wavefront over every bank: the bank-class modulus
+PHASE_8 = _REF.phase_lanes[8]          # lanes of a shared phase of 8-byte accesses
+PHASE_16 = _REF.phase_lanes[16]        # ... of 16-byte accesses
+WORD_SHIFT = _log2(_REF.path, "rules.bank_bytes", BANK_BYTES)
+BANK_MASK = BANKS - 1
+SECTOR_SHIFT = _log2(_REF.path, "rules.sector_bytes", SECTOR_BYTES)
+LINE_SHIFT = _log2(_REF.path, "rules.line_bytes", LINE_BYTES)
+_log2(_REF.path, "rules.banks", BANKS)
+
+
+def modelled(d: GpuDescription) -> bool:
+    """Whether the model's counting rules (the reference's, compiled in) are this GPU's."""
+    return (d.warp_size, d.banks, d.bank_bytes, d.sector_bytes, d.line_bytes, d.phase_lanes) == \
+        (WARP, BANKS, BANK_BYTES, SECTOR_BYTES, LINE_BYTES, _REF.phase_lanes)
+
+
+__all__ = ["active", "ENV", "WARP", "BANKS", "BANK_BYTES", "SECTOR_BYTES", "LINE_BYTES", "BANK_ROW_BYTES", "PHASE_8", "PHASE_16",
+           "WORD_SHIFT", "BANK_MASK", "SECTOR_SHIFT", "LINE_SHIFT", "modelled", "GpuDescription", "GpuDescriptionError", "Match", "descriptions", "reference", "for_device", "read", "parse",
            "by_slug", "gpus_dir", "FORMAT", "HOW_TO_ADD", "REFERENCE_SLUG"]

@@ -27,7 +27,7 @@ import numpy as np
 from .. import assets
 from ..errors import safe_text
 from ..fileio import write_atomic
-from .calibration import CALIBRATION_DIR, FORMAT, slug
+from .calibration import CALIBRATION_DIR, FORMAT, LOADED_STREAMS, slug
 from .runner import Session, gpu_state
 
 SETS = 7
@@ -410,7 +410,6 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
             "sets": sets}
 
 
-LOADED_STREAMS = (0, 1, 2, 4, 8)     # streaming blocks of 256 threads per SM beside the chase
 
 
 def loaded_latency(session, fn, sets: int, quick: bool, add, clock_mhz: float, sms: int) -> None:

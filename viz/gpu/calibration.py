@@ -32,6 +32,7 @@ MAX_CALIBRATION_BYTES = 1 << 20     # a calibration file (the shipped H100 one: 
 MAX_FIGURES = 256                    # figures in one file (warpviz calibrate writes 14)
 MAX_FIGURE = 1e12                    # the largest figure's value (GB/s, ns, per clock...)
 CALIBRATION_DIR = assets.root() / "calibration"     # assets/calibration, or inside a wheel
+LOADED_STREAMS = (0, 1, 2, 4, 8)     # loaded_latency_ns_K: K streaming blocks of 256 threads per SM beside the chase
 
 
 class CalibrationError(WarpvizError, ValueError):
@@ -135,4 +136,4 @@ def read_json(path: str | Path):
         raise CalibrationError(f"{err}, or run `warpviz calibrate` to write a new one") from None
 
 
-__all__ = ["Calibration", "CalibrationError", "load_calibration", "read_json", "MAX_CALIBRATION_BYTES", "slug", "FORMAT", "CALIBRATION_DIR"]
+__all__ = ["LOADED_STREAMS", "Calibration", "CalibrationError", "load_calibration", "read_json", "MAX_CALIBRATION_BYTES", "slug", "FORMAT", "CALIBRATION_DIR"]

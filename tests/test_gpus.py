@@ -1,0 +1,158 @@
+"""A GPU is one description (viz.gpus, assets/gpus/*.toml): the loader refuses hostile files with
+a message naming the file and the field, the shipped descriptions agree with the model's rules,
+a running GPU is matched to its description (or gets the caveat), and the compile target and the
+analysis come from it."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from viz import gpus
+from viz.engine import analyze
+from viz.scenario import ScenarioError, load
+
+H100_TOML = gpus.gpus_dir() / "nvidia-h100-80gb-hbm3.toml"
+
+
+def _doc() -> dict:
+    return tomllib.loads(H100_TOML.read_text(encoding="utf-8"))
+
+
+def _write(tmp_path, text: str, name: str = "gpu.toml"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_every_shipped_description_reads_and_the_h100_and_h200_are_measured_hoppers():
+    ds = {d.slug: d for d in gpus.descriptions()}
+    assert set(ds) == {"nvidia-h100-80gb-hbm3", "nvidia-h200", "nvidia-a100-sxm4-80gb", "nvidia-l40s", "nvidia-b200"}
+    assert gpus.descriptions()[0].slug == gpus.REFERENCE_SLUG
+    h100, h200 = ds["nvidia-h100-80gb-hbm3"], ds["nvidia-h200"]
+    for d in (h100, h200):
+        assert (d.target, d.target_features, d.compute_capability, d.sm_count) == ("sm_90", "sm_90a", "9.0", 132)
+        assert (d.banks, d.bank_bytes, d.sector_bytes, d.line_bytes, d.phase_lanes) == (32, 4, 32, 128, {8: 16, 16: 8})
+        assert d.has_kind("tma.load") and d.has_kind("wgmma")
+        assert d.provenance("rules.banks").startswith("measured: ")
+    assert h100.l2_bytes == 50 << 20 and h200.l2_bytes == 60 << 20
+    assert h200.dram_peak_gbps > h100.dram_peak_gbps
+    assert h100.calibration_path().is_file()
+    # the planned ones say plainly that nothing in them was measured
+    for slug, target in (("nvidia-a100-sxm4-80gb", "sm_80"), ("nvidia-l40s", "sm_89"), ("nvidia-b200", "sm_100")):
+        d = ds[slug]
+        assert d.target == target and d.calibration == ""
+        assert d.provenance("rules.banks").startswith("unmeasured: ")
+        assert d.provenance("spec.dram_peak_gbps").startswith("unmeasured: ")
+        assert not d.has_kind("wgmma")
+    assert not ds["nvidia-a100-sxm4-80gb"].has_kind("tma.load") and ds["nvidia-b200"].has_kind("tma.load")
+
+
+def test_the_model_counts_with_the_reference_rules_and_every_shipped_gpu_has_them():
+    assert (gpus.WARP, gpus.BANKS, gpus.BANK_BYTES, gpus.SECTOR_BYTES, gpus.LINE_BYTES) == (32, 32, 4, 32, 128)
+    assert (gpus.WORD_SHIFT, gpus.SECTOR_SHIFT, gpus.LINE_SHIFT, gpus.BANK_MASK) == (2, 5, 7, 31)
+    assert all(gpus.modelled(d) for d in gpus.descriptions())
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d["rules"].__setitem__("banks", "32"), ["rules.banks", "whole number", "str"]),
+    (lambda d: d["rules"].__setitem__("banks", 0), ["rules.banks", "out of range"]),
+    (lambda d: d["rules"].__setitem__("sector_bytes", 1 << 20), ["rules.sector_bytes", "out of range"]),
+    (lambda d: d["rules"].__setitem__("bank_bytes", True), ["rules.bank_bytes", "whole number", "bool"]),
+    (lambda d: d["spec"].__setitem__("dram_peak_gbps", float("nan")), ["spec.dram_peak_gbps", "out of range"]),
+    (lambda d: d["spec"].__setitem__("l2_bytes", -1), ["spec.l2_bytes", "out of range"]),
+    (lambda d: d["rules"].__setitem__("bankz", 32), ["unknown key rules.bankz"]),
+    (lambda d: d.__setitem__("colour", "green"), ["unknown key 'colour'"]),
+    (lambda d: d["rules"].pop("line_bytes"), ["rules.line_bytes is missing"]),
+    (lambda d: d.pop("target"), ["target is missing"]),
+    (lambda d: d.__setitem__("target", "sm_90; rm -rf /"), ["target must be a one-line text"]),
+    (lambda d: d.__setitem__("target", "cc90"), ["target = 'cc90' is not of the form"]),
+    (lambda d: d.__setitem__("target_features", "sm_80a"), ["target_features", "sm_90"]),
+    (lambda d: d.__setitem__("compute_capability", 9.0), ["compute_capability must be a text"]),
+    (lambda d: d.__setitem__("match", []), ["match must be a list"]),
+    (lambda d: d.__setitem__("calibration", "../../etc/passwd"), ["calibration", "not of the form"]),
+    (lambda d: d.__setitem__("format", 99), ["format 99", "update warpviz"]),
+    (lambda d: d["rules"].__setitem__("phase_lanes", {"8": 16}), ["rules.phase_lanes needs both"]),
+    (lambda d: d["rules"].__setitem__("phase_lanes", {"8": 12, "16": 8}), ["rules.phase_lanes.8 = 12", "divide"]),
+    (lambda d: d["rules"].__setitem__("kinds", ["load", 7]), ["rules.kinds[1] must be a text"]),
+    (lambda d: d["rules"].__setitem__("line_bytes", 100), ["rules.line_bytes (100)", "multiple", "rules.sector_bytes"]),
+    (lambda d: d["rules"].__setitem__("shared_per_block_bytes", 1 << 21), ["shared_per_block_bytes", "at most"]),
+    (lambda d: d["measured"].__setitem__("rules.nonsense", "my lab"), ["[measured] names 'rules.nonsense'"]),
+])
+def test_a_hostile_description_is_refused_naming_the_file_and_the_field(tmp_path, edit, words):
+    import tomlkit
+
+    d = _doc()
+    edit(d)
+    p = _write(tmp_path, tomlkit.dumps(d))
+    with pytest.raises(gpus.GpuDescriptionError) as err:
+        gpus.read(p)
+    msg = str(err.value)
+    assert msg.startswith(str(p) + ": ")
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"banks = [", ["is not valid TOML"]),
+    (b"\xff\xfe not text", ["is not UTF-8 text"]),
+    (b"x" * (gpus.MAX_DESCRIPTION_BYTES + 10), ["larger than 64 KiB"]),
+])
+def test_a_file_that_is_no_toml_is_refused(tmp_path, content, words):
+    p = tmp_path / "bad.toml"
+    p.write_bytes(content)
+    with pytest.raises(gpus.GpuDescriptionError) as err:
+        gpus.read(p)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_a_folder_is_not_read_as_a_description(tmp_path):
+    with pytest.raises(gpus.GpuDescriptionError, match="not a regular file"):
+        gpus.read(tmp_path)
+
+
+def test_a_running_gpu_is_matched_by_name_and_an_unknown_one_gets_the_h100_with_a_caveat():
+    m = gpus.for_device("NVIDIA H200", "9.0")
+    assert m.exact and m.caveat is None and m.description.slug == "nvidia-h200"
+    assert gpus.for_device("NVIDIA H100 80GB HBM3", "9.0").description.slug == "nvidia-h100-80gb-hbm3"
+    assert gpus.for_device("NVIDIA GeForce RTX 4090", "8.9").description.target == "sm_89"
+    gh = gpus.for_device("NVIDIA GH200 480GB", "9.0")
+    assert not gh.exact and gh.description.is_reference
+    assert "no description for NVIDIA GH200 480GB" in gh.caveat and "the same SM" in gh.caveat
+    assert "assets/gpus/" in gh.caveat and "warpviz calibrate" in gh.caveat
+    other = gpus.for_device("Some Future GPU", "12.0")
+    assert "these figures are the NVIDIA H100 80GB HBM3's" in other.caveat
+
+
+def test_the_compile_target_is_the_descriptions(monkeypatch):
+    import subprocess
+    import sys
+
+    from viz.toolchain import compile as cc
+
+    assert cc.ARCH == gpus.reference().target == "sm_90"
+    env = {"WARPVIZ_GPU": "nvidia-a100-sxm4-80gb", "PYTHONPATH": str(gpus.gpus_dir().parents[1])}
+    import os
+
+    out = subprocess.run([sys.executable, "-c", "from viz.toolchain.compile import ARCH; print(ARCH)"],
+                         env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "sm_80", out.stderr
+    bad = subprocess.run([sys.executable, "-c", "from viz import gpus; gpus.active()"],
+                         env={**os.environ, **env, "WARPVIZ_GPU": "no-such-gpu"}, capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode != 0 and "$WARPVIZ_GPU = 'no-such-gpu' names no GPU description" in bad.stderr
+
+
+def test_analyze_takes_a_device_and_refuses_a_kind_it_lacks():
+    sc = load("tma-swizzle-128b")
+    h200 = gpus.by_slug("nvidia-h200")
+    a = analyze(sc, device=h200)
+    assert a.device is h200
+    assert a.metrics == analyze(sc).metrics          # the same SM: the same counts
+    with pytest.raises(ScenarioError) as err:
+        analyze(sc, device=gpus.by_slug("nvidia-a100-sxm4-80gb"))
+    assert "NVIDIA A100-SXM4-80GB (sm_80) has no tma.load accesses" in str(err.value)
+    assert analyze(load("transpose-tile"), device=gpus.by_slug("nvidia-a100-sxm4-80gb")).metrics == \
+        analyze(load("transpose-tile")).metrics
