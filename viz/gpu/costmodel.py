@@ -806,6 +806,7 @@ def tma_seconds_per_block(an) -> float:
 
 
 COPY_ENGINE_OPS = ("cp.async", "tma.load")   # accesses whose global side the reuse replay does not see
+GUARDED_LOADS_OVERLAP = False  # a generated kernel's guarded global load waits for its own data (see _chain)
 LOADS_IN_FLIGHT = 16   # independent loads a warp has in flight: ptxas issues about 16 LDGs ahead of
                        # their first use (SASS of the generated gemm-naive kernel)
 BRANCH_CYCLES = 24     # a predicated access (``when``) sits in its own vote + branch + one-trip loop
@@ -979,10 +980,14 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
         acc = sc.accesses[s.instruction.access]
         active = s.per_warp_active[0] > 0
         predicated = acc.when is not None and generated
-        # A guarded global access pays its vote and branch, but ptxas issues its load with the
-        # others around it (grid-stride-loop's SASS: its seven guarded LDGs in one stretch):
-        # it joins the open run like any load; a guarded shared access still waits alone.
-        guarded_global = predicated and s.space == "global"
+        # A guarded access pays its vote and branch and waits for its own data, global ones
+        # included (GUARDED_LOADS_OVERLAP). grid-stride-loop's SASS has its seven guarded LDGs
+        # in one stretch, and with them joining one run the model drifted with the DRAM: 1.12
+        # on the H100, 1.32 on the H200 (measured / predicted). By Little's law the measured
+        # launch keeps about one load in flight per warp on both (1.42 TB/s of reads at about
+        # 700 ns: 7.5 KB per SM, 56 warps), and with each guarded load waiting alone the
+        # prediction is 0.86 on both GPUs (tools/gpu/h200_breakdown.sh, docs/GPU.md).
+        guarded_global = predicated and s.space == "global" and GUARDED_LOADS_OVERLAP
         if predicated:
             if not guarded_global:
                 close_run()
