@@ -156,3 +156,70 @@ def test_analyze_takes_a_device_and_refuses_a_kind_it_lacks():
     assert "NVIDIA A100-SXM4-80GB (sm_80) has no tma.load accesses" in str(err.value)
     assert analyze(load("transpose-tile"), device=gpus.by_slug("nvidia-a100-sxm4-80gb")).metrics == \
         analyze(load("transpose-tile")).metrics
+
+
+# ---------------------------------------------------------------------------- the cost model per GPU
+
+
+def test_the_cost_model_of_a_described_gpu_uses_its_description_and_calibration():
+    from viz.gpu import costmodel
+
+    assert costmodel.for_gpu(gpus.reference()) is costmodel.H100
+    h200 = costmodel.for_gpu(gpus.by_slug("nvidia-h200"))
+    assert (h200.name, h200.l2_bytes, h200.sm_count) == ("NVIDIA H200", 60 << 20, 132)
+    src = dict(h200.sources)
+    assert src["dram_copy_gbps"] == "calibration" and src["loaded_latency"].startswith("calibration (")
+    # the H200's own loaded-latency curve: its copy saturates near 4 TB/s, the H100's at 2.8
+    assert h200.loaded_latency[-1][0] > 3900 > costmodel.LOADED_LATENCY_H100[-1][0]
+    assert costmodel.calibration_caveat("NVIDIA H200", src, "9.0") is None
+    # a GPU with a description and no calibration: defaults, said in one line with the fix
+    a100 = costmodel.for_gpu(gpus.by_slug("nvidia-a100-sxm4-80gb"))
+    s = dict(a100.sources)
+    assert s["dram_copy_gbps"] == "default" and s["loaded_latency"].startswith("default (the H100's measured curve")
+    assert (a100.max_threads_per_sm, a100.shared_per_sm, a100.l2_bytes) == (2048, 167936, 40 << 20)
+    note = costmodel.calibration_caveat(a100.name, s, "8.0")
+    assert note == (f"{a100.name} is not calibrated: {len(s)} of {len(s)} figures of the cost model are defaults (the "
+                    "H100's); run `warpviz calibrate` on this GPU to measure them")
+    assert "no description for NVIDIA GH200" in costmodel.calibration_caveat("NVIDIA GH200", dict(costmodel.H100.sources))
+
+
+def test_the_h100s_figures_and_predictions_are_the_reference_descriptions():
+    from viz.gpu import costmodel
+
+    h = costmodel.H100
+    ref = gpus.reference()
+    assert (h.sm_count, h.l2_bytes, h.max_threads_per_sm, h.shared_per_sm) == \
+        (ref.sm_count, ref.l2_bytes, ref.max_threads_per_sm, ref.shared_per_sm_bytes)
+    assert h.loaded_latency == costmodel.LOADED_LATENCY_H100
+    assert dict(h.sources)["loaded_latency"] == costmodel.H100_CURVE_SOURCE
+    assert costmodel.calibration_caveat(h.name, dict(h.sources), "9.0") is None
+
+
+def test_bench_says_when_a_gpu_is_not_calibrated():
+    from viz.gpu import results
+    from viz.gpu.cli import format_bench
+
+    doc = results.load()
+    assert "CAVEAT" not in format_bench(doc)            # the shipped H100 file: calibrated
+    doc["device"]["name"] = "NVIDIA H200"
+    doc["cost_model"]["sources"] = {k: "default" for k in doc["cost_model"]["sources"]}
+    doc["cost_model"]["sources"]["dram_copy_gbps"] = "measured"
+    lines = format_bench(doc).splitlines()
+    assert lines[1] == ("CAVEAT: NVIDIA H200 is not calibrated: 20 of 21 figures of the cost model are defaults (the "
+                        "H100's); run `warpviz calibrate` on this GPU to measure them")
+    doc["device"]["name"] = "Mystery GPU\n\x1b[31m"
+    assert "no description for Mystery GPU" in format_bench(doc) and "\x1b" not in format_bench(doc)
+
+
+def test_the_dry_run_predicts_for_the_gpu_whose_description_it_names(monkeypatch):
+    from viz.gpu import tracebench
+
+    monkeypatch.setenv(gpus.ENV, "nvidia-h200")
+    gpus.active.cache_clear()
+    try:
+        items = tracebench.traced_launches(None)[:1]
+        doc = tracebench.dry_run(items, builds={})
+        assert doc["device"]["name"] == "NVIDIA H200" and "nvidia-h200" in doc["label"]
+        assert doc["cost_model"]["l2_bytes"] == 60 << 20
+    finally:
+        gpus.active.cache_clear()
