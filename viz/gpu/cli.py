@@ -199,7 +199,9 @@ def cmd_calibrate(args) -> int:
         except (CompileError, GpuUnavailable) as err:
             print(f"warpviz: cannot compile kernels/calibrate/calibrate.cu: {err}", file=sys.stderr)
             return 2
-        print(f"kernels/calibrate/calibrate.cu compiles ({len(cubin)} bytes of sm_90 cubin); figures:")
+        from ..toolchain.compile import ARCH
+
+        print(f"kernels/calibrate/calibrate.cu compiles ({len(cubin)} bytes of {ARCH} cubin); figures:")
         for key, (unit, how) in FIGURES.items():
             print(f"  {key} [{unit}]: {how}")
         return 0

@@ -18,11 +18,22 @@ from pathlib import Path
 
 from ..cachedir import cubin_dir, touch, trim
 from ..errors import WarpvizError
-from ..gpus import active
+from ..gpus import GpuDescriptionError, active, reference
 from ..fileio import write_atomic
 from . import GpuUnavailable
 
-ARCH = active().target      # "sm_90": the GPU description's target (viz.gpus; $WARPVIZ_GPU picks another)
+
+
+def _target() -> str:
+    """The active GPU description's target; the reference's when $WARPVIZ_GPU names none (the
+    command line says so before anything compiles: ``viz.cli.main``)."""
+    try:
+        return active().target
+    except GpuDescriptionError:
+        return reference().target
+
+
+ARCH = _target()      # "sm_90": the GPU description's target (viz.gpus; $WARPVIZ_GPU picks another)
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
 
 
