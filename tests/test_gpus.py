@@ -223,3 +223,16 @@ def test_the_dry_run_predicts_for_the_gpu_whose_description_it_names(monkeypatch
         assert doc["cost_model"]["l2_bytes"] == 60 << 20
     finally:
         gpus.active.cache_clear()
+
+
+def test_the_api_analyzes_for_a_device_named_by_slug_or_name():
+    import warpviz
+
+    sc = warpviz.scenario("tma-swizzle-128b")
+    assert sc.analyze(device="NVIDIA H200").metrics == sc.analyze(device="nvidia-h200").metrics == sc.analyze().metrics
+    with pytest.raises(warpviz.WarpvizError, match=r"NVIDIA A100-SXM4-80GB \(sm_80\) has no tma.load accesses"):
+        sc.analyze(device="nvidia-a100-sxm4-80gb")
+    with pytest.raises(warpviz.WarpvizError, match=r"Analysis\(\): device names no GPU description \('Voodoo 2'"):
+        sc.analyze(device="Voodoo 2")
+    with pytest.raises(warpviz.WarpvizError, match=r"device must be a GPU description's slug or a GPU's name, not 3"):
+        sc.analyze(device=3)
