@@ -174,8 +174,12 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     sms = int(info["sm_count"])
     from .. import gpus
 
-    gpu = gpus.for_device(info.get("name"), info.get("compute_capability")).description
+    match = gpus.for_device(info.get("name"), info.get("compute_capability"))
+    gpu = match.description
     one_block = one_block_per_sm_shared(gpu)
+    optin = int(info.get("max_shared_per_block_optin") or 0)
+    if not match.exact and optin:       # a GPU with no description: what its driver says a block may have
+        one_block = min(optin, optin // 2 + 2048)
     cubin = compile_cubin(source())
     figs: dict[str, dict] = {}
     state_before = gpu_state()
