@@ -93,41 +93,6 @@ LATENCY_KEYS = {"shfl": "shfl_latency_clk", "mufu": "mufu_latency_clk", "s2r": "
 LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
 
 
-H100_CURVE_SOURCE = "measured (H100, tools/gpu/session/loaded_latency_probe.py)"
-
-
-def loaded_latency_curve(calibration, gpu, dram_gbps: float) -> tuple[tuple, str]:
-    """The loaded-latency curve ((DRAM GB/s, chase ns), ...) and where it comes from: the
-    calibration's ``loaded_latency_ns_K`` figures (``warpviz calibrate``) when it has them
-    all, plausible and rising in rate; else the H100's measured table, as it is on the H100
-    and with its rates scaled by this GPU's DRAM rate over the H100's elsewhere (a GPU whose
-    DRAM is faster queues later)."""
-    pts = []
-    if calibration is not None:
-        from .calibration import LOADED_STREAMS
-
-        for k in LOADED_STREAMS:
-            f = calibration.figures.get(f"loaded_latency_ns_{k}")
-            if not isinstance(f, dict) or calibration.failed_check(f"loaded_latency_ns_{k}"):
-                pts = []
-                break
-            at, ns = f.get("at_gbps"), f.get("value")
-            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
-                       for x in (at, ns)):
-                pts = []
-                break
-            pts.append((float(at), float(ns)))
-    if pts and all(b[0] > a[0] for a, b in zip(pts, pts[1:])):
-        where = calibration.path or "the calibration"
-        return tuple(pts), f"calibration ({where}: loaded_latency_ns_*)"
-    if gpu is None or gpu.is_reference:
-        return LOADED_LATENCY_H100, H100_CURVE_SOURCE
-    scale = dram_gbps / DEFAULTS["dram_copy_gbps"][0]
-    return (tuple((x * scale, y) for x, y in LOADED_LATENCY_H100),
-            f"default (the H100's measured curve, its rates x {scale:.3g}: this GPU's DRAM rate over the H100's; "
-            f"run `warpviz calibrate` to measure it)")
-
-
 # How long an SM's TMA takes over one box, by the box's rows and row width: blocks of one
 # box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/tma_box_timing.sh,
 # assets/measurements/h100-tma-2026-11-23.json): a block cost 10.5-10.9 ns per row of 16
@@ -304,6 +269,41 @@ class DeviceModel:
                 "sources": dict(self.sources)}
 
 
+H100_CURVE_SOURCE = "measured (H100, tools/gpu/session/loaded_latency_probe.py)"
+
+
+def loaded_latency_curve(calibration, gpu, dram_gbps: float) -> tuple[tuple, str]:
+    """The loaded-latency curve ((DRAM GB/s, chase ns), ...) and where it comes from: the
+    calibration's ``loaded_latency_ns_K`` figures (``warpviz calibrate``) when it has them
+    all, plausible and rising in rate; else the H100's measured table, as it is on the H100
+    and with its rates scaled by this GPU's DRAM rate over the H100's elsewhere (a GPU whose
+    DRAM is faster queues later)."""
+    pts = []
+    if calibration is not None:
+        from .calibration import LOADED_STREAMS
+
+        for k in LOADED_STREAMS:
+            f = calibration.figures.get(f"loaded_latency_ns_{k}")
+            if not isinstance(f, dict) or calibration.failed_check(f"loaded_latency_ns_{k}"):
+                pts = []
+                break
+            at, ns = f.get("at_gbps"), f.get("value")
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                       for x in (at, ns)):
+                pts = []
+                break
+            pts.append((float(at), float(ns)))
+    if pts and all(b[0] > a[0] for a, b in zip(pts, pts[1:])):
+        where = calibration.path or "the calibration"
+        return tuple(pts), f"calibration ({where}: loaded_latency_ns_*)"
+    if gpu is None or gpu.is_reference:
+        return LOADED_LATENCY_H100, H100_CURVE_SOURCE
+    scale = dram_gbps / DEFAULTS["dram_copy_gbps"][0]
+    return (tuple((x * scale, y) for x, y in LOADED_LATENCY_H100),
+            f"default (the H100's measured curve, its rates x {scale:.3g}: this GPU's DRAM rate over the H100's; "
+            f"run `warpviz calibrate` to measure it)")
+
+
 # The H100 SXM (80 GB HBM3) of the device machine. Its SMs, clock, L2 and the DRAM ceiling
 # (what a device-to-device cudaMemcpy reached there) are the shipped results file's
 # (assets/measurements/h100.json: ``device`` and ``ceiling.memcpy_d2d``), so a new
@@ -368,6 +368,8 @@ class _NoCalibration:
 
 
 _NO_CALIBRATION = _NoCalibration()
+
+
 
 
 def calibration_caveat(device_name: str, sources: dict | None, compute_capability: str | None = None) -> str | None:
