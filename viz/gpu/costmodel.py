@@ -294,7 +294,9 @@ def loaded_latency_curve(calibration, gpu, dram_gbps: float) -> tuple[tuple, str
                 break
             pts.append((float(at), float(ns)))
     if pts and all(b[0] > a[0] for a, b in zip(pts, pts[1:])):
-        where = calibration.path or "the calibration"
+        from pathlib import PurePath
+
+        where = PurePath(calibration.path).name if calibration.path else "the calibration"
         return tuple(pts), f"calibration ({where}: loaded_latency_ns_*)"
     if gpu is None or gpu.is_reference:
         return LOADED_LATENCY_H100, H100_CURVE_SOURCE
