@@ -136,10 +136,10 @@ def test_plausibility_is_the_gpus_own_the_h200_passes_where_h100_ratios_failed_i
     # the shipped H100 calibration passes its own checks too, by today's rules
     h100 = cal.read(cal.default_path(H100["name"]))
     assert all(c["ok"] for c in h100["checks"].values()), {k: c for k, c in h100["checks"].items() if not c["ok"]}
-    # the DRAM peak is the H200's (the worker's, else its description's 4,800 GB/s), not the H100's
+    # the DRAM peak is the H200's (the worker's, else its description's 4,814 GB/s), not the H100's
     no_peak = {k: v for k, v in H200.items() if k != "peak_bandwidth_gbs"}
     c = cal.plausibility(no_peak, cal.document(_h200_raw())["figures"])
-    assert c["dram_read_gbps"]["ok"] and "4800 GB/s DRAM peak" in c["dram_read_gbps"]["expected"]
+    assert c["dram_read_gbps"]["ok"] and "4814 GB/s DRAM peak" in c["dram_read_gbps"]["expected"]
     on_h100 = cal.plausibility(dict(H100), cal.document(_h200_raw())["figures"])
     assert not on_h100["dram_read_gbps"]["ok"]       # 4.5 TB/s is beyond what an H100 can read
 
