@@ -29,6 +29,16 @@ extern "C" __global__ void wv_clock(u64 ns, u64* out) {
 
 extern "C" __global__ void wv_empty() {}
 
+// The smallest kernel that touches global memory: one thread loads a word and stores it
+// plus one (launch_touch_us: what a launch costs beyond an empty one when it reads and writes).
+extern "C" __global__ void wv_touch(unsigned* p) {
+    if (threadIdx.x == 0) {
+        unsigned v;
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p + blockIdx.x));
+        asm volatile("st.global.u32 [%0], %1;" :: "l"(p + blockIdx.x), "r"(v + 1u) : "memory");
+    }
+}
+
 // ---------------------------------------------------------------- DRAM and L2 streams
 
 // Reads n16 16-byte words, grid-stride, four loads in flight per thread per step.

@@ -43,7 +43,7 @@ HOST_FIGURES = ("launch_host_us",)   # the host's (Python's) time, not the GPU's
 # us in three processes on the H200, each tight within itself (0.11 us, 8.6%); it adds no more
 # to any prediction. The loaded latency at the copy's saturation (8 streams a SM) queues:
 # 1,096, 1,102 and 1,151 ns (5.0%) on the H200.
-RUN_SPREAD_ABS = {"launch_overhead_us": 0.2, "loaded_latency_ns_8": 100.0, "loaded_latency_ns_4": 100.0}
+RUN_SPREAD_ABS = {"launch_overhead_us": 0.2, "launch_touch_us": 0.2, "loaded_latency_ns_8": 100.0, "loaded_latency_ns_4": 100.0}
 
 
 def one_block_per_sm_shared(gpu) -> int:
@@ -95,6 +95,9 @@ FIGURES: dict[str, tuple[str, str]] = {
                                                         "pipe bounds it); warp-level instructions / SM cycles."),
     "launch_overhead_us": ("us", "An empty kernel (1 block of 32) launched 200 times back to back behind a spin "
                                  "kernel; GPU time per launch."),
+    "launch_touch_us": ("us", "wv_touch (one thread loads a word and stores it plus one; 1 block of 32) launched 200 "
+                              "times back to back behind a spin kernel; GPU time per launch: a kernel that reads and "
+                              "writes memory, which the cost model adds to every launch when calibrated."),
     "launch_host_us": ("us", "Host (Python + PyCUDA) time to queue one launch while the GPU is busy: a launch loop "
                              "is this slow when the kernels are shorter."),
     "empty_grid_us": ("us", "An empty kernel of 65536 blocks of 256 threads, launched back to back behind a spin "
@@ -328,6 +331,9 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     em = fn("wv_empty", "")
     times, _ = session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, sets)
     add("launch_overhead_us", [1e3 * t for t in times])
+    tch = fn("wv_touch", "P")
+    times, _ = session.batch_times(lambda _i: tch.prepared_call((1, 1, 1), (32, 1, 1), int(sink)), 200, sets)
+    add("launch_touch_us", [1e3 * t for t in times])
     host_us = []
     for _ in range(sets):
         session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, 1)
@@ -585,6 +591,7 @@ def plausibility(device: dict, figures: dict, gpu=None) -> dict[str, dict]:
                                                            f"per clock)"),
         "lsu_inst_per_clk_sm": (0.2, 1.02, "at most 1: each broadcast LDS.32 is one shared wavefront"),
         "launch_overhead_us": (0.3, 20.0, "a few microseconds"),
+        "launch_touch_us": (0.9 * (v("launch_overhead_us") or 0.3), 20.0, "at least an empty launch, a few microseconds"),
         "launch_host_us": (0.3, 200.0, "a few to tens of microseconds of Python"),
         "empty_grid_us": (v("launch_overhead_us") or 0.3, 2000.0, "more than one empty launch"),
         "block_ns_per_sm": (1.0, 2000.0, "some ns to some hundreds of ns"),

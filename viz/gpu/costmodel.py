@@ -138,6 +138,7 @@ class DeviceModel:
     l2_partial_per_s: float = 0.0          # partly written sectors stored per second (0: unknown)
     dram_scatter_bytes_per_s: float = 0.0  # DRAM bytes of scattered loads per second (0: unknown, as streaming)
     loaded_latency: tuple = LOADED_LATENCY_H100    # ((DRAM GB/s, latency ns), ...), increasing
+    launch_touch_s: float = 0.0            # a launch of a kernel that reads and writes memory (0: launch_overhead_s)
     issue_latency: tuple = tuple((c, DEFAULTS[k][0]) for c, k in LATENCY_KEYS.items())   # (class, clk) pairs
     sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
@@ -185,6 +186,13 @@ class DeviceModel:
 
         bw = fig("dram_copy_gbps", memcpy_gbps)
         curve, curve_src = loaded_latency_curve(calibration, gpu, bw)
+        # A launch that touches memory (launch_touch_us): only where the calibration measured it,
+        # else every launch costs an empty one's launch_overhead_us (the H100's file has none).
+        touch = calibration.value("launch_touch_us") if calibration is not None else None
+        if touch is not None and not calibration.failed_check("launch_touch_us") and 0 < touch <= 1000:
+            src.append(("launch_touch_us", "calibration"))
+        else:
+            touch = 0.0
         return cls(
             info.get("name", "GPU"), int(info.get("sm_count", gpu.sm_count)),
             float(info.get("clock_mhz", gpu.boost_clock_mhz)) * 1e6,
@@ -196,7 +204,7 @@ class DeviceModel:
             dram_scatter_bytes_per_s=fig("dram_scatter_gbps") * 1e9,
             max_threads_per_sm=gpu.max_threads_per_sm, max_blocks_per_sm=gpu.max_blocks_per_sm,
             registers_per_sm=gpu.registers_per_sm, shared_per_sm=gpu.shared_per_sm_bytes,
-            issue_per_clock=float(gpu.schedulers_per_sm), loaded_latency=curve,
+            issue_per_clock=float(gpu.schedulers_per_sm), loaded_latency=curve, launch_touch_s=touch * 1e-6,
             issue_latency=tuple((c, fig(k)) for c, k in LATENCY_KEYS.items()),
             sources=tuple(src) + (("loaded_latency", curve_src),))
 
@@ -213,6 +221,7 @@ class DeviceModel:
                    loaded_latency=tuple(tuple(x) for x in fig.get("loaded_latency") or LOADED_LATENCY_H100),
                    l2_scatter_per_s=g("l2_scatter_gsectors", 0.0) * 1e9, l2_partial_per_s=g("l2_partial_gstores", 0.0) * 1e9,
                    dram_scatter_bytes_per_s=g("dram_scatter_gbps", 0.0) * 1e9,
+                   launch_touch_s=g("launch_touch_us", 0.0) * 1e-6,
                    issue_latency=tuple((c, float((fig.get("issue_latency_clk") or {}).get(c, DEFAULTS[k][0])))
                                        for c, k in LATENCY_KEYS.items()),
                    sources=tuple((fig.get("sources") or {}).items()))
@@ -266,6 +275,7 @@ class DeviceModel:
                 "l2_latency_ns": round(self.l2_latency_s * 1e9, 3), "l1_latency_ns": round(self.l1_latency_s * 1e9, 3),
                 "shared_latency_ns": round(self.shared_latency_s * 1e9, 3),
                 "issue_latency_clk": {c: round(v, 3) for c, v in self.issue_latency},
+                **({"launch_touch_us": round(self.launch_touch_s * 1e6, 4)} if self.launch_touch_s else {}),
                 "sources": dict(self.sources)}
 
 
@@ -640,8 +650,8 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
               "merged_store_sectors": round(w.merged_store_sectors), "warp_instructions": round(w.warp_instructions),
               "chain_ns": round(chain_s * 1e9, 1), "own_issue_ns": round(w.own_issue_s * 1e9, 1),
               "dram_busy": round(rho, 3)}
-    return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
-                      device.launch_overhead_s, occ, inputs)
+    overhead = device.launch_touch_s or device.launch_overhead_s
+    return Prediction(body + overhead, dram, l1, shared, issue, tuple(terms), overhead, occ, inputs)
 
 
 MEMORY_TERMS = ("DRAM", "L2")                                # the memory side, shared by all SMs
