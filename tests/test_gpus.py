@@ -236,3 +236,27 @@ def test_the_api_analyzes_for_a_device_named_by_slug_or_name():
         sc.analyze(device="Voodoo 2")
     with pytest.raises(warpviz.WarpvizError, match=r"device must be a GPU description's slug or a GPU's name, not 3"):
         sc.analyze(device=3)
+
+
+def test_a_calibrated_launch_that_touches_memory_replaces_the_empty_launch(tmp_path):
+    """launch_touch_us: where a calibration has it, every launch costs it instead of the empty
+    launch's launch_overhead_us; the H100's file has none and keeps the empty launch."""
+    import json
+
+    from viz.gpu import costmodel
+    from viz.gpu.calibration import Calibration
+
+    doc = json.loads(gpus.by_slug("nvidia-h200").calibration_path().read_text())
+    base = costmodel.DeviceModel.from_device({"name": "NVIDIA H200", "compute_capability": "9.0"}, None,
+                                             Calibration.from_json(doc, "h200.json"))
+    assert base.launch_touch_s == 0.0 and "launch_touch_us" not in base.figures()
+    doc["figures"]["launch_touch_us"] = {"value": 1.75, "unit": "us", "spread_pct": 0.5, "runs": 7, "how": "test"}
+    dev = costmodel.DeviceModel.from_device({"name": "NVIDIA H200", "compute_capability": "9.0"}, None,
+                                            Calibration.from_json(doc, "h200.json"))
+    assert dev.launch_touch_s == pytest.approx(1.75e-6) and dict(dev.sources)["launch_touch_us"] == "calibration"
+    w = costmodel.Workload(blocks=16, threads_per_block=256)
+    assert costmodel.predict_launch(w, dev).overhead_s == pytest.approx(1.75e-6)
+    assert costmodel.predict_launch(w, base).overhead_s == pytest.approx(base.launch_overhead_s)
+    again = costmodel.DeviceModel.from_figures(dev.name, dev.figures())       # through a results file
+    assert again.launch_touch_s == pytest.approx(1.75e-6)
+    assert costmodel.H100.launch_touch_s == 0.0
