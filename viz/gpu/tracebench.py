@@ -474,7 +474,7 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
     model = costmodel.for_gpu(gpu)
     free = DRY_RUN_FREE_BYTES if gpu.is_reference else int(0.98 * gpu.dram_bytes)
     doc = new_document({"name": model.name, "compute_capability": gpu.compute_capability},
-                       f"dry run: nothing timed; predicted for the {model.name} ({gpu.path or gpu.slug}), "
+                       f"dry run: nothing timed; predicted for the {model.name} (assets/gpus/{gpu.slug}.toml), "
                        f"its calibration {gpu.calibration or 'none'}", "")
     doc["cost_model"] = model.figures()
     for i, t in enumerate(items):
