@@ -51,3 +51,11 @@ def test_about_follows_the_language_and_sets_the_icon(qtbot, window):
     assert window.a_about.text() == "关于 warpviz"
     i18n.set_language("en")
     assert window.a_about.text() == "About warpviz"
+
+
+def test_about_lists_the_described_gpus_and_which_are_calibrated(qtbot, window):
+    dialog = open_about(qtbot, window)
+    text = dialog.findChild(QLabel, "aboutVersion").text()
+    assert "NVIDIA H100 80GB HBM3 (calibrated)" in text and "NVIDIA H200 (calibrated)" in text
+    assert "NVIDIA A100-SXM4-80GB (not calibrated: run `warpviz calibrate` on it)" in text
+    dialog.close()

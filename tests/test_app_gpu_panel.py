@@ -177,3 +177,17 @@ def test_why_there_is_no_gpu_reads_in_chinese_with_the_tools_detail_kept(qtbot, 
         window.set_language("en")
     p._job_failed(GpuUnavailable("the NVIDIA driver is loaded but there is no CUDA device"))
     assert p.device.text() == "No GPU here: the NVIDIA driver is loaded but there is no CUDA device"
+
+
+def test_an_uncalibrated_gpu_gets_a_one_line_caveat_with_the_fix(qtbot, window):
+    p = panel(window)
+    p.device_info = {"name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0", "sm_count": 108,
+                     "driver": "580.159.04"}
+    p._show_device()
+    lines = p.device.text().splitlines()
+    assert lines[0].startswith("GPU: NVIDIA A100-SXM4-80GB (compute capability 8.0, 108 SMs")
+    assert lines[1] == ("Not calibrated: predictions use the H100's figures; run `warpviz calibrate` to measure "
+                        "this GPU")
+    p.device_info = {"name": "NVIDIA H200", "compute_capability": "9.0", "sm_count": 132, "driver": "580.159.04"}
+    p._show_device()
+    assert len(p.device.text().splitlines()) == 1          # the H200 has its shipped calibration

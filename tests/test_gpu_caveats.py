@@ -196,7 +196,8 @@ def test_a_bound_the_checked_launches_never_or_rarely_had_is_said():
     assert c[0].key == "bound-loose" and c[0].args["checked"] == 1 and c[0].args["within"] == 0
     assert caveats.caveats({"bound": "shared"}, checked=rows) == []  # 9 of 10 within: enough
     c = caveats.caveats({"bound": "latency"}, device="NVIDIA A100-SXM4-80GB", checked=rows)
-    assert _keys(c) == ["device"] and "A100" in c[0].text()
+    assert _keys(c) == ["device"] and "A100" in c[0].text() and "checked on the H100 and the H200 only" in c[0].text()
+    assert caveats.caveats({"bound": "latency"}, device="NVIDIA H200", checked=rows) == []     # checked there too
 
 
 def test_caveats_read_back_from_a_file_are_checked_and_made_from_the_template():

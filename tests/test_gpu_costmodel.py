@@ -388,17 +388,23 @@ def test_the_tma_term_follows_the_h100_box_probes():
 
 
 def test_restrict_loads_of_one_array_overlap_across_stores_to_another():
-    """grid-stride-loop: seven guarded iterations of out[i] = in[i]. The generated arrays are
-    __restrict__, and ptxas issues the seven loads back to back, the stores after them: the
-    chain waits for DRAM once (plus each guard's branch), not seven times. A scenario that
-    loads the array it has just stored still waits for the store's run."""
+    """grid-stride-loop: seven guarded iterations of out[i] = in[i]. Each guarded load waits
+    for its own data (measured on the H100 and the H200: about one load in flight per warp,
+    costmodel.GUARDED_LOADS_OVERLAP): the chain waits for DRAM seven times, plus each guard's
+    branch. Unguarded loads of a __restrict__ array still overlap across stores to another;
+    a scenario that loads the array it has just stored still waits for the store's run."""
     from viz.gpu.predict import analysis_of
 
     an, _ = analysis_of(load("grid-stride-loop"))
     total, chain = costmodel._chain(an, None, H100, True, False)
     waits = {what: (n, s) for what, n, s in chain}
     assert waits["DRAM load"][0] == 7 and waits["predicated access"][0] == 14
-    assert total == pytest.approx(H100.dram_latency_s + 14 * waits["predicated access"][1], rel=1e-9)
+    assert total == pytest.approx(7 * H100.dram_latency_s + 14 * waits["predicated access"][1], rel=1e-9)
+    free = scenario(global_array("a", shape="[64]") + global_array("b", shape="[64]")
+                    + access("a[threadIdx.x]") + access("b[threadIdx.x]", op="store") + access("a[threadIdx.x + 32]"))
+    t3, chain3 = costmodel._chain(analyze(free), None, H100, True, False)
+    bars3 = dict((what, n) for what, n, _s in chain3)["__syncthreads"]
+    assert t3 == pytest.approx(H100.dram_latency_s + bars3 * H100.syncthreads_s, rel=1e-9)
     same = scenario(global_array("a", shape="[64]") + access("a[threadIdx.x]")
                     + access("a[threadIdx.x + 32]", op="store") + access("a[threadIdx.x + 32]"))
     t2, chain2 = costmodel._chain(analyze(same), None, H100, True, False)

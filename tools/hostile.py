@@ -309,6 +309,48 @@ def _args(d: Path, cases: list) -> None:
         cases.append((anchor, ("api", name)))
 
 
+def _gpus(d: Path, cases: list) -> None:
+    """GPU descriptions (assets/gpus/*.toml, viz.gpus) and calibration files with the loaded-latency
+    curve, each hostile in one field; $WARPVIZ_GPU naming nothing, a path, or a terminal escape
+    (the ``gpudesc`` helper's area of issue 31): each exits 2 with one paragraph naming the file or
+    the variable, never a traceback."""
+    d.mkdir(parents=True, exist_ok=True)
+    ref = (ROOT / "assets" / "gpus" / "nvidia-h100-80gb-hbm3.toml").read_text(encoding="utf-8")
+    edits = {
+        "banks-text": ("banks = 32", 'banks = "32"'), "banks-zero": ("banks = 32", "banks = 0"),
+        "banks-huge": ("banks = 32", "banks = " + "9" * 400), "sector-odd": ("sector_bytes = 32", "sector_bytes = 24"),
+        "line-not-multiple": ("line_bytes = 128", "line_bytes = 100"), "unknown-key": ("[spec]", "[spec]\ncolour = 1"),
+        "target-shell": ('target = "sm_90"', 'target = "$(touch MARKER)"'),
+        "calibration-path": ('calibration = "nvidia-h100-80gb-hbm3.json"', 'calibration = "../../../etc/passwd.json"'),
+        "phase-lanes": ("phase_lanes = { 8 = 16, 16 = 8 }", "phase_lanes = { 8 = 12, 16 = 8 }"),
+        "kinds-nested": ('kinds = ["load"', 'kinds = [["load"]'), "format-new": ("format = 1", "format = 7"),
+        "nan-peak": ("dram_peak_gbps = 3352.3", "dram_peak_gbps = nan"),
+        "escape-name": ('name = "NVIDIA H100 80GB HBM3"', 'name = "H100\u001b[31m"'),
+    }
+    for name, (a, b) in edits.items():
+        assert a in ref, name
+        p = d / f"{name}.toml"
+        p.write_text(ref.replace(a, b, 1), encoding="utf-8")
+        cases.append((p, ("gpu-description",)))
+    (d / "not-toml.toml").write_bytes(b"\xff\xfe[[[")
+    (d / "huge.toml").write_text("# " + "x" * (1 << 20))
+    cases += [(d / "not-toml.toml", ("gpu-description",)), (d / "huge.toml", ("gpu-description",))]
+    for value in ("no-such-gpu", "../../etc/passwd", "\x1b]0;owned\x07", "x" * 5000):
+        cases.append((d, ("gpu-env", value)))
+    # calibration files: the loaded-latency curve's rate a text, NaN, negative; run values a dict
+    good = json.loads((ROOT / "assets" / "calibration" / "nvidia-h200.json").read_text())
+    for name, (key, field, value) in {"at-text": ("loaded_latency_ns_4", "at_gbps", "fast"),
+                                      "at-negative": ("loaded_latency_ns_4", "at_gbps", -5),
+                                      "at-huge": ("loaded_latency_ns_8", "at_gbps", 1e300),
+                                      "spread-text": ("l2_write_gbps", "run_spread_pct", "lots"),
+                                      "runs-dict": ("l2_write_gbps", "run_values", {"a": 1})}.items():
+        doc = json.loads(json.dumps(good))
+        doc["figures"][key][field] = value
+        p = d / f"calibration-{name}.json"
+        p.write_text(json.dumps(doc))
+        cases.append((p, ("calibrate-show",)))
+
+
 def _zip(path: Path, members: dict[str, bytes], compress=zipfile.ZIP_DEFLATED) -> None:
     with zipfile.ZipFile(path, "w", compression=compress) as z:
         for name, data in members.items():
@@ -1018,6 +1060,7 @@ def make(out: Path) -> list:
     _access_kinds(out / "kinds", cases)
     _replay(out / "replay", cases)
     _tma_scenarios(out / "tmascen", cases)
+    _gpus(out / "gpus", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
@@ -1318,6 +1361,12 @@ def command_line(path: Path, c: list, scratch: Path) -> list[str]:
         return [sys.executable, "-c", API_HUGE, *c[1:]]
     if what == "lessons-app":       # _lectures: the app with ``path`` as its data folder, every lesson started
         return ["env", f"WARPVIZ_DATA_DIR={path}", sys.executable, "-c", LESSONS_DRIVER]
+    if what == "gpu-description":   # _gpus: a description file read as warpviz reads assets/gpus/*.toml
+        probe = ("import sys\nfrom viz import gpus\ntry:\n    gpus.read(sys.argv[1])\nexcept gpus.GpuDescriptionError as e:\n"
+                 "    print(e, file=sys.stderr); sys.exit(2)")
+        return [sys.executable, "-c", probe, str(path)]
+    if what == "gpu-env":           # _gpus: $WARPVIZ_GPU as the user set it
+        return ["env", f"WARPVIZ_GPU={c[1]}", *cli, "analyze", "transpose-tile"]
     raise ValueError(what)
 
 

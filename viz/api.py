@@ -515,18 +515,36 @@ class Video:
 # ---------------------------------------------------------------------------- scenario
 
 
+def _gpu(func: str, device):
+    """A GPU description from a slug or a GPU's name (None: the active one); WarpvizError otherwise."""
+    from . import gpus
+
+    if device is None:
+        return None
+    if not isinstance(device, str):
+        raise ApiError(func, "device", f"must be a GPU description's slug or a GPU's name, not {_show(device)}")
+    d = gpus.by_slug(device)
+    if d is None:
+        m = gpus.for_device(device)
+        d = m.description if m.exact else None
+    if d is None:
+        raise ApiError(func, "device", f"names no GPU description ({_show(device)}); choose one of "
+                                       f"{', '.join(x.slug for x in gpus.descriptions())}")
+    return d
+
+
 class Analysis:
     """The figures of ``warpviz analyze``: ``metrics`` (Nsight Compute's names), ``accesses``
     (one dict per access), ``json()`` (the ``--json`` document), ``table()`` (the text)."""
 
-    def __init__(self, sc: _Model):
+    def __init__(self, sc: _Model, device: str | None = None):
         from .engine import analyze
         from .report import to_json, to_table
 
         if isinstance(sc, Scenario):
             sc = sc.model
         _instance("Analysis", "sc", sc, _Model, "a scenario (use Scenario.analyze)")
-        self._an = analyze(sc)
+        self._an = analyze(sc, device=_gpu("Analysis", device))
         self._json = to_json(self._an)
         self._table = to_table(self._an)
 
@@ -636,8 +654,11 @@ class Scenario:
     def with_params(self, **params: Any) -> "Scenario":
         return Scenario(with_params(self.model, _param_values("with_params", "params", params)))
 
-    def analyze(self) -> Analysis:
-        return Analysis(self.model)
+    def analyze(self, device: str | None = None) -> Analysis:
+        """The figures on ``device``: a GPU description's slug or the GPU's name
+        (``"nvidia-h200"``, ``"NVIDIA H200"``; ``viz.gpus.descriptions()`` lists them); default the
+        active one (``$WARPVIZ_GPU``, else the H100)."""
+        return Analysis(self.model, device)
 
     def _settings(self, func, size, theme, scale, captions=True, **kw) -> _export.Settings:
         return _export.Settings(size=_size(func, size), theme=_theme(func, theme), scale=_scale(func, scale),

@@ -477,6 +477,12 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as stop:      # argparse: --help, --version, or a refused argument (exit 2, its message)
         return stop.code if isinstance(stop.code, int) else 2
+    from .gpus import GpuDescriptionError, active
+
+    try:                            # $WARPVIZ_GPU names the GPU; a wrong name is one paragraph, exit 2
+        active()
+    except GpuDescriptionError as err:
+        return _fail(str(err))
     from .export_cli import cmd_export
     from .gpu.cli import cmd_calibrate
     from .gpu.cli import cmd_bench, cmd_validate

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .i18n import sep, tr
+from .gpus import SECTOR_BYTES, WARP
 from .kernels_numba import global_counts, shared_counts
 from .lanes import Constants, Evaluator, Fault, Lanes, Space
 from .scenario_parts import Access, Array, Instruction, ScenarioError
-from .work import CLASS_MODULUS  # 32 banks x 4 B
+from .work import CLASS_MODULUS  # a row of banks (32 x 4 B): viz.gpus
 
 @dataclass
 class InstrStats:
@@ -55,7 +56,7 @@ class InstrStats:
 
     @property
     def bytes_moved(self) -> int:
-        return self.sectors * 32
+        return self.sectors * SECTOR_BYTES
 
 
 # ---------------------------------------------------------------------------- spaces
@@ -88,8 +89,8 @@ def make_space(scenario, blocks: np.ndarray, threads: np.ndarray,
     for axis, n in zip("xyz", scenario.launch.grid):
         names[f"gridDim.{axis}"] = Lanes.const(n)
     names["tid"] = Lanes(t=t)
-    names["lane"] = Lanes(t=t % 32)
-    names["warp"] = Lanes(t=t // 32)
+    names["lane"] = Lanes(t=t % WARP)
+    names["warp"] = Lanes(t=t // WARP)
     for k, v in loop.items():
         names[k] = Lanes.const(v)
     return Space(ChainMap(names, Constants(scenario.params)), (b.shape[0], t.shape[1]))
@@ -123,7 +124,7 @@ def evaluate_instruction(scenario, instr: Instruction, blocks: np.ndarray,
         mask = wv.natural() != 0
     elif access.matrix is not None:
         # ldmatrix / stmatrix: every lane executes it, only the first 8 per matrix give a row
-        mask = (np.asarray(threads, np.int64) % 32 < access.matrix.lanes_used).reshape(1, -1)
+        mask = (np.asarray(threads, np.int64) % WARP < access.matrix.lanes_used).reshape(1, -1)
     else:
         mask = np.ones((1, 1), bool)
     mask = np.asarray(mask).reshape(_mask_shape(mask))
@@ -196,7 +197,7 @@ def describe_lane(scenario, block: int, tid: int, instr: Instruction) -> str:
     tx, ty, tz = (int(x) for x in thread_coords(scenario, np.int64(tid)))
     loop = f"{sep(', ')}{instr.loop_text()}" if instr.loop else ""
     return tr("block ({bx},{by},{bz}) thread ({tx},{ty},{tz}) [warp {warp}, lane {lane}]", bx=bx, by=by, bz=bz,
-              tx=tx, ty=ty, tz=tz, warp=tid // 32, lane=tid % 32) + loop
+              tx=tx, ty=ty, tz=tz, warp=tid // WARP, lane=tid % WARP) + loop
 
 
 def _raise_faults(scenario, access, instr, faults: list[Fault], mask, blocks, threads, what):

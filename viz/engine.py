@@ -23,6 +23,8 @@ from typing import Callable
 import numpy as np
 
 from .expr import Name, Node, to_text
+from .gpus import BANK_BYTES, PHASE_8, PHASE_16, SECTOR_BYTES, WARP, GpuDescription
+from .gpus import active as active_gpu, modelled as gpus_modelled
 from .counting import (InstrStats, LaneValues, _count, block_coords, count_chunk, describe_lane,  # noqa: F401
                        evaluate_instruction, make_space, thread_coords)   # one instruction's counting (viz.counting)
 from .i18n import tr
@@ -72,6 +74,7 @@ class Cancelled(Exception):
 class Analysis:
     scenario: Scenario
     stats: list[InstrStats]
+    device: GpuDescription | None = None    # the GPU it was counted for (viz.gpus); None: the reference
 
     @property
     def metrics(self) -> dict[str, int]:
@@ -144,10 +147,10 @@ class Analysis:
             else:
                 sec = sum(s.sectors for s in rows)
                 lines = sum(s.lines for s in rows)
-                d.update(requests=inst, sectors=sec, lines=lines, bytes_moved=sec * 32,
+                d.update(requests=inst, sectors=sec, lines=lines, bytes_moved=sec * SECTOR_BYTES,
                          bytes_used=sum(s.bytes_used for s in rows),
                          sectors_per_request=_ratio(sec, inst), lines_per_request=_ratio(lines, inst),
-                         sector_efficiency=_ratio(d["bytes_requested"], sec * 32))
+                         sector_efficiency=_ratio(d["bytes_requested"], sec * SECTOR_BYTES))
             if rows and rows[0].kind_metrics is not None:   # cp.async, atomic, tma.load
                 d.update(kind_figures(a, rows))
             out.append(d)
@@ -165,7 +168,7 @@ class Analysis:
 
 def nominal_phases(size: int) -> int:
     """Phases of a warp instruction of this access size before the pair rule: 1, 2 (8 B) or 4 (16 B)."""
-    return 1 if size <= 4 else size // 4
+    return 1 if size <= BANK_BYTES else WARP // (PHASE_8 if size == 8 else PHASE_16)
 
 
 def _ratio(a: int, b: int) -> float:
@@ -174,12 +177,17 @@ def _ratio(a: int, b: int) -> float:
 
 def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = None,
             cancel: Callable[[], bool] | None = None, shortcuts: bool = True,
-            max_work: int = MAX_WORK) -> Analysis:
-    """Analyse every warp instruction of the launch (see module docstring). A scenario whose
-    analysis would exceed ``max_work`` lane operations (``viz.work``) is a ScenarioError before
-    any of it runs (``loads`` refuses such a file already; this catches one changed with
-    ``replace``, such as a timing run's scaled launch)."""
+            max_work: int = MAX_WORK, device: GpuDescription | None = None) -> Analysis:
+    """Analyse every warp instruction of the launch (see module docstring) on ``device`` (a
+    GPU description, ``viz.gpus``; default ``viz.gpus.active()``, the H100's unless
+    ``$WARPVIZ_GPU`` names another). A scenario whose analysis would exceed ``max_work``
+    lane operations (``viz.work``) is a ScenarioError before any of it runs (``loads``
+    refuses such a file already; this catches one changed with ``replace``, such as a
+    timing run's scaled launch); so is an access of a kind the device does not have (a
+    ``tma.load`` on an sm_80 GPU) and a device whose rules the model does not count with."""
     check_work(scenario, max_work)
+    device = device or active_gpu()
+    check_device(scenario, device)
     launch = scenario.launch
     nt = launch.threads_per_block
     nw = launch.warps_per_block
@@ -231,7 +239,25 @@ def analyze(scenario: Scenario, progress: Callable[[float, str], None] | None = 
         st.per_warp = per_warp
         st.per_warp_active = per_active
         stats.append(st)
-    return Analysis(scenario, stats)
+    return Analysis(scenario, stats, device)
+
+
+def check_device(scenario: Scenario, device: GpuDescription) -> None:
+    """ScenarioError when ``device`` cannot run or the model cannot count ``scenario``."""
+    if not gpus_modelled(device):
+        raise ScenarioError(device.path or device.name, "",
+                            tr("the {gpu}'s memory rules (banks, sectors, lines, phases) are not the ones warpviz "
+                               "counts with", gpu=device.name),
+                            tr("analyse it for a GPU whose description has the reference rules"))
+    for access in scenario.accesses:
+        op = "ldmatrix" if access.matrix is not None and access.op == "load" else \
+            "stmatrix" if access.matrix is not None else access.op
+        if device.lacks(op):
+            raise ScenarioError(scenario.source, access.label(),
+                                tr("the {gpu} ({target}) has no {op} accesses", gpu=device.name, target=device.target,
+                                   op=op),
+                                tr("analyse it for a GPU that has them (its description's rules.kinds)"),
+                                access.line)
 
 
 @dataclass

@@ -66,6 +66,13 @@ def njit(*args, **options):
     return lambda fn: LazyJit(fn, options)
 
 
+# The rules come from the GPU description (viz.gpus: assets/gpus/, the reference's); numba
+# compiles these module globals in as constants, so the code is the same as with literals.
+from .gpus import BANK_MASK, LINE_SHIFT, PHASE_8, PHASE_16, SECTOR_SHIFT, WARP, WORD_SHIFT  # noqa: E402
+
+QUADS = WARP // 4                  # aligned lane quads of a warp
+MERGED_WORDS = WARP * 4            # a merged phase: up to 32 lanes x 2 words or 16 x 4 (room for 32 x 4)
+
 
 @njit(cache=True, nogil=True)
 def _insert_sorted(buf, n, v):
@@ -88,8 +95,8 @@ def _agree(addr, mask, b, nt, t, u):
 def paired_quads(addr, mask, b, w, nt):
     """Every aligned lane quad repeats its addresses in pairs: lanes (0,1) and (2,3) agree,
     or lanes (0,2) and (1,3) agree."""
-    for k in range(8):
-        t = w * 32 + 4 * k
+    for k in range(QUADS):
+        t = w * WARP + 4 * k
         side = _agree(addr, mask, b, nt, t, t + 1) and _agree(addr, mask, b, nt, t + 2, t + 3)
         cross = _agree(addr, mask, b, nt, t, t + 2) and _agree(addr, mask, b, nt, t + 1, t + 3)
         if not (side or cross):
@@ -108,11 +115,11 @@ def wide_load_phases(addr, mask, b, w, nt, size, starts, lengths):
     and (1,3), an 8-byte load is one 32-lane phase and a 16-byte load two 16-lane phases.
     Stores keep the fixed phases.
     """
-    base = w * 32
-    per = 32 if size <= 4 else (16 if size == 8 else 8)
+    base = w * WARP
+    per = WARP if size <= 4 else (PHASE_8 if size == 8 else PHASE_16)
     if size > 4 and paired_quads(addr, mask, b, w, nt):
         per *= 2
-    n = 32 // per
+    n = WARP // per
     for p in range(n):
         starts[p] = base + p * per
         lengths[p] = per
@@ -129,22 +136,22 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active, paired,
     addresses in pairs); ``deepest``: the most wavefronts any one of the warp's phases took.
     """
     nb, nt = addr.shape
-    nw = (nt + 31) // 32
-    words_per_lane = 1 if size <= 4 else size // 4
-    buf = np.empty(128, np.int64)  # a merged phase: up to 32 lanes x 2 words or 16 x 4
-    per_bank = np.zeros(32, np.int32)
+    nw = (nt + WARP - 1) // WARP
+    words_per_lane = 1 if size <= 4 else size >> WORD_SHIFT
+    buf = np.empty(MERGED_WORDS, np.int64)
+    per_bank = np.zeros(BANK_MASK + 1, np.int32)
     starts = np.zeros(4, np.int64)
     lengths = np.zeros(4, np.int64)
     for b in range(nb):
         for w in range(nw):
-            nominal = 32 // (32 if size <= 4 else (16 if size == 8 else 8))
+            nominal = WARP // (WARP if size <= 4 else (PHASE_8 if size == 8 else PHASE_16))
             if is_load:
                 nphase = wide_load_phases(addr, mask, b, w, nt, size, starts, lengths)
             else:
-                per = 32 if size <= 4 else (16 if size == 8 else 8)
-                nphase = 32 // per
+                per = WARP if size <= 4 else (PHASE_8 if size == 8 else PHASE_16)
+                nphase = WARP // per
                 for p in range(nphase):
-                    starts[p] = w * 32 + p * per
+                    starts[p] = w * WARP + p * per
                     lengths[p] = per
             total = 0
             used = 0
@@ -158,19 +165,19 @@ def shared_counts(addr, mask, size, is_load, wavefronts, phases, active, paired,
                     if not mask[b, t]:
                         continue
                     act += 1
-                    word = addr[b, t] >> 2
+                    word = addr[b, t] >> WORD_SHIFT
                     for q in range(words_per_lane):
                         _insert_sorted(buf, n, word + q)
                         n += 1
                 if n == 0:
                     continue
                 used += 1
-                for q in range(32):
+                for q in range(BANK_MASK + 1):
                     per_bank[q] = 0
                 most = 0
                 for j in range(n):
                     if j == 0 or buf[j] != buf[j - 1]:
-                        bank = buf[j] & 31
+                        bank = buf[j] & BANK_MASK
                         per_bank[bank] += 1
                         if per_bank[bank] > most:
                             most = per_bank[bank]
@@ -193,13 +200,13 @@ def global_counts(addr, mask, sectors, lines, active, distinct):
     one sector, and two lanes' bytes are either the same or disjoint.
     """
     nb, nt = addr.shape
-    nw = (nt + 31) // 32
-    buf = np.empty(32, np.int64)
+    nw = (nt + WARP - 1) // WARP
+    buf = np.empty(WARP, np.int64)
     for b in range(nb):
         for w in range(nw):
             n = 0
-            for k in range(32):
-                t = w * 32 + k
+            for k in range(WARP):
+                t = w * WARP + k
                 if t >= nt:
                     break
                 if mask[b, t]:
@@ -211,9 +218,9 @@ def global_counts(addr, mask, sectors, lines, active, distinct):
             for j in range(n):
                 if j == 0 or buf[j] != buf[j - 1]:
                     nd += 1
-                if j == 0 or (buf[j] >> 5) != (buf[j - 1] >> 5):
+                if j == 0 or (buf[j] >> SECTOR_SHIFT) != (buf[j - 1] >> SECTOR_SHIFT):
                     ns += 1
-                if j == 0 or (buf[j] >> 7) != (buf[j - 1] >> 7):
+                if j == 0 or (buf[j] >> LINE_SHIFT) != (buf[j - 1] >> LINE_SHIFT):
                     nl += 1
             sectors[b, w] = ns
             lines[b, w] = nl

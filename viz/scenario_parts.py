@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import WarpvizError
 from .expr import Node
+from .gpus import WARP
 from .i18n import sep, tr
 from .layout import Swizzle
 from .types import ElemType
@@ -83,7 +84,7 @@ class Launch:
 
     @property
     def warps_per_block(self) -> int:
-        return -(-self.threads_per_block // 32)
+        return -(-self.threads_per_block // WARP)
 
     @property
     def threads(self) -> int:

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import block_coords, evaluate_instruction, thread_coords
+from .gpus import BANK_BYTES, BANKS, LINE_BYTES, PHASE_8, PHASE_16, SECTOR_BYTES, WARP
 from .kernels_numba import wide_load_phases
 from .kinds.registry import kind_of
 from .scenario import Access, Array, Instruction, Scenario
 
-SECTOR = 32
-LINE = 128
+SECTOR = SECTOR_BYTES     # viz.gpus: the GPU description's rules
+LINE = LINE_BYTES
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,8 @@ class WarpDetail:
 
 def phase_lanes(size: int) -> tuple[tuple[int, ...], ...]:
     """One phase for 1/2/4-byte accesses, half-warps for 8 bytes, quarter-warps for 16."""
-    per = 32 if size <= 4 else (16 if size == 8 else 8)
-    return tuple(tuple(range(p, p + per)) for p in range(0, 32, per))
+    per = WARP if size <= BANK_BYTES else (PHASE_8 if size == 8 else PHASE_16)
+    return tuple(tuple(range(p, p + per)) for p in range(0, WARP, per))
 
 
 def load_phase_lanes(size: int, addr: np.ndarray, mask: np.ndarray) -> tuple[tuple[int, ...], ...]:
@@ -122,13 +123,13 @@ def load_phase_lanes(size: int, addr: np.ndarray, mask: np.ndarray) -> tuple[tup
     half-warp whose lane quads each ask for at most two addresses is one 16-lane phase.
     """
     n = len(addr)
-    a = np.zeros((1, 32), np.int64)
-    m = np.zeros((1, 32), np.bool_)
+    a = np.zeros((1, WARP), np.int64)
+    m = np.zeros((1, WARP), np.bool_)
     a[0, :n] = addr
     m[0, :n] = mask
     starts = np.zeros(4, np.int64)
     lengths = np.zeros(4, np.int64)
-    count = wide_load_phases(a, m, 0, 0, 32, size, starts, lengths)
+    count = wide_load_phases(a, m, 0, 0, WARP, size, starts, lengths)
     return tuple(tuple(range(int(starts[k]), int(starts[k] + lengths[k]))) for k in range(count))
 
 
@@ -138,7 +139,7 @@ def matrix_phases(op) -> tuple[tuple[int, ...], ...]:
     from .kinds.ldmatrix import phases_of
 
     phases = phases_of(op)
-    rest = tuple(range(op.lanes_used, 32))
+    rest = tuple(range(op.lanes_used, WARP))
     return phases + ((rest,) if rest else ())
 
 
@@ -154,7 +155,7 @@ def warp_detail(scenario: Scenario, instr: Instruction | int, block: int = 0, wa
     access = scenario.accesses[instr.access]
     arr = scenario.array(access.array)
     nt = launch.threads_per_block
-    tids = np.arange(warp * 32, min(nt, warp * 32 + 32), dtype=np.int64)
+    tids = np.arange(warp * WARP, min(nt, warp * WARP + WARP), dtype=np.int64)
     lv = evaluate_instruction(scenario, instr, np.array([block], np.int64), tids)
     shape = (1, len(tids))
     addr = np.broadcast_to(lv.addr.natural(), shape)[0]
@@ -186,7 +187,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
     size = instr.size
     space = space or arr.space
     n = len(addr)
-    tids = np.arange(warp * 32, warp * 32 + n, dtype=np.int64)
+    tids = np.arange(warp * WARP, warp * WARP + n, dtype=np.int64)
     indices = indices if indices is not None else [()] * n
     elems = elems if elems is not None else [0] * n
     if getattr(access, "matrix", None) is not None:
@@ -195,7 +196,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
         phases = load_phase_lanes(size, addr, mask)
     else:
         phases = phase_lanes(size)
-    words_per_lane = 1 if size <= 4 else size // 4
+    words_per_lane = 1 if size <= BANK_BYTES else size // BANK_BYTES
 
     # Shared: distinct words per bank per phase, in order of first request. A cp.async and an
     # atomic whose old value is read serve every lane's word on its own (viz.kinds: measured).
@@ -212,10 +213,10 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
             for ln in lanes_in:
                 if ln >= len(tids) or not mask[ln]:
                     continue
-                w0 = int(addr[ln]) >> 2
+                w0 = int(addr[ln]) // BANK_BYTES
                 for q in range(words_per_lane):
                     w = w0 + q
-                    order.setdefault(w & 31, {}).setdefault((w, ln) if per_lane else w, []).append(ln)
+                    order.setdefault(w % BANKS, {}).setdefault((w, ln) if per_lane else w, []).append(ln)
             if not order:
                 continue
             active_phases += 1
@@ -231,8 +232,8 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
     sector_lanes: dict[int, list[int]] = {}
     sector_bytes: dict[int, list[bool]] = {}
     lanes: list[Lane] = []
-    for ln in range(32):
-        tid = warp * 32 + ln
+    for ln in range(WARP):
+        tid = warp * WARP + ln
         if ln >= len(tids):
             lanes.append(Lane(ln, -1, (-1, -1, -1), False, False, (), 0, 0, size, -1, (), (), (), -1, -1, -1))
             continue
@@ -244,7 +245,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
         wfs: tuple[int, ...] = ()
         sector = line = -1
         if active and space == "shared" and banks:
-            words = tuple((a >> 2) + q for q in range(words_per_lane))
+            words = tuple(a // BANK_BYTES + q for q in range(words_per_lane))
             wfs = tuple(word_wf[(phase, (w, ln) if per_lane else w)] for w in words)
         if active and space == "global":
             sector, line = a // SECTOR, a // LINE
@@ -255,7 +256,7 @@ def lanes_detail(scenario: Scenario, instr: Instruction, access: Access, arr: Ar
         lanes.append(Lane(
             lane=ln, tid=tid, thread=thread, exists=True, active=active,
             indices=indices[ln], elem=elems[ln], byte_addr=a, size=size,
-            phase=phase if active else -1, words=words, banks=tuple(w & 31 for w in words),
+            phase=phase if active else -1, words=words, banks=tuple(w % BANKS for w in words),
             word_wavefronts=wfs, wavefront=max(wfs) if wfs else -1, sector=sector, line=line))
     sectors = tuple(SectorUse(s, s * SECTOR // LINE, tuple(sector_bytes[s]), tuple(sector_lanes[s]))
                     for s in sorted(sector_lanes))

@@ -17,12 +17,15 @@ file can keep a command busy for minutes or fill the memory with per-warp result
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
+
+from .gpus import BANK_ROW_BYTES, LINE_BYTES
 
 from .expr import Binary, Call, Node, Num, walk
 from .lanes import lane_form
 
 CHUNK_THREADS = 1 << 21   # threads the engine materialises at once on its full path
-CLASS_MODULUS = 128       # 32 banks x 4 bytes = one 128-byte line = 4 sectors
+CLASS_MODULUS = math.lcm(BANK_ROW_BYTES, LINE_BYTES)   # 32 banks x 4 bytes = one 128-byte line = 4 sectors (viz.gpus)
 
 MAX_WORK = 2_000_000_000  # lane operations one analysis may take (about 7 s here)
 CHUNK = 150_000           # the fixed cost of one chunk of one instruction (Python and numpy calls)

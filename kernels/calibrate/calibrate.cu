@@ -29,6 +29,16 @@ extern "C" __global__ void wv_clock(u64 ns, u64* out) {
 
 extern "C" __global__ void wv_empty() {}
 
+// The smallest kernel that touches global memory: one thread loads a word and stores it
+// plus one (launch_touch_us: what a launch costs beyond an empty one when it reads and writes).
+extern "C" __global__ void wv_touch(unsigned* p) {
+    if (threadIdx.x == 0) {
+        unsigned v;
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p + blockIdx.x));
+        asm volatile("st.global.u32 [%0], %1;" :: "l"(p + blockIdx.x), "r"(v + 1u) : "memory");
+    }
+}
+
 // ---------------------------------------------------------------- DRAM and L2 streams
 
 // Reads n16 16-byte words, grid-stride, four loads in flight per thread per step.
@@ -302,4 +312,32 @@ extern "C" __global__ void wv_dep(int op, int steps, unsigned seed, u64* out) {
         out[0] = c1 - c0;
         out[1] = x + __float_as_uint(f);
     }
+}
+
+// ---------------------------------------------------------------- loaded latency
+
+// The latency of a dependent load while DRAM streams (the cost model's loaded-latency
+// curve, ``loaded_latency_ns_K``): block 0's thread 0 follows a random cycle of 4-byte
+// indices (`chase`, ld.global.cg: each step one sector 4 KiB or more from the last) for
+// `steps` dependent loads and records the cycles (clock64) they took; the other blocks
+// copy n4 float4s from `src` to `dst`, grid-stride, `passes` times, so they overlap. With
+// `steps` 0 the copy runs alone (its bandwidth, timed by CUDA events). The same kernel as
+// tools/gpu/session/loaded_latency_probe.py, which measured the H100's shipped curve.
+extern "C" __global__ void wv_loaded(const unsigned* __restrict__ chase, unsigned steps, u64* out,
+                                     const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n4,
+                                     unsigned passes) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0 && steps) {
+            unsigned p = 0;
+            u64 t0 = clock64();
+            for (unsigned i = 0; i < steps; ++i) asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(p) : "l"(chase + p));
+            u64 t1 = clock64();
+            out[0] = t1 - t0;
+            out[1] = p;
+        }
+        return;
+    }
+    const u64 stride = (u64)(gridDim.x - 1) * blockDim.x;
+    for (unsigned r = 0; r < passes; ++r)
+        for (u64 i = (u64)(blockIdx.x - 1) * blockDim.x + threadIdx.x; i < n4; i += stride) dst[i] = src[i];
 }

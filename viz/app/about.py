@@ -183,6 +183,7 @@ class AboutDialog(QDialog):
                                f"{platform.system()} {platform.machine()}"),
             (tr("Built-in scenarios and data"), str(assets.root())),
             (tr("Compiled-code cache"), os.environ.get("NUMBA_CACHE_DIR", "")),
+            (tr("GPUs described"), _gpus_text()),
         ]
         label = QLabel("<table>" + "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{_html(v)}</td></tr>"
                                            for k, v in rows) + "</table>")
@@ -286,3 +287,16 @@ def install(window) -> QAction:
     on_language_change(window, retranslate)
     window.a_about = action
     return action
+
+
+def _gpus_text() -> str:
+    """The described GPUs (assets/gpus/), each calibrated or not (and the command that fixes it)."""
+    from .. import gpus
+
+    try:
+        ds = gpus.descriptions()
+    except gpus.GpuDescriptionError as err:
+        return str(err)
+    return "; ".join(d.name + " (" + (tr("calibrated") if d.calibration_path() is not None and d.calibration_path()
+                                      .is_file() else tr("not calibrated: run `warpviz calibrate` on it")) + ")"
+                     for d in ds)

@@ -400,6 +400,9 @@ class GpuPanel(QWidget):
             text = tr("GPU: {name} (compute capability {cc}, {sms} SMs, driver {drv})",
                       name=d.get("name"), cc=d.get("compute_capability"), sms=d.get("sm_count"),
                       drv=d.get("driver") or d.get("cuda_driver_api"))
+            if not _calibrated(d.get("name")):
+                text += "\n" + tr("Not calibrated: predictions use the H100's figures; run `warpviz calibrate` to "
+                                   "measure this GPU")
         elif self.device_reason:
             text = self.device_reason
         else:
@@ -1312,3 +1315,10 @@ class GpuPanel(QWidget):
             self._gpu.close()
             self._gpu = None
         self.recorder.close()
+
+
+def _calibrated(name) -> bool:
+    """Whether this GPU has a calibration file the cost model reads (assets/calibration/)."""
+    from ..gpu.calibration import CALIBRATION_DIR, slug
+
+    return bool(name) and (CALIBRATION_DIR / f"{slug(str(name))}.json").is_file()

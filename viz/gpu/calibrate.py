@@ -27,14 +27,29 @@ import numpy as np
 from .. import assets
 from ..errors import safe_text
 from ..fileio import write_atomic
-from .calibration import CALIBRATION_DIR, FORMAT, slug
+from .calibration import CALIBRATION_DIR, FORMAT, LOADED_STREAMS, slug
 from .runner import Session, gpu_state
 
 SETS = 7
 QUICK_SETS = 5
 WARMUP_MS = 1000.0    # GPU time of DRAM reads before the first figure (clocks, TLBs)
 L2_PLACEMENTS = 7     # placements of the L2-read buffer, 24 MiB apart (7 x 24 + 12 MiB fit the 512 MiB buffer)
-ONE_BLOCK_PER_SM_SHARED = 116 * 1024   # dynamic shared bytes that leave room for one block per SM (228 KiB)
+L2_WRITE_PLACEMENTS = 15   # of the L2-write buffer, 24 MiB apart (15 x 24 + 8 MiB fit the 512 MiB buffer)
+ONE_BLOCK_PER_SM_SHARED = 116 * 1024   # the H100's (228 KiB a SM); measure() takes it from the GPU's description
+RUN_SPREAD_MAX = 0.05   # --runs N: a figure whose runs differ by more ((max - min) / median) fails the calibration
+HOST_FIGURES = ("launch_host_us",)   # the host's (Python's) time, not the GPU's: no 5% promise, not in the model
+# Figures whose runs may differ by more than 5% when the difference is this small (their unit):
+# an empty launch's GPU time is a property of the process's launch queue: 1.26, 1.30 and 1.37
+# us in three processes on the H200, each tight within itself (0.11 us, 8.6%); it adds no more
+# to any prediction. The loaded latency at the copy's saturation (8 streams a SM) queues:
+# 1,096, 1,102 and 1,151 ns (5.0%) on the H200.
+RUN_SPREAD_ABS = {"launch_overhead_us": 0.2, "launch_touch_us": 0.2, "loaded_latency_ns_8": 100.0, "loaded_latency_ns_4": 100.0}
+
+
+def one_block_per_sm_shared(gpu) -> int:
+    """Dynamic shared bytes that leave room for only one block per SM: more than half the SM's
+    shared memory (the H100: 116 KiB of 228)."""
+    return gpu.shared_per_sm_bytes // 2 + 2048
 
 # key -> (unit, how it is measured)
 FIGURES: dict[str, tuple[str, str]] = {
@@ -80,6 +95,9 @@ FIGURES: dict[str, tuple[str, str]] = {
                                                         "pipe bounds it); warp-level instructions / SM cycles."),
     "launch_overhead_us": ("us", "An empty kernel (1 block of 32) launched 200 times back to back behind a spin "
                                  "kernel; GPU time per launch."),
+    "launch_touch_us": ("us", "wv_touch (one thread loads a word and stores it plus one; 1 block of 32) launched 200 "
+                              "times back to back behind a spin kernel; GPU time per launch: a kernel that reads and "
+                              "writes memory, which the cost model adds to every launch when calibrated."),
     "launch_host_us": ("us", "Host (Python + PyCUDA) time to queue one launch while the GPU is busy: a launch loop "
                              "is this slow when the kernels are shorter."),
     "empty_grid_us": ("us", "An empty kernel of 65536 blocks of 256 threads, launched back to back behind a spin "
@@ -109,6 +127,13 @@ FIGURES: dict[str, tuple[str, str]] = {
     "other_latency_clk": ("clk", "wv_dep op 4: one warp alone runs 64000 dependent BREV (variable-latency integer "
                                  "work, as conversions); SM cycles / instructions."),
 }
+for _k in (0, 1, 2, 4, 8):
+    FIGURES[f"loaded_latency_ns_{_k}"] = (
+        "ns", f"wv_loaded: one thread follows a random cycle of 4-byte indices 4 KiB apart (ld.global.cg) while "
+              f"{_k} block{'' if _k == 1 else 's'} of 256 threads per SM copy 2 x 256 MiB (5x the L2) grid-stride; "
+              "cycles per dependent load / SM clock; at_gbps: the copy's own DRAM rate (read + write), timed alone. "
+              "The cost model's loaded-latency curve (extra wait by DRAM rate).")
+del _k
 
 
 # wv_dep's ops in order (kernels/calibrate/calibrate.cu)
@@ -150,6 +175,14 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     sets = QUICK_SETS if quick else SETS
     info = session.info
     sms = int(info["sm_count"])
+    from .. import gpus
+
+    match = gpus.for_device(info.get("name"), info.get("compute_capability"))
+    gpu = match.description
+    one_block = one_block_per_sm_shared(gpu)
+    optin = int(info.get("max_shared_per_block_optin") or 0)
+    if not match.exact and optin:       # a GPU with no description: what its driver says a block may have
+        one_block = min(optin, optin // 2 + 2048)
     cubin = compile_cubin(source())
     figs: dict[str, dict] = {}
     state_before = gpu_state()
@@ -167,9 +200,11 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
             f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         return f
 
-    def add(key, values, cycles=None):
+    def add(key, values, cycles=None, at_gbps=None):
         unit, how = FIGURES[key]
         figs[key] = figure(values, unit, how, cycles)
+        if at_gbps is not None:
+            figs[key]["at_gbps"] = _round(at_gbps)
         say(key)
 
     def per_launch_ms(launch, target_ms: float = 1.0) -> list[float]:
@@ -234,9 +269,20 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     add("l2_read_gbps", [l2_bytes * (passes // (2 if quick else 1)) / (t * 1e-3) / 1e9 for t in l2_times])
 
     # -- L2 request and partial-store rates ------------------------------------------------
+    # L2 writes: like the reads, the rate depends on where the buffer's lines sit in L2 (one
+    # placement read 3,642, 3,760 and 3,662 GB/s in three runs on the H100, 4,141 and 3,904 in
+    # two on the H200, each run tight within itself; seven placements of one H200 run gave
+    # 3,769 to 4,146): the median over L2_WRITE_PLACEMENTS placements, each warmed first
+    # (per_launch_ms), 8 MiB each (well inside the 50 MiB H100 and 60 MiB H200 L2), 64
+    # passes (512 MiB written a launch, about 0.13 ms). With seven, two calls of --runs 3 on
+    # the H200 agreed within 0.3% (3,983 and 3,973 GB/s), their runs within 4.9%.
     wl2 = fn("wv_write_l2", "PQi")
-    add("l2_write_gbps", [(8 << 20) * 64 / (t * 1e-3) / 1e9 for t in per_launch_ms(
-        lambda _i: wl2.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (8 << 20) // 16, 64))])
+    w_bytes, w_passes = 8 << 20, 64
+    w_times = []
+    for place in range(L2_WRITE_PLACEMENTS):
+        w_times += per_launch_ms(lambda _i, o=place * (24 << 20): wl2.prepared_call(
+            (sms * 4, 1, 1), (512, 1, 1), int(buf) + o, w_bytes // 16, w_passes))
+    add("l2_write_gbps", [w_bytes * w_passes / (t * 1e-3) / 1e9 for t in w_times])
     threads = sms * 4 * 512
     sc_it = 32 if quick else 64
     scat = fn("wv_l2_scatter", "PIiP")
@@ -264,20 +310,20 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
         return ms, cycles
 
     iters = 2048 if quick else 4096
-    l1 = fn("wv_read_l1", "PiPP", ONE_BLOCK_PER_SM_SHARED)
+    l1 = fn("wv_read_l1", "PiPP", one_block)
     ms, cyc_l1 = cycles_sets(lambda _i: l1.prepared_call((sms, 1, 1), (1024, 1, 1), int(buf), iters, int(sink),
-                                                         int(cyc), shared_size=ONE_BLOCK_PER_SM_SHARED))
+                                                         int(cyc), shared_size=one_block))
     block_bytes = 1024 * 8 * 16 * iters
     add("l1_read_gbps", [sms * block_bytes / (t * 1e-3) / 1e9 for t in ms])
     add("l1_sectors_per_clk_sm", [block_bytes / 32 / c for c in cyc_l1])
 
-    sh = fn("wv_shared", "iiPP", ONE_BLOCK_PER_SM_SHARED)
+    sh = fn("wv_shared", "iiPP", one_block)
     modes = {0: ("shared_wavefronts_per_clk_sm", 8192, 1), 1: ("shared_conflict32_wavefronts_per_clk_sm", 256, 32),
              3: ("shared_lds128_wavefronts_per_clk_sm", 2048, 4), 2: ("lsu_inst_per_clk_sm", 8192, None)}
     for mode, (key, it, wf) in modes.items():
         it = it // 2 if quick else it
         _ms, cy = cycles_sets(lambda _i, m=mode, n=it: sh.prepared_call((sms, 1, 1), (1024, 1, 1), m, n, int(sink),
-                                                                        int(cyc), shared_size=ONE_BLOCK_PER_SM_SHARED))
+                                                                        int(cyc), shared_size=one_block))
         inst = 32 * it * 16                              # warp-level loads of one block (32 warps)
         add(key, [inst * (wf or 1) / c for c in cy])
 
@@ -285,6 +331,9 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     em = fn("wv_empty", "")
     times, _ = session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, sets)
     add("launch_overhead_us", [1e3 * t for t in times])
+    tch = fn("wv_touch", "P")
+    times, _ = session.batch_times(lambda _i: tch.prepared_call((1, 1, 1), (32, 1, 1), int(sink)), 200, sets)
+    add("launch_touch_us", [1e3 * t for t in times])
     host_us = []
     for _ in range(sets):
         session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, 1)
@@ -295,11 +344,11 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     base_us = figs["launch_overhead_us"]["value"]
     add("block_ns_per_sm", [1e3 * (1e3 * t - base_us) / (65536 / sms) for t in grid_times])
 
-    sy = fn("wv_sync", "iPP", ONE_BLOCK_PER_SM_SHARED)
+    sy = fn("wv_sync", "iPP", one_block)
     n_sync = 20000
     for key, threads in (("syncthreads_ns", 256), ("syncthreads_1024_ns", 1024)):
         _ms, cy = cycles_sets(lambda _i, th=threads: sy.prepared_call((sms, 1, 1), (th, 1, 1), n_sync, int(sink),
-                                                                      int(cyc), shared_size=ONE_BLOCK_PER_SM_SHARED))
+                                                                      int(cyc), shared_size=one_block))
         per = [c / n_sync for c in cy]
         add(key, [1e3 * p / clock_mhz for p in per], cycles=float(np.median(per)))
 
@@ -337,6 +386,8 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
             ("l1_latency_ns", 16 << 10, 128, 1, 50000 if quick else 100000, False)):
         ns, cy = chain(region, gap, cache, steps, fresh)
         add(key, ns, cycles=cy)
+
+    loaded_latency(session, fn, sets, quick, add, clock_mhz, sms)
 
     cs = fn("wv_chase_shared", "PiiP")
     n = 1024
@@ -378,6 +429,53 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
             "sets": sets}
 
 
+
+
+def loaded_latency(session, fn, sets: int, quick: bool, add, clock_mhz: float, sms: int) -> None:
+    """The loaded-latency curve (``loaded_latency_ns_K``, one figure per K streaming blocks
+    per SM, each with the copy's own DRAM rate ``at_gbps``): ``wv_loaded``'s chase while its
+    other blocks copy 2 x 256 MiB (5x the L2) ``passes`` times."""
+    cuda = session.cuda
+    nodes, spacing = 65536, 1024                     # 65536 nodes 4 KiB apart (256 MiB of indices)
+    rng = np.random.default_rng(5)
+    order = rng.permutation(nodes)
+    words = np.zeros(nodes * spacing, np.uint32)
+    words[order * spacing] = (np.roll(order, -1) * spacing).astype(np.uint32)
+    n4 = ((128 if quick else 256) << 20) // 16
+    chase, src, dst, out = (session.alloc(words.nbytes), session.alloc(n4 * 16), session.alloc(n4 * 16),
+                            session.alloc(16))
+    try:
+        cuda.memcpy_htod(chase, words)
+        del words
+        session.fill_random(src, n4 * 16)
+        ld = fn("wv_loaded", "PIPPPQI")
+        host = np.zeros(2, np.uint64)
+        steps = 1000 if quick else 1500
+        for per_sm in LOADED_STREAMS:
+            grid = (1 + sms * per_sm, 1, 1)
+            passes = 12 if per_sm else 0
+
+            def launch(st, g=grid, p=passes):
+                ld.prepared_call(g, (256, 1, 1), int(chase), st, int(out), int(src), int(dst), n4, p)
+
+            launch(200)                                  # warm: clocks, TLBs, the chase's code
+            cuda.Context.synchronize()
+            gbps = 0.0
+            if per_sm:
+                t, _ = session.batch_times(lambda _i: launch(0), 1, 3)
+                gbps = 2 * n4 * 16 * passes / (float(np.median(t)) * 1e-3) / 1e9
+            ns = []
+            for _ in range(max(3, sets // 2)):
+                launch(steps)
+                cuda.Context.synchronize()
+                cuda.memcpy_dtoh(host, out)
+                ns.append(1e3 * float(host[0]) / steps / clock_mhz)
+            add(f"loaded_latency_ns_{per_sm}", ns, at_gbps=gbps)
+    finally:
+        for b in (chase, src, dst, out):
+            b.free()
+
+
 class CalibrationSession(Session):
     """A ``runner.Session`` that also runs ``measure``: what the GPU process serves for
     ``warpviz calibrate`` (``worker.ProcessSession(child=CHILD)``)."""
@@ -406,19 +504,60 @@ def combine_runs(raws: list[dict]) -> dict:
         cyc = [p["cycles"] for p in parts if "cycles" in p]
         g = figure(sets, f["unit"], f["how"], float(np.median(cyc)) if cyc else None)
         g["run_values"] = [p["value"] for p in parts]
+        g["run_spread_pct"] = run_spread_pct(g["run_values"])
+        at = [p["at_gbps"] for p in parts if isinstance(p.get("at_gbps"), (int, float))]
+        if at:
+            g["at_gbps"] = _round(float(np.median(at)))
         figs[key] = g
     return {**first, "figures": figs, "state_after": raws[-1].get("state_after"), "sets": sum(r["sets"] for r in raws),
             "runs": len(raws)}
 
 
-def plausibility(device: dict, figures: dict) -> dict[str, dict]:
-    """Every figure against what the device's specifications allow: ``{key: {"ok": bool,
-    "expected": "low..high: why"}}``. Limits are wide on purpose: they catch a
-    broken microbenchmark (a load the compiler removed, a buffer in the wrong cache), not
-    a slow card."""
-    sms = float(device.get("sm_count") or 132)
-    max_mhz = float(device.get("clock_mhz") or 1980)
-    peak = float(device.get("peak_bandwidth_gbs") or 3352)
+def run_spread_pct(values) -> float:
+    """How far a figure's runs are apart: (max - min) / median, in percent."""
+    vals = [float(v) for v in values]
+    med = float(np.median(vals)) if vals else 0.0
+    return round(100 * (max(vals) - min(vals)) / abs(med), 2) if vals and med else 0.0
+
+
+def unstable(doc: dict) -> dict[str, float]:
+    """The figures whose runs (``--runs N``) disagree: {key: run spread %}. A figure is the
+    median over its runs, so one run apart does not move it: a figure is unstable when no
+    majority of its runs ((N + 2) // 2: 2 of 2, 2 of 3, 3 of 5) lies within RUN_SPREAD_MAX
+    (of the median) of each other. A difference below ``RUN_SPREAD_ABS`` (the figure's unit) is
+    none; the host's own figures (HOST_FIGURES) are not held to it. The L2 rates of one process
+    can sit 2-5% above the others' (its buffers land differently in L2: the H200's L2 read runs
+    8,872, 8,435 and 8,445 GB/s in one call, 8,483, 8,581 and 8,405 in another)."""
+    out = {}
+    for key, f in doc.get("figures", {}).items():
+        if key in HOST_FIGURES or not isinstance(f, dict) or len(f.get("run_values") or []) < 2:
+            continue
+        vals = sorted(float(v) for v in f["run_values"])
+        med = abs(float(np.median(vals)))
+        k = (len(vals) + 2) // 2           # a majority: the k closest runs must agree
+        closest = min(vals[i + k - 1] - vals[i] for i in range(len(vals) - k + 1))
+        if closest > max(RUN_SPREAD_MAX * med, RUN_SPREAD_ABS.get(key, 0.0)):
+            out[key] = run_spread_pct(vals)
+    return out
+
+
+def plausibility(device: dict, figures: dict, gpu=None) -> dict[str, dict]:
+    """Every figure against what this GPU's own description (``viz.gpus``: its SMs, boost
+    clock, DRAM peak, bytes per clock) allows: ``{key: {"ok": bool, "expected": "low..high:
+    why"}}``. The device's own report (``device``: the worker's SM count, clock and DRAM
+    peak) wins over the description's specification where it has one. Limits are wide on
+    purpose: they catch a broken microbenchmark (a load the compiler removed, a buffer in
+    the wrong cache), not a slow card. No rule compares two memories' rates by another
+    GPU's ratios: the H200 writes L2 (3.7 TB/s) slower than it reads DRAM (4.5 TB/s)."""
+    from .. import gpus
+
+    if gpu is None:
+        gpu = gpus.for_device(device.get("name"), device.get("compute_capability")).description
+    sms = float(device.get("sm_count") or gpu.sm_count)
+    max_mhz = float(device.get("clock_mhz") or gpu.boost_clock_mhz)
+    peak = float(device.get("peak_bandwidth_gbs") or gpu.dram_peak_gbps)
+    l1_bytes = gpu.l1_bytes_per_clk_sm
+    l1_sectors = l1_bytes / gpu.sector_bytes
 
     def v(key):
         f = figures.get(key)
@@ -426,28 +565,33 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
 
     mhz = v("sm_clock_mhz") or max_mhz
     dram = v("dram_read_gbps") or 0.8 * peak
-    l1_peak = sms * 128 * mhz * 1e6 / 1e9          # 128 bytes per clock per SM
-    l2_sectors_cap = (v("l2_read_gbps") or 1e5) / 32 * 1.05   # G sectors/s: the coalesced L2 rate, 5% slack
+    l2_read = v("l2_read_gbps")
+    l1_peak = sms * l1_bytes * mhz * 1e6 / 1e9
+    l2_cap = sms * 64 * mhz * 1e6 / 1e9               # 64 bytes per clock per SM: above any L2 so far
+    l2_sectors_cap = (l2_read or 1e5) / gpu.sector_bytes * 1.05   # G sectors/s: the coalesced L2 rate, 5% slack
     rules = {
         "sm_clock_mhz": (0.7 * max_mhz, 1.01 * max_mhz, f"at most the {max_mhz:.0f} MHz boost clock"),
         "dram_read_gbps": (0.7 * peak, peak, f"70-100% of the {peak:.0f} GB/s DRAM peak"),
         "dram_write_gbps": (0.6 * peak, peak, f"60-100% of the {peak:.0f} GB/s DRAM peak"),
         "dram_copy_gbps": (0.6 * peak, peak, f"60-100% of the {peak:.0f} GB/s DRAM peak"),
-        "l2_read_gbps": (1.5 * dram, sms * 64 * mhz * 1e6 / 1e9,
-                         "above 1.5x DRAM, at most 64 bytes per clock per SM"),
-        "l2_write_gbps": (1.0 * dram, sms * 64 * mhz * 1e6 / 1e9, "above DRAM, at most 64 bytes per clock per SM"),
-        "l2_scatter_gsectors": (0.05 * v("l2_read_gbps") / 32 if v("l2_read_gbps") else 1.0, l2_sectors_cap,
+        "l2_read_gbps": (1.5 * dram, l2_cap, "above 1.5x DRAM, at most 64 bytes per clock per SM"),
+        "l2_write_gbps": (0.25 * l2_read if l2_read else 0.5 * dram, l2_cap,
+                          "at least a quarter of the L2 read rate, at most 64 bytes per clock per SM"),
+        "l2_scatter_gsectors": (0.05 * l2_read / gpu.sector_bytes if l2_read else 1.0, l2_sectors_cap,
                                 "at most the coalesced L2 sector rate"),
         "dram_scatter_gbps": (0.1 * dram, 1.02 * peak, f"10-100% of the {peak:.0f} GB/s DRAM peak"),
         "l2_partial_gstores": (1.0, l2_sectors_cap, "at most the coalesced L2 sector rate"),
         "l2_partial_dram_gstores": (0.5, l2_sectors_cap, "at most the coalesced L2 sector rate"),
-        "l1_read_gbps": (0.4 * l1_peak, 1.02 * l1_peak, f"40-100% of {l1_peak:.0f} GB/s (128 B/clk/SM)"),
-        "l1_sectors_per_clk_sm": (1.6, 4.08, "at most 4 (128 bytes per clock per SM)"),
-        "shared_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
+        "l1_read_gbps": (0.4 * l1_peak, 1.02 * l1_peak, f"40-100% of {l1_peak:.0f} GB/s ({l1_bytes} B/clk/SM)"),
+        "l1_sectors_per_clk_sm": (0.4 * l1_sectors, 1.02 * l1_sectors,
+                                  f"at most {l1_sectors:g} ({l1_bytes} bytes per clock per SM)"),
+        "shared_wavefronts_per_clk_sm": (0.4, 1.02, f"at most 1 ({gpu.banks} banks x {gpu.bank_bytes} bytes per clock)"),
         "shared_conflict32_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1, like the conflict-free loop"),
-        "shared_lds128_wavefronts_per_clk_sm": (0.4, 1.02, "at most 1 (32 banks x 4 bytes per clock)"),
+        "shared_lds128_wavefronts_per_clk_sm": (0.4, 1.02, f"at most 1 ({gpu.banks} banks x {gpu.bank_bytes} bytes "
+                                                           f"per clock)"),
         "lsu_inst_per_clk_sm": (0.2, 1.02, "at most 1: each broadcast LDS.32 is one shared wavefront"),
         "launch_overhead_us": (0.3, 20.0, "a few microseconds"),
+        "launch_touch_us": (0.9 * (v("launch_overhead_us") or 0.3), 20.0, "at least an empty launch, a few microseconds"),
         "launch_host_us": (0.3, 200.0, "a few to tens of microseconds of Python"),
         "empty_grid_us": (v("launch_overhead_us") or 0.3, 2000.0, "more than one empty launch"),
         "block_ns_per_sm": (1.0, 2000.0, "some ns to some hundreds of ns"),
@@ -463,6 +607,8 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
         "const_latency_clk": (4.0, 200.0, "tens of cycles (a constant-cache hit)"),
         "other_latency_clk": (2.0, 100.0, "some cycles to tens of cycles"),
     }
+    for k in LOADED_STREAMS:
+        rules[f"loaded_latency_ns_{k}"] = (50.0, 5000.0, "tens of ns to some microseconds")
     out = {}
     for key, (lo, hi, why) in rules.items():
         val = v(key)
@@ -474,6 +620,20 @@ def plausibility(device: dict, figures: dict) -> dict[str, dict]:
     for a, b in order:
         if v(a) is not None and v(b) is not None and not v(a) < v(b) and b in out:
             out[b] = {"ok": False, "expected": f"more than {a} ({v(a):g})"}
+    # The loaded-latency curve: the copies' rates within the DRAM peak, rising with the streams.
+    prev = None
+    for k in LOADED_STREAMS:
+        f = figures.get(f"loaded_latency_ns_{k}")
+        at = f.get("at_gbps") if isinstance(f, dict) else None
+        if not isinstance(at, (int, float)) or isinstance(at, bool):
+            continue
+        key = f"loaded_latency_ns_{k}"
+        if not 0 <= at <= 1.05 * peak or (k and at <= 0):
+            out[key] = {"ok": False, "expected": f"a copy rate (at_gbps {at:g}) from 0 to the {peak:.0f} GB/s peak"}
+        elif prev is not None and at < 0.9 * prev:
+            out[key] = {"ok": False, "expected": f"a copy rate (at_gbps {at:g}) no lower than with fewer streams "
+                                                 f"({prev:g})"}
+        prev = at if k else prev
     return out
 
 
@@ -523,6 +683,9 @@ def format_table(doc: dict) -> str:
         mark = "-" if c is None else ("ok" if c["ok"] else f"IMPLAUSIBLE, expected {s(c['expected'])}")
         if f["spread_pct"] >= 5:
             mark += " (noisy)"
+        if f.get("run_values") and len(f["run_values"]) > 1:
+            sp = run_spread_pct(f["run_values"])
+            mark += f"; runs {sp:.1f}% apart" + (" UNSTABLE" if key in unstable({"figures": {key: f}}) else "")
         lines.append(f"{s(key):<42} {f['value']:>12g} {s(f['unit']):<26} {f['spread_pct']:>6.1f}%  {mark}")
     return "\n".join(lines)
 
@@ -563,5 +726,5 @@ def read(path) -> dict:
     return doc
 
 
-__all__ = ["measure", "CalibrationSession", "CHILD", "combine_runs", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES",
+__all__ = ["unstable", "run_spread_pct", "RUN_SPREAD_MAX", "one_block_per_sm_shared", "LOADED_STREAMS", "measure", "CalibrationSession", "CHILD", "combine_runs", "plausibility", "document", "save", "format_table", "format_markdown", "read", "FIGURES",
            "default_path", "source", "figure"]

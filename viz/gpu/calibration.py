@@ -32,6 +32,7 @@ MAX_CALIBRATION_BYTES = 1 << 20     # a calibration file (the shipped H100 one: 
 MAX_FIGURES = 256                    # figures in one file (warpviz calibrate writes 14)
 MAX_FIGURE = 1e12                    # the largest figure's value (GB/s, ns, per clock...)
 CALIBRATION_DIR = assets.root() / "calibration"     # assets/calibration, or inside a wheel
+LOADED_STREAMS = (0, 1, 2, 4, 8)     # loaded_latency_ns_K: K streaming blocks of 256 threads per SM beside the chase
 
 
 class CalibrationError(WarpvizError, ValueError):
@@ -87,13 +88,17 @@ class Calibration:
                 raise CalibrationError(f"{where}: figures.{key}.value must be a finite number from 0 to "
                                        f"{MAX_FIGURE:.0e}, not {str(v)[:40]!r}; {fix}")
             for name, kind, words in (("unit", str, "a text"), ("how", str, "a text"), ("runs", int, "a whole number"),
-                                      ("spread_pct", (int, float), "a number")):
+                                      ("spread_pct", (int, float), "a number"), ("at_gbps", (int, float), "a number"),
+                                      ("run_spread_pct", (int, float), "a number")):
                 x = f.get(name)
                 if x is not None and (not isinstance(x, kind) or isinstance(x, bool) or
                                       isinstance(x, float) and not math.isfinite(x) or
                                       isinstance(x, str) and len(x) > 10_000):
                     raise CalibrationError(f"{where}: figures.{key}.{name} must be {words}, not "
                                            f"{str(x)[:40]!r}; {fix}")
+                if name == "at_gbps" and x is not None and not 0 <= x <= MAX_FIGURE:
+                    raise CalibrationError(f"{where}: figures.{key}.at_gbps must be from 0 to {MAX_FIGURE:.0e} GB/s, "
+                                           f"not {x!r}; {fix}")
             runs = f.get("run_values")
             if runs is not None and (not isinstance(runs, list) or len(runs) > 10_000 or any(
                     not isinstance(r, (int, float)) or isinstance(r, bool) or not math.isfinite(r) for r in runs)):
@@ -131,4 +136,4 @@ def read_json(path: str | Path):
         raise CalibrationError(f"{err}, or run `warpviz calibrate` to write a new one") from None
 
 
-__all__ = ["Calibration", "CalibrationError", "load_calibration", "read_json", "MAX_CALIBRATION_BYTES", "slug", "FORMAT", "CALIBRATION_DIR"]
+__all__ = ["LOADED_STREAMS", "Calibration", "CalibrationError", "load_calibration", "read_json", "MAX_CALIBRATION_BYTES", "slug", "FORMAT", "CALIBRATION_DIR"]

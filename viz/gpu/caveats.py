@@ -27,7 +27,7 @@ arguments (the app translates the template, ``viz.i18n.tr``) and a machine key:
   than ``MIN_CHECKED`` of the checked launches, or fewer than ``MIN_SHARE`` of those were
   within 20% of the measured time: the counts and the measured/predicted range are
   computed from the shipped results files (``checked_launches``).
-* ``device``: the prediction is for a GPU other than the H100, the only one it was checked on.
+* ``device``: the prediction is for a GPU other than the H100 and the H200, the ones it was checked on.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ WITHIN = 0.2            # "within 20%": |predicted - measured| <= WITHIN x measu
 MIN_CHECKED = 5         # fewer checked launches bound by a term than this: say so
 MIN_SHARE = 0.9         # fewer of them within 20% than this share: say so
 ARITH_SHARE = 0.5       # a loop "mostly arithmetic": this share of its SASS instructions are not memory ones
-CHECKED_ON = "H100"     # the GPU the shipped results were measured on
+CHECKED_ON = ("H100", "H200")     # the GPUs the shipped results were measured on (assets/measurements/)
 
 TEMPLATES = {
     "untimed-mma": "the kernel executes {ops}, which the cost model does not time: the prediction is the "
@@ -63,7 +63,7 @@ TEMPLATES = {
                        "bound by it",
     "bound-loose": "the model's bound here is {bound}; checked launches bound by it: {within} of {checked} within "
                    "20% (measured/predicted {lo:.2f} to {hi:.2f})",
-    "device": "the model was checked on the H100 only; this prediction is for {device}",
+    "device": "the model was checked on the H100 and the H200 only; this prediction is for {device}",
 }
 
 # PTX opcodes the model does not time (tensor cores) or a trace does not record (bulk copies):
@@ -386,7 +386,7 @@ def caveats(prediction, *, resources: dict | None = None, header: dict | None = 
             ok = sum(r.within for r in same)
             if len(same) < MIN_CHECKED or ok < MIN_SHARE * len(same):
                 out.append(Caveat("bound-loose", {"bound": bound, "checked": len(same), "within": ok, **_range(same)}))
-    if isinstance(device, str) and device and CHECKED_ON not in device:
+    if isinstance(device, str) and device and not any(g in device for g in CHECKED_ON):
         out.append(Caveat("device", {"device": device[:80]}))
     return out
 

@@ -169,8 +169,8 @@ def add_calibrate_parser(sub) -> None:
 
 
 def cmd_calibrate(args) -> int:
-    from .calibrate import (CHILD, FIGURES, combine_runs, default_path, document, dumps, format_markdown,
-                            format_table, read, save, source)
+    from .calibrate import (CHILD, FIGURES, RUN_SPREAD_MAX, combine_runs, default_path, document, dumps,
+                            format_markdown, format_table, read, save, source, unstable)
     from ..toolchain.compile import CompileError
 
     tool = "warpviz calibrate" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "")
@@ -199,7 +199,9 @@ def cmd_calibrate(args) -> int:
         except (CompileError, GpuUnavailable) as err:
             print(f"warpviz: cannot compile kernels/calibrate/calibrate.cu: {err}", file=sys.stderr)
             return 2
-        print(f"kernels/calibrate/calibrate.cu compiles ({len(cubin)} bytes of sm_90 cubin); figures:")
+        from ..toolchain.compile import ARCH
+
+        print(f"kernels/calibrate/calibrate.cu compiles ({len(cubin)} bytes of {ARCH} cubin); figures:")
         for key, (unit, how) in FIGURES.items():
             print(f"  {key} [{unit}]: {how}")
         return 0
@@ -225,16 +227,28 @@ def cmd_calibrate(args) -> int:
         return 2
     doc = document(raw, args.label, tool)
     path = Path(args.out) if args.out else default_path(doc["device"]["name"] or "gpu")
-    try:
-        save(doc, path)
-    except OSError as err:
-        print(f"warpviz: cannot write {path}: {err}; give --out PATH", file=sys.stderr)
-        return 2
-    print(f"wrote {path}", file=sys.stderr)
-    print(dumps(doc) if args.json else format_table(doc), end="\n" if not args.json else "")
     bad = [k for k, c in doc["checks"].items() if not c["ok"]]
-    if bad:
-        print(f"warpviz: implausible figures: {', '.join(bad)} (see 'check' above)", file=sys.stderr)
+    shaky = unstable(doc)
+    if not bad and not shaky:
+        try:
+            save(doc, path)
+        except OSError as err:
+            print(f"warpviz: cannot write {path}: {err}; give --out PATH", file=sys.stderr)
+            return 2
+        print(f"wrote {path}", file=sys.stderr)
+    print(dumps(doc) if args.json else format_table(doc), end="\n" if not args.json else "")
+    if bad or shaky:
+        # An implausible or unstable calibration is not written: the cost model would take its
+        # figures (docs/GPU.md, "Calibration"); the one there, if any, is left as it was.
+        why = []
+        if bad:
+            why.append("implausible figures: " + ", ".join(f"{k} ({doc['figures'][k]['value']:g}, expected "
+                                                            f"{doc['checks'][k]['expected']})" for k in bad))
+        if shaky:
+            why.append(f"figures whose {doc.get('runs', 1)} runs differ by more than {100 * RUN_SPREAD_MAX:.0f}%: "
+                       + ", ".join(f"{k} ({sp:.1f}%)" for k, sp in shaky.items()))
+        print(f"warpviz: {path} NOT written: {'; '.join(why)}. Run `warpviz calibrate` again on an idle GPU; "
+              f"--json prints the measured document", file=sys.stderr)
         return 1
     return 0
 
@@ -361,15 +375,17 @@ def cmd_bench_traces(args) -> int:
     log = lambda f, t: print(f"[{f * 100:5.1f}%] {t}", file=sys.stderr, flush=True)  # noqa: E731
     if args.dry_run and args.scenarios:
         # what needs no nvcc first: a named launch whose buffers no GPU it predicts for could hold
+        from .. import gpus
         from ..trace import TraceError
         from ..trace.launch import check_fits
-        from .costmodel import H100
         from .tracebench import DRY_RUN_FREE_BYTES
 
+        gpu = gpus.active()
+        free = DRY_RUN_FREE_BYTES if gpu.is_reference else int(0.98 * gpu.dram_bytes)
         try:
             for t in items:
                 if t.launch is not None:
-                    check_fits(t.launch, DRY_RUN_FREE_BYTES, f"the {H100.name} (the GPU a dry run predicts for)")
+                    check_fits(t.launch, free, f"the {gpu.name} (the GPU a dry run predicts for)")
         except TraceError as err:
             return _fail(str(err))
     try:
@@ -419,6 +435,11 @@ def cmd_bench_traces(args) -> int:
     if args.json:
         print(res.dumps(doc), end="")
     else:
+        if args.dry_run:
+            print(f"predicted for: {safe_text(doc.get('label', ''), 300)}")
+        note = _calibration_note(doc)
+        if note:
+            print(f"CAVEAT: {note}")
         print(format_table(doc))
     broken = [t for t in items if t.error] + [t for t in items if t.name in builds
                                                and not isinstance(builds[t.name], PlainBuild)]
@@ -426,6 +447,22 @@ def cmd_bench_traces(args) -> int:
         return _fail(f"{len(broken)} of {len(items)} traced launches could not be built or timed; the first: "
                      f"{broken[0].error or builds[broken[0].name]}")
     return 0
+
+
+def _calibration_note(doc: dict) -> str | None:
+    """The one-line caveat of a results file whose predictions used figures that are not its
+    GPU's own (``costmodel.calibration_caveat``), cut and escaped (a file is anyone's)."""
+    from .costmodel import calibration_caveat
+
+    dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
+    cm = doc.get("cost_model") if isinstance(doc.get("cost_model"), dict) else {}
+    src = cm.get("sources") if isinstance(cm.get("sources"), dict) else None
+    if not src:
+        return None
+    name = str(dev.get("name") or "this GPU")[:120]
+    cc = dev.get("compute_capability")
+    note = calibration_caveat(name, src, cc if isinstance(cc, str) else None)
+    return safe_text(note, 600) if note else None
 
 
 def format_bench(doc: dict) -> str:
@@ -452,6 +489,9 @@ def format_bench(doc: dict) -> str:
                 f"{'' if frac is None else f'{frac * 100:.0f}%':>7} {'' if pred is None else f'{pred:.4f}':>9} "
                 f"{t.get('ns_per_warp_instruction') or 0:>12.4f} {ctr:>9} {chk[:8]:>8}")
 
+    note = _calibration_note(doc)
+    if note:
+        out[1:1] = [f"CAVEAT: {note}"]
     for name, e in doc["scenarios"].items():
         out.append(row(name, e))
     if doc.get("kernels"):

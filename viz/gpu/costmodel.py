@@ -44,6 +44,10 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ..kinds.registry import kind_of, kinds
+from .. import gpus
+from ..gpus import SECTOR_BYTES, WARP
+
+_REF = gpus.reference()    # the H100's description: the defaults below are its figures
 
 LAUNCH_OVERHEAD_S = 3e-6   # an empty kernel launch on H100, back to back
 
@@ -98,7 +102,8 @@ from ..kinds.tma_load import TMA_ROW_CAP, TMA_ROW_NS_BYTES  # noqa: E402,F401 - 
 # What one SM can do per clock at most (Nsight Compute's peaks on the H100: a 32-way
 # conflicted LDS runs at 1 wavefront per clock, 180 M LSU instructions of gemm-naive at 55%
 # of peak took 1.27 ms, i.e. a peak of 1 per clock): a calibrated figure above is refused.
-PER_CLOCK_MAX = {"l1_sectors_per_clk_sm": 4.0, "shared_wavefronts_per_clk_sm": 1.0, "lsu_inst_per_clk_sm": 1.0}
+PER_CLOCK_MAX = {"l1_sectors_per_clk_sm": _REF.l1_bytes_per_clk_sm / _REF.sector_bytes,
+                 "shared_wavefronts_per_clk_sm": 1.0, "lsu_inst_per_clk_sm": 1.0}
 
 
 @dataclass(frozen=True)
@@ -107,11 +112,11 @@ class DeviceModel:
     sm_count: int
     clock_hz: float
     dram_bytes_per_s: float                # read + write
-    l1_sectors_per_clock: float = 4.0
+    l1_sectors_per_clock: float = _REF.l1_bytes_per_clk_sm / _REF.sector_bytes
     wavefronts_per_clock: float = 1.0
     lsu_instructions_per_clock: float = 1.0
     launch_overhead_s: float = LAUNCH_OVERHEAD_S
-    l2_bytes: int = 50 << 20
+    l2_bytes: int = _REF.l2_bytes
     l2_bytes_per_s: float = 5.5e12
     block_launch_s: float = 85e-9
     syncthreads_s: float = 20e-9
@@ -119,28 +124,34 @@ class DeviceModel:
     l2_latency_s: float = 150e-9
     l1_latency_s: float = 20e-9
     shared_latency_s: float = 16e-9
-    max_threads_per_sm: int = 2048
-    max_blocks_per_sm: int = 32
-    registers_per_sm: int = 65536
-    shared_per_sm: int = 233472            # 228 KiB usable of the 256 KiB L1/shared
-    issue_per_clock: float = 4.0           # 4 schedulers per SM, one warp instruction each per clock
+    max_threads_per_sm: int = _REF.max_threads_per_sm     # the GPU description's (viz.gpus): 2048 on the H100
+    max_blocks_per_sm: int = _REF.max_blocks_per_sm
+    registers_per_sm: int = _REF.registers_per_sm
+    shared_per_sm: int = _REF.shared_per_sm_bytes          # 228 KiB usable of the 256 KiB L1/shared
+    issue_per_clock: float = float(_REF.schedulers_per_sm)  # 4 schedulers per SM, one warp instruction each per clock
     l2_scatter_per_s: float = 0.0          # one-sector L2 requests per second (0: unknown)
     l2_partial_per_s: float = 0.0          # partly written sectors stored per second (0: unknown)
     dram_scatter_bytes_per_s: float = 0.0  # DRAM bytes of scattered loads per second (0: unknown, as streaming)
     loaded_latency: tuple = LOADED_LATENCY_H100    # ((DRAM GB/s, latency ns), ...), increasing
+    launch_touch_s: float = 0.0            # a launch of a kernel that reads and writes memory (0: launch_overhead_s)
     issue_latency: tuple = tuple((c, DEFAULTS[k][0]) for c, k in LATENCY_KEYS.items())   # (class, clk) pairs
     sources: tuple = ()                    # (key, "calibration" | "default" | "measured") per figure
 
     @classmethod
-    def from_device(cls, info: dict, memcpy_gbps: float | None = None, calibration=None) -> "DeviceModel":
-        """From a results file's ``device`` table, the measured cudaMemcpy ceiling and the
-        device's calibration (``viz.gpu.calibration.load_calibration``; looked up by name
-        when not given, defaults where it has no figure)."""
+    def from_device(cls, info: dict, memcpy_gbps: float | None = None, calibration=None,
+                    gpu=None) -> "DeviceModel":
+        """From a results file's ``device`` table, the measured cudaMemcpy ceiling, the GPU's
+        description (``viz.gpus.for_device`` by name when not given: its residency limits
+        and, where ``info`` has none, its SMs, clock and L2) and the device's calibration
+        (``viz.gpu.calibration.load_calibration``; looked up by name when not given,
+        defaults where it has no figure)."""
+        if gpu is None:
+            gpu = gpus.for_device(info.get("name"), info.get("compute_capability")).description
         if calibration is None:
             try:
                 from .calibration import load_calibration
 
-                calibration = load_calibration(info.get("name", "NVIDIA H100 80GB HBM3"))
+                calibration = load_calibration(info.get("name", gpu.name))
             except (OSError, ValueError):
                 calibration = None
         src = []
@@ -169,16 +180,28 @@ class DeviceModel:
             return DEFAULTS[key][0]
 
         bw = fig("dram_copy_gbps", memcpy_gbps)
+        curve, curve_src = loaded_latency_curve(calibration, gpu, bw)
+        # A launch that touches memory (launch_touch_us): only where the calibration measured it,
+        # else every launch costs an empty one's launch_overhead_us (the H100's file has none).
+        touch = calibration.value("launch_touch_us") if calibration is not None else None
+        if touch is not None and not calibration.failed_check("launch_touch_us") and 0 < touch <= 1000:
+            src.append(("launch_touch_us", "calibration"))
+        else:
+            touch = 0.0
         return cls(
-            info.get("name", "GPU"), int(info.get("sm_count", 132)), float(info.get("clock_mhz", 1980)) * 1e6,
+            info.get("name", "GPU"), int(info.get("sm_count", gpu.sm_count)),
+            float(info.get("clock_mhz", gpu.boost_clock_mhz)) * 1e6,
             bw * 1e9, fig("l1_sectors_per_clk_sm"), fig("shared_wavefronts_per_clk_sm"), fig("lsu_inst_per_clk_sm"),
-            fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", 50 << 20)), fig("l2_read_gbps") * 1e9,
+            fig("launch_overhead_us") * 1e-6, int(info.get("l2_bytes", gpu.l2_bytes)), fig("l2_read_gbps") * 1e9,
             fig("block_ns_per_sm") * 1e-9, fig("syncthreads_ns") * 1e-9, fig("dram_latency_ns") * 1e-9,
             fig("l2_latency_ns") * 1e-9, fig("l1_latency_ns") * 1e-9, fig("shared_latency_ns") * 1e-9,
             l2_scatter_per_s=fig("l2_scatter_gsectors") * 1e9, l2_partial_per_s=fig("l2_partial_gstores") * 1e9,
             dram_scatter_bytes_per_s=fig("dram_scatter_gbps") * 1e9,
+            max_threads_per_sm=gpu.max_threads_per_sm, max_blocks_per_sm=gpu.max_blocks_per_sm,
+            registers_per_sm=gpu.registers_per_sm, shared_per_sm=gpu.shared_per_sm_bytes,
+            issue_per_clock=float(gpu.schedulers_per_sm), loaded_latency=curve, launch_touch_s=touch * 1e-6,
             issue_latency=tuple((c, fig(k)) for c, k in LATENCY_KEYS.items()),
-            sources=tuple(src) + (("loaded_latency", "measured (H100, tools/gpu/session/loaded_latency_probe.py)"),))
+            sources=tuple(src) + (("loaded_latency", curve_src),))
 
     @classmethod
     def from_figures(cls, name: str, fig: dict) -> "DeviceModel":
@@ -193,6 +216,7 @@ class DeviceModel:
                    loaded_latency=tuple(tuple(x) for x in fig.get("loaded_latency") or LOADED_LATENCY_H100),
                    l2_scatter_per_s=g("l2_scatter_gsectors", 0.0) * 1e9, l2_partial_per_s=g("l2_partial_gstores", 0.0) * 1e9,
                    dram_scatter_bytes_per_s=g("dram_scatter_gbps", 0.0) * 1e9,
+                   launch_touch_s=g("launch_touch_us", 0.0) * 1e-6,
                    issue_latency=tuple((c, float((fig.get("issue_latency_clk") or {}).get(c, DEFAULTS[k][0])))
                                        for c, k in LATENCY_KEYS.items()),
                    sources=tuple((fig.get("sources") or {}).items()))
@@ -208,7 +232,7 @@ class DeviceModel:
         too. A partly written sector costs a one-sector store request plus the merge:
         ``1 / l2_partial_gstores - (t_req + t_sec)``. Without those figures a request costs
         nothing beyond its sectors and a partial store a second sector slot."""
-        per_sector = 32.0 / self.l2_bytes_per_s           # t_req / 4 + t_sec
+        per_sector = float(SECTOR_BYTES) / self.l2_bytes_per_s           # t_req / 4 + t_sec
         t_req = 0.0
         if self.l2_scatter_per_s > 0:
             t_req = max(0.0, 4.0 / 3.0 * (1.0 / self.l2_scatter_per_s - per_sector))
@@ -246,7 +270,45 @@ class DeviceModel:
                 "l2_latency_ns": round(self.l2_latency_s * 1e9, 3), "l1_latency_ns": round(self.l1_latency_s * 1e9, 3),
                 "shared_latency_ns": round(self.shared_latency_s * 1e9, 3),
                 "issue_latency_clk": {c: round(v, 3) for c, v in self.issue_latency},
+                **({"launch_touch_us": round(self.launch_touch_s * 1e6, 4)} if self.launch_touch_s else {}),
                 "sources": dict(self.sources)}
+
+
+H100_CURVE_SOURCE = "measured (H100, tools/gpu/session/loaded_latency_probe.py)"
+
+
+def loaded_latency_curve(calibration, gpu, dram_gbps: float) -> tuple[tuple, str]:
+    """The loaded-latency curve ((DRAM GB/s, chase ns), ...) and where it comes from: the
+    calibration's ``loaded_latency_ns_K`` figures (``warpviz calibrate``) when it has them
+    all, plausible and rising in rate; else the H100's measured table, as it is on the H100
+    and with its rates scaled by this GPU's DRAM rate over the H100's elsewhere (a GPU whose
+    DRAM is faster queues later)."""
+    pts = []
+    if calibration is not None:
+        from .calibration import LOADED_STREAMS
+
+        for k in LOADED_STREAMS:
+            f = calibration.figures.get(f"loaded_latency_ns_{k}")
+            if not isinstance(f, dict) or calibration.failed_check(f"loaded_latency_ns_{k}"):
+                pts = []
+                break
+            at, ns = f.get("at_gbps"), f.get("value")
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                       for x in (at, ns)):
+                pts = []
+                break
+            pts.append((float(at), float(ns)))
+    if pts and all(b[0] > a[0] for a, b in zip(pts, pts[1:])):
+        from pathlib import PurePath
+
+        where = PurePath(calibration.path).name if calibration.path else "the calibration"
+        return tuple(pts), f"calibration ({where}: loaded_latency_ns_*)"
+    if gpu is None or gpu.is_reference:
+        return LOADED_LATENCY_H100, H100_CURVE_SOURCE
+    scale = dram_gbps / DEFAULTS["dram_copy_gbps"][0]
+    return (tuple((x * scale, y) for x, y in LOADED_LATENCY_H100),
+            f"default (the H100's measured curve, its rates x {scale:.3g}: this GPU's DRAM rate over the H100's; "
+            f"run `warpviz calibrate` to measure it)")
 
 
 # The H100 SXM (80 GB HBM3) of the device machine. Its SMs, clock, L2 and the DRAM ceiling
@@ -255,7 +317,7 @@ class DeviceModel:
 # `warpviz bench --all` moves them with it; the figures below are the fallback when that file
 # cannot be read (132 SMs, 1980 MHz boost clock, 2980 GB/s in device run 3). Its other
 # figures come from its calibration file (assets/calibration/), else DEFAULTS.
-_H100_DEVICE = {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "clock_mhz": 1980, "l2_bytes": 52428800}
+_H100_DEVICE = {"name": _REF.name, "sm_count": _REF.sm_count, "clock_mhz": _REF.boost_clock_mhz, "l2_bytes": _REF.l2_bytes}
 
 
 def _shipped_h100() -> DeviceModel:
@@ -275,6 +337,70 @@ def _shipped_h100() -> DeviceModel:
 
 
 H100 = _shipped_h100()
+
+
+def for_gpu(gpu=None) -> DeviceModel:
+    """The model of a described GPU without running it (a dry run, the app without a GPU):
+    ``gpu`` (a ``viz.gpus.GpuDescription``; default ``viz.gpus.active()``) with its
+    specification's SMs, clock and L2 and its calibration file (``assets/calibration/``,
+    else DEFAULTS, which ``sources`` then names). The reference GPU is ``H100`` itself."""
+    gpu = gpu or gpus.active()
+    if gpu.is_reference:
+        return H100
+    from .calibration import Calibration, CalibrationError, read_json
+
+    cal = None
+    path = gpu.calibration_path()
+    if path is not None and path.is_file():
+        try:
+            cal = Calibration.from_json(read_json(path), str(path))
+        except (CalibrationError, OSError):
+            cal = None
+    info = {"name": gpu.name, "sm_count": gpu.sm_count, "clock_mhz": gpu.boost_clock_mhz, "l2_bytes": gpu.l2_bytes,
+            "compute_capability": gpu.compute_capability}
+    return DeviceModel.from_device(info, None, cal if cal is not None else _NO_CALIBRATION, gpu)
+
+
+class _NoCalibration:
+    """A calibration with no figures (for_gpu of a GPU that has none): every figure its default."""
+
+    figures: dict = {}
+    path = ""
+
+    def value(self, key, default=None):
+        return default
+
+    def failed_check(self, key):
+        return None
+
+
+_NO_CALIBRATION = _NoCalibration()
+
+
+
+
+def calibration_caveat(device_name: str, sources: dict | None, compute_capability: str | None = None) -> str | None:
+    """One line when a model's figures are not this GPU's own: no description for it, or
+    figures that are defaults (the H100's) because it was never calibrated; None when
+    everything it predicts with was measured on it. ``sources``: ``DeviceModel.figures()
+    ["sources"]`` (a results file's ``cost_model.sources``)."""
+    m = gpus.for_device(device_name, compute_capability)
+    parts = []
+    if not m.exact:
+        parts.append(f"no description for {device_name}: its rules are the {m.description.name}'s")
+    src = {k: str(v) for k, v in (sources or {}).items()}
+    defaults = [k for k, v in src.items() if v.startswith("default")]
+    if src and len(defaults) >= len(src) - 1:
+        parts.append(f"{device_name} is not calibrated: {len(defaults)} of {len(src)} figures of the cost model are "
+                     f"defaults (the H100's)")
+    else:
+        refused = [k for k in defaults if "calibration's" in src[k]]   # measured, but failed its check
+        if refused:
+            parts.append(f"{len(refused)} of {len(src)} figures of the cost model are defaults because the "
+                         f"calibration's failed its checks ({', '.join(refused[:4])}{', ...' if len(refused) > 4 else ''})")
+    if not parts:
+        return None
+    return "; ".join(parts) + "; run `warpviz calibrate` on this GPU to measure them"
 
 
 # ---------------------------------------------------------------------------- the launch
@@ -378,13 +504,13 @@ def _interp(x: float, xs, ys) -> float:
 
 def occupancy(device: DeviceModel, threads_per_block: int, registers: int | None, shared_bytes: int) -> dict:
     """Resident blocks per SM and what limits them (threads, blocks, registers, shared memory)."""
-    warps = -(-threads_per_block // 32)
-    limits = {"threads": device.max_threads_per_sm // max(1, warps * 32), "blocks": device.max_blocks_per_sm}
+    warps = -(-threads_per_block // WARP)
+    limits = {"threads": device.max_threads_per_sm // max(1, warps * WARP), "blocks": device.max_blocks_per_sm}
     if registers:
         # At least 16 registers per thread are allocated (Nsight Compute's
         # launch__registers_per_thread is max(16, ptxas's count) for all 101 shipped launches),
         # per warp in units of 256.
-        per_warp = -(-max(16, registers) * 32 // 256) * 256
+        per_warp = -(-max(16, registers) * WARP // 256) * 256
         limits["registers"] = device.registers_per_sm // max(1, per_warp * warps)
     if shared_bytes:
         limits["shared memory"] = device.shared_per_sm // (-(-(shared_bytes + 1024) // 128) * 128)
@@ -427,7 +553,7 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
     # DRAM's fills (DeviceModel.l2_costs).
     t_req, t_sec, t_st, t_part = device.l2_costs()
     requests = w.l2_requests if w.l2_requests else w.l2_sectors / 4
-    fills = w.dram_read_bytes / 32
+    fills = w.dram_read_bytes / SECTOR_BYTES
     loads = max(0.0, w.l2_sectors - w.l2_store_sectors)
     l2 = (requests * t_req + (loads + fills) * t_sec + w.l2_store_sectors * t_st
           + w.partial_store_sectors * t_part)
@@ -519,8 +645,8 @@ def predict_launch(w: Workload, device: DeviceModel = H100) -> Prediction:
               "merged_store_sectors": round(w.merged_store_sectors), "warp_instructions": round(w.warp_instructions),
               "chain_ns": round(chain_s * 1e9, 1), "own_issue_ns": round(w.own_issue_s * 1e9, 1),
               "dram_busy": round(rho, 3)}
-    return Prediction(body + device.launch_overhead_s, dram, l1, shared, issue, tuple(terms),
-                      device.launch_overhead_s, occ, inputs)
+    overhead = device.launch_touch_s or device.launch_overhead_s
+    return Prediction(body + overhead, dram, l1, shared, issue, tuple(terms), overhead, occ, inputs)
 
 
 MEMORY_TERMS = ("DRAM", "L2")                                # the memory side, shared by all SMs
@@ -696,6 +822,7 @@ def tma_seconds_per_block(an) -> float:
 
 # accesses whose global side the reuse replay does not see: the copy-engine kinds (cp.async, tma.load)
 COPY_ENGINE_OPS = tuple(k.op for k in kinds() if k.copy_engine)
+GUARDED_LOADS_OVERLAP = False  # a generated kernel's guarded global load waits for its own data (see _chain)
 LOADS_IN_FLIGHT = 16   # independent loads a warp has in flight: ptxas issues about 16 LDGs ahead of
                        # their first use (SASS of the generated gemm-naive kernel)
 BRANCH_CYCLES = 24     # a predicated access (``when``) sits in its own vote + branch + one-trip loop
@@ -751,7 +878,7 @@ def estimate_instructions(an, generated: bool = True) -> float:
 
     sc = an.scenario
     nb = sc.launch.blocks
-    nw = -(-sc.launch.threads_per_block // 32)
+    nw = -(-sc.launch.threads_per_block // WARP)
     from .codegen import plan_groups
 
     barriers = sum(1 for g in plan_groups(sc) if g.barrier_before)
@@ -806,7 +933,7 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
     import numpy as np
 
     sc = an.scenario
-    nw = -(-sc.launch.threads_per_block // 32)
+    nw = -(-sc.launch.threads_per_block // WARP)
     counts = {lv: np.zeros(nw) for lv in ("shared", "L1", "L2", "DRAM")}
     branches = np.zeros(nw)
     branch_s = BRANCH_CYCLES / device.clock_hz
@@ -869,10 +996,14 @@ def _chain(an, reuse, device: DeviceModel, generated: bool = True, serial_loops:
         acc = sc.accesses[s.instruction.access]
         active = s.per_warp_active[0] > 0
         predicated = acc.when is not None and generated
-        # A guarded global access pays its vote and branch, but ptxas issues its load with the
-        # others around it (grid-stride-loop's SASS: its seven guarded LDGs in one stretch):
-        # it joins the open run like any load; a guarded shared access still waits alone.
-        guarded_global = predicated and s.space == "global"
+        # A guarded access pays its vote and branch and waits for its own data, global ones
+        # included (GUARDED_LOADS_OVERLAP). grid-stride-loop's SASS has its seven guarded LDGs
+        # in one stretch, and with them joining one run the model drifted with the DRAM: 1.12
+        # on the H100, 1.32 on the H200 (measured / predicted). By Little's law the measured
+        # launch keeps about one load in flight per warp on both (1.42 TB/s of reads at about
+        # 700 ns: 7.5 KB per SM, 56 warps), and with each guarded load waiting alone the
+        # prediction is 0.86 on both GPUs (tools/gpu/h200_breakdown.sh, docs/GPU.md).
+        guarded_global = predicated and s.space == "global" and GUARDED_LOADS_OVERLAP
         if predicated:
             if not guarded_global:
                 close_run()
@@ -930,5 +1061,5 @@ def predict(metrics: dict[str, int], device: DeviceModel = H100, repeat: int = 1
     return predict_launch(replace(w), device)
 
 
-__all__ = ["DeviceModel", "H100", "Prediction", "Term", "Workload", "predict", "predict_launch", "workload",
+__all__ = ["for_gpu", "calibration_caveat", "DeviceModel", "H100", "Prediction", "Term", "Workload", "predict", "predict_launch", "workload",
            "shared_burst_s", "occupancy", "totals", "dram_bytes", "DEFAULTS"]

@@ -26,6 +26,9 @@ import numpy as np
 from ..errors import WarpvizError
 from ..expr import ExprError, names, parse
 from ..scenario import Launch, Scenario, ScenarioError, loads, with_params
+from ..gpus import reference
+
+_REF = reference()
 
 TARGET_BYTES = 512 << 20      # global footprint of one timed launch (about 10 L2 caches of an H100)
 MIN_BLOCKS_PER_SM = 256       # enough blocks that launch and tail effects fade
@@ -41,8 +44,8 @@ class TimingError(WarpvizError, ValueError):
 
 @dataclass(frozen=True)
 class DeviceLimits:
-    sm_count: int = 132
-    l2_bytes: int = 50 << 20
+    sm_count: int = _REF.sm_count        # the reference GPU's (viz.gpus): 132 SMs, 50 MiB of L2
+    l2_bytes: int = _REF.l2_bytes
     free_bytes: int = 64 << 30
 
 

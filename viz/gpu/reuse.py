@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..engine import evaluate_instruction
+from ..gpus import SECTOR_BYTES, WARP
 from ..scenario import Scenario, expand_instructions
 
 MAX_LANES = 6_000_000      # thread-instructions replayed per window (the rest is scaled)
@@ -229,7 +230,7 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     for ins in instrs:
         lv0 = evaluate_instruction(sc, ins, first, threads0)
         a0 = np.broadcast_to(lv0.addr.natural(), (1, tpb))[np.broadcast_to(np.asarray(lv0.mask), (1, tpb))]
-        touched.update((a0 // 32).tolist())
+        touched.update((a0 // SECTOR_BYTES).tolist())
     per_block = max(32, 32 * len(touched), footprint // max(1, blocks_total or nb))
     window = int(min(total, max(wave_blocks, (l2_bytes // 2) // per_block)))
     if footprint * max(1, replicas) <= l2_bytes // 2:
@@ -243,8 +244,8 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
     out.sampled_blocks = int(sample)
     volatile = _volatile_accesses(sc)
     threads = np.arange(tpb, dtype=np.int64)
-    nw = -(-tpb // 32)
-    warp_of = np.broadcast_to(threads // 32, (sample, tpb))
+    nw = -(-tpb // WARP)
+    warp_of = np.broadcast_to(threads // WARP, (sample, tpb))
     slot = np.arange(sample, dtype=np.int64)           # the block's place in the window
     block_of = np.broadcast_to(slot.reshape(-1, 1), (sample, tpb))
     rep_of = np.broadcast_to(rep.reshape(-1, 1), (sample, tpb))
@@ -263,7 +264,7 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         if not mask.any():
             continue
         # Replicas are distinct data: sector r x span + s.
-        sec = addr[mask] // 32 + rep_of[mask] * span
+        sec = addr[mask] // SECTOR_BYTES + rep_of[mask] * span
         # One request per warp with an active lane; its sectors are the warp's distinct ones.
         wkey, lanes = np.unique((block_of[mask] * nw + warp_of[mask]) * span2 + sec, return_counts=True)
         sectors = wkey % span2
@@ -355,7 +356,7 @@ def analyze_reuse(sc: Scenario, wave_blocks: int, l2_bytes: int, max_lanes: int 
         keys = np.concatenate([k for k, _ in pieces])
         nbytes = np.concatenate([b for _, b in pieces])
         u, inv = np.unique(keys, return_inverse=True)
-        partial += int(np.count_nonzero(np.bincount(inv, weights=nbytes) < 32))
+        partial += int(np.count_nonzero(np.bincount(inv, weights=nbytes) < SECTOR_BYTES))
         merged += len(keys) - len(u)
     scale = nb / sample
     out.add_sectors(stats.values())

@@ -466,10 +466,17 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
     from ..trace import TraceError
     from ..trace.launch import check_fits
 
+    from .. import gpus
+
     progress(0.0, f"compiling {len(items)} traced kernels")
     builds = builds if builds is not None else build_all(items)
-    doc = new_document({"name": costmodel.H100.name}, "dry run: nothing timed", "")
-    doc["cost_model"] = costmodel.H100.figures()
+    gpu = gpus.active()              # $WARPVIZ_GPU, else the H100: its description and calibration
+    model = costmodel.for_gpu(gpu)
+    free = DRY_RUN_FREE_BYTES if gpu.is_reference else int(0.98 * gpu.dram_bytes)
+    doc = new_document({"name": model.name, "compute_capability": gpu.compute_capability},
+                       f"dry run: nothing timed; predicted for the {model.name} (assets/gpus/{gpu.slug}.toml), "
+                       f"its calibration {gpu.calibration or 'none'}", "")
+    doc["cost_model"] = model.figures()
     for i, t in enumerate(items):
         progress(0.5 + 0.5 * i / max(1, len(items)), f"building and predicting {t.name}")
         entry: dict = {"trace": t.trace_path.name if t.trace_path else None, "launch_file": t.launch_file}
@@ -484,7 +491,7 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
         entry["resources"] = b.resources
         spec = launch_spec(t.launch, b.cubin, t.name, b.resources.get("entry"))
         try:        # nothing is allocated: the buffers are checked against the GPU the run predicts for
-            check_fits(t.launch, DRY_RUN_FREE_BYTES, f"the {costmodel.H100.name} (the GPU a dry run predicts for)")
+            check_fits(t.launch, free, f"the {model.name} (the GPU a dry run predicts for)")
         except TraceError as err:
             entry["error"] = str(err)
             continue
@@ -494,8 +501,8 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
                             "cubin_bytes": len(b.cubin)}
         if t.trace_path is not None:
             try:
-                entry["dry_run"]["predicted"] = entry_prediction(entry, t.trace_path, costmodel.H100)
-                set_caveats(entry, t.trace_path, costmodel.H100.name)
+                entry["dry_run"]["predicted"] = entry_prediction(entry, t.trace_path, model)
+                set_caveats(entry, t.trace_path, model.name)
             except TraceError as err:       # too large for the cost model, or changed since it was read
                 entry["dry_run"]["predicted_error"] = str(err)
     progress(1.0, "done")

@@ -55,6 +55,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..kinds.registry import forms, trace_kind
+from ..gpus import LINE_BYTES, SECTOR_BYTES
 from . import costmodel
 from .reuse import IN_FLIGHT, InstrReuse, Reuse
 
@@ -204,7 +205,7 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     if not r_idx.size:
         return out
     a = addr[r_idx, lane]
-    sec_raw = a // 32
+    sec_raw = a // SECTOR_BYTES
     usec, sec = np.unique(sec_raw, return_inverse=True)
     sec = sec.reshape(-1)
     ns = len(usec)
@@ -273,7 +274,7 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     # L2 requests: one per record (a warp's execution; merged stores: their write) and 128-byte
     # line of its sectors that miss L1
     miss = ~l1hit
-    line = usec[o_sec] // 4
+    line = usec[o_sec] // (LINE_BYTES // SECTOR_BYTES)
     w_row = write[o_row]
     out.l2_requests = float(np.unique(np.stack([w_row[miss], line[miss]], axis=1), axis=0).shape[0]) \
         if miss.any() else 0.0
@@ -298,7 +299,7 @@ def trace_reuse(trace, an, wave_blocks: int, l2_bytes: int, barriers: np.ndarray
     if st_i.size:
         wkey, winv = np.unique(np.stack([w_row[st_i], o_sec[st_i]], axis=1), axis=0, return_inverse=True)
         merged = np.bincount(winv.reshape(-1), weights=wbytes[st_i])
-        out.partial_store_sectors = float(np.count_nonzero(merged < 32))
+        out.partial_store_sectors = float(np.count_nonzero(merged < SECTOR_BYTES))
         out.merged_store_sectors = float(st_i.size - len(wkey))
         out.store_sectors -= out.merged_store_sectors
         out.l2_sectors -= out.merged_store_sectors

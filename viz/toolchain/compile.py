@@ -1,4 +1,5 @@
-"""nvcc for sm_90, with an on-disk cubin cache keyed by the source's hash.
+"""nvcc for the GPU's compile target (``ARCH``: sm_90 for the H100 and H200, from its description in
+assets/gpus/, ``viz.gpus.active``), with an on-disk cubin cache keyed by the source's hash.
 
 Used by the runner (to load cubins into PyCUDA), the counters driver and the tests
 (which compile every kernel without a GPU). Compiling needs only ``nvcc``, no driver.
@@ -17,10 +18,22 @@ from pathlib import Path
 
 from ..cachedir import cubin_dir, touch, trim
 from ..errors import WarpvizError
+from ..gpus import GpuDescriptionError, active, reference
 from ..fileio import write_atomic
 from . import GpuUnavailable
 
-ARCH = "sm_90"
+
+
+def _target() -> str:
+    """The active GPU description's target; the reference's when $WARPVIZ_GPU names none (the
+    command line says so before anything compiles: ``viz.cli.main``)."""
+    try:
+        return active().target
+    except GpuDescriptionError:
+        return reference().target
+
+
+ARCH = _target()      # "sm_90": the GPU description's target (viz.gpus; $WARPVIZ_GPU picks another)
 NVCC_FLAGS = ("-O3", "-std=c++17", "-lineinfo")
 
 

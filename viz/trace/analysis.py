@@ -42,6 +42,7 @@ from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, n
 from ..kinds.ldmatrix import matrix_lanes  # noqa: F401 - ldmatrix's lanes, named here before
 from ..kinds.registry import TraceForm, forms, trace_kind
 from .schema import unrecorded_ran
+from ..gpus import SECTOR_BYTES, WARP
 from .tracefile import Trace, lane_bits
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
@@ -316,10 +317,10 @@ class TraceAnalysis:
                          ideal_wavefronts_per_instruction=_ratio(ph, s.shared_instructions or s.warp_instructions))
             if s.global_lanes or ins["space"] == "global":
                 gb = s.global_lanes * ins["width"]
-                d.update(requests=s.requests, sectors=s.sectors, lines=s.lines, bytes_moved=s.sectors * 32,
+                d.update(requests=s.requests, sectors=s.sectors, lines=s.lines, bytes_moved=s.sectors * SECTOR_BYTES,
                          sectors_per_request=_ratio(s.sectors, s.requests),
                          lines_per_request=_ratio(s.lines, s.requests),
-                         sector_efficiency=_ratio(gb, s.sectors * 32))
+                         sector_efficiency=_ratio(gb, s.sectors * SECTOR_BYTES))
             f = _form(ins)
             if f.figures is not None:          # a kind's own figures (a wgmma's warpgroup instructions, bytes)
                 d.update(f.figures(ins, dict(s.own)))
@@ -388,7 +389,7 @@ def source_lines(an: "TraceAnalysis") -> list[dict]:
         r["instructions"].append(d["index"])
         r["ptx"].append(" ".join(d["ptx"].split()))
     for r in rows.values():
-        r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * 32)
+        r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * SECTOR_BYTES)
     return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
@@ -724,7 +725,7 @@ def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
         "name": h.get("name", ""),
         "warpviz": __version__,
         "launch": {"block": launch["block"], "grid": launch["grid"], "threads": blocks * tpb,
-                   "warps": blocks * (-(-tpb // 32))},
+                   "warps": blocks * (-(-tpb // WARP))},
         "params": {},
         "metrics": an.metrics,
         "other_metrics": an.other_metrics,
