@@ -39,6 +39,9 @@ carries the PTX line it was assembled from (the ``.nv_debug_line_sass`` section 
   address before, the last element by an LDS of its own or inside the next copy's
   LDS.128) is one: how many accesses a pass runs depends on which copies run.
 
+A ``wgmma.mma_async`` is matched with its HGMMA / QGMMA / IGMMA / BGMMA by commit group, not
+by line (``match_wgmma``: ptxas gives those the line of their descriptor arithmetic).
+
 An instruction uncertain only in how its executions map onto the SASS (a width, a group;
 not an access ptxas moved, nor a loop that waits on memory) that never ran in a recording
 leaves that recording certain: ``apply`` says so on it and leaves it out of
