@@ -102,3 +102,14 @@ def test_a_gmma_line_without_operands_is_no_crash():
     m, rows = _wgmma(INT.read_text(), gp)
     assert [v.state for _ln, v in rows] == ["uncertain", "uncertain", "same"]
     assert "`HGMMA` (PTX line 21)" in m["notes"][0]
+
+
+def test_a_gsb0_inside_a_commit_group_still_matches_the_group():
+    """Should ptxas put ``gsb0`` on a GMMA inside a commit group, the runs after one
+    WARPGROUP.ARRIVE that match no PTX group alone are matched together."""
+    gp = MM_GP.read_text().replace("HGMMA.64x128x16.F32 R88, gdesc[UR24].tnspB, R88 ;",
+                                   "HGMMA.64x128x16.F32 R88, gdesc[UR24].tnspB, R88, gsb0 ;")
+    m, rows = _wgmma(MM.read_text(), gp)
+    assert m["notes"] == []
+    assert [v.state for _ln, v in rows] == ["same"] * 8
+    assert rows[3][1].sass == ("HGMMA.64x128x16.F32 R88, gdesc[UR24].tnspB, R88, gsb0",)

@@ -746,30 +746,41 @@ def match_wgmma(gmma: list[SassAccess], prow: list[dict], ptx_lines: list[str],
     unrolled or duplicated the code) are copies: each execution runs one of them."""
     pgroups = _ptx_wgmma_groups(prow, ptx_lines)
     psigs = [[_ptx_signature(r) for r in rs] for _f, rs in pgroups]
-    sgroups: list[list[SassAccess]] = []
+    # segments: the GMMA after one WARPGROUP.ARRIVE, each in runs that end at a gsb0
+    segments: list[list[list[SassAccess]]] = []
     last: SassAccess | None = None
     for a in sorted(gmma, key=lambda a: (a.function, a.addr)):
-        fresh = (last is None or last.function != a.function or re.search(r"\bgsb0\b", last.text) is not None
-                 or any(last.addr < x < a.addr for x, _ln in arrives.get(a.function, ())))
-        if fresh:
-            sgroups.append([a])
+        if last is None or last.function != a.function or any(last.addr < x < a.addr
+                                                               for x, _ln in arrives.get(a.function, ())):
+            segments.append([[a]])
+        elif re.search(r"\bgsb0\b", last.text):
+            segments[-1].append([a])
         else:
-            sgroups[-1].append(a)
+            segments[-1][-1].append(a)
         last = a
-    got: dict[int, list[SassAccess]] = {}
-    unmatched: list[SassAccess] = []
-    for g in sgroups:
+
+    def pick(g: list[SassAccess]) -> int | None:
         before = [ln for x, ln in arrives.get(g[0].function, ()) if x < g[0].addr]
         fence = before[-1] if before else 0
         sig = [_gmma_signature(a) for a in g]
         same = [k for k, ps in enumerate(psigs) if ps == sig]
         by_fence = [k for k in same if fence and pgroups[k][0] == fence]
-        pick = by_fence if len(by_fence) == 1 else same if len(same) == 1 else []
-        if not pick:
-            unmatched.extend(g)
-            continue
-        for r, a in zip(pgroups[pick[0]][1], g):
-            got.setdefault(r["id"], []).append(a)
+        return by_fence[0] if len(by_fence) == 1 else same[0] if len(same) == 1 else None
+
+    got: dict[int, list[SassAccess]] = {}
+    unmatched: list[SassAccess] = []
+    for seg in segments:
+        picks = [pick(g) for g in seg]
+        if None in picks and len(seg) > 1:     # a gsb0 inside a commit group: the runs together may be it
+            whole = pick([a for g in seg for a in g])
+            if whole is not None:
+                seg, picks = [[a for g in seg for a in g]], [whole]
+        for g, k in zip(seg, picks):
+            if k is None:
+                unmatched.extend(g)
+                continue
+            for r, a in zip(pgroups[k][1], g):
+                got.setdefault(r["id"], []).append(a)
     return got, unmatched
 
 
