@@ -39,6 +39,9 @@ carries the PTX line it was assembled from (the ``.nv_debug_line_sass`` section 
   address before, the last element by an LDS of its own or inside the next copy's
   LDS.128) is one: how many accesses a pass runs depends on which copies run.
 
+A ``wgmma.mma_async`` is matched with its HGMMA / QGMMA / IGMMA / BGMMA by commit group, not
+by line (``match_wgmma``: ptxas gives those the line of their descriptor arithmetic).
+
 An instruction uncertain only in how its executions map onto the SASS (a width, a group;
 not an access ptxas moved, nor a loop that waits on memory) that never ran in a recording
 leaves that recording certain: ``apply`` says so on it and leaves it out of
@@ -162,6 +165,9 @@ def sass_width(opcode: str) -> int:
     return 4
 
 
+GMMA_WIDTH = 4      # the width the wgmma trace form records (viz.kinds.wgmma)
+
+
 def _address(operands: str) -> str:
     body = re.sub(r"desc\[[^\]]*\]", "", operands)
     m = re.search(r"\[([^\]]*)\]", body)
@@ -237,8 +243,11 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
             continue
         space, cls = SASS_CLASS[base]
         addr = _address(parts[1] if len(parts) > 1 else "")
+        # HGMMA / QGMMA / IGMMA / BGMMA: 4 bytes "a lane" whatever the types (IGMMA.….S8 is no 1-byte read;
+        # the kind counts A's and B's bytes itself), the width its trace form records
+        width = GMMA_WIDTH if cls == "wgmma" else sass_width(opcode)
         out[func].append(SassAccess(func, int(m.group(1), 16), body, opcode, pred, line, space, cls,
-                                    sass_width(opcode), _uniform(addr)))
+                                    width, _uniform(addr)))
     # issue 30: an access that a warp whose guard predicate holds on every lane never reaches
     # (ptxas branches around a predicated PTX line's code) runs only in warps with a lane on
     for name, accs in out.items():
@@ -534,7 +543,8 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
     # code: the SASS of every function is matched against every PTX memory instruction
     accs = [a for f in sass.values() for a in f]
     built: list[SassAccess] = []
-    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes, built))
+    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes, built,
+                                    warpgroup_arrives(sass_text)))
     waits = ptx_wait_loops(ptx)
     for r in rows:
         if r["line_no"] in waits:
@@ -553,7 +563,8 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
 
 
 def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], depths: dict[int, int],
-                        ptx_lines: list[str], notes: list[str], built_out: list | None = None) -> dict[int, SassInfo]:
+                        ptx_lines: list[str], notes: list[str], built_out: list | None = None,
+                        arrives: dict[str, list[tuple[int, int]]] | None = None) -> dict[int, SassInfo]:
     by_line: dict[int, list[dict]] = {}
     for r in prow:
         by_line.setdefault(r["line_no"], []).append(r)
@@ -562,7 +573,11 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
     loop_parts: dict[int, list[SassAccess]] = {}     # an atomic's compare-and-swap loop: its LDS
     builds = _map_building_lines(ptx_lines)          # issue 30 hook: tensor maps built on the device
     built: list[SassAccess] = []
+    gmma: list[SassAccess] = []                      # HGMMA & co: matched by their commit groups, not their lines
     for a in accs:
+        if a.cls == "wgmma":
+            gmma.append(a)
+            continue
         ctl = [r for r in by_line.get(a.ptx_line, []) if r["kind"] == "tensormap"]
         if ctl:             # issue 30 hook: every SASS instruction of a TMA control line is its own
             attributed.setdefault(ctl[0]["id"], []).append(a)
@@ -582,6 +597,11 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
             continue
         for r in cands:                 # cp.async: both operands of the line
             attributed.setdefault(r["id"], []).append(a)
+    if gmma:
+        got_gmma, unmatched = match_wgmma(gmma, prow, ptx_lines, arrives or {})
+        for rid, lst in got_gmma.items():
+            attributed.setdefault(rid, []).extend(lst)
+        stray.extend(unmatched)
     out: dict[int, SassInfo] = {}
     members: set[int] = set()
     segments = ptx_segments(ptx_lines)
@@ -641,6 +661,127 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
         notes.append(f"{func}: {len(stray)} SASS memory instruction(s) come from no PTX memory instruction of their "
                      f"kind: {texts}{more}")
     return out
+
+
+# ---------------------------------------------------------------------------- wgmma
+
+_ARRIVE = re.compile(r"^(?:@!?U?P[0-7T]\s+)?WARPGROUP\.ARRIVE\b")
+_GMMA_SHAPE = re.compile(r"^[A-Z]GMMA\.(\d+)x(\d+)x(\d+)")
+_PTX_FENCE = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?wgmma\.fence\b")
+_PTX_COMMIT = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?wgmma\.commit_group\b")
+
+
+def warpgroup_arrives(text: str) -> dict[str, list[tuple[int, int]]]:
+    """{function: [(address, PTX line)]} of the ``WARPGROUP.ARRIVE`` that ptxas makes of each
+    ``wgmma.fence``, from ``nvdisasm -gp`` output."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    func, line = None, 0
+    for raw in text.splitlines():
+        m = _FUNC.match(raw)
+        if m:
+            func, line = m.group(1), 0
+            continue
+        m = _PTX_LINE.match(raw)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = _INSTR.match(raw)
+        if m and func is not None and _ARRIVE.match(m.group(2).strip()):
+            out.setdefault(func, []).append((int(m.group(1), 16), line))
+    return out
+
+
+def _gmma_signature(a: SassAccess) -> tuple:
+    """(m, n, k, A from registers) of an HGMMA / QGMMA / IGMMA / BGMMA."""
+    m = _GMMA_SHAPE.match(a.opcode)
+    body = re.sub(r"^@!?U?P[0-7T]\s+", "", a.text)
+    ops = [o.strip() for o in body.split(None, 1)[1].split(",")] if len(body.split(None, 1)) > 1 else []
+    a_regs = len(ops) > 1 and re.fullmatch(r"R\d+", ops[1]) is not None
+    return (tuple(int(x) for x in m.groups()) if m else None, a_regs)
+
+
+def _ptx_signature(r: dict) -> tuple:
+    from ..kinds.wgmma import parse as parse_wgmma
+
+    op = parse_wgmma(r.get("opcode", ""), r.get("address", ""))
+    if op is None:
+        return (None, None)
+    return ((64, op.n, op.k), not op.a_shared)
+
+
+def _ptx_wgmma_groups(prow: list[dict], ptx_lines: list[str]) -> list[tuple[int, list[dict]]]:
+    """The PTX's ``wgmma.mma_async`` in their commit groups, each (the line of the
+    ``wgmma.fence`` that opens it or 0, its members in line order). A group ends at a
+    ``wgmma.commit_group``, a ``wgmma.fence`` after members, or a function's start."""
+    at: dict[int, int] = {}          # 1-based line -> group index
+    fences: list[int] = []
+    gid, members = 0, 0
+    fences.append(0)
+    for k, ln in enumerate(ptx_lines, 1):
+        s = ln.strip()
+        if re.search(r"\.(entry|func)\s", s) or _PTX_COMMIT.match(s) or (_PTX_FENCE.match(s) and members):
+            gid, members = gid + 1, 0
+            fences.append(0)
+        if _PTX_FENCE.match(s):
+            fences[gid] = k
+        at[k] = gid
+        if s.startswith("wgmma.mma_async") or re.match(r"^@!?%[\w$]+\s+wgmma\.mma_async", s):
+            members += 1
+    groups: dict[int, list[dict]] = {}
+    for r in sorted((r for r in prow if r["kind"] == "wgmma"), key=lambda r: r["line_no"]):
+        groups.setdefault(at.get(r["line_no"], -1), []).append(r)
+    return [(fences[g] if 0 <= g < len(fences) else 0, rs) for g, rs in sorted(groups.items())]
+
+
+def match_wgmma(gmma: list[SassAccess], prow: list[dict], ptx_lines: list[str],
+                arrives: dict[str, list[tuple[int, int]]]) -> tuple[dict[int, list[SassAccess]], list[SassAccess]]:
+    """Each HGMMA / QGMMA / IGMMA / BGMMA to its ``wgmma.mma_async``: ({PTX id: [SASS]},
+    unmatched). The line information ptxas gives these instructions is that of the code that
+    built their descriptors (another ``wgmma``'s line, or one of another loop), so they are
+    matched by commit group: the SASS group (a run of them up to the one that carries
+    ``gsb0``, or up to the next ``WARPGROUP.ARRIVE``) goes to the PTX commit group whose
+    ``wgmma.fence`` line its ``WARPGROUP.ARRIVE`` carries, member by member in order, when the
+    shapes and A's source (registers or a descriptor) agree; else to the one PTX group with
+    the same shapes; else it stays unmatched. Several SASS groups of one PTX group (ptxas
+    unrolled or duplicated the code) are copies: each execution runs one of them."""
+    pgroups = _ptx_wgmma_groups(prow, ptx_lines)
+    psigs = [[_ptx_signature(r) for r in rs] for _f, rs in pgroups]
+    # segments: the GMMA after one WARPGROUP.ARRIVE, each in runs that end at a gsb0
+    segments: list[list[list[SassAccess]]] = []
+    last: SassAccess | None = None
+    for a in sorted(gmma, key=lambda a: (a.function, a.addr)):
+        if last is None or last.function != a.function or any(last.addr < x < a.addr
+                                                               for x, _ln in arrives.get(a.function, ())):
+            segments.append([[a]])
+        elif re.search(r"\bgsb0\b", last.text):
+            segments[-1].append([a])
+        else:
+            segments[-1][-1].append(a)
+        last = a
+
+    def pick(g: list[SassAccess]) -> int | None:
+        before = [ln for x, ln in arrives.get(g[0].function, ()) if x < g[0].addr]
+        fence = before[-1] if before else 0
+        sig = [_gmma_signature(a) for a in g]
+        same = [k for k, ps in enumerate(psigs) if ps == sig]
+        by_fence = [k for k in same if fence and pgroups[k][0] == fence]
+        return by_fence[0] if len(by_fence) == 1 else same[0] if len(same) == 1 else None
+
+    got: dict[int, list[SassAccess]] = {}
+    unmatched: list[SassAccess] = []
+    for seg in segments:
+        picks = [pick(g) for g in seg]
+        if None in picks and len(seg) > 1:     # a gsb0 inside a commit group: the runs together may be it
+            whole = pick([a for g in seg for a in g])
+            if whole is not None:
+                seg, picks = [[a for g in seg for a in g]], [whole]
+        for g, k in zip(seg, picks):
+            if k is None:
+                unmatched.extend(g)
+                continue
+            for r, a in zip(pgroups[k][1], g):
+                got.setdefault(r["id"], []).append(a)
+    return got, unmatched
 
 
 def _reunrolled_note(r: dict, got: list[SassAccess], attributed: dict, prow: list[dict], depths: dict[int, int],
