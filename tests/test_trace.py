@@ -409,8 +409,9 @@ AWAITING_H100: set[str] = set()
 # differ, by one of the measured runs (the trace's own); the ideal wavefronts (wavefronts - conflicts) are exact.
 CONTENTION: dict[str, dict[str, tuple[int, int]]] = {"tma_copy_triton": {"ld": (4, 10), "st": (126, 145)}}
 # Traces whose SASS mapping is not certain, and why (the trace says so in sass_map.notes):
-# HGMMA reads shared memory through a descriptor the PTX's wgmma.mma_async does not name as
-# an address, so the six HGMMA come "from no PTX memory instruction of their kind".
+# nvdisasm's line information puts 6 of the GEMM's 8 HGMMA on neighbouring PTX lines (1459,
+# 1498, 1533, 1563), not on their wgmma.mma_async's, so those 6 wgmma stay `uncertain` (their
+# records unchanged; every counter equals Nsight Compute's).
 UNCERTAIN_SASS: dict[str, str] = {"triton_wgmma_matmul": "HGMMA"}
 
 
