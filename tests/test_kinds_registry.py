@@ -35,10 +35,10 @@ from = "g[blockIdx.x * 64 + tid]"
 
 
 def test_the_kinds_in_their_order_with_their_counters():
-    assert KIND_OPS == ("cp.async", "atomic", "tma.load", "wgmma")
+    assert KIND_OPS == ("cp.async", "atomic", "tma.load", "tma.store", "wgmma")
     assert [k.op for k in kinds()] == list(KIND_OPS)
     assert KIND_METRICS == tuple(m for op in KIND_OPS for m in kind_of(op).metrics)
-    assert len(set(KIND_METRICS)) == len(KIND_METRICS) == 15
+    assert len(set(KIND_METRICS)) == len(KIND_METRICS) == 16
     assert set(KIND_METRIC_LABELS) == set(KIND_METRICS)
     assert kind_of("atomic").metric_labels["smsp__inst_executed_op_global_red.sum"] == \
         "global reduction instructions (RED)"

@@ -261,6 +261,10 @@ def check_access(d, sc):
         assert names == ["warp instructions", ""] and rows[1][2] == "no lane is active: the warp issues nothing"
     elif d.get("kind") == "tma.load":   # checked in tests/test_kinds_async.py
         return
+    elif d.get("kind") == "tma.store":  # its figures: tests/test_kinds_tma_store.py
+        assert names == ["warp instructions", "bytes written", "sectors", "swizzle"]
+        assert [r[1] for r in rows] == [f"{inst:,}", f"{d['bytes_copied']:,}", f"{d['sectors']:,}", d["swizzle"]]
+        return
     elif d.get("kind") == "cp.async":
         assert names == ["warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts", "requests",
                          "sectors"]

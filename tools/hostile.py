@@ -1016,9 +1016,42 @@ def make(out: Path) -> list:
     (out / "kinds").mkdir()
     _access_kinds(out / "kinds", cases)
     _replay(out / "replay", cases)
+    _tma_scenarios(out / "tmascen", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
+
+
+def _tma_scenarios(d: Path, cases: list) -> None:
+    """Scenario files with a TMA store or a box past the tensor's edge (issue 30, item 5),
+    hostile: the store's keys swapped or of the wrong type, boxes of three sides, booleans,
+    floats, huge and empty, a box origin outside the tensor or depending on the thread, a
+    huge grid of edge boxes. Each is analysed (or refused with one paragraph, exit 2), shown
+    and exported; never a traceback."""
+    d.mkdir(parents=True, exist_ok=True)
+    base = (ROOT / "assets" / "scenarios" / "tma-oob-edge.toml").read_text(encoding="utf-8")
+    store = 'op   = "tma.store"\nat   = "C[blockIdx.y * 64][blockIdx.x * 32]"\nfrom = "tile"'
+    assert store in base
+
+    def add(name: str, text: str) -> None:
+        p = d / f"{name}.toml"
+        p.write_text(text, encoding="utf-8")
+        for c in (("analyze",), ("export",), ("app",)):
+            cases.append((p, c))
+
+    add("ok", base)
+    add("keys-swapped", base.replace(store, 'op = "tma.store"\nat = "tile"\nfrom = "C[0][0]"'))
+    add("from-number", base.replace(store, 'op = "tma.store"\nat = "C[0][0]"\nfrom = 12'))
+    add("at-table", base.replace(store, 'op = "tma.store"\nat = { x = 1 }\nfrom = "tile"'))
+    add("at-thread", base.replace(store, store.replace("blockIdx.x * 32]", "tid]")))
+    add("at-outside", base.replace(store, store.replace("blockIdx.x * 32]", "blockIdx.x * 32 + 96]")))
+    add("at-negative", base.replace(store, store.replace("[blockIdx.y * 64]", "[blockIdx.y * 64 - 64]")))
+    add("when", base.replace(store, store + '\nwhen = "tid == 0"'))
+    for tag, box in (("3d", "[64, 32, 2]"), ("bool", "[true, 32]"), ("float", "[64.0, 32]"), ("huge", "[9" * 1 +
+                     "9" * 30 + ", 32]"), ("empty", "[]"), ("string", '"64x32"'), ("negative", "[-64, 32]"),
+                     ("nested", "[[64], [32]]")):
+        add(f"box-{tag}", base.replace(store, store + f"\nbox = {box}"))
+    add("huge-grid", base.replace("grid  = [4, 2]", "grid  = [65535, 65535]"))
 
 
 def _lectures(d: Path, cases: list) -> None:

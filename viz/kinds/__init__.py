@@ -14,6 +14,8 @@ checks, the cost model and the app.
   (UTMALDG) in the destination array's swizzle (scenarios).
 * ``viz.kinds.wgmma``: ``wgmma.mma_async`` reading A and B from shared memory through matrix
   descriptors (scenario op ``wgmma``; in a trace, its descriptors recorded in the record's slots).
+* ``viz.kinds.tma_store``: ``tma.store``, a 2-D tile copy from shared to global memory by
+  the TMA (UTMASTG), counted with ``viz.kinds.tma_copy``'s functions (scenarios).
 * ``viz.kinds.unrecorded``: memory PTX no kind records yet (the trace says it is incomplete).
 
 Each module says what it is with ``KINDS`` (its ``Kind``s), ``FORMS`` (its ``TraceForm``s) and
@@ -24,10 +26,10 @@ module plus one line there. The counters are Nsight Compute's own metrics for th
 
 from __future__ import annotations
 
-from . import atomic, cp_async, ldmatrix, plain, tma_copy, tma_load, unrecorded, wgmma
+from . import atomic, cp_async, ldmatrix, plain, tma_copy, tma_load, tma_store, unrecorded, wgmma
 from .registry import Kind, kind_of, kinds, register, register_form, register_unrecorded
 
-# The table: every kind module, in order (scenario kinds: cp.async, atomic, tma.load; trace
+# The table: every kind module, in order (scenario kinds: cp.async, atomic, tma.load, tma.store; trace
 # forms are tried in this order; the unrecorded patterns come last).
 REGISTERED = (
     plain,
@@ -35,6 +37,7 @@ REGISTERED = (
     cp_async,
     atomic,
     tma_load,
+    tma_store,     # issue 30: a TMA store of a shared tile to a global box (scenarios)
     tma_copy,      # issue 30: TMA and bulk copies in traces, and the TMA unit's control instructions
     wgmma,
     unrecorded,

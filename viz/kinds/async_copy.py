@@ -108,13 +108,18 @@ def cg_sectors(gaddr, saddr, mask, out):
 
 def source_values(scenario, instr, access, blocks, threads):
     """The lane values of a kind's global side (cp.async's ``from``, the TMA's box origin);
-    its errors name the kind, the key ``from`` and its line."""
+    its errors name the kind, the key (``from``; a tma.store's ``at``) and its line."""
     try:
         return evaluate_instruction(scenario, instr, blocks, threads, access=access.source)
     except ScenarioError as err:
-        where = f"access {access.index} ({access.op} {access.text}, from = {access.source.text})"
-        raise ScenarioError(err.source, where, err.problem, err.fix,
-                            line_of(scenario.text, f"access {access.index}", "from") or err.line) from None
+        key = _tensor_key(access)
+        where = f"access {access.index} ({access.op} {access.text}, {key} = {access.source.text})"
+        fix = err.fix
+        if access.op in ("tma.load", "tma.store"):     # no `when` on a TMA copy: the box's first element must fit
+            fix = tr("keep the box's first element inside {g} (the box itself may run past the tensor's edge)",
+                     g=access.source.array)
+        raise ScenarioError(err.source, where, err.problem, fix,
+                            line_of(scenario.text, f"access {access.index}", key) or err.line) from None
 
 
 def analyze_cp_async(scenario, instr, access, ctx):
@@ -162,8 +167,10 @@ def analyze_cp_async(scenario, instr, access, ctx):
 
 
 def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The box's first (row, col) in the tensor for each block; a box that leaves the tensor
-    is a ScenarioError naming the block and the fix."""
+    """The box's first (row, col) in the tensor for each block. A box may run past the
+    tensor's last row or column (the TMA fetches, or writes, nothing there); a first element
+    outside the tensor, or one not 16-byte aligned, is a ScenarioError naming the block and
+    the fix."""
     lv = source_values(scenario, instr, access, blocks, np.zeros(1, np.int64))
     rows = np.broadcast_to(lv.indices[0].natural(), (len(blocks), 1))[:, 0]
     cols = np.broadcast_to(lv.indices[1].natural(), (len(blocks), 1))[:, 0]
@@ -180,47 +187,80 @@ def tma_origins(scenario, instr, access, blocks: np.ndarray) -> tuple[np.ndarray
             tr("the box starts at {g}[{row}][{col}], byte {b} of the tensor, not a multiple of 16, at {lane}; "
                "the TMA faults on such a copy", g=garr.name, row=int(rows[i]), col=int(cols[i]),
                b=int(garr.base + cols[i] * esize), lane=lane),
-            tr("make from's column a multiple of {n}", n=max(1, 16 // esize)), access.line)
-    bad = (rows + brows > gr) | (cols + bcols > gc)
+            tr("make {key}'s column a multiple of {n}", key=_tensor_key(access), n=max(1, 16 // esize)), access.line)
+    bad = (rows < 0) | (cols < 0) | (rows >= gr) | (cols >= gc)
     if bad.any():
         i = int(np.argmax(bad))
         lane = describe_lane(scenario, int(blocks[i]), 0, instr)
         raise ScenarioError(
             scenario.source, access.label(),
-            tr("the box [{r}, {c}] starting at {g}[{row}][{col}] leaves the tensor {g}[{gr}][{gc}] at {lane}",
-               r=brows, c=bcols, g=garr.name, row=int(rows[i]), col=int(cols[i]), gr=gr, gc=gc, lane=lane),
-            tr("make from's row at most {mr} and its column at most {mc}, or make the box smaller (box = [ROWS, "
-               "COLS])", mr=gr - brows, mc=gc - bcols), access.line)
+            tr("the box's first element {g}[{row}][{col}] lies outside the tensor {g}[{gr}][{gc}] at {lane}",
+               g=garr.name, row=int(rows[i]), col=int(cols[i]), gr=gr, gc=gc, lane=lane),
+            tr("make {key}'s row 0 to {mr} and its column 0 to {mc} (the box itself may run past the edge)",
+               key=_tensor_key(access), mr=gr - 1, mc=gc - 1), access.line)
     return rows, cols
 
 
+def _tensor_key(access) -> str:
+    return "at" if access.op == "tma.store" else "from"
+
+
+def scenario_map(scenario, access):
+    """The tensor map (``viz.kinds.tma_copy.TensorMap``) of a tma.load's or tma.store's tensor
+    and box, and the TMA elements per scenario element: what the trace side decodes from
+    the generated kernel's real map, so both sides count with the same functions."""
+    from .codegen import data_type
+    from .tma_copy import CUDA_TO_HW, SWIZZLE_NAMES, TensorMap
+
+    garr = scenario.array(access.source.array)
+    gr, gc = garr.shape
+    esize = garr.type.size
+    cuda_type, factor = data_type(esize)      # the generated kernel's map: UINT8/16/32 (8, 16 bytes: 2, 4 UINT32)
+    dtype = CUDA_TO_HW[cuda_type]
+    brows, bcols = access.option("box")
+    swz = access.option("swizzle")
+    code = {v: k for k, v in SWIZZLE_NAMES.items()}["none" if swz == "none" else swz[4:]]
+    tm = TensorMap(garr.base, dtype, 2, (gc * factor, gr), (gc * esize,), (bcols * factor, brows), (1, 1),
+                   swizzle=code)
+    return tm, factor
+
+
 def analyze_tma(scenario, instr, access, ctx):
-    """One tma.load over the launch: one instruction per block."""
-    st = InstrStats(instr, "shared", "tma.load", instr.size)
+    """One tma.load or tma.store over the launch: one instruction per block. Its sectors are
+    the trace side's (``viz.kinds.tma_copy``: ``load_sectors``, the H200's rule for a load,
+    out-of-bounds parts included; ``expand(...).sectors``, a store's bytes in bounds),
+    counted once per distinct box origin."""
+    from .tma_copy import TMA_ST_SECTORS, expand, load_sectors
+
+    store = access.op == "tma.store"
+    st = InstrStats(instr, "shared", access.op, instr.size)
     per_warp = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     per_active = np.zeros((ctx.nblocks, ctx.nw), np.uint8)
     per_active[:, 0] = 1
     nbytes = access.option("bytes")
-    brows, bcols = access.option("box")
-    esize = scenario.array(access.array).type.size
-    garr = scenario.array(access.source.array)
+    tm, factor = scenario_map(scenario, access)
     sectors = 0
+    written = 0
     for blocks in ctx.chunks():
         rows, cols = tma_origins(scenario, instr, access, blocks)
-        # every row of the box: the 32-byte sectors its bytes touch (rows of a tensor whose
-        # row is not a multiple of 32 bytes start at different offsets in their sector)
-        row_bytes = garr.shape[1] * esize
-        first = (garr.base + (rows[:, None] + np.arange(brows)[None, :]) * row_bytes + cols[:, None] * esize)
-        last = first + bcols * esize - 1
-        sectors += int(((last // 32) - (first // 32) + 1).sum())
+        origins, times = np.unique(np.stack([np.asarray(rows, np.int64), np.asarray(cols, np.int64)], axis=1),
+                                   axis=0, return_counts=True)
+        for (r, c), n in zip(origins.tolist(), times.tolist()):
+            coords = (c * factor, r)
+            if store:
+                ex = expand(tm, coords, with_shared=False)
+                sectors += n * ex.sectors
+                written += n * ex.global_bytes
+            else:
+                sectors += n * load_sectors(tm, coords)
         ctx.step(instr)
     st.warp_instructions = ctx.nblocks
     st.active_lanes = ctx.nblocks
     st.sectors = sectors
-    st.bytes_used = nbytes * ctx.nblocks
+    st.bytes_used = written if store else nbytes * ctx.nblocks
     st.per_warp, st.per_warp_active = per_warp, per_active
-    st.kind_metrics = {TMA_SECTORS: sectors}
+    st.kind_metrics = {TMA_ST_SECTORS: sectors} if store else {TMA_SECTORS: sectors}
     return st
 
 
-__all__ = ["analyze_cp_async", "analyze_tma", "tma_origins", "ldgsts_shared", "cg_sectors"]
+__all__ = ["analyze_cp_async", "analyze_tma", "tma_origins", "scenario_map", "ldgsts_shared", "cg_sectors"]

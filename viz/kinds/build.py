@@ -22,6 +22,7 @@ KEYS = {
     "cp.async": COMMON_KEYS | {"from", "cache"},
     "atomic": COMMON_KEYS | {"result"},
     "tma.load": {"op", "at", "from", "box", "for", "note"},
+    "tma.store": {"op", "at", "from", "box", "for", "note"},
 }
 CP_ASYNC_SIZES = (4, 8, 16)
 ATOMIC_TYPES = ("int",)
@@ -73,6 +74,7 @@ EXAMPLES = {
     "cp.async": 'op = "cp.async", at = "tile[tid]", from = "src[blockIdx.x * 256 + tid]"',
     "atomic": 'op = "atomic", at = "hist[bin]"',
     "tma.load": 'op = "tma.load", at = "tile", from = "A[blockIdx.y * 8][0]"',
+    "tma.store": 'op = "tma.store", at = "C[blockIdx.y * 8][0]", from = "tile"',
 }
 
 
@@ -184,43 +186,73 @@ def aggregation(space: str, tname: str, result: str, acc) -> str:
 
 
 def _tma(b, k: int, raw: dict) -> Access:
-    at = raw.get("at")
+    return _tma_box(b, k, raw, "tma.load")
+
+
+def _tma_store(b, k: int, raw: dict) -> Access:
+    return _tma_box(b, k, raw, "tma.store")
+
+
+def _tma_box(b, k: int, raw: dict, op: str) -> Access:
+    """A tma.load (``at`` the shared tile, ``from`` the box's first element in the global
+    tensor) or a tma.store (``at`` the box's first element in the tensor, ``from`` the shared
+    tile): the same checks on both sides. The Access is the tile's, its ``source`` the
+    tensor's element (for either direction), its options the box, swizzle and bytes
+    (its op says the direction)."""
+    store = op == "tma.store"
+    tile_key, tensor_key = ("from", "at") if store else ("at", "from")
+    at = raw.get(tile_key)
     if not isinstance(at, str) or not re.fullmatch(r"\s*[A-Za-z_]\w*\s*", at):
+        if store:
+            b.fail(f"access {k}", tr("tma.store's from names the whole shared source array, not {at!r}", at=at),
+                   _example(op), key="from")
         b.fail(f"access {k}", tr("tma.load's at names the whole shared destination array, not {at!r}", at=at),
                _example("tma.load"), key="at")
     name = at.strip()
-    where = _label(k, "tma.load", name)
+    where = _label(k, op, name)
     arr = b.arrays.get(name)
     if arr is None:
         b.fail(where, tr("unknown array {array!r}", array=name), tr("arrays: {names}", names=", ".join(b.arrays)),
-               key="at")
+               key=tile_key)
     if arr.space != "shared" or len(arr.shape) != 2:
+        if store:
+            b.fail(where, tr("tma.store reads a 2-D shared array; {name} is not one", name=name),
+                   tr("declare the tile as space = \"shared\", shape = [ROWS, COLS]"), key="from")
         b.fail(where, tr("tma.load writes a 2-D shared array; {name} is not one", name=name),
                tr("declare the tile as space = \"shared\", shape = [ROWS, COLS]"), key="at")
     if arr.pad:
         b.fail(where, tr("the TMA writes its box densely, so the destination cannot have pad"),
-               tr("remove pad (use swizzle = \"tma:128B\" to avoid bank conflicts)"), key="at")
+               tr("remove pad (use swizzle = \"tma:128B\" to avoid bank conflicts)"), key=tile_key)
     swz = arr.swizzle.text if not arr.swizzle.is_identity else "none"
     if swz != "none" and swz not in TMA_SWIZZLES:
         b.fail(where, tr("the TMA writes in one of its own swizzles (none, tma:32B, tma:64B, tma:128B), not {swz}",
-                         swz=swz), tr("give the tile swizzle = \"tma:128B\" (or tma:64B, tma:32B, none)"), key="at")
-    src = _plain(b, k, {k2: v for k2, v in raw.items() if k2 != "when"}, "tma.load", "from", "load")
+                         swz=swz), tr("give the tile swizzle = \"tma:128B\" (or tma:64B, tma:32B, none)"),
+               key=tile_key)
+    src = _plain(b, k, {k2: v for k2, v in raw.items() if k2 != "when"}, op, tensor_key, "load")
     garr = b.arrays[src.array]
     if garr.space != "global" or len(garr.shape) != 2 or garr.pad or not garr.swizzle.is_identity:
+        if store:
+            b.fail(where, tr("at must name an element of a plain 2-D global array (the tensor), not {text}",
+                             text=src.text), tr("declare the tensor as space = \"global\", shape = [ROWS, COLS]"),
+                   key="at")
         b.fail(where, tr("from must name an element of a plain 2-D global array (the tensor), not {text}",
                          text=src.text), tr("declare the tensor as space = \"global\", shape = [ROWS, COLS]"),
                key="from")
     if garr.type.size != arr.type.size:
         b.fail(where, tr("the tensor's elements are {a} bytes but the tile's are {b}", a=garr.type.size,
-                         b=arr.type.size), tr("give both arrays the same type"), key="from")
+                         b=arr.type.size), tr("give both arrays the same type"), key=tensor_key)
     if (garr.shape[1] * garr.type.size) % 16 or garr.base % 16:
         b.fail(where, tr("the TMA needs the tensor {g} to start at a multiple of 16 bytes and its rows to be a "
                          "multiple of 16 bytes; they are at byte {base} and {row} bytes long", g=garr.name,
                          base=garr.base, row=garr.shape[1] * garr.type.size),
-               tr("make the tensor's row a multiple of 16 bytes and its offset a multiple of 16"), key="from")
+               tr("make the tensor's row a multiple of 16 bytes and its offset a multiple of 16"), key=tensor_key)
     thread_names = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "tid", "lane", "warp"}
     used = set().union(*(names(n) for n in src.indices))
     if used & thread_names:
+        if store:
+            b.fail(where, tr("at = \"{text}\" is the box's first element, one per block: it cannot depend on {n}",
+                             text=src.text, n=sorted(used & thread_names)[0]),
+                   tr("use blockIdx, params and loop variables only"), key="at")
         b.fail(where, tr("from = \"{text}\" is the box's first element, one per block: it cannot depend on {n}",
                          text=src.text, n=sorted(used & thread_names)[0]),
                tr("use blockIdx, params and loop variables only"), key="from")
@@ -267,10 +299,10 @@ def _tma(b, k: int, raw: dict) -> Access:
                          "bytes, so the tile must start at a multiple of {align}", name=name, base=arr.base, swz=swz,
                          align=align),
                tr("declare the tile first among the shared arrays (or make the arrays before it add up to a multiple "
-                  "of {align} bytes)", align=align), key="at")
+                  "of {align} bytes)", align=align), key=tile_key)
     zero = Num(0)
     when = parse("tid == 0")
-    acc = Access(k, "tma.load", name, name, (zero, zero), None, src.loops, when, "tid == 0",
+    acc = Access(k, op, name, name, (zero, zero), None, src.loops, when, "tid == 0",
                  ((0, esize),), src.line, source=src,
                  options=(("box", (brows, bcols)), ("swizzle", swz), ("bytes", brows * bcols * esize)))
     return acc

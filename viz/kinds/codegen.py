@@ -10,7 +10,12 @@
   by thread 0 with a real tensor map (``cuTensorMapEncodeTiled``, made by the runner) passed
   as a ``const __grid_constant__`` 128-byte kernel parameter; every thread then waits on the
   block's mbarrier.
+* ``tma.store`` is ``cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`` by thread 0
+  after every thread's ``fence.proxy.async.shared::cta`` and a barrier (the tile's writes
+  become visible to the TMA), then ``cp.async.bulk.commit_group`` and
+  ``cp.async.bulk.wait_group.read 0`` (the tile may be written again) and a barrier.
 """
+
 
 from __future__ import annotations
 
@@ -48,6 +53,8 @@ def c_comment(text, limit: int = MAX_COMMENT) -> str:
         s = s[:limit] + "..."
     return s
 
+TMA_OPS = ("tma.load", "tma.store")     # the kinds with a tensor map (one per access, in order)
+
 TMAP_STRUCT = ("#ifndef WV_TENSOR_MAP\n#define WV_TENSOR_MAP\n"
                "struct __align__(64) WvTensorMap { unsigned long long wv_opaque[16]; };  // a CUtensorMap\n#endif")
 
@@ -78,7 +85,7 @@ class TensorMapSpec:
 def tensor_maps(sc) -> list[TensorMapSpec]:
     out = []
     for a in sc.accesses:
-        if a.op == "tma.load":
+        if a.op in TMA_OPS:
             g = sc.array(a.source.array)
             brows, bcols = a.option("box")
             out.append(TensorMapSpec(g.name, g.base, g.type.size, g.shape[0], g.shape[1], brows, bcols,
@@ -162,7 +169,12 @@ def atomic_body(a, arr, sc, rename) -> list[str]:
 
 
 def tma_lines(a, arr, sc, rename, k: int) -> list[str]:
-    """Thread 0 issues the copy; every thread of the block waits for it (mbarrier phase)."""
+    """Thread 0 issues the copy; every thread of the block waits for it (mbarrier phase; a
+    store: the bulk group). ``k`` counts this op's accesses; the tensor map's index counts
+    every TMA access (``tensor_maps``), loads and stores alike."""
+    k = [x.index for x in sc.accesses if x.op in TMA_OPS].index(a.index)
+    if a.op == "tma.store":
+        return tma_store_lines(a, arr, sc, rename, k)
     src = a.source
     nbytes = a.option("bytes")
     out = ["// " + c_comment(f"access {a.index}: tma.load {arr.name} <- box {list(a.option('box'))} at {src.text} "
@@ -185,6 +197,27 @@ def tma_lines(a, arr, sc, rename, k: int) -> list[str]:
     return out
 
 
+def tma_store_lines(a, arr, sc, rename, k: int) -> list[str]:
+    """Every thread fences its writes of the tile for the async proxy; after a barrier thread 0
+    stores the box and waits until the TMA has read the tile; a barrier releases the block."""
+    src = a.source
+    out = ["// " + c_comment(f"access {a.index}: tma.store box {list(a.option('box'))} at {src.text} <- {arr.name} "
+                             f"(swizzle {a.option('swizzle')})", 400)]
+    out.append('asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
+    out.append("__syncthreads();")
+    out.append("if (wv_tid == 0) {")
+    out.extend("  " + ln for ln in _indices(src, rename))
+    out.append('  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"')
+    factor = data_type(arr.type.size)[1]
+    out.append(f'    :: "l"((unsigned long long)&wv_tmap{k}), "r"((int)(wv_col * {factor})), "r"((int)wv_row), '
+               f'"r"(wv_sbase + {arr.base}u) : "memory");')
+    out.append('  asm volatile("cp.async.bulk.commit_group;" ::: "memory");')
+    out.append('  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");')
+    out.append("}")
+    out.append("__syncthreads();")
+    return out
+
+
 def kernel_params(sc) -> list[str]:
     """The tensor maps, first (a 64-byte aligned parameter at offset 0, 128, ...)."""
     return [f"const __grid_constant__ WvTensorMap wv_tmap{k}" for k, _ in enumerate(tensor_maps(sc))]
@@ -192,7 +225,7 @@ def kernel_params(sc) -> list[str]:
 
 def kernel_prologue(sc, shared_bytes: int) -> list[str]:
     """mbarrier setup when the kernel has a tma.load (its 8 bytes after the arrays)."""
-    if not tensor_maps(sc):
+    if not any(a.op == "tma.load" for a in sc.accesses):
         return []
     mbar = -(-shared_bytes // 8) * 8
     return [
@@ -207,11 +240,11 @@ def kernel_prologue(sc, shared_bytes: int) -> list[str]:
 
 
 def extra_shared_bytes(sc, shared_bytes: int) -> int:
-    """Shared bytes the kernel needs beyond the arrays (the TMA's mbarrier)."""
-    if not tensor_maps(sc):
+    """Shared bytes the kernel needs beyond the arrays (the TMA loads' mbarrier)."""
+    if not any(a.op == "tma.load" for a in sc.accesses):
         return shared_bytes
     return -(-shared_bytes // 8) * 8 + 8
 
 
-__all__ = ["TensorMapSpec", "tensor_maps", "cp_async_body", "atomic_body", "tma_lines", "kernel_params",
-           "kernel_prologue", "extra_shared_bytes", "TMAP_STRUCT", "data_type"]
+__all__ = ["TensorMapSpec", "tensor_maps", "cp_async_body", "atomic_body", "tma_lines", "tma_store_lines", "kernel_params",
+           "kernel_prologue", "extra_shared_bytes", "TMAP_STRUCT", "TMA_OPS", "data_type"]

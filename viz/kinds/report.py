@@ -44,3 +44,18 @@ def tma_rows(d: dict) -> list[tuple[str, str, str]]:
                                                     r=box[0], c=box[1])),
         ("swizzle", d["swizzle"], tr("where the TMA writes each 16-byte chunk of a row (the tile's swizzle)")),
     ]
+
+
+def tma_store_rows(d: dict) -> list[tuple[str, str, str]]:
+    """A tma.store: one instruction per block, the bytes written in bounds, the sectors."""
+    inst = d["warp_instructions"]
+    box = d["box"]
+    return [
+        ("warp instructions", _n(inst), tr("one per block: thread 0 issues the copy for the whole block")),
+        ("bytes written", _n(d["bytes_copied"]), tr("the box's bytes inside the tensor, of a box of {r} x {c} "
+                                                     "elements per copy: parts past the tensor's edge write nothing",
+                                                     r=box[0], c=box[1])),
+        ("sectors", _n(d["sectors"]), tr("the 32-byte sectors of the bytes written, row by row "
+                                         "(l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_st)")),
+        ("swizzle", d["swizzle"], tr("where the TMA reads each 16-byte chunk of a row (the tile's swizzle)")),
+    ]
