@@ -52,6 +52,8 @@ def test_picture_table_analyze_and_json_agree(path):
             assert d["wavefronts"] == 0 and "no shared wavefronts" in line, (d["number"], line)
         elif d.get("ldgsts_side") == "ca":
             assert f"LDGSTS wavefronts {d['wavefronts']:,} " in line, (d["number"], line)
+        elif d.get("kind") == "wgmma":             # its own line: "... shared bytes in N wavefronts (ideal ..."
+            assert f" in {d['wavefronts']:,} wavefronts (" in line, (d["number"], line)
         elif "wavefronts" in d:
             assert f"wavefronts {d['wavefronts']:,} " in line, (d["number"], line)
         if "sectors" in d:
@@ -71,7 +73,9 @@ def test_picture_table_analyze_and_json_agree(path):
     for r in source_lines(an):
         mine = [d for d in an.per_access() if (d["file"], d["line"]) == (r["file"], r["line"])]
         for key in ("wavefronts", "bank_conflicts", "sectors", "requests", "warp_instructions"):
-            assert r[key] == sum(d.get(key, 0) for d in mine), (path.name, r["line"], key)
+            # a TMA copy's sectors are its boxes' (`tma.sectors_counted`, what Nsight Compute counts)
+            tma = sum((d.get("tma") or {}).get("sectors_counted", 0) for d in mine) if key == "sectors" else 0
+            assert r[key] == sum(d.get(key, 0) for d in mine) + tma, (path.name, r["line"], key)
 
 
 def test_triton_matmul_cp_async_cg_shows_no_wavefront_anywhere():

@@ -285,7 +285,10 @@ def test_shipped_traced_predictions_are_reproduced_by_the_model():
         assert p.ms == pytest.approx(t["predicted"]["ms"], rel=1e-4, abs=1e-6), name
         assert p.bound == t["predicted"]["bound"], name
         n += 1
-    assert n == len(tracefile.shipped())
+    # every trace recorded on the H100 is timed in it; the H200 ones (tma_copy_triton,
+    # triton_wgmma_matmul, issue 30) were not timed
+    h100 = [p for p in tracefile.shipped() if tracefile.read_header(p)["gpu"]["name"].startswith("NVIDIA H100")]
+    assert n == len(h100) == len(tracefile.shipped()) - 2
 
 
 def test_shipped_traced_timings_are_repeatable_or_flagged():

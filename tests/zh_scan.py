@@ -20,6 +20,7 @@ ALLOWED = {
     "MP", "WebM", "GIF", "PNG", "SVG", "VP", "mp", "webm", "gif", "png", "svg", "Home", "End", "PageUp", "PageDown",
     "PgUp", "PgDn", "Ctrl", "Shift", "Esc", "Space", "Okabe", "Ito", "English", "struct",
     "ldmatrix", "stmatrix",          # PTX instructions (View → ldmatrix / stmatrix fragments)
+    "wgmma",                         # a PTX instruction (its counters outside the ten, e.g. "wgmma 共享内存存储体冲突数")
     "ldgsts", "ptxas", "atomicAdd", "pragma", "unroll", "mod",  # PTX, tools, CUDA and math words in lessons
     "rev", "tx", "ty",              # the expressions' bit reversal, the kernels' threadIdx.x / .y
     "AoS", "SoA", "CuTe", "Triton", "FlashAttention", "Knuth",  # layouts' abbreviations, libraries, a name

@@ -22,7 +22,9 @@ trap pack EXIT
 step0() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; timeout "$limit" "$@"; echo "=== rc=$?"; }
 OUT="$D" step0 90 bash tools/gpu/probe_wgmma_mix.sh
 source tools/gpu/device_setup.sh
-step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
+# step's own lines go to stderr (the log): its stdout is redirected into the JSON files below,
+# which must hold only the JSON (they once began with the "=== ..." line).
+step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)" >&2; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s" >&2; return $rc; }
 step 110 python3 -m viz.cli validate tools/gpu/wgmma_cases/*.toml --json > "$D/validate.json"
 python3 - "$D/validate.json" <<'PY'
 import json, sys

@@ -217,6 +217,12 @@ class TraceSource:
             space, mask = "global", gl
         else:   # a generic address: the picture shows the part most lanes went to
             space, mask = ("shared", sh) if sh.sum() > gl.sum() else ("global", gl)
+        form = trace_kind(ins.get("kind"))
+        if form is not None and not form.ten_spaces and not form.detail_op:
+            # a kind whose records enter none of the ten and that has no drawing of its own (TMA
+            # control: tensormap.replace, fences): its figures are its SASS's, per instruction
+            # (analyze's `tma_control`), so the picture draws no lane's wavefront or sector either
+            mask = np.zeros_like(mask)
         bx, by, _ = sc.launch.block
         gx, gy, _ = sc.launch.grid
         threads = [((tid % bx), (tid // bx) % by, tid // (bx * by)) for tid in range(warp * 32, warp * 32 + nl)]
