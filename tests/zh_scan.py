@@ -25,6 +25,7 @@ ALLOWED = {
     "rev", "tx", "ty",              # the expressions' bit reversal, the kernels' threadIdx.x / .y
     "AoS", "SoA", "CuTe", "Triton", "FlashAttention", "Knuth",  # layouts' abbreviations, libraries, a name
     "Hopper", "Numba",              # the H100's architecture (the library's tag), a library
+    "all",                          # the option value in "export --rows all" (the picture's dropped-rows line)
     "bank", "wavefront",            # the classroom's words glossed beside 存储体冲突 and 波前 (docs/guide/glossary.zh.md)
 }
 CODE = re.compile("|".join([
