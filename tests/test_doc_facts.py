@@ -221,7 +221,7 @@ def test_every_builtin_is_in_the_scenarios_readme():
 BUILTIN_COUNT_PROSE = [
     ("packaging/README.md", "`warpviz list` ({} built-ins, read from the installed `viz/_data`)"),
     ("docs/PERFORMANCE.md", "| wheel `warpviz-0.1.0-py3-none-any.whl` (code, {} scenarios, icons, kernels,"),
-    ("docs/guide/install.md", "about 1.94 MB, with the {} built-in scenarios, icons,"),
+    ("docs/guide/install.md", "about 2.76 MB, with the {} built-in scenarios, icons,"),
 ]
 
 
