@@ -784,7 +784,7 @@ def _split_plan(trace: Trace, arr: SharedArray, lay: Layout, eb: int, rows: int,
     for k in np.unique(trace.instr[sh_rows]):
         ins = trace.instructions[int(k)]
         w = int(ins.get("width") or 1)
-        if ins.get("kind") not in VECTOR_KINDS or w <= eb or w > 16:
+        if ins.get("kind") not in VECTOR_KINDS or ins.get("space") != "shared" or w <= eb or w > 16:
             continue
         rk = sh_rows[trace.instr[sh_rows] == k]
         a = trace.addresses(rk)
@@ -814,7 +814,6 @@ def _split_trace(trace: Trace, plan: dict) -> tuple[Trace, list[dict]]:
         return trace, []
     n = trace.records
     reps = np.ones(n, np.int64)
-    part = np.zeros(n, np.int64)
     sel_rows = {}
     for k, (w, nw, ids) in plan.items():
         r = np.nonzero((trace.instr == k) & (trace.flags == 0))[0]
