@@ -18,6 +18,7 @@ from viz.trace.replay import (RESERVED, ReplayError, blocks_per_sm, declared_arr
 LD_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 ST_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 LD_CONF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+LD_INST = "smsp__inst_executed_op_shared_ld.sum"
 
 SOURCE = """
 #define TILE 32
@@ -121,10 +122,17 @@ def test_vector_accesses_the_layout_splits_or_misaligns():
     start = RESERVED + 4096 + 128
     t = hand_trace([(0, "load", start + lane * 128)], widths={0: 16})
     assert replay(t, "vec", (32, 32), 4, "pad:4").split_lanes == 0
-    # rows off 16-byte boundaries: every row r with r % 4 != 0 (132 r bytes)
-    assert replay(t, "vec", (32, 32), 4, "pad:1").split_lanes == 24
-    # c ^ r keeps the float4's 4 words together only where r % 4 == 0
-    assert replay(t, "vec", (32, 32), 4, "xor").split_lanes == 24
+    assert replay(t, "vec", (32, 32), 4, "pad:2").splits[0]["into_bytes"] == 8     # 136-byte rows keep float2s
+    # pad:1 puts rows off 16-byte boundaries (132 r bytes); c ^ r keeps a float4's 4 words together
+    # only where r % 4 == 0: the compiler cannot emit the float4 and loads 4 floats instead, each
+    # lane's row on another bank: 4 instructions of 1 wavefront where the float4 took 32
+    for layout in ("pad:1", "xor"):
+        rp = replay(t, "vec", (32, 32), 4, layout)
+        assert rp.split_lanes == 32
+        assert rp.splits == [{"instruction": 0, "line": 10, "bytes": 16, "into_bytes": 4, "parts": 4,
+                              "executions": 1, "executions_after": 4, "lanes": 32}]
+        assert rp.analysis.metrics[LD_WF] == 4 and rp.analysis.metrics[LD_INST] == 4
+        assert rp.trace.instructions[0]["width"] == 4 and t.instructions[0]["width"] == 16
     assert replay(t, "vec", (32, 32), 4, "swizzle:3,2,3").split_lanes == 0    # M = 2 keeps 4 words together
     # unswizzled: 4 phases of 8 lanes all on banks 0-3: 32 wavefronts; Swizzle<3,2,3> puts rows 0-7 of a
     # phase on 8 different 16-byte chunks (1 each); Swizzle<3,2,5> takes row bits 2-4: 4-way
@@ -226,6 +234,34 @@ def test_replay_equals_the_changed_kernel_and_nsight_compute(name, array, shape,
     shared = [k for k in want if "shared" in k]
     assert {k: rp.analysis.metrics[k] for k in shared} == {k: want[k] for k in shared}
     assert {k: rp.analysis.metrics[k] for k in shared} == {k: int(ncu[k]) for k in shared}
+
+
+# The replay proof on the H200 (tools/gpu/replay_proof.py, tests/data/replay/README.md): the kernels
+# of kernels/replay/replay_proof.cu as written and as changed, each validated equal to Nsight Compute.
+# sgemm_nt reads `Bs` as float4 (ptxas fuses 4 scalar loads into one LDS.128); under pad:1 or xor the
+# compiler cannot keep them and runs 4 scalar loads: the replay counts them so.
+PROOF = [("sgemm_nt", "Bs", None, "pad:1", "sgemm_nt_pad1", 2),
+         ("sgemm_nt", "Bs", None, "xor", "sgemm_nt_xor", 2),
+         ("ldmatrix_tile", "tile", (64, 64), "swizzle:3,3,3", "ldmatrix_tile_swz", 0)]
+SHARED = ["smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum", LD_WF, ST_WF, LD_CONF,
+          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]
+
+
+@pytest.mark.parametrize("name,array,shape,layout,real,splits", PROOF, ids=lambda x: str(x))
+def test_replay_equals_the_changed_kernel_on_the_h200(name, array, shape, layout, real, splits):
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "replay"
+    t = tracefile.load(data / f"{name}.wvtrace")
+    rp = replay(t, array, shape, None, layout)
+    want = analyze_trace(tracefile.load(data / f"{real}.wvtrace")).metrics
+    assert {k: rp.analysis.metrics[k] for k in SHARED} == {k: want[k] for k in SHARED}
+    assert len(rp.splits) == splits
+    if splits:     # 2 float4 reads, 16,384 times each -> 4 scalar loads each
+        assert [(s["bytes"], s["into_bytes"], s["executions"], s["executions_after"]) for s in rp.splits] == \
+            [(16, 4, 16384, 65536)] * 2
+        assert rp.analysis.metrics[LD_INST] - rp.before.metrics[LD_INST] == 3 * 32768
+        assert rp.analysis.metrics[LD_CONF] == 0 and rp.before.metrics[LD_CONF] == 917504
 
 
 def test_suggest_finds_the_tile_and_a_layout_without_conflicts():

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "kernels" / "replay"
 CASES = [("transpose_coalesced", "tile", None, "pad:1", "transpose_coalesced_pad1"),
          ("transpose_coalesced", "tile", None, "xor", "transpose_coalesced_xor"),
+         ("sgemm_nt", "Bs", None, "pad:1", "sgemm_nt_pad1"),     # float4 reads split into 4 loads: counted so
          ("sgemm_nt", "Bs", None, "xor", "sgemm_nt_xor"),
          ("stencil_halo", "s", None, "pad:1", "stencil_halo_pad1"),
          ("histogram_lanes", "bins", None, "pad:1", "histogram_lanes_pad1"),

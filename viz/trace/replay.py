@@ -40,10 +40,15 @@ is start + new element offset x ELEM + byte. Bytes of the array past rows x cols
 **Accesses wider than an element** (``.v2``/``.v4``, a 16-byte ldmatrix/stmatrix row, a
 16-byte ``cp.async``): the access moves with its first element. Where the layout keeps the
 elements it covers consecutive (pad, XOR of whole vectors, a swizzle whose M covers the
-width) that is exactly what the changed kernel does; where it does not, the changed kernel
-could not keep that vector access (nor one the layout leaves misaligned: a float4 must sit on
-16 bytes): the replay counts it at the first element's new place and reports those lane
-accesses as ``split`` (``suggest`` ranks such layouts last).
+width) that is exactly what the changed kernel does. Where it does not (a pad that makes the
+row pitch no multiple of the vector, an XOR or swizzle whose granule is smaller than the
+vector, or a vector left off its alignment), the changed kernel's compiler cannot emit that
+vector: a plain shared load or store (``ld``/``st``, including the LDS.128 ptxas fused from
+scalar loads) is counted as the narrower accesses it emits instead (``kept_width``: the widest
+of 8 or 4 bytes, down to the element, the layout keeps everywhere; a float4 under pad:1 or xor
+becomes 4 scalar accesses, as the H200 ran them), and the replay reports them in ``splits`` and
+``split_lanes`` (``suggest`` ranks such layouts last). ldmatrix / stmatrix / cp.async rows cannot
+be split and are counted at the first element's new place.
 
 **Kinds.** Every kind whose records hold lane addresses is replayed the same way (plain
 loads and stores, vectors, ldmatrix / stmatrix rows, cp.async's shared side, shared and
@@ -572,9 +577,10 @@ class Replay:
     occupancy_before: dict
     occupancy_after: dict
     moved: list[dict]             # other arrays that moved: name, from, to
-    split_lanes: int              # lane accesses wider than an element the layout splits
+    split_lanes: int              # lane accesses of vectors the layout cannot keep (split, and counted split)
     lanes_remapped: int
     notes: list[str]
+    splits: list[dict] = field(default_factory=list)   # per split instruction: bytes, into_bytes, parts, executions
     _analysis: object = field(default=None, repr=False)
     _before: object = field(default=None, repr=False)
 
@@ -600,8 +606,8 @@ class Replay:
                 "elem_bytes": self.elem_bytes, "layout": self.layout.text,
                 "shared_bytes_per_block": {"before": self.shared_before, "after": self.shared_after},
                 "blocks_per_sm": {"before": self.occupancy_before, "after": self.occupancy_after},
-                "moved": self.moved, "split_lanes": self.split_lanes, "lanes_remapped": self.lanes_remapped,
-                "notes": self.notes}
+                "moved": self.moved, "split_lanes": self.split_lanes, "splits": self.splits,
+                "lanes_remapped": self.lanes_remapped, "notes": self.notes}
 
 
 def shared_wavefronts(an) -> int:
@@ -661,7 +667,7 @@ def replay(trace: Trace, array: str | None = None, shape: tuple[int, int] | None
             out[after] = a[after] + shift(a[after])
         return out
 
-    new_trace, remapped, split = _remapped_trace(trace, remap, arr, lay, eb, rows, cols)
+    new_trace, remapped, split, splits = _remapped_trace(trace, remap, arr, lay, eb, rows, cols)
     h = new_trace.header
     h["launch"] = dict(h["launch"])
     dyn = int(trace.header["launch"].get("shared_bytes") or 0)
@@ -694,11 +700,13 @@ def replay(trace: Trace, array: str | None = None, shape: tuple[int, int] | None
             notes.append(f"recorded shared addresses reach byte {hi - 1}, past the {ends - 1} the declarations read "
                          "from the source cover: the compiler may have removed an unused array or placed them "
                          "otherwise; check with --range")
-    if split:
-        notes.append(f"{split:,} lane accesses wider than an element would be split by this layout: the changed "
-                     "kernel cannot keep them as one vector access (counted here at their first element's place)")
+    for sp in splits:
+        notes.append(f"the layout cannot keep the {sp['bytes']}-byte vector accesses of instruction "
+                     f"{sp['instruction'] + 1} (line {sp['line']}): the changed kernel's compiler splits each into "
+                     f"{sp['parts']} accesses of {sp['into_bytes']} bytes, and the replay counts them so: "
+                     f"{sp['executions']:,} warp-level accesses became {sp['executions_after']:,}")
     return Replay(trace, new_trace, arr, lay, eb, before, after, blocks_per_sm(before, tpb, gpu),
-                  blocks_per_sm(after, tpb, gpu), moved, split, remapped, notes)
+                  blocks_per_sm(after, tpb, gpu), moved, split, remapped, notes, splits)
 
 
 def _moves_all(arrays: list[SharedArray], arr: SharedArray, new_size: int) -> list[dict]:
@@ -739,12 +747,125 @@ def _placement(arrays: list[SharedArray], arr: SharedArray, new_size: int, growt
     return moved, shift
 
 
+VECTOR_KINDS = ("load", "store")      # plain ld/st.shared: the compiler may split them; ldmatrix & co. it cannot
+
+
+def kept_width(lay: Layout, eb: int, width: int, start: int) -> int:
+    """The widest access (bytes, ``width`` halved until it holds, at least ``eb``) the changed
+    kernel's compiler can still emit for a vector of ``width`` bytes under ``lay``, decided by the
+    layout alone as nvcc/ptxas decide at compile time: every aligned group of width/eb elements
+    must stay consecutive in the new layout and start on a ``width``-byte boundary (a pad that
+    makes the row pitch no multiple of the vector, an XOR or swizzle whose granule is smaller
+    than the vector: no). Checked on the H200: sgemm_nt's float4 reads of ``Bs`` became 4 scalar
+    loads under pad:1 and xor (tests/data/replay)."""
+    n = lay.rows * lay.cols
+    w = min(int(width), 16)
+    while w > eb:
+        per = w // eb
+        if w % eb == 0 and per <= n:
+            e0 = np.arange(0, n - per + 1, per, dtype=np.int64)
+            ok = np.all((start + lay.table[e0] * eb) % w == 0)
+            for k in range(1, per):
+                ok = ok and bool(np.all(lay.table[e0 + k] == lay.table[e0] + k))
+            if ok:
+                return w
+        w //= 2
+    return eb
+
+
+def _split_plan(trace: Trace, arr: SharedArray, lay: Layout, eb: int, rows: int, cols: int) -> dict:
+    """{instruction: (width, new width, [instruction of each part])} for the vector accesses to the
+    array that the new layout cannot keep."""
+    sh_rows = np.nonzero((trace.shared != 0) & (trace.flags == 0))[0]
+    if not sh_rows.size:
+        return {}
+    lo, hi = arr.start, arr.start + rows * cols * eb
+    plan = {}
+    for k in np.unique(trace.instr[sh_rows]):
+        ins = trace.instructions[int(k)]
+        w = int(ins.get("width") or 1)
+        if ins.get("kind") not in VECTOR_KINDS or ins.get("space") != "shared" or w <= eb or w > 16:
+            continue
+        rk = sh_rows[trace.instr[sh_rows] == k]
+        a = trace.addresses(rk)
+        sh = _bits(trace.shared[rk]) & _bits(trace.active[rk])
+        if not np.any((a[sh] >= lo) & (a[sh] < hi)):
+            continue
+        nw = kept_width(lay, eb, w, arr.start)
+        if nw >= w:
+            continue
+        parts = w // nw
+        info = ins.get("sass") if isinstance(ins.get("sass"), dict) else {}
+        group = [int(g) for g in (info.get("group") or []) if isinstance(g, int)]
+        pw = int(ins.get("ptx_width") or w)
+        if (info.get("state") == "fused" and pw and nw % pw == 0 and len(group) == w // pw
+                and group[0] == int(k) and all(0 <= g < len(trace.instructions) for g in group)):
+            ids = [group[j * (nw // pw)] for j in range(parts)]     # the fused PTX accesses come back
+        else:
+            ids = [int(k)] * parts
+        plan[int(k)] = (w, nw, ids)
+    return plan
+
+
+def _split_trace(trace: Trace, plan: dict) -> tuple[Trace, list[dict]]:
+    """``trace`` with each record of a planned instruction replaced by its parts (the same lanes,
+    each part ``new width`` bytes further on); (trace, what was split)."""
+    if not plan:
+        return trace, []
+    n = trace.records
+    reps = np.ones(n, np.int64)
+    sel_rows = {}
+    for k, (w, nw, ids) in plan.items():
+        r = np.nonzero((trace.instr == k) & (trace.flags == 0))[0]
+        sel_rows[k] = r
+        reps[r] = len(ids)
+    idx = np.repeat(np.arange(n), reps)
+    starts = np.cumsum(reps) - reps
+    part = np.arange(idx.size) - np.repeat(starts, reps)
+    instr = trace.instr[idx].copy()
+    offset = trace.offset[idx].astype(np.int64)
+    table = [dict(i) for i in trace.instructions]
+    split = []
+    for k, (w, nw, ids) in plan.items():
+        mine = trace.instr[idx] == k
+        for j, kid in enumerate(ids):
+            at = mine & (part == j)
+            instr[at] = kid
+            offset[at] += j * nw
+        note = (f"replayed: the new layout cannot keep this {w}-byte vector access, so the changed kernel's "
+                f"compiler splits it into {len(ids)} accesses of {nw} bytes a lane; counted so")
+        for kid in dict.fromkeys(ids):
+            d = dict(table[kid])
+            d["width"] = nw
+            d["ptx_width"] = min(int(d.get("ptx_width") or nw), nw)
+            d["sass"] = {"state": "same", "certain": True, "sass": [], "width": nw, "ptx_width": d["ptx_width"],
+                         "group": [], "first": None, "parts": 1, "leader": "", "atomic_rule": "", "sass_op": "",
+                         "ptx_lines": [d.get("line_no")] if d.get("line_no") is not None else [],
+                         "source_lines": [d.get("line")] if d.get("line") is not None else [], "note": note}
+            table[kid] = d
+        ex = int(sel_rows[k].size)
+        lanes = int(_bits(trace.active[sel_rows[k]]).sum()) if ex else 0
+        split.append({"instruction": k, "line": trace.instructions[k].get("line"), "bytes": w, "into_bytes": nw,
+                      "parts": len(ids), "executions": ex, "executions_after": ex * len(ids), "lanes": lanes})
+    off_dtype = trace.offset.dtype
+    if offset.size and (offset.min() < np.iinfo(np.int32).min or offset.max() > np.iinfo(np.int32).max):
+        off_dtype = np.int64
+    header = dict(trace.header)
+    header["instructions"] = table
+    t = Trace(header, instr, trace.block[idx], trace.warp[idx], trace.active[idx], trace.pred[idx],
+              trace.shared[idx], trace.global_[idx], trace.base[idx], offset.astype(off_dtype), trace.flags[idx],
+              trace.path, trace.payload)
+    return t, split
+
+
 def _remapped_trace(trace: Trace, remap, arr: SharedArray, lay: Layout, eb: int, rows: int, cols: int):
-    """A copy of ``trace`` whose active shared lanes are re-mapped; (trace, lanes re-mapped, lanes split)."""
+    """A copy of ``trace`` whose vector accesses the layout cannot keep are split (``_split_plan``)
+    and whose active shared lanes are re-mapped; (trace, lanes re-mapped, lane accesses split, splits)."""
+    trace, splits = _split_trace(trace, _split_plan(trace, arr, lay, eb, rows, cols))
     sh_rows = np.nonzero((trace.shared != 0) & (trace.flags == 0))[0]
     base = trace.base.astype(np.int64).copy()
     offset = trace.offset.astype(np.int64).copy()
-    remapped = split = 0
+    remapped = 0
     if sh_rows.size:
         addr = trace.addresses(sh_rows)
         act = _bits(trace.active[sh_rows])
@@ -752,24 +873,6 @@ def _remapped_trace(trace: Trace, remap, arr: SharedArray, lay: Layout, eb: int,
         new = addr.copy()
         new[sh] = remap(addr[sh])
         remapped = int((new[sh] != addr[sh]).sum())
-        # vector accesses the layout splits
-        widths = np.array([int(trace.instructions[i].get("width") or 1) for i in trace.instr[sh_rows]], np.int64)
-        wide = widths > eb
-        if wide.any():
-            for w in np.unique(widths[wide]):
-                sel = (widths == w)[:, None] & sh
-                a = addr[sel]
-                inside = (a >= arr.start) & (a + w <= arr.start + rows * cols * eb)
-                a = a[inside]
-                e0 = (a - arr.start) // eb
-                per = int(min(w, 16) // eb)
-                ok = np.ones(a.shape, bool)
-                for k in range(1, per):
-                    ek = np.minimum(e0 + k, rows * cols - 1)
-                    ok &= lay.table[ek] == lay.table[e0] + k
-                # and aligned as the access must be (a float4 at a 4-byte boundary faults)
-                ok &= (arr.start + lay.table[e0] * eb + (a - arr.start) % eb) % min(int(w), 16) == 0
-                split += int((~ok).sum())
         big = np.iinfo(np.int64).max
         nb = np.where(act, new, big).min(axis=1)
         nb = np.where(nb == big, 0, nb)
@@ -782,7 +885,7 @@ def _remapped_trace(trace: Trace, remap, arr: SharedArray, lay: Layout, eb: int,
     header = dict(trace.header)
     t = Trace(header, trace.instr, trace.block, trace.warp, trace.active, trace.pred, trace.shared,
               trace.global_, base.astype(np.uint64), off, trace.flags, None)
-    return t, remapped, split
+    return t, remapped, sum(s["lanes"] for s in splits), splits
 
 
 # ---------------------------------------------------------------------------- suggest
