@@ -19,7 +19,7 @@ from PySide6.QtGui import QPainter, QPen
 from ..i18n import tr
 from ..kinds.wgmma import GmmaMap
 from .layout_map import MIN_PX, MapGeometry, _font, _width, bank_color, begin_map, map_text
-from .matrix_view import wrap_words
+from .matrix_view import end_matrix_map, wrap_words
 from .theme import Theme
 
 
@@ -130,14 +130,7 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
             wf = max(r.wavefront for r in rows)
             text(QRectF(px0 + label_w + 8 * cell_w, ry, wf_w, cell_h), str(wf), px, "bad" if wf > 1 else "text",
                  mono=True, align=Qt.AlignmentFlag.AlignHCenter)
-    if not px:
-        g.notes.append(tr("numbers not written: the cells are too small for 14 px text at this size; leave the "
-                          "size out (the picture then takes its natural size)"))
-    if g.notes:
-        text(QRectF(x0, rect.bottom() - margin - 16 * s * 1.6, avail_w, 16 * s * 1.6), "; ".join(g.notes),
-             max(low, 16 * s), "bad")
-    p.restore()
-    return g
+    return end_matrix_map(p, th, g, rect, written=bool(px))
 
 
 __all__ = ["paint_gmma_map", "natural_size"]

@@ -138,12 +138,22 @@ def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: 
                 p.drawRect(cell)
                 if px:
                     text(cell, str(lane), px, "text", mono=True, align=Qt.AlignmentFlag.AlignHCenter)
-    if not px:
+    return end_matrix_map(p, th, g, rect, written=bool(px))
+
+
+def end_matrix_map(p: QPainter, th: Theme, g: MapGeometry, rect: QRectF, written: bool) -> MapGeometry:
+    """Finish a matrix picture (ldmatrix / stmatrix here, wgmma's core matrices in
+    ``gmma_view``): say when the cells' numbers were left out, write the notes along the
+    bottom, restore the painter that ``begin_map`` saved."""
+    s = g.scale
+    margin = 14 * s
+    if not written:
         g.notes.append(tr("numbers not written: the cells are too small for 14 px text at this size; leave the "
                           "size out (the picture then takes its natural size)"))
     if g.notes:
-        text(QRectF(x0, rect.bottom() - margin - 16 * s * 1.6, avail_w, 16 * s * 1.6), "; ".join(g.notes),
-             max(low, 16 * s), "bad")
+        map_text(p, th, g, QRectF(rect.left() + margin, rect.bottom() - margin - 16 * s * 1.6,
+                                  rect.width() - 2 * margin, 16 * s * 1.6),
+                 "; ".join(g.notes), max(MIN_PX * s, 16 * s), "bad")
     p.restore()
     return g
 
