@@ -156,37 +156,36 @@ def unused_atomics_are_reductions(lines: list[str], instrs: list, starts: list[i
 
 _SASS = {"ATOMS": "shared", "ATOMG": "global", "RED": "global", "REDG": "global", "ATOM": "generic",
          "REDAS": "shared"}
+# What ``atom`` and ``red`` have in common: one SASS class, the shared atomic's counters and
+# counting, drawn as the scenario kind ``atomic``.
+_SHARED_COUNTERS = {"smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
+                    SHARED_ATOM_WAVEFRONTS: "shared atomic wavefronts",
+                    SHARED_ATOM_CONFLICTS: "shared atomic bank conflicts"}
+_COMMON = dict(accept=plain_accept, roles=(("load", "", 0),), sass=_SASS, sass_class="atomic",
+               wavefront_counters={"shared": (SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS)},
+               counts_shared=False, ten_spaces=(), count_shared=_trace_shared, count_global=_trace_global,
+               detail_op="atomic", detail_options=_detail_options, global_write=True,
+               sass_kind={"global": "atomic", "shared": "atomic"})
 FORMS = (
-    TraceForm(kind="atomic", heads=("atom",), name="atomic operation", accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
-              post_parse=unused_atomics_are_reductions,
-              sass_class="atomic",
+    TraceForm(kind="atomic", heads=("atom",), name="atomic operation", post_parse=unused_atomics_are_reductions,
               instruction_counter={"global": "smsp__sass_inst_executed_op_global_atom.sum",
                                    "shared": "smsp__inst_executed_op_shared_atom.sum"},
               request_counters={"global": GLOBAL_ATOM_METRICS[1:3]},
-              wavefront_counters={"shared": (SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS)},
-              counts_shared=False, ten_spaces=(), count_shared=_trace_shared, count_global=_trace_global,
               counters={"smsp__sass_inst_executed_op_global_atom.sum": "global atomic instructions",
-                        "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
-                        SHARED_ATOM_WAVEFRONTS: "shared atomic wavefronts",
-                        SHARED_ATOM_CONFLICTS: "shared atomic bank conflicts",
+                        **_SHARED_COUNTERS,
                         "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": "global atomic requests",
                         "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "global atomic sectors"},
-              detail_op="atomic", detail_options=_detail_options, global_write=True, latency="atomic",     # performed at L2, its old value used
-              sass_kind={"global": "atomic", "shared": "atomic"}),
-    TraceForm(kind="reduction", heads=("red",), name="reduction", accept=plain_accept, roles=(("load", "", 0),), sass=_SASS,
-              sass_class="atomic",
+              latency="atomic",     # performed at L2, its old value used
+              **_COMMON),
+    TraceForm(kind="reduction", heads=("red",), name="reduction",
               instruction_counter={"global": "smsp__inst_executed_op_global_red.sum",
                                    "shared": "smsp__inst_executed_op_shared_atom.sum"},
               request_counters={"global": GLOBAL_ATOM_METRICS[4:6]},
-              wavefront_counters={"shared": (SHARED_ATOM_WAVEFRONTS, SHARED_ATOM_CONFLICTS)},
-              counts_shared=False, ten_spaces=(), count_shared=_trace_shared, count_global=_trace_global,
               counters={"smsp__inst_executed_op_global_red.sum": "global reduction instructions",
-                        "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",
-                        SHARED_ATOM_WAVEFRONTS: "shared atomic wavefronts",
-                        SHARED_ATOM_CONFLICTS: "shared atomic bank conflicts",
+                        **_SHARED_COUNTERS,
                         "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": "global reduction requests",
                         "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "global reduction sectors"},
-              detail_op="atomic", detail_options=_detail_options, global_write=True, sass_kind={"global": "atomic", "shared": "atomic"}),
+              **_COMMON),
 )
 KINDS = (KIND,)
 UNRECORDED = ()
