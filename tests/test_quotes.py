@@ -230,6 +230,9 @@ NOT_MEASURED = [
     ("docs/GPU.md", "cudaMemcpy 4,181 GB/s", "an H200 measurement (assets/measurements/h200.json)"),
     ("docs/GPU.md", "(measured 0.524 ms, predicted 0.081", "an H200 measurement (assets/measurements/h200.json)"),
     ("docs/GPU.md", "`tma-oob-edge` (0.331 ms against", "an H200 measurement (assets/measurements/h200.json)"),
+    ("docs/GPU.md", "`tma-store-swizzle-128b` measured 0.117 ms against 0.131", "an H200 measurement (h200-tma-store-planes-2026-11-29.json)"),
+    ("docs/GPU.md", "`tma-oob-edge` 0.145 ms against 0.051", "an H200 measurement (h200-tma-store-planes-2026-11-29.json)"),
+    ("docs/GPU.md", "(`tma-swizzle-128b` 0.160 against 0.160", "an H200 measurement (h200-tma-store-planes-2026-11-29.json)"),
     ("docs/GPU.md", "`launch_touch_us` (1.57 µs against an", "an H200 calibration (assets/calibration/nvidia-h200.json)"),
 ]
 
