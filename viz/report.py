@@ -23,7 +23,7 @@ def to_json(an: Analysis) -> dict:
         "params": dict(sc.params),
         "warnings": warnings(sc),
         "metrics": an.metrics,
-        "accesses": [{**d, "instruction_numbers": numbers[d["index"]]} for d in an.per_access()],
+        "accesses": [{**d.to_dict(), "instruction_numbers": numbers[d.index]} for d in an.per_access()],
     }
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..access_figures import AccessFigures
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
 from ..errors import safe_text
 from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
@@ -270,9 +271,9 @@ class TraceAnalysis:
                     out[sec] = out.get(sec, 0) + s.sectors
         return out
 
-    def per_access(self, never_executed: bool | None = None) -> list[dict]:
-        """One dict per static instruction of the traced kernel that executed (a warp ran it,
-        or ptxas predicated it and warps ran it with every lane off), in PTX order.
+    def per_access(self, never_executed: bool | None = None) -> list[AccessFigures]:
+        """One figures record (``viz.access_figures``) per static instruction of the traced
+        kernel that executed (a warp ran it, or ptxas predicated it and warps ran it with every lane off), in PTX order.
         ``never_executed`` (default: the analysis's ``never_executed``) also lists the
         kernel's instructions that no recorded warp ran. ``index`` is the static instruction
         id, ``number`` the one numbering (``instruction_numbers``)."""
@@ -303,7 +304,7 @@ class TraceAnalysis:
                 from ..kinds import tma_copy
 
                 d.update(tma_copy.figures(s.tma), bytes_requested=s.tma.global_bytes)
-                out.append(d)
+                out.append(AccessFigures.from_dict(d))
                 continue
             if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
@@ -324,7 +325,7 @@ class TraceAnalysis:
             f = _form(ins)
             if f.figures is not None:          # a kind's own figures (a wgmma's warpgroup instructions, bytes)
                 d.update(f.figures(ins, dict(s.own)))
-            out.append(d)
+            out.append(AccessFigures.from_dict(d))
         return out
 
     def record_values(self) -> np.ndarray:
@@ -729,7 +730,7 @@ def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
         "params": {},
         "metrics": an.metrics,
         "other_metrics": an.other_metrics,
-        "accesses": an.per_access(never_executed),
+        "accesses": [d.to_dict() for d in an.per_access(never_executed)],
         "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
                   "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
