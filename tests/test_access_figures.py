@@ -143,3 +143,15 @@ def test_the_record_is_clean_under_mypy_strict(tmp_path):
                            str(ROOT / "viz/access_figures.py")],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_api_gives_the_accesses_as_records_too():
+    import warpviz
+
+    a = warpviz.scenario("cp-async-pipeline").analyze()
+    recs = a.access_figures
+    assert recs and all(isinstance(r, AccessFigures) for r in recs)
+    assert [{**r.to_dict(), "instruction_numbers": e["instruction_numbers"]} for r, e in zip(recs, a.accesses)] \
+        == a.accesses
+    t = warpviz.open_trace(ROOT / "assets/traces/block_sum_cg.wvtrace").analysis()
+    assert [r.to_dict() for r in t.access_figures] == t.accesses and t.access_figures[0].number == 1
