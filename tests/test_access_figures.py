@@ -155,3 +155,48 @@ def test_the_api_gives_the_accesses_as_records_too():
         == a.accesses
     t = warpviz.open_trace(ROOT / "assets/traces/block_sum_cg.wvtrace").analysis()
     assert [r.to_dict() for r in t.access_figures] == t.accesses and t.access_figures[0].number == 1
+
+
+def test_warpvizs_own_readers_use_the_attributes(monkeypatch):
+    """Nothing under viz/ reads a record as a mapping (rec["x"], rec.get("x"), "x" in rec, {**rec}):
+    analyze's text and JSON, every reason, the Source panel's rows, for every record above."""
+    from viz.report import to_table
+    from viz.trace import analysis as T
+    from viz.trace.tracefile import load as read_trace
+
+    viz_dir = str(ROOT / "viz")
+    caught: list[str] = []
+
+    def _caller() -> str:
+        f = sys._getframe(2)
+        while f is not None and "_collections_abc" in f.f_code.co_filename:     # Mapping.get, .keys()
+            f = f.f_back
+        return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "?"
+
+    def spy(method):
+        def wrapped(self, key):
+            where = _caller()
+            if where.startswith(viz_dir):
+                caught.append(f"{method.__name__}({key!r}) at {where}")
+            return method(self, key)
+        return wrapped
+
+    monkeypatch.setattr(AccessFigures, "__getitem__", spy(AccessFigures.__getitem__))
+    monkeypatch.setattr(AccessFigures, "__contains__", spy(AccessFigures.__contains__))
+    for name in SCENARIOS:
+        an = analyze(load(name))
+        to_table(an), to_json(an)
+        for rec in an.per_access():
+            explain_access(rec)
+    for name in TRACES:
+        an = T.analyze_trace(read_trace(ROOT / "assets/traces" / f"{name}.wvtrace"))
+        T.to_table(an, True), T.to_json(an, True), T.source_lines(an), an.per_line()
+        for rec in an.per_access(True):
+            T.explain_trace(rec), T.sass_text(rec)
+    assert not caught, "\n".join(caught)
+    # the spy sees such a read where a module of viz/ makes it
+    rec = AccessFigures.from_dict({"index": 0, "op": "load", "space": "global", "access_bytes": 4,
+                                   "warp_instructions": 1, "active_lanes": 1, "bytes_requested": 4})
+    exec(compile("rec['op'], rec.get('space'), 'sectors' in rec", viz_dir + "/a_reader.py", "exec"), {"rec": rec})
+    assert [c.split(" at ")[0] for c in caught] == ["__getitem__('op')", "__getitem__('space')",
+                                                    "__contains__('sectors')"]

@@ -200,7 +200,7 @@ class AccessFigures(Mapping[str, Any]):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object ``analyze --json`` writes for this access, key for key and in order."""
-        return {k: self[k] for k in self.json_keys}
+        return {k: self._value(k) for k in self.json_keys}
 
     def has(self, name: str) -> bool:
         """Whether the access has the figure ``name`` (whether the JSON holds that key)."""
@@ -214,12 +214,13 @@ class AccessFigures(Mapping[str, Any]):
         return dataclasses.replace(self, **named, extra=extra, json_keys=keys)
 
     # --- the read-only Mapping of the JSON object
+    def _value(self, key: str) -> Any:
+        return getattr(self, key) if key in _FIELD_NAMES else self.extra[key]
+
     def __getitem__(self, key: str) -> Any:
         if key not in self.json_keys:
             raise KeyError(key)
-        if key in _FIELD_NAMES:
-            return getattr(self, key)
-        return self.extra[key]
+        return self._value(key)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.json_keys)
