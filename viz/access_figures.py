@@ -34,7 +34,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -235,9 +237,18 @@ class AccessFigures(Mapping[str, Any]):
         return f"AccessFigures({self.to_dict()!r})"
 
 
+def given(value: T | None, name: str = "figure") -> T:
+    """``value``, a figure its reader knows the access has (its space or kind says so): typed
+    without ``None``; a ValueError where the access lacks it after all (as ``rec[name]`` is a
+    KeyError)."""
+    if value is None:
+        raise ValueError(f"the access has no {name}")
+    return value
+
+
 # the figures' names (every field but the JSON object's shape)
 FIGURES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(AccessFigures) if f.name not in ("extra",
                                                                                                       "json_keys"))
 _FIELD_NAMES = frozenset(FIGURES)
 
-__all__ = ["AccessFigures", "FIGURES"]
+__all__ = ["AccessFigures", "FIGURES", "given"]

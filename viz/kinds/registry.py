@@ -82,7 +82,7 @@ class Kind:
     count: Callable                            # (scenario, instr, access, ctx) -> InstrStats (viz.engine)
     metrics: tuple[str, ...] = ()              # its Nsight Compute counters, beside the ten
     metric_labels: Mapping[str, str] = field(default_factory=dict)   # how the Figures panel names them
-    figures: Callable | None = None            # (access, rows, d): its own figures into d, the dict the record is made of
+    figures: Callable | None = None            # (access, rows, d): its own figures into d (the record's dict)
     shared_rule: Callable | None = None        # (d) -> the shared rule its reasons name (viz.report)
     reasons: Callable | None = None            # (d) -> every (figure, value, why) row, instead of a load's
     extra_reasons: Callable | None = None      # (d) -> rows after a load's shared rows

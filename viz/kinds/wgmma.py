@@ -52,7 +52,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..access_figures import AccessFigures
+from ..access_figures import AccessFigures, given
 
 # ---------------------------------------------------------------------------- counters
 
@@ -993,7 +993,7 @@ def scenario_figures(access, rows, d: dict) -> None:
 
 def scenario_reasons(d: AccessFigures) -> list[tuple[str, str, str]]:
     """The reasons of a scenario's wgmma (the Figures panel, ``analyze``)."""
-    w = d.wgmma
+    w = given(d.wgmma)
     return explain_rows(d.replace(wgmma={**w, "descriptors": []}))
 
 

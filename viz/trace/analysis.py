@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..access_figures import AccessFigures
+from ..access_figures import AccessFigures, given
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
 from ..errors import safe_text
 from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
@@ -363,8 +363,8 @@ class TraceAnalysis:
         """Figures summed per source line, worst (most wavefronts + sectors beyond ideal) first."""
         rows: dict[tuple[str, int], dict] = {}
         for d in self.per_access():
-            key = (d.file, d.line)
-            r = rows.setdefault(key, {"source": d.source, "file": d.file, "line": d.line,
+            key = (given(d.file), given(d.line))
+            r = rows.setdefault(key, {"source": given(d.source), "file": given(d.file), "line": given(d.line),
                                       "warp_instructions": 0, "wavefronts": 0, "bank_conflicts": 0, "sectors": 0,
                                       "requests": 0, "bytes_requested": 0})
             for k in ("warp_instructions", "wavefronts", "bank_conflicts", "sectors", "requests", "bytes_requested"):
@@ -380,15 +380,16 @@ def source_lines(an: "TraceAnalysis") -> list[dict]:
     first (most bank conflicts + sectors, as ``TraceAnalysis.per_line``)."""
     rows: dict[tuple[str, int], dict] = {}
     for d in an.per_access():
-        r = rows.setdefault((d.file, d.line), {
-            "file": d.file, "line": d.line, "source": d.source, "warp_instructions": 0, "wavefronts": 0,
+        r = rows.setdefault((given(d.file), given(d.line)), {
+            "file": given(d.file), "line": given(d.line), "source": given(d.source), "warp_instructions": 0,
+            "wavefronts": 0,
             "bank_conflicts": 0, "requests": 0, "sectors": 0, "global_bytes": 0, "instructions": [], "ptx": []})
         for k in ("warp_instructions", "wavefronts", "bank_conflicts", "requests", "sectors"):
             r[k] += getattr(d, k) or 0
         r["sectors"] += (d.tma or {}).get("sectors_counted", 0)        # issue 30 hook
         r["global_bytes"] += round((d.sector_efficiency or 0.0) * (d.bytes_moved or 0))
         r["instructions"].append(d.index)
-        r["ptx"].append(" ".join(d.ptx.split()))
+        r["ptx"].append(" ".join(given(d.ptx).split()))
     for r in rows.values():
         r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * SECTOR_BYTES)
     return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
@@ -632,17 +633,17 @@ def explain_trace(d: AccessFigures) -> list[tuple[str, str, str]]:
         from ..kinds.tma_copy import explain_rows
 
         return rows + explain_rows(d.tma)
-    if d.executed == 0:
+    if given(d.executed) == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
-    rows.append(("active lanes", tr("{n}/warp", n=f"{d.active_lanes / d.executed:.2f}"),
+    rows.append(("active lanes", tr("{n}/warp", n=f"{d.active_lanes / given(d.executed):.2f}"),
                  tr("lanes whose predicate held, as recorded")))
-    f = trace_kind(d.kind)
+    f = trace_kind(given(d.kind))
     if f is not None and f.reasons is not None:      # a kind that explains itself (wgmma)
         return rows + list(f.reasons(d))
     if d.wavefronts is not None:
-        wf, ph = d.wavefronts, d.phases
-        per = max(1, d.executed)
+        wf, ph = d.wavefronts, given(d.phases)
+        per = max(1, given(d.executed))
         if d.atomic_rule == "lanes":
             why = tr("{per} per instruction: the atomic serves every lane in turn, so the busiest bank's active "
                      "lanes", per=_avg(wf, per))
@@ -666,16 +667,16 @@ def explain_trace(d: AccessFigures) -> list[tuple[str, str, str]]:
                                           per=_avg(ph, per))))
         rows.append(("bank conflicts", _n(wf - ph), tr("wavefronts beyond the phases")))
     if d.sectors is not None:
-        req = d.requests
+        req = given(d.requests)
         rows.append(("requests", _n(req), tr("one per warp instruction with an active lane, whatever the width")))
         if req:
             rows.append(("sectors", _n(d.sectors),
                          tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
                             per=_avg(d.sectors, req))))
             rows.append(("lines", _n(d.lines), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
-                                                      per=_avg(d.lines, req))))
+                                                      per=_avg(given(d.lines), req))))
             rows.append(("bytes moved", _n(d.bytes_moved), tr("sectors x 32 B")))
-            rows.append(("sector efficiency", f"{d.sector_efficiency * 100:.1f}%",
+            rows.append(("sector efficiency", f"{given(d.sector_efficiency) * 100:.1f}%",
                          tr("bytes the active lanes asked for / bytes moved")))
     if not d.counted_in_metrics:
         rows.append(("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name")))
@@ -820,7 +821,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                    "those shared reads are in no figure here")
     for d in rows:
         out.append("")
-        out.append(f"instruction {d.number}: {safe_text(d.source)}  {safe_text(' '.join(d.ptx.split()))}")
+        out.append(f"instruction {given(d.number)}: {safe_text(d.source)}  {safe_text(' '.join(given(d.ptx).split()))}")
         if d.tma_control is not None:  # issue 30 hook: building a tensor map, the TMA fence, the bulk group
             t = d.tma_control
             counts = ", ".join(f"{k.split('__', 1)[-1].removesuffix('.sum')} {v:,}" for k, v in t["counters"].items())
@@ -842,27 +843,29 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
             for m in t["maps"][:4]:
                 out.append(f"  tensor map: {safe_text(m)}")
             continue
-        parts = [f"{d.kind} {d.space} {d.access_bytes} B", f"executed {d.executed:,}",
+        parts = [f"{d.kind} {d.space} {d.access_bytes} B", f"executed {given(d.executed):,}",
                  f"active lanes {d.active_lanes:,}"]
         if d.predicated_off_warps:
             parts.append(f"+{d.predicated_off_warps:,} warps with every lane off (ptxas predicated it: counted)")
         if d.never_true_shared_loads:
             parts.append(f"+{d.never_true_shared_loads:,} never-true shared loads (@!PT LDS before the LDGSTS: "
                          "counted as shared loads)")
-        f = trace_kind(d.kind)
+        f = trace_kind(given(d.kind))
         if f is not None and f.summary is not None:   # a kind's own line of figures (wgmma)
             parts.append(f.summary(d))
         elif d.ldgsts_side == "cg":
             parts.append("no shared wavefronts (cp.async.cg: no counter shows its shared side; the LDGSTS wavefront "
                          "counter reads 0)")
         elif d.ldgsts_side == "ca":
-            parts.append(f"LDGSTS wavefronts {d.wavefronts:,} (ideal {d.phases:,}, conflicts "
-                         f"{d.bank_conflicts:,}; {LDGSTS_WAVEFRONTS})")
+            parts.append(f"LDGSTS wavefronts {d.wavefronts:,} (ideal {given(d.phases):,}, conflicts "
+                         f"{given(d.bank_conflicts):,}; {LDGSTS_WAVEFRONTS})")
         elif d.wavefronts is not None:
-            parts.append(f"wavefronts {d.wavefronts:,} (ideal {d.phases:,}, conflicts {d.bank_conflicts:,})")
+            parts.append(f"wavefronts {d.wavefronts:,} (ideal {given(d.phases):,}, "
+                         f"conflicts {given(d.bank_conflicts):,})")
         if d.sectors is not None:
-            parts.append(f"requests {d.requests:,}, sectors {d.sectors:,} "
-                         f"({d.sectors_per_request:.2f}/request, efficiency {d.sector_efficiency * 100:.1f}%)")
+            parts.append(f"requests {given(d.requests):,}, sectors {given(d.sectors):,} "
+                         f"({given(d.sectors_per_request):.2f}/request, "
+                         f"efficiency {given(d.sector_efficiency) * 100:.1f}%)")
         if not d.counted_in_metrics:
             parts.append("not in the ten metrics")
         out.append("  " + "; ".join(parts))
@@ -896,7 +899,7 @@ def line_table(an: TraceAnalysis) -> list[str]:
     h = an.trace.header
     by_line: dict[tuple[str, int], list[int]] = {}
     for d in an.per_access():
-        by_line.setdefault((d.file, d.line), []).append(d.number)
+        by_line.setdefault((given(d.file), given(d.line)), []).append(given(d.number))
     rows = an.per_line()
     head = ("source", "instructions", "warp instr", "wavefronts", "conflicts", "requests", "sectors")
     cells = []
