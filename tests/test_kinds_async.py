@@ -112,7 +112,7 @@ def test_cp_async_16_bytes_counts_an_ldg128_and_three_dummy_lds():
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == 0
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 0
     d = an.per_access()[0]
-    assert d["wavefronts"] == 4 * warps and d["bank_conflicts"] == 0
+    assert d.wavefronts == 4 * warps and d.bank_conflicts == 0
 
 
 @pytest.mark.parametrize("t,at,wf", [
@@ -124,7 +124,7 @@ def test_cp_async_shared_side_does_not_merge_lanes_on_one_address(t, at, wf):
     """Unlike a store (s[0] by every lane: 1 wavefront), LDGSTS writes each lane's copy:
     the busiest bank's lane-words per phase (measured, tests/test_kinds_h100.py)."""
     d = analyze(cp(at=at, t=t, src="g[lane]")).per_access()[0]
-    assert d["wavefronts"] == wf, (t, at)
+    assert d.wavefronts == wf, (t, at)
 
 
 def test_cp_async_in_a_loop_runs_the_dummy_lds_before_every_copy():
@@ -161,7 +161,7 @@ def test_cp_async_when_counts_only_active_warps():
 
 def test_cp_async_per_access_has_both_sides_and_reasons():
     d = analyze(cp(block="[64]")).per_access()[0]
-    assert d["kind"] == "cp.async" and d["requests"] == 2 and d["sectors"] == 32 and d["wavefronts"] == 8
+    assert d.kind == "cp.async" and d.requests == 2 and d.sectors == 32 and d.wavefronts == 8
     rows = explain_access(d)
     assert [r[0] for r in rows][-2:] == ["requests", "sectors"]
     assert "LDG" in rows[-2][2] and rows[-1][2].startswith("16.00 per request")
@@ -267,8 +267,8 @@ def test_tma_is_one_instruction_per_block_and_reads_swizzled_tiles_without_confl
     sc = tma(extra="", grid="[4]")
     an = analyze(sc)
     d = an.per_access()[0]
-    assert d["kind"] == "tma.load" and d["warp_instructions"] == 4 and d["bytes_copied"] == 4 * 8 * 128
-    assert d["box"] == [8, 64] and d["swizzle"] == "tma:128B"
+    assert d.kind == "tma.load" and d.warp_instructions == 4 and d.bytes_copied == 4 * 8 * 128
+    assert d.box == [8, 64] and d.swizzle == "tma:128B"
     rows = explain_access(d)
     assert [r[0] for r in rows] == ["warp instructions", "bytes copied", "swizzle"]
     assert rows[1][1] == "4,096" and "8 x 64" in rows[1][2]

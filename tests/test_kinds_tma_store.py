@@ -55,8 +55,8 @@ def test_a_64x64_fp32_box_in_bounds_is_512_sectors_each_way():
     m = analyze(sc).metrics
     assert m[LD] == 512 and m[ST] == 512          # 64 rows of 256 bytes, 8 sectors each
     d = analyze(sc).per_access()
-    assert [x["kind"] for x in d] == ["tma.load", "tma.store"]
-    assert d[1]["bytes_copied"] == 64 * 64 * 4 and d[1]["sectors"] == 512 and d[1]["warp_instructions"] == 1
+    assert [x.kind for x in d] == ["tma.load", "tma.store"]
+    assert d[1].bytes_copied == 64 * 64 * 4 and d[1].sectors == 512 and d[1].warp_instructions == 1
 
 
 def brute_store_sectors(grows, gcols, esize, brows, bcols, origins, base=0) -> int:
@@ -83,8 +83,8 @@ def test_an_edge_box_stores_only_its_bytes_in_bounds_and_loads_the_whole_box():
     # the load: 128-byte chunks from each box row's start; in-bounds bytes their sectors, others 32 bytes a sector
     assert m[LD] == 50 * 17 + 50 * 20 + 28 * 16 == 2298
     d = an.per_access()
-    assert d[0]["bytes_copied"] == 8 * 64 * 32 * 4          # the load fills the box
-    assert d[1]["bytes_copied"] == 100 * 100 * 4            # the store writes the tensor once, nothing past it
+    assert d[0].bytes_copied == 8 * 64 * 32 * 4          # the load fills the box
+    assert d[1].bytes_copied == 100 * 100 * 4            # the store writes the tensor once, nothing past it
 
 
 def test_the_scenario_counts_as_the_trace_side_counts_the_same_map_and_box():

@@ -93,7 +93,7 @@ def test_x1_and_x2_ignore_the_other_lanes_addresses():
     sc = sc_of(op="ldmatrix.x1", at="t[lane < 8 ? lane : 1000][0]")
     assert figures(sc)["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 8
     d = analyze(sc).per_access()[0]
-    assert d["active_lanes"] == 8 and d["phases"] == 1 and d["idle_phases"] == 0
+    assert d.active_lanes == 8 and d.phases == 1 and d.idle_phases == 0
     with pytest.raises(ScenarioError, match="row 1000 of t is out of bounds"):
         analyze(sc_of(op="ldmatrix.x4", at="t[lane < 8 ? lane : 1000][0]"))
 
