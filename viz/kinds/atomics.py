@@ -1,7 +1,7 @@
 """Atomics: how the H100 counts ``atomicAdd`` on shared (ATOMS) and global memory (ATOM / RED).
 
 The rules (docs/memory-model.md, "Atomics"), measured on the H100 with
-tools/gpu/session/kinds_probe.sh (one warp, one instruction, 75 address patterns) and
+tools/probes/cp_async_tma_atomics.sh (one warp, one instruction, 75 address patterns) and
 tools/gpu/probe_atomics.sh:
 
 * ``atomicAdd(&h[i], 1)`` on shared memory whose result is unused (``result = "unused"``):

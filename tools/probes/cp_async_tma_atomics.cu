@@ -1,10 +1,10 @@
 // Probe kernels for cp.async (LDGSTS), TMA 2-D tile copies (UTMALDG) and shared atomics
-// (ATOMS) on the H100. Host program: reads a cases file written by kinds_probe.py, launches
+// (ATOMS) on the H100. Host program: reads a cases file written by cp_async_tma_atomics.py, launches
 // one kernel per case (one warp, one instruction of the kind under test per lane), and
 // prints one status line per case; in "place" mode it also copies each TMA tile back and
 // prints where every element landed. Run it under Nsight Compute in "count" mode.
 //
-//   nvcc -arch=sm_90a -O3 -std=c++17 -o probe kinds_probe.cu
+//   nvcc -arch=sm_90a -O3 -std=c++17 -o probe cp_async_tma_atomics.cu
 //   ./probe CASES.txt place|count [PREFIX,...]
 //
 // The per-lane offsets travel as a by-value kernel parameter (constant bank, LDC), so the

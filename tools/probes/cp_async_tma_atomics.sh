@@ -1,31 +1,43 @@
 #!/bin/bash
 # How the H100 counts cp.async, TMA 2-D tile copies and shared atomics: one warp, one
-# instruction, one probe kernel per address pattern (kinds_probe.cu, cases from kinds_probe.py)
+# instruction, one probe kernel per address pattern (cp_async_tma_atomics.cu, cases from cp_async_tma_atomics.py)
 # under Nsight Compute. Made assets/measurements/h100-kinds-2026-11-23.json (its probes) and
 # the rules of docs/memory-model.md ("cp.async, TMA tile copies and shared atomics").
-# Run from the repo root on the device machine:  bash tools/gpu/session/kinds_probe.sh
+# Run from the repo root on the device machine:  bash tools/probes/cp_async_tma_atomics.sh
 # Total run time: about 2.5 minutes expected, under 4 at worst: every step has its own
 # `timeout`, and the optional steps (the fallback retry, the early validate) shrink or
 # are skipped so that everything after device_setup.sh ends within 230 s.
-# Writes under $OUT/kinds_probe/: log.txt, query-metrics.txt (ncu's metric list),
+# Writes under $OUT/cp_async_tma_atomics/: log.txt, query-metrics.txt (ncu's metric list),
 # metrics-<group>.txt (the counters asked for), cases.json, place.txt (host program
 # output with the TMA tiles read back), ncu-<part>.csv (Nsight Compute, one launch per
 # case), sass.txt (the probe's memory instructions) and results.json (cases + counters +
-# placements, made by tools/gpu/session/kinds_probe.py collect).
+# placements, made by tools/probes/cp_async_tma_atomics.py collect).
+# --dry: no GPU, no setup: compiles the probe kernels, writes the cases and runs the metric choice and collect on made-up output; what the tests run.
+if [ "${1:-}" = --dry ]; then
+  set -e; PY=${PYTHON:-python3}; DRY=$(mktemp -d); trap 'rm -rf "$DRY"' EXIT
+  if command -v nvcc > /dev/null; then
+    nvcc -arch=sm_90a -O3 -std=c++17 -cubin -o "$DRY/probe.cubin" tools/probes/cp_async_tma_atomics.cu
+    echo "dry: probe kernels compiled, $(stat -c %s "$DRY/probe.cubin") bytes of cubin"
+  else
+    echo "dry: no nvcc here, probe kernels not compiled"
+  fi
+  "$PY" tools/probes/cp_async_tma_atomics.py --dry "$DRY"
+  exit 0
+fi
 set -u
 OUT=${OUT:-/tmp/wv-out}
-D="$OUT/kinds_probe"; mkdir -p "$D"
+D="$OUT/cp_async_tma_atomics"; mkdir -p "$D"
 exec > >(tee -a "$D/log.txt") 2>&1
 source tools/gpu/device_setup.sh
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
 T0=$(date +%s)
-PY=tools/gpu/session/kinds_probe.py
-BIN=/tmp/kinds_probe
+PY=tools/probes/cp_async_tma_atomics.py
+BIN=/tmp/cp_async_tma_atomics
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 echo "ncu: $NCU"; "$NCU" --version | tail -1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 
-step 20 nvcc -arch=sm_90a -O3 -std=c++17 -o "$BIN" tools/gpu/session/kinds_probe.cu
+step 20 nvcc -arch=sm_90a -O3 -std=c++17 -o "$BIN" tools/probes/cp_async_tma_atomics.cu
 Q="'$NCU' --query-metrics"
 step 20 bash -c "$Q --query-metrics-mode all --chip gh100 > '$D/query-metrics.txt' 2>&1 || $Q --query-metrics-mode all > '$D/query-metrics.txt' 2>&1 || $Q > '$D/query-metrics.txt' 2>&1"
 wc -l "$D/query-metrics.txt"
@@ -70,5 +82,5 @@ LEFT=$(( 200 - ($(date +%s) - T0) )); [ "$LEFT" -gt 45 ] && LEFT=45
   --kinds cp.async,atomic,tma.load --json > "$D/validate-early.json" 2> "$D/validate-early.err"
 tail -5 "$D/validate-early.err"
 (command -v cuobjdump >/dev/null && timeout 10 cuobjdump -sass "$BIN" | grep -E 'Function|LDGSTS|ATOMS|REDS|RED|ATOM|UTMA|SYNCS|LDS|STS|LDC|LDL|LDG|STG|DEPBAR' > "$D/sass.txt") || true
-echo "kinds_probe: done in $(( $(date +%s) - T0 )) s"
+echo "cp_async_tma_atomics: done in $(( $(date +%s) - T0 )) s"
 ls -la "$D"

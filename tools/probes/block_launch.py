@@ -7,7 +7,8 @@ probe times an empty kernel and a kernel whose threads load and store one word i
 CUDA events (median of 30 launches after a warm-up), and prints JSON:
 ``{"rows": [{"kernel", "threads", "blocks_per_sm", "median_ms", "ns_per_block_per_sm"}]}``.
 
-    python3 tools/gpu/session/block_launch_probe.py --json OUT.json
+    python3 tools/probes/block_launch.py --json OUT.json
+    python3 tools/probes/block_launch.py --dry      (no GPU: compiles the kernels, prints the plan)
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ import argparse
 import json
 import sys
 
+from pathlib import Path
+
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 SOURCE = r"""
 extern "C" __global__ void wv_empty() {}
@@ -27,10 +32,32 @@ extern "C" __global__ void wv_touch(float* p, unsigned mask) {
 """
 
 
+THREADS = (32, 64, 256, 1024)
+BLOCKS_PER_SM = (8, 64, 512)
+
+
+def dry() -> int:
+    """No GPU: compile both kernels and print the launches the probe would time."""
+    from viz.toolchain.compile import compile_cubin, find_nvcc
+
+    if find_nvcc():
+        print(f"dry: kernels compiled, {len(compile_cubin(SOURCE))} bytes of cubin")
+    else:
+        print("dry: no nvcc here, kernels not compiled")
+    plan = [(k, t, b) for k in ("empty", "touch") for t in THREADS for b in BLOCKS_PER_SM]
+    print(f"dry: {len(plan)} launch shapes, 30 timed launches each after 10 warm-ups")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--json", required=True)
+    ap.add_argument("--json")
+    ap.add_argument("--dry", action="store_true", help="no GPU: compile and plan only")
     a = ap.parse_args(argv)
+    if a.dry:
+        return dry()
+    if not a.json:
+        ap.error("--json OUT.json is needed (or --dry)")
     import pycuda.driver as cuda
 
     from viz.toolchain.compile import compile_cubin
@@ -44,8 +71,8 @@ def main(argv=None) -> int:
     cuda.memset_d32(buf, 0, (1 << 20) // 4)
     rows = []
     for name, fn, args in (("empty", empty, ()), ("touch", touch, (buf, np.uint32((1 << 18) - 1)))):
-        for threads in (32, 64, 256, 1024):
-            for per_sm in (8, 64, 512):
+        for threads in THREADS:
+            for per_sm in BLOCKS_PER_SM:
                 grid = (sms * per_sm, 1, 1)
 
                 def go(n):

@@ -1,4 +1,4 @@
-// ldmatrix / stmatrix probe kernels for Nsight Compute (ldmatrix_probe.sh).
+// ldmatrix / stmatrix probe kernels for Nsight Compute (ldmatrix_wavefronts.sh).
 //
 // One kernel per instruction form: op (ldmatrix / stmatrix) x num (.x1/.x2/.x4) x .trans,
 // m8n8 b16. Each thread reads its row byte offset (into a 1024-byte aligned 32 KiB shared
@@ -6,10 +6,10 @@
 // (ldmatrix) writes what it got to global memory, so the only shared-memory instruction of
 // a kernel is the one under test. Every lane of every warp executes it (.sync.aligned).
 //
-// The host part reads a case file written by ldmatrix_probe.py (one case a line:
+// The host part reads a case file written by ldmatrix_wavefronts.py (one case a line:
 //   name op num trans warps off0 off1 ... off(32*warps-1)
 // ) and launches one block per case, in order, cases [first, last). Build:
-//   nvcc -O3 -arch=sm_90a -o ldmatrix_probe ldmatrix_probe.cu
+//   nvcc -O3 -arch=sm_90a -o ldmatrix_wavefronts ldmatrix_wavefronts.cu
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

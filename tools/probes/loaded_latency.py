@@ -9,7 +9,8 @@ streaming blocks are 0, 1, 2, 4 and 8 per SM; the copy's bandwidth comes from a 
 time of the same launch without the chase. Prints and writes JSON rows:
 ``{"stream_blocks_per_sm", "copy_gbps", "chase_ns", "chase_clocks"}``.
 
-    python3 tools/gpu/session/loaded_latency_probe.py --json OUT.json
+    python3 tools/probes/loaded_latency.py --json OUT.json
+    python3 tools/probes/loaded_latency.py --dry      (no GPU: compiles the kernel, checks the chase plan)
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ import argparse
 import json
 import sys
 
+from pathlib import Path
+
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 SOURCE = r"""
 extern "C" __global__ void wv_loaded(const unsigned* __restrict__ chase, unsigned steps,
@@ -43,11 +48,46 @@ extern "C" __global__ void wv_loaded(const unsigned* __restrict__ chase, unsigne
 """
 
 
+STREAM_BLOCKS_PER_SM = (0, 1, 2, 4, 8)
+
+
+def chase_words(nodes: int, spacing: int, seed: int = 5) -> np.ndarray:
+    """One random cycle through ``nodes`` nodes ``spacing`` 4-byte words apart: the word at a
+    node holds the index of the next node's word."""
+    order = np.random.default_rng(seed).permutation(nodes)
+    words = np.zeros(nodes * spacing, np.uint32)
+    words[order * spacing] = (np.roll(order, -1) * spacing).astype(np.uint32)
+    return words
+
+
+def dry() -> int:
+    """No GPU: compile the kernel and check that the chase is one cycle through every node."""
+    from viz.toolchain.compile import compile_cubin, find_nvcc
+
+    if find_nvcc():
+        print(f"dry: kernel compiled, {len(compile_cubin(SOURCE))} bytes of cubin")
+    else:
+        print("dry: no nvcc here, kernel not compiled")
+    nodes, spacing = 4096, 16
+    words, p, seen = chase_words(nodes, spacing), 0, set()
+    for _ in range(nodes):
+        seen.add(p)
+        p = int(words[p])
+    assert p == 0 and len(seen) == nodes, (p, len(seen))
+    print(f"dry: the chase visits all {nodes} nodes once; stream blocks per SM {STREAM_BLOCKS_PER_SM}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--json", required=True)
+    ap.add_argument("--json")
     ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--dry", action="store_true", help="no GPU: compile and plan only")
     a = ap.parse_args(argv)
+    if a.dry:
+        return dry()
+    if not a.json:
+        ap.error("--json OUT.json is needed (or --dry)")
     import pycuda.driver as cuda
 
     from viz.toolchain.compile import compile_cubin
@@ -58,11 +98,7 @@ def main(argv=None) -> int:
     clock_hz = s.info["clock_mhz"] * 1e6
     fn = cuda.module_from_buffer(compile_cubin(SOURCE)).get_function("wv_loaded")
     # A random cycle of 65536 nodes, 4 KiB apart, through 256 MiB (5x the L2).
-    nodes, spacing = 65536, 1024                     # spacing in 4-byte words
-    order = np.random.default_rng(5).permutation(nodes)
-    words = np.zeros(nodes * spacing, np.uint32)
-    nxt = np.roll(order, -1)
-    words[order * spacing] = (nxt * spacing).astype(np.uint32)
+    words = chase_words(65536, 1024)                  # spacing in 4-byte words
     chase = cuda.mem_alloc(words.nbytes)
     cuda.memcpy_htod(chase, words)
     out = cuda.mem_alloc(16)
@@ -70,7 +106,7 @@ def main(argv=None) -> int:
     src, dst = cuda.mem_alloc(n4 * 16), cuda.mem_alloc(n4 * 16)
     cuda.memset_d32(src, 0, n4 * 4)
     rows = []
-    for per_sm in (0, 1, 2, 4, 8):
+    for per_sm in STREAM_BLOCKS_PER_SM:
         grid = (1 + sms * per_sm, 1, 1)
         passes = 12 if per_sm else 0
 

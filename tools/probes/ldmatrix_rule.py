@@ -1,7 +1,9 @@
 """Read the ldmatrix probe's results (ldmatrix.json) and compare every case with the model's
 rule (viz.kinds.ldmatrix.warp_wavefronts: one phase per matrix, broadcast within a phase).
-Runs anywhere (no GPU):  python3 tools/gpu/session/ldmatrix_rule.py RESULTS/ldmatrix_probe/ldmatrix.json
-Prints the cases that differ and a summary; --table prints the evidence table (markdown)."""
+Runs anywhere (no GPU):  python3 tools/probes/ldmatrix_rule.py RESULTS/ldmatrix_wavefronts/ldmatrix.json
+Prints the cases that differ and a summary; --table prints the evidence table (markdown).
+--dry (no results needed): every case of ldmatrix_wavefronts.py with the model's own counters
+must compare equal, and one changed counter must be reported."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from viz.kinds.ldmatrix import MatrixOp, warp_wavefronts  # noqa: E402
 
@@ -26,8 +28,7 @@ def model(case: dict) -> dict[str, int]:
     return {WF[case["op"]]: wf, CF[case["op"]]: wf - op.num * case["warps"], INST[case["op"]]: case["warps"]}
 
 
-def main(argv: list[str]) -> int:
-    doc = json.loads(Path(argv[0]).read_text())
+def compare(doc: dict, table: bool = False) -> int:
     rows, bad = [], 0
     for c in doc["cases"]:
         hw = c["counters"]
@@ -40,12 +41,36 @@ def main(argv: list[str]) -> int:
             bad += 1
             print(f"{c['name']:<44} " + "  ".join(f"{k.split('__')[1][:40]} model {a} hw {b}" for k, (a, b) in diff.items()))
     print(f"{len(rows) - bad} of {len(rows)} profiled cases equal the model on wavefronts, conflicts, instructions")
-    if "--table" in argv:
+    if table:
         print("| case | wavefronts model / H100 | conflicts model / H100 |")
         print("|---|---|---|")
         for c, m, hw, _ in rows:
             print(f"| `{c['name']}` | {m[WF[c['op']]]} / {hw.get(WF[c['op']])} | {m[CF[c['op']]]} / {hw.get(CF[c['op']])} |")
-    return 0 if bad == 0 else 1
+    return bad
+
+
+def dry() -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ldmatrix_wavefronts import cases
+
+    cs = cases()
+    for c in cs:
+        c["counters"] = model(c)
+    assert compare({"cases": cs}) == 0
+    first = cs[0]
+    first["counters"] = {**first["counters"], WF[first["op"]]: first["counters"][WF[first["op"]]] + 1}
+    assert compare({"cases": cs}) == 1
+    print(f"dry: the rule reads all {len(cs)} cases; a changed counter is reported")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--dry":
+        return dry()
+    if not argv:
+        print(__doc__)
+        return 2
+    return 0 if compare(json.loads(Path(argv[0]).read_text()), "--table" in argv) == 0 else 1
 
 
 if __name__ == "__main__":

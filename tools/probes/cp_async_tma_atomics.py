@@ -1,15 +1,18 @@
 """Probe cases for cp.async, TMA 2-D tile copies and shared atomics on the H100.
 
-Used by tools/gpu/session/kinds_validate.sh (the device run) and testable here without a GPU:
+Used by tools/probes/cp_async_tma_atomics.sh (the device run) and testable here without a GPU:
 
-  python3 tools/gpu/session/kinds_probe.py cases CASES.txt CASES.json
+  python3 tools/probes/cp_async_tma_atomics.py cases CASES.txt CASES.json
       every case: kernel, active mask, per-lane shared and global byte offsets, TMA box
-  python3 tools/gpu/session/kinds_probe.py metrics QUERY.txt GROUP OUT.txt
+  python3 tools/probes/cp_async_tma_atomics.py metrics QUERY.txt GROUP OUT.txt
       from ``ncu --query-metrics-mode all`` output: the counters of GROUP that exist
       (cp | atom | tma), as a comma list for ``ncu --metrics``
-  python3 tools/gpu/session/kinds_probe.py collect CASES.json PLACE.txt OUT.json NCU.csv...
+  python3 tools/probes/cp_async_tma_atomics.py collect CASES.json PLACE.txt OUT.json NCU.csv...
       joins the cases with the counters of each launch (launch order, checked by kernel
       name) and with the TMA placements (which element landed at which shared byte)
+  python3 tools/probes/cp_async_tma_atomics.py --dry [DIR]
+      no GPU: the cases, a metric choice from a made-up list and a collect of made-up
+      host output (DIR, or a temporary folder)
 
 A case's offsets are bytes from a 1024-byte aligned shared base (``s``) and from a
 256-byte aligned global buffer (``g``). Lanes whose bit is clear in ``mask`` do nothing.
@@ -23,7 +26,7 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 LANES = range(32)
 FULL = 0xFFFFFFFF
@@ -355,23 +358,48 @@ def collect(cases_json: str, place_txt: str, out_json: str, csv_paths: list[str]
     res = {"cases": cases}
     Path(out_json).write_text(json.dumps(res, indent=1))
     n = sum(1 for c in cases if c.get("counters"))
-    print(f"kinds_probe collect: {len(cases)} cases, {n} with counters, {len(place)} placements -> {out_json}")
+    print(f"cp_async_tma_atomics collect: {len(cases)} cases, {n} with counters, {len(place)} placements -> {out_json}")
     return res
 
 
+def dry(d: Path) -> int:
+    cases = write_cases(str(d / "cases.txt"), str(d / "cases.json"))
+    lines = (d / "cases.txt").read_text().splitlines()
+    assert len(lines) == len(cases) and all(len(ln.split()) == 10 + 64 for ln in lines), "case lines"
+    query = "\n".join(f"{m[:-4]}  Counter  sum of something" for m in FALLBACK + ["smsp__inst_executed_op_ldgsts_cache_access"])
+    for group in GROUPS:
+        ms = pick_metrics(query, group)
+        assert ms[:len(CORE)] == CORE and len(ms) <= MAX_METRICS, (group, ms)
+    place = "".join(f"CASE {c['idx']} LAUNCHED\n" for c in cases)
+    (d / "place.txt").write_text(place)
+    doc = collect(str(d / "cases.json"), str(d / "place.txt"), str(d / "results.json"), [])
+    assert all(c["status"] == "LAUNCHED" for c in doc["cases"])
+    kinds = {}
+    for c in cases:
+        kinds[c["kernel"]] = kinds.get(c["kernel"], 0) + 1
+    print(f"dry: {len(cases)} cases {kinds}; metrics picked for {', '.join(GROUPS)}; collect ok")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--dry":
+        if len(argv) > 1:
+            return dry(Path(argv[1]))
+        import tempfile
+        with tempfile.TemporaryDirectory() as t:
+            return dry(Path(t))
     if argv and argv[0] == "cases":
         cases = write_cases(argv[1], argv[2])
         kinds = {}
         for c in cases:
             kinds[c["kernel"]] = kinds.get(c["kernel"], 0) + 1
-        print(f"kinds_probe: {len(cases)} cases", kinds)
+        print(f"cp_async_tma_atomics: {len(cases)} cases", kinds)
         return 0
     if argv and argv[0] == "metrics":
         text = Path(argv[1]).read_text(errors="replace") if Path(argv[1]).exists() else ""
         ms = pick_metrics(text, argv[2])
         Path(argv[3]).write_text(",".join(ms))
-        print(f"kinds_probe: {len(ms)} metrics for {argv[2]}")
+        print(f"cp_async_tma_atomics: {len(ms)} metrics for {argv[2]}")
         return 0
     if argv and argv[0] == "fallback":
         Path(argv[1]).write_text(",".join(FALLBACK))

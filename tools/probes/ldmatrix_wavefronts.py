@@ -1,23 +1,24 @@
-"""ldmatrix / stmatrix probe on the H100 (ldmatrix_probe.sh): cases, metric choice, results.
+"""ldmatrix / stmatrix probe on the H100 (ldmatrix_wavefronts.sh): cases, metric choice, results.
 
 Standard library only (runs on the device machine before or without warpviz).
 
-  python3 ldmatrix_probe.py cases DIR            write DIR/cases.txt, DIR/cases_wide.txt (for
-                                          ldmatrix_probe), DIR/cases.json (name, op, num,
+  python3 ldmatrix_wavefronts.py cases DIR            write DIR/cases.txt, DIR/cases_wide.txt (for
+                                          ldmatrix_wavefronts.cu), DIR/cases.json (name, op, num,
                                           trans, warps, the exact per-lane byte offsets of
                                           every warp) and DIR/runs.txt (the ncu runs)
-  python3 ldmatrix_probe.py metrics BASE [ALL] DIR
+  python3 ldmatrix_wavefronts.py metrics BASE [ALL] DIR
                                           pick, from `ncu --query-metrics` (BASE) and
                                           `--query-metrics-mode all` (ALL, optional), every
                                           counter about shared memory / LDSM / STSM that
                                           exists; write DIR/metrics_core.txt (all cases)
                                           and DIR/metrics_wide.txt (the subset of cases)
-  python3 ldmatrix_probe.py collect DIR OUT.json CSV...
+  python3 ldmatrix_wavefronts.py collect DIR OUT.json CSV...
                                           merge ncu --csv outputs (launch order = the case
                                           order of the run each CSV is, DIR/runs.json)
                                           with the cases into OUT.json
-  python3 ldmatrix_probe.py dry DIR              everything above on a made-up query and CSV, to
-                                          test the script without a GPU
+  python3 ldmatrix_wavefronts.py --dry [DIR]         everything above on a made-up query and CSV, to
+                                          test the script without a GPU (DIR, or a
+                                          temporary folder)
 
 Each case is ONE block of 32*warps threads executing exactly one ldmatrix/stmatrix per
 warp (m8n8, b16) with the given row addresses (byte offsets into a 1024-byte aligned
@@ -407,7 +408,7 @@ def dry(d: Path) -> int:
     assert not doc["notes"], doc["notes"]
     assert all(len(r["profiled_by"]) in (1, 2) for r in doc["cases"])
     print(summary(doc)[:2000])
-    print(f"dry run: {len(cs)} cases ({len(runs[1]['indices'])} wide), {len(core)} core metrics, "
+    print(f"dry: {len(cs)} cases ({len(runs[1]['indices'])} wide), {len(core)} core metrics, "
           f"{len(wide)} wide metrics; collect ok")
     return 0
 
@@ -433,8 +434,12 @@ def main(argv: list[str]) -> int:
         doc = collect(Path(args[0]), Path(args[1]), args[2:])
         print(summary(doc))
         print(f"profiled {doc['profiled']} of {len(doc['cases'])} cases; notes: {doc['notes']}")
-    elif cmd == "dry":
-        return dry(Path(args[0]))
+    elif cmd in ("dry", "--dry"):
+        if args:
+            return dry(Path(args[0]))
+        import tempfile
+        with tempfile.TemporaryDirectory() as t:
+            return dry(Path(t))
     else:
         print(__doc__)
         return 2
