@@ -427,8 +427,8 @@ def test_every_kernels_launch_file_has_a_shipped_trace():
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_a_shipped_trace_names_no_path_of_the_machine_that_recorded_it(path):
-    """Instructions name their source as the trace carries it (tools/trace/relative_paths.py
-    rewrote the recordings that named /work/main/.trace-carry/...)."""
+    """Instructions name their source as the trace carries it (a key of the header's
+    ``sources``), never by a path of the machine that recorded them."""
     h = tracefile.load(path).header
     files = {str(i.get("file") or "") for i in h["instructions"]}
     assert not [f for f in files if f.startswith("/") or ":\\" in f], files

@@ -733,13 +733,13 @@ def test_merge_stores_joins_only_a_warps_adjacent_plain_stores():
     assert tracemodel.merge_stores(rows[3:5], key, plain, np.zeros(8, np.int64)).tolist() == [0, 1]
 
 
-def test_the_issues_two_misses_are_within_20_percent_and_the_docs_quote_their_run():
-    """tools/gpu/issue_misses.sh's shipped run (the SGEMM at 1024^3, the AoS update over 1 M
+def test_the_full_size_sgemm_and_aos_traces_are_within_20_percent_and_the_docs_quote_their_run():
+    """tools/gpu/full_size_traces.sh's shipped run (the SGEMM at 1024^3, the AoS update over 1 M
     structs of 28 and 32 bytes, predicted before timing): all within 20%, and docs/GPU.md
     states its numbers."""
     from viz.gpu import results
 
-    doc = results.load(ROOT / "assets" / "measurements" / "h100-issue-misses-2026-11-26.json")
+    doc = results.load(ROOT / "assets" / "measurements" / "h100-full-size-traces-2026-11-26.json")
     t = {n: e["timing"] for n, e in doc["traces"].items()}
     assert set(t) == {"sgemm_tile16_1024", "particles_aos28_1m", "particles_aos32_1m"}
     assert all(abs(x["predicted"]["ms"] - x["median_ms"]) <= 0.2 * x["median_ms"] for x in t.values())

@@ -1,13 +1,14 @@
 """Check the refined wide-load phase rule on the H100 (run on the device machine).
 
-The first probe set (probe_wide_shared.py) showed 8/16-byte shared loads merging phases
+The first probe set (shared_wide_phases.py) showed 8/16-byte shared loads merging phases
 when lanes repeat addresses. The engine now models: an 8-byte load whose every lane pair
 asks for one address is one 32-lane phase; a 16-byte load's half-warp whose every lane
 quad asks for at most two addresses is one 16-lane phase. This script re-runs the first
 probes against the new model and adds probes that tell the rule's variants apart
 (per-half-warp vs per-warp decision, pairs vs quads for 8 bytes, conflict accounting).
 Prints every probe with model and hardware figures; exit 0 when all agree.
-Run: source tools/gpu/device_setup.sh; python3 tools/gpu/probe_wide_rule.py [--json PATH]
+Run: source tools/gpu/device_setup.sh; python3 tools/probes/shared_wide_rule.py [--json PATH]
+No GPU: python3 tools/probes/shared_wide_rule.py --dry
 """
 
 import json
@@ -15,8 +16,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[2]))
 
-from probe_wide_shared import probe, probes as first_probes  # noqa: E402
+from shared_wide_phases import dry, probe, probes as first_probes  # noqa: E402
 
 from viz.gpu.bench import validate  # noqa: E402
 
@@ -45,6 +47,8 @@ def new_probes():
 
 
 def main(argv):
+    if argv[:1] == ["--dry"]:
+        return dry(first_probes() + new_probes())
     res = validate(first_probes() + new_probes())
     rows, bad = [], 0
     for r in res:

@@ -1,15 +1,15 @@
-# The two launches the cost-model accuracy issue started from, at their own sizes, on the GPU
+# Two traced launches at their full size, traced, predicted and timed on the GPU
 # machine in one device call of about 2 minutes (run from the repository root there; carry
 # .gpu-wheels): the 16x16-tile SGEMM at 1024^3 (kernels/trace/sgemm_tile16.cu on a 64x64
 # grid) and the AoS particle update over 1,048,576 structs of 28 and of 32 bytes
 # (kernels/trace/particles_aos.cu, grid 8192). Their launch files are the shipped small ones
 # scaled up, written into a temporary folder beside a copy of the source. Each is traced
 # (its first blocks), predicted with no GPU before anything is timed (predicted.json), then
-# timed and predicted by `warpviz bench --traces` (misses.json); everything goes into
-# $OUT/issue_misses.tgz.
+# timed and predicted by `warpviz bench --traces` (timed.json); everything goes into
+# $OUT/full_size_traces.tgz.
 set -u
 source tools/gpu/steps.sh
-steps_begin issue_misses
+steps_begin full_size_traces
 mkdir -p "$W/traces" "$W/launch"
 source tools/gpu/device_setup.sh
 L="$W/launch"
@@ -32,7 +32,7 @@ done
 [ "${#PAIRS[@]}" -gt 0 ] || exit 1
 step 150 python3 -m viz.cli bench --traces "${PAIRS[@]}" --dry-run --json > "$W/predicted.json" 2> "$W/predict.err"
 tail -1 "$W/predict.err"
-step 150 python3 -m viz.cli bench --traces "${PAIRS[@]}" --no-counters --out "$W/misses.json" \
-  --label "$(nvidia-smi --query-gpu=name --format=csv,noheader), the issue's two misses, $(date -u +%F)" > "$W/bench.txt" 2> "$W/bench.err"
+step 150 python3 -m viz.cli bench --traces "${PAIRS[@]}" --no-counters --out "$W/timed.json" \
+  --label "$(nvidia-smi --query-gpu=name --format=csv,noheader), full-size SGEMM and AoS traces, $(date -u +%F)" > "$W/bench.txt" 2> "$W/bench.err"
 tail -2 "$W/bench.err"; cat "$W/bench.txt"
 echo "done in $(elapsed) s"

@@ -3,11 +3,16 @@
 The random scenarios showed wavefront counts that differ from the model's quarter-warp
 (16-byte) and half-warp (8-byte) phase rule when lanes share addresses. Each probe is one
 warp, one load and one store of a pattern; the output is model vs hardware wavefronts.
-Run on the device: python3 tools/gpu/probe_wide_shared.py [--json PATH]
+Run on the device: python3 tools/probes/shared_wide_phases.py [--json PATH]
+No GPU: python3 tools/probes/shared_wide_phases.py --dry (every probe's scenario, its model
+figures and its generated kernel)
 """
 
 import json
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from viz.gpu.bench import validate
 from viz.scenario import loads
@@ -50,7 +55,22 @@ def probes():
             for w in (WHENS if p in ("lane", "0", "lane%8", "lane%16") else [None])]
 
 
+def dry(ps) -> int:
+    """No GPU: every probe's scenario is analysed and its kernel generated."""
+    from viz.engine import analyze
+    from viz.gpu.codegen import generate
+
+    for label, sc in ps:
+        m = analyze(sc).metrics
+        assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] >= 1, label
+        assert "__global__" in generate(sc).source, label
+    print(f"dry: {len(ps)} probes analysed and generated")
+    return 0
+
+
 def main(argv):
+    if argv[:1] == ["--dry"]:
+        return dry(probes())
     res = validate(probes())
     rows = []
     print(f"{'probe':<36} {'ld wf model':>11} {'hw':>5} {'st wf model':>11} {'hw':>5} {'ld cf':>9} {'st cf':>9}")
