@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ["copy2d_dev", "copy2d_dev_st", "load3d", "oob2d", "matmul_tma", "attention_tma", "attention", "matmul"]
-if os.environ.get("WARPVIZ_TMA_CASES"):        # a subset, e.g. "copy2d_dev,oob2d" (tools/gpu/tma_final.sh)
+if os.environ.get("WARPVIZ_TMA_CASES"):        # a subset, e.g. "copy2d_dev,oob2d" (tools/gpu/tma_validate.sh --traces-only)
     CASES = [c for c in os.environ["WARPVIZ_TMA_CASES"].split(",") if c in CASES]
 
 
