@@ -478,31 +478,8 @@ def _wgmma(d: Path, cases: list) -> None:
     sys.path.insert(0, str(ROOT))
     from viz.trace import tracefile
 
-    scen = """format = 3
-[launch]
-block = [128]
-grid = [2]
-[arrays.As]
-space = "shared"
-type = "half"
-shape = [64, 64]
-swizzle = "tma:128B"
-[arrays.Bs]
-space = "shared"
-type = "half"
-shape = [128, 64]
-swizzle = "tma:128B"
-[arrays.G]
-space = "global"
-type = "half"
-shape = [128, 64]
-[[access]]
-op = "wgmma"
-a = "As[0][k]"
-b = "Bs[0][k]"
-n = 128
-for = { k = "0:64:16" }
-"""
+    # the scenario the wgmma validate case and tests/test_wgmma.py start from, each changed in one place
+    scen = (ROOT / "tools" / "gpu" / "wgmma_cases" / "wgmma-tma-128b.toml").read_text(encoding="utf-8")
 
     def add(name: str, text: str, *commands) -> None:
         p = d / f"{name}.toml"
@@ -511,17 +488,17 @@ for = { k = "0:64:16" }
             cases.append((p, c))
 
     add("wgmma-ok", scen)
-    add("wgmma-global-operand", scen.replace('b = "Bs[0][k]"', 'b = "G[0][k]"'))
-    add("wgmma-outside", scen.replace("n = 128", "n = 128\nb_sbo = 262128"))
-    add("wgmma-huge-n", scen.replace("n = 128", "n = 1000000000000000000000"))
-    add("wgmma-n-string", scen.replace("n = 128", 'n = "128"'))
-    add("wgmma-a-number", scen.replace('a = "As[0][k]"', "a = 5"))
-    add("wgmma-a-table", scen.replace('a = "As[0][k]"', "a = { x = 1 }"))
-    add("wgmma-lbo-negative", scen.replace("n = 128", "n = 128\na_lbo = -16"))
-    add("wgmma-when", scen.replace("n = 128", 'n = 128\nwhen = "tid == 0"'))
+    add("wgmma-global-operand", scen.replace('b   = "Bs[0][k]"', 'b   = "A[0][k]"'))
+    add("wgmma-outside", scen.replace("n   = 128", "n   = 128\nb_sbo = 262128"))
+    add("wgmma-huge-n", scen.replace("n   = 128", "n   = 1000000000000000000000"))
+    add("wgmma-n-string", scen.replace("n   = 128", 'n   = "128"'))
+    add("wgmma-a-number", scen.replace('a   = "As[0][k]"', "a   = 5"))
+    add("wgmma-a-table", scen.replace('a   = "As[0][k]"', "a   = { x = 1 }"))
+    add("wgmma-lbo-negative", scen.replace("n   = 128", "n   = 128\na_lbo = -16"))
+    add("wgmma-when", scen.replace("n   = 128", 'n   = 128\nwhen = "tid == 0"'))
     add("wgmma-block-96", scen.replace("block = [128]", "block = [96]"))
     add("wgmma-many-points", scen.replace('k = "0:64:16"', 'k = "0:4000000:16"'))
-    add("wgmma-per-thread-start", scen.replace('a = "As[0][k]"', 'a = "As[tid % 64][k]"'))
+    add("wgmma-per-thread-start", scen.replace('a   = "As[0][k]"', 'a   = "As[tid % 64][k]"'))
 
     def trace(name: str, slots: np.ndarray, ptx: str, warps: int = 4, blocks: int = 1) -> None:
         n = slots.shape[0]
