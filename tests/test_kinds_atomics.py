@@ -80,7 +80,7 @@ def test_uniform_address_is_aggregated_into_one_lane():
     d = warp_detail(sc, 0, 1, 1)
     assert [ln.lane for ln in d.lanes if ln.active] == [31]       # the picture shows lane 31 doing it
     sc = scenario(space="shared", at="h[0]", result="used")
-    assert analyze(sc).metrics[S_WF] == 4                          # the case: 1 a warp, not 32
+    assert analyze(sc).metrics[S_WF] == 4                          # the case in point: 1 a warp, not 32
     sc = scenario(space="shared", at="h[0]", result="used", when="lane < 20")
     assert analyze(sc).metrics[S_WF] == 4 * 20                     # partial warp: ptxas's per-lane fallback
     sc = scenario(at="h[blockIdx.x * 2 + 1]", result="unused")

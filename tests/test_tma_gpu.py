@@ -1,6 +1,6 @@
 """On the GPU (-m gpu; the device machine: bash tools/gpu/tma_validate.sh): Triton kernels that
 move tiles with TMA (device-side tensor descriptors, tl.make_tensor_descriptor) and the
-attention forward of issue 30, traced with ``trace_triton(..., validate=True)``: every one of
+attention forward, traced with ``trace_triton(..., validate=True)``: every one of
 the ten metrics and every counter outside them that Nsight Compute reads (the TMA rows of
 docs/trace-format.md included) equal to the uninstrumented kernel's.
 

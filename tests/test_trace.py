@@ -146,7 +146,7 @@ def test_classify():
     assert classify("red.shared.add.f32") == ("reduction", "shared")
     assert classify("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == ("ldmatrix", "shared")
     assert classify("cp.async.cg.shared.global") == ("cp.async", "shared")
-    # issue 30: a TMA copy is its own kind (viz.kinds.tma_copy)
+    # a TMA copy is its own kind (viz.kinds.tma_copy)
     assert classify("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == ("tma", "global")
     for skipped in ("ld.param.u64", "st.local.u32", "ld.const.f32", "cp.async.wait_all", "cp.async.commit_group",
                     "mov.u32", "ldu.param.u32"):
