@@ -106,26 +106,26 @@ def to_float(text, name: str, lo: float, hi: float) -> float:
     return v
 
 
-def bounded_int(lo: int, hi: int, name: str):
-    """An ``argparse`` type: a whole number in ``lo..hi`` (``name`` is the option, for the message)."""
-    def parse(text: str) -> int:
+def _argparse_type(convert, lo, hi, name: str, what: str):
+    """``convert(text, name, lo, hi)`` as an ``argparse`` type named ``what`` (argparse's
+    message on a bad value: exit status 2, the usage line, no traceback)."""
+    def parse(text: str):
         try:
-            return to_int(text, name, lo, hi)
+            return convert(text, name, lo, hi)
         except ValueError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
-    parse.__name__ = f"whole number in {lo}..{hi}"
+    parse.__name__ = what
     return parse
+
+
+def bounded_int(lo: int, hi: int, name: str):
+    """An ``argparse`` type: a whole number in ``lo..hi`` (``name`` is the option, for the message)."""
+    return _argparse_type(to_int, lo, hi, name, f"whole number in {lo}..{hi}")
 
 
 def bounded_float(lo: float, hi: float, name: str):
     """An ``argparse`` type: a finite number in ``lo..hi``."""
-    def parse(text: str) -> float:
-        try:
-            return to_float(text, name, lo, hi)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-    parse.__name__ = f"number in {lo:g}..{hi:g}"
-    return parse
+    return _argparse_type(to_float, lo, hi, name, f"number in {lo:g}..{hi:g}")
 
 
 def check_out_path(path, name: str = "--out") -> None:
