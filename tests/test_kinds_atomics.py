@@ -167,7 +167,7 @@ def test_the_generated_kernel_has_the_sass_form_the_model_counts(path, tmp_path)
 def _probe():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("probe_atomics", ROOT / "tools" / "gpu" / "probe_atomics.py")
+    spec = importlib.util.spec_from_file_location("atomics_probe", ROOT / "tools" / "probes" / "atomics.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -207,7 +207,7 @@ MEASURED = ROOT / "assets" / "measurements" / "h100-atomics-2026-11-26.json"
 
 
 def test_the_model_equals_every_atomic_the_h100_measured():
-    """The 205 one-warp probes measured on the H100 (tools/gpu/probe_atomics.sh, 2026-11-26):
+    """The 205 one-warp probes measured on the H100 (tools/probes/atomics.sh, 2026-11-26):
     the model's instructions, requests, sectors and wavefronts of each equal the counters,
     colliding global lanes (one pass a lane on an address) and the aggregated forms included."""
     import json

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PROBES = ROOT / "tools" / "probes"
 ENTRIES = sorted(p.name for p in PROBES.iterdir() if p.suffix in (".sh", ".py"))
-COMPILES = {"cp_async_tma_atomics.sh", "ldmatrix_wavefronts.sh", "loaded_latency.py", "block_launch.py"}
+COMPILES = {"atomics.sh", "cp_async_tma_atomics.sh", "ldmatrix_wavefronts.sh", "loaded_latency.py", "block_launch.py"}
 
 
 def test_the_probe_list_is_what_the_docs_name():

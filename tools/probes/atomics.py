@@ -1,17 +1,20 @@
-"""The atomics probe's cases, metrics and results (tools/gpu/probe_atomics.sh runs it on the
+"""The atomics probe's cases, metrics and results (tools/probes/atomics.sh runs it on the
 H100; every command also runs here, without a GPU):
 
-  python3 tools/gpu/probe_atomics.py cases CASES.txt CASES.json
-      every case: kernel (tools/gpu/probe_atomics.cu), active mask, uniform offset, per-lane
+  python3 tools/probes/atomics.py cases CASES.txt CASES.json
+      every case: kernel (tools/probes/atomics.cu), active mask, uniform offset, per-lane
       byte offsets, and what warpviz's model counts for it
-  python3 tools/gpu/probe_atomics.py metrics QUERY.txt OUT.txt
+  python3 tools/probes/atomics.py metrics QUERY.txt OUT.txt
       the metrics to ask Nsight Compute for: the contract's ten, the atomics' own
       (shared ``..._op_atom``, global ``..._op_atom`` / ``..._op_red`` instructions, requests
       and sectors) and whatever else ``ncu --query-metrics`` lists about atomics
-  python3 tools/gpu/probe_atomics.py collect CASES.json OUT.json NCU.csv...
+  python3 tools/probes/atomics.py collect CASES.json OUT.json NCU.csv...
       joins the cases with the counters of each launch (launch order, checked by kernel
       name), subtracts each kernel's baseline (the case with no active lane), and prints
       model vs H100 per case and metric
+  python3 tools/probes/atomics.py --dry [DIR]
+      no GPU: the cases, the metric choice on a made-up list, and the recheck of the model
+      against counters equal to it (DIR, or a temporary folder)
 
 What it measures: shared ATOMS.ADD (old value read, and ``red``), ATOMS.POPC.INC
 (``atomicAdd(p, 1)``, result unused) and the single-lane ATOMS ptxas makes of an atomicAdd
@@ -136,7 +139,7 @@ def recheck(results_json: str) -> int:
             bad.append((c["name"], m, {k: c["hardware"].get(k) for k in m}))
     for name, m, hw in bad:
         print(f"  DIFF {name}: model {m} H100 {hw}")
-    print(f"probe_atomics: {len(doc['cases'])} cases, {len(doc['cases']) - len(bad)} equal to the model")
+    print(f"atomics: {len(doc['cases'])} cases, {len(doc['cases']) - len(bad)} equal to the model")
     return 1 if bad else 0
 
 
@@ -194,9 +197,9 @@ def collect(cases_json: str, out_json: str, csv_paths: list[str]) -> dict:
         c["match"] = all(c["hardware"].get(m) == v for m, v in c["model"].items())
         ok += c["match"]
         bad += not c["match"]
-    Path(out_json).write_text(json.dumps({"what": "atomics probe (tools/gpu/probe_atomics.sh): counters minus the "
+    Path(out_json).write_text(json.dumps({"what": "atomics probe (tools/probes/atomics.sh): counters minus the "
                                           "same kernel with no active lane", "cases": cases}, indent=1))
-    print(f"probe_atomics: {len(cases)} cases, {ok} equal to the model, {bad} differ -> {out_json}")
+    print(f"atomics: {len(cases)} cases, {ok} equal to the model, {bad} differ -> {out_json}")
     for c in cases:
         if "hardware" not in c:
             print(f"  {c['name']}: no counters")
@@ -207,16 +210,36 @@ def collect(cases_json: str, out_json: str, csv_paths: list[str]) -> dict:
     return {"equal": ok, "differ": bad}
 
 
+def dry(d: Path) -> int:
+    from viz.engine import METRIC_NAMES
+
+    cases = write_cases(str(d / "cases.txt"), str(d / "cases.json"))
+    ms = pick_metrics("\n".join(f"{m[:-4]}  Counter  made up" for m in (*METRIC_NAMES, *WANTED)))
+    assert set(METRIC_NAMES) <= set(ms), ms
+    for c in cases:
+        c["hardware"] = dict(model(c))
+    (d / "results.json").write_text(json.dumps({"cases": cases}))
+    assert recheck(str(d / "results.json")) == 0
+    print(f"dry: {len(cases)} cases over {len(KERNELS)} kernels, {len(ms)} metrics; the recheck reads them")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--dry":
+        if len(argv) > 1:
+            return dry(Path(argv[1]))
+        import tempfile
+        with tempfile.TemporaryDirectory() as t:
+            return dry(Path(t))
     if argv and argv[0] == "cases":
         cases = write_cases(argv[1], argv[2])
-        print(f"probe_atomics: {len(cases)} cases over {len(KERNELS)} kernels")
+        print(f"atomics: {len(cases)} cases over {len(KERNELS)} kernels")
         return 0
     if argv and argv[0] == "metrics":
         text = Path(argv[1]).read_text(errors="replace") if Path(argv[1]).exists() else ""
         ms = pick_metrics(text)
         Path(argv[2]).write_text(",".join(ms))
-        print(f"probe_atomics: {len(ms)} metrics")
+        print(f"atomics: {len(ms)} metrics")
         return 0
     if argv and argv[0] == "recheck":
         return recheck(argv[1])

@@ -1,5 +1,5 @@
-// Probe kernels for atomics on the H100 (tools/gpu/probe_atomics.sh runs them under Nsight
-// Compute; tools/gpu/probe_atomics.py writes the cases and reads the counters). One warp,
+// Probe kernels for atomics on the H100 (tools/probes/atomics.sh runs them under Nsight
+// Compute; tools/probes/atomics.py writes the cases and reads the counters). One warp,
 // one atomic instruction per case:
 //
 // * per-lane address (the lane's byte offset comes from a by-value parameter, so ptxas
@@ -10,7 +10,7 @@
 //   C++ atomicAdd(&x[u], 1) and atomicAdd(&x[u], v), result used and unused, shared and
 //   global, int and float.
 //
-//   nvcc -arch=sm_90 -O3 -std=c++17 -o probe probe_atomics.cu
+//   nvcc -arch=sm_90 -O3 -std=c++17 -o probe atomics.cu
 //   ./probe CASES.txt
 //
 // A case line: INDEX KERNEL MASK(hex) UNIFORM_OFFSET then 32 per-lane byte offsets. Lanes

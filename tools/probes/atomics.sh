@@ -1,7 +1,7 @@
 #!/bin/bash
 # Atomics on the H100, measured with Nsight Compute (run from the repo root on the device
 # machine):
-#   1. the probe: tools/gpu/probe_atomics.cu, one warp and one atomic instruction per case
+#   1. the probe: tools/probes/atomics.cu, one warp and one atomic instruction per case
 #      (205 cases): shared ATOMS.ADD (atom and red), ATOMS.POPC.INC (atomicAdd(p, 1) with the
 #      result unused) and the single-lane ATOMS ptxas makes of an atomicAdd on a uniform
 #      address; global RED and ATOM of 4 and 8 bytes (u32, u64, f32, f64) with the same,
@@ -10,26 +10,39 @@
 #   2. `warpviz validate` of the atomics validate cases (tools/gpu/atomic_cases, 21 scenarios)
 #      and the two histogram built-ins: the model's counters against Nsight Compute's.
 #
-# With the device tool: command "bash tools/gpu/probe_atomics.sh", carry [".gpu-wheels"]
+# With the device tool: command "bash tools/probes/atomics.sh", carry [".gpu-wheels"]
 # (made here once by tools/gpu/fetch_wheels.sh). About 3 to 4 minutes (PyCUDA is built the
 # first time, ~2 min, for step 2; step 1 needs only nvcc and ncu). Writes under
 # $OUT/atomics/: log.txt, query-metrics.txt, metrics.txt, cases.json, ncu-*.csv, sass.txt
 # (the probe's atomic instructions), results.json (cases + counters + model) and
-# validate.json. Expected: "probe_atomics: 205 cases, N equal to the model" (the global
+# validate.json. Expected: "atomics: 205 cases, N equal to the model" (the global
 # sector counts and 8-byte atomics are what the run is for) and validate exit 0.
+# --dry: no GPU, no setup: compiles the probe kernels, writes the cases and runs the metric
+# choice and the model's recheck on made-up counters; what the tests run.
+if [ "${1:-}" = --dry ]; then
+  set -e; PY=${PYTHON:-python3}; DRY=$(mktemp -d); trap 'rm -rf "$DRY"' EXIT
+  if command -v nvcc > /dev/null; then
+    nvcc -arch=sm_90 -O3 -std=c++17 -cubin -o "$DRY/probe.cubin" tools/probes/atomics.cu
+    echo "dry: probe kernels compiled, $(stat -c %s "$DRY/probe.cubin") bytes of cubin"
+  else
+    echo "dry: no nvcc here, probe kernels not compiled"
+  fi
+  "$PY" tools/probes/atomics.py --dry "$DRY" | tail -1
+  exit 0
+fi
 set -u
 OUT=${OUT:-/tmp/wv-out}
 D="$OUT/atomics"; mkdir -p "$D"
 exec > >(tee -a "$D/log.txt") 2>&1
 source tools/gpu/device_setup.sh
 step() { local limit=$1; shift; echo "=== $* (limit ${limit}s)"; local t0=$(date +%s); timeout "$limit" "$@"; local rc=$?; echo "=== rc=$rc in $(( $(date +%s) - t0 )) s"; return $rc; }
-PY=tools/gpu/probe_atomics.py
-BIN=/tmp/probe_atomics
+PY=tools/probes/atomics.py
+BIN=/tmp/atomics_probe
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 echo "ncu: $NCU"; "$NCU" --version | tail -1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
-step 30 nvcc -arch=sm_90 -O3 -std=c++17 -o "$BIN" tools/gpu/probe_atomics.cu
+step 30 nvcc -arch=sm_90 -O3 -std=c++17 -o "$BIN" tools/probes/atomics.cu
 cuobjdump -sass "$BIN" | grep -E "Function|ATOM|RED" > "$D/sass.txt"
 Q="'$NCU' --query-metrics"
 step 30 bash -c "$Q --query-metrics-mode all --chip gh100 > '$D/query-metrics.txt' 2>&1 || $Q > '$D/query-metrics.txt' 2>&1"
