@@ -1,4 +1,4 @@
-"""In the window (issue 32, item 3): a Triton trace's Source panel shows the Python first and
+"""In the window: a Triton trace's Source panel shows the Python first and
 says that tl.dot's wgmma reads are not recorded; the picture and the Figures of a
 cp.async.cg agree (no wavefront); the address line writes device addresses in hex."""
 

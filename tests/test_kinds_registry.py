@@ -130,7 +130,7 @@ def test_the_trace_side_reads_the_same_table():
     from viz.trace.schema import KINDS
 
     assert KINDS == trace_kinds() == ("load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "reduction",
-                                      "tma", "bulk", "tensormap", "wgmma")   # issue 30: kinds.tma_copy, kinds.wgmma
+                                      "tma", "bulk", "tensormap", "wgmma")   # kinds.tma_copy, kinds.wgmma
     assert SASS_CLASS == sass_classes() and SASS_CLASS["REDAS"] == ("shared", "atomic") and \
         SASS_CLASS["LDGSTS"] == ("shared", "cp.async") and SASS_CLASS["UTMALDG"] == ("global", "tma") and \
         len(SASS_CLASS) == 15 + 9 + 4

@@ -1,4 +1,4 @@
-"""tma.store and TMA boxes past the tensor's edge in scenarios (issue 30, item 5): exact
+"""tma.store and TMA boxes past the tensor's edge in scenarios: exact
 sectors, the same counters as the trace side's functions (viz.kinds.tma_copy) for the same
 map and box, clear parse errors, the built-ins, and CUDA that nvcc compiles for sm_90."""
 

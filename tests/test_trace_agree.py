@@ -1,6 +1,6 @@
 """One number everywhere: for every instruction of every shipped trace, the picture (the
 per-warp detail the painter draws), ``analyze``'s text, its JSON and the Source panel's
-per-line table give the same wavefronts and sectors (issue 32, item 3).
+per-line table give the same wavefronts and sectors.
 
 A ``cp.async``'s shared side is the case that disagreed: ``.cg`` copies show no wavefront
 anywhere (no counter counts one), ``.ca`` copies show their LDGSTS wavefronts everywhere,

@@ -22,7 +22,6 @@ from typing import Callable
 
 import numpy as np
 
-from .expr import Name, Node, to_text
 from .gpus import BANK_BYTES, PHASE_8, PHASE_16, SECTOR_BYTES, WARP, GpuDescription
 from .gpus import active as active_gpu, modelled as gpus_modelled
 from .access_figures import AccessFigures
@@ -290,6 +289,3 @@ class _KindContext:
             self.progress(self.done / self.total_steps, tr("instruction {k} of {n}", k=instr.number + 1,
                                                            n=self.ninstr))
 
-
-def index_text(node: Node) -> str:
-    return node.name if isinstance(node, Name) else to_text(node)

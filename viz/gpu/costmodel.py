@@ -89,7 +89,7 @@ LATENCY_KEYS = {"shfl": "shfl_latency_clk", "mufu": "mufu_latency_clk", "s2r": "
 
 # How much longer a dependent load waits while DRAM streams at a given rate: a pointer chase
 # through L2-resident data while a copy streams on the other SMs (H100, device run 2,
-# tools/gpu/session/loaded_latency_probe.py): (copy GB/s, chase ns). At the copy's saturation
+# tools/probes/loaded_latency.py): (copy GB/s, chase ns). At the copy's saturation
 # (2.81 TB/s with 8 streaming blocks per SM) the chase took 1572 ns.
 LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
 
@@ -274,7 +274,7 @@ class DeviceModel:
                 "sources": dict(self.sources)}
 
 
-H100_CURVE_SOURCE = "measured (H100, tools/gpu/session/loaded_latency_probe.py)"
+H100_CURVE_SOURCE = "measured (H100, tools/probes/loaded_latency.py)"
 
 
 def loaded_latency_curve(calibration, gpu, dram_gbps: float) -> tuple[tuple, str]:

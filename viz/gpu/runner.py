@@ -360,12 +360,6 @@ class Session:
 
         return run_fault_check(self, req)
 
-    def trace_plain(self, req: dict) -> None:
-        """One launch of a trace's plain kernel (``viz.trace.record``)."""
-        from ..trace.record import run_plain
-
-        return run_plain(self, req)
-
     # -- timing -----------------------------------------------------------
 
     def spin(self, ns: int):
