@@ -49,13 +49,17 @@ def numbers_text(nums: list[int]) -> str:
     return tr("instructions {a}-{b}", a=nums[0], b=nums[1])
 
 
-def _n(x) -> str:
+def count_text(x) -> str:
+    """A figure as a reason states it: 1,234, or two decimals when it is not an integer."""
     return f"{x:,}" if isinstance(x, int) else f"{x:,.2f}"
 
 
-def _avg(a: int, b: int) -> str:
+def per_text(a: int, b: int) -> str:
     """a / b as a reason states an average: two decimals."""
     return f"{a / b:,.2f}"
+
+
+_n, _avg = count_text, per_text      # their short names in the rows below
 
 
 def _sizes(d: dict) -> str:
