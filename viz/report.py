@@ -59,9 +59,6 @@ def per_text(a: int, b: int) -> str:
     return f"{a / b:,.2f}"
 
 
-_n, _avg = count_text, per_text      # their short names in the rows below
-
-
 def _sizes(d: dict) -> str:
     return " + ".join(str(b) for b in d["part_bytes"])
 
@@ -297,3 +294,6 @@ def to_table(an: Analysis) -> str:
     for k, v in an.metrics.items():
         out.append(f"  {k:<58} {v:>14,}")
     return "\n".join(out)
+
+
+_n, _avg = count_text, per_text      # the short names the reasons above use

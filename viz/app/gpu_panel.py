@@ -40,8 +40,9 @@ from ..gpu import GpuUnavailable, results
 from ..i18n import language, sep, tr
 from ..trace.launch import shipped_launch_file
 from ..trace.schema import records_complete, unrecorded_ran
-from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, bound_name,  # noqa: F401
-                        dims_text, num_text, bottleneck_text, kernel_line,  # (the panel's texts)
+from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES,  # noqa: F401
+                        bound_name as _bound, dims_text as _dims, num_text as _num,  # (the panel's texts)
+                        bottleneck_text, kernel_line,
                         caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
                         measured_names, not_results_text, time_unit, trace_timing_text,
                         unique_recording_path)
@@ -606,7 +607,7 @@ class GpuPanel(QWidget):
             mv = None if model is None else model.get(m)
             hv = None if hw is None else hw.get(m)
             mark = "" if mv is None or hv is None else ("✓" if mv == hv else tr("differs"))
-            for j, v in enumerate((m, num_text(mv), num_text(hv), mark)):
+            for j, v in enumerate((m, _num(mv), _num(hv), mark)):
                 item = QTableWidgetItem(v)
                 if j in (1, 2):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -702,7 +703,7 @@ class GpuPanel(QWidget):
             p = t.get("predicted")
             if p:
                 parts.append(tr("cost model {ms:.4f} ms ({bound}-bound), measured/predicted {r:.2f}",
-                                ms=p["ms"], bound=bound_name(p["bound"]),
+                                ms=p["ms"], bound=_bound(p["bound"]),
                                 r=t["median_ms"] / p["ms"] if p["ms"] else 0))
             sc_ = t.get("scale") or {}
             parts.append(tr("timed at {reps} replicas, params {params}", reps=sc_.get("replicas", 1),
@@ -977,7 +978,7 @@ class GpuPanel(QWidget):
             L = s.launch
             parts.append(tr("Launch file {file}: kernel {kernel} of {source}, grid {grid} × block {block}, "
                             "{args} arguments.", file=s.launch_path.name, kernel=L.kernel, source=L.source.name,
-                            grid=dims_text(L.grid), block=dims_text(L.block), args=len(L.args)))
+                            grid=_dims(L.grid), block=_dims(L.block), args=len(L.args)))
         elif mode == "trace" and path is not None:
             for b in (self.b_record, self.b_record_validate):   # what Record runs, in its tooltip
                 if b.isEnabled():
@@ -1071,7 +1072,7 @@ class GpuPanel(QWidget):
             names = METRIC_LABELS if ten else OTHER_LABELS
             label = tr(names[m]) if m in names else m
             tip = m if ten else tr("{metric} (outside the ten)", metric=m)
-            for j, v in enumerate((label, num_text(mv), num_text(hv), mark)):
+            for j, v in enumerate((label, _num(mv), _num(hv), mark)):
                 item = QTableWidgetItem(v)
                 item.setToolTip(tip)
                 item.setData(Qt.ItemDataRole.UserRole, m)

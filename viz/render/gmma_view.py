@@ -18,7 +18,8 @@ from PySide6.QtGui import QPainter, QPen
 
 from ..i18n import tr
 from ..kinds.wgmma import GmmaMap
-from .layout_map import MIN_PX, MapGeometry, map_font, text_width, bank_color, begin_map, map_text
+from .layout_map import MIN_PX, MapGeometry, bank_color, begin_map, map_text
+from .layout_map import map_font as _font, text_width as _width   # their short names here
 from .matrix_view import end_matrix_map, wrap_words
 from .theme import Theme
 
@@ -47,7 +48,7 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
     for t, want, color, bold in ((title, 24 * s, "text", True), (m.title, 16 * s, "muted", False),
                                  (sub, 18 * s, "muted", False), (legend, 16 * s, "text", False)):
         px = want
-        lines = wrap_words(t, map_font(th, px, bold, bold), avail_w)
+        lines = wrap_words(t, _font(th, px, bold, bold), avail_w)
         for ln in lines:
             h = px * 1.6
             text(QRectF(x0, y, avail_w, h), ln, px, color, bold=bold, mono=bold)
@@ -55,7 +56,7 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
     y += 6 * s
     phases = max(1, m.phases)
     bottom = rect.bottom() - margin - 16 * s * 1.6
-    mono = map_font(th, 16 * s, mono=True)
+    mono = _font(th, 16 * s, mono=True)
     head_h = 16 * s * 1.6
     # Side by side panels of core matrices when one column would need text under 14 px.
     panels, per_panel, px = 1, phases, 0.0
@@ -64,10 +65,10 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
         cell_h_k = (bottom - y - head_h) / rows_k
         px_k = min(16 * s, cell_h_k / 1.35)
         pw = (avail_w - (k - 1) * 16 * s) / k
-        lw = text_width(map_font(th, px_k, mono=True), "B 31 (mn 15, k 1)") + 8 * s
-        ww = text_width(map_font(th, px_k, mono=True), "8") + 10 * s
+        lw = _width(_font(th, px_k, mono=True), "B 31 (mn 15, k 1)") + 8 * s
+        ww = _width(_font(th, px_k, mono=True), "8") + 10 * s
         cw = (pw - lw - ww) / 8
-        if px_k >= low and text_width(map_font(th, px_k, mono=True), "r0 r4") <= cw - 4 * s:
+        if px_k >= low and _width(_font(th, px_k, mono=True), "r0 r4") <= cw - 4 * s:
             panels, per_panel, px = k, rows_k, px_k
             break
     del mono
@@ -80,8 +81,8 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
         cell_h = (bottom - y - head_h) / phases
     g.cell_px = int(px)
     lw_px = px or 16 * s
-    label_w = text_width(map_font(th, lw_px, mono=True), "B 31 (mn 15, k 1)") + 8 * s
-    wf_w = text_width(map_font(th, lw_px, mono=True), "8") + 10 * s
+    label_w = _width(_font(th, lw_px, mono=True), "B 31 (mn 15, k 1)") + 8 * s
+    wf_w = _width(_font(th, lw_px, mono=True), "8") + 10 * s
     cell_w = (pw - label_w - wf_w) / 8
     pen = QPen(th.q("grid"))
     pen.setWidthF(max(1.0, s * th.stroke))
@@ -92,7 +93,7 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
         if px:
             for q in range(8):
                 t = tr("banks {lo}-{hi}", lo=4 * q, hi=4 * q + 3)
-                hp = px if text_width(map_font(th, px, mono=True), t) <= cell_w else 0
+                hp = px if _width(_font(th, px, mono=True), t) <= cell_w else 0
                 text(QRectF(px0 + label_w + q * cell_w, y, cell_w, head_h), t if hp else f"{4 * q}", px, "muted",
                      mono=True, align=Qt.AlignmentFlag.AlignHCenter)
             text(QRectF(px0 + label_w + 8 * cell_w, y, wf_w, head_h), tr("wf"), px, "muted", mono=True,
@@ -122,7 +123,7 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
             p.drawRect(cell)
             if px and here:
                 t = " ".join(f"r{r.row}" + (f" wf{r.wavefront}" if r.conflict else "") for r in here)
-                if text_width(map_font(th, px, mono=True), t) > cell.width() - 4 * s:
+                if _width(_font(th, px, mono=True), t) > cell.width() - 4 * s:
                     t = " ".join(f"r{r.row}" for r in here)
                 color = "bad" if any(r.conflict for r in here) else "text"
                 text(cell, t, px, color, mono=True, align=Qt.AlignmentFlag.AlignHCenter)

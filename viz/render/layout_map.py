@@ -71,7 +71,7 @@ def _titles(m: LayoutMap) -> tuple[str, str, str]:
 def _cell_need(m: LayoutMap, th: Theme, px: float) -> tuple[float, float, float]:
     """At ``px``: the width of the widest offset or column number, of the bank line, and
     the height of a line."""
-    fm = QFontMetricsF(map_font(th, px, mono=True))
+    fm = QFontMetricsF(_font(th, px, mono=True))
     w1 = max(fm.horizontalAdvance(str(int(m.offsets.max()))), fm.horizontalAdvance(str(m.cols - 1)))
     return w1, max(w1, fm.horizontalAdvance("b31")), fm.height()
 
@@ -98,7 +98,7 @@ def begin_map(p: QPainter, rect: QRectF, th: Theme, scale: float | None) -> MapG
 def map_text(p: QPainter, th: Theme, g: MapGeometry, r: QRectF, t: str, px: float, color: str,
              bold: bool = False, mono: bool = False, align=Qt.AlignmentFlag.AlignLeft) -> None:
     """Draw ``t`` in ``r`` (vertically centred) and record its own box in ``g.texts``."""
-    f = map_font(th, px, bold, mono)
+    f = _font(th, px, bold, mono)
     flags = int(align | Qt.AlignmentFlag.AlignVCenter)
     p.setFont(f)
     p.setPen(th.q(color))
@@ -121,9 +121,9 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
 
     # Title and subtitle on one line (the subtitle muted).
     tpx, spx, lpx = 24 * s, 18 * s, 16 * s
-    tw = text_width(map_font(th, tpx, bold=True), title)
+    tw = _width(_font(th, tpx, bold=True), title)
     text(QRectF(x0, y, tw + 2, tpx * 1.6), title, tpx, "text", bold=True)
-    sw_ = text_width(map_font(th, spx), "   " + sub)
+    sw_ = _width(_font(th, spx), "   " + sub)
     if tw + sw_ <= avail_w:
         text(QRectF(x0 + tw, y, sw_ + 2, tpx * 1.6), "   " + sub, spx, "muted")
         y += tpx * 1.6
@@ -138,11 +138,11 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
     for b in range(32):
         r = QRectF(x0 + b * sw, y, sw - 2 * s, 30 * s)
         p.fillRect(r, bank_color(b, th))
-        fits = text_width(map_font(th, MIN_PX * s, mono=True), str(b)) <= r.width()
+        fits = _width(_font(th, MIN_PX * s, mono=True), str(b)) <= r.width()
         if fits:
             text(r, str(b), max(MIN_PX * s, min(16 * s, r.height() * 0.6)), "text", mono=True,
                  align=Qt.AlignmentFlag.AlignHCenter)
-    if text_width(map_font(th, MIN_PX * s, mono=True), "31") > sw - 2 * s:
+    if _width(_font(th, MIN_PX * s, mono=True), "31") > sw - 2 * s:
         g.notes.append(tr("bank numbers left out of the colour key (it is too narrow at this size)"))
     y += 30 * s + 8 * s
 
@@ -156,7 +156,7 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
     for two in (True, False):
         for cand in range(int(MAX_CELL_PX * s), int(-(-MIN_PX * s // 1)) - 1, -1):
             w1, w2, h1 = _cell_need(m, th, cand)
-            row_w = text_width(map_font(th, cand, mono=True), str(m.rows - 1)) + 10 * s
+            row_w = _width(_font(th, cand, mono=True), str(m.rows - 1)) + 10 * s
             head_h = h1 + 4 * s
             cell_w = min((avail_w - row_w) / m.cols, 110 * s)
             cell_h = min((bottom - y - head_h - notes_h) / m.rows, 70 * s)
@@ -215,3 +215,6 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
 
 
 __all__ = ["paint_layout_map", "natural_size", "bank_color", "MapGeometry"]
+
+
+_font, _width = map_font, text_width      # their short names in this module

@@ -18,7 +18,8 @@ from PySide6.QtGui import QFontMetricsF, QPainter, QPen
 
 from ..i18n import tr
 from ..kinds.ldmatrix import MatrixMap
-from .layout_map import MIN_PX, MapGeometry, map_font, text_width, bank_color, begin_map, map_text
+from .layout_map import MIN_PX, MapGeometry, bank_color, begin_map, map_text
+from .layout_map import map_font as _font, text_width as _width   # their short names here
 from .theme import Theme
 
 
@@ -31,7 +32,7 @@ def wrap_words(t: str, font, width: float) -> list[str]:
     lines, cur = [], ""
     for word in t.split(" "):
         cand = f"{cur} {word}" if cur else word
-        if not cur or text_width(font, cand) <= width:
+        if not cur or _width(font, cand) <= width:
             cur = cand
         else:
             lines.append(cur)
@@ -61,9 +62,9 @@ def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: 
 
     def fitted(t: str, want: float, width: float, bold=False, mono=False) -> float:
         px = want
-        while px > low and text_width(map_font(th, px, bold, mono), t) > width:
+        while px > low and _width(_font(th, px, bold, mono), t) > width:
             px -= 1
-        return px if text_width(map_font(th, px, bold, mono), t) <= width else 0
+        return px if _width(_font(th, px, bold, mono), t) <= width else 0
 
     op = m.op
     title = f"{op.text}  {m.title}"
@@ -78,8 +79,8 @@ def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: 
         lines = [t]
         if not px:                          # on more lines, at a size between its own and the smallest
             px = max(low, want * 0.85)
-            lines = wrap_words(t, map_font(th, px, bold, bold), avail_w)
-            if any(text_width(map_font(th, px, bold, bold), ln) > avail_w for ln in lines):
+            lines = wrap_words(t, _font(th, px, bold, bold), avail_w)
+            if any(_width(_font(th, px, bold, bold), ln) > avail_w for ln in lines):
                 g.notes.append(tr("a heading is cut short at this size"))
         for ln in lines:
             h = px * 1.6
@@ -99,7 +100,7 @@ def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: 
     px = 0.0
     label_w = cell_w = cell_h = head_h = 0.0
     for cand in range(int(20 * s), int(-(-low // 1)) - 1, -1):
-        fm = QFontMetricsF(map_font(th, cand, mono=True))
+        fm = QFontMetricsF(_font(th, cand, mono=True))
         label_w = fm.horizontalAdvance("L31 99999 b28-31 wf88") + 12 * s
         head_h = fm.height() * 1.3
         cell_w = (box_w - label_w) / 8
