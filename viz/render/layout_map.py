@@ -48,6 +48,9 @@ def text_width(font: QFont, text: str) -> float:
     return QFontMetricsF(font).horizontalAdvance(text)
 
 
+_font, _width = map_font, text_width      # their short names in this module
+
+
 @dataclass
 class MapGeometry:
     """Where everything went (tests read it): the text sizes used, the cells, the notes."""
@@ -215,6 +218,3 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
 
 
 __all__ = ["paint_layout_map", "natural_size", "bank_color", "MapGeometry"]
-
-
-_font, _width = map_font, text_width      # their short names in this module
