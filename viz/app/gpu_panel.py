@@ -40,8 +40,9 @@ from ..gpu import GpuUnavailable, results
 from ..i18n import language, sep, tr
 from ..trace.launch import shipped_launch_file
 from ..trace.schema import records_complete, unrecorded_ran
-from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
-                        _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
+from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES,  # noqa: F401
+                        bound_name as _bound, dims_text as _dims, num_text as _num,  # (the panel's texts)
+                        bottleneck_text, kernel_line,
                         caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
                         measured_names, not_results_text, time_unit, trace_timing_text,
                         unique_recording_path)
