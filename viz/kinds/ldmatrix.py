@@ -279,12 +279,12 @@ FORMS = (
               sass={"LDSM": "shared"}, instruction_counter={"shared": "smsp__inst_executed_op_ldsm.sum"},
               counts_global=False, lanes=matrix_lanes, latency="shared", shared_pipe=True,
               counters={"smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions"},
-              sass_kind={"shared": "ldmatrix"}),
+              sass_kind={"shared": "ldmatrix"}, fuses=False),
     # stmatrix is counted only at the SM level on the H100 (no smsp__ counter)
     TraceForm(kind="stmatrix", heads=("stmatrix",), accept=_accept, roles=(("store", "", 0),), width=_row_width,
               sass={"STSM": "shared"}, instruction_counter={"shared": "sm__sass_inst_executed_op_shared_stsm.sum"},
               counts_global=False, lanes=matrix_lanes, shared_pipe=True, sass_kind={"shared": "stmatrix"},
-              counters={"sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions"}),
+              counters={"sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions"}, fuses=False),
 )
 KINDS = ()
 UNRECORDED = ()

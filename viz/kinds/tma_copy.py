@@ -1104,6 +1104,143 @@ def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: n
     return out
 
 
+# ---------------------------------------------------------------------------- the registry's hooks
+
+def _read(opcode: str, operands: str) -> tuple[str, str, int, str]:
+    """``TraceForm.read``: (direction, space, width, address text) of a TMA / bulk copy or a
+    control instruction. A copy is "load" (global to shared, prefetch) or "store" (shared to
+    global, reductions); its operands are parsed again from its PTX by ``recording_block``."""
+    form = match(opcode)
+    if form is None:
+        ctl = match_control(opcode)
+        if ctl is None:                       # cannot happen: the form accepted the opcode
+            raise OperandError(f"`{opcode}` is no TMA instruction")
+        return ctl[0], ctl[1], 4, control_address(opcode, operands)
+    ops = parse_operands(form, operands)
+    return ("load" if form.direction in ("load", "prefetch") else "store"), "global", 16, \
+        ops.map or ops.global_ or ops.shared
+
+
+def _block(ins, widths, symbols, prologue, address_code, reg_bits, ctl_symbol, record_bytes) -> list[str]:
+    """``TraceForm.block``: a copy's recording block (a payload record per issuing lane)."""
+    return recording_block(ins, widths, symbols, ins.id, prologue, address_code, reg_bits, ctl_symbol, record_bytes)
+
+
+def _form_of_instruction(ins: dict) -> Form:
+    words = [w for w in str(ins.get("ptx", "")).split() if not w.startswith("@")]
+    return match(str(ins.get("opcode", ""))) or match(words[0] if words else "") or \
+        Form(str(ins["kind"]), "load", 0, "unknown", False, False, False, "", "")
+
+
+def _stats(trace, ins: dict, rows: np.ndarray, ten) -> "RecordStats":
+    """``TraceForm.stats`` of a copy: ``count_records`` over its payload records (flags 2)."""
+    from .registry import RecordStats
+
+    rows = rows[trace.flags[rows] == RECORD_FLAG]
+    payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, PAYLOAD_SLOTS), np.uint64)
+    t = count_records(_form_of_instruction(ins), payload, trace.shared[rows])
+    return RecordStats(executed=t.warp_executions, warp_instructions=t.sass_executions, active_lanes=t.issued,
+                       sectors=t.sectors, lines=t.lines, per_record=t.per_record, own=dict(t.counters),
+                       figures={**figures(t), "bytes_requested": t.global_bytes}, detail=t)
+
+
+def _popcount(masks: np.ndarray) -> int:
+    m = np.ascontiguousarray(masks, dtype="<u4")
+    return int(np.unpackbits(m.view(np.uint8)).sum())
+
+
+def _control_stats(trace, ins: dict, rows: np.ndarray, ten) -> "RecordStats":
+    """``TraceForm.stats`` of a control instruction (tensormap.replace, cp_fenceproxy, the TMA
+    fence, the bulk group's commit): counted by the SASS ptxas makes of it (its ``sass``
+    entry); without the SASS nothing is counted and its entry says so."""
+    from .registry import RecordStats
+
+    rows = rows[trace.flags[rows] == 0]
+    info = ins.get("sass") or {}
+    c = count_control(list(info.get("sass") or []), trace.active[rows], trace.pred[rows], trace.addresses(rows))
+    t = TmaStats(Form(KIND_CONTROL, ins["op"], 0, "", False, False, False, "", ""),
+                 warp_executions=int(rows.size), per_record=np.zeros(rows.size, np.int64))
+    t.ten = {k: v for k, v in c.items() if k in ten}
+    t.counters = {k: v for k, v in c.items() if k not in ten}
+    if not info:
+        t.problems.append("the plain kernel's SASS was not read: what ptxas made of it is not counted")
+    return RecordStats(executed=int(rows.size), warp_instructions=int(rows.size),
+                       active_lanes=_popcount(trace.pred[rows]), per_record=t.per_record,
+                       own={**t.ten, **t.counters}, figures={**figures(t), "bytes_requested": t.global_bytes}, detail=t)
+
+
+def _line_sectors(d: dict) -> int:
+    return (d.get("tma") or {}).get("sectors_counted", 0)
+
+
+def _text(d: dict) -> list[str]:
+    """``TraceForm.text``: analyze's lines of one copy."""
+    from ..errors import safe_text
+
+    t = d["tma"]
+    out = [f"  {t['form']} {t['direction']}: {t['copies']:,} copies by {t['warp_executions']:,} warp "
+           f"executions; global sectors {t['sectors']:,} (lines {t['lines']:,}, {t['global_bytes']:,} "
+           f"bytes in bounds"
+           + (f"; {t['sectors_counted']:,} counted: a load counts its whole box" if
+              t["sectors_counted"] != t["sectors"] else "")
+           + f"); {t['box_bytes']:,} bytes in shared memory"
+           + (f"; {t['out_of_bounds_elements']:,} elements out of bounds" if t["out_of_bounds_elements"]
+              else "")
+           + (f"; {t['not_expanded']:,} copies not expanded: {safe_text('; '.join(t['problems']))}"
+              if t["not_expanded"] else "")]
+    for m in t["maps"][:4]:
+        out.append(f"  tensor map: {safe_text(m)}")
+    return out
+
+
+def _control_text(d: dict) -> list[str]:
+    """``TraceForm.text``: analyze's line of a control instruction."""
+    from ..errors import safe_text
+
+    t = d["tma_control"]
+    counts = ", ".join(f"{k.split('__', 1)[-1].removesuffix('.sum')} {v:,}" for k, v in t["counters"].items())
+    return [f"  TMA control: {t['warp_executions']:,} warp executions; what its SASS counts: "
+            f"{counts or 'nothing'}" + (f"; {safe_text('; '.join(t['problems']))}" if t["problems"] else "")]
+
+
+def _drawn(ins: dict, payload_row) -> list[int]:
+    """``TraceForm.drawn``: the copy's first 32 16-byte chunks in shared memory."""
+    return shared_chunks(ins, decode_record(payload_row), 32)
+
+
+def _copy_sass_note(got: list):
+    """``TraceForm.sass_note`` of a copy: one UTMA* / UBLK* (a uniform instruction)."""
+    if not got:
+        return None
+    return got, ("" if len(got) == 1 else (f"{len(got)} copies in the SASS (ptxas duplicated or unrolled the code): "
+                                           "each execution runs one of them"))
+
+
+def _control_sass_note(got: list):
+    """``TraceForm.sass_note`` of a control instruction: the SASS ptxas makes of it ("[branch] "
+    marks an instruction inside a branch around the PTX line, see ``count_control``)."""
+    from dataclasses import replace
+
+    got = [replace(a, text=("[branch] " if a.guarded else "") + a.text) for a in got]
+    return got, ((f"ptxas makes {len(got)} SASS instruction(s) of it: " + ", ".join(f"`{a.text}`" for a in got[:8]))
+                 if got else "no SASS memory or TMA instruction comes from it")
+
+
+def map_building_note(accs: list) -> str:
+    """The note on the SASS memory instructions that build tensor maps on the device: ptxas
+    makes shared loads and stores (a read-modify-write of the map's bit fields), a shared load
+    and a global atomic exchange per lane (the copy to global memory) of them."""
+    ops: dict[str, int] = {}
+    for a in accs:
+        op = a.opcode.split(".")[0]
+        ops[op] = ops.get(op, 0) + 1
+    what = ", ".join(f"{n} {op}" for op, n in sorted(ops.items()))
+    return (f"{len(accs)} SASS memory instruction(s) ({what}) build tensor maps on the device (tensormap.replace "
+            "edits the map's bit fields in shared memory with loads and stores; tensormap.cp_fenceproxy copies it "
+            "to global memory with a shared load and a global atomic exchange per lane): they come from no PTX "
+            "memory instruction")
+
+
 # ---------------------------------------------------------------------------- the registry (viz.kinds.registry)
 
 def _forms():
@@ -1126,7 +1263,10 @@ def _forms():
         return match_control(".".join(parts)) is not None
 
     common = dict(space="global", width=lambda parts, operands: 16, counts_shared=False, counts_global=False,
-                  ten_spaces=(), slots="operands", counters=dict(COUNTER_LABELS))
+                  ten_spaces=(), slots="operands", counters=dict(COUNTER_LABELS),
+                  read=_read, block=_block, recorder_sass=recorder_sass, payload=True, stats=_stats,
+                  line_sectors=_line_sectors, explain=lambda d: explain_rows(d["tma"]), text=_text, drawn=_drawn,
+                  sass_note=_copy_sass_note, fuses=False)
     return (
         TraceForm(KIND_TENSOR, ("cp",), name="TMA copy", accept=tensor,
                   sass={op: "global" for op, (_sp, k) in SASS_OPCODES.items() if k == KIND_TENSOR}, **common),
@@ -1135,7 +1275,9 @@ def _forms():
         TraceForm(KIND_CONTROL, ("tensormap", "fence", "cp"), name="TMA control", accept=control,
                   space="", width=lambda parts, operands: 4, counts_shared=False, counts_global=False, ten_spaces=(),
                   sass={op: "global" for op in ("UTMACCTL", "UTMACMDFLUSH")},
-                  counters={TMA_PIPE: COUNTER_LABELS[TMA_PIPE], TMA_REQUESTS: COUNTER_LABELS[TMA_REQUESTS]}),
+                  counters={TMA_PIPE: COUNTER_LABELS[TMA_PIPE], TMA_REQUESTS: COUNTER_LABELS[TMA_REQUESTS]},
+                  read=_read, stats=_control_stats, text=_control_text, owns_line=True, sass_note=_control_sass_note,
+                  fuses=False, builds=(("tensor_map_sass", "tensor_maps", BUILDS_MAP, map_building_note),)),
     )
 
 
