@@ -531,14 +531,15 @@ def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float,
 def paint_kind_map(p: QPainter, rect: QRectF, m, th: Theme, scale: float | None = None):
     """Draw a kind's own map (``Kind.picture_map``, ``Kind.matrix_map``, ``TraceForm.matrix_map``:
     a wgmma's core matrices on the banks) with the painter its ``view`` names: a module of
-    ``viz.render`` (a kind module imports no Qt, so its painter lives here) whose
-    ``paint_map(p, rect, m, th, scale)`` draws it."""
+    ``viz.render`` (a kind module imports no Qt, so its painter lives here), or a module's whole
+    dotted name, whose ``paint_map(p, rect, m, th, scale)`` draws it."""
     import importlib
 
     view = str(getattr(m, "view", ""))
-    if not view.isidentifier():
-        raise ValueError(f"a kind's map names no painter module of viz.render: {view!r}")
-    return importlib.import_module(f"{__package__}.{view}").paint_map(p, rect, m, th, scale=scale)
+    name = view if "." in view else f"{__package__}.{view}"
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise ValueError(f"a kind's map names no painter module: {view!r}")
+    return importlib.import_module(name).paint_map(p, rect, m, th, scale=scale)
 
 
 def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
