@@ -982,6 +982,14 @@ def explain_rows(t: dict) -> list[tuple[str, str, str]]:
                      tr("elements of the boxes outside the tensor: a load fills them, a store skips them")))
     if t["not_expanded"]:
         rows.append(("not expanded", n(t["not_expanded"]), "; ".join(t["problems"]) or t["mode"]))
+    rs = t.get("replayed_shared")
+    if rs:
+        rows.append(("chunks moved", n(rs["moved"]),
+                     tr("replayed: 16-byte chunks of the boxes in shared memory the new layout moves, of {n}",
+                        n=n(rs["chunks"]))))
+        rows.append(("chunks not whole", n(rs["not_whole"]),
+                     tr("replayed: chunks the new layout moves off a 16-byte boundary or splits; the TMA writes whole "
+                        "16-byte chunks in its map's swizzle, so the changed kernel cannot copy these with this map")))
     return rows
 
 
@@ -1169,6 +1177,69 @@ def _control_stats(trace, ins: dict, rows: np.ndarray, ten) -> "RecordStats":
                        own={**t.ten, **t.counters}, figures={**figures(t), "bytes_requested": t.global_bytes}, detail=t)
 
 
+def shared_spans(form: Form, rec: Record, cache: dict) -> list[tuple[int, int]]:
+    """The shared (offset, bytes) one issued copy writes (a load) or reads (a store), where the
+    map's swizzle puts them; [] where warpviz does not expand it (prefetch, im2col, an unreadable
+    map)."""
+    if rec.lane < 0 or form.direction == "prefetch":
+        return []
+    if form.kind == KIND_BULK:
+        return [(rec.shared, rec.size)] if rec.size > 0 else []
+    tm = _map_of(rec.map_bytes, cache)
+    if isinstance(tm, MapError) or not form.recorded_fully or tm.box_bytes > MAX_BOX_BYTES:
+        return []
+    return list(expand(tm, rec.coords[:tm.rank], rec.shared).shared)
+
+
+REPLAY_BYTES = 1 << 22      # shared bytes re-mapped at a time by a replay (bounded temporaries)
+
+
+def _replay(trace, ins: dict, rows: np.ndarray, remap, ten) -> "RecordStats":
+    """``TraceForm.replay`` of a copy: its figures with its shared bytes re-mapped by the new
+    layout (``viz.trace.replay``). Its global side and its counters do not change. A TMA writes
+    (or reads) shared memory in whole 16-byte chunks, each where its map's swizzle puts it: the
+    replay re-maps every byte of every chunk and counts the chunks (``chunks``), those the
+    layout moves (``moved``) and those it leaves off a 16-byte boundary or splits
+    (``not_whole``: the changed kernel cannot copy those with this tensor map or bulk copy).
+    The entry ``replayed_shared`` is added only where a chunk moved or broke, so the identity
+    layout gives ``analyze``'s figures exactly."""
+    m = _stats(trace, ins, rows, ten)
+    form = _form_of_instruction(ins)
+    rows = rows[trace.flags[rows] == RECORD_FLAG]
+    payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, PAYLOAD_SLOTS), np.uint64)
+    cache: dict = {}
+    starts: list[np.ndarray] = []
+    chunks = moved = broken = 0
+
+    def flush() -> None:
+        nonlocal moved, broken
+        if not starts:
+            return
+        s = np.concatenate(starts)
+        starts.clear()
+        byte = s[:, None] + np.arange(16, dtype=np.int64)
+        new = np.asarray(remap(byte.reshape(-1)), np.int64).reshape(byte.shape)
+        moved += int((new[:, 0] != s).sum())
+        broken += int(((new[:, 0] % 16 != 0) | (np.diff(new, axis=1) != 1).any(axis=1)).sum())
+
+    held = 0
+    for r in range(payload.shape[0]):
+        for a, size in shared_spans(form, decode_record(payload[r]), cache):
+            s = a + 16 * np.arange(-(-int(size) // 16), dtype=np.int64)
+            starts.append(s)
+            chunks += int(s.size)
+            held += int(s.size) * 16
+            if held >= REPLAY_BYTES:
+                flush()
+                held = 0
+    flush()
+    if moved or broken:
+        t = m.figures["tma"]
+        m.figures = {**m.figures, "tma": {**t, "replayed_shared": {"chunks": chunks, "moved": moved,
+                                                                   "not_whole": broken}}}
+    return m
+
+
 def _line_sectors(d: dict) -> int:
     return (d.get("tma") or {}).get("sectors_counted", 0)
 
@@ -1190,6 +1261,10 @@ def _text(d: dict) -> list[str]:
               if t["not_expanded"] else "")]
     for m in t["maps"][:4]:
         out.append(f"  tensor map: {safe_text(m)}")
+    rs = t.get("replayed_shared")
+    if rs:
+        out.append(f"  replayed: {rs['moved']:,} of {rs['chunks']:,} 16-byte chunks in shared memory moved, "
+                   f"{rs['not_whole']:,} of them off a 16-byte boundary or split (the TMA cannot write those)")
     return out
 
 
@@ -1266,7 +1341,7 @@ def _forms():
                   ten_spaces=(), slots="operands", counters=dict(COUNTER_LABELS),
                   read=_read, block=_block, recorder_sass=recorder_sass, payload=True, stats=_stats,
                   line_sectors=_line_sectors, explain=lambda d: explain_rows(d["tma"]), text=_text, drawn=_drawn,
-                  sass_note=_copy_sass_note, fuses=False)
+                  sass_note=_copy_sass_note, fuses=False, replay=_replay)
     return (
         TraceForm(KIND_TENSOR, ("cp",), name="TMA copy", accept=tensor,
                   sass={op: "global" for op, (_sp, k) in SASS_OPCODES.items() if k == KIND_TENSOR}, **common),

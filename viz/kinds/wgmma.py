@@ -478,11 +478,32 @@ def descriptors(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return a, b, tagged
 
 
-def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.ndarray) -> dict:
+def remapped_wavefronts(op: WgmmaOp, desc_a: int | None, desc_b: int, remap) -> int:
+    """Wavefronts of one warpgroup instruction whose shared bytes are re-mapped by ``remap``
+    ((int64 byte addresses) -> int64 new addresses: a replay under another layout,
+    ``viz.trace.replay``). Each core matrix is still one phase; its rows' bytes are read from
+    their new places, and the phase costs the most distinct 4-byte words any one bank must
+    deliver. Where every row stays one aligned 16-byte chunk this is ``phase_wavefronts`` (a
+    chunk's four words sit on the four banks of its group), so the identity gives ``count``'s
+    figures exactly; a layout that splits a row is counted by its words."""
+    cms = operand_matrices(op, desc_a, desc_b)
+    if not cms:
+        return 0
+    rows = np.asarray([cm.rows for cm in cms], np.int64)                      # (phases, 8)
+    byte = rows[:, :, None] + np.arange(CHUNK, dtype=np.int64)                 # (phases, 8, 16)
+    words = (np.asarray(remap(byte.reshape(-1)), np.int64) >> 2).reshape(len(cms), -1)
+    total = 0
+    for ph in words:
+        total += int(np.bincount(np.unique(ph) & 31, minlength=32).max())
+    return total
+
+
+def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.ndarray, remap=None) -> dict:
     """The gmma counters of some records of one static wgmma (one record per warp): the
     tensor-pipe instruction count (one per warp whose predicate held) and, on the record of
     each warpgroup's first warp, the warpgroup's shared reads. Returns the totals by counter
-    name and ``per_record`` (each record's wavefronts), ``phases`` (ideal wavefronts)."""
+    name and ``per_record`` (each record's wavefronts), ``phases`` (ideal wavefronts). ``remap``:
+    the shared bytes re-mapped (a replay, ``remapped_wavefronts``)."""
     n = int(slots.shape[0])
     per = np.zeros(n, np.int64)
     ideal = np.zeros(n, np.int64)
@@ -497,7 +518,10 @@ def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.nd
         uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
         inv = np.asarray(inv).reshape(-1)
         wf_u = np.zeros(len(uniq), np.int64)
-        if len(uniq) <= CACHED:
+        if remap is not None:
+            for u, (a, b) in enumerate(uniq):
+                wf_u[u] = remapped_wavefronts(op, int(a) if op.a_shared else None, int(b), remap)
+        elif len(uniq) <= CACHED:
             for u, (a, b) in enumerate(uniq):
                 wf_u[u] = count(op, int(a) if op.a_shared else None, int(b)).wavefronts
         else:                        # many distinct descriptors (a hostile file, or a huge kernel): vectorised
@@ -1240,6 +1264,16 @@ def _form_count(trace, ins: dict, rows) -> dict:
     return {k: got[k] for k in GMMA_METRICS}
 
 
+def _form_replay(trace, ins: dict, rows, remap, ten) -> dict:
+    """``TraceForm.replay``: the gmma counters of some records with the shared bytes their
+    core matrices read re-mapped (``remapped_wavefronts``)."""
+    op = op_of(ins)
+    if op is None:
+        return {k: 0 for k in GMMA_METRICS}
+    got = count_records(op, trace.addresses(rows), trace.warp[rows], trace.pred[rows], remap=remap)
+    return {k: got[k] for k in GMMA_METRICS}
+
+
 def _make_forms() -> tuple:
     """The trace form (``viz.kinds.registry.TraceForm``): the PTX it records (dense
     ``wgmma.mma_async``; the sparse form stays unrecorded), the record's slots, its counters and
@@ -1259,7 +1293,7 @@ def _make_forms() -> tuple:
               ten_spaces=(), slots="operands", record_code=_form_record_code, count=_form_count,
               counters=dict(GMMA_LABELS), detail_op="wgmma", detail_options=lambda ins: (("ptx", str(ins.get("ptx", ""))),),
               name="wgmma", figures=access_figures, reasons=explain_rows, summary=table_text,
-              sass_width=GMMA_SASS_WIDTH, sass_match=match_sass, matrix_map=trace_gmma_map,
+              sass_width=GMMA_SASS_WIDTH, sass_match=match_sass, matrix_map=trace_gmma_map, replay=_form_replay,
               older_unrecorded={"wgmma.mma_async": "warpgroup MMA (tl.dot): reads its A/B tiles from shared memory "
                                                    "through descriptors"})
     return (TraceForm(**{k: v for k, v in kw.items() if k in have}),)

@@ -491,7 +491,11 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
 def _own_stats(trace: Trace, ins: dict, rows: np.ndarray, f: TraceForm) -> TraceInstrStats:
     """The figures of an instruction whose form counts its records itself (``TraceForm.stats``:
     a TMA box, a bulk copy, a TMA control instruction by its SASS)."""
-    m = f.stats(trace, ins, rows, METRIC_NAMES)
+    remap = getattr(trace, "shared_remap", None)
+    if remap is not None and f.replay is not None:      # a replayed trace: its shared side re-mapped
+        m = f.replay(trace, ins, rows, remap, METRIC_NAMES)
+    else:
+        m = f.stats(trace, ins, rows, METRIC_NAMES)
     st = TraceInstrStats(ins, executed=m.executed, warp_instructions=m.warp_instructions,
                          active_lanes=m.active_lanes, sectors=m.sectors, lines=m.lines, mine=m, own=dict(m.own))
     st.per_record = m.per_record
@@ -514,7 +518,10 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     f = _form(ins)
     if f.count is not None:
         # the kind counts its records itself (a TMA box, a wgmma's core matrices: TraceForm.count)
-        for name, v in f.count(trace, ins, rows).items():
+        remap = getattr(trace, "shared_remap", None)
+        got = f.replay(trace, ins, rows, remap, METRIC_NAMES) if remap is not None and f.replay is not None \
+            else f.count(trace, ins, rows)
+        for name, v in got.items():
             st.own[name] = st.own.get(name, 0) + int(v)
     if f.lanes is not None:
         # ldmatrix .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used

@@ -97,6 +97,9 @@ class Trace:
     flags: np.ndarray = field(default=None)
     path: Path | None = field(default=None)
     payload: np.ndarray = field(default=None)     # (flags-2 records, 32) uint64
+    # a replayed trace (viz.trace.replay): the shared addresses its operand records name (a TMA box, a wgmma's
+    # core matrices) are counted re-mapped by this ((int64 array) -> int64 array; TraceForm.replay); not saved
+    shared_remap: Callable | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.flags is None:
