@@ -175,3 +175,23 @@ def test_a_toy_kind_flows_through_the_registry_alone(tmp_path):
     assert out["access_op"] == "toyld"
     assert out["caption"] == "a toy read: one phase of 16 bytes a lane"
     assert out["painted"] and set(out["painted"]) == {"toy read of warp 1"}
+
+
+def test_the_file_counts_docs_architecture_states_are_true():
+    """docs/ARCHITECTURE.md "A new access kind" states how many files outside their modules
+    wgmma and the TMA kinds touch; tools/kind_files.py counts them with git."""
+    import re
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import kind_files
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    stated = {"wgmma": int(re.search(r"\*\*wgmma: (\d+)\*\*", doc).group(1)),
+              "tma": int(re.search(r"\*\*TMA \([^)]*\): (\d+)\*\*", doc).group(1))}
+    for kind, n in stated.items():
+        files = kind_files.files_naming(*kind_files.KINDS[kind], root=ROOT)
+        assert len(files) == n, f"{kind}: docs/ARCHITECTURE.md says {n}, git finds {len(files)}: {files}"
+        assert "viz/kinds/__init__.py" in files
+        assert not [f for f in files if f.startswith("viz/trace/")], files

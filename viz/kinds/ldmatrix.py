@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from ..i18n import tr
+from ..gpus import BANK_BYTES, BANK_MASK, WARP, WORD_SHIFT
 from ..scenario_parts import access_text
 
 ROW_BYTES = 16            # one row of 8 b16 elements
@@ -99,7 +100,7 @@ def looks_like_matrix_op(text: object) -> bool:
 
 def matrix_of_lane(lane: int) -> int:
     """The matrix whose row lane ``lane`` addresses (lanes 0-7: 0, 8-15: 1, ...)."""
-    return (lane % 32) // ROWS
+    return (lane % WARP) // ROWS
 
 
 def row_of_lane(lane: int) -> int:
@@ -109,7 +110,7 @@ def row_of_lane(lane: int) -> int:
 def fragment(lane: int, matrix: int, trans: bool) -> tuple[tuple[int, int], tuple[int, int]]:
     """The two (row, column) elements of ``matrix`` that register ``matrix`` of ``lane``
     holds (its low half first)."""
-    r, c = (lane % 32) // 4, 2 * (lane % 4)
+    r, c = (lane % WARP) // 4, 2 * (lane % 4)
     if trans:
         return (c, r), (c + 1, r)
     return (r, c), (r, c + 1)
@@ -126,7 +127,7 @@ def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
     """Per lane: (matrix, register, row, column) of each b16 element it ends with (ldmatrix)
     or gives (stmatrix), in register order, low half first."""
     out = []
-    for lane in range(32):
+    for lane in range(WARP):
         mine = []
         for i in range(op.num):
             for row, col in fragment(lane, i, op.trans):
@@ -158,9 +159,9 @@ def warp_wavefronts(op: MatrixOp, rows: list[int]) -> tuple[int, int]:
     for lanes in phases_of(op):
         per_bank: dict[int, set[int]] = {}
         for ln in lanes:
-            w0 = rows[ln] >> 2
-            for q in range(ROW_BYTES // 4):
-                per_bank.setdefault((w0 + q) & 31, set()).add(w0 + q)
+            w0 = rows[ln] >> WORD_SHIFT
+            for q in range(ROW_BYTES // BANK_BYTES):
+                per_bank.setdefault((w0 + q) & BANK_MASK, set()).add(w0 + q)
         wf += max(len(s) for s in per_bank.values())
     return wf, op.num
 
@@ -261,7 +262,7 @@ def matrix_lanes(opcode: str) -> int:
     for n in (1, 2, 4):
         if f".x{n}." in opcode + ".":
             return 8 * n
-    return 32
+    return WARP
 
 
 def _row_width(parts, operands) -> int:

@@ -52,8 +52,19 @@ it may read ``%wvr4`` (the lane), ``%wvr0`` (active mask), ``%wvr1`` (predicate 
 (``rows``: the record indices of one static instruction, ``trace.addresses(rows)`` their
 slots) returns ``{Nsight Compute name: value}``; names of the ten go into the ten, others
 beside them (``other_metrics``, and ``trace --validate`` asks Nsight Compute for the names in
-``counters``). ``expand`` is declared, not yet called (the pictures and the cost model's
-replay of such records are the kind's to wire).
+``counters``). ``expand`` is declared, not yet called.
+
+Every other thing such a kind does is a hook of its ``TraceForm`` or ``Kind`` (the block of
+fields after ``summary``, and ``phase_caption`` ... ``arch_specific``): how its PTX is read
+(``read``) and recorded (``block``, ``recorder_sass``, ``payload``), how its records count
+(``stats``) and show (``line_sectors``, ``explain``, ``text``, ``drawn``), how the SASS
+reconciliation matches it (``sass_width``, ``sass_match``, ``owns_line``, ``sass_note``,
+``fuses``, ``builds``), its picture (``phase_caption``, ``request_caption``, ``picture_map``,
+``matrix_map``: a map whose ``view`` names its painter module in ``viz.render``), the target it
+compiles for (``arch_specific``) and its replay under another shared layout (``replay``). The
+trace side, the reconciliation, the painter, export, the command line and the toolchain call
+them and name no kind (docs/ARCHITECTURE.md "A new access kind"; tests/test_kinds_toy.py
+registers a kind through this module alone).
 """
 
 from __future__ import annotations
@@ -105,6 +116,7 @@ class Kind:
                                                # count of its warp instructions (the cost model's TMA term)
     # --- its picture and toolchain needs (hooks: the generic code calls them and never names the kind)
     phase_caption: str = ""                    # the frame's caption of one phase (English; Chinese in zh_CN.toml)
+    request_caption: Callable | None = None    # (WarpDetail, count(n, noun) -> text) -> the request frame's caption
     picture_map: Callable | None = None        # (WarpDetail) -> a map drawn instead of the lanes' addresses, or None;
                                                # the map's ``view`` names its painter module in viz.render
     matrix_map: Callable | None = None         # (scenario, instruction, block, warp) -> the map `warpviz matrix` draws
