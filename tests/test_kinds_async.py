@@ -18,7 +18,7 @@ from viz.toolchain.compile import find_nvcc
 from viz.gpu.runner import generated_launch
 from viz.kinds import ATOM_METRICS, LDGSTS_METRICS
 from viz.gpu.randomkinds import scenarios as kind_scenarios
-from viz.kinds.tensormap import encode_args
+from viz.kinds.tensormap import TensorMapError, encode_args
 from viz.report import explain_access
 from viz.scenario import ScenarioError, load, loads
 
@@ -357,20 +357,29 @@ def test_generated_kernels_emit_the_real_instructions():
     src = generate(atomic("h[lane]")).source
     assert "atomicAdd((unsigned*)(wv_smem + " in src
     k = generate(load("tma-swizzle-128b"))
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in k.source
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes" in k.source
+    assert '"r"((int)wv_row), "r"(0), "r"(wv_mbar)' in k.source     # a load reads the first replica's plane
     assert "const __grid_constant__ WvTensorMap wv_tmap0" in k.source
     assert k.source.index("wv_tmap0") < k.source.index("wv_g_A")    # the tensor map is the first parameter
     (tm,) = k.tensor_maps
     assert (tm.rows, tm.cols, tm.box_rows, tm.box_cols, tm.swizzle, tm.esize) == (32, 16, 8, 8, "tma:128B", 16)
-    spec = generated_launch(k, b"")
+    spec = generated_launch(k, b"", replicas=5)
     assert spec.args[0][0] == "tmap" and spec.arg_format.startswith("128sP")
+    assert spec.args[0][1]["replicas"] == 5 and spec.args[0][1]["replica_bytes"] == k.replica_bytes
 
 
 def test_tensor_map_arguments_are_in_bytes():
     k = generate(load("tma-swizzle-64b"))
     dtype, dims, strides, box, estr, swz = encode_args(k.tensor_maps[0].to_json(), 0x10000)
-    # float4 as four UINT32 per element: a 16 x 4 box of a 64 x 8 tensor
-    assert dtype == 2 and list(dims) == [32, 64] and list(strides) == [128] and list(box) == [16, 16] and swz == 2
+    # float4 as four UINT32 per element: a 16 x 4 box of a 64 x 8 tensor, one plane
+    assert dtype == 2 and list(dims) == [32, 64, 1] and list(strides) == [128, 128 * 64] and list(box) == [16, 16, 1]
+    assert swz == 2 and list(estr) == [1, 1, 1]
+    # a launch of 7 replicas: one plane each, the replica's footprint apart
+    spec = generated_launch(k, b"", replicas=7)
+    dtype, dims, strides, box, estr, swz = encode_args(spec.args[0][1], 0x10000)
+    assert list(dims) == [32, 64, 7] and list(strides) == [128, k.replica_bytes] and list(box) == [16, 16, 1]
+    with pytest.raises(TensorMapError, match="multiple of 16 bytes apart"):
+        encode_args({**spec.args[0][1], "replica_bytes": 1000}, 0x10000)
     assert "(int)(wv_col * 4)" in k.source
 
 
@@ -391,7 +400,7 @@ def test_kind_kernels_compile_and_keep_their_instructions():
         if "atomic" in ops:
             assert re.search(r"(atom|red)\.shared\.add", body), name
         if "tma.load" in ops:
-            assert "cp.async.bulk.tensor.2d" in body and "mbarrier.try_wait.parity" in body, name
+            assert "cp.async.bulk.tensor.3d" in body and "mbarrier.try_wait.parity" in body, name
 
 
 def test_random_scenarios_of_each_kind_are_seeded_and_valid():

@@ -182,9 +182,10 @@ def test_loads_and_stores_have_one_tensor_map_each_in_access_order():
                                                                              ("C", 64, 32, "tma:128B")]
     k = generate(sc)
     assert "wv_tmap0" in k.source and "wv_tmap1" in k.source
-    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group[^;]*;", k.source)
+    assert re.search(r"cp\.async\.bulk\.tensor\.3d\.global\.shared::cta\.bulk_group[^;]*;", k.source)
     store = k.source[k.source.index("tma.store"):]
     assert "&wv_tmap1" in store and "cp.async.bulk.wait_group.read 0" in store
+    assert '"r"((int)wv_rep)' in store          # a replica stores into its own plane, not the first one's
 
 
 @needs_nvcc
@@ -195,6 +196,6 @@ def test_store_kernels_compile_for_sm90():
     ptx = nvcc("\n".join(generate(load(n), name=f"k{i}").source for i, n in enumerate(names)), "-ptx")
     bodies = dict(zip(re.findall(r"\.entry\s+(\w+)\(", ptx), re.split(r"\.entry\s+\w+\(", ptx)[1:]))
     for i in range(2):
-        assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in bodies[f"k{i}"]
+        assert "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group" in bodies[f"k{i}"]
         assert "cp.async.bulk.commit_group" in bodies[f"k{i}"]
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global" in bodies["k1"]
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global" in bodies["k1"]

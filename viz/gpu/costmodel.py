@@ -774,8 +774,9 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     # The copy engines' global side (cp.async's source, a TMA box): its sectors come through
     # L2 from DRAM once each (their reuse is not tracked), unless the timed loop keeps them
     # in L2. cp-async-pipeline: 537 MB from DRAM in 0.17 ms, as a copy. A generated TMA
-    # kernel has one tensor map per launch (the first replica's tensor), so its replicas
-    # all read the same box: DRAM moves it once. Nor does the L2 term count TMA boxes:
+    # kernel's tensor map has a plane per replica, so each replica copies its own box (a
+    # kind whose replicas share one copy says copy_per_replica=False: DRAM moves it once).
+    # Nor does the L2 term count TMA boxes:
     # tma-ldmatrix-128b took 277 MB of them in 0.023 ms, 12 TB/s, above the 8.1 TB/s at which
     # L2 serves the LSU's loads, so the TMA's path is not the one calibrated.
     # Which accesses those are, and how, each kind says (Kind.copy_engine, copy_in_l2, copy_per_replica).

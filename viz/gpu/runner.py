@@ -100,7 +100,8 @@ class LaunchSpec:
 
 def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
     """The launch of a generated kernel over ``replicas`` copies of its global arrays."""
-    args: list[tuple[str, int]] = [("tmap", t.to_json()) for t in kernel.tensor_maps]
+    args: list[tuple[str, int]] = [("tmap", {**t.to_json(), "replicas": replicas, "replica_bytes": kernel.replica_bytes})
+                                   for t in kernel.tensor_maps]
     args += [("ptr", s) for s in kernel.global_starts]
     args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0), ("i32", 1), ("i32", 1)]
     return LaunchSpec(kernel.name, cubin, kernel.block, kernel.launch_grid(replicas), kernel.shared_bytes,
