@@ -585,7 +585,7 @@ def test_figures_and_source_panel_show_a_copys_sectors():
     tm = T.TensorMap(1 << 24, 7, 2, (1000, 1000), (4000,), (32, 64), (1, 1), 0, 3)
     t, _m = _copy_trace(blocks=4, map_bytes=T.encode_map(tm), grid_x=2)
     an = analyze_trace(t)
-    load = next(d for d in an.per_access() if (d.tma or {}).get("direction") == "load")
+    load = next(d for d in an.per_access() if (d.kind_figures("tma") or {}).get("direction") == "load")
     rows = {r[0]: r[1] for r in explain_trace(load)}
     assert rows["copies"] == "8" and rows["sectors"] == "2,048" and rows["bytes moved"] == "65,536"
     by_line = {r["line"]: r["sectors"] for r in source_lines(an)}

@@ -74,7 +74,7 @@ def test_picture_table_analyze_and_json_agree(path):
         mine = [d for d in an.per_access() if (d.file, d.line) == (r["file"], r["line"])]
         for key in ("wavefronts", "bank_conflicts", "sectors", "requests", "warp_instructions"):
             # a TMA copy's sectors are its boxes' (`tma.sectors_counted`, what Nsight Compute counts)
-            tma = sum((d.tma or {}).get("sectors_counted", 0) for d in mine) if key == "sectors" else 0
+            tma = sum((d.kind_figures("tma") or {}).get("sectors_counted", 0) for d in mine) if key == "sectors" else 0
             assert r[key] == sum(getattr(d, key) or 0 for d in mine) + tma, (path.name, r["line"], key)
 
 

@@ -562,8 +562,8 @@ def test_scenario_wgmma_counts_per_warpgroup(tmp_path):
     assert m[W.CONFLICTS] == 0
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 0
     d = an.per_access()[1]
-    assert d.wgmma["warpgroup_instructions"] == 16 and d.wavefronts_per_instruction == 48
-    assert d.wgmma["shape"] == "m64n128k16" and d.wgmma["a_major"] == "K"
+    assert d.kind_figures("wgmma")["warpgroup_instructions"] == 16 and d.wavefronts_per_instruction == 48
+    assert d.kind_figures("wgmma")["shape"] == "m64n128k16" and d.kind_figures("wgmma")["a_major"] == "K"
 
 
 def test_scenario_wgmma_descriptors_are_the_tiles(tmp_path):

@@ -1011,6 +1011,31 @@ def _tma_traces(d: Path, cases: list) -> None:
     add("tma-flags-on-a-load", **{"flags.npy": npy(f3), "payload.npy": npy(garbage[:m])})
 
 
+def _kindhooks(d: Path, cases: list) -> None:
+    """Replay of records that name shared memory by their operands (TMA boxes, wgmma
+    descriptors: ``TraceForm.replay``) on hostile traces: every hostile TMA and wgmma trace of
+    ``_tma_traces`` and ``_wgmma`` replayed with a layout over the shared window, and the shipped
+    TMA and wgmma traces replayed over a 16 MiB range of 4 Mi elements. Each ends within the time
+    limit with exit 0 or 2 and one paragraph; never a traceback."""
+    made: list = []
+    for sub in ("tma", "wgmma"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    _tma_traces(d / "tma", made)
+    _wgmma(d / "wgmma", made)
+    traces = sorted({p for p, _c in made if p.suffix == ".wvtrace"})
+    for p in traces:
+        cases.append((p, ("cli", "replay", str(p), "--range", "1024:9216", "--shape", "64,64", "--elem-bytes", "2",
+                          "--layout", "pad:8")))
+    for name in ("tma_copy_triton", "triton_wgmma_matmul"):
+        p = d / f"{name}.wvtrace"
+        shutil.copyfile(ROOT / "assets" / "traces" / f"{name}.wvtrace", p)
+        cases.append((p, ("cli", "replay", str(p), "--range", "0:16777216", "--shape", "1,4194304", "--elem-bytes",
+                          "4", "--layout", "pad:1")))
+        cases.append((p, ("cli", "replay", str(p), "--range", "1024:9216", "--shape", "64,64", "--elem-bytes", "2",
+                          "--layout", "expr:(c * 7 + r) % 64")))
+        cases.append((p, ("cli", "suggest", str(p), "--no-predict")))
+
+
 def make(out: Path) -> list:
     if out.exists():
         shutil.rmtree(out)
@@ -1037,6 +1062,7 @@ def make(out: Path) -> list:
     _replay(out / "replay", cases)
     _tma_scenarios(out / "tma_scenarios", cases)
     _gpus(out / "gpus", cases)
+    _kindhooks(out / "kindhooks", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases

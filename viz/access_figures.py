@@ -174,12 +174,6 @@ class AccessFigures(Mapping[str, Any]):
     """A scenario's TMA: the tile's swizzle."""
     bytes_copied: int | None = None
     """A scenario's TMA: the bytes its boxes copy in bounds."""
-    wgmma: dict[str, Any] | None = None
-    """A wgmma: its shape, types, operands, warpgroup instructions, rule and counters."""
-    tma: dict[str, Any] | None = None
-    """A traced TMA / bulk copy (``viz.kinds.tma_copy.figures``)."""
-    tma_control: dict[str, Any] | None = None
-    """A traced TMA control instruction: warp executions, counters, problems."""
 
     # --- the JSON object's shape
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -203,6 +197,12 @@ class AccessFigures(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object ``analyze --json`` writes for this access, key for key and in order."""
         return {k: self._value(k) for k in self.json_keys}
+
+    def kind_figures(self, key: str) -> Any:
+        """A kind's own figures under its own key (``"wgmma"``, ``"tma"``, ``"tma_control"``: what
+        its module's ``figures`` hook adds), None where the access has none. The record names no
+        kind's key, so a new kind adds its figures without touching this file."""
+        return self.extra.get(key)
 
     def has(self, name: str) -> bool:
         """Whether the access has the figure ``name`` (whether the JSON holds that key)."""

@@ -435,12 +435,10 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> list:
 
             paint_matrix_map(p, rect, step.layout, th, scale=step.layout_scale)
             return []
-        from .kinds.wgmma import GmmaMap
+        if getattr(step.layout, "view", None):        # a kind's own map (its view: a viz.render module)
+            from .render.painter import paint_kind_map
 
-        if isinstance(step.layout, GmmaMap):          # HOOK(wgmma): a wgmma's core matrices (viz.render.gmma_view)
-            from .render.gmma_view import paint_gmma_map
-
-            paint_gmma_map(p, rect, step.layout, th, scale=step.layout_scale)
+            paint_kind_map(p, rect, step.layout, th, scale=step.layout_scale)
             return []
         from .render.layout_map import paint_layout_map
 

@@ -118,7 +118,7 @@ FORMS = (
               mask_code=zero_fill_code, skip_spaces=("global",),
               latency="",            # asynchronous: waited for at wait_group
               counters={"smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"},
-              sass_kind={"global": "cp.async"}),
+              sass_kind={"global": "cp.async"}, fuses=False),
 )
 KINDS = (KIND,)
 UNRECORDED = ()

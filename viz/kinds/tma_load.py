@@ -52,6 +52,18 @@ def _random_text(r):
     return tma_text(r)
 
 
+def request_caption(d, count) -> str:
+    """``Kind.request_caption``: one copy of the whole box, by thread 0."""
+    from ..i18n import tr
+
+    a = d.access
+    box = a.option("box")
+    return tr("Thread 0 issues one TMA copy of the {r} x {c} box ({bytes}) into {name}: the tensor-memory "
+              "accelerator writes it in the tile's swizzle without the banks' load and store path, so no "
+              "wavefront is counted; `warpviz layout` draws where each element lands.", r=box[0], c=box[1],
+              bytes=count(a.option("bytes"), "byte"), name=a.array)
+
+
 KIND = Kind(
     op="tma.load", keys=frozenset(KEYS["tma.load"]), example=EXAMPLES["tma.load"], parse=parse_tma,
     count=count_tma, figures=tma_figures,
@@ -62,6 +74,7 @@ KIND = Kind(
     through_banks=False,     # the TMA writes the tile itself, not through the banks' path
     name="TMA copy", sass_opcodes=("UTMALDG",), codegen=_codegen, codegen_whole=True, random_text=_random_text,
     copy_engine=True, copy_in_l2=False, copy_per_replica=False, engine_seconds=box_seconds,
+    request_caption=request_caption,
 )
 FORMS = ()
 KINDS = (KIND,)

@@ -27,6 +27,18 @@ def _codegen(a, arr, sc, rename, k):
     return tma_lines(a, arr, sc, rename, k)
 
 
+def request_caption(d, count) -> str:
+    """``Kind.request_caption``: one copy of the whole box from the tile, by thread 0."""
+    from ..i18n import tr
+
+    a = d.access
+    box = a.option("box")
+    return tr("Thread 0 issues one TMA store of the {r} x {c} box from {name} to {at}: the tensor-memory "
+              "accelerator reads the tile in its swizzle without the banks' load and store path, so no "
+              "wavefront is counted; parts of the box past the tensor's edge write nothing.", r=box[0], c=box[1],
+              name=a.array, at=a.source.text)
+
+
 KIND = Kind(
     op="tma.store", keys=frozenset(KEYS["tma.store"]), example=EXAMPLES["tma.store"], parse=parse_tma_store,
     count=count_tma, figures=tma_figures,
@@ -36,6 +48,7 @@ KIND = Kind(
     name="TMA store", sass_opcodes=("UTMASTG",), codegen=_codegen, codegen_whole=True,
     # the store's time: the load's measured per-row term (box_seconds), not measured for stores
     copy_engine=True, copy_in_l2=False, copy_per_replica=True, engine_seconds=box_seconds,
+    request_caption=request_caption,
 )
 FORMS = ()
 KINDS = (KIND,)

@@ -134,4 +134,6 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
     return end_matrix_map(p, th, g, rect, written=bool(px))
 
 
-__all__ = ["paint_gmma_map", "natural_size"]
+paint_map = paint_gmma_map        # the name viz.render.painter.paint_kind_map calls (GmmaMap.view = "gmma_view")
+
+__all__ = ["paint_gmma_map", "paint_map", "natural_size"]

@@ -45,7 +45,7 @@ from ..kinds.ldmatrix import matrix_lanes  # noqa: F401 - ldmatrix's lanes, name
 from ..kinds.registry import TraceForm, forms, trace_kind
 from .schema import unrecorded_ran
 from ..gpus import SECTOR_BYTES, WARP
-from .tracefile import Trace, lane_bits
+from .tracefile import PAYLOAD_FLAG, Trace, lane_bits
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
 # smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level), each
@@ -189,7 +189,7 @@ class TraceInstrStats:
     ldgsts_phases: int = 0
     ldgsts_per_record: np.ndarray | None = field(default=None, repr=False)   # each record's, as per_record
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
-    tma: object = None          # issue 30: a TMA / bulk copy's figures (viz.kinds.tma_copy.TmaStats)
+    mine: object = None         # a form that counts its records itself (TraceForm.stats): its RecordStats
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
     own: dict = field(default_factory=dict)   # counters its kind counts itself (TraceForm.count), by Nsight Compute name
 
@@ -301,10 +301,8 @@ class TraceAnalysis:
                 if info.get("first") is not None:
                     d["sass"]["first_number"] = numbers.get(int(info["first"]), 0)
                 d["ptx_width"] = ins.get("ptx_width") or ins["width"]
-            if s.tma is not None:       # issue 30 hook
-                from ..kinds import tma_copy
-
-                d.update(tma_copy.figures(s.tma), bytes_requested=s.tma.global_bytes)
+            if s.mine is not None:      # a form that counts its records itself: its own figures
+                d.update(s.mine.figures)
                 out.append(AccessFigures.from_dict(d))
                 continue
             if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
@@ -336,8 +334,9 @@ class TraceAnalysis:
             rows = _rows_by_instruction(self.trace)
             for k, s in enumerate(self.stats):
                 r = rows[k]
-                if s.tma is not None:   # issue 30 hook: a TMA record's sectors
-                    vals[r] = s.tma.per_record
+                if s.mine is not None:  # a form that counts its records itself: its records' figures
+                    vals[r[self.trace.flags[r] == (PAYLOAD_FLAG if _form(s.instr).payload else 0)]] = \
+                        s.mine.per_record
                     continue
                 vals[r[self.trace.flags[r] == 0]] = s.per_record
             self._values = vals
@@ -370,7 +369,7 @@ class TraceAnalysis:
                                       "requests": 0, "bytes_requested": 0})
             for k in ("warp_instructions", "wavefronts", "bank_conflicts", "sectors", "requests", "bytes_requested"):
                 r[k] += getattr(d, k) or 0
-            r["sectors"] += (d.tma or {}).get("sectors_counted", 0)     # issue 30 hook: a TMA copy's sectors
+            r["sectors"] += _line_sectors(d)
         return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
@@ -387,7 +386,7 @@ def source_lines(an: "TraceAnalysis") -> list[dict]:
             "bank_conflicts": 0, "requests": 0, "sectors": 0, "global_bytes": 0, "instructions": [], "ptx": []})
         for k in ("warp_instructions", "wavefronts", "bank_conflicts", "requests", "sectors"):
             r[k] += getattr(d, k) or 0
-        r["sectors"] += (d.tma or {}).get("sectors_counted", 0)        # issue 30 hook
+        r["sectors"] += _line_sectors(d)
         r["global_bytes"] += round((d.sector_efficiency or 0.0) * (d.bytes_moved or 0))
         r["instructions"].append(d.index)
         r["ptx"].append(" ".join(given(d.ptx).split()))
@@ -458,11 +457,9 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
 
             raise Cancelled()
         rows = by_instr[k]
-        if ins["kind"] in ("tma", "bulk"):          # issue 30 hook: viz.kinds.tma_copy counts its records
-            stats.append(_tma_stats(trace, ins, rows))
-            continue
-        if ins["kind"] == "tensormap":              # issue 30 hook: TMA control, counted by its SASS
-            stats.append(_control_stats(trace, ins, rows))
+        f = _form(ins)
+        if f.stats is not None:                     # the form counts its records itself (TraceForm.stats)
+            stats.append(_own_stats(trace, ins, rows, f))
             continue
         skip = rows[trace.flags[rows] != 0]
         rows = rows[trace.flags[rows] == 0]
@@ -495,43 +492,24 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
     return TraceAnalysis(trace, stats)
 
 
-def _tma_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
-    """Issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy.count_records) from its
-    records (flags 2) and their payload rows."""
-    from ..kinds import tma_copy
-
-    rows = rows[trace.flags[rows] == tma_copy.RECORD_FLAG]
-    words = [w for w in str(ins.get("ptx", "")).split() if not w.startswith("@")]
-    form = tma_copy.match(str(ins.get("opcode", ""))) or tma_copy.match(words[0] if words else "") or \
-        tma_copy.Form(str(ins["kind"]), "load", 0, "unknown", False, False, False, "", "")
-    payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, 32), np.uint64)
-    t = tma_copy.count_records(form, payload, trace.shared[rows])
-    st = TraceInstrStats(ins, executed=t.warp_executions, warp_instructions=t.sass_executions,
-                         active_lanes=t.issued, sectors=t.sectors, lines=t.lines, tma=t, own=dict(t.counters))
-    st.per_record = t.per_record
+def _own_stats(trace: Trace, ins: dict, rows: np.ndarray, f: TraceForm) -> TraceInstrStats:
+    """The figures of an instruction whose form counts its records itself (``TraceForm.stats``:
+    a TMA box, a bulk copy, a TMA control instruction by its SASS)."""
+    remap = getattr(trace, "shared_remap", None)
+    if remap is not None and f.replay is not None:      # a replayed trace: its shared side re-mapped
+        m = f.replay(trace, ins, rows, remap, METRIC_NAMES)
+    else:
+        m = f.stats(trace, ins, rows, METRIC_NAMES)
+    st = TraceInstrStats(ins, executed=m.executed, warp_instructions=m.warp_instructions,
+                         active_lanes=m.active_lanes, sectors=m.sectors, lines=m.lines, mine=m, own=dict(m.own))
+    st.per_record = m.per_record
     return st
 
 
-def _control_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
-    """Issue 30 hook: a TMA control instruction (tensormap.replace, cp_fenceproxy, the TMA
-    fence, the bulk group's commit) counted by the SASS ptxas makes of it (its ``sass``
-    entry); without the SASS nothing is counted and its entry says so."""
-    from ..kinds import tma_copy
-
-    rows = rows[trace.flags[rows] == 0]
-    info = ins.get("sass") or {}
-    sass = list(info.get("sass") or [])
-    c = tma_copy.count_control(sass, trace.active[rows], trace.pred[rows], trace.addresses(rows))
-    form = tma_copy.Form(tma_copy.KIND_CONTROL, ins["op"], 0, "", False, False, False, "", "")
-    t = tma_copy.TmaStats(form, warp_executions=int(rows.size), per_record=np.zeros(rows.size, np.int64))
-    t.ten = {k: v for k, v in c.items() if k in METRIC_NAMES}
-    t.counters = {k: v for k, v in c.items() if k not in METRIC_NAMES}
-    if not info:
-        t.problems.append("the plain kernel's SASS was not read: what ptxas made of it is not counted")
-    st = TraceInstrStats(ins, executed=int(rows.size), warp_instructions=int(rows.size),
-                         active_lanes=int(mask_bits(trace.pred[rows]).sum()), tma=t, own={**t.ten, **t.counters})
-    st.per_record = t.per_record
-    return st
+def _line_sectors(d: AccessFigures) -> int:
+    """Sectors a form that counts its records itself adds to its source line's row."""
+    f = trace_kind(d.kind)
+    return f.line_sectors(d) if f is not None and f.line_sectors is not None else 0
 
 
 def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, at: int) -> None:
@@ -544,7 +522,10 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     f = _form(ins)
     if f.count is not None:
         # the kind counts its records itself (a TMA box, a wgmma's core matrices: TraceForm.count)
-        for name, v in f.count(trace, ins, rows).items():
+        remap = getattr(trace, "shared_remap", None)
+        got = f.replay(trace, ins, rows, remap, METRIC_NAMES) if remap is not None and f.replay is not None \
+            else f.count(trace, ins, rows)
+        for name, v in got.items():
             st.own[name] = st.own.get(name, 0) + int(v)
     if f.lanes is not None:
         # ldmatrix .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
@@ -630,10 +611,9 @@ def explain_trace(d: AccessFigures) -> list[tuple[str, str, str]]:
                      tr("never-true shared loads: the `@!PT LDS` that ptxas puts before this LDGSTS in the plain "
                         "SASS; every warp that reaches them executes them and Nsight Compute counts them as shared "
                         "loads (no wavefront)")))
-    if d.tma is not None:          # issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy)
-        from ..kinds.tma_copy import explain_rows
-
-        return rows + explain_rows(d.tma)
+    f = trace_kind(d.kind)
+    if f is not None and f.explain is not None:      # a kind that explains all of its own figures
+        return rows + list(f.explain(d))
     if given(d.executed) == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
@@ -823,26 +803,9 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
     for d in rows:
         out.append("")
         out.append(f"instruction {given(d.number)}: {safe_text(d.source)}  {safe_text(' '.join(given(d.ptx).split()))}")
-        if d.tma_control is not None:  # issue 30 hook: building a tensor map, the TMA fence, the bulk group
-            t = d.tma_control
-            counts = ", ".join(f"{k.split('__', 1)[-1].removesuffix('.sum')} {v:,}" for k, v in t["counters"].items())
-            out.append(f"  TMA control: {t['warp_executions']:,} warp executions; what its SASS counts: "
-                       f"{counts or 'nothing'}" + (f"; {safe_text('; '.join(t['problems']))}" if t["problems"] else ""))
-            continue
-        if d.tma is not None:          # issue 30 hook: a TMA / bulk copy
-            t = d.tma
-            out.append(f"  {t['form']} {t['direction']}: {t['copies']:,} copies by {t['warp_executions']:,} warp "
-                       f"executions; global sectors {t['sectors']:,} (lines {t['lines']:,}, {t['global_bytes']:,} "
-                       f"bytes in bounds"
-                       + (f"; {t['sectors_counted']:,} counted: a load counts its whole box" if
-                          t["sectors_counted"] != t["sectors"] else "")
-                       + f"); {t['box_bytes']:,} bytes in shared memory"
-                       + (f"; {t['out_of_bounds_elements']:,} elements out of bounds" if t["out_of_bounds_elements"]
-                          else "")
-                       + (f"; {t['not_expanded']:,} copies not expanded: {safe_text('; '.join(t['problems']))}"
-                          if t["not_expanded"] else ""))
-            for m in t["maps"][:4]:
-                out.append(f"  tensor map: {safe_text(m)}")
+        f = trace_kind(d.kind)
+        if f is not None and f.text is not None:    # a kind's own lines (TraceForm.text)
+            out += list(f.text(d))
             continue
         parts = [f"{d.kind} {d.space} {d.access_bytes} B", f"executed {given(d.executed):,}",
                  f"active lanes {d.active_lanes:,}"]

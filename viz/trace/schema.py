@@ -21,7 +21,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..kinds.registry import trace_kinds
+from ..kinds.registry import forms, trace_kinds
 
 SHORT = 4096                    # characters of a name, a version, a PTX line, a file name
 TEXT = 32 << 20                 # characters of a text (the launch file, a CUDA source): the header's own cap
@@ -403,7 +403,8 @@ HEADER = Record(fields={
         "uncertain": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "fused": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "removed": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
-        "tensor_maps": _opt(Text(TEXT), ""),    # issue 30: SASS that builds tensor maps on the device
+        # SASS a kind explains (TraceForm.builds: "tensor_maps", SASS that builds tensor maps on the device)
+        **{b[1]: _opt(Text(TEXT), "") for f in forms() for b in f.builds},
     })),
     "ncu": _opt(COUNTERS),
     "ncu_other": _opt(COUNTERS),
