@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(not SHIPPED, reason="no shipped measurements")
 
 def panel(w):
     assert w.gpu_panel is not None, "the GPU panel did not load"
+    assert w.gpu_panel.measurements is not None       # the shipped file, read off the GUI thread: waited for
     return w.gpu_panel
 
 

@@ -22,7 +22,6 @@ or Cancel, kills only that process and the next Run starts a fresh one.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -36,7 +35,8 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QGridLayout
                                QVBoxLayout, QWidget)
 
 from ..engine import METRIC_NAMES
-from ..gpu import GpuUnavailable, results
+from ..gpu import front
+from ..gpu.front import GpuUnavailable
 from ..i18n import language, sep, tr
 from ..trace.launch import shipped_launch_file
 from ..trace.schema import records_complete, unrecorded_ran
@@ -98,22 +98,23 @@ class GpuPanel(QWidget):
     """Constructed as ``GpuPanel(main_window)``; reads ``main_window.session``."""
 
     deviceKnown = Signal(str)
+    shippedRead = Signal()          # the shipped results file was read (off the GUI thread)
 
     def __init__(self, main_window):
         super().__init__()
         self.setObjectName("gpuPanel")
         self.window_ = main_window
         self.session = main_window.session
-        self.measurements: dict | None = None
+        self._measurements: dict | None = None
         self.measurements_path: Path | None = None
+        self._shipped: tuple | bool | None = None  # (document, error) once read; False once shown
+        self._shipped_ready = threading.Event()
         self._trace_doc: dict | None = None        # the shipped traced-launch timings, read when first needed
         self._timing_device: str | None = None     # the GPU of the traced-launch timing shown (its results file's)
         self.live: dict[str, dict] = {}          # this session's runs, by scenario name
         self.validation: dict[str, list] = {}    # this session's counter comparisons
         self.device_info: dict | None = None
-        from ..gpu.trace_pipeline import Recorder
-
-        self.recorder = Recorder()                # records traces in its own GPU child process
+        self.gpu = front.Gpu()                    # runs and recordings, each in a GPU child process of its own
         self.recorded_from: dict[str, Path | None] = {}  # trace path -> the launch file it was recorded from
         self.last_recording = None                # viz.gpu.trace_pipeline.Recording
         self._recording: tuple[str, bool] | None = None  # (launch name, validate) while one runs
@@ -121,9 +122,6 @@ class GpuPanel(QWidget):
         self._shown_path = None                   # the file the status line speaks of
         self.stage = ""                           # the running recording's last stage
         self._reason: tuple[str, dict] | None = None  # why there is no GPU: (English template, fields)
-        self._gpu = None                          # ProcessSession, made on first Run
-        self._gpu_lock = threading.Lock()
-        self._memcpy_gbps: float | None = None
         self.runner = Runner(self)
         self.runner.done.connect(self._job_done)
         self.runner.failed.connect(self._job_failed)
@@ -136,13 +134,60 @@ class GpuPanel(QWidget):
         self.session.changed.connect(self.refresh)
         self.session.analysisChanged.connect(lambda: self.refresh() if self.mode() == "trace" else None)
         self.deviceKnown.connect(self.device.setText)
-        self.load_measurements(None)
+        self.shippedRead.connect(self._shipped_arrived)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)  # the GPU child process goes with the app
         self._probe()
-        self.retranslate()
-        self.refresh()
+        self.retranslate()                          # (refreshes)
+        # The shipped measurements take 0.4-1.3 s to read and check: read on a thread of their
+        # own, so that building the panel (after the window's first paint) does not hold the GUI.
+        threading.Thread(target=self._read_shipped, daemon=True, name="warpviz-shipped-results").start()
+
+    # ------------------------------------------------------------------ the shipped measurements, read off the GUI thread
+
+    @property
+    def recorder(self):
+        """The recordings' ``Recorder`` (``front.Gpu.recorder``; tests put a replaying one here)."""
+        return self.gpu.recorder
+
+    @recorder.setter
+    def recorder(self, value) -> None:
+        self.gpu.recorder = value
+
+    @property
+    def measurements(self) -> dict | None:
+        """The loaded results file (the shipped one until another is imported; read now if the
+        reading thread has not finished)."""
+        self._take_shipped(wait=True)
+        return self._measurements
+
+    def _read_shipped(self) -> None:
+        try:
+            got: tuple = (front.load_results(None), None)
+        except Exception as err:  # noqa: BLE001 - a broken shipped file: the panel shows none
+            got = (None, str(err))
+        self._shipped = got
+        self._shipped_ready.set()
+        try:
+            self.shippedRead.emit()
+        except RuntimeError:        # the panel is gone (the app closed while reading)
+            pass
+
+    def _shipped_arrived(self) -> None:
+        self._take_shipped(wait=False)
+
+    def _take_shipped(self, wait: bool) -> None:
+        """Show the shipped measurements once they are read (``wait``: wait for the reading
+        thread), unless a results file was imported meanwhile."""
+        if self._shipped is None and not (wait and self._shipped_ready.wait(120)):
+            return
+        got, self._shipped = self._shipped, False
+        if not got:
+            return                              # taken already (False)
+        doc, _err = got
+        if doc is not None and self.measurements_path is None:
+            self._show_measurements(doc, None)
 
     # ------------------------------------------------------------------ building
 
@@ -379,18 +424,14 @@ class GpuPanel(QWidget):
 
     def _probe(self) -> None:
         """Why there is no GPU, or which one there is; never blocks the GUI."""
-        if importlib.util.find_spec("pycuda") is None:
+        if not front.pycuda_installed():
             self._reason = ("No GPU here: PyCUDA is not installed (pip install 'warpviz[gpu]').", {})
             self._show_device()
             return
 
         def probe(_progress, _cancel):
-            from ..gpu.runner import probe as gpu_probe
-
-            try:
-                return ("device", gpu_probe())
-            except GpuUnavailable as err:
-                return ("reason", err)
+            found = front.probe()
+            return ("device", found.device) if found.available else ("reason", found.reason)
 
         self.aux.submit(probe)
 
@@ -440,13 +481,17 @@ class GpuPanel(QWidget):
     def load_measurements(self, path: str | Path | None) -> bool:
         """A results file (the shipped H100 one when ``path`` is None); False on a bad file."""
         try:
-            doc = results.load(path)
-        except results.ResultsError as err:
+            doc = front.load_results(path)
+        except front.ResultsError as err:
             if path is not None:
                 self.status.setText(not_results_text(path, str(err)))
             return False
-        self.measurements = doc
-        self.measurements_path = Path(path) if path else results.shipped_path()
+        self._show_measurements(doc, path)
+        return True
+
+    def _show_measurements(self, doc: dict, path: str | Path | None) -> None:
+        self._measurements = doc
+        self.measurements_path = Path(path) if path else front.shipped_results_path()
         if path is not None:
             self.status.clear()           # an earlier import's error is about another file
             self.status.setToolTip("")
@@ -458,7 +503,6 @@ class GpuPanel(QWidget):
         self.sweep_choice.blockSignals(False)
         self._show_source()
         self.refresh()
-        return True
 
     def import_folder(self) -> str:
         """Where Import opens: the folder of the last import, else the shipped measurements
@@ -471,7 +515,7 @@ class GpuPanel(QWidget):
                 return last
         except (OSError, ValueError):
             pass
-        return str(results.shipped_path().parent)
+        return str(front.shipped_results_path().parent)
 
     def _import_dialog(self) -> None:
         from . import settings
@@ -487,10 +531,10 @@ class GpuPanel(QWidget):
             QMessageBox.warning(self, tr("Import measurements"), plain_for_qt(self.status.text()))
 
     def _show_source(self) -> None:
-        if not self.measurements:
+        if not self._measurements:
             self.source_label.setText(tr("No measurements loaded."))
             return
-        m = self.measurements
+        m = self._measurements
         file = self.measurements_path.name if self.measurements_path else ""
         label = str(m.get("label", ""))
         device = str((m.get("device") or {}).get("name") or "")
@@ -506,7 +550,7 @@ class GpuPanel(QWidget):
 
     def _fill_measured(self) -> None:
         """The list of what the loaded file measured (scenarios, then traced launches)."""
-        scen, traced = measured_names(self.measurements)
+        scen, traced = measured_names(self._measurements)
         c = self.measured_choice
         c.blockSignals(True)
         c.clear()
@@ -542,7 +586,7 @@ class GpuPanel(QWidget):
                 w.open_path(Path(path))
                 return
         else:
-            entry = (self.measurements.get("traces") or {}).get(name) or {}
+            entry = (self._measurements.get("traces") or {}).get(name) or {}
             trace = assets.named_trace(Path(str(entry.get("trace") or "")).name or name)
             if trace is not None:
                 w.open_trace(trace)
@@ -557,7 +601,7 @@ class GpuPanel(QWidget):
     def measured_where(self) -> str:
         """Where the loaded measurements come from: the file's label (English prose), or in
         another language its device and date in that language's sentence."""
-        m = self.measurements or {}
+        m = self._measurements or {}
         device = str((m.get("device") or {}).get("name") or "")
         if language() != "en" and device:
             return tr("{device}, measured {date}", device=device, date=str(m.get("measured_at", ""))[:10])
@@ -572,8 +616,8 @@ class GpuPanel(QWidget):
         name = self.session.name
         if name in self.live:
             return self.live[name], tr("measured now")
-        if self.measurements and name in self.measurements.get("scenarios", {}):
-            e = self.measurements["scenarios"][name]
+        if self._measurements and name in self._measurements.get("scenarios", {}):
+            e = self._measurements["scenarios"][name]
             if e.get("params", {}) == dict(sc.params):
                 return e, self.measured_where()
         return None, ""
@@ -629,9 +673,7 @@ class GpuPanel(QWidget):
         try:
             if Path(path).resolve().parent != assets.scenario_dir().resolve():
                 return []
-            from ..gpu.handwritten import for_scenario
-
-            return for_scenario(Path(path).stem)
+            return front.hand_kernels(Path(path).stem)
         except (OSError, ValueError, KeyError):  # a broken manifest must not break the panel
             return []
 
@@ -679,7 +721,7 @@ class GpuPanel(QWidget):
             return ""
         if e is None:
             text = tr("No measurement of this scenario with these params; Run measures it on a GPU.")
-            scen, traced = measured_names(self.measurements)
+            scen, traced = measured_names(self._measurements)
             name = self.measurements_path.name if self.measurements_path else ""
             if self.session.name not in scen and (scen or traced):
                 text += " " + self._measured_sentence(name, scen, traced)
@@ -743,7 +785,7 @@ class GpuPanel(QWidget):
         self.chart.clear()
         self.bar_labels = []
         name = self.sweep_choice.currentData()
-        sweeps = (self.measurements or {}).get("sweeps") or {}
+        sweeps = (self._measurements or {}).get("sweeps") or {}
         if name in self.live.get("__sweeps__", {}):
             sweep = self.live["__sweeps__"][name]
         else:
@@ -841,18 +883,15 @@ class GpuPanel(QWidget):
         w = self.tabs.currentWidget()
         if w is self.kernel:
             def source(_p, _c, sc=sc):
-                from ..gpu.codegen import generate
-
-                return ("source", generate(sc).source)
+                return ("source", front.generated_source(sc))
 
             self.aux.submit(source)
         elif w is self.sass:
             def sass(_p, _c, sc=sc):
-                from ..gpu.codegen import generate
                 from ..toolchain.compile import compile_cubin, find_tool, sass_memory_instructions
 
                 try:
-                    cubin = compile_cubin(generate(sc).source)
+                    cubin = compile_cubin(front.generated_source(sc))
                 except GpuUnavailable as err:
                     return ("sass", tr("No SASS: {why}", why=gpu_reason(err)))
                 if not find_tool("cuobjdump"):
@@ -1114,14 +1153,12 @@ class GpuPanel(QWidget):
         else:
             return None, ""
         docs = []
-        if self.measurements and self.measurements.get("traces"):
-            docs.append(self.measurements)
+        if self._measurements and self._measurements.get("traces"):
+            docs.append(self._measurements)
         if self._trace_doc is None:
-            from ..gpu.tracebench import SHIPPED
-
             try:
-                self._trace_doc = results.load(results.shipped_path().with_name(SHIPPED))
-            except results.ResultsError:
+                self._trace_doc = front.load_results(front.shipped_trace_timings_path())
+            except front.ResultsError:
                 self._trace_doc = {}
         if self._trace_doc:
             docs.append(self._trace_doc)
@@ -1138,7 +1175,7 @@ class GpuPanel(QWidget):
         a run made now, else the loaded results file's."""
         if where == tr("measured now"):
             return (self.device_info or {}).get("name")
-        return ((self.measurements or {}).get("device") or {}).get("name")
+        return ((self._measurements or {}).get("device") or {}).get("name")
 
     def _trace_summary(self, rows) -> str:
         s = self.session
@@ -1178,10 +1215,8 @@ class GpuPanel(QWidget):
         path = Path(path)
         if path.suffix.lower() != ".wvtrace":
             path = path.with_name(path.name + ".wvtrace")
-        from ..gpu.trace_pipeline import save_copy
-
         try:
-            save_copy(s.path, path)
+            front.save_trace_copy(s.path, path)
         except OSError as err:
             self.status.setText(tr("Cannot save the trace as {path}: {err}", path=path, err=err.strerror or err))
             return None
@@ -1190,31 +1225,17 @@ class GpuPanel(QWidget):
 
     # ------------------------------------------------------------------ GPU jobs
 
-    def _gpu_session(self):
-        from ..gpu.worker import ProcessSession
-
-        if self._gpu is None:
-            self._gpu = ProcessSession()
-        return self._gpu
-
     def run(self) -> None:
         """Measure the current scenario on this machine's GPU (worker thread)."""
         sc, name = self.session.scenario, self.session.name or "scenario"
         if sc is None or self.device_info is None:
             self.status.setText(self.device_reason or tr("Open a valid scenario first."))
             return
+        stages = {"cudaMemcpy": tr("cudaMemcpy ceiling"), name: tr("compiling, checking and timing {name}", name=name)}
 
         def job(progress, cancelled):
-            from ..gpu.bench import run_one
-            from ..gpu.plan import gbps
-
-            with self._gpu_lock:
-                gpu = self._gpu_session()
-                if self._memcpy_gbps is None:
-                    progress(0.05, tr("cudaMemcpy ceiling"))
-                    self._memcpy_gbps = gbps(2 * (256 << 20), gpu.time_memcpy(cancelled=cancelled).median_ms)
-                progress(0.2, tr("compiling, checking and timing {name}", name=name))
-                return ("run", name, run_one(gpu, name, sc, self._memcpy_gbps, cancelled))
+            said = self.gpu.run(front.RunRequest(name, sc), lambda f, t: progress(f, stages.get(t, t)), cancelled)
+            return ("run", name, said.entry)
 
         self.runner.submit(job)
 
@@ -1226,9 +1247,7 @@ class GpuPanel(QWidget):
             return
 
         def job(progress, cancelled):
-            from ..gpu.bench import validate
-
-            return ("validate", name, validate([(name, sc)], progress, cancelled)[0])
+            return ("validate", name, self.gpu.validate(front.ValidateRequest([(name, sc)]), progress, cancelled)[0])
 
         self.runner.submit(job)
 
@@ -1238,19 +1257,12 @@ class GpuPanel(QWidget):
             self.status.setText(self.device_reason or "")
             return
 
-        def job(progress, cancelled):
-            from ..gpu import costmodel
-            from ..gpu.bench import run_sweep
-            from ..gpu.plan import gbps
+        known = (self._measurements or {}).get("scenarios")
 
-            with self._gpu_lock:
-                gpu = self._gpu_session()
-                if self._memcpy_gbps is None:
-                    self._memcpy_gbps = gbps(2 * (256 << 20), gpu.time_memcpy(cancelled=cancelled).median_ms)
-                model = costmodel.DeviceModel.from_device(gpu.info, self._memcpy_gbps)
-                progress(0.1, tr("sweep {name}", name=name))
-                return ("sweep", name, run_sweep(gpu, name, self._memcpy_gbps, model,
-                                                 (self.measurements or {}).get("scenarios"), cancelled))
+        def job(progress, cancelled):
+            said = self.gpu.sweep(front.SweepRequest(name, known),
+                                  lambda f, _t: progress(f, tr("sweep {name}", name=name)), cancelled)
+            return ("sweep", name, said.sweep)
 
         self.runner.submit(job)
 
@@ -1288,11 +1300,11 @@ class GpuPanel(QWidget):
             self.live[name] = value
             self.status.setText(value.get("error") or tr("Measured {name}.", name=name))
         elif kind == "validate":
-            if value.get("error"):
-                self.status.setText(value["error"])
+            if value.error:
+                self.status.setText(value.error)
             else:
-                self.validation[name] = value["rows"]
-                self.status.setText(tr("Counters match the model.") if value["match"] else
+                self.validation[name] = value.rows
+                self.status.setText(tr("Counters match the model.") if value.match else
                                     tr("Counters differ from the model: see the table."))
         elif kind == "sweep":
             self.live.setdefault("__sweeps__", {})[name] = value
@@ -1311,14 +1323,9 @@ class GpuPanel(QWidget):
 
     def shutdown(self) -> None:
         self.runner.cancel()
-        if self._gpu is not None:
-            self._gpu.close()
-            self._gpu = None
-        self.recorder.close()
+        self.gpu.close()
 
 
 def _calibrated(name) -> bool:
     """Whether this GPU has a calibration file the cost model reads (assets/calibration/)."""
-    from ..gpu.calibration import CALIBRATION_DIR, slug
-
-    return bool(name) and (CALIBRATION_DIR / f"{slug(str(name))}.json").is_file()
+    return front.is_calibrated(name)
