@@ -96,14 +96,21 @@ def probe() -> Probe:
         return Probe(reason=err)
 
 
+def device() -> dict:
+    """The GPU of this machine (name, compute capability, SMs, memory, driver...);
+    ``GpuUnavailable`` with the exact reason when there is none."""
+    from .runner import probe as runner_probe
+
+    return runner_probe()
+
+
 def require(counters: bool = False) -> dict:
     """The device, with nvcc (and Nsight Compute when ``counters``) present; GpuUnavailable
     naming what is missing otherwise (what the CLI checks before a GPU command)."""
     from ..toolchain.compile import require_nvcc
     from .ncu import find_ncu
-    from .runner import probe as runner_probe
 
-    info = runner_probe()
+    info = device()
     require_nvcc()
     if counters and not find_ncu():
         raise GpuUnavailable("Nsight Compute (ncu) is not installed or not on the PATH", "ncu")
@@ -408,6 +415,14 @@ def generated_source(sc: "Scenario") -> str:
     return generate(sc).source
 
 
+def predict_trace(trace, resources: dict | None = None):
+    """The cost model's prediction for a recorded trace on the GPU it describes
+    (``predict.predict_trace``: ``seconds``, ``bound``, terms)."""
+    from .predict import predict_trace as predict
+
+    return predict(trace, resources=resources)
+
+
 def is_calibrated(device_name: str | None) -> bool:
     """Whether this GPU has a calibration file the cost model reads (assets/calibration/)."""
     from .calibration import CALIBRATION_DIR, slug
@@ -416,8 +431,8 @@ def is_calibrated(device_name: str | None) -> bool:
 
 
 __all__ = ["GpuUnavailable", "KernelFault", "Cancelled", "RecordingFailed", "ResultsError", "Recording", "Probe",
-           "probe", "pycuda_installed", "require", "Gpu", "RunRequest", "RunResult", "SweepRequest", "SweepResult",
+           "probe", "device", "pycuda_installed", "require", "Gpu", "RunRequest", "RunResult", "SweepRequest", "SweepResult",
            "ValidateRequest", "Validation", "validate", "TraceRequest", "record", "CalibrateRequest", "calibrate",
            "failure_text", "parse_blocks", "save_trace_copy", "load_results", "shipped_results_path",
            "shipped_trace_timings_path", "results_limits", "entry_caveats", "hand_kernels", "generated_source",
-           "is_calibrated"]
+           "predict_trace", "is_calibrated"]
