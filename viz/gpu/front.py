@@ -322,8 +322,10 @@ def record(req: TraceRequest, *, log=None, child: str | None = None) -> "Recordi
         from ..trace.launch import load_launch
 
         launch = load_launch(launch)
-    kwargs = {} if log is None else {"log": log}
-    return record_trace(launch, blocks=req.blocks, validate=req.validate, out=req.out, child=child, **kwargs)
+    kwargs: dict = {} if log is None else {"log": log}
+    if child is not None:                # (left out otherwise: record_trace's own default stands)
+        kwargs["child"] = child
+    return record_trace(launch, blocks=req.blocks, validate=req.validate, out=req.out, **kwargs)
 
 
 def calibrate(req: CalibrateRequest, say: Callable[[str], None] = _quiet) -> dict:
