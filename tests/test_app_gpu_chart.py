@@ -1,4 +1,4 @@
-"""The GPU panel on a slide (issue 32, item 4): the chart follows the theme, names its unit
+"""The GPU panel on a slide: the chart follows the theme, names its unit
 (µs for a few hundred microseconds, no pyqtgraph "(x0.001)"), labels every bar and line,
 keeps its key off the points and shows measured beside predicted with their ratio; Import
 opens where the shipped measurement files are, imports every shipped results file or says

@@ -316,8 +316,8 @@ def test_ldmatrix_cpasync_counts_the_never_true_loads_and_equals_all_ten():
     assert (cp.executed, cp.never_true_lds) == (4, 12)                 # 4 warps x 3 @!PT LDS
     assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == t.header["ncu"]["smsp__inst_executed_op_shared_ld.sum"] == 12
     assert an.metrics == {k: t.header["ncu"][k] for k in an.metrics}
-    d = next(a for a in an.per_access() if a["index"] == cp.instr["id"])
-    assert d["never_true_shared_loads"] == 12
+    d = next(a for a in an.per_access() if a.index == cp.instr["id"])
+    assert d.never_true_shared_loads == 12
 
 
 def test_a_predicated_off_ldgsts_counts_with_its_never_true_loads(tmp_path):
@@ -356,7 +356,7 @@ def test_figures_say_why_a_cpasync_counts_shared_loads(capsys):
     from viz.trace.analysis import explain_trace
 
     an = analyze_trace(_shipped("ldmatrix_cpasync"))
-    d = next(a for a in an.per_access() if a["kind"] == "cp.async" and a["space"] == "global")
+    d = next(a for a in an.per_access() if a.kind == "cp.async" and a.space == "global")
     rows = explain_trace(d)
     assert ("", "+12") in [r[:2] for r in rows]
     assert any("@!PT LDS" in r[2] for r in rows)

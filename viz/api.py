@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 import numpy as np
 
 from . import export as _export
+from .access_figures import AccessFigures
 from .argcheck import (MAX_BLOCK_INDEX, MAX_INDEX, MAX_INSTRUCTION, MAX_SCALE, MAX_WARP_INDEX, MIN_SCALE,
                        shown_value, span)
 from .errors import WarpvizError
@@ -535,7 +536,8 @@ def _gpu(func: str, device):
 
 class Analysis:
     """The figures of ``warpviz analyze``: ``metrics`` (Nsight Compute's names), ``accesses``
-    (one dict per access), ``json()`` (the ``--json`` document), ``table()`` (the text)."""
+    (one dict per access; ``access_figures``: the same as typed records), ``json()`` (the
+    ``--json`` document), ``table()`` (the text)."""
 
     def __init__(self, sc: _Model, device: str | None = None):
         from .engine import analyze
@@ -555,6 +557,12 @@ class Analysis:
     @property
     def accesses(self) -> list[dict]:
         return list(self._json["accesses"])
+
+    @property
+    def access_figures(self) -> list[AccessFigures]:
+        """``accesses`` as typed records (``viz.access_figures.AccessFigures``: one attribute per
+        key, ``None`` where the access has no such figure; ``to_dict()`` is its JSON object)."""
+        return list(self._an.per_access())
 
     def json(self) -> dict:
         return json.loads(json.dumps(self._json))

@@ -398,9 +398,6 @@ class Cursor:
         c = replace(self, instruction=bounds.instructions - 1 if whole else self.instruction, frame=0)
         return replace(c, frame=frame_count(c) - 1)
 
-    def at_start(self) -> bool:
-        return self.instruction == 0 and self.frame == 0
-
     def at_end(self, bounds: Bounds, frame_count: FrameCount) -> bool:
         return self.instruction == bounds.instructions - 1 and self.frame == frame_count(self) - 1
 

@@ -230,7 +230,7 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     m = an.metrics
     t = costmodel.totals(m)
     f = repeat * (blocks_total or an.scenario.launch.blocks) / an.scenario.launch.blocks
-    useful = round(sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * f)
+    useful = round(sum(d.bytes_requested for d in an.per_access() if d.space == "global") * f)
     warp_inst = round(sum(s.warp_instructions for s in an.stats) * f)
     w = costmodel.workload(an, repeat, device_model, getattr(resources, "registers", None),
                            getattr(resources, "shared_bytes", None), blocks_total=blocks_total,

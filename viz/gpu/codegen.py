@@ -229,11 +229,15 @@ def _carry_pos(a: Access, part_off: int, size: int) -> int:
     return rel
 
 
+def _part_operands(space: str, pos: int, volatile: bool) -> tuple[str, str, str, int]:
+    """A load's or store's state space, its ``.volatile`` qualifier, its address constraint and
+    the carry word its part starts in."""
+    return ("shared" if space == "shared" else "global", ".volatile" if volatile else "",
+            '"r"' if space == "shared" else '"l"', pos // 4)
+
+
 def _load_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> list[str]:
-    st = "shared" if space == "shared" else "global"
-    q = ".volatile" if volatile else ""
-    addr = '"r"' if space == "shared" else '"l"'
-    w = pos // 4
+    st, q, addr, w = _part_operands(space, pos, volatile)
     if size in (1, 2):
         b = pos % 4
         return [
@@ -256,10 +260,7 @@ def _load_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> lis
 
 
 def _store_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> list[str]:
-    st = "shared" if space == "shared" else "global"
-    q = ".volatile" if volatile else ""
-    addr = '"r"' if space == "shared" else '"l"'
-    w = pos // 4
+    st, q, addr, w = _part_operands(space, pos, volatile)
     if size in (1, 2):
         b = pos % 4
         mask = "0xffu" if size == 1 else "0xffffu"

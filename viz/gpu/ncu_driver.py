@@ -23,17 +23,28 @@ def main(argv: list[str]) -> int:
 
     spec = json.loads(open(argv[0]).read())
     session = Session()
-    failures = 0
     if spec.get("mode") == "timed":
         return _timed(session, spec, LaunchSpec, KernelFault)
+
+    def run(d: dict) -> None:
+        ls = LaunchSpec.from_json(d)
+        session.run_once(ls, _zeros(ls.buffer_bytes))
+
+    return run_each(session, spec["launches"], run, KernelFault, "warpviz-ncu-driver")
+
+
+def run_each(session, launches: list[dict], run, fault, program: str) -> int:
+    """``run(d)`` for each launch of a spec, a ``fault`` reported on stderr (named by the
+    launch's ``name``) while the others still run; the session closed at the end. Exit status 1
+    when a launch failed."""
+    failures = 0
     try:
-        for d in spec["launches"]:
-            ls = LaunchSpec.from_json(d)
+        for d in launches:
             try:
-                session.run_once(ls, _zeros(ls.buffer_bytes))
-            except KernelFault as err:
+                run(d)
+            except fault as err:
                 failures += 1
-                print(f"warpviz-ncu-driver: {ls.name}: {err}", file=sys.stderr)
+                print(f"{program}: {d.get('name', '?')}: {err}", file=sys.stderr)
     finally:
         session.close()
     return 1 if failures else 0

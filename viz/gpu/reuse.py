@@ -48,16 +48,6 @@ class InstrReuse:
     l1_waits: int = 0      # L1 hits on a sector still being fetched: they wait like a miss
     l2_waits: int = 0      # L2 hits on a sector still coming from DRAM
 
-    @property
-    def l1_hit_rate(self) -> float:
-        return self.l1_hits / self.sectors if self.sectors else 0.0
-
-    @property
-    def l2_hit_rate(self) -> float:
-        """Of the sectors that miss L1 (stores: all), the part L2 holds."""
-        miss = self.sectors - self.l1_hits
-        return self.l2_hits / miss if miss else 0.0
-
 
 @dataclass
 class Reuse:

@@ -96,7 +96,8 @@ class LaunchSpec:
 
 def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
     """The launch of a generated kernel over ``replicas`` copies of its global arrays."""
-    args: list[tuple[str, int]] = [("tmap", t.to_json()) for t in kernel.tensor_maps]
+    args: list[tuple[str, int]] = [("tmap", {**t.to_json(), "replicas": replicas, "replica_bytes": kernel.replica_bytes})
+                                   for t in kernel.tensor_maps]
     args += [("ptr", s) for s in kernel.global_starts]
     args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0), ("i32", 1), ("i32", 1)]
     return LaunchSpec(kernel.name, cubin, kernel.block, kernel.launch_grid(replicas), kernel.shared_bytes,
@@ -341,12 +342,6 @@ class Session:
         from ..trace.record import run_fault_check
 
         return run_fault_check(self, req)
-
-    def trace_plain(self, req: dict) -> None:
-        """One launch of a trace's plain kernel (``viz.trace.record``)."""
-        from ..trace.record import run_plain
-
-        return run_plain(self, req)
 
     # -- timing -----------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """cp.async (LDGSTS) and TMA 2-D tile copies (UTMALDG): how the H100 counts them.
 
 The rules (docs/memory-model.md, "cp.async, TMA tile copies and shared atomics"),
-measured with tools/gpu/session/kinds_probe.sh (122 cp.async and 59 TMA probes):
+measured with tools/probes/cp_async_tma_atomics.sh (122 cp.async and 59 TMA probes):
 
 * ``cp.async`` is one request per warp in the ten's global-load metrics
   (``l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld``) and one instruction in

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..access_figures import AccessFigures
 from .analyze import atomic_active_lanes, count_atomic
 from .build import EXAMPLES, KEYS, _atomic
 from .plain import plain_accept
@@ -35,8 +36,8 @@ SHARED_ATOM_WAVEFRONTS = ATOM_METRICS[1]
 SHARED_ATOM_CONFLICTS = ATOM_METRICS[2]
 
 
-def _atom_rule(d: dict) -> str:
-    return "atom_add" if (d.get("options") or {}).get("result") == "used" else "atom_inc"
+def _atom_rule(d: AccessFigures) -> str:
+    return "atom_add" if (d.options or {}).get("result") == "used" else "atom_inc"
 
 
 def _atomic_per_lane(access) -> bool:

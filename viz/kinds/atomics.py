@@ -1,8 +1,8 @@
 """Atomics: how the H100 counts ``atomicAdd`` on shared (ATOMS) and global memory (ATOM / RED).
 
 The rules (docs/memory-model.md, "Atomics"), measured on the H100 with
-tools/gpu/session/kinds_probe.sh (one warp, one instruction, 75 address patterns) and
-tools/gpu/probe_atomics.sh:
+tools/probes/cp_async_tma_atomics.sh (one warp, one instruction, 75 address patterns) and
+tools/probes/atomics.sh:
 
 * ``atomicAdd(&h[i], 1)`` on shared memory whose result is unused (``result = "unused"``):
   nvcc emits ``ATOMS.POPC.INC``, and that instruction combines the lanes that hit one
@@ -94,7 +94,7 @@ def atomic_sector_counts(addr, mask, sectors):
     one address are served one after another, each pass a sector access, so a sector counts
     as many times as its most-shared address has lanes (32 lanes on one word: 32 sectors;
     16 words of 2 lanes in 2 sectors: 4). Measured on 117 one-warp probes of RED and ATOM,
-    4 and 8 bytes, every one equal (tools/gpu/probe_atomics.sh)."""
+    4 and 8 bytes, every one equal (tools/probes/atomics.sh)."""
     nb, nt = addr.shape
     nw = sectors.shape[1]
     a = np.empty(32, np.int64)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ..access_figures import AccessFigures
 from .analyze import count_cp_async, cp_async_figures
 from .build import EXAMPLES, KEYS, _cp_async
 from .registry import Kind, TraceForm
@@ -24,7 +25,7 @@ LDGSTS_METRICS = (
 )
 
 
-def _ldgsts_rule(d: dict) -> str:
+def _ldgsts_rule(d: AccessFigures) -> str:
     return "ldgsts"
 
 

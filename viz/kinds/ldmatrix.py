@@ -141,7 +141,7 @@ def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
 # like a quarter-warp phase of a 16-byte LDS/STS; a phase takes as many wavefronts as the
 # most distinct 32-bit words any one bank must deliver. Unlike LDS.128, lanes that repeat
 # addresses in pairs do not merge phases. Measured on the H100: all 365 probes of
-# tools/gpu/session/ldmatrix_probe.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
+# tools/probes/ldmatrix_wavefronts.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
 PAIR_MERGE = False
 
 

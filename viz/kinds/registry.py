@@ -71,8 +71,9 @@ def _never(access) -> bool:
 class Kind:
     """One scenario access kind (``op`` of a scenario's access table, format 3).
 
-    The callables take warpviz's own objects (an ``Access``, a scenario, a figures dict ``d``
-    of ``Analysis.per_access``); those that need numba import it when called."""
+    The callables take warpviz's own objects (an ``Access``, a scenario, a figures record ``d``
+    of ``Analysis.per_access``, ``viz.access_figures.AccessFigures``: read its attributes);
+    those that need numba import it when called."""
 
     op: str                                    # what a scenario writes: op = "cp.async"
     keys: frozenset[str]                       # the keys its access table may have
@@ -81,7 +82,7 @@ class Kind:
     count: Callable                            # (scenario, instr, access, ctx) -> InstrStats (viz.engine)
     metrics: tuple[str, ...] = ()              # its Nsight Compute counters, beside the ten
     metric_labels: Mapping[str, str] = field(default_factory=dict)   # how the Figures panel names them
-    figures: Callable | None = None            # (access, rows, d): its own per-access figures into d
+    figures: Callable | None = None            # (access, rows, d): its own figures into d (the record's dict)
     shared_rule: Callable | None = None        # (d) -> the shared rule its reasons name (viz.report)
     reasons: Callable | None = None            # (d) -> every (figure, value, why) row, instead of a load's
     extra_reasons: Callable | None = None      # (d) -> rows after a load's shared rows
@@ -181,9 +182,9 @@ class TraceForm:
     counters: Mapping[str, str] = field(default_factory=dict)   # its counters outside the ten -> label (English;
                                                                 # the app's table, Chinese in zh_CN.toml)
     # what analyze, its JSON and the Figures panel show of a kind that counts its records itself
-    figures: Callable | None = None            # (instruction dict, its counters) -> entries for its per-access dict
-    reasons: Callable | None = None            # (per-access dict) -> (figure, value, why) rows after the first
-    summary: Callable | None = None            # (per-access dict) -> analyze's line of its figures
+    figures: Callable | None = None            # (instruction dict, its counters) -> entries for its figures record
+    reasons: Callable | None = None            # (figures record) -> (figure, value, why) rows after the first
+    summary: Callable | None = None            # (figures record) -> analyze's line of its figures
 
     def space_of(self, parts: list[str]) -> str:
         if self.space:

@@ -22,7 +22,7 @@ TMA_METRICS = (
 
 
 # How long an SM's TMA takes over one box, by the box's rows and row width: blocks of one
-# box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/tma_box_timing.sh,
+# box each (swizzle none, 64 threads) timed on the H100 (tools/probes/tma_box_timing.sh,
 # assets/measurements/h100-tma-2026-11-23.json): a block cost 10.5-10.9 ns per row of 16
 # bytes, 5.1-5.3 per row of 32 bytes and no more than starting a block with 64-byte rows,
 # and boxes of 64 and 128 rows took as long as boxes of 32: time per box = min(rows, 32) x

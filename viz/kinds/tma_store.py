@@ -35,7 +35,7 @@ KIND = Kind(
     through_banks=False,     # the TMA reads the tile itself, not through the banks' path
     name="TMA store", sass_opcodes=("UTMASTG",), codegen=_codegen, codegen_whole=True,
     # the store's time: the load's measured per-row term (box_seconds), not measured for stores
-    copy_engine=True, copy_in_l2=False, copy_per_replica=False, engine_seconds=box_seconds,
+    copy_engine=True, copy_in_l2=False, copy_per_replica=True, engine_seconds=box_seconds,
 )
 FORMS = ()
 KINDS = (KIND,)

@@ -52,6 +52,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..access_figures import AccessFigures, given
+
 # ---------------------------------------------------------------------------- counters
 
 WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum"
@@ -543,33 +545,33 @@ def access_figures(ins: dict, own: dict) -> dict:
     }
 
 
-def table_text(d: dict) -> str:
+def table_text(d: AccessFigures) -> str:
     """``analyze``'s line of a traced wgmma's figures."""
-    w = d.get("wgmma")
+    w = d.wgmma
     if not isinstance(w, dict):
         return "its PTX is no wgmma.mma_async that warpviz reads: nothing is counted for it"
     return (f"{w['shape']} {w['atype']}, A from {w['a']}, {w['warpgroup_instructions']:,} warpgroup instructions: "
-            f"{d['bytes_requested']:,} shared bytes in {d['wavefronts']:,} wavefronts (ideal {d['phases']:,}, "
-            f"conflicts {d['bank_conflicts']:,}); {w['counters'][INSTRUCTIONS]:,} tensor-pipe warp instructions")
+            f"{d.bytes_requested:,} shared bytes in {d.wavefronts:,} wavefronts (ideal {d.phases:,}, "
+            f"conflicts {d.bank_conflicts:,}); {w['counters'][INSTRUCTIONS]:,} tensor-pipe warp instructions")
 
 
-def explain_rows(d: dict) -> list[tuple[str, str, str]]:
+def explain_rows(d: AccessFigures) -> list[tuple[str, str, str]]:
     """(figure, value, why) rows of a traced wgmma (``analyze``'s reasons, the Figures panel)."""
     from ..i18n import tr
 
-    w = d.get("wgmma")
+    w = d.wgmma
     if not isinstance(w, dict):         # a trace entry whose PTX does not read as a wgmma (a file that lies)
         return [("", "", tr("its PTX is no wgmma.mma_async that warpviz reads: nothing is counted for it"))]
     groups = max(1, w["warpgroup_instructions"])
     rows = [("warpgroup instructions", f"{w['warpgroup_instructions']:,}",
              tr("the four warps of a warpgroup issue one wgmma together; its shared reads count once")),
-            ("bytes read", f"{d['bytes_requested']:,}",
+            ("bytes read", f"{d.bytes_requested:,}",
              tr("{per} per instruction: A 64 x 32 bytes (when from shared memory) and B N x 32 bytes",
-                per=f"{d['bytes_requested'] / groups:,.0f}")),
-            ("wavefronts", f"{d['wavefronts']:,}",
+                per=f"{d.bytes_requested / groups:,.0f}")),
+            ("wavefronts", f"{d.wavefronts:,}",
              tr("{per} per instruction: each 8 x 16-byte core matrix is one phase, costing the most distinct "
-                "16-byte rows on one group of four banks", per=f"{d['wavefronts'] / groups:g}")),
-            ("bank conflicts", f"{d['bank_conflicts']:,}", tr("wavefronts beyond bytes / 128")),
+                "16-byte rows on one group of four banks", per=f"{d.wavefronts / groups:g}")),
+            ("bank conflicts", f"{d.bank_conflicts:,}", tr("wavefronts beyond bytes / 128")),
             ("tensor-pipe instructions", f"{w['counters'][INSTRUCTIONS]:,}",
              tr("one per warp: 4 per warpgroup instruction"))]
     for dd in w["descriptors"][:2]:
@@ -989,10 +991,10 @@ def scenario_figures(access, rows, d: dict) -> None:
              ideal_wavefronts_per_instruction=round(ph / groups, 4) if groups else 0.0)
 
 
-def scenario_reasons(d: dict) -> list[tuple[str, str, str]]:
+def scenario_reasons(d: AccessFigures) -> list[tuple[str, str, str]]:
     """The reasons of a scenario's wgmma (the Figures panel, ``analyze``)."""
-    w = d["wgmma"]
-    return explain_rows({**d, "wgmma": {**w, "descriptors": []}})
+    w = given(d.wgmma)
+    return explain_rows(d.replace(wgmma={**w, "descriptors": []}))
 
 
 def _count_scenario(scenario, instr, access, ctx):

@@ -283,11 +283,6 @@ class Placed:
         return QPointF(self.x, self.y)
 
 
-def item_at(text: str, px: int, x: float, y: float, w: float, h: float, key: str = "",
-            cell: tuple | None = None) -> TextItem:
-    return tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key, cell))
-
-
 def place(fam: tuple[str, ...], px: int, bold: bool, text: str, r: QRectF, align: str = "c",
           key: str = "", cell: QRectF | None = None) -> Placed:
     """``text`` laid out and aligned in ``r`` (``l``, ``c`` or ``r``, centred vertically);

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..access_figures import AccessFigures, given
 from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
 from ..errors import safe_text
 from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
@@ -270,9 +271,9 @@ class TraceAnalysis:
                     out[sec] = out.get(sec, 0) + s.sectors
         return out
 
-    def per_access(self, never_executed: bool | None = None) -> list[dict]:
-        """One dict per static instruction of the traced kernel that executed (a warp ran it,
-        or ptxas predicated it and warps ran it with every lane off), in PTX order.
+    def per_access(self, never_executed: bool | None = None) -> list[AccessFigures]:
+        """One figures record (``viz.access_figures``) per static instruction of the traced
+        kernel that executed (a warp ran it, or ptxas predicated it and warps ran it with every lane off), in PTX order.
         ``never_executed`` (default: the analysis's ``never_executed``) also lists the
         kernel's instructions that no recorded warp ran. ``index`` is the static instruction
         id, ``number`` the one numbering (``instruction_numbers``)."""
@@ -303,7 +304,7 @@ class TraceAnalysis:
                 from ..kinds import tma_copy
 
                 d.update(tma_copy.figures(s.tma), bytes_requested=s.tma.global_bytes)
-                out.append(d)
+                out.append(AccessFigures.from_dict(d))
                 continue
             if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
@@ -324,7 +325,7 @@ class TraceAnalysis:
             f = _form(ins)
             if f.figures is not None:          # a kind's own figures (a wgmma's warpgroup instructions, bytes)
                 d.update(f.figures(ins, dict(s.own)))
-            out.append(d)
+            out.append(AccessFigures.from_dict(d))
         return out
 
     def record_values(self) -> np.ndarray:
@@ -362,13 +363,13 @@ class TraceAnalysis:
         """Figures summed per source line, worst (most wavefronts + sectors beyond ideal) first."""
         rows: dict[tuple[str, int], dict] = {}
         for d in self.per_access():
-            key = (d["file"], d["line"])
-            r = rows.setdefault(key, {"source": d["source"], "file": d["file"], "line": d["line"],
+            key = (given(d.file), given(d.line))
+            r = rows.setdefault(key, {"source": given(d.source), "file": given(d.file), "line": given(d.line),
                                       "warp_instructions": 0, "wavefronts": 0, "bank_conflicts": 0, "sectors": 0,
                                       "requests": 0, "bytes_requested": 0})
             for k in ("warp_instructions", "wavefronts", "bank_conflicts", "sectors", "requests", "bytes_requested"):
-                r[k] += d.get(k, 0)
-            r["sectors"] += (d.get("tma") or {}).get("sectors_counted", 0)     # issue 30 hook: a TMA copy's sectors
+                r[k] += getattr(d, k) or 0
+            r["sectors"] += (d.tma or {}).get("sectors_counted", 0)     # issue 30 hook: a TMA copy's sectors
         return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
@@ -379,24 +380,26 @@ def source_lines(an: "TraceAnalysis") -> list[dict]:
     first (most bank conflicts + sectors, as ``TraceAnalysis.per_line``)."""
     rows: dict[tuple[str, int], dict] = {}
     for d in an.per_access():
-        r = rows.setdefault((d["file"], d["line"]), {
-            "file": d["file"], "line": d["line"], "source": d["source"], "warp_instructions": 0, "wavefronts": 0,
+        r = rows.setdefault((given(d.file), given(d.line)), {
+            "file": given(d.file), "line": given(d.line), "source": given(d.source), "warp_instructions": 0,
+            "wavefronts": 0,
             "bank_conflicts": 0, "requests": 0, "sectors": 0, "global_bytes": 0, "instructions": [], "ptx": []})
         for k in ("warp_instructions", "wavefronts", "bank_conflicts", "requests", "sectors"):
-            r[k] += d.get(k, 0)
-        r["sectors"] += (d.get("tma") or {}).get("sectors_counted", 0)        # issue 30 hook
-        r["global_bytes"] += round(d.get("sector_efficiency", 0.0) * d.get("bytes_moved", 0))
-        r["instructions"].append(d["index"])
-        r["ptx"].append(" ".join(d["ptx"].split()))
+            r[k] += getattr(d, k) or 0
+        r["sectors"] += (d.tma or {}).get("sectors_counted", 0)        # issue 30 hook
+        r["global_bytes"] += round((d.sector_efficiency or 0.0) * (d.bytes_moved or 0))
+        r["instructions"].append(d.index)
+        r["ptx"].append(" ".join(given(d.ptx).split()))
     for r in rows.values():
         r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * SECTOR_BYTES)
     return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
-def sass_text(d: dict) -> str:
+def sass_text(d: AccessFigures) -> str:
     """One line on what the plain kernel's SASS does with an instruction of ``per_access``
     (``viz.trace.reconcile``), or "" where it runs as the PTX has it."""
-    info = d.get("sass")
+    d = AccessFigures.of(d)
+    info = d.sass
     if not info:
         return ""
     state = info["state"]
@@ -604,54 +607,55 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
 # ---------------------------------------------------------------------------- reports
 
 
-def explain_trace(d: dict) -> list[tuple[str, str, str]]:
+def explain_trace(d: AccessFigures) -> list[tuple[str, str, str]]:
     """(figure, value, one-line why) rows for one static instruction of a trace (a dict of
     ``TraceAnalysis.per_access``): the figures ``warpviz analyze FILE.wvtrace`` prints, each
     with what it counts. Figure names are those of ``viz.report.explain_access``."""
+    d = AccessFigures.of(d)
     from ..i18n import tr
     from ..report import _avg, _n
 
-    inst = d["warp_instructions"]
+    inst = d.warp_instructions
     rows = [("warp instructions", _n(inst),
              tr("recorded warp-level executions: {n}; a warp counts where a lane executed it",
-                n=_n(d["executed"])))]
+                n=_n(d.executed)))]
     rows += sass_rows(d)
-    if d["predicated_off_warps"]:
-        rows.append(("", f"+{d['predicated_off_warps']:,}",
+    if d.predicated_off_warps:
+        rows.append(("", f"+{d.predicated_off_warps:,}",
                      tr("warps with every lane off: ptxas predicated the instruction, so they execute it "
                         "and Nsight Compute counts them")))
-    if d.get("never_true_shared_loads"):
-        rows.append(("", f"+{d['never_true_shared_loads']:,}",
+    if d.never_true_shared_loads:
+        rows.append(("", f"+{d.never_true_shared_loads:,}",
                      tr("never-true shared loads: the `@!PT LDS` that ptxas puts before this LDGSTS in the plain "
                         "SASS; every warp that reaches them executes them and Nsight Compute counts them as shared "
                         "loads (no wavefront)")))
-    if "tma" in d:          # issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy)
+    if d.tma is not None:          # issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy)
         from ..kinds.tma_copy import explain_rows
 
-        return rows + explain_rows(d["tma"])
-    if d["executed"] == 0:
+        return rows + explain_rows(d.tma)
+    if given(d.executed) == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
-    rows.append(("active lanes", tr("{n}/warp", n=f"{d['active_lanes'] / d['executed']:.2f}"),
+    rows.append(("active lanes", tr("{n}/warp", n=f"{d.active_lanes / given(d.executed):.2f}"),
                  tr("lanes whose predicate held, as recorded")))
-    f = trace_kind(d.get("kind"))
+    f = trace_kind(given(d.kind))
     if f is not None and f.reasons is not None:      # a kind that explains itself (wgmma)
         return rows + list(f.reasons(d))
-    if "wavefronts" in d:
-        wf, ph = d["wavefronts"], d["phases"]
-        per = max(1, d["executed"])
-        if d.get("atomic_rule") == "lanes":
+    if d.wavefronts is not None:
+        wf, ph = d.wavefronts, given(d.phases)
+        per = max(1, given(d.executed))
+        if d.atomic_rule == "lanes":
             why = tr("{per} per instruction: the atomic serves every lane in turn, so the busiest bank's active "
                      "lanes", per=_avg(wf, per))
-        elif d.get("atomic_rule") == "words":
+        elif d.atomic_rule == "words":
             why = tr("{per} per instruction: lanes on one address are combined (ATOMS.POPC.INC), so the busiest "
                      "bank's distinct words", per=_avg(wf, per))
-        elif d.get("ldgsts_side") == "cg":
+        elif d.ldgsts_side == "cg":
             rows.append(("wavefronts", "0", tr("cp.async.cg: no counter shows a wavefront of its shared side (the "
                                                "LDGSTS wavefront counter reads 0 on the H100), so none is drawn")))
-            return rows + ([] if d["counted_in_metrics"] else
+            return rows + ([] if d.counted_in_metrics else
                            [("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name"))])
-        elif d.get("ldgsts_side") == "ca":
+        elif d.ldgsts_side == "ca":
             why = tr("{per} per instruction: LDGSTS wavefronts, the shared side of this cp.async.ca (each phase as "
                      "many as its busiest bank has lane-words); Nsight Compute shows them as {metric}, not in the ten",
                      per=_avg(wf, per), metric=LDGSTS_WAVEFRONTS.split(".")[0])
@@ -662,28 +666,29 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
         rows.append(("phases", _n(ph), tr("{per} per instruction: the wavefronts with no bank conflict",
                                           per=_avg(ph, per))))
         rows.append(("bank conflicts", _n(wf - ph), tr("wavefronts beyond the phases")))
-    if "sectors" in d:
-        req = d["requests"]
+    if d.sectors is not None:
+        req = given(d.requests)
         rows.append(("requests", _n(req), tr("one per warp instruction with an active lane, whatever the width")))
         if req:
-            rows.append(("sectors", _n(d["sectors"]),
+            rows.append(("sectors", _n(d.sectors),
                          tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
-                            per=_avg(d["sectors"], req))))
-            rows.append(("lines", _n(d["lines"]), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
-                                                      per=_avg(d["lines"], req))))
-            rows.append(("bytes moved", _n(d["bytes_moved"]), tr("sectors x 32 B")))
-            rows.append(("sector efficiency", f"{d['sector_efficiency'] * 100:.1f}%",
+                            per=_avg(d.sectors, req))))
+            rows.append(("lines", _n(d.lines), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
+                                                      per=_avg(given(d.lines), req))))
+            rows.append(("bytes moved", _n(d.bytes_moved), tr("sectors x 32 B")))
+            rows.append(("sector efficiency", f"{given(d.sector_efficiency) * 100:.1f}%",
                          tr("bytes the active lanes asked for / bytes moved")))
-    if not d["counted_in_metrics"]:
+    if not d.counted_in_metrics:
         rows.append(("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name")))
     return rows
 
 
-def sass_rows(d: dict) -> list[tuple[str, str, str]]:
+def sass_rows(d: AccessFigures) -> list[tuple[str, str, str]]:
     """The "SASS" row of a traced instruction whose SASS is not its PTX (``viz.trace.reconcile``)."""
+    d = AccessFigures.of(d)
     from ..i18n import tr
 
-    info = d.get("sass")
+    info = d.sass
     if not info or (info["state"] == "same" and info["certain"]):
         return []
     op = " / ".join(dict.fromkeys(next((w for w in t.split() if not w.startswith("@")), "?")
@@ -693,7 +698,7 @@ def sass_rows(d: dict) -> list[tuple[str, str, str]]:
     state = info["state"]
     if state == "fused":
         why = tr("ptxas fused {n} PTX accesses of {w} bytes (PTX lines {lines}) into this one access of {wide} bytes "
-                 "a lane", n=len(info["group"]), w=d.get("ptx_width", d["access_bytes"]), lines=span,
+                 "a lane", n=len(info["group"]), w=d.ptx_width or d.access_bytes, lines=span,
                  wide=info["width"])
     elif state == "member":
         why = tr("fused by ptxas into instruction {k} (PTX lines {lines}): the GPU runs it as part of that access",
@@ -729,7 +734,7 @@ def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
         "params": {},
         "metrics": an.metrics,
         "other_metrics": an.other_metrics,
-        "accesses": an.per_access(never_executed),
+        "accesses": [d.to_dict() for d in an.per_access(never_executed)],
         "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
                   "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
@@ -808,7 +813,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                    + "; " + "; ".join(safe_text(n) for n in (smap.get("notes") or ["see each instruction"])[:12]))
     rows = an.per_access(never_executed)
     shown = len(rows)
-    ran = sum(1 for d in rows if d["executed"] or d["warp_instructions"])
+    ran = sum(1 for d in rows if d.executed or d.warp_instructions)
     out.append(f"instructions: {ran} of the kernel's {len(numbers)} memory instructions executed"
                + ("" if never_executed or ran == len(numbers) else " (--all lists the others too)"))
     for u in _unrecorded(h):        # shared reads no record holds (tl.dot's wgmma): said, not silently missing
@@ -816,15 +821,15 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                    "those shared reads are in no figure here")
     for d in rows:
         out.append("")
-        out.append(f"instruction {d['number']}: {safe_text(d['source'])}  {safe_text(' '.join(d['ptx'].split()))}")
-        if "tma_control" in d:  # issue 30 hook: building a tensor map, the TMA fence, the bulk group
-            t = d["tma_control"]
+        out.append(f"instruction {given(d.number)}: {safe_text(d.source)}  {safe_text(' '.join(given(d.ptx).split()))}")
+        if d.tma_control is not None:  # issue 30 hook: building a tensor map, the TMA fence, the bulk group
+            t = d.tma_control
             counts = ", ".join(f"{k.split('__', 1)[-1].removesuffix('.sum')} {v:,}" for k, v in t["counters"].items())
             out.append(f"  TMA control: {t['warp_executions']:,} warp executions; what its SASS counts: "
                        f"{counts or 'nothing'}" + (f"; {safe_text('; '.join(t['problems']))}" if t["problems"] else ""))
             continue
-        if "tma" in d:          # issue 30 hook: a TMA / bulk copy
-            t = d["tma"]
+        if d.tma is not None:          # issue 30 hook: a TMA / bulk copy
+            t = d.tma
             out.append(f"  {t['form']} {t['direction']}: {t['copies']:,} copies by {t['warp_executions']:,} warp "
                        f"executions; global sectors {t['sectors']:,} (lines {t['lines']:,}, {t['global_bytes']:,} "
                        f"bytes in bounds"
@@ -838,28 +843,30 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
             for m in t["maps"][:4]:
                 out.append(f"  tensor map: {safe_text(m)}")
             continue
-        parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
-                 f"active lanes {d['active_lanes']:,}"]
-        if d["predicated_off_warps"]:
-            parts.append(f"+{d['predicated_off_warps']:,} warps with every lane off (ptxas predicated it: counted)")
-        if d["never_true_shared_loads"]:
-            parts.append(f"+{d['never_true_shared_loads']:,} never-true shared loads (@!PT LDS before the LDGSTS: "
+        parts = [f"{d.kind} {d.space} {d.access_bytes} B", f"executed {given(d.executed):,}",
+                 f"active lanes {d.active_lanes:,}"]
+        if d.predicated_off_warps:
+            parts.append(f"+{d.predicated_off_warps:,} warps with every lane off (ptxas predicated it: counted)")
+        if d.never_true_shared_loads:
+            parts.append(f"+{d.never_true_shared_loads:,} never-true shared loads (@!PT LDS before the LDGSTS: "
                          "counted as shared loads)")
-        f = trace_kind(d.get("kind"))
+        f = trace_kind(given(d.kind))
         if f is not None and f.summary is not None:   # a kind's own line of figures (wgmma)
             parts.append(f.summary(d))
-        elif d.get("ldgsts_side") == "cg":
+        elif d.ldgsts_side == "cg":
             parts.append("no shared wavefronts (cp.async.cg: no counter shows its shared side; the LDGSTS wavefront "
                          "counter reads 0)")
-        elif d.get("ldgsts_side") == "ca":
-            parts.append(f"LDGSTS wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts "
-                         f"{d['bank_conflicts']:,}; {LDGSTS_WAVEFRONTS})")
-        elif "wavefronts" in d:
-            parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
-        if "sectors" in d:
-            parts.append(f"requests {d['requests']:,}, sectors {d['sectors']:,} "
-                         f"({d['sectors_per_request']:.2f}/request, efficiency {d['sector_efficiency'] * 100:.1f}%)")
-        if not d["counted_in_metrics"]:
+        elif d.ldgsts_side == "ca":
+            parts.append(f"LDGSTS wavefronts {d.wavefronts:,} (ideal {given(d.phases):,}, conflicts "
+                         f"{given(d.bank_conflicts):,}; {LDGSTS_WAVEFRONTS})")
+        elif d.wavefronts is not None:
+            parts.append(f"wavefronts {d.wavefronts:,} (ideal {given(d.phases):,}, "
+                         f"conflicts {given(d.bank_conflicts):,})")
+        if d.sectors is not None:
+            parts.append(f"requests {given(d.requests):,}, sectors {given(d.sectors):,} "
+                         f"({given(d.sectors_per_request):.2f}/request, "
+                         f"efficiency {given(d.sector_efficiency) * 100:.1f}%)")
+        if not d.counted_in_metrics:
             parts.append("not in the ten metrics")
         out.append("  " + "; ".join(parts))
         why = sass_text(d)
@@ -892,7 +899,7 @@ def line_table(an: TraceAnalysis) -> list[str]:
     h = an.trace.header
     by_line: dict[tuple[str, int], list[int]] = {}
     for d in an.per_access():
-        by_line.setdefault((d["file"], d["line"]), []).append(d["number"])
+        by_line.setdefault((given(d.file), given(d.line)), []).append(given(d.number))
     rows = an.per_line()
     head = ("source", "instructions", "warp instr", "wavefronts", "conflicts", "requests", "sectors")
     cells = []

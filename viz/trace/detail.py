@@ -261,16 +261,6 @@ class TraceSource:
                             instruction_count=n)
 
 
-@dataclass(frozen=True)
-class _Fc:
-    """A frame count for a Cursor on a trace (instruction clamped to the warp's stream)."""
-
-    timeline: "TraceTimeline"
-
-    def __call__(self, c: Cursor) -> int:
-        return self.timeline.frame_count(c)
-
-
 class TraceTimeline:
     """``viz.frames.Timeline`` for a trace: the cursor's ``instruction`` is the position in
     its warp's own stream, so the bounds depend on the warp. ``paired_with``: as

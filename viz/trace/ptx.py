@@ -784,7 +784,7 @@ def sass_ldgsts(original: list[str], instrs: list[MemInstr]) -> dict[int, tuple[
             continue
         here = _sass_address(ln)
         if _never_true(ln) and len(toks) > 1 and toks[1].split(".")[0] == "LDS":
-            # issue 30 item 7: a run is the never-true loads right before the LDGSTS, one
+            # a run is the never-true loads right before the LDGSTS, one
             # instruction (16 bytes) apart; one elsewhere (ptxas puts one before the MEMBAR of a
             # fence.proxy.async after cp.async groups) is not the next LDGSTS's
             run = run + 1 if (run and last is not None and here is not None and here - last == 16) else 1

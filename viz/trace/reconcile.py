@@ -227,7 +227,7 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         else:
             body_op = body
         if pred in ("!PT", "!UPT"):
-            # issue 30 item 7: ptxas's never-true loads (`@!PT LDS RZ, [RZ]`) are no access, but
+            # ptxas's never-true loads (`@!PT LDS RZ, [RZ]`) are no access, but
             # Nsight Compute counts each execution as a shared load: kept, of class "never-true",
             # for the TMA control lines that own them (a fence.proxy.async after cp.async groups)
             if body_op.split(None, 1)[0].split(".")[0] == "LDS":
@@ -248,7 +248,7 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         width = GMMA_WIDTH if cls == "wgmma" else sass_width(opcode)
         out[func].append(SassAccess(func, int(m.group(1), 16), body, opcode, pred, line, space, cls,
                                     width, _uniform(addr)))
-    # issue 30: an access that a warp whose guard predicate holds on every lane never reaches
+    # an access that a warp whose guard predicate holds on every lane never reaches
     # (ptxas branches around a predicated PTX line's code) runs only in warps with a lane on
     for name, accs in out.items():
         if code.get(name):

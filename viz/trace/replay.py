@@ -1,4 +1,4 @@
-"""Replay a trace with one shared array laid out differently (issue 33; no GPU, no Qt).
+"""Replay a trace with one shared array laid out differently (no GPU, no Qt).
 
 A trace holds every lane's shared address of every warp-level execution. Re-mapping the
 addresses that fall in one ``__shared__`` array and counting again with the same engine

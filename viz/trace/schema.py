@@ -53,23 +53,13 @@ class SchemaError(ValueError):
 _MISSING = object()
 
 
+_KIND_NAMES = ((type(None), "null"), (bool, "true/false"), (int, "a whole number"), (float, "a number"),
+               (str, "a string"), (list, "a list"), (dict, "a table"))     # bool before int: a bool is an int
+
+
 def _kind(v: Any) -> str:
     """The JSON type of a parsed value, as a message names it."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true/false"
-    if isinstance(v, int):
-        return "a whole number"
-    if isinstance(v, float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "a table"
-    return type(v).__name__
+    return next((name for t, name in _KIND_NAMES if isinstance(v, t)), type(v).__name__)
 
 
 def _shown(v: Any) -> str:
