@@ -16,7 +16,7 @@ import pytest
 
 from helpers import HAVE_NVCC, have_pycuda
 from viz.cli import main
-from viz.engine import _count
+from viz.counting import count_addresses
 from viz.trace import TraceError, tracefile
 from viz.trace.analysis import analyze_trace, matrix_lanes
 from viz.trace.launch import check_fits, load_launch, parse_launch
@@ -139,7 +139,7 @@ def test_matrix_instructions_count_only_the_lanes_that_give_row_addresses(x, lan
     an = analyze_trace(_stmatrix_trace(f"stmatrix.sync.aligned.m8n8.{x}.shared.b16", addr))
     mask = np.zeros((1, 32), bool)
     mask[0, :lanes] = True
-    p, s = _count("shared", 16, addr[None, :].astype(np.int64), mask, 1, False)[:2]
+    p, s = count_addresses("shared", 16, addr[None, :].astype(np.int64), mask, 1, False)[:2]
     m = an.metrics
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == 3 * int(p.sum())
     assert m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] == 3 * int(p.sum() - s.sum())

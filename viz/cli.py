@@ -435,22 +435,22 @@ def cmd_gui(args) -> int:
 def _opens_in_the_app(word: str) -> bool:
     """``warpviz WORD`` opens the app: WORD is a file that exists, a built-in scenario's or a
     shipped trace's name."""
-    from .assets import _exists, named_trace, scenario_dir
+    from .assets import path_exists, named_trace, scenario_dir
 
-    if _exists(Path(word)):
+    if path_exists(Path(word)):
         return not Path(word).is_dir()          # a folder is not a file to open
     if "/" in word or "\\" in word or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}", word):
         return False
-    return _exists(scenario_dir() / f"{word}.toml") or named_trace(word) is not None
+    return path_exists(scenario_dir() / f"{word}.toml") or named_trace(word) is not None
 
 
 def _unknown_word(word: str) -> int:
-    from .assets import _exists
+    from .assets import path_exists
 
     # repr: no control character reaches the terminal; a long one keeps its end (the file's own name)
     shown = repr(word if len(word) <= 80 else word[:30] + "..." + word[-47:])
     looks_like_a_file = "/" in word or "\\" in word or word.endswith((".toml", ".wvtrace"))
-    if _exists(Path(word)):                                            # only a folder gets here
+    if path_exists(Path(word)):                                            # only a folder gets here
         what = f"{shown} is a folder, not a scenario or trace file"
     else:
         what = f"{shown}: no such file" if looks_like_a_file else f"unknown command or file {shown}"

@@ -25,7 +25,7 @@ import numpy as np
 from .gpus import BANK_BYTES, PHASE_8, PHASE_16, SECTOR_BYTES, WARP, GpuDescription
 from .gpus import active as active_gpu, modelled as gpus_modelled
 from .access_figures import AccessFigures
-from .counting import (InstrStats, LaneValues, _count, block_coords, count_chunk, describe_lane,  # noqa: F401
+from .counting import (InstrStats, LaneValues, block_coords, count_chunk, describe_lane,  # noqa: F401
                        evaluate_instruction, make_space, thread_coords)   # one instruction's counting (viz.counting)
 from .i18n import tr
 from .kinds.analyze import kind_figures

@@ -50,11 +50,12 @@ def numbers_text(nums: list[int]) -> str:
     return tr("instructions {a}-{b}", a=nums[0], b=nums[1])
 
 
-def _n(x) -> str:
+def count_text(x) -> str:
+    """A figure as a reason states it: 1,234, or two decimals when it is not an integer."""
     return f"{x:,}" if isinstance(x, int) else f"{x:,.2f}"
 
 
-def _avg(a: int, b: int) -> str:
+def per_text(a: int, b: int) -> str:
     """a / b as a reason states an average: two decimals."""
     return f"{a / b:,.2f}"
 
@@ -298,3 +299,6 @@ def to_table(an: Analysis) -> str:
     for k, v in an.metrics.items():
         out.append(f"  {k:<58} {v:>14,}")
     return "\n".join(out)
+
+
+_n, _avg = count_text, per_text      # the short names the reasons above use

@@ -39,8 +39,8 @@ from .gpu_panel_kernels import KernelTabsPart
 from .gpu_panel_measurements import MeasurementsPart
 from .gpu_panel_record import RecordPart
 from .gpu_panel_widgets import OneLine, SaidLine, plain_for_qt  # noqa: F401 - plain_for_qt: the window's messages
-from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES, _bound,  # noqa: F401
-                        _dims, _num, _pct, _stall, _term, bottleneck_text, kernel_line,  # (the panel's texts)
+from .gpu_texts import (BOUND_NAMES, OTHER_LABELS, STAGE_LABELS, STALL_WORDS, TERM_NAMES,  # noqa: F401
+                        bottleneck_text, bound_name, dims_text, kernel_line, num_text,  # (the panel's texts)
                         caveat_lines, gpu_reason, measured_bottleneck_text, partial_text, recordings_dir,
                         measured_names, not_results_text, time_unit, trace_timing_text,
                         unique_recording_path)
@@ -347,7 +347,7 @@ class GpuPanel(MeasurementsPart, KernelTabsPart, RecordPart, GpuJobsPart, QWidge
             mv = None if model is None else model.get(m)
             hv = None if hw is None else hw.get(m)
             mark = "" if mv is None or hv is None else ("✓" if mv == hv else tr("differs"))
-            for j, v in enumerate((m, _num(mv), _num(hv), mark)):
+            for j, v in enumerate((m, num_text(mv), num_text(hv), mark)):
                 item = QTableWidgetItem(v)
                 if j in (1, 2):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFileDialog
 from ..gpu import front
 from ..i18n import language, sep, tr
 from .gpu_panel_widgets import plain_for_qt
-from .gpu_texts import _bound, measured_names, not_results_text
+from .gpu_texts import bound_name, measured_names, not_results_text
 
 
 class MeasurementsPart:
@@ -278,7 +278,7 @@ class MeasurementsPart:
             p = t.get("predicted")
             if p:
                 parts.append(tr("cost model {ms:.4f} ms ({bound}-bound), measured/predicted {r:.2f}",
-                                ms=p["ms"], bound=_bound(p["bound"]),
+                                ms=p["ms"], bound=bound_name(p["bound"]),
                                 r=t["median_ms"] / p["ms"] if p["ms"] else 0))
             sc_ = t.get("scale") or {}
             parts.append(tr("timed at {reps} replicas, params {params}", reps=sc_.get("replicas", 1),

@@ -19,7 +19,7 @@ from ..gpu import front
 from ..i18n import tr
 from ..trace.launch import shipped_launch_file
 from ..trace.schema import records_complete, unrecorded_ran
-from .gpu_texts import (OTHER_LABELS, _dims, _num, partial_text, trace_timing_text,
+from .gpu_texts import (OTHER_LABELS, dims_text, num_text, partial_text, trace_timing_text,
                         unique_recording_path)
 
 
@@ -86,7 +86,7 @@ class RecordPart:
             L = s.launch
             parts.append(tr("Launch file {file}: kernel {kernel} of {source}, grid {grid} × block {block}, "
                             "{args} arguments.", file=s.launch_path.name, kernel=L.kernel, source=L.source.name,
-                            grid=_dims(L.grid), block=_dims(L.block), args=len(L.args)))
+                            grid=dims_text(L.grid), block=dims_text(L.block), args=len(L.args)))
         elif mode == "trace" and path is not None:
             for b in (self.b_record, self.b_record_validate):   # what Record runs, in its tooltip
                 if b.isEnabled():
@@ -179,7 +179,7 @@ class RecordPart:
             names = METRIC_LABELS if ten else OTHER_LABELS
             label = tr(names[m]) if m in names else m
             tip = m if ten else tr("{metric} (outside the ten)", metric=m)
-            for j, v in enumerate((label, _num(mv), _num(hv), mark)):
+            for j, v in enumerate((label, num_text(mv), num_text(hv), mark)):
                 item = QTableWidgetItem(v)
                 item.setToolTip(tip)
                 item.setData(Qt.ItemDataRole.UserRole, m)

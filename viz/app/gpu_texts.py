@@ -42,7 +42,7 @@ def unique_recording_path(name: str) -> Path:
     return path
 
 
-def _bound(name: str) -> str:
+def bound_name(name: str) -> str:
     """The cost model's limit in words: kept as the model names it in English, translated otherwise."""
     return name if language() == "en" else tr(BOUND_NAMES.get(name, name))
 
@@ -237,14 +237,14 @@ def kernel_line(lines: list[str], function: str) -> int:
     return next((n for n, ln in enumerate(lines, 1) if word.search(ln)), 1)
 
 
-def _dims(d) -> str:
+def dims_text(d) -> str:
     d = list(d)
     while len(d) > 1 and d[-1] == 1:
         d.pop()
     return " × ".join(str(x) for x in d)
 
 
-def _num(v) -> str:
+def num_text(v) -> str:
     return "" if v is None else f"{v:,}"
 
 

@@ -205,7 +205,7 @@ def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool
         for name, sw in SWEEPS.items():
             if "scenarios" in sw:
                 continue
-            base = _sweep_base(sw)
+            base = sweep_base(sw)
             replicas = None
             for v in sw["values"]:
                 sc = with_params(base, {sw["param"]: v})
@@ -288,7 +288,7 @@ SWEEPS = {
 }
 
 
-def _sweep_base(spec: dict) -> Scenario:
+def sweep_base(spec: dict) -> Scenario:
     from ..scenario import load
 
     s = spec["scenario"]
@@ -309,7 +309,7 @@ def run_sweep(session, name: str, memcpy_gbps: float, device_model, doc_scenario
         return {"param": "scenario", "points": points}
     from .plan import plan_scale
 
-    base = _sweep_base(spec)
+    base = sweep_base(spec)
     replicas = None
     for v in spec["values"]:
         if cancelled():

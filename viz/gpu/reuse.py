@@ -174,11 +174,11 @@ def _writes(sc: Scenario, instrs, serial_loops: bool = False) -> list[int]:
 
 
 def _volatile_accesses(sc: Scenario) -> set[int]:
-    from .codegen import _may_repeat, repeated_accesses
+    from .codegen import may_repeat, repeated_accesses
 
     rep = repeated_accesses(sc)
     if rep is None:
-        rep = {a.index for a in sc.accesses if sc.array(a.array).space == "global" and _may_repeat(a, sc)}
+        rep = {a.index for a in sc.accesses if sc.array(a.array).space == "global" and may_repeat(a, sc)}
     return rep
 
 

@@ -472,7 +472,7 @@ MAX_LEFT_OUT = 64               # entries of sources_left_out (a module may name
 
 def _not_carried(f: str, here: Path) -> tuple[str | None, Path | None]:
     """Why the file ``f`` (a name from line information) is not carried, or (None, its path)."""
-    from ..trace.launch import _inside
+    from ..trace.launch import inside_folder
 
     if "\0" in f:
         return "its name holds a NUL byte", None
@@ -480,7 +480,7 @@ def _not_carried(f: str, here: Path) -> tuple[str | None, Path | None]:
         p = (here / f).resolve() if not Path(f).is_absolute() else Path(f).resolve()
     except (OSError, RuntimeError, ValueError):
         return "its path cannot be resolved", None
-    if not _inside(p, here):
+    if not inside_folder(p, here):
         return "outside the launch file's folder", None
     rel = p.relative_to(here).parts
     if any(part.startswith(".") for part in rel) or any(part.startswith(".") for part in Path(f).parts

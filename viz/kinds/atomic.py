@@ -15,7 +15,7 @@ import re
 
 from ..access_figures import AccessFigures
 from .analyze import atomic_active_lanes, count_atomic
-from .build import EXAMPLES, KEYS, _atomic
+from .build import EXAMPLES, KEYS, parse_atomic
 from .plain import plain_accept
 from .registry import Kind, TraceForm
 
@@ -57,7 +57,7 @@ def _random_text(r):
 
 
 KIND = Kind(
-    op="atomic", keys=frozenset(KEYS["atomic"]), example=EXAMPLES["atomic"], parse=_atomic,
+    op="atomic", keys=frozenset(KEYS["atomic"]), example=EXAMPLES["atomic"], parse=parse_atomic,
     count=count_atomic,
     metrics=ATOM_METRICS + GLOBAL_ATOM_METRICS, metric_labels={
         "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..counting import InstrStats, _count, evaluate_instruction
+from ..counting import InstrStats, count_addresses, evaluate_instruction
 from ..kernels_numba import njit
 
 ATOM_INST = "smsp__inst_executed_op_shared_atom.sum"
@@ -209,7 +209,7 @@ def analyze_atomic(scenario, instr, access, ctx):
             st.phases += int(ph.sum())
             st.deepest = max(st.deepest, int(deep.max(initial=0)))
         else:
-            _sec, lines, act, distinct, _ = _count("global", instr.size, addr, mask, ctx.nw, True)
+            _sec, lines, act, distinct, _ = count_addresses("global", instr.size, addr, mask, ctx.nw, True)
             wf = count_global_atomic(addr, mask, ctx.nw)
             st.sectors += int(wf.sum())
             st.lines += int(lines.sum())

@@ -12,7 +12,7 @@ real tensor map, ``viz.kinds.tensormap``), random scenarios from
 from __future__ import annotations
 
 from .analyze import count_tma, tma_figures
-from .build import EXAMPLES, KEYS, _tma
+from .build import EXAMPLES, KEYS, parse_tma
 from .registry import Kind
 from .report import tma_rows
 
@@ -53,7 +53,7 @@ def _random_text(r):
 
 
 KIND = Kind(
-    op="tma.load", keys=frozenset(KEYS["tma.load"]), example=EXAMPLES["tma.load"], parse=_tma,
+    op="tma.load", keys=frozenset(KEYS["tma.load"]), example=EXAMPLES["tma.load"], parse=parse_tma,
     count=count_tma, figures=tma_figures,
     metrics=TMA_METRICS, metric_labels={
         "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum": "TMA global sectors read",

@@ -3,7 +3,7 @@ shared memory to global memory (UTMASTG), issued by thread 0 of the block after 
 has written the tile: ``at`` is the box's first element in the global tensor, ``from`` the
 whole shared tile, read in the tile's swizzle (none, ``tma:32B``, ``tma:64B``, ``tma:128B``).
 
-Parsed by ``viz.kinds.build._tma_store`` (the same checks as ``tma.load``, keys swapped),
+Parsed by ``viz.kinds.build.parse_tma_store`` (the same checks as ``tma.load``, keys swapped),
 counted by ``viz.kinds.async_copy.analyze_tma`` with the trace side's own functions
 (``viz.kinds.tma_copy.expand``: a store's sectors are those of its bytes in bounds; parts of
 the box past the tensor's edge write nothing), its CUDA from ``viz.kinds.codegen.tma_lines``.
@@ -12,7 +12,7 @@ the box past the tensor's edge write nothing), its CUDA from ``viz.kinds.codegen
 from __future__ import annotations
 
 from .analyze import count_tma, tma_figures
-from .build import EXAMPLES, KEYS, _tma_store
+from .build import EXAMPLES, KEYS, parse_tma_store
 from .registry import Kind
 from .report import tma_store_rows
 from .tma_copy import TMA_ST_SECTORS
@@ -28,7 +28,7 @@ def _codegen(a, arr, sc, rename, k):
 
 
 KIND = Kind(
-    op="tma.store", keys=frozenset(KEYS["tma.store"]), example=EXAMPLES["tma.store"], parse=_tma_store,
+    op="tma.store", keys=frozenset(KEYS["tma.store"]), example=EXAMPLES["tma.store"], parse=parse_tma_store,
     count=count_tma, figures=tma_figures,
     metrics=TMA_STORE_METRICS, metric_labels={TMA_ST_SECTORS: "TMA store sectors"},
     reasons=tma_store_rows,

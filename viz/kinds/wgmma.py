@@ -797,7 +797,7 @@ def parse_scenario(b, k: int, raw: dict):
     from dataclasses import replace
 
     from ..i18n import tr
-    from .build import _plain
+    from .build import parse_plain
 
     dtype = raw.get("dtype", "f16")
     if dtype not in SCENARIO_DTYPES:
@@ -809,13 +809,13 @@ def parse_scenario(b, k: int, raw: dict):
                                  n=b.launch_threads),
                tr("make the block a multiple of 128 threads (block = [128])"), key="op")
     b_text = _element_text(b, k, raw, "b")
-    bacc = _plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "b": b_text}, "wgmma", "b", "load")
+    bacc = parse_plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "b": b_text}, "wgmma", "b", "load")
     where = f"access {k} (wgmma {bacc.text})"
     a_raw = raw.get("a", "registers")
     aacc = None
     if a_raw != "registers":
         a_text = _element_text(b, k, raw, "a")
-        aacc = _plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "a": a_text}, "wgmma", "a", "load")
+        aacc = parse_plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "a": a_text}, "wgmma", "a", "load")
     opts: dict = {"dtype": dtype}
     for name, acc in (("a", aacc), ("b", bacc)):
         major = raw.get(f"{name}_major", "K")

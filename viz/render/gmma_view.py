@@ -18,7 +18,8 @@ from PySide6.QtGui import QPainter, QPen
 
 from ..i18n import tr
 from ..kinds.wgmma import GmmaMap
-from .layout_map import MIN_PX, MapGeometry, _font, _width, bank_color, begin_map, map_text
+from .layout_map import MIN_PX, MapGeometry, bank_color, begin_map, map_text
+from .layout_map import map_font as _font, text_width as _width   # their short names here
 from .matrix_view import end_matrix_map, wrap_words
 from .theme import Theme
 

@@ -351,9 +351,9 @@ def _shown(L: Layout, th: Theme, detail: WarpDetail) -> int:
     if L.memory is None:
         return -10 ** 6
     if detail.space != "shared":
-        from .global_view import _plan_rows
+        from .global_view import plan_line_rows
 
-        rows, *_, label_h, row_h, avail = _plan_rows(L, th, detail)
+        rows, *_, label_h, row_h, avail = plan_line_rows(L, th, detail)
         return round(avail - len(rows) * (label_h + 8 * L.s))
     from .shared_view import plan_shared
 

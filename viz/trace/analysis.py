@@ -1,7 +1,7 @@
 """Analysis of a trace with the engine's own counting rules.
 
 The engine counts one instruction over (rows of) 32 lane addresses and masks
-(``viz.engine._count`` -> ``viz.kernels_numba.shared_counts`` / ``global_counts``). A
+(``viz.counting.count_addresses`` -> ``viz.kernels_numba.shared_counts`` / ``global_counts``). A
 scenario's rows are (block, warp) pairs computed from expressions; a trace's rows are the
 recorded warp-level executions, fed to the very same functions with one warp per row.
 Nothing is counted here that the engine does not count.
@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..access_figures import AccessFigures, given
-from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
+from ..counting import count_addresses
+from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS
 from ..errors import safe_text
 from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
 from ..kinds.ldmatrix import matrix_lanes  # noqa: F401 - ldmatrix's lanes, named here before
@@ -584,13 +585,13 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
                 st.ldgsts_per_record = np.zeros(st.per_record.size, np.int32)
             st.ldgsts_per_record[at:at + rows.size] += wf[:, 0]
     elif counts_shared and (ins["space"] == "shared" or sh.any()):
-        p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
+        p, s, a = count_addresses("shared", width, addr, sh, 1, is_load)[:3]
         st.wavefronts += int(p.sum())
         st.phases += int(s.sum())
         st.shared_lanes += int(a.sum())
         mine += p[:, 0]
     if counts_global and (ins["space"] == "global" or gl.any()):
-        p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
+        p, s, a = count_addresses("global", width, addr, gl, 1, is_load)[:3]
         if f.count_global is not None:
             # the kind's own sector rule (atomics: lanes on one address go one after another)
             p = f.count_global(addr, gl)
@@ -613,7 +614,7 @@ def explain_trace(d: AccessFigures) -> list[tuple[str, str, str]]:
     with what it counts. Figure names are those of ``viz.report.explain_access``."""
     d = AccessFigures.of(d)
     from ..i18n import tr
-    from ..report import _avg, _n
+    from ..report import count_text as _n, per_text as _avg   # the short names of viz.report's rows
 
     inst = d.warp_instructions
     rows = [("warp instructions", _n(inst),
