@@ -59,9 +59,7 @@ def _timed(session, spec: dict, LaunchSpec, KernelFault) -> int:
         session.fill_random(buf, size, seed=1)
         for ls in launches:
             try:
-                fn = session._guard("loading", lambda: session._prepared(ls))
-                session._guard(f"launch of {ls.label or ls.name}",
-                               lambda: (session._launch(fn, ls, int(buf)), session.cuda.Context.synchronize()))
+                session.launch_once(ls, int(buf))
                 print(f"warpviz-ncu-driver: ran {ls.label or ls.name}", file=sys.stderr)
             except KernelFault as err:
                 failures += 1
