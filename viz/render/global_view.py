@@ -20,7 +20,7 @@ from .shared_view import around_bands
 from .text import TextItem, _line_h, condensed, fit_px, font, line_h, record_many, static
 from .theme import Theme
 
-LINK_GAP, LINK_MIN, LINK_EXTRA = 84.0, 40.0, 150.0
+LINK_MIN = 40.0          # the shortest lane-to-memory links (at scale 1); they take any spare height
 
 
 
@@ -117,7 +117,8 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
     rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail = _plan_rows(L, th, d)
     px = long_px or short_px
     grid_h = len(rows) * (row_h + label_h)
-    top = mem.top() + LINK_MIN * s + max(0.0, min(avail - grid_h, (LINK_GAP - LINK_MIN + LINK_EXTRA) * s))
+    # the links take the height the ruler does not need (no empty band above the figures)
+    top = mem.top() + LINK_MIN * s + max(0.0, avail - grid_h)
     sec_w = line_w / 4
     byte_w = sec_w / SECTOR
     sectors = {su.sector: su for su in d.sectors}
