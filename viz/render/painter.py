@@ -557,7 +557,8 @@ def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
             m = detail_gmma_map(detail)
             if m is not None:
                 top = L.header.bottom() + 6 * th.scale if L.header is not None else rect.top()
-                paint_gmma_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th)
+                paint_gmma_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th,
+                               min_px=L.min_px)
                 return L
         if detail.space == "shared":
             paint_shared(p, L, th, detail, st)
