@@ -261,7 +261,7 @@ class GpuPanel(QWidget):
         self.chart.getAxis("bottom").enableAutoSIPrefix(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.setMenuEnabled(False)
-        self.chart.setMinimumHeight(110)      # fits a 1280x720 window's short dock, its axis titles and all
+        self.chart.setMinimumHeight(80)       # fits a 1280x720 window's short dock, its axis titles and all
         self.chart_unit: tuple[float, str] = (1.0, "ms")
         self.bar_labels: list[str] = []       # the texts drawn above the bars (values and the ratio)
         # The key above the chart, never over its points (a legend inside covered PAD = 0).
