@@ -449,3 +449,23 @@ def test_exported_gif_frames_at_720p_keep_the_rules(name, other):
             problems += aligned(*got)
     assert len(plan.steps) > 20
     assert not problems, problems[:12]
+
+
+@pytest.mark.parametrize("size", [(1280, 589), (1920, 900)], ids=["720p-app", "1080p-app"])
+def test_presentation_canvases_of_the_app_paint_every_builtin(size):
+    """The app's picture in presentation mode (the screen less the figures row and the
+    controls: 1280x589 at 720p) painted `stride-32` with a TypeError (a float size in a
+    range: the picture stayed blank on the projector). Every instruction of every built-in
+    paints there, within the rule."""
+    W, H = size
+    th = theme("light", PRESENTATION)
+    floor = 12 if H < 800 else 18
+    problems = []
+    for name in NAMES:
+        _, _, details = _builtin(name)
+        for d, fs in details:
+            c = Checker(H, 1.0, f"{name} #{d.instruction.number + 1} {W}x{H}", floor)
+            L = paint_frame(NullPainter(), QRectF(0, 0, W, H), d, fs[0], th, PaintOptions(min_px=floor, figures=True))
+            c.check(L, fs[0])
+            problems += c.problems
+    assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])

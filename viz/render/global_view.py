@@ -8,6 +8,8 @@ type fold into 2, 4 or 8 rows.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Qt
@@ -89,7 +91,7 @@ def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
         if px and len(rows) * (label_h + 8 * s) <= avail:
             break     # the labels fit and the boxes can be thin
         # labels boosted into a tall picture: smaller ones (never under the smallest size) before more rows
-        smaller = next((p for p in range(int(px) - 1, max(mp, 16 * s if long_px else mp) - 1, -1)
+        smaller = next((p for p in range(int(px) - 1, max(mp, math.ceil(16 * s - 1e-6) if long_px else mp) - 1, -1)
                         if len(rows) * (label_h_at(p) + 8 * s) <= avail), 0) if px else 0
         if smaller:
             px, label_h = smaller, label_h_at(smaller)
