@@ -110,3 +110,22 @@ def test_ctrl_arrows_in_the_text_editor_move_by_words_not_scenarios(qtbot, user_
     assert w.session.path.stem == "coalesced"            # the editor kept the key
     assert text.textCursor().position() > 0
     w.close()
+
+
+def test_a_steps_words_leave_the_status_bar_when_another_file_opens(qtbot, user_dirs):  # noqa: F811
+    """The lesson's words stayed in the status bar (shown without a timeout) after a trace was
+    opened from the library: they belong to their step's scenario only."""
+    lesson = load_lesson(lessons_dir() / "xor-vs-padding.toml")
+    w = make_window(qtbot, "coalesced")
+    keys = w.lesson_keys
+    assert keys.start(lesson)
+    msg = w.statusBar().currentMessage()
+    assert lesson.title in msg and keys.words and keys.words in msg
+    press(qtbot, w, Qt.Key.Key_Right, CTRL)                 # the next step: its own words
+    qtbot.waitUntil(lambda: w.session.path == lesson.stops[1].path)
+    assert "2" in w.statusBar().currentMessage() and keys.words in w.statusBar().currentMessage()
+    w.open_trace(assets.traces_dir() / "numba_block_sum.wvtrace")
+    qtbot.waitUntil(lambda: w.session.path is not None and w.session.path.suffix == ".wvtrace")
+    qtbot.waitUntil(lambda: lesson.title not in w.statusBar().currentMessage())
+    assert keys.words == ""
+    w.close()

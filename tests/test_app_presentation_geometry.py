@@ -35,7 +35,7 @@ def test_five_round_trips_keep_the_window_on_a_screen_of(size, tmp_path):
                         "-p", "no:randomly", __file__, "-k", "inner"], cwd=ROOT, env=env, capture_output=True,
                        text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
-    assert "2 passed" in r.stdout, r.stdout[-3000:]
+    assert "3 passed" in r.stdout, r.stdout[-3000:]
 
 
 # -------------------------------------------------------------------- the inner run
@@ -131,3 +131,37 @@ def test_inner_presentation_and_compare_five_times(qtbot):
         qtbot.waitUntil(lambda: w.stack.currentIndex() == 0)
         after = _snapshot(w)
         assert after == before, f"round trip {trip + 1}"
+
+
+@inner
+def test_inner_compare_folds_the_panels_only_where_the_halves_would_be_too_narrow(qtbot):
+    """At 1280x720 with every panel open each half was 361 px wide and drew 10-px type: the
+    panels fold while the comparison is on (the pick row's button says so and brings them
+    back), each half draws 12-px type or more; at 1920x1080 the panels stay. Compare off: the
+    window as it was."""
+    from viz.app.compare import FOLD_BELOW_W
+
+    w = _window(qtbot)
+    before = _snapshot(w)
+    small = w.screen().availableGeometry().width() < 1600
+    qtbot.keyClick(w, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: w.stack.currentIndex() == 1)
+    cp = w.compare
+    cp.right.wait()
+    qtbot.waitUntil(lambda: cp.right.detail is not None and not cp.right.busy, timeout=30000)
+    if small:
+        qtbot.waitUntil(lambda: cp.folded_state is not None, timeout=10000)
+        assert not any(d.isVisible() for d in w.docks.values()) and cp.unfold_button.isVisible()
+    qtbot.waitUntil(lambda: min(cp.view_left.width(), cp.view_right.width()) >= FOLD_BELOW_W)
+    for v in (cp.view_left, cp.view_right):
+        v.repaint()
+        assert v.layout_ is not None and min(t.px for t in v.layout_.texts) >= 12, (v.size(), v.layout_.min_px)
+    if small:
+        qtbot.mouseClick(cp.unfold_button, Qt.MouseButton.LeftButton)     # the panels back, on request
+        qtbot.waitUntil(lambda: cp.folded_state is None and w.docks["library"].isVisible())
+        assert not cp.unfold_button.isVisible()
+    else:
+        assert cp.folded_state is None and w.docks["library"].isVisible() and not cp.unfold_button.isVisible()
+    qtbot.keyClick(w, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: w.stack.currentIndex() == 0)
+    qtbot.waitUntil(lambda: _snapshot(w) == before)

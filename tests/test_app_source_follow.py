@@ -41,12 +41,12 @@ def whole_rows(tree) -> int:
     return n
 
 
-@pytest.mark.parametrize("size", [(1920, 1080), (1600, 980)])
+@pytest.mark.parametrize("size", [(1920, 1080), (1600, 980), (1280, 720)])
 def test_the_docked_table_shows_ten_rows_and_the_wavefronts(qtbot, user_dirs, size):
     w, panel = open_docked(qtbot, MANY, size)
     tree = panel.lines
     assert tree.topLevelItemCount() == 28
-    assert whole_rows(tree) >= 10
+    assert whole_rows(tree) >= (10 if size[1] >= 980 else 4)
     head = tree.header()
     vp = tree.viewport().width()
     for c in (0, 1, 2, 3):        # code, bank conflicts, sectors, wavefronts
@@ -58,7 +58,8 @@ def test_the_docked_table_shows_ten_rows_and_the_wavefronts(qtbot, user_dirs, si
     assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle
     fm = tree.fontMetrics()
     longest = max((tree.topLevelItem(i).text(0) for i in range(28)), key=fm.horizontalAdvance)
-    assert fm.horizontalAdvance(longest) > head.sectionSize(0) >= 120
+    # (a 1280x720 window's 316-px dock: the code column gives way, to 64 px, before the wavefronts)
+    assert fm.horizontalAdvance(longest) > head.sectionSize(0) >= (120 if size[0] >= 1600 else 64)
     w.close()
 
 

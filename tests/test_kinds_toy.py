@@ -73,7 +73,7 @@ VIEW_MODULE = '''
 CALLS = []
 
 
-def paint_map(p, rect, m, th, scale=None):
+def paint_map(p, rect, m, th, scale=None, min_px=None):
     CALLS.append(m.title)
 '''
 

@@ -288,12 +288,15 @@ def test_matrix_picture_writes_every_number_at_14px_or_more_without_overlap(qapp
             assert not a.adjusted(1, 1, -1, -1).intersects(b.adjusted(1, 1, -1, -1)), "texts overlap"
 
 
-def test_matrix_picture_in_a_flat_strip_keeps_the_proportional_minimum(qapp):
+def test_matrix_picture_in_a_flat_strip_keeps_the_thumbnail_floor(qapp):
     from viz.kinds.ldmatrix import matrix_map
 
     g = _paint(matrix_map(warp_detail(load("ldmatrix-x4-tile"), 0)), (1920, 300))
-    assert min(px for _, _, px in g.texts) >= int(14 * 300 / 1080)
-    assert g.cell_px > 0 and len(g.cells) == 256
+    # under 360 px high (a thumbnail) the 12-px floor shrinks with the height: 10 px here, and
+    # numbers that would need less are left out, which the picture says
+    assert min(px for _, _, px in g.texts) >= 10
+    assert len(g.cells) == 256
+    assert g.cell_px >= 10 or any("numbers not written" in t for _, t, _ in g.texts)
 
 
 def test_json_and_the_notebook_api_name_the_matrix_op(qapp):

@@ -319,6 +319,28 @@ def test_the_comparison_slides_keep_the_rules_and_line_up(a, b, size, scale, flo
     assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])
 
 
+@pytest.mark.parametrize("size", [(1920, 900), (1920, 826)], ids=["app-presentation-1080p", "halves-958x826"])
+def test_presentation_compare_at_1080p_shows_all_32_banks_at_18px(size):
+    """Padding beside XOR in presentation mode at 1080p (the app's two views, 958 x 826 each):
+    the column read's 32 words on all 32 banks (two bands of 16, the table beside labels of its
+    own where the lane rows' "col → physical" label column would leave it too narrow), no text
+    under 18 px, no bank named off the picture."""
+    a = warp_detail(load("transpose-tile-pad"), 8)
+    b = warp_detail(load("transpose-tile-xor"), 8)
+    th = theme("light", PRESENTATION)
+    left, right = paint_compare(NullPainter(), QRectF(0, 0, *size), (a, frames(a)[2]), (b, frames(b)[2]), th,
+                                PaintOptions(min_px=18))
+    for L in (left, right):
+        heads = [int(t.text) for t in L.texts if t.key == "bank-head"]
+        assert sorted(heads) == list(range(32)), heads
+        words = [t for t in L.texts if t.key == "word"]
+        assert len(words) == 32
+        assert min(t.px for t in L.texts) >= 18
+        assert not any(t.key == "mem-note" for t in L.texts)
+        assert all(t.overflow() <= TOLERANCE for t in L.texts)
+    assert [t.text for t in left.texts if t.key == "bank-head"] == [t.text for t in right.texts if t.key == "bank-head"]
+
+
 def test_one_orientation_for_a_32_way_conflict_beside_a_conflict_free_tile():
     """transpose-tile (32 wavefronts on bank 0) beside transpose-tile-pad (1 wavefront): both
     halves by bank, the deep stack's rows windowed and named, never a row of 32 wavefronts
@@ -427,3 +449,23 @@ def test_exported_gif_frames_at_720p_keep_the_rules(name, other):
             problems += aligned(*got)
     assert len(plan.steps) > 20
     assert not problems, problems[:12]
+
+
+@pytest.mark.parametrize("size", [(1280, 589), (1920, 900)], ids=["720p-app", "1080p-app"])
+def test_presentation_canvases_of_the_app_paint_every_builtin(size):
+    """The app's picture in presentation mode (the screen less the figures row and the
+    controls: 1280x589 at 720p) painted `stride-32` with a TypeError (a float size in a
+    range: the picture stayed blank on the projector). Every instruction of every built-in
+    paints there, within the rule."""
+    W, H = size
+    th = theme("light", PRESENTATION)
+    floor = 12 if H < 800 else 18
+    problems = []
+    for name in NAMES:
+        _, _, details = _builtin(name)
+        for d, fs in details:
+            c = Checker(H, 1.0, f"{name} #{d.instruction.number + 1} {W}x{H}", floor)
+            L = paint_frame(NullPainter(), QRectF(0, 0, W, H), d, fs[0], th, PaintOptions(min_px=floor, figures=True))
+            c.check(L, fs[0])
+            problems += c.problems
+    assert not problems, f"{len(problems)} problems, e.g.:\n" + "\n".join(problems[:12])

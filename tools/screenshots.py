@@ -126,10 +126,8 @@ def compare_slide(out: Path, language: str = "en") -> None:
     w.setGeometry(app.primaryScreen().availableGeometry())     # maximised (Xvfb has no window manager)
     w.show()
     _wait(app, lambda: w.session.detail is not None and not w.session.busy)
-    for _ in range(INSTRUCTION - 1):
-        w.session.step("instruction", 1)
-    for _ in range(FRAME - 1):
-        w.session.step("frame", 1)
+    # (a scenario's ``focus`` opens it on its lesson's instruction: go there, do not step from it)
+    w.session.go(instr=INSTRUCTION - 1, frame=FRAME - 1)
     w.a_compare.setChecked(True)
     w.compare.open_right(resolve(RIGHT))
     _wait(app, lambda: w.compare.right.detail is not None and not w.compare.right.busy)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMainWindow,
+                               QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..engine import KIND_METRIC_NAMES, METRIC_NAMES
 from ..fileio import inside
@@ -33,6 +33,8 @@ def partner(name: str, names: list[str], compare: str = "", source: str = "") ->
 OTHER_FILE = "<file>"     # the pick list's "Other file…" item
 TABLE_HEIGHT = 230        # the figures table's most height (px); in presentation mode, PRESENTING_ROWS rows
 PRESENTING_ROWS = 3       # (the pictures keep 800 of 1080 px: their type stays at 14 px or more)
+FOLD_BELOW_W = 540        # a half narrower than this (a 1280x720 window with every panel open: 361 px) would
+                          # draw under 12 px: the panels fold while the comparison is on (``fold_panels``)
 
 
 def trace_partner(header: dict, path: Path | None, entries_) -> Path | None:
@@ -135,6 +137,15 @@ class ComparePage(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.l_pick)
         top.addWidget(self.pick, 1)
+        # Shown while the panels are folded for the comparison's room: says so and brings them back.
+        self.unfold_button = QPushButton()
+        self.unfold_button.setObjectName("compareShowPanels")
+        self.unfold_button.hide()
+        self.unfold_button.clicked.connect(lambda: self.unfold_panels(by_user=True))
+        top.addWidget(self.unfold_button)
+        self.folded_state = None        # the window's saveState() before the panels folded (None: not folded)
+        self._unfolded_by_user = False
+        self._watched = None
         self.split_v = v = QSplitter(Qt.Orientation.Vertical)
         v.addWidget(split)
         v.addWidget(self.table)
@@ -263,18 +274,84 @@ class ComparePage(QWidget):
         if was and not on and getattr(self, "_sizes_before", None):
             self.split_v.setSizes(self._sizes_before)
 
+    # ------------------------------------------------------------ panels folded for room
+
+    def fold_panels(self) -> bool:
+        """On a small screen (each half narrower than ``FOLD_BELOW_W``: a 1280x720 window with
+        every panel open leaves 361 px), the window's docked panels fold away while the
+        comparison is on, and the figures table keeps its first rows, so the two pictures get
+        the window (636 x 500 px at 720p) and keep 12-px type. The pick row says so and its
+        button brings the panels back; compare off, or closing the window, unfolds them.
+        True if it folded them."""
+        win = self.window()
+        if (self.folded_state is not None or self._unfolded_by_user or self.presenting or not self.isVisible()
+                or not isinstance(win, QMainWindow) or win.isFullScreen() or getattr(win, "presenting", False)):
+            return False
+        if min(self.view_left.width(), self.view_right.width()) >= FOLD_BELOW_W:
+            return False
+        docks = [d for d in win.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+        if not docks:
+            return False
+        self.folded_state = win.saveState()
+        while docks:                # hiding a tab shows the one behind it: until none is on screen
+            for d in docks:
+                d.hide()
+            docks = [d for d in win.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+        self._watch(win)
+        self.unfold_button.show()
+        self._fit_table()
+        return True
+
+    def unfold_panels(self, by_user: bool = False) -> None:
+        """The panels back as they were before ``fold_panels`` (``restoreState``)."""
+        state, self.folded_state = self.folded_state, None
+        self._unfolded_by_user = self._unfolded_by_user or by_user
+        self.unfold_button.hide()
+        if state is not None:
+            win = self.window()
+            if isinstance(win, QMainWindow):
+                win.restoreState(state)
+        self._fit_table()
+
+    def _watch(self, win) -> None:
+        if self._watched is not win:
+            win.installEventFilter(self)
+            self._watched = win
+            left = getattr(win, "presentationLeft", None)
+            if left is not None:            # compare switched on while presenting: fold on the way out
+                left.connect(self._fold_soon)
+
+    def _fold_soon(self) -> None:
+        QTimer.singleShot(0, self, self.fold_panels)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        # The window saves its panels when it closes: as they were, not folded.
+        if obj is self._watched and event.type() == QEvent.Type.Close and self.folded_state is not None:
+            self.unfold_panels()
+        return False
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        # compare mode off (the window shows its one picture again): the panels come back first,
+        # so the window can give them their sizes
+        if not event.spontaneous() and self.folded_state is not None:
+            self.unfold_panels()
+        self._unfolded_by_user = False
+        super().hideEvent(event)
+
     def _fit_table(self) -> None:
         vh = self.table.verticalHeader()
         vh.resetDefaultSectionSize()
-        if not self.presenting:
+        if not self.presenting and self.folded_state is None:
             self.table.setMaximumHeight(TABLE_HEIGHT)
             self.pick_row.setVisible(True)
             return
         row = max(vh.defaultSectionSize(), round(self.table.fontMetrics().height() * 1.35))
         vh.setDefaultSectionSize(row)
         screen = self.screen()
-        # a 720p projector: the table keeps its first 2 rows (this warp's figures), the pictures the rest
-        n = PRESENTING_ROWS if screen is None or screen.geometry().height() >= 900 else 2
+        # a 720p projector (or a window with its panels folded): the table keeps its first 2 rows
+        # (this warp's figures), the pictures the rest
+        n = (PRESENTING_ROWS if self.presenting and (screen is None or screen.geometry().height() >= 900)
+             else 2)
         rows = row * n
         head = self.table.horizontalHeader().sizeHint().height()
         table_h = min(TABLE_HEIGHT, rows + head + 2 * self.table.frameWidth() + 2)
@@ -282,9 +359,9 @@ class ComparePage(QWidget):
         self._give_pictures_the_rest()
 
     def _give_pictures_the_rest(self) -> None:
-        """Presenting: the pictures take every pixel the table does not use (a splitter keeps
-        the sizes it had, which left a gap under the shortened table)."""
-        if not self.presenting:
+        """Presenting (or folded): the pictures take every pixel the table does not use (a
+        splitter keeps the sizes it had, which left a gap under the shortened table)."""
+        if not self.presenting and self.folded_state is None:
             return
         table_h = self.table.maximumHeight()
         total = sum(self.split_v.sizes())
@@ -294,6 +371,14 @@ class ComparePage(QWidget):
     def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self._give_pictures_the_rest()
+        if not event.spontaneous():
+            self._watch_window()
+            self._fold_soon()           # once the halves have their widths
+
+    def _watch_window(self) -> None:
+        win = self.window()
+        if isinstance(win, QMainWindow):
+            self._watch(win)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -331,6 +416,9 @@ class ComparePage(QWidget):
 
     def retranslate(self) -> None:
         self.l_pick.setText(tr("Compare with:"))
+        self.unfold_button.setText(tr("Panels folded for room: show them"))
+        self.unfold_button.setToolTip(tr("Each half would be too narrow for 12-px type beside the panels, so they "
+                                         "folded while the comparison is on; compare off brings them back too."))
         self.table.setHorizontalHeaderLabels([tr("Figure"), tr("Left"), tr("Right")])
         self.fill_picks()
         self.right.retranslate()

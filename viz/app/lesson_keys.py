@@ -38,6 +38,11 @@ class LessonKeys:
         self.a_prev = window_action(main, "prevScenario", PREV_KEYS, lambda: self.step(-1))
         self.menu = QMenu(main.m_play)
         self.menu.aboutToShow.connect(self._fill)
+        # The step's words stay in the status bar while its scenario is on screen, not after
+        # another file is opened (a trace opened after the lesson still showed them).
+        self._words_for: Path | None = None
+        me = weakref.ref(self)
+        main.session.changed.connect(lambda: (k := me()) is not None and k._left_step())
         main.m_play.addSeparator()
         main.m_play.addAction(self.a_prev)
         main.m_play.addAction(self.a_next)
@@ -93,7 +98,19 @@ class LessonKeys:
             k = lesson.index(stop.path)
             head = tr("Lesson “{title}”: {k} of {n}", title=lesson.title, k=k + 1, n=len(lesson.stops))
             m.statusBar().showMessage(head + ("  " + self.words if self.words else ""), 0 if self.words else 8000)
+            self._words_for = m.session.path
         return True
+
+    def _left_step(self) -> None:
+        """Another file on screen than the step's: its words leave the status bar."""
+        try:
+            m = self.main
+            if self._words_for is not None and m.session.path != self._words_for:
+                self._words_for = None
+                self.words = ""
+                m.statusBar().clearMessage()
+        except ReferenceError:          # the window is gone
+            pass
 
     def start(self, lesson: Lesson) -> bool:
         """Open a lesson's first scenario (Playback → Lessons)."""

@@ -28,6 +28,8 @@ TEXT_COLUMNS = (0, 6)                 # sorted A to Z first; the others largest 
 DEFAULT_SORT = CONFLICTS              # then sectors (the key of each column breaks ties)
 CODE_WIDTH = 420                      # the code column's widest (px): the figures stay beside it
 CODE_NARROWEST = 120                  # ... and its narrowest: longer code is elided in the middle
+CODE_LEAST = 64                       # ... narrower still (to this) where the panel is narrow (a 1280x720
+                                      # window: 316 px), so the wavefronts column stays in view whole
 WIDE = 900                            # from this width (px) the table stands beside the code, not above it
 FIRST_FIGURES = (1, 2, 3)             # the columns that stay in view beside the code: conflicts, sectors, wavefronts
 TABLE_ROWS = 12                       # a narrow panel gives the table room for this many rows first
@@ -197,7 +199,8 @@ class TraceSourcePanel(QWidget):
             figures = sum(self.lines.columnWidth(c) for c in FIRST_FIGURES)
             self.lines.resizeColumnToContents(CODE)
             content = self.lines.columnWidth(CODE)
-            self.lines.setColumnWidth(CODE, max(CODE_NARROWEST, min(content, CODE_WIDTH, room - figures)))
+            least = max(CODE_LEAST, min(CODE_NARROWEST, room - figures))
+            self.lines.setColumnWidth(CODE, max(least, min(content, CODE_WIDTH, room - figures)))
         self._size_split()
 
     def _content_width(self, c: int) -> int:

@@ -1096,7 +1096,9 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["library"], self.docks["figures"]], [round(330 * w / 1920), round(480 * w / 1920)],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["library"], self.docks["editor"]], [280, 600], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["figures"], self.docks["launch"]], [430, 470], Qt.Orientation.Vertical)
+        # a short window (720 px) gives the lower panels (GPU chart, Source table) the larger share
+        self.resizeDocks([self.docks["figures"], self.docks["launch"]], [430, 470] if self.height() >= 800 else
+                         [300, 600], Qt.Orientation.Vertical)
 
     def save_settings(self) -> None:
         s = settings.settings()

@@ -8,6 +8,8 @@ type fold into 2, 4 or 8 rows.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from PySide6.QtCore import QLineF, QPointF, QRect, QRectF, Qt
@@ -20,7 +22,7 @@ from .shared_view import around_bands
 from .text import TextItem, line_height, condensed, fit_px, font, line_h, record_many, static
 from .theme import Theme
 
-LINK_GAP, LINK_MIN, LINK_EXTRA = 84.0, 40.0, 150.0
+LINK_MIN = 40.0          # the shortest lane-to-memory links (at scale 1); they take any spare height
 
 
 
@@ -89,7 +91,7 @@ def plan_line_rows(L: Layout, th: Theme, d: WarpDetail):
         if px and len(rows) * (label_h + 8 * s) <= avail:
             break     # the labels fit and the boxes can be thin
         # labels boosted into a tall picture: smaller ones (never under the smallest size) before more rows
-        smaller = next((p for p in range(int(px) - 1, max(mp, 16 * s if long_px else mp) - 1, -1)
+        smaller = next((p for p in range(int(px) - 1, max(mp, math.ceil(16 * s - 1e-6) if long_px else mp) - 1, -1)
                         if len(rows) * (label_h_at(p) + 8 * s) <= avail), 0) if px else 0
         if smaller:
             px, label_h = smaller, label_h_at(smaller)
@@ -117,7 +119,8 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
     rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail = plan_line_rows(L, th, d)
     px = long_px or short_px
     grid_h = len(rows) * (row_h + label_h)
-    top = mem.top() + LINK_MIN * s + max(0.0, min(avail - grid_h, (LINK_GAP - LINK_MIN + LINK_EXTRA) * s))
+    # the links take the height the ruler does not need (no empty band above the figures)
+    top = mem.top() + LINK_MIN * s + max(0.0, avail - grid_h)
     sec_w = line_w / 4
     byte_w = sec_w / SECTOR
     sectors = {su.sector: su for su in d.sectors}

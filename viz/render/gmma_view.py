@@ -7,8 +7,9 @@ each cell names the rows on its banks (``r3``) and is coloured like the layout m
 key; a row that waits for another row of its phase on the same banks (a bank conflict) is
 marked in the warning colour with its wavefront (``r4 wf2``). On the right: the phase's
 wavefronts. ``natural_size`` writes every number at 16 px; at a size the caller chooses no
-text is drawn smaller than 14 px per 1080 px of height, and what does not fit is said in
-the picture, never dropped silently.
+text is drawn smaller than the floor of every picture (``layout_map.map_floor``: 12 px on
+any canvas, 14 px per 1080 px of height where that is more, 18 px in presentation mode at
+1080p), and what does not fit is said in the picture, never dropped silently.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from PySide6.QtGui import QPainter, QPen
 
 from ..i18n import tr
 from ..kinds.wgmma import GmmaMap
-from .layout_map import MIN_PX, MapGeometry, bank_color, begin_map, map_text
+from .layout_map import MapGeometry, bank_color, begin_map, map_text
 from .layout_map import map_font as _font, text_width as _width   # their short names here
 from .matrix_view import end_matrix_map, wrap_words
 from .theme import Theme
@@ -28,14 +29,17 @@ def natural_size(m: GmmaMap, th: Theme) -> tuple[int, int]:
     return m.natural_size(th.scale)
 
 
-def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: float | None = None) -> MapGeometry:
-    """Draw ``m`` into ``rect`` (``scale`` 1 = 1080p text sizes; default from the rect)."""
-    g = begin_map(p, rect, th, scale)
+def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: float | None = None,
+                   min_px: int | None = None) -> MapGeometry:
+    """Draw ``m`` into ``rect`` (``scale`` 1 = 1080p text sizes; default from the rect); no
+    text under ``MapGeometry.floor`` (``min_px``: the app's presentation type)."""
+    g = begin_map(p, rect, th, scale, min_px)
     s = g.scale
     margin = 14 * s
     x0, y = rect.left() + margin, rect.top() + margin
     avail_w = rect.width() - 2 * margin
-    low = MIN_PX * s
+    low = g.floor
+    f16 = max(low, 16 * s)          # the notes' and headings' size
 
     def text(r: QRectF, t: str, px: float, color: str, bold=False, mono=False, align=Qt.AlignmentFlag.AlignLeft):
         map_text(p, th, g, r, t, px, color, bold, mono, align)
@@ -47,7 +51,7 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
                 "banks; a row marked wf2 or later waits for another row of its phase (a bank conflict).")
     for t, want, color, bold in ((title, 24 * s, "text", True), (m.title, 16 * s, "muted", False),
                                  (sub, 18 * s, "muted", False), (legend, 16 * s, "text", False)):
-        px = want
+        px = max(low, want)
         lines = wrap_words(t, _font(th, px, bold, bold), avail_w)
         for ln in lines:
             h = px * 1.6
@@ -55,15 +59,14 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
             y += h
     y += 6 * s
     phases = max(1, m.phases)
-    bottom = rect.bottom() - margin - 16 * s * 1.6
-    mono = _font(th, 16 * s, mono=True)
-    head_h = 16 * s * 1.6
+    bottom = rect.bottom() - margin - f16 * 1.6
+    head_h = f16 * 1.6
     # Side by side panels of core matrices when one column would need text under 14 px.
     panels, per_panel, px = 1, phases, 0.0
     for k in range(1, 5):
         rows_k = -(-phases // k)
         cell_h_k = (bottom - y - head_h) / rows_k
-        px_k = min(16 * s, cell_h_k / 1.35)
+        px_k = min(f16, cell_h_k / 1.35)
         pw = (avail_w - (k - 1) * 16 * s) / k
         lw = _width(_font(th, px_k, mono=True), "B 31 (mn 15, k 1)") + 8 * s
         ww = _width(_font(th, px_k, mono=True), "8") + 10 * s
@@ -71,16 +74,15 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
         if px_k >= low and _width(_font(th, px_k, mono=True), "r0 r4") <= cw - 4 * s:
             panels, per_panel, px = k, rows_k, px_k
             break
-    del mono
     pw = (avail_w - (panels - 1) * 16 * s) / panels
     cell_h = (bottom - y - head_h) / max(1, per_panel)
     if not px:
-        px_try = min(16 * s, cell_h / 1.35)
+        px_try = min(f16, cell_h / 1.35)
         px = 0.0 if px_try < low else px_try
         panels, per_panel, pw = 1, phases, avail_w
         cell_h = (bottom - y - head_h) / phases
     g.cell_px = int(px)
-    lw_px = px or 16 * s
+    lw_px = px or f16
     label_w = _width(_font(th, lw_px, mono=True), "B 31 (mn 15, k 1)") + 8 * s
     wf_w = _width(_font(th, lw_px, mono=True), "8") + 10 * s
     cell_w = (pw - label_w - wf_w) / 8

@@ -4,8 +4,11 @@ by the shared-memory bank of its first byte, with a legend of the 32 bank colour
 
 ``natural_size`` is the size at which every number is written at 16 px (a figure for a
 notebook or a document; like ``print_latex``'s PDF it grows with the grid). At a size the
-caller chooses (a slide), no text is drawn smaller than 14 px per 1080 px of height; a grid
-too dense for that is drawn in colour only and the picture says so, never silently.
+caller chooses (a slide), no text is drawn smaller than the rule of every picture
+(``text.min_text_px``: 12 px on any canvas, 14 px per 1080 px of height times the theme's
+scale where that is more, and the ``min_px`` a caller asks for: 18 px in presentation mode at
+1080p); a grid too dense for that is drawn in colour only and the picture says so, never
+silently.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from ..i18n import tr
 from ..layout_text import LayoutMap
-from .text import register_fonts
+from .text import min_text_px, register_fonts
 from .theme import Theme
 
 MIN_PX = 14          # the smallest text at 1920x1080
@@ -61,6 +64,20 @@ class MapGeometry:
     cells: list[QRectF] = field(default_factory=list)
     texts: list[tuple[QRectF, str, int]] = field(default_factory=list)   # every text: box, text, px
     notes: list[str] = field(default_factory=list)
+    floor: float = 0.0               # the smallest text allowed (px)
+
+
+def map_floor(rect: QRectF, th: Theme, s: float, min_px: int | None = None, fitted: bool = True) -> float:
+    """The smallest text of a map picture drawn at scale ``s`` into ``rect``: ``MIN_PX`` (14
+    px) times the scale, and never under the rule of every picture: for a picture fitted to
+    a canvas (``fitted``: a slide, a frame) the rule for a canvas that high
+    (``min_text_px``: 12 px, 14 px per 1080 px of height times the theme's scale where that
+    is more); at a scale the caller chose (the natural size, whose height grows with the
+    grid) 12 px. ``min_px``: more where the caller asks (presentation mode's 18 px at 1080p)."""
+    floor = min_px or 12
+    if fitted:
+        return float(max(MIN_PX * s, min_text_px(rect.height(), th.scale, floor)))
+    return float(max(MIN_PX * s, floor))
 
 
 def _titles(m: LayoutMap) -> tuple[str, str, str]:
@@ -85,12 +102,13 @@ def natural_size(m: LayoutMap, th: Theme) -> tuple[int, int]:
     return m.natural_size(th.scale)
 
 
-def begin_map(p: QPainter, rect: QRectF, th: Theme, scale: float | None) -> MapGeometry:
+def begin_map(p: QPainter, rect: QRectF, th: Theme, scale: float | None, min_px: int | None = None) -> MapGeometry:
     """Start a map picture (layout or matrix map): its scale (1 = 1080p text sizes; default
-    from the rect against 1920x1080), the painter saved with antialiasing on, the
-    background filled. The caller restores the painter."""
+    from the rect against 1920x1080), its smallest text (``MapGeometry.floor``), the painter
+    saved with antialiasing on, the background filled. The caller restores the painter."""
     s = scale if scale is not None else min(rect.width() / 1920, rect.height() / 1080)
     g = MapGeometry(max(s, 0.05), 0, False)
+    g.floor = map_floor(rect, th, g.scale, min_px, fitted=scale is None)
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
@@ -109,11 +127,14 @@ def map_text(p: QPainter, th: Theme, g: MapGeometry, r: QRectF, t: str, px: floa
     g.texts.append((QFontMetricsF(f).boundingRect(r, flags, t), t, int(round(px))))
 
 
-def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: float | None = None) -> MapGeometry:
+def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: float | None = None,
+                     min_px: int | None = None) -> MapGeometry:
     """Draw ``m`` into ``rect``. ``scale`` (1 = 1080p text sizes) defaults to the rect's
-    size against 1920x1080; the natural size is drawn at scale 1."""
-    g = begin_map(p, rect, th, scale)
+    size against 1920x1080; the natural size is drawn at scale 1. No text under
+    ``MapGeometry.floor`` (``map_floor``)."""
+    g = begin_map(p, rect, th, scale, min_px)
     s = g.scale
+    low = g.floor
     margin = 12 * s
     x0, y = rect.left() + margin, rect.top() + margin
     avail_w = rect.width() - 2 * margin
@@ -123,7 +144,7 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
         map_text(p, th, g, r, t, px, color, bold, mono, align)
 
     # Title and subtitle on one line (the subtitle muted).
-    tpx, spx, lpx = 24 * s, 18 * s, 16 * s
+    tpx, spx, lpx = max(low, 24 * s), max(low, 18 * s), max(low, 16 * s)
     tw = _width(_font(th, tpx, bold=True), title)
     text(QRectF(x0, y, tw + 2, tpx * 1.6), title, tpx, "text", bold=True)
     sw_ = _width(_font(th, spx), "   " + sub)
@@ -138,26 +159,28 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
     text(QRectF(x0, y, avail_w, lpx * 1.5), legend, lpx, "text")
     y += lpx * 1.5
     sw = min(avail_w / 32, 40 * s)
+    key_h = max(30 * s, low * 1.5)
+    kpx = max(low, min(16 * s, key_h * 0.6))
     for b in range(32):
-        r = QRectF(x0 + b * sw, y, sw - 2 * s, 30 * s)
+        r = QRectF(x0 + b * sw, y, sw - 2 * s, key_h)
         p.fillRect(r, bank_color(b, th))
-        fits = _width(_font(th, MIN_PX * s, mono=True), str(b)) <= r.width()
+        fits = _width(_font(th, kpx, mono=True), str(b)) <= r.width()
         if fits:
-            text(r, str(b), max(MIN_PX * s, min(16 * s, r.height() * 0.6)), "text", mono=True,
-                 align=Qt.AlignmentFlag.AlignHCenter)
-    if _width(_font(th, MIN_PX * s, mono=True), "31") > sw - 2 * s:
+            text(r, str(b), kpx, "text", mono=True, align=Qt.AlignmentFlag.AlignHCenter)
+    if _width(_font(th, kpx, mono=True), "31") > sw - 2 * s:
         g.notes.append(tr("bank numbers left out of the colour key (it is too narrow at this size)"))
-    y += 30 * s + 8 * s
+    y += key_h + 8 * s
 
     # The grid: row labels on the left, column labels on top. The largest text size
-    # (<= 22 px, >= 14 px at 1080p) at which the numbers fit their cells.
+    # (<= 22 px at 1080p, >= the floor) at which the numbers fit their cells.
     bottom = rect.bottom() - margin
     notes_h = lpx * 1.5
     px, row_w, head_h = 0, 0.0, 0.0
     cell_w = cell_h = 0.0
     # Two lines (offset, then bank) where they fit, else the offset alone.
     for two in (True, False):
-        for cand in range(int(MAX_CELL_PX * s), int(-(-MIN_PX * s // 1)) - 1, -1):
+        least = int(-(-low // 1))
+        for cand in range(max(least, int(MAX_CELL_PX * s)), least - 1, -1):
             w1, w2, h1 = _cell_need(m, th, cand)
             row_w = _width(_font(th, cand, mono=True), str(m.rows - 1)) + 10 * s
             head_h = h1 + 4 * s
@@ -204,9 +227,9 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
                 else:
                     text(cell, off, px, "text", mono=True, align=Qt.AlignmentFlag.AlignHCenter)
     if not px:
-        g.notes.append(tr("offsets not written: {rows} x {cols} cells are too small for 14 px text at this size; "
+        g.notes.append(tr("offsets not written: {rows} x {cols} cells are too small for {px} px text at this size; "
                           "leave the size out (the picture then grows to fit) or draw a smaller tile").format(
-                              rows=m.rows, cols=m.cols))
+                              rows=m.rows, cols=m.cols, px=int(-(-low // 1))))
     if not m.one_to_one:
         g.notes.append(tr("not one-to-one: some elements share an offset"))
     if g.notes:
@@ -217,4 +240,4 @@ def paint_layout_map(p: QPainter, rect: QRectF, m: LayoutMap, th: Theme, scale: 
     return g
 
 
-__all__ = ["paint_layout_map", "natural_size", "bank_color", "MapGeometry"]
+__all__ = ["paint_layout_map", "natural_size", "bank_color", "MapGeometry", "map_floor"]

@@ -7,8 +7,9 @@ address, its banks (coloured like the layout map's bank key) and the wavefront t
 it; its 8 cells are the row's 8 b16 elements, each showing the lane whose register holds
 it (register i of every lane holds matrix i; with .trans a column of the grid goes to one
 lane). ``natural_size`` writes every number at 16 px; at a size the caller chooses no text
-is drawn smaller than 14 px per 1080 px of height, and what does not fit is said in the
-picture, never dropped silently.
+is drawn smaller than the floor of every picture (``layout_map.map_floor``: 12 px on any
+canvas, 14 px per 1080 px of height where that is more, 18 px in presentation mode at
+1080p), and what does not fit is said in the picture, never dropped silently.
 """
 
 from __future__ import annotations
@@ -46,16 +47,16 @@ def _lane_color(lane: int, th: Theme):
 
 
 def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: float | None = None,
-                     across: int | None = None) -> MapGeometry:
+                     across: int | None = None, min_px: int | None = None) -> MapGeometry:
     """Draw ``m`` into ``rect`` (``scale`` 1 = 1080p text sizes; default from the rect), with
     ``across`` matrices a row (default ``MatrixMap.default_across``). A heading too long for
     one line at its size goes on more lines."""
-    g = begin_map(p, rect, th, scale)
+    g = begin_map(p, rect, th, scale, min_px)
     s = g.scale
     margin = 14 * s
     x0, y = rect.left() + margin, rect.top() + margin
     avail_w = rect.width() - 2 * margin
-    low = MIN_PX * s
+    low = g.floor
 
     def text(r: QRectF, t: str, px: float, color: str, bold=False, mono=False, align=Qt.AlignmentFlag.AlignLeft):
         map_text(p, th, g, r, t, px, color, bold, mono, align)
@@ -75,6 +76,7 @@ def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: 
                  "{i} holds the element; lane l holds row l / 4.", i="i"))
     for t, want, color, bold in ((title, 24 * s, "text", True), (sub, 18 * s, "muted", False),
                                  (legend, 16 * s, "text", False)):
+        want = max(low, want)
         px = fitted(t, want, avail_w, bold, mono=bold)
         lines = [t]
         if not px:                          # on more lines, at a size between its own and the smallest
@@ -89,17 +91,18 @@ def paint_matrix_map(p: QPainter, rect: QRectF, m: MatrixMap, th: Theme, scale: 
     y += 6 * s
     across = max(1, min(op.num, across or m.default_across()))
     down = -(-op.num // across)
-    bottom = rect.bottom() - margin - (16 * s * 1.6)
+    bottom = rect.bottom() - margin - (max(low, 16 * s) * 1.6)
     gap = 18 * s
     box_w = (avail_w - gap * (across - 1)) / across
     box_h = (bottom - y - gap * (down - 1)) / down
     pen = QPen(th.q("grid"))
     pen.setWidthF(max(1.0, s * th.stroke))
-    # Text size: the largest (<= 20 px, >= 14 px at 1080p) at which the row labels and the
+    # Text size: the largest (<= 20 px at 1080p, >= the floor) at which the row labels and the
     # lane numbers fit their boxes.
     px = 0.0
     label_w = cell_w = cell_h = head_h = 0.0
-    for cand in range(int(20 * s), int(-(-low // 1)) - 1, -1):
+    least = int(-(-low // 1))
+    for cand in range(max(least, int(20 * s)), least - 1, -1):
         fm = QFontMetricsF(_font(th, cand, mono=True))
         label_w = fm.horizontalAdvance("L31 99999 b28-31 wf88") + 12 * s
         head_h = fm.height() * 1.3
@@ -148,13 +151,15 @@ def end_matrix_map(p: QPainter, th: Theme, g: MapGeometry, rect: QRectF, written
     bottom, restore the painter that ``begin_map`` saved."""
     s = g.scale
     margin = 14 * s
+    low = g.floor or MIN_PX * s
     if not written:
-        g.notes.append(tr("numbers not written: the cells are too small for 14 px text at this size; leave the "
-                          "size out (the picture then takes its natural size)"))
+        g.notes.append(tr("numbers not written: the cells are too small for {px} px text at this size; leave the "
+                          "size out (the picture then takes its natural size)", px=int(-(-low // 1))))
     if g.notes:
-        map_text(p, th, g, QRectF(rect.left() + margin, rect.bottom() - margin - 16 * s * 1.6,
-                                  rect.width() - 2 * margin, 16 * s * 1.6),
-                 "; ".join(g.notes), max(MIN_PX * s, 16 * s), "bad")
+        npx = max(low, 16 * s)
+        map_text(p, th, g, QRectF(rect.left() + margin, rect.bottom() - margin - npx * 1.6,
+                                  rect.width() - 2 * margin, npx * 1.6),
+                 "; ".join(g.notes), npx, "bad")
     p.restore()
     return g
 

@@ -528,18 +528,19 @@ def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float,
 # ---------------------------------------------------------------------------- entry point
 
 
-def paint_kind_map(p: QPainter, rect: QRectF, m, th: Theme, scale: float | None = None):
+def paint_kind_map(p: QPainter, rect: QRectF, m, th: Theme, scale: float | None = None, **options):
     """Draw a kind's own map (``Kind.picture_map``, ``Kind.matrix_map``, ``TraceForm.matrix_map``:
     a wgmma's core matrices on the banks) with the painter its ``view`` names: a module of
     ``viz.render`` (a kind module imports no Qt, so its painter lives here), or a module's whole
-    dotted name, whose ``paint_map(p, rect, m, th, scale)`` draws it."""
+    dotted name, whose ``paint_map(p, rect, m, th, scale, **options)`` draws it (``min_px``: the
+    app's presentation type, no text under it)."""
     import importlib
 
     view = str(getattr(m, "view", ""))
     name = view if "." in view else f"{__package__}.{view}"
     if not all(part.isidentifier() for part in name.split(".")):
         raise ValueError(f"a kind's map names no painter module: {view!r}")
-    return importlib.import_module(name).paint_map(p, rect, m, th, scale=scale)
+    return importlib.import_module(name).paint_map(p, rect, m, th, scale=scale, **options)
 
 
 def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
@@ -570,7 +571,8 @@ def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
         m = k.picture_map(detail) if k is not None and k.picture_map is not None else None
         if m is not None:       # a kind that draws its own map (Kind.picture_map: wgmma's core matrices on the banks)
             top = L.header.bottom() + 6 * th.scale if L.header is not None else rect.top()
-            paint_kind_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th)
+            paint_kind_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th,
+                           min_px=L.min_px)
             return L
         if detail.space == "shared":
             paint_shared(p, L, th, detail, st)

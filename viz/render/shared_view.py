@@ -33,7 +33,7 @@ from .base import Layout, State, alpha, draw_links, mix, pen, prepared, snap
 from .text import Placed, TextItem, advance, draw_text, drop, font, line_h, place, record_many, wrap
 from .theme import Theme
 
-LINK_GAP, LINK_MIN, LINK_EXTRA = 84.0, 40.0, 150.0   # room for the lane-to-memory links (at scale 1)
+LINK_MIN = 40.0          # the shortest lane-to-memory links (at scale 1); they take any spare height
 
 
 def memory_labels(d: WarpDetail) -> list[str]:
@@ -110,28 +110,50 @@ def plan_shared(L: Layout, th: Theme, d: WarpDetail, row_first: int = 0) -> Shar
     """The table laid out, with room kept under it for the line that says what the numbers
     are (word indices) wherever keeping it costs the words neither size nor bands.
     ``row_first``: where rows are windowed, the first row shown."""
+    got = _plan_at(L, th, d, row_first, False)
+    if shows_everything(got) or not L.label_w:
+        return got
+    # Short of room (presentation type in a comparison half: 16 banks a band did not fit under
+    # the lanes, 3 bands of 8 left banks 24-31 off): the table may also take the width the lane
+    # rows' labels ("col → physical") hold, beside labels of its own ("wf 1"), where that shows
+    # every word.
+    wide = _plan_at(L, th, d, row_first, True)
+    return wide if shows_everything(wide) else got
+
+
+def _plan_at(L: Layout, th: Theme, d: WarpDetail, row_first: int, wide: bool) -> SharedPlan:
     legend_h = line_h(th.sans, int(max(L.min_px, 17 * L.s))) + 8 * L.s
-    kept = _plan_shared(L, th, d, legend_h, row_first)
+    kept = _plan_shared(L, th, d, legend_h, row_first, wide)
     if kept.legend is not None:
-        plain = _plan_shared(L, th, d, 0.0, row_first)
+        plain = _plan_shared(L, th, d, 0.0, row_first, wide)
         if (kept.px, kept.visible, kept.mode, len(kept.bands), kept.rows_shown) == (
                 plain.px, plain.visible, plain.mode, len(plain.bands), plain.rows_shown):
             return kept
         return plain
-    return _plan_shared(L, th, d, 0.0, row_first)
+    return _plan_shared(L, th, d, 0.0, row_first, wide)
 
 
 def shows_everything(plan: SharedPlan) -> bool:
     return plan.fits and plan.visible >= len(plan.bands) and plan.rows_shown >= len(plan.row_keys)
 
 
-def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first: int = 0) -> SharedPlan:
+def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first: int = 0,
+                 wide: bool = False) -> SharedPlan:
     s, mp = L.s, L.min_px
     mem = L.memory
     n = max(1, d.wavefronts)
     busy = sorted({bw.bank for bw in d.bank_words}) or [0]
-    x0 = L.columns[0] - L.col_w / 2
-    avail_w = L.col_w * BANKS
+    lanes_x0 = L.columns[0] - L.col_w / 2
+
+    def geom(mode: str) -> tuple[float, float, float]:
+        """(left, width, label column) of the table in ``mode``: under the lanes, or ``wide``
+        from the table's own label column (as wide as its labels) to the lanes' right edge."""
+        if not (wide and L.label_w):
+            return lanes_x0, L.col_w * BANKS, L.label_w
+        texts = ([tr("bank")] + [tr("wf {k}", k=k + 1) for k in range(n)] if mode == "bank" else
+                 [tr("wavefront")] + [tr("bank {b}", b=b) for b in busy])
+        lw = max(advance(th.sans, L.label_px, True, t) for t in texts) + 14 * s
+        return L.label_x + lw, lanes_x0 + L.col_w * BANKS - L.label_x - lw, lw
     avail_h = mem.height() - LINK_MIN * s - reserve
     mono, sans = th.mono, th.sans
     word_texts = sorted({str(bw.word) for bw in d.bank_words}, key=len)[-6:] or ["0"]
@@ -158,7 +180,7 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
     best = None
     for mode, fold in _candidates(n, L.shared_mode):
         cols, rows, bands, heads = shape(mode, fold)
-        cw = avail_w / cols
+        cw = geom(mode)[1] / cols
         for px in range(cap, mp - 1, -1):
             hh = line_h(sans, px, True) + 6 * s
             rh = line_h(mono, px, True) + 6 * s
@@ -187,7 +209,7 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
         options = []
         for mode, fold in _candidates(n, L.shared_mode):
             cols, rows, bands, heads = shape(mode, fold)
-            if need_w(px, heads) > avail_w / cols:
+            if need_w(px, heads) > geom(mode)[1] / cols:
                 continue
             band_h = hh + rows * rh
             fit = int((avail_h - note_h + gap) // (band_h + gap))
@@ -218,6 +240,7 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
         best = (px, mode, fold, bands)
     px, mode, fold, bands = best
     cols, rows, bands, _ = shape(mode, fold)
+    x0, avail_w, label_w = geom(mode)
     all_keys = tuple(range(n)) if mode == "bank" else tuple(busy)
     rows = min(rows, rows_shown or rows)
     row_first = max(0, min(row_first, len(all_keys) - rows))
@@ -231,7 +254,10 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
     band_h = hh + rows * row_h
     grid_h = visible * band_h + (visible - 1) * gap + note_h
     spare = max(0.0, avail_h - grid_h)
-    top = mem.top() + LINK_MIN * s + min(spare, (LINK_GAP - LINK_MIN + LINK_EXTRA) * s)
+    # The links take the height the table does not need: the table sits at the foot of its
+    # area, over the figures (a shallow table at the top of a tall area left an empty band
+    # of up to 240 px above the figures of an exported 1080p frame).
+    top = mem.top() + LINK_MIN * s + spare
     cw = avail_w / cols
     label_px = min(L.label_px, max(mp, int(min(17 * s, row_h * 0.8))))
     while label_px > mp and line_h(sans, label_px) > row_h:
@@ -261,7 +287,7 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
         rl = []
         corner = None
         if L.label_w:
-            lw = L.label_w - 10 * s
+            lw = label_w - 10 * s
             corner = place(sans, label_px, False, tr("bank") if mode == "bank" else tr("wavefront"),
                            QRectF(L.label_x, btop, lw, hh), "r", "mem-label")
             for k, y in row_y:
