@@ -107,7 +107,7 @@ class MainWindow(WindowActions, WindowDocks, WindowFiles, WindowCompare, WindowP
         self._dock("source", self.trace_source, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks["sweep"], self.docks["source"])
         self.docks["launch"].raise_()
-        self.gpu_panel = None  # built with the plot panels, after the first frame
+        self._gpu = None   # the GPU panel: its dock comes with the plot panels, it when first shown (gpu_panel)
 
         # -- status bar
         self.progress = QProgressBar()
@@ -219,6 +219,6 @@ class MainWindow(WindowActions, WindowDocks, WindowFiles, WindowCompare, WindowP
         if self._sweep is not None:
             self._sweep.runner.cancel()
         self.compare.right.runner.cancel()
-        if self.gpu_panel is not None and hasattr(self.gpu_panel, "shutdown"):
-            self.gpu_panel.shutdown()          # its GPU child processes (runs, recordings) end with the window
+        if self._gpu and hasattr(self._gpu, "shutdown"):
+            self._gpu.shutdown()          # its GPU child processes (runs, recordings) end with the window
         super().closeEvent(event)

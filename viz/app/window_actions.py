@@ -232,8 +232,8 @@ class WindowActions:
                       self.compare, getattr(self, "notes", None), getattr(self, "ink", None)):
             if panel is not None:
                 panel.retranslate()
-        if self.gpu_panel is not None and hasattr(self.gpu_panel, "retranslate"):
-            self.gpu_panel.retranslate()
+        if self._gpu and hasattr(self._gpu, "retranslate"):      # the GPU panel, once built
+            self._gpu.retranslate()
         self._update_source()
         self._update_title()
 

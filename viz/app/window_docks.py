@@ -18,8 +18,9 @@ class WindowDocks:
     widgets and the other parts' methods through ``self``."""
 
     def _build_plots(self) -> None:
-        """The heat map and sweep panels. Importing pyqtgraph costs a third of a second, so
-        the first window shows the picture first and these a moment later."""
+        """The heat map and sweep panels, and the GPU panel's dock. Importing pyqtgraph costs a
+        third of a second, so the first window shows the picture first and these a moment later.
+        The GPU panel itself is built when its dock is first shown (``_gpu_dock``)."""
         if self._launch is not None:
             return
         from .launch import LaunchPanel
@@ -30,7 +31,7 @@ class WindowDocks:
         self.docks["launch"].widget().set(self._launch)
         self.docks["sweep"].widget().set(self._sweep)
         self._launch.mode.setCurrentIndex(settings.get("heat_mode", 0, int, lo=0, hi=self._launch.mode.count() - 1))
-        self.gpu_panel = self._gpu_panel()
+        self._gpu_dock()
         self._style_plots()
         if "gpu" in self.docks:
             self.m_panels.addAction(self.docks["gpu"].toggleViewAction())
@@ -59,29 +60,46 @@ class WindowDocks:
         self.docks[key] = d
         return d
 
-    def _gpu_panel(self):
-        """The GPU panel, when its module is there (another issue builds it)."""
+    def _gpu_dock(self) -> None:
+        """The GPU panel's dock, tabbed with the sweep. The panel (its measurements, caveats and
+        GPU probe take most of a second) is built the first time the dock is on screen, or
+        when ``gpu_panel`` is asked for: at a first start its tab lies behind the heat map's."""
+        import importlib.util
+
+        if importlib.util.find_spec(f"{__package__}.gpu_panel") is None:
+            return                              # the app runs without it
+        dock = self._dock("gpu", PanelHolder(), Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["sweep"], dock)
+        dock.visibilityChanged.connect(self._gpu_dock_shown)
+        # built after restoreState: its visibility is kept separately
+        dock.setVisible(settings.get("gpu_panel_shown", True, bool))
+
+    def _gpu_dock_shown(self, visible: bool) -> None:
+        if visible and self._gpu is None and not getattr(self, "closed", False):
+            self._make_gpu_panel()
+
+    @property
+    def gpu_panel(self):
+        """The GPU panel (``viz.app.gpu_panel.GpuPanel``), built now if it was not yet; None
+        when it cannot be built (the status bar says why)."""
+        self._build_plots()
+        if self._gpu is None and "gpu" in self.docks:
+            self._make_gpu_panel()
+        return self._gpu or None
+
+    def _make_gpu_panel(self) -> None:
+        self._gpu = False                       # once, also when it fails
         try:
             from .gpu_panel import GpuPanel
-        except ImportError:
-            return None
-        try:
+
             panel = GpuPanel(self)
-        except Exception as err:  # noqa: BLE001 - the app must start without it
+        except Exception as err:  # noqa: BLE001 - the app must run without it
             self.statusBar().showMessage(tr("GPU panel unavailable: {err}", err=err), 10000)
-            return None
-        if isinstance(panel, QDockWidget):
-            if not panel.objectName():
-                panel.setObjectName("dock_gpu")
-            if self.dockWidgetArea(panel) == Qt.DockWidgetArea.NoDockWidgetArea:
-                self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, panel)
-            self.docks["gpu"] = panel
-        elif isinstance(panel, QWidget):
-            self._dock("gpu", panel, Qt.DockWidgetArea.BottomDockWidgetArea)
-            self.tabifyDockWidget(self.docks["sweep"], self.docks["gpu"])
-        if "gpu" in self.docks:  # built after restoreState: its visibility is kept separately
-            self.docks["gpu"].setVisible(settings.get("gpu_panel_shown", True, bool))
-        return panel
+            return
+        self._gpu = panel
+        self.docks["gpu"].widget().set(panel)
+        if hasattr(panel, "set_theme"):
+            panel.set_theme(self.view.theme)    # its chart follows the theme
 
     def default_layout(self, width: int | None = None) -> None:
         """Panel sizes for a first start: the picture gets most of the window (330 + 480 px of

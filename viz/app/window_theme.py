@@ -60,5 +60,5 @@ class WindowTheme:
             for ax in ("left", "bottom"):
                 item.getAxis(ax).setPen(plot_fg)
                 item.getAxis(ax).setTextPen(plot_fg)
-        if getattr(self, "gpu_panel", None) is not None and hasattr(self.gpu_panel, "set_theme"):
-            self.gpu_panel.set_theme(th)        # its chart follows the theme too
+        if self._gpu and hasattr(self._gpu, "set_theme"):
+            self._gpu.set_theme(th)        # the GPU panel's chart follows the theme too (once built)
