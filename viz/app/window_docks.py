@@ -49,7 +49,9 @@ class WindowDocks:
         self._build_plots()
         return self._sweep
 
-    def _dock(self, key: str, widget: QWidget, area) -> QDockWidget:
+    def add_dock(self, key: str, widget: QWidget, area) -> QDockWidget:
+        """``widget`` in a new dock ``dock_<key>`` (``self.docks[key]``) in ``area``: movable,
+        floatable, closable. A panel's ``install(main)`` calls this (docs/ARCHITECTURE.md, "A panel")."""
         d = QDockWidget(self)
         d.setObjectName(f"dock_{key}")
         d.setWidget(widget)
@@ -59,6 +61,8 @@ class WindowDocks:
         self.addDockWidget(area, d)
         self.docks[key] = d
         return d
+
+    _dock = add_dock
 
     def _gpu_dock(self) -> None:
         """The GPU panel's dock, tabbed with the sweep. The panel (its measurements, caveats and
