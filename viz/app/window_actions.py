@@ -15,10 +15,9 @@ from . import settings
 from .window_presentation import PRESENTATION_CONTRAST
 
 
-
 class WindowActions:
-    """Actions, keys, menus and the interface language. A part of ``MainWindow``: it uses the window's
-    widgets and the other parts' methods through ``self``."""
+    """Actions, keys, menus and the interface language. A part of ``MainWindow``: it uses the
+    window's widgets and the other parts' methods through ``self``."""
 
     def _action(self, name: str, slot, keys=(), checkable: bool = False) -> QAction:
         a = QAction(self)

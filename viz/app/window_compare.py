@@ -11,10 +11,9 @@ from . import settings
 from .window_docks import only_current_page_sizes
 
 
-
 class WindowCompare:
-    """Compare mode, Every lane row, the matrix fragments dialog. A part of ``MainWindow``: it uses the window's
-    widgets and the other parts' methods through ``self``."""
+    """Compare mode, Every lane row, the matrix fragments dialog. A part of ``MainWindow``: it uses
+    the window's widgets and the other parts' methods through ``self``."""
 
     def show_matrix(self):
         """View → ldmatrix / stmatrix fragments (viz/app/matrix_dialog.py): one dialog, reused."""

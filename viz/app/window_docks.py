@@ -1,6 +1,6 @@
 """The main window's panels (docks) and their layout: the dock around each panel, the plot
-panels (heat map, sweep) and the GPU panel built after the first paint, the default panel
-sizes, and putting each panel back to a size it had. Part of ``MainWindow`` (viz/app/window.py)."""
+panels (heat map, sweep) built after the first paint and the GPU panel when first shown, the
+default panel sizes, and putting each panel back to a size it had. Part of ``MainWindow`` (viz/app/window.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from ..i18n import tr
 from . import settings
 
 
-
 class WindowDocks:
-    """The panels (docks) around the picture and their layout. A part of ``MainWindow``: it uses the window's
-    widgets and the other parts' methods through ``self``."""
+    """The panels (docks) around the picture and their layout. A part of ``MainWindow``: it uses the
+    window's widgets and the other parts' methods through ``self``."""
 
     def _build_plots(self) -> None:
         """The heat map and sweep panels, and the GPU panel's dock. Importing pyqtgraph costs a

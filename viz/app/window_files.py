@@ -30,8 +30,8 @@ MAX_RECOVERY_BYTES = 64 << 20     # a recovery file larger than any scenario typ
 
 
 class WindowFiles:
-    """Opening and saving files, writing your text, autosave and crash recovery. A part of ``MainWindow``: it uses the window's
-    widgets and the other parts' methods through ``self``."""
+    """Opening and saving files, writing your text, autosave and crash recovery. A part of
+    ``MainWindow``: it uses the window's widgets and the other parts' methods through ``self``."""
 
     def _open_initial(self, arg: str | None) -> None:
         rec = self._recovery()

@@ -10,10 +10,9 @@ from . import settings
 from .timeline import SPEEDS
 
 
-
 class WindowSettings:
-    """The settings restored at start and saved when the window closes. A part of ``MainWindow``: it uses the window's
-    widgets and the other parts' methods through ``self``."""
+    """The settings restored at start and saved when the window closes. A part of ``MainWindow``: it
+    uses the window's widgets and the other parts' methods through ``self``."""
 
     def _restore_settings(self) -> None:
         """The window as it was left, each setting checked (``settings.get``): a wrong type or

@@ -11,10 +11,9 @@ from . import settings
 from .window_presentation import PRESENTATION_SCALE
 
 
-
 class WindowTheme:
-    """The theme: pictures, palette and plots in one set of colours. A part of ``MainWindow``: it uses the window's
-    widgets and the other parts' methods through ``self``."""
+    """The theme: pictures, palette and plots in one set of colours. A part of ``MainWindow``: it
+    uses the window's widgets and the other parts' methods through ``self``."""
 
     def apply_theme(self, name: str, remember: bool = True) -> None:
         scale = PRESENTATION_SCALE if self.presenting else 1.0
