@@ -101,6 +101,7 @@ class WindowDocks:
             return
         self._gpu = panel
         self.docks["gpu"].widget().set(panel)
+        panel.show()        # now, with its dock (a layout would show it an event later)
         if hasattr(panel, "set_theme"):
             panel.set_theme(self.view.theme)    # its chart follows the theme
 
