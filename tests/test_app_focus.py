@@ -1,5 +1,5 @@
 """A scenario opens on the instruction it is about (its ``focus``), from the library as from
-a lesson; a lesson's step shows its words with the model's figures (issue 32, item 8)."""
+a lesson; a lesson's step shows its words with the model's figures."""
 
 from __future__ import annotations
 

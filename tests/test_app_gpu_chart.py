@@ -1,4 +1,4 @@
-"""The GPU panel on a slide (issue 32, item 4): the chart follows the theme, names its unit
+"""The GPU panel on a slide: the chart follows the theme, names its unit
 (µs for a few hundred microseconds, no pyqtgraph "(x0.001)"), labels every bar and line,
 keeps its key off the points and shows measured beside predicted with their ratio; Import
 opens where the shipped measurement files are, imports every shipped results file or says
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(not SHIPPED, reason="no shipped measurements")
 
 def panel(w):
     assert w.gpu_panel is not None, "the GPU panel did not load"
+    assert w.gpu_panel.measurements is not None       # the shipped file, read off the GUI thread: waited for
     return w.gpu_panel
 
 
@@ -218,3 +219,27 @@ def test_a_probe_record_with_markup_is_refused_as_written(qtbot, window, monkeyp
     doc = QtGui.QTextDocument()
     doc.setHtml(warned[0])                          # what the box shows: the text as written
     assert QtGui.Qt.mightBeRichText(warned[0]) and doc.toPlainText() == said
+
+
+def test_the_plot_is_built_when_the_chart_tab_is_first_shown_and_drawn_with_what_came_before(qtbot, window):
+    """Building the panel (after the window's first paint) builds no pyqtgraph plot; showing
+    the Chart tab builds it and draws what the panel asked for while it was not there."""
+    from viz.app.gpu_panel import GpuPanel
+
+    wait_analysis(qtbot, window)
+    p = GpuPanel(window)
+    qtbot.addWidget(p)
+    assert not p.results_chart.built
+    p.measurements                                    # noqa: B018 - the shipped file, waited for
+    p.sweep_choice.setCurrentIndex(p.sweep_choice.findData("transpose-pad"))
+    p.show()
+    qtbot.waitExposed(p)
+    assert not p.results_chart.built                  # the first tab is the table
+    p.tabs.setCurrentWidget(p.chart_box)
+    qtbot.waitUntil(lambda: p.results_chart.built, timeout=10000)
+    assert p.chart.isVisibleTo(p) and not p.chart_empty.isVisibleTo(p)
+    names = [n for n, _y in p.chart_series()]
+    assert names == ["measured", "cost model"]
+    sweep = p.measurements["sweeps"]["transpose-pad"]["points"]
+    assert len(p.chart_series()[0][1]) == len(sweep)
+    assert axis_label(p, "left") == f"{p.chart_unit[1]} per launch"

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(not results.shipped_path().exists(), reason="no 
 
 def panel(w):
     assert w.gpu_panel is not None, "the GPU panel did not load"
+    assert w.gpu_panel.measurements is not None       # the shipped file, read off the GUI thread: waited for
     return w.gpu_panel
 
 
@@ -191,3 +192,47 @@ def test_an_uncalibrated_gpu_gets_a_one_line_caveat_with_the_fix(qtbot, window):
     p.device_info = {"name": "NVIDIA H200", "compute_capability": "9.0", "sm_count": 132, "driver": "580.159.04"}
     p._show_device()
     assert len(p.device.text().splitlines()) == 1          # the H200 has its shipped calibration
+
+
+def test_the_shipped_measurements_are_read_off_the_gui_thread_and_an_import_made_first_wins(qtbot, window,
+                                                                                             monkeypatch, tmp_path):
+    """Building the panel (after the window's first paint) does not read the 1 MB shipped
+    results file on the GUI thread: a thread reads it and the panel shows it when it arrives;
+    a file imported before it arrives stays."""
+    import threading
+
+    from viz.app.gpu_panel import GpuPanel
+    from viz.gpu import front
+
+    gui = threading.current_thread()
+    release, readers = threading.Event(), []
+    real = front.load_results
+
+    def slow_load(path):
+        if path is None:
+            readers.append(threading.current_thread())
+            assert release.wait(60)
+        return real(path)
+
+    monkeypatch.setattr(front, "load_results", slow_load)
+    p = GpuPanel(window)
+    qtbot.addWidget(p)
+    qtbot.waitUntil(lambda: len(readers) == 1, timeout=20000)
+    assert readers[0] is not gui and p._measurements is None
+    assert p.source_label.text() == "No measurements loaded."
+    release.set()
+    qtbot.waitUntil(lambda: p.measurements_path == results.shipped_path(), timeout=20000)
+    assert "transpose-tile" in p.measurements["scenarios"] and p.measured_choice.count() > 1
+    # an import that comes before the shipped file is read is not replaced by it
+    release.clear()
+    mine = tmp_path / "mine.json"
+    doc = results.load(None)
+    doc["label"] = "my own measurements"
+    mine.write_text(json.dumps(doc))
+    q = GpuPanel(window)
+    qtbot.addWidget(q)
+    assert q.load_measurements(mine)
+    release.set()
+    qtbot.waitUntil(lambda: q._shipped is False, timeout=20000)
+    assert q.measurements_path == mine and q.measurements["label"] == "my own measurements"
+    assert "my own measurements" in q.source_label.text()

@@ -1,5 +1,5 @@
-"""Presentation mode and compare, round trip after round trip, give back the window as it was
-(issue 32, item 2): at 1280x720, F11 then Esc left a window 734 px tall, its controls row and
+"""Presentation mode and compare, round trip after round trip, give back the window as it was:
+at 1280x720, F11 then Esc left a window 734 px tall, its controls row and
 panel tabs below the screen; at 1080p the scenario list lost rows every round trip.
 
 Each screen size needs a QApplication of its own (the offscreen platform's screen is set when

@@ -1,4 +1,4 @@
-"""The Source panel docked as it opens (issue 32, item 5): at 1920x1080 the table shows ten
+"""The Source panel docked as it opens: at 1920x1080 the table shows ten
 rows or more, its code column elided in the middle with the wavefronts column in view, and
 the line of the instruction on screen is selected (table, code and PTX) when the instruction
 is chosen with the keys or the Instruction box, not only after a click."""

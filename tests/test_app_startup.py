@@ -1,4 +1,4 @@
-"""Start-up (issue 32, item 8): the window comes first, then the first analysis
+"""Start-up: the window comes first, then the first analysis
 (``viz.app.main.open_window``, ``Runner.hold``); numba is not imported before the window."""
 
 from __future__ import annotations

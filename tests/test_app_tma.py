@@ -1,4 +1,4 @@
-"""A trace with TMA copies in the app (issue 30): it opens, the issued copy is a step of its
+"""A trace with TMA copies in the app: it opens, the issued copy is a step of its
 warp whose picture shows the box's first chunks on the banks, the Figures panel lists the
 copy's figures and the Source panel counts its sectors on its line."""
 

@@ -85,7 +85,7 @@ def test_figures_and_heat_map_equal_the_analysis(qtbot, user_dirs):
     for d in an.per_access():
         for name, value, _why in explain_trace(d):
             if name:
-                assert vals[(d["index"], name)] == value
+                assert vals[(d.index, name)] == value
     conflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
     assert int(vals[conflicts].replace(",", "")) == an.metrics[conflicts] > 0
     lp = w.launch

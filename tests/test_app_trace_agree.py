@@ -1,4 +1,4 @@
-"""In the window (issue 32, item 3): a Triton trace's Source panel shows the Python first and
+"""In the window: a Triton trace's Source panel shows the Python first and
 says that tl.dot's wgmma reads are not recorded; the picture and the Figures of a
 cp.async.cg agree (no wavefront); the address line writes device addresses in hex."""
 
@@ -29,8 +29,8 @@ def test_triton_matmul_in_the_window(qtbot, user_dirs):  # noqa: F811
     d = w.session.detail
     assert d.op == "cp.async" and d.space == "shared" and d.wavefronts == 0
     assert [f.kind for f in w.session.frames] == ["compute", "request", "summary"]
-    first = next(x for x in w.session.trace_analysis.per_access() if x["number"] == 1)
-    assert first["wavefronts"] == 0 and first["ldgsts_side"] == "cg"
+    first = next(x for x in w.session.trace_analysis.per_access() if x.number == 1)
+    assert first.wavefronts == 0 and first.ldgsts_side == "cg"
     # a global instruction: the address line in hex, as the picture
     w.session.go(instr=1, frame=0)
     d = w.session.detail

@@ -30,7 +30,7 @@ def header_texts(w) -> str:
 def test_each_traced_kind_is_the_scenario_kind_and_counts_as_before(name):
     src = open_source(TRACES / f"{name}.wvtrace")
     t = src.trace
-    per = {d["index"]: d for d in analyze_trace(t).per_access()}
+    per = {d.index: d for d in analyze_trace(t).per_access()}
     wf: dict[int, int] = {}
     sec: dict[int, int] = {}
     for row in src.rows:
@@ -59,10 +59,10 @@ def test_each_traced_kind_is_the_scenario_kind_and_counts_as_before(name):
         ins, d = t.instructions[i], per[i]
         if ins["kind"] == "cp.async" and ins["space"] == "shared":
             continue            # its shared side is drawn, and counted in none of the ten
-        if "wavefronts" in d:
-            assert wf[i] == d["wavefronts"], (name, i, ins["kind"])
-        if "sectors" in d:
-            assert sec[i] == d["sectors"], (name, i, ins["kind"])
+        if d.wavefronts is not None:
+            assert wf[i] == d.wavefronts, (name, i, ins["kind"])
+        if d.sectors is not None:
+            assert sec[i] == d.sectors, (name, i, ins["kind"])
 
 
 def test_a_traced_ldmatrix_is_named_and_its_fragments_open(qtbot, user_dirs):

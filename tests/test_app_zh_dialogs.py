@@ -1,4 +1,4 @@
-"""Chinese all the way (issue 32, item 6): Qt's own words in the file dialogs and message
+"""Chinese all the way: Qt's own words in the file dialogs and message
 boxes, Help → Keys as a table whose descriptions line up, the classroom's words beside the
 formal terms where they are first met, and the stmatrix lessons' 填充."""
 

@@ -1,5 +1,5 @@
 """A scenario's file name and title go into the CUDA source that the SASS tab, `validate` and
-`bench` compile only as one line of a comment (issue 29, item 2): a newline, a carriage
+`bench` compile only as one line of a comment: a newline, a carriage
 return, ``*/``, a trailing backslash or a trigraph in them cannot add a line of code."""
 
 from __future__ import annotations

@@ -176,5 +176,5 @@ def test_block_dependent_mask_and_swizzle_mixing_blocks_and_threads():
 def test_per_access_figures():
     sc = scenario(global_array() + access("g[threadIdx.x + 1]"))
     d = analyze(sc).per_access()[0]
-    assert d["requests"] == 1 and d["sectors"] == 5 and d["bytes_requested"] == 128
-    assert d["sector_efficiency"] == 0.8 and d["bytes_moved"] == 160 and d["lines"] == 2
+    assert d.requests == 1 and d.sectors == 5 and d.bytes_requested == 128
+    assert d.sector_efficiency == 0.8 and d.bytes_moved == 160 and d.lines == 2

@@ -1,4 +1,4 @@
-"""Exports never delete or replace what warpviz did not write (issue 29, data loss).
+"""Exports never delete or replace what warpviz did not write (data loss).
 
 A PNG sequence into a folder of the user's goes in beside what it holds (holiday.png, a
 .git folder, a subfolder named album.png keep every byte); a frame_*.png warpviz cannot

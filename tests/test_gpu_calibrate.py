@@ -316,7 +316,7 @@ class _Clocked:
     with their length, as on the GPU (a host hiccup of ``hiccup_ms`` lands in one sample)."""
 
     def __init__(self, kernel_ms: float, hiccup_ms: float):
-        self.kernel_ms, self.hiccup_ms, self._enqueue_s, self.calls = kernel_ms, hiccup_ms, 5e-6, []
+        self.kernel_ms, self.hiccup_ms, self.enqueue_s, self.calls = kernel_ms, hiccup_ms, 5e-6, []
 
     def batch_times(self, launch, per_sample, samples):
         self.calls.append((per_sample, samples))
@@ -374,8 +374,8 @@ class _Queue:
             def synchronize(self):
                 pass
 
-        self.cuda = type("cuda", (), {"Event": Event})
-        self._enqueue_s = 20e-6
+        self.driver = type("driver", (), {"event": staticmethod(Event)})
+        self.enqueue_s = 20e-6
 
     def spin(self, ns):
         self.spins.append(ns)

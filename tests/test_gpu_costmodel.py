@@ -365,7 +365,7 @@ def test_l2_costs_reproduce_the_calibrated_rates():
 
 def test_the_tma_term_follows_the_h100_box_probes():
     """Blocks of one TMA box each, timed on the H100 (assets/measurements/h100-tma-*.json, the
-    probe scenarios in tools/gpu/session/tma_rows/): the model predicts each within 6%, and the
+    probe scenarios in tools/probes/tma_boxes/): the model predicts each within 6%, and the
     box time is min(rows, 32) x TMA_ROW_NS_BYTES / row bytes."""
     import json
     from pathlib import Path
@@ -377,7 +377,7 @@ def test_the_tma_term_follows_the_h100_box_probes():
     doc = json.loads((assets.measurements_dir() / "h100-tma-2026-11-23.json").read_text())
     assert len(doc["scenarios"]) == 8
     for i, (name, e) in enumerate(doc["scenarios"].items()):
-        sc = load(root / "tools" / "gpu" / "session" / "tma_rows" / f"{name}.toml")
+        sc = load(root / "tools" / "probes" / "tma_boxes" / f"{name}.toml")
         p, _ = predict_scenario(sc, H100, limits_of(doc["device"]), f"wv_{i:03d}_{name}", resources=_res(e))
         assert p.bound == "TMA" and abs(p.ms / e["timing"]["median_ms"] - 1) < 0.06, name
     an = analyze(load("tma-swizzle-none"))        # 32 rows of 32 bytes, one box per block

@@ -18,7 +18,7 @@ from viz.toolchain.compile import find_nvcc
 from viz.gpu.runner import generated_launch
 from viz.kinds import ATOM_METRICS, LDGSTS_METRICS
 from viz.gpu.randomkinds import scenarios as kind_scenarios
-from viz.kinds.tensormap import encode_args
+from viz.kinds.tensormap import TensorMapError, encode_args
 from viz.report import explain_access
 from viz.scenario import ScenarioError, load, loads
 
@@ -112,7 +112,7 @@ def test_cp_async_16_bytes_counts_an_ldg128_and_three_dummy_lds():
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == 0
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 0
     d = an.per_access()[0]
-    assert d["wavefronts"] == 4 * warps and d["bank_conflicts"] == 0
+    assert d.wavefronts == 4 * warps and d.bank_conflicts == 0
 
 
 @pytest.mark.parametrize("t,at,wf", [
@@ -124,7 +124,7 @@ def test_cp_async_shared_side_does_not_merge_lanes_on_one_address(t, at, wf):
     """Unlike a store (s[0] by every lane: 1 wavefront), LDGSTS writes each lane's copy:
     the busiest bank's lane-words per phase (measured, tests/test_kinds_h100.py)."""
     d = analyze(cp(at=at, t=t, src="g[lane]")).per_access()[0]
-    assert d["wavefronts"] == wf, (t, at)
+    assert d.wavefronts == wf, (t, at)
 
 
 def test_cp_async_in_a_loop_runs_the_dummy_lds_before_every_copy():
@@ -161,7 +161,7 @@ def test_cp_async_when_counts_only_active_warps():
 
 def test_cp_async_per_access_has_both_sides_and_reasons():
     d = analyze(cp(block="[64]")).per_access()[0]
-    assert d["kind"] == "cp.async" and d["requests"] == 2 and d["sectors"] == 32 and d["wavefronts"] == 8
+    assert d.kind == "cp.async" and d.requests == 2 and d.sectors == 32 and d.wavefronts == 8
     rows = explain_access(d)
     assert [r[0] for r in rows][-2:] == ["requests", "sectors"]
     assert "LDG" in rows[-2][2] and rows[-1][2].startswith("16.00 per request")
@@ -267,8 +267,8 @@ def test_tma_is_one_instruction_per_block_and_reads_swizzled_tiles_without_confl
     sc = tma(extra="", grid="[4]")
     an = analyze(sc)
     d = an.per_access()[0]
-    assert d["kind"] == "tma.load" and d["warp_instructions"] == 4 and d["bytes_copied"] == 4 * 8 * 128
-    assert d["box"] == [8, 64] and d["swizzle"] == "tma:128B"
+    assert d.kind == "tma.load" and d.warp_instructions == 4 and d.bytes_copied == 4 * 8 * 128
+    assert d.box == [8, 64] and d.swizzle == "tma:128B"
     rows = explain_access(d)
     assert [r[0] for r in rows] == ["warp instructions", "bytes copied", "swizzle"]
     assert rows[1][1] == "4,096" and "8 x 64" in rows[1][2]
@@ -357,20 +357,29 @@ def test_generated_kernels_emit_the_real_instructions():
     src = generate(atomic("h[lane]")).source
     assert "atomicAdd((unsigned*)(wv_smem + " in src
     k = generate(load("tma-swizzle-128b"))
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in k.source
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes" in k.source
+    assert '"r"((int)wv_row), "r"(0), "r"(wv_mbar)' in k.source     # a load reads the first replica's plane
     assert "const __grid_constant__ WvTensorMap wv_tmap0" in k.source
     assert k.source.index("wv_tmap0") < k.source.index("wv_g_A")    # the tensor map is the first parameter
     (tm,) = k.tensor_maps
     assert (tm.rows, tm.cols, tm.box_rows, tm.box_cols, tm.swizzle, tm.esize) == (32, 16, 8, 8, "tma:128B", 16)
-    spec = generated_launch(k, b"")
+    spec = generated_launch(k, b"", replicas=5)
     assert spec.args[0][0] == "tmap" and spec.arg_format.startswith("128sP")
+    assert spec.args[0][1]["replicas"] == 5 and spec.args[0][1]["replica_bytes"] == k.replica_bytes
 
 
 def test_tensor_map_arguments_are_in_bytes():
     k = generate(load("tma-swizzle-64b"))
     dtype, dims, strides, box, estr, swz = encode_args(k.tensor_maps[0].to_json(), 0x10000)
-    # float4 as four UINT32 per element: a 16 x 4 box of a 64 x 8 tensor
-    assert dtype == 2 and list(dims) == [32, 64] and list(strides) == [128] and list(box) == [16, 16] and swz == 2
+    # float4 as four UINT32 per element: a 16 x 4 box of a 64 x 8 tensor, one plane
+    assert dtype == 2 and list(dims) == [32, 64, 1] and list(strides) == [128, 128 * 64] and list(box) == [16, 16, 1]
+    assert swz == 2 and list(estr) == [1, 1, 1]
+    # a launch of 7 replicas: one plane each, the replica's footprint apart
+    spec = generated_launch(k, b"", replicas=7)
+    dtype, dims, strides, box, estr, swz = encode_args(spec.args[0][1], 0x10000)
+    assert list(dims) == [32, 64, 7] and list(strides) == [128, k.replica_bytes] and list(box) == [16, 16, 1]
+    with pytest.raises(TensorMapError, match="multiple of 16 bytes apart"):
+        encode_args({**spec.args[0][1], "replica_bytes": 1000}, 0x10000)
     assert "(int)(wv_col * 4)" in k.source
 
 
@@ -391,7 +400,7 @@ def test_kind_kernels_compile_and_keep_their_instructions():
         if "atomic" in ops:
             assert re.search(r"(atom|red)\.shared\.add", body), name
         if "tma.load" in ops:
-            assert "cp.async.bulk.tensor.2d" in body and "mbarrier.try_wait.parity" in body, name
+            assert "cp.async.bulk.tensor.3d" in body and "mbarrier.try_wait.parity" in body, name
 
 
 def test_random_scenarios_of_each_kind_are_seeded_and_valid():

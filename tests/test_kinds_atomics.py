@@ -80,7 +80,7 @@ def test_uniform_address_is_aggregated_into_one_lane():
     d = warp_detail(sc, 0, 1, 1)
     assert [ln.lane for ln in d.lanes if ln.active] == [31]       # the picture shows lane 31 doing it
     sc = scenario(space="shared", at="h[0]", result="used")
-    assert analyze(sc).metrics[S_WF] == 4                          # the issue's case: 1 a warp, not 32
+    assert analyze(sc).metrics[S_WF] == 4                          # the case in point: 1 a warp, not 32
     sc = scenario(space="shared", at="h[0]", result="used", when="lane < 20")
     assert analyze(sc).metrics[S_WF] == 4 * 20                     # partial warp: ptxas's per-lane fallback
     sc = scenario(at="h[blockIdx.x * 2 + 1]", result="unused")
@@ -167,7 +167,7 @@ def test_the_generated_kernel_has_the_sass_form_the_model_counts(path, tmp_path)
 def _probe():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("probe_atomics", ROOT / "tools" / "gpu" / "probe_atomics.py")
+    spec = importlib.util.spec_from_file_location("atomics_probe", ROOT / "tools" / "probes" / "atomics.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -207,7 +207,7 @@ MEASURED = ROOT / "assets" / "measurements" / "h100-atomics-2026-11-26.json"
 
 
 def test_the_model_equals_every_atomic_the_h100_measured():
-    """The 205 one-warp probes measured on the H100 (tools/gpu/probe_atomics.sh, 2026-11-26):
+    """The 205 one-warp probes measured on the H100 (tools/probes/atomics.sh, 2026-11-26):
     the model's instructions, requests, sectors and wavefronts of each equal the counters,
     colliding global lanes (one pass a lane on an address) and the aggregated forms included."""
     import json

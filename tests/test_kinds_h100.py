@@ -2,7 +2,7 @@
 
 assets/measurements/h100-kinds-2026-11-23.json holds 278 probes (one warp, one
 instruction, each lane's shared and global byte offset) measured under Nsight Compute by
-tools/gpu/session/kinds_probe.sh, minus the same kernel with no active lane. Each test
+tools/probes/cp_async_tma_atomics.sh, minus the same kernel with no active lane. Each test
 feeds the probe's lane addresses to the model's own counting function (the one the
 engine calls) and compares with the recorded counters. Nothing runs on a GPU."""
 

@@ -88,8 +88,8 @@ def test_a_kind_registered_in_the_registry_alone_is_parsed_counted_described_and
     assert asked == ["parse", "count"]
     assert an.metrics == ref.metrics and sum(an.metrics.values()) > 0
     d, r = an.per_access()[0], ref.per_access()[0]
-    assert "figures" in asked and d["kind"] == "toy.copy" and d["kind_metrics"] == r["kind_metrics"]
-    assert d["sectors_per_request"] == r["sectors_per_request"] > 0
+    assert "figures" in asked and d.kind == "toy.copy" and d.kind_metrics == r.kind_metrics
+    assert d.sectors_per_request == r.sectors_per_request > 0
     rows = explain_access(d)
     assert {"shared_rule", "extra_reasons"} <= set(asked)
     assert [row[:2] for row in rows] == [row[:2] for row in explain_access(r)]
@@ -130,7 +130,7 @@ def test_the_trace_side_reads_the_same_table():
     from viz.trace.schema import KINDS
 
     assert KINDS == trace_kinds() == ("load", "store", "ldmatrix", "stmatrix", "cp.async", "atomic", "reduction",
-                                      "tma", "bulk", "tensormap", "wgmma")   # issue 30: kinds.tma_copy, kinds.wgmma
+                                      "tma", "bulk", "tensormap", "wgmma")   # kinds.tma_copy, kinds.wgmma
     assert SASS_CLASS == sass_classes() and SASS_CLASS["REDAS"] == ("shared", "atomic") and \
         SASS_CLASS["LDGSTS"] == ("shared", "cp.async") and SASS_CLASS["UTMALDG"] == ("global", "tma") and \
         len(SASS_CLASS) == 15 + 9 + 4

@@ -1,4 +1,4 @@
-"""tma.store and TMA boxes past the tensor's edge in scenarios (issue 30, item 5): exact
+"""tma.store and TMA boxes past the tensor's edge in scenarios: exact
 sectors, the same counters as the trace side's functions (viz.kinds.tma_copy) for the same
 map and box, clear parse errors, the built-ins, and CUDA that nvcc compiles for sm_90."""
 
@@ -55,8 +55,8 @@ def test_a_64x64_fp32_box_in_bounds_is_512_sectors_each_way():
     m = analyze(sc).metrics
     assert m[LD] == 512 and m[ST] == 512          # 64 rows of 256 bytes, 8 sectors each
     d = analyze(sc).per_access()
-    assert [x["kind"] for x in d] == ["tma.load", "tma.store"]
-    assert d[1]["bytes_copied"] == 64 * 64 * 4 and d[1]["sectors"] == 512 and d[1]["warp_instructions"] == 1
+    assert [x.kind for x in d] == ["tma.load", "tma.store"]
+    assert d[1].bytes_copied == 64 * 64 * 4 and d[1].sectors == 512 and d[1].warp_instructions == 1
 
 
 def brute_store_sectors(grows, gcols, esize, brows, bcols, origins, base=0) -> int:
@@ -83,8 +83,8 @@ def test_an_edge_box_stores_only_its_bytes_in_bounds_and_loads_the_whole_box():
     # the load: 128-byte chunks from each box row's start; in-bounds bytes their sectors, others 32 bytes a sector
     assert m[LD] == 50 * 17 + 50 * 20 + 28 * 16 == 2298
     d = an.per_access()
-    assert d[0]["bytes_copied"] == 8 * 64 * 32 * 4          # the load fills the box
-    assert d[1]["bytes_copied"] == 100 * 100 * 4            # the store writes the tensor once, nothing past it
+    assert d[0].bytes_copied == 8 * 64 * 32 * 4          # the load fills the box
+    assert d[1].bytes_copied == 100 * 100 * 4            # the store writes the tensor once, nothing past it
 
 
 def test_the_scenario_counts_as_the_trace_side_counts_the_same_map_and_box():
@@ -182,9 +182,10 @@ def test_loads_and_stores_have_one_tensor_map_each_in_access_order():
                                                                              ("C", 64, 32, "tma:128B")]
     k = generate(sc)
     assert "wv_tmap0" in k.source and "wv_tmap1" in k.source
-    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group[^;]*;", k.source)
+    assert re.search(r"cp\.async\.bulk\.tensor\.3d\.global\.shared::cta\.bulk_group[^;]*;", k.source)
     store = k.source[k.source.index("tma.store"):]
     assert "&wv_tmap1" in store and "cp.async.bulk.wait_group.read 0" in store
+    assert '"r"((int)wv_rep)' in store          # a replica stores into its own plane, not the first one's
 
 
 @needs_nvcc
@@ -195,6 +196,6 @@ def test_store_kernels_compile_for_sm90():
     ptx = nvcc("\n".join(generate(load(n), name=f"k{i}").source for i, n in enumerate(names)), "-ptx")
     bodies = dict(zip(re.findall(r"\.entry\s+(\w+)\(", ptx), re.split(r"\.entry\s+\w+\(", ptx)[1:]))
     for i in range(2):
-        assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in bodies[f"k{i}"]
+        assert "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group" in bodies[f"k{i}"]
         assert "cp.async.bulk.commit_group" in bodies[f"k{i}"]
-    assert "cp.async.bulk.tensor.2d.shared::cluster.global" in bodies["k1"]
+    assert "cp.async.bulk.tensor.3d.shared::cluster.global" in bodies["k1"]

@@ -75,7 +75,7 @@ HOPPER_PTX = """.version 8.1
   ret;
 }
 """
-HOPPER_UNRECORDED = [      # the TMA and bulk copies are recorded (issue 30: viz.kinds.tma_copy)
+HOPPER_UNRECORDED = [      # the TMA and bulk copies are recorded (viz.kinds.tma_copy)
     "ld.shared::cluster.u32", "st.shared::cluster.u32", "atom.shared::cluster.add.u32",
     "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32",
     "tex.2d.v4.f32.f32", "suld.b.2d.b32.trap",
@@ -302,7 +302,7 @@ def test_nvccs_ptx_of_a_bulk_copy_and_a_cluster_load(tmp_path):
     subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-lineinfo", str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.ptx")],
                    check=True, capture_output=True, timeout=300)
     p = parse((tmp_path / "k.ptx").read_text())
-    # the bulk copy and its fence are recorded (issue 30: viz.kinds.tma_copy); the cluster load is not
+    # the bulk copy and its fence are recorded (viz.kinds.tma_copy); the cluster load is not
     assert [(i.opcode, i.line) for i in p.instrs] == [
         ("fence.proxy.async.shared::cta", 9), ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", 15),
         ("st.global.u32", 21)]

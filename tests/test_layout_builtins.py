@@ -22,7 +22,7 @@ def _app(qapp):
 def per_instruction(sc, access):
     rows = analyze(sc).per_access()
     a = rows[access]
-    return a["wavefronts"] / a["warp_instructions"], a["bank_conflicts"] / a["warp_instructions"]
+    return a.wavefronts / a.warp_instructions, a.bank_conflicts / a.warp_instructions
 
 
 def plain(name, shape):

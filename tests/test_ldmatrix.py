@@ -93,7 +93,7 @@ def test_x1_and_x2_ignore_the_other_lanes_addresses():
     sc = sc_of(op="ldmatrix.x1", at="t[lane < 8 ? lane : 1000][0]")
     assert figures(sc)["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 8
     d = analyze(sc).per_access()[0]
-    assert d["active_lanes"] == 8 and d["phases"] == 1 and d["idle_phases"] == 0
+    assert d.active_lanes == 8 and d.phases == 1 and d.idle_phases == 0
     with pytest.raises(ScenarioError, match="row 1000 of t is out of bounds"):
         analyze(sc_of(op="ldmatrix.x4", at="t[lane < 8 ? lane : 1000][0]"))
 
@@ -311,13 +311,13 @@ def test_json_and_the_notebook_api_name_the_matrix_op(qapp):
 
 
 def test_the_probe_scripts_python_side_runs_dry(tmp_path):
-    """tools/gpu/session/ldmatrix_probe.py (the H100 probe's cases, metric choice and CSV parsing)
-    on a made-up ncu query and CSV; and its rule checker on the shipped recording."""
+    """tools/probes/ldmatrix_wavefronts.py (the H100 probe's cases, metric choice and CSV parsing)
+    on a made-up ncu query and CSV: every row address of every case is 16-byte aligned."""
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
-    proc = subprocess.run([sys.executable, str(root / "tools/gpu/session/ldmatrix_probe.py"), "dry", str(tmp_path)],
+    proc = subprocess.run([sys.executable, str(root / "tools/probes/ldmatrix_wavefronts.py"), "--dry", str(tmp_path)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "dry run: 365 cases" in proc.stdout and "collect ok" in proc.stdout
+    assert "dry: 365 cases" in proc.stdout and "collect ok" in proc.stdout
     offs = __import__("json").loads((tmp_path / "cases.json").read_text())
     assert all(o % 16 == 0 for c in offs for w in c["offsets"] for o in w)
 

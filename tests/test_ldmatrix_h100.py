@@ -1,7 +1,7 @@
 """The ldmatrix / stmatrix rule against Nsight Compute on an H100 (no GPU needed here).
 
 assets/measurements/h100-ldmatrix-2026-11-23.json holds the 365 cases of the probe
-tools/gpu/session/ldmatrix_probe.sh (ldmatrix and stmatrix, .x1/.x2/.x4, with and without .trans,
+tools/probes/ldmatrix_wavefronts.sh (ldmatrix and stmatrix, .x1/.x2/.x4, with and without .trans,
 one to eight warps, contiguous rows, strides 32-1024 B, every row on the same banks,
 repeated rows, half-bank patterns, plain/padded/swizzled tiles, random rows, arbitrary
 addresses in the lanes .x1/.x2 ignore) with the counters the H100 reported. Each case is

@@ -1,4 +1,4 @@
-"""The guided lessons (issue 32, item 8): each step opens on the instruction it is about,
+"""The guided lessons: each step opens on the instruction it is about,
 in English and Chinese, and every count its words quote is filled in from the model's
 figures of the warp instruction on screen; a scenario's ``focus`` says where it opens."""
 

@@ -1,6 +1,6 @@
 """The library's fields kept in the cache folder (``viz.app.library.DISK_CACHE``): the next
 start lists the built-ins and shipped traces without reading them again, and a damaged or
-planted cache file is ignored, never trusted (issue 32, item 8: start-up)."""
+planted cache file is ignored, never trusted (start-up)."""
 
 from __future__ import annotations
 

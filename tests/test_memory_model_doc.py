@@ -68,15 +68,15 @@ def test_worked_example_numbers_are_the_engines(title, toml, after):
         assert seen >= 2 and re.fullmatch(r"(?:(?:byte|words?|banks?|sector|line|phase|wavefront) "
                                           + NUMS + r"(?:, (?=[a-z])|$))+", facts), f"{title}: {facts!r}"
     counted = re.search(r"^Counted: (.*)\.$", after, re.M).group(1)
-    figures = {"wavefront": d.get("wavefronts"), "phase": d.get("phases"), "bank conflict": d.get("bank_conflicts"),
-               "request": d.get("requests"), "sector": d.get("sectors"), "line": d.get("lines")}
+    figures = {"wavefront": d.wavefronts, "phase": d.phases, "bank conflict": d.bank_conflicts,
+               "request": d.requests, "sector": d.sectors, "line": d.lines}
     items = re.findall(r"(\d+) (wavefront|phase|bank conflict|request|sector|line)s?\b", counted)
     assert len(items) == len(counted.split(", ")) >= 3, counted
     for n, what in items:
         assert int(n) == figures[what], f"{title}: {n} {what}s, engine {figures[what]}"
     # The single-warp view (the picture) agrees with the whole-launch count.
-    if d["space"] == "shared":
-        assert sum(x.wavefronts for x in details) == d["wavefronts"]
+    if d.space == "shared":
+        assert sum(x.wavefronts for x in details) == d.wavefronts
 
 
 COUNTERS = json.loads((assets.measurements_dir() / "h100-counters-2026-11-23.json").read_text())["scenarios"]

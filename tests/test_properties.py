@@ -84,8 +84,8 @@ def test_invariants(text):
     per_access = an.per_access()
     m = an.metrics
     assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == sum(
-        d.get("sectors", 0) for d in per_access if d["op"] == "load")
+        (d.sectors or 0) for d in per_access if d.op == "load")
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == sum(
-        d.get("wavefronts", 0) for d in per_access if d["op"] == "store")
+        (d.wavefronts or 0) for d in per_access if d.op == "store")
     assert m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == sum(
-        d.get("bank_conflicts", 0) for d in per_access if d["op"] == "load")
+        (d.bank_conflicts or 0) for d in per_access if d.op == "load")

@@ -48,3 +48,25 @@ def test_cli_blocks_over_the_limit_exits_2(capsys):
     assert main(["trace", LAUNCH, "--blocks", ",".join(["0"] * 16_000)]) == 2
     err = capsys.readouterr().err
     assert "--blocks" in err and "limit" in err and "Traceback" not in err
+
+
+def test_one_parser_reads_both_kinds_of_list():
+    """viz.argcheck.range_parts is what export's selections and trace --blocks read: the pairs
+    as written, each part checked as it is reached (a wrong part after a refused one is not
+    what the message names), the two callers differing only in the separators and spaces."""
+    from viz.argcheck import RangeTextError, range_parts
+
+    assert list(range_parts("0-3, 7,9-8", 4)) == [(0, 3, "0-3"), (7, 7, "7"), (9, 8, "9-8")]
+    assert list(range_parts(" 1 : 4 ,2", 4, "-:", spaced=True)) == [(1, 4, " 1 : 4 "), (2, 2, "2")]
+    for text, problem in (("1,2,3", "parts"), ("0 - 3", "form"), ("1:4", "form"), ("9" * 20, "digits")):
+        with pytest.raises(RangeTextError) as err:
+            list(range_parts(text, 2))
+        assert err.value.problem == problem
+    with pytest.raises(TraceError, match="`12` is outside the grid's blocks 0..9"):
+        parse_blocks("12,x", 10, "f")
+    with pytest.raises(ExportError, match="is outside 0..9"):
+        parse_range("12,x", "--block", 0, 9)
+    assert parse_blocks("9-9,007", 10, "f") == [7, 9]
+    with pytest.raises(TraceError, match="`3-1` is outside"):
+        parse_blocks("3-1", 10, "f")
+    assert parse_range("3-1", "--block", 0, 9) == (1, 2, 3)

@@ -193,21 +193,20 @@ def test_identity_replay_reproduces_analyze_on_every_shipped_trace(path):
         pytest.skip("no shared traffic")
     n = -(-(hi - lo) // 4)
     from viz.kinds.registry import trace_kind
+    from viz.trace.analysis import to_json
     from viz.trace.replay import OPERAND_REPLAY
 
+    # every kind whose records hold operands replays them (TraceForm.replay: TMA boxes, wgmma descriptors)
     operands = sorted({i["kind"] for k, i in enumerate(t.instructions)
                        if (f := trace_kind(i.get("kind"))) is not None and f.slots == "operands"
-                       and i["kind"] not in OPERAND_REPLAY and np.any(t.instr == k)})
-    if operands:       # TMA boxes, wgmma descriptors (tma_copy_triton, triton_wgmma_matmul): refused, and said why
-        with pytest.raises(ReplayError, match="replay cannot re-map them yet") as err:
-            replay(t, None, (1, n), 4, "pad:0", (lo, lo + 4 * n))
-        assert f"records of `{operands[0]}`" in str(err.value) or any(f"`{k}`" in str(err.value) for k in operands)
-        return
+                       and f.replay is None and i["kind"] not in OPERAND_REPLAY and np.any(t.instr == k)})
+    assert operands == []
     rp = replay(t, None, (1, n), 4, "pad:0", (lo, lo + 4 * n))
     an = analyze_trace(t)
     assert rp.analysis.metrics == an.metrics
     assert rp.analysis.other_metrics == an.other_metrics
     assert [s.wavefronts for s in rp.analysis.stats] == [s.wavefronts for s in an.stats]
+    assert to_json(rp.analysis)["accesses"] == to_json(an)["accesses"]
 
 
 # The real kernels of kernels/transpose.cu and kernels/gemm.cu with the layout changed in the

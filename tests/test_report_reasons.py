@@ -45,10 +45,10 @@ def full(pattern: str, text: str):
 
 
 def check_instructions(d, sc, why):
-    a = sc.accesses[d["index"]]
+    a = sc.accesses[d.index]
     k = sum(1 for ins in sc.instructions() if ins.access == a.index)
     parts = [size for _, size in a.parts]
-    assert d["instructions_per_warp"] == k and d["part_bytes"] == parts
+    assert d.instructions_per_warp == k and d.part_bytes == parts
     if full("one per warp" + ACTIVE, why):
         assert k == 1
     elif m := full(N + r" per warp \(one per loop point\)" + ACTIVE, why):
@@ -64,8 +64,8 @@ def check_instructions(d, sc, why):
 
 
 def check_lanes(d, sc, value, why):
-    inst, active = d["warp_instructions"], d["active_lanes"]
-    a = sc.accesses[d["index"]]
+    inst, active = d.warp_instructions, d.active_lanes
+    a = sc.accesses[d.index]
     assert value == f"{active / inst:.2f}/warp"
     if full("all 32 lanes are active in every warp instruction", why):
         assert active == 32 * inst
@@ -101,11 +101,11 @@ PHASE_RULES = {
 
 
 def check_phases(d, why):
-    inst, ph = d["warp_instructions"], d["phases"]
+    inst, ph = d.warp_instructions, d.phases
     m = full(N + r" per instruction \((.*)\)", why)
     assert m, f"unchecked reason: {why!r}"
     assert m[1] == avg(ph, inst)
-    groups = {g["access_bytes"]: g for g in d["phases_by_size"] if g["warp_instructions"]}
+    groups = {g["access_bytes"]: g for g in d.phases_by_size if g["warp_instructions"]}
     named, idle = [], 0
     for piece in m[2].split("; "):
         if full("1 phase with no active lane costs nothing", piece):
@@ -124,22 +124,22 @@ def check_phases(d, why):
         g = groups[size]
         named.append(size)
         if kind == "matrix":
-            assert d["matrices"] == int(p[2]) and g["paired_instructions"] == 0
+            assert d.matrices == int(p[2]) and g["paired_instructions"] == 0
         elif kind == "one":
             assert size <= 4
         elif kind == "none":
             assert g["paired_instructions"] == 0
         elif kind == "all":
-            assert d["op"] == "load" and g["paired_instructions"] == g["warp_instructions"] > 0
+            assert d.op == "load" and g["paired_instructions"] == g["warp_instructions"] > 0
         else:
-            assert d["op"] == "load" and num(p[2]) == g["paired_instructions"] and num(p[3]) == g["warp_instructions"]
+            assert d.op == "load" and num(p[2]) == g["paired_instructions"] and num(p[3]) == g["warp_instructions"]
             assert 0 < num(p[2]) < num(p[3])
     assert sorted(named) == sorted(groups), why          # every size once, nothing else
-    assert idle == d["idle_phases"], why
+    assert idle == d.idle_phases, why
     # The stated rules add up to the figure: nominal phases, halved where paired, less the idle ones
     # (ldmatrix / stmatrix: one phase per matrix).
-    if d.get("matrices"):
-        assert ph == inst * d["matrices"] - idle
+    if d.matrices:
+        assert ph == inst * d.matrices - idle
         return
     assert ph == sum(g["warp_instructions"] * nominal_phases(s) - g["paired_instructions"] * nominal_phases(s) // 2
                      for s, g in groups.items()) - idle
@@ -147,7 +147,7 @@ def check_phases(d, why):
 
 def rule_of(d, sc) -> str:
     """How the access's shared side is served, told from the scenario itself."""
-    a = sc.accesses[d["index"]]
+    a = sc.accesses[d.index]
     if a.matrix is not None:
         return "matrix"
     if a.op == "cp.async":
@@ -203,11 +203,11 @@ CONFLICTS = {
 
 def check_wavefronts(d, sc, value, why):
     m = full(N + " per instruction: " + WAVEFRONTS[rule_of(d, sc)], why)
-    assert value == f"{d['wavefronts']:,}" and m and m[1] == avg(d["wavefronts"], d["warp_instructions"]), why
+    assert value == f"{d.wavefronts:,}" and m and m[1] == avg(d.wavefronts, d.warp_instructions), why
 
 
 def check_conflicts(d, sc, value, why):
-    wf, ph, deepest = d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"]
+    wf, ph, deepest = d.wavefronts, d.phases, d.max_wavefronts_per_phase
     assert value == f"{wf - ph:,}"
     none, every, worst = (p.replace("{N}", N) for p in CONFLICTS[rule_of(d, sc)])
     if full(none, why):
@@ -221,14 +221,14 @@ def check_conflicts(d, sc, value, why):
 
 
 def check_bytes(d, why):
-    inst, br, active = d["warp_instructions"], d["bytes_requested"], d["active_lanes"]
-    parts = d["part_bytes"]
+    inst, br, active = d.warp_instructions, d.bytes_requested, d.active_lanes
+    parts = d.part_bytes
     if m := full(N + r" B per request: " + N + r" active lanes x (\d+) B", why):
         assert m[1] == avg(br, inst) and m[2] == avg(active, inst) and [int(m[3])] == parts
         assert br == active * parts[0]
     elif m := full(N + r" B per request: each active lane asks for (\d+) B in (\d+) instructions \(" + SIZES
                    + r" B\)", why):
-        assert m[1] == avg(br, inst) and int(m[2]) == sum(parts) == d["element_bytes"]
+        assert m[1] == avg(br, inst) and int(m[2]) == sum(parts) == d.element_bytes
         assert int(m[3]) == len(parts) > 1 and sizes(m[4]) == parts
         assert br * len(parts) == active * sum(parts)   # the same lanes ask for every part
     else:
@@ -236,8 +236,8 @@ def check_bytes(d, why):
 
 
 def check_efficiency(d, value, why):
-    requested, used, moved = d["bytes_requested"], d["bytes_used"], d["sectors"] * 32
-    assert value == f"{100 * d['sector_efficiency']:.1f}%" and abs(d["sector_efficiency"] - requested / moved) < 1e-4
+    requested, used, moved = d.bytes_requested, d.bytes_used, d.sectors * 32
+    assert value == f"{100 * d.sector_efficiency:.1f}%" and abs(d.sector_efficiency - requested / moved) < 1e-4
     assert used <= min(requested, moved)
     m = full(r"bytes requested / bytes moved: (every byte moved is used|" + N + "% of the moved bytes are not used "
              r"by the warp)(?:; " + N + r"% of the requested bytes are asked for again by another lane \(one sector "
@@ -254,21 +254,21 @@ def check_efficiency(d, value, why):
 
 
 def check_access(d, sc):
-    inst = d["warp_instructions"]
+    inst = d.warp_instructions
     rows = explain_access(d)
     names = [r[0] for r in rows]
     if inst == 0:
         assert names == ["warp instructions", ""] and rows[1][2] == "no lane is active: the warp issues nothing"
-    elif d.get("kind") == "tma.load":   # checked in tests/test_kinds_async.py
+    elif d.kind == "tma.load":   # checked in tests/test_kinds_async.py
         return
-    elif d.get("kind") == "tma.store":  # its figures: tests/test_kinds_tma_store.py
+    elif d.kind == "tma.store":  # its figures: tests/test_kinds_tma_store.py
         assert names == ["warp instructions", "bytes written", "sectors", "swizzle"]
-        assert [r[1] for r in rows] == [f"{inst:,}", f"{d['bytes_copied']:,}", f"{d['sectors']:,}", d["swizzle"]]
+        assert [r[1] for r in rows] == [f"{inst:,}", f"{d.bytes_copied:,}", f"{d.sectors:,}", d.swizzle]
         return
-    elif d.get("kind") == "cp.async":
+    elif d.kind == "cp.async":
         assert names == ["warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts", "requests",
                          "sectors"]
-    elif d["space"] == "shared":
+    elif d.space == "shared":
         assert names == ["warp instructions", "active lanes", "wavefronts", "phases", "bank conflicts"]
     else:
         assert names == ["warp instructions", "active lanes", "requests", "sectors", "lines", "bytes requested",
@@ -282,32 +282,32 @@ def check_access(d, sc):
         elif name == "wavefronts":
             check_wavefronts(d, sc, value, why)
         elif name == "phases":
-            assert value == f"{d['phases']:,}"
+            assert value == f"{d.phases:,}"
             check_phases(d, why)
         elif name == "bank conflicts":
             check_conflicts(d, sc, value, why)
-        elif name == "requests" and d.get("kind") == "cp.async":
-            assert value == f"{inst:,}" == f"{d['requests']:,}" and "cp.async" in why
-        elif name == "sectors" and d.get("kind") == "cp.async":
-            cg = sc.accesses[d["index"]].option("cache") == "cg"
+        elif name == "requests" and d.kind == "cp.async":
+            assert value == f"{inst:,}" == f"{d.requests:,}" and "cp.async" in why
+        elif name == "sectors" and d.kind == "cp.async":
+            cg = sc.accesses[d.index].option("cache") == "cg"
             unit = (r"cp.async.cg \(L1 bypassed\) counts the distinct pairs of global 128-byte line and shared "
                     "32-byte sector, over the lanes whose 16-byte shared slot no later lane writes again") if cg else \
                 "the distinct 32-byte sectors the active lanes copy from, as an LDG of the same width"
             m = full(N + " per request: " + unit, why)
-            assert value == f"{d['sectors']:,}" and m and m[1] == avg(d["sectors"], inst), why
+            assert value == f"{d.sectors:,}" and m and m[1] == avg(d.sectors, inst), why
         elif name == "requests":
-            assert value == f"{inst:,}" == f"{d['requests']:,}"
+            assert value == f"{inst:,}" == f"{d.requests:,}"
             assert why == "one per warp instruction with an active lane, whatever the width"
         elif name in ("sectors", "lines"):
             unit = "the distinct 32-byte sectors the active lanes' bytes touch" if name == "sectors" else \
                 "distinct 128-byte lines \\(4 sectors each\\)"
             m = full(N + " per request: " + unit, why)
-            assert value == f"{d[name]:,}" and m and m[1] == avg(d[name], inst), why
+            assert value == f"{getattr(d, name):,}" and m and m[1] == avg(getattr(d, name), inst), why
         elif name == "bytes requested":
-            assert value == f"{d['bytes_requested']:,}"
+            assert value == f"{d.bytes_requested:,}"
             check_bytes(d, why)
         elif name == "bytes moved":
-            assert value == f"{d['sectors'] * 32:,}" and why == "sectors x 32 B"
+            assert value == f"{d.sectors * 32:,}" and why == "sectors x 32 B"
         elif name == "sector efficiency":
             check_efficiency(d, value, why)
 
@@ -337,11 +337,11 @@ def check_against_reference(sc, an):
             e = extras[s.instruction.number]
             assert (s.paired, s.deepest) == (e["paired"], e["deepest"])
     for d in an.per_access():
-        rows = [s for s in an.stats if s.instruction.access == d["index"]]
-        if d["space"] == "shared":
-            assert d["idle_phases"] == sum(extras[s.instruction.number]["idle"] for s in rows)
+        rows = [s for s in an.stats if s.instruction.access == d.index]
+        if d.space == "shared":
+            assert d.idle_phases == sum(extras[s.instruction.number]["idle"] for s in rows)
         else:
-            assert d["bytes_used"] == sum(extras[s.instruction.number]["used"] for s in rows)
+            assert d.bytes_used == sum(extras[s.instruction.number]["used"] for s in rows)
 
 
 STRUCT = (global_array("g", "float", extra='fields = ["d:double", "f:float"]').replace('type = "float"\n', "")
@@ -373,7 +373,7 @@ def test_every_reason_of_random_scenarios_states_its_figures(text):
 
 
 def reasons(sc) -> dict[tuple[int, str], str]:
-    return {(d["index"], name): why for d in analyze(sc).per_access() for name, _v, why in explain_access(d)}
+    return {(d.index, name): why for d in analyze(sc).per_access() for name, _v, why in explain_access(d)}
 
 
 def test_a_whole_struct_states_its_bytes_and_instructions():
@@ -436,7 +436,7 @@ def test_cp_async_with_every_lane_writing_one_slot_states_its_eight_writes_a_pha
     """cp.async of 16 bytes, every lane to s[0]: four quarter-warp phases, each with 8 lanes on
     banks 0-3, 8 wavefronts each (the H100 counted 28 conflicts: 32 - 4), not '29 distinct words'."""
     d, why = kind_reasons(kind_scenario('{ op = "cp.async", at = "s[0]", from = "g[lane]" }'))
-    assert (d["wavefronts"], d["phases"], d["bank_conflicts"], d["max_wavefronts_per_phase"]) == (32, 4, 28, 8)
+    assert (d.wavefronts, d.phases, d.bank_conflicts, d.max_wavefronts_per_phase) == (32, 4, 28, 8)
     assert why["wavefronts"] == ("32.00 per instruction: each phase costs the most writes any one bank takes, one per "
                                  "lane and word (LDGSTS does not merge lanes that write the same word)")
     assert why["bank conflicts"] == ("wavefronts - phases: in every phase the busiest bank takes 8 writes, one per "
@@ -449,7 +449,7 @@ def test_cp_async_with_every_lane_writing_one_slot_states_its_eight_writes_a_pha
 def test_cp_async_ca_with_one_deep_phase_states_the_deepest_and_the_average():
     d, why = kind_reasons(kind_scenario('{ op = "cp.async", at = "s[lane < 8 ? 0 : lane]", from = "g[lane * 2]", '
                                         'cache = "ca" }'))
-    assert (d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"], d["sectors"]) == (11, 4, 8, 32)
+    assert (d.wavefronts, d.phases, d.max_wavefronts_per_phase, d.sectors) == (11, 4, 8, 32)
     assert why["bank conflicts"] == ("wavefronts - phases: in the worst phase one bank takes 8 writes, one per lane "
                                      "and word (8-way conflict); the busiest bank of a phase takes 2.75 on average")
     assert why["sectors"] == ("32.00 per request: the distinct 32-byte sectors the active lanes copy from, as an LDG "
@@ -473,7 +473,7 @@ def test_atom_add_serves_a_banks_lanes_one_per_wavefront(at, wavefronts, conflic
         'arrays.s = { space = "shared", type = "float4", shape = [1024] }', 'arrays.h = { space = "shared", type = '
         '"int", shape = [1024] }')
     d, why = kind_reasons(text)
-    assert d["wavefronts"] == wavefronts and why["bank conflicts"] == conflicts
+    assert d.wavefronts == wavefronts and why["bank conflicts"] == conflicts
     assert why["wavefronts"] == (f"{wavefronts}.00 per instruction: the bank with the most active lanes serves them "
                                  "one per wavefront (ATOMS.ADD); lanes on different banks go together")
 
@@ -489,7 +489,7 @@ def test_atomicadd_plus_one_counts_a_banks_distinct_words(at, wavefronts, confli
         'arrays.s = { space = "shared", type = "float4", shape = [1024] }', 'arrays.h = { space = "shared", type = '
         '"int", shape = [1024] }')
     d, why = kind_reasons(text)
-    assert d["wavefronts"] == wavefronts and why["bank conflicts"] == conflicts
+    assert d.wavefronts == wavefronts and why["bank conflicts"] == conflicts
 
 
 def test_ldmatrix_reasons_speak_of_matrices_and_rows():
@@ -501,7 +501,7 @@ def test_ldmatrix_reasons_speak_of_matrices_and_rows():
                                                        "on distinct banks (a row whose address several lanes give is "
                                                        "moved once)")):
         sc = load(name)
-        d = next(d for d in analyze(sc).per_access() if d.get("matrix_op"))
+        d = next(d for d in analyze(sc).per_access() if d.matrix_op)
         why = {n: w for n, _v, w in explain_access(d)}
         assert why["bank conflicts"] == conflicts, name
 

@@ -1,4 +1,4 @@
-"""A scenario names files only in its own folder (issue 29, item 2): a ``compare`` that leads
+"""A scenario names files only in its own folder: a ``compare`` that leads
 outside it (an absolute path, ``~``, ``..`` above the folder) is an error naming the file, the
 line and the fix, and the file it names is never opened or drawn, in the CLI, the export and
 the app alike. Built-in names and files beside the scenario still work."""

@@ -1,4 +1,4 @@
-"""Text from files reaches the terminal escaped and cut (issue 29, item 5): a shared trace, a
+"""Text from files reaches the terminal escaped and cut: a shared trace, a
 calibration or results file, a launch file's PTX or a scenario cannot send a terminal an
 escape sequence (OSC 52 sets the clipboard, OSC 0 the window title, CSI 2J clears the
 screen), reorder what is read with bidirectional overrides, or print millions of characters."""

@@ -1,4 +1,4 @@
-"""TMA tensor copies and bulk copies (issue 30, viz/kinds/tma_copy.py): the PTX forms and
+"""TMA tensor copies and bulk copies (viz/kinds/tma_copy.py): the PTX forms and
 operands, the recording block (assembled by ptxas for sm_90a), the expansion of a box into
 global sectors and lines and swizzled shared bytes, and the records' counting.
 
@@ -482,7 +482,7 @@ def test_tritons_copy_counts_the_h200s_tma_sectors(n, load_sectors, store_sector
     assert other[T.TMA_PIPE] == 4096 and other[T.TMA_SASS_LD] == other[T.TMA_SASS_ST] == 512
 
 
-# ---------------------------------------------------------------------------- issue 30 item 7: the attention's shared loads
+# ---------------------------------------------------------------------------- the attention's shared loads
 
 ATT = DATA / "triton_attention_fwd.ptx"
 ATT_GP = Path(__file__).parent / "data" / "sass" / "triton_attention_fwd.gp.sass"
@@ -516,7 +516,7 @@ def test_the_fence_after_the_prologue_owns_its_never_true_load():
 
 @pytest.mark.parametrize("iterations, h200", [(4, 256), (16, 52 * 16)])
 def test_attention_shared_loads_as_the_h200_counts_them(iterations, h200):
-    """Issue 30 item 7: a trace of this attention forward counted 304 shared-load instructions
+    """A trace of this attention forward counted 304 shared-load instructions
     where the H200 ran 256 (16 warps, 4 K/V blocks: N_CTX 256). Per warp the SASS runs 3
     never-true loads before the prologue's cp.async, 1 before the fence.proxy.async's MEMBAR
     and 3 in each loop iteration: 4 + 3 x 4 = 16 (the trace had 3 + 4 x 4 = 19: the fence's
@@ -585,7 +585,7 @@ def test_figures_and_source_panel_show_a_copys_sectors():
     tm = T.TensorMap(1 << 24, 7, 2, (1000, 1000), (4000,), (32, 64), (1, 1), 0, 3)
     t, _m = _copy_trace(blocks=4, map_bytes=T.encode_map(tm), grid_x=2)
     an = analyze_trace(t)
-    load = next(d for d in an.per_access() if d.get("tma", {}).get("direction") == "load")
+    load = next(d for d in an.per_access() if (d.kind_figures("tma") or {}).get("direction") == "load")
     rows = {r[0]: r[1] for r in explain_trace(load)}
     assert rows["copies"] == "8" and rows["sectors"] == "2,048" and rows["bytes moved"] == "65,536"
     by_line = {r["line"]: r["sectors"] for r in source_lines(an)}

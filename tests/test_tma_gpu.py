@@ -1,6 +1,6 @@
 """On the GPU (-m gpu; the device machine: bash tools/gpu/tma_validate.sh): Triton kernels that
 move tiles with TMA (device-side tensor descriptors, tl.make_tensor_descriptor) and the
-attention forward of issue 30, traced with ``trace_triton(..., validate=True)``: every one of
+attention forward, traced with ``trace_triton(..., validate=True)``: every one of
 the ten metrics and every counter outside them that Nsight Compute reads (the TMA rows of
 docs/trace-format.md included) equal to the uninstrumented kernel's.
 
@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ["copy2d_dev", "copy2d_dev_st", "load3d", "oob2d", "matmul_tma", "attention_tma", "attention", "matmul"]
-if os.environ.get("WARPVIZ_TMA_CASES"):        # a subset, e.g. "copy2d_dev,oob2d" (tools/gpu/tma_final.sh)
+if os.environ.get("WARPVIZ_TMA_CASES"):        # a subset, e.g. "copy2d_dev,oob2d" (tools/gpu/tma_validate.sh --traces-only)
     CASES = [c for c in os.environ["WARPVIZ_TMA_CASES"].split(",") if c in CASES]
 
 

@@ -146,7 +146,7 @@ def test_classify():
     assert classify("red.shared.add.f32") == ("reduction", "shared")
     assert classify("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == ("ldmatrix", "shared")
     assert classify("cp.async.cg.shared.global") == ("cp.async", "shared")
-    # issue 30: a TMA copy is its own kind (viz.kinds.tma_copy)
+    # a TMA copy is its own kind (viz.kinds.tma_copy)
     assert classify("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") == ("tma", "global")
     for skipped in ("ld.param.u64", "st.local.u32", "ld.const.f32", "cp.async.wait_all", "cp.async.commit_group",
                     "mov.u32", "ldu.param.u32"):
@@ -427,8 +427,8 @@ def test_every_kernels_launch_file_has_a_shipped_trace():
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_a_shipped_trace_names_no_path_of_the_machine_that_recorded_it(path):
-    """Instructions name their source as the trace carries it (tools/trace/relative_paths.py
-    rewrote the recordings that named /work/main/.trace-carry/...)."""
+    """Instructions name their source as the trace carries it (a key of the header's
+    ``sources``), never by a path of the machine that recorded them."""
     h = tracefile.load(path).header
     files = {str(i.get("file") or "") for i in h["instructions"]}
     assert not [f for f in files if f.startswith("/") or ":\\" in f], files

@@ -1,6 +1,6 @@
 """One number everywhere: for every instruction of every shipped trace, the picture (the
 per-warp detail the painter draws), ``analyze``'s text, its JSON and the Source panel's
-per-line table give the same wavefronts and sectors (issue 32, item 3).
+per-line table give the same wavefronts and sectors.
 
 A ``cp.async``'s shared side is the case that disagreed: ``.cg`` copies show no wavefront
 anywhere (no counter counts one), ``.ca`` copies show their LDGSTS wavefronts everywhere,
@@ -40,24 +40,24 @@ def test_picture_table_analyze_and_json_agree(path):
     an = analyze_trace(src.trace)
     accesses = an.per_access(True)
     doc = to_json(an, never_executed=True)
-    assert doc["accesses"] == accesses                     # the JSON is the analysis, entry for entry
+    assert doc["accesses"] == [d.to_dict() for d in accesses]   # the JSON is the analysis, entry for entry
     text = to_table(an, never_executed=True)
     blocks = {int(m.group(1)): m.group(2) for m in re.finditer(r"^instruction (\d+): [^\n]*\n  ([^\n]*)$", text, re.M)}
     for d in accesses:
-        k = d["index"]
+        k = d.index
         ins = src.trace.instructions[k]
-        line = blocks[d["number"]]
+        line = blocks[d.number]
         # analyze's text quotes the JSON's numbers
-        if d.get("ldgsts_side") == "cg":
-            assert d["wavefronts"] == 0 and "no shared wavefronts" in line, (d["number"], line)
-        elif d.get("ldgsts_side") == "ca":
-            assert f"LDGSTS wavefronts {d['wavefronts']:,} " in line, (d["number"], line)
-        elif d.get("kind") == "wgmma":             # its own line: "... shared bytes in N wavefronts (ideal ..."
-            assert f" in {d['wavefronts']:,} wavefronts (" in line, (d["number"], line)
-        elif "wavefronts" in d:
-            assert f"wavefronts {d['wavefronts']:,} " in line, (d["number"], line)
-        if "sectors" in d:
-            assert f"sectors {d['sectors']:,} " in line, (d["number"], line)
+        if d.ldgsts_side == "cg":
+            assert d.wavefronts == 0 and "no shared wavefronts" in line, (d.number, line)
+        elif d.ldgsts_side == "ca":
+            assert f"LDGSTS wavefronts {d.wavefronts:,} " in line, (d.number, line)
+        elif d.kind == "wgmma":             # its own line: "... shared bytes in N wavefronts (ideal ..."
+            assert f" in {d.wavefronts:,} wavefronts (" in line, (d.number, line)
+        elif d.wavefronts is not None:
+            assert f"wavefronts {d.wavefronts:,} " in line, (d.number, line)
+        if d.sectors is not None:
+            assert f"sectors {d.sectors:,} " in line, (d.number, line)
         # the picture: each drawn record's wavefronts (shared) or sectors (global) are the
         # analysis's figure of that record
         if ins["space"] not in ("shared", "global") or ins["kind"] in ("atomic", "reduction"):
@@ -71,19 +71,19 @@ def test_picture_table_analyze_and_json_agree(path):
                 assert sum(f.kind == "wavefront" for f in fs) == drawn
     # the Source panel's table: per line, the sums of its instructions
     for r in source_lines(an):
-        mine = [d for d in an.per_access() if (d["file"], d["line"]) == (r["file"], r["line"])]
+        mine = [d for d in an.per_access() if (d.file, d.line) == (r["file"], r["line"])]
         for key in ("wavefronts", "bank_conflicts", "sectors", "requests", "warp_instructions"):
             # a TMA copy's sectors are its boxes' (`tma.sectors_counted`, what Nsight Compute counts)
-            tma = sum((d.get("tma") or {}).get("sectors_counted", 0) for d in mine) if key == "sectors" else 0
-            assert r[key] == sum(d.get(key, 0) for d in mine) + tma, (path.name, r["line"], key)
+            tma = sum((d.kind_figures("tma") or {}).get("sectors_counted", 0) for d in mine) if key == "sectors" else 0
+            assert r[key] == sum(getattr(d, key) or 0 for d in mine) + tma, (path.name, r["line"], key)
 
 
 def test_triton_matmul_cp_async_cg_shows_no_wavefront_anywhere():
     src = TraceSource.open(TRACES[0].parent / "triton_matmul.wvtrace")
     an = analyze_trace(src.trace)
-    first = next(d for d in an.per_access() if d["number"] == 1)
-    assert first["kind"] == "cp.async" and first["space"] == "shared" and first["ldgsts_side"] == "cg"
-    assert first["wavefronts"] == 0 and first["phases"] == 0
+    first = next(d for d in an.per_access() if d.number == 1)
+    assert first.kind == "cp.async" and first.space == "shared" and first.ldgsts_side == "cg"
+    assert first.wavefronts == 0 and first.phases == 0
     det = src.detail(0, 0, 0)
     assert det.op == "cp.async" and det.wavefronts == 0 and not det.bank_words
     caps = [f.caption for f in frames(det)]
@@ -94,8 +94,8 @@ def test_triton_matmul_cp_async_cg_shows_no_wavefront_anywhere():
 def test_triton_softmax_cp_async_ca_shows_ldgsts_wavefronts_in_both_places():
     src = TraceSource.open(TRACES[0].parent / "triton_softmax.wvtrace")
     an = analyze_trace(src.trace)
-    first = next(d for d in an.per_access() if d["number"] == 1)
-    assert first["ldgsts_side"] == "ca" and first["wavefronts"] == 32 and first["executed"] == 32
+    first = next(d for d in an.per_access() if d.number == 1)
+    assert first.ldgsts_side == "ca" and first.wavefronts == 32 and first.executed == 32
     det = src.detail(0, 0, 0)
     assert det.wavefronts == 1
     assert frames(det)[-1].caption.startswith("Summary: 1 LDGSTS wavefront for 1 phase")

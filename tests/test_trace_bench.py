@@ -286,7 +286,7 @@ def test_shipped_traced_predictions_are_reproduced_by_the_model():
         assert p.bound == t["predicted"]["bound"], name
         n += 1
     # every trace recorded on the H100 is timed in it; the H200 ones (tma_copy_triton,
-    # triton_wgmma_matmul, issue 30) were not timed
+    # triton_wgmma_matmul) were not timed
     h100 = [p for p in tracefile.shipped() if tracefile.read_header(p)["gpu"]["name"].startswith("NVIDIA H100")]
     assert n == len(h100) == len(tracefile.shipped()) - 2
 
@@ -663,7 +663,7 @@ def test_the_held_out_table_in_the_docs_is_the_shipped_results_file():
                  if abs(e["timing"]["predicted"]["ms"] - e["timing"]["median_ms"]) <= 0.2 * e["timing"]["median_ms"])
     worst = max(max(r, 1 / r) for r in (e["timing"]["predicted"]["ms"] / e["timing"]["median_ms"]
                                          for e in doc["traces"].values()))
-    assert (len(doc["traces"]), within) == (37, 35) and worst < 1.5       # the issue's bar: 90%, none past 1.5x
+    assert (len(doc["traces"]), within) == (37, 35) and worst < 1.5       # the bar: 90%, none past 1.5x
     assert not set(doc["traces"]) & {p.stem for p in tracefile.shipped()}      # held out: not shipped traces
     cases = ho.cases()
     tc = results.load(ROOT / "assets" / "measurements" / "h100-heldout-tensorcore-2026-11-26.json")
@@ -733,13 +733,13 @@ def test_merge_stores_joins_only_a_warps_adjacent_plain_stores():
     assert tracemodel.merge_stores(rows[3:5], key, plain, np.zeros(8, np.int64)).tolist() == [0, 1]
 
 
-def test_the_issues_two_misses_are_within_20_percent_and_the_docs_quote_their_run():
-    """tools/gpu/issue_misses.sh's shipped run (the SGEMM at 1024^3, the AoS update over 1 M
+def test_the_full_size_sgemm_and_aos_traces_are_within_20_percent_and_the_docs_quote_their_run():
+    """tools/gpu/full_size_traces.sh's shipped run (the SGEMM at 1024^3, the AoS update over 1 M
     structs of 28 and 32 bytes, predicted before timing): all within 20%, and docs/GPU.md
     states its numbers."""
     from viz.gpu import results
 
-    doc = results.load(ROOT / "assets" / "measurements" / "h100-issue-misses-2026-11-26.json")
+    doc = results.load(ROOT / "assets" / "measurements" / "h100-full-size-traces-2026-11-26.json")
     t = {n: e["timing"] for n, e in doc["traces"].items()}
     assert set(t) == {"sgemm_tile16_1024", "particles_aos28_1m", "particles_aos32_1m"}
     assert all(abs(x["predicted"]["ms"] - x["median_ms"]) <= 0.2 * x["median_ms"] for x in t.values())

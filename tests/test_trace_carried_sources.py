@@ -1,4 +1,4 @@
-"""A trace carries only the source files its kernel was compiled from (issue 29, item 2): a
+"""A trace carries only the source files its kernel was compiled from: a
 PTX's ``.file`` lines, or a CUDA file's ``#line``, that name ``.env``, a file of another kind,
 a file outside the launch file's folder or too large a file make the trace say which file it
 left out and why, never carry its text."""

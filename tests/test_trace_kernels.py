@@ -16,7 +16,7 @@ import pytest
 
 from helpers import HAVE_NVCC, have_pycuda
 from viz.cli import main
-from viz.engine import _count
+from viz.counting import count_addresses
 from viz.trace import TraceError, tracefile
 from viz.trace.analysis import analyze_trace, matrix_lanes
 from viz.trace.launch import check_fits, load_launch, parse_launch
@@ -139,7 +139,7 @@ def test_matrix_instructions_count_only_the_lanes_that_give_row_addresses(x, lan
     an = analyze_trace(_stmatrix_trace(f"stmatrix.sync.aligned.m8n8.{x}.shared.b16", addr))
     mask = np.zeros((1, 32), bool)
     mask[0, :lanes] = True
-    p, s = _count("shared", 16, addr[None, :].astype(np.int64), mask, 1, False)[:2]
+    p, s = count_addresses("shared", 16, addr[None, :].astype(np.int64), mask, 1, False)[:2]
     m = an.metrics
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == 3 * int(p.sum())
     assert m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] == 3 * int(p.sum() - s.sum())
@@ -316,8 +316,8 @@ def test_ldmatrix_cpasync_counts_the_never_true_loads_and_equals_all_ten():
     assert (cp.executed, cp.never_true_lds) == (4, 12)                 # 4 warps x 3 @!PT LDS
     assert an.metrics["smsp__inst_executed_op_shared_ld.sum"] == t.header["ncu"]["smsp__inst_executed_op_shared_ld.sum"] == 12
     assert an.metrics == {k: t.header["ncu"][k] for k in an.metrics}
-    d = next(a for a in an.per_access() if a["index"] == cp.instr["id"])
-    assert d["never_true_shared_loads"] == 12
+    d = next(a for a in an.per_access() if a.index == cp.instr["id"])
+    assert d.never_true_shared_loads == 12
 
 
 def test_a_predicated_off_ldgsts_counts_with_its_never_true_loads(tmp_path):
@@ -356,7 +356,7 @@ def test_figures_say_why_a_cpasync_counts_shared_loads(capsys):
     from viz.trace.analysis import explain_trace
 
     an = analyze_trace(_shipped("ldmatrix_cpasync"))
-    d = next(a for a in an.per_access() if a["kind"] == "cp.async" and a["space"] == "global")
+    d = next(a for a in an.per_access() if a.kind == "cp.async" and a.space == "global")
     rows = explain_trace(d)
     assert ("", "+12") in [r[:2] for r in rows]
     assert any("@!PT LDS" in r[2] for r in rows)

@@ -62,7 +62,7 @@ def test_analyze_json_figures_rows_and_picture_agree(capsys, name):
     assert all(t.instructions[k]["function"] == entry for k in by_json)
     assert doc["trace"]["instructions"] == len(nums)
     # the Figures rows' model function: the same instructions and numbers
-    assert {d["index"]: d["number"] for d in an.per_access()} == by_json
+    assert {d.index: d.number for d in an.per_access()} == by_json
     # the picture's per-warp header: "step k of n · instruction m", m the same number
     src = TraceSource(t)
     rows = src.stream(0, 0)
@@ -98,8 +98,8 @@ def test_analyze_all_lists_the_never_executed_ones(capsys):
     idle = [k for k in nums if not an.stats[k].executed and not an.stats[k].warp_instructions]
     assert idle and len(idle) < len(nums)
     ran = [k for k in nums if k not in idle]
-    assert [d["index"] for d in an.per_access()] == ran
-    assert [d["index"] for d in an.per_access(never_executed=True)] == sorted(nums)
+    assert [d.index for d in an.per_access()] == ran
+    assert [d.index for d in an.per_access(never_executed=True)] == sorted(nums)
     assert [a["number"] for a in to_json(an, True)["accesses"]] == list(range(1, len(nums) + 1))
     rc, out, _ = _cli(capsys, "analyze", str(path))
     assert rc == 0 and "--all lists the others" in out
@@ -126,7 +126,7 @@ def test_analyze_text_has_no_other_kernel_and_the_line_table(capsys):
         assert cells[0] == r["source"]
         assert cells[2:7] == [f"{r[k]:,}" for k in ("warp_instructions", "wavefronts", "bank_conflicts",
                                                      "requests", "sectors")]
-    assert sum(r["bank_conflicts"] for r in lines) == sum(d.get("bank_conflicts", 0) for d in an.per_access()) > 0
+    assert sum(r["bank_conflicts"] for r in lines) == sum((d.bank_conflicts or 0) for d in an.per_access()) > 0
     assert to_table(an) == out.rstrip("\n")
 
 

@@ -656,15 +656,15 @@ def test_the_rewritten_trace_round_trips_and_analyze_names_the_fusion(tmp_path):
     # the members the GPU does not run on their own are listed with --all
     assert "fused by ptxas into instruction" not in text
     assert "fused by ptxas into instruction" in to_table(an, never_executed=True)
-    d = next(a for a in an.per_access() if (a.get("sass") or {}).get("state") == "fused")
-    assert d["access_bytes"] == 16 and d["ptx_width"] == 4 and d["executed"] == 8
+    d = next(a for a in an.per_access() if (a.sass or {}).get("state") == "fused")
+    assert d.access_bytes == 16 and d.ptx_width == 4 and d.executed == 8
     rows = explain_trace(d)
     sass = [r for r in rows if r[0] == "SASS"]
     assert sass and sass[0][1] == "LDS.128" and "into this one access of 16 bytes" in sass[0][2]
-    assert not any((a.get("sass") or {}).get("state") == "member" for a in an.per_access())
-    member = next(a for a in an.per_access(never_executed=True) if (a.get("sass") or {}).get("state") == "member")
-    assert member["executed"] == 0 and member["sass"]["first"] == d["index"]
-    assert member["sass"]["first_number"] == d["number"]
+    assert not any((a.sass or {}).get("state") == "member" for a in an.per_access())
+    member = next(a for a in an.per_access(never_executed=True) if (a.sass or {}).get("state") == "member")
+    assert member.executed == 0 and member.sass["first"] == d.index
+    assert member.sass["first_number"] == d.number
 
 
 def test_a_fusion_the_records_do_not_bear_out_stays_as_recorded_and_says_why():
@@ -769,7 +769,7 @@ def test_shared_atomic_wavefronts_follow_the_scenario_kinds_rules():
         an = analyze_trace(t)
         assert an.other_metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"] == want
         assert an.other_metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum"] == want - 1
-        assert an.per_access()[0]["atomic_rule"] == rule
+        assert an.per_access()[0].atomic_rule == rule
         assert an.metrics[WF] == 0                      # not in the ten
 
 

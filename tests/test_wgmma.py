@@ -535,44 +535,18 @@ def test_the_probes_refute_phases_other_than_one_core_matrix():
 
 # ---------------------------------------------------------------------------- scenarios (format 3)
 
-SCENARIO = """format = 3
-title = "A swizzled TMA tile feeding a wgmma"
-[launch]
-block = [{block}]
-grid  = [2]
-[arrays.As]
-space = "shared"
-type  = "half"
-shape = [64, 64]
-swizzle = "{swz}"
-[arrays.Bs]
-space = "shared"
-type  = "half"
-shape = [128, 64]
-swizzle = "{swz}"
-[arrays.A]
-space = "global"
-type  = "half"
-shape = [128, 64]
-[[access]]
-op   = "tma.load"
-at   = "As"
-from = "A[blockIdx.x * 64][0]"
-[[access]]
-op = "wgmma"
-a = "As[0][k]"
-b = "Bs[0][k]"
-n = 128
-{extra}
-for = {{ k = "0:64:16" }}
-"""
+# The validate case of a TMA tile feeding wgmma m64n128k16 (tools/hostile.py starts from it too).
+SCENARIO = (Path(__file__).resolve().parents[1] / "tools" / "gpu" / "wgmma_cases" / "wgmma-tma-128b.toml").read_text()
+TMA_ACCESS = '[[access]]\nop   = "tma.load"\nat   = "As"\nfrom = "A[blockIdx.x * 64][0]"\n'
 
 
 def _scenario(tmp_path, block=128, swz="tma:128B", extra="", tma=True):
     p = tmp_path / "w.toml"
-    text = SCENARIO.format(block=block, swz=swz, extra=extra)
+    assert SCENARIO.count("block = [128]") == 1 and SCENARIO.count("n   = 128\n") == 1 and TMA_ACCESS in SCENARIO
+    text = SCENARIO.replace("block = [128]", f"block = [{block}]").replace('"tma:128B"', f'"{swz}"')
+    text = text.replace("n   = 128\n", f"n   = 128\n{extra}\n")
     if not tma:
-        text = text.replace('[[access]]\nop   = "tma.load"\nat   = "As"\nfrom = "A[blockIdx.x * 64][0]"\n', "")
+        text = text.replace(TMA_ACCESS, "")
     p.write_text(text)
     return p
 
@@ -588,8 +562,8 @@ def test_scenario_wgmma_counts_per_warpgroup(tmp_path):
     assert m[W.CONFLICTS] == 0
     assert m["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 0
     d = an.per_access()[1]
-    assert d["wgmma"]["warpgroup_instructions"] == 16 and d["wavefronts_per_instruction"] == 48
-    assert d["wgmma"]["shape"] == "m64n128k16" and d["wgmma"]["a_major"] == "K"
+    assert d.kind_figures("wgmma")["warpgroup_instructions"] == 16 and d.wavefronts_per_instruction == 48
+    assert d.kind_figures("wgmma")["shape"] == "m64n128k16" and d.kind_figures("wgmma")["a_major"] == "K"
 
 
 def test_scenario_wgmma_descriptors_are_the_tiles(tmp_path):

@@ -245,7 +245,7 @@ for name in sys.argv[1:]:
 
 def _args(d: Path, cases: list) -> None:
     """Numbers and paths typed by the user, the app's data folder, launch buffers too large to
-    fill, a demangler bomb, the API with huge numbers (the ``args`` helper's area of issue 29):
+    fill, a demangler bomb, the API with huge numbers:
     each exits 2 with one line (or 0 where the input is fine), never a traceback."""
     d.mkdir(parents=True, exist_ok=True)
     big, long_name = "9" * 5000, "x" * 300
@@ -311,9 +311,8 @@ def _args(d: Path, cases: list) -> None:
 
 def _gpus(d: Path, cases: list) -> None:
     """GPU descriptions (assets/gpus/*.toml, viz.gpus) and calibration files with the loaded-latency
-    curve, each hostile in one field; $WARPVIZ_GPU naming nothing, a path, or a terminal escape
-    (the ``gpudesc`` helper's area of issue 31): each exits 2 with one paragraph naming the file or
-    the variable, never a traceback."""
+    curve, each hostile in one field; $WARPVIZ_GPU naming nothing, a path, or a terminal escape:
+    each exits 2 with one paragraph naming the file or the variable, never a traceback."""
     d.mkdir(parents=True, exist_ok=True)
     ref = (ROOT / "assets" / "gpus" / "nvidia-h100-80gb-hbm3.toml").read_text(encoding="utf-8")
     edits = {
@@ -468,7 +467,7 @@ def _traces(d: Path, cases: list) -> None:
         cases.append((d / "devzero.wvtrace", c))
 
 
-# ----------------------------------------------------------------------------- wgmma (issue 30)
+# ----------------------------------------------------------------------------- wgmma
 
 def _wgmma(d: Path, cases: list) -> None:
     """wgmma scenarios and traces that lie: operands outside their arrays or in global memory,
@@ -479,31 +478,8 @@ def _wgmma(d: Path, cases: list) -> None:
     sys.path.insert(0, str(ROOT))
     from viz.trace import tracefile
 
-    scen = """format = 3
-[launch]
-block = [128]
-grid = [2]
-[arrays.As]
-space = "shared"
-type = "half"
-shape = [64, 64]
-swizzle = "tma:128B"
-[arrays.Bs]
-space = "shared"
-type = "half"
-shape = [128, 64]
-swizzle = "tma:128B"
-[arrays.G]
-space = "global"
-type = "half"
-shape = [128, 64]
-[[access]]
-op = "wgmma"
-a = "As[0][k]"
-b = "Bs[0][k]"
-n = 128
-for = { k = "0:64:16" }
-"""
+    # the scenario the wgmma validate case and tests/test_wgmma.py start from, each changed in one place
+    scen = (ROOT / "tools" / "gpu" / "wgmma_cases" / "wgmma-tma-128b.toml").read_text(encoding="utf-8")
 
     def add(name: str, text: str, *commands) -> None:
         p = d / f"{name}.toml"
@@ -512,17 +488,17 @@ for = { k = "0:64:16" }
             cases.append((p, c))
 
     add("wgmma-ok", scen)
-    add("wgmma-global-operand", scen.replace('b = "Bs[0][k]"', 'b = "G[0][k]"'))
-    add("wgmma-outside", scen.replace("n = 128", "n = 128\nb_sbo = 262128"))
-    add("wgmma-huge-n", scen.replace("n = 128", "n = 1000000000000000000000"))
-    add("wgmma-n-string", scen.replace("n = 128", 'n = "128"'))
-    add("wgmma-a-number", scen.replace('a = "As[0][k]"', "a = 5"))
-    add("wgmma-a-table", scen.replace('a = "As[0][k]"', "a = { x = 1 }"))
-    add("wgmma-lbo-negative", scen.replace("n = 128", "n = 128\na_lbo = -16"))
-    add("wgmma-when", scen.replace("n = 128", 'n = 128\nwhen = "tid == 0"'))
+    add("wgmma-global-operand", scen.replace('b   = "Bs[0][k]"', 'b   = "A[0][k]"'))
+    add("wgmma-outside", scen.replace("n   = 128", "n   = 128\nb_sbo = 262128"))
+    add("wgmma-huge-n", scen.replace("n   = 128", "n   = 1000000000000000000000"))
+    add("wgmma-n-string", scen.replace("n   = 128", 'n   = "128"'))
+    add("wgmma-a-number", scen.replace('a   = "As[0][k]"', "a   = 5"))
+    add("wgmma-a-table", scen.replace('a   = "As[0][k]"', "a   = { x = 1 }"))
+    add("wgmma-lbo-negative", scen.replace("n   = 128", "n   = 128\na_lbo = -16"))
+    add("wgmma-when", scen.replace("n   = 128", 'n   = 128\nwhen = "tid == 0"'))
     add("wgmma-block-96", scen.replace("block = [128]", "block = [96]"))
     add("wgmma-many-points", scen.replace('k = "0:64:16"', 'k = "0:4000000:16"'))
-    add("wgmma-per-thread-start", scen.replace('a = "As[0][k]"', 'a = "As[tid % 64][k]"'))
+    add("wgmma-per-thread-start", scen.replace('a   = "As[0][k]"', 'a   = "As[tid % 64][k]"'))
 
     def trace(name: str, slots: np.ndarray, ptx: str, warps: int = 4, blocks: int = 1) -> None:
         n = slots.shape[0]
@@ -587,7 +563,7 @@ def _access_kinds(d: Path, cases: list) -> None:
     add("complete-true-but-ran", complete=True, unrecorded=[entry])
 
 
-# ----------------------------------------------------------------------------- replay and suggest (issue 33)
+# ----------------------------------------------------------------------------- replay and suggest
 
 def _replay(d: Path, cases: list) -> None:
     """``warpviz replay`` / ``suggest`` on traces whose carried source is hostile (a declaration
@@ -635,7 +611,7 @@ def _replay(d: Path, cases: list) -> None:
         cases.append((mine, ("cli", *argv, *opt)))
 
 
-# ----------------------------------------------------------------------------- data loss (issue 29, item 1)
+# ----------------------------------------------------------------------------- data loss
 
 def _users_folder(d: Path) -> None:
     """A folder of the user's as the attacker had it: a picture, a dot-file, a .git folder, a
@@ -778,7 +754,7 @@ SHORT = 50_000                              # characters an "-short" case may pr
 
 
 def _outside(d: Path, cases: list) -> None:
-    """Issue 29, items 2 and 5: a scenario's ``compare`` outside its folder (the secret's title
+    """A scenario's ``compare`` outside its folder (the secret's title
     must not be drawn), a file name that would inject lines into generated CUDA, a launch file
     whose ``#line`` names ``.env`` (the recorded trace must not carry it), and files whose
     titles, names and device names hold terminal escapes, bidi overrides or huge names."""
@@ -832,8 +808,8 @@ def _outside(d: Path, cases: list) -> None:
     for c in (("analyze-short",), ("export",), ("app",)):
         cases.append((p, c))
 
-    # a PTX whose 24 entry names are 100,000 characters each (2.4 million in a message; the
-    # issue's 400,000 each took more than 30 s to parse on a loaded machine: item 3's business)
+    # a PTX whose 24 entry names are 100,000 characters each (2.4 million in a message; names
+    # of 400,000 each took more than 30 s to parse on a loaded machine: see the hangs below)
     ents = []
     for k in range(24):
         name = f"k{k}_" + "A" * 100_000
@@ -899,7 +875,7 @@ def _outside_problems(c: list, cmd: list, out: str, err: str, scratch: Path, sin
         if f.is_file() and not f.is_symlink() and f.stat().st_mtime >= since - 1 and _secret_in(f):
             problems.append(f"wrote a file it was not given into {f.name}")
     return problems
-# ----------------------------------------------------------------------------- hangs (issue 29, item 3)
+# ----------------------------------------------------------------------------- hangs
 
 PTX_HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
 PTX_ENTRY = ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n"
@@ -984,7 +960,7 @@ def _hangs(d: Path, cases: list) -> None:
 
 
 def _tma_traces(d: Path, cases: list) -> None:
-    """Issue 30: hostile TMA records (flags 2 and their ``payload`` array): a payload of the
+    """Hostile TMA records (flags 2 and their ``payload`` array): a payload of the
     wrong shape or dtype, flags 2 on a plain load, an issuing lane whose predicate did not
     hold, a tensor map of garbage bytes, a payload row for a record that has none."""
     import numpy as np
@@ -1035,6 +1011,31 @@ def _tma_traces(d: Path, cases: list) -> None:
     add("tma-flags-on-a-load", **{"flags.npy": npy(f3), "payload.npy": npy(garbage[:m])})
 
 
+def _kindhooks(d: Path, cases: list) -> None:
+    """Replay of records that name shared memory by their operands (TMA boxes, wgmma
+    descriptors: ``TraceForm.replay``) on hostile traces: every hostile TMA and wgmma trace of
+    ``_tma_traces`` and ``_wgmma`` replayed with a layout over the shared window, and the shipped
+    TMA and wgmma traces replayed over a 16 MiB range of 4 Mi elements. Each ends within the time
+    limit with exit 0 or 2 and one paragraph; never a traceback."""
+    made: list = []
+    for sub in ("tma", "wgmma"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    _tma_traces(d / "tma", made)
+    _wgmma(d / "wgmma", made)
+    traces = sorted({p for p, _c in made if p.suffix == ".wvtrace"})
+    for p in traces:
+        cases.append((p, ("cli", "replay", str(p), "--range", "1024:9216", "--shape", "64,64", "--elem-bytes", "2",
+                          "--layout", "pad:8")))
+    for name in ("tma_copy_triton", "triton_wgmma_matmul"):
+        p = d / f"{name}.wvtrace"
+        shutil.copyfile(ROOT / "assets" / "traces" / f"{name}.wvtrace", p)
+        cases.append((p, ("cli", "replay", str(p), "--range", "0:16777216", "--shape", "1,4194304", "--elem-bytes",
+                          "4", "--layout", "pad:1")))
+        cases.append((p, ("cli", "replay", str(p), "--range", "1024:9216", "--shape", "64,64", "--elem-bytes", "2",
+                          "--layout", "expr:(c * 7 + r) % 64")))
+        cases.append((p, ("cli", "suggest", str(p), "--no-predict")))
+
+
 def make(out: Path) -> list:
     if out.exists():
         shutil.rmtree(out)
@@ -1059,15 +1060,16 @@ def make(out: Path) -> list:
     (out / "kinds").mkdir()
     _access_kinds(out / "kinds", cases)
     _replay(out / "replay", cases)
-    _tma_scenarios(out / "tmascen", cases)
+    _tma_scenarios(out / "tma_scenarios", cases)
     _gpus(out / "gpus", cases)
+    _kindhooks(out / "kindhooks", cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
 
 
 def _tma_scenarios(d: Path, cases: list) -> None:
-    """Scenario files with a TMA store or a box past the tensor's edge (issue 30, item 5),
+    """Scenario files with a TMA store or a box past the tensor's edge,
     hostile: the store's keys swapped or of the wrong type, boxes of three sides, booleans,
     floats, huge and empty, a box origin outside the tensor or depending on the thread, a
     huge grid of edge boxes. Each is analysed (or refused with one paragraph, exit 2), shown
@@ -1099,7 +1101,7 @@ def _tma_scenarios(d: Path, cases: list) -> None:
 
 
 def _lectures(d: Path, cases: list) -> None:
-    """Issue 32 (lecture-c): a scenario's ``focus``, a lesson's steps and their words, a trace
+    """A scenario's ``focus``, a lesson's steps and their words, a trace
     whose sources make the inline-asm line lookup and the unrecorded-instruction scan work
     hard. Scenarios go to ``analyze``, ``export`` and the app; lessons to the app's data folder
     (Playback -> Lessons reads them); traces to ``analyze`` and the app."""
@@ -1151,7 +1153,7 @@ def _lectures(d: Path, cases: list) -> None:
         for c in (("analyze",), ("app",)):
             cases.append((p, c))
 def _pictures(d: Path, cases: list) -> None:
-    """The pictures' rows and sizes (issue 32, lecture-a): ``--rows`` words that are not row
+    """The pictures' rows and sizes: ``--rows`` words that are not row
     names (exit 2, one line naming the words it takes), a title far too long for a
     comparison half at the smallest window canvas, and the smallest canvas the 12 px rule
     covers; each exits 0 or 2, never a traceback."""
@@ -1175,8 +1177,8 @@ def _pictures(d: Path, cases: list) -> None:
 
 
 def _python_habits(d: Path, cases: list) -> None:
-    """Words on the command line where a file or a name goes (issue 29, "the Python user's
-    habits"): an unknown first word is a usage error (exit 2), never the app (which would run
+    """Words on the command line where a file or a name goes (the Python user's
+    habits): an unknown first word is a usage error (exit 2), never the app (which would run
     until the time limit here); a shipped trace's name never reaches outside assets/traces;
     control characters are not echoed. The case's file is a placeholder: the word is the input."""
     d.mkdir(parents=True, exist_ok=True)
@@ -1193,7 +1195,7 @@ def _python_habits(d: Path, cases: list) -> None:
 
 
 def _gpu_import(d: Path, cases: list) -> None:
-    """Issue 32, item 4: JSON files the GPU panel's Import is given that are not results files.
+    """JSON files the GPU panel's Import is given that are not results files.
     The panel says what a probe record is (its ``what``, cut short, as plain text: no markup
     reaches the label), keeps the measurements it had, and a later good import clears the
     message."""

@@ -1,4 +1,4 @@
-"""The lecture screens on a real X server, driven by real key events (issue 32).
+"""The lecture screens on a real X server, driven by real key events.
 
     Xvfb :92 -screen 0 1280x720x24 -noreset &      # tools/install-x11.sh installs Xvfb, xdotool
     DISPLAY=:92 QT_QPA_PLATFORM=xcb WARPVIZ_SETTINGS=/tmp/s.ini WARPVIZ_DATA_DIR=/tmp/d \

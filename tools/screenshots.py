@@ -2,7 +2,7 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py [OUT_DIR]
 
-The lecture screens (issue 32: the window after presentation mode, the GPU panel, the Source
+The lecture screens (the window after presentation mode, the GPU panel, the Source
 panel, Chinese dialogs) on a screen of one size, into docs/screenshots/:
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tools/screenshots.py --lecture 1280x720 [OUT_DIR]

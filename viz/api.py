@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 import numpy as np
 
 from . import export as _export
+from .access_figures import AccessFigures
 from .export_formats import STILLS as _STILLS, extensions_text as _extensions     # png, svg: the stills
 from .argcheck import (MAX_BLOCK_INDEX, MAX_INDEX, MAX_INSTRUCTION, MAX_SCALE, MAX_WARP_INDEX, MIN_SCALE,
                        shown_value, span)
@@ -536,7 +537,8 @@ def _gpu(func: str, device):
 
 class Analysis:
     """The figures of ``warpviz analyze``: ``metrics`` (Nsight Compute's names), ``accesses``
-    (one dict per access), ``json()`` (the ``--json`` document), ``table()`` (the text)."""
+    (one dict per access; ``access_figures``: the same as typed records), ``json()`` (the
+    ``--json`` document), ``table()`` (the text)."""
 
     def __init__(self, sc: _Model, device: str | None = None):
         from .engine import analyze
@@ -556,6 +558,12 @@ class Analysis:
     @property
     def accesses(self) -> list[dict]:
         return list(self._json["accesses"])
+
+    @property
+    def access_figures(self) -> list[AccessFigures]:
+        """``accesses`` as typed records (``viz.access_figures.AccessFigures``: one attribute per
+        key, ``None`` where the access has no such figure; ``to_dict()`` is its JSON object)."""
+        return list(self._an.per_access())
 
     def json(self) -> dict:
         return json.loads(json.dumps(self._json))
@@ -825,7 +833,7 @@ class Trace:
 
     def __init__(self, trace: Any, recording: Any = None, keep: tempfile.TemporaryDirectory | None = None):
         from .trace.detail import TraceSource
-        from .gpu.trace_pipeline import Recording
+        from .gpu.front import Recording
         from .trace.tracefile import Trace as _Model
 
         _instance("Trace", "trace", trace, _Model, "a loaded trace (use api.open_trace or api.trace_launch)")
@@ -941,7 +949,7 @@ class Trace:
             raise ReplayError("Trace.suggest", "array", f"array must be a name (str), not {_show(array)}", "")
         if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= 20:
             raise ReplayError("Trace.suggest", "top", f"top must be a whole number in 1..20, not {_show(top)}", "")
-        from .gpu.predict import predict_trace
+        from .gpu.front import predict_trace
         from .trace import TraceError
 
         def seconds(rp):
@@ -996,7 +1004,7 @@ class Trace:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the trace to ``path`` (a ``.wvtrace``; atomically)."""
-        from .gpu.trace_pipeline import save_copy
+        from .gpu.front import save_trace_copy as save_copy
 
         path = _path("save", path)
         if not path.name.lower().endswith(".wvtrace"):
@@ -1057,7 +1065,7 @@ def _quiet(_text: str) -> None:
 def _blocks(blocks, launch) -> list[int] | None:
     if blocks is None:
         return None
-    from .gpu.trace_pipeline import parse_blocks
+    from .gpu.front import parse_blocks
 
     if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
         blocks = str(_int("trace", "blocks", blocks, 0, MAX_BLOCK_INDEX))
@@ -1080,11 +1088,9 @@ def _launch_dims(func: str, grid: Any, block: Any, shared_bytes: Any) -> None:
 
 def _failed(err: BaseException, launch=None) -> TraceFailed:
     """``err`` as the one exception the tracing functions raise (the CLI's paragraph)."""
-    from .gpu import GpuUnavailable
+    from .gpu.front import GpuUnavailable, KernelFault, failure_text as failure_message
     from .toolchain.compile import CompileError
-    from .gpu.runner import KernelFault
     from .trace import TraceError
-    from .gpu.trace_pipeline import failure_message
     from .trace.pyargs import ArgumentError
 
     if isinstance(err, TraceFailed):
@@ -1108,9 +1114,8 @@ def _record(launch_path: Path, *, blocks=None, validate: bool = False, out=None,
             extra_sources: Mapping[str, str] | None = None) -> Trace:
     import dataclasses
 
-    from .gpu.worker import Cancelled
+    from .gpu.front import Cancelled, TraceRequest, record
     from .trace.launch import load_launch
-    from .gpu.trace_pipeline import record_trace
 
     launch = None
     try:
@@ -1123,7 +1128,7 @@ def _record(launch_path: Path, *, blocks=None, validate: bool = False, out=None,
             target = Path(keep.name) / f"{launch.name}.wvtrace"
         else:
             target = Path(out)
-        rec = record_trace(launch, blocks=chosen, validate=validate, out=target, log=_quiet)
+        rec = record(TraceRequest(launch, out=target, validate=validate, blocks=chosen), log=_quiet)
     except Cancelled as err:
         raise TraceFailed(f"{launch_path}: the trace was cancelled", "launch") from err
     except Exception as err:  # noqa: BLE001 - every failure is the CLI's paragraph (the cause is chained)

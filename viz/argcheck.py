@@ -10,7 +10,8 @@ and its range: ``--block 99999999999999999999…(5,000 digits): out of range; us
 ``bounded_int`` and ``bounded_float`` are ``argparse`` types (the message becomes
 argparse's: exit status 2, the usage line, no traceback); ``to_int`` / ``to_float`` raise
 ``ValueError`` with the same message for the hand parsers (``viz.export.parse_size``,
-``parse_range``, ``parse_frames``, ``--blocks``); ``check_out_path`` refuses a path the
+``parse_range``, ``parse_frames``, ``--blocks``); ``range_parts`` reads the index lists of
+``export`` and ``trace --blocks``; ``check_out_path`` refuses a path the
 file system cannot hold (a name over 255 bytes, a path over 4,096) before it is used.
 """
 
@@ -20,6 +21,7 @@ import argparse
 import math
 import os
 import re
+from collections.abc import Iterator
 
 MAX_DIGITS = 19                  # a whole number warpviz takes fits in a signed 64-bit value
 MAX_NUMBER_CHARS = 64            # a decimal number's text (1.5e3, 0.25, ...)
@@ -104,26 +106,26 @@ def to_float(text, name: str, lo: float, hi: float) -> float:
     return v
 
 
-def bounded_int(lo: int, hi: int, name: str):
-    """An ``argparse`` type: a whole number in ``lo..hi`` (``name`` is the option, for the message)."""
-    def parse(text: str) -> int:
+def _argparse_type(convert, lo, hi, name: str, what: str):
+    """``convert(text, name, lo, hi)`` as an ``argparse`` type named ``what`` (argparse's
+    message on a bad value: exit status 2, the usage line, no traceback)."""
+    def parse(text: str):
         try:
-            return to_int(text, name, lo, hi)
+            return convert(text, name, lo, hi)
         except ValueError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
-    parse.__name__ = f"whole number in {lo}..{hi}"
+    parse.__name__ = what
     return parse
+
+
+def bounded_int(lo: int, hi: int, name: str):
+    """An ``argparse`` type: a whole number in ``lo..hi`` (``name`` is the option, for the message)."""
+    return _argparse_type(to_int, lo, hi, name, f"whole number in {lo}..{hi}")
 
 
 def bounded_float(lo: float, hi: float, name: str):
     """An ``argparse`` type: a finite number in ``lo..hi``."""
-    def parse(text: str) -> float:
-        try:
-            return to_float(text, name, lo, hi)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-    parse.__name__ = f"number in {lo:g}..{hi:g}"
-    return parse
+    return _argparse_type(to_float, lo, hi, name, f"number in {lo:g}..{hi:g}")
 
 
 def check_out_path(path, name: str = "--out") -> None:
@@ -186,5 +188,45 @@ def parse_rows(spec: str) -> tuple[str, frozenset[str] | None]:
     return "some", frozenset(names | {"lane"})
 
 
+class RangeTextError(ValueError):
+    """Why ``range_parts`` refused a text: ``problem`` is "parts" (``count`` parts, over the
+    limit), "form" (``part`` is not a number or a range) or "digits" (``part`` holds a number
+    longer than MAX_DIGITS). Each caller words it for its own field."""
+
+    def __init__(self, problem: str, part: str = "", count: int = 0):
+        super().__init__(problem)
+        self.problem, self.part, self.count = problem, part, count
+
+
+def range_parts(text: str, max_parts: int, separators: str = "-", spaced: bool = False) -> Iterator[tuple[int, int, str]]:
+    """The one parser of typed index lists (``export``'s ``--block``/``--warp``/``--instruction``,
+    ``trace --blocks``): comma-separated numbers and ranges ``A-B`` as ``(A, B, part)``, as
+    written (neither ordered nor bounded: the caller checks them against its range). At most
+    ``max_parts`` parts, checked before any is read; a number's length is checked before
+    ``int()`` sees it; a part is read when the caller asks for it, so the caller's own checks
+    of one part come before the reading of the next. ``separators``: the characters that may
+    join a range's ends; ``spaced``: spaces allowed around the numbers and the separator (else
+    only around a part)."""
+    parts = text.split(",")
+    if len(parts) > max_parts:
+        raise RangeTextError("parts", count=len(parts))
+    sep = "[" + re.escape(separators) + "]"
+    form = re.compile(rf"\s*(\d+)\s*(?:{sep}\s*(\d+)\s*)?" if spaced else rf"(\d+)(?:{sep}(\d+))?")
+    return _range_pairs(parts, form, spaced)
+
+
+def _range_pairs(parts: list[str], form: re.Pattern, spaced: bool) -> Iterator[tuple[int, int, str]]:
+    for part in parts:
+        part = part if spaced else part.strip()
+        m = form.fullmatch(part)
+        if not m:
+            raise RangeTextError("form", part)
+        if max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:     # 5,000 digits: before int()
+            raise RangeTextError("digits", part)
+        a = int(m.group(1))
+        yield a, (int(m.group(2)) if m.group(2) else a), part
+
+
 __all__ = ["MAX_DIGITS", "MAX_INDEX", "MAX_BLOCK_INDEX", "MAX_WARP_INDEX", "MAX_INSTRUCTION", "span", "shown_value", "MIN_SCALE", "MAX_SCALE", "NAME_MAX", "PATH_MAX", "to_int", "to_float", "bounded_int", "bounded_float",
-           "check_out_path", "check_out_file", "shown", "out_of_range", "ROW_NAMES", "DROP_ORDER", "parse_rows"]
+           "check_out_path", "check_out_file", "shown", "out_of_range", "ROW_NAMES", "DROP_ORDER", "parse_rows",
+           "RangeTextError", "range_parts"]

@@ -58,7 +58,7 @@ def _is_name(text: str) -> bool:
     return bool(_NAME.fullmatch(text)) and ".." not in text
 
 
-def _exists(p: Path) -> bool:
+def path_exists(p: Path) -> bool:
     try:
         return p.exists()
     except (OSError, ValueError):  # a name too long for the system, a NUL byte
@@ -72,7 +72,7 @@ def named_trace(name: str) -> Path | None:
     if not _is_name(stem):
         return None
     p = traces_dir() / f"{stem}.wvtrace"
-    return p if _exists(p) else None
+    return p if path_exists(p) else None
 
 
 def named_launch(name: str) -> Path | None:
@@ -93,14 +93,14 @@ def trace_argument(arg) -> str | None:
     built-in scenario's name come first; a shipped trace's name, only when it is neither."""
     text = str(arg)
     if text.endswith(".wvtrace"):
-        if not _exists(Path(text)) and "/" not in text and "\\" not in text:
+        if not path_exists(Path(text)) and "/" not in text and "\\" not in text:
             shipped = named_trace(text)
             if shipped is not None:
                 return str(shipped)
         return text
-    if "/" in text or "\\" in text or _exists(Path(text)) or not _is_name(text):
+    if "/" in text or "\\" in text or path_exists(Path(text)) or not _is_name(text):
         return None
-    if _exists(scenario_dir() / f"{text}.toml"):
+    if path_exists(scenario_dir() / f"{text}.toml"):
         return None
     shipped = named_trace(text)
     return None if shipped is None else str(shipped)
@@ -110,7 +110,7 @@ def launch_argument(arg) -> str:
     """A launch file's path as given, or the path of the shipped launch file it names when no
     such file exists (``warpviz trace transpose_pad``)."""
     text = str(arg)
-    if _exists(Path(text)) or "/" in text or "\\" in text:
+    if path_exists(Path(text)) or "/" in text or "\\" in text:
         return text
     shipped = named_launch(text)
     return text if shipped is None else str(shipped)

@@ -296,6 +296,7 @@ def cmd_matrix(args) -> int:
     """An ldmatrix / stmatrix instruction: who gives each row, its banks, who holds each element."""
     from .engine import analyze
     from .kinds.ldmatrix import matrix_map
+    from .kinds.registry import kind_of
     from .scenario import ScenarioError, load, parse_overrides
     from .warp import warp_detail
 
@@ -309,8 +310,12 @@ def cmd_matrix(args) -> int:
         sc = load(args.scenario, parse_overrides(args.set))
         analyze(sc)
         instrs = sc.instructions()
-        def is_matrix(i):   # HOOK(wgmma): a wgmma is drawn by viz.kinds.wgmma.GmmaMap
-            return sc.accesses[i.access].matrix is not None or sc.accesses[i.access].op == "wgmma"
+        def own_map(i):     # a kind that draws its own map (Kind.matrix_map: wgmma's core matrices)
+            k = kind_of(sc.accesses[i.access].op)
+            return k.matrix_map if k is not None else None
+
+        def is_matrix(i):
+            return sc.accesses[i.access].matrix is not None or own_map(i) is not None
 
         if args.instruction is None:
             pick = next((i for i in instrs if is_matrix(i)), None)
@@ -327,10 +332,8 @@ def cmd_matrix(args) -> int:
         if not 0 <= args.block < sc.launch.blocks or not 0 <= args.warp < sc.launch.warps_per_block:
             return _fail(f"--block {args.block} --warp {args.warp}: the launch has blocks 0-{sc.launch.blocks - 1}, "
                          f"warps 0-{sc.launch.warps_per_block - 1}")
-        if sc.accesses[pick.access].op == "wgmma":
-            from .kinds.wgmma import scenario_gmma_map
-
-            m = scenario_gmma_map(sc, pick, args.block, args.warp)
+        if own_map(pick) is not None:
+            m = own_map(pick)(sc, pick, args.block, args.warp)
         else:
             m = matrix_map(warp_detail(sc, pick, args.block, args.warp))
     except ScenarioError as err:
@@ -347,6 +350,7 @@ def _matrix_of_trace(args) -> int:
     from dataclasses import replace
 
     from .kinds.ldmatrix import matrix_map
+    from .kinds.registry import trace_kind
     from .trace import TraceError
     from .trace.analysis import instruction_numbers, matrix_op
     from .trace.detail import TraceSource
@@ -361,9 +365,11 @@ def _matrix_of_trace(args) -> int:
     trace = src.trace
     numbers = instruction_numbers(trace)
     ops = {k: matrix_op(trace.instructions[k]) for k in numbers}
-    for k in numbers:      # HOOK(wgmma): a traced wgmma is drawn by viz.kinds.wgmma.GmmaMap
-        if trace.instructions[k].get("kind") == "wgmma":
-            ops[k] = "wgmma"
+    own = {}                # a form that draws its own map (TraceForm.matrix_map: wgmma's core matrices)
+    for k in numbers:
+        f = trace_kind(trace.instructions[k].get("kind"))
+        if f is not None and f.matrix_map is not None:
+            ops[k] = own[k] = f.matrix_map
     matrix = [k for k in numbers if ops[k] is not None]
     if not matrix:
         return _fail(f"{args.scenario}: the traced kernel has no ldmatrix or stmatrix instruction; `warpviz matrix` "
@@ -391,10 +397,8 @@ def _matrix_of_trace(args) -> int:
     if (b, w) != (args.block, args.warp):
         print(f"warpviz: warp {args.warp} of block {args.block} did not execute instruction {numbers[pick]}; "
               f"showing warp {w} of block {b}", file=sys.stderr)
-    if ops[pick] == "wgmma":
-        from .kinds.wgmma import trace_gmma_map
-
-        m = trace_gmma_map(trace, pick, b, w, numbers[pick])
+    if pick in own:
+        m = own[pick](trace, pick, b, w, numbers[pick])
         from .export import export_matrix_map
 
         return _print_or_export(m, args, export_matrix_map)
@@ -435,22 +439,22 @@ def cmd_gui(args) -> int:
 def _opens_in_the_app(word: str) -> bool:
     """``warpviz WORD`` opens the app: WORD is a file that exists, a built-in scenario's or a
     shipped trace's name."""
-    from .assets import _exists, named_trace, scenario_dir
+    from .assets import path_exists, named_trace, scenario_dir
 
-    if _exists(Path(word)):
+    if path_exists(Path(word)):
         return not Path(word).is_dir()          # a folder is not a file to open
     if "/" in word or "\\" in word or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}", word):
         return False
-    return _exists(scenario_dir() / f"{word}.toml") or named_trace(word) is not None
+    return path_exists(scenario_dir() / f"{word}.toml") or named_trace(word) is not None
 
 
 def _unknown_word(word: str) -> int:
-    from .assets import _exists
+    from .assets import path_exists
 
     # repr: no control character reaches the terminal; a long one keeps its end (the file's own name)
     shown = repr(word if len(word) <= 80 else word[:30] + "..." + word[-47:])
     looks_like_a_file = "/" in word or "\\" in word or word.endswith((".toml", ".wvtrace"))
-    if _exists(Path(word)):                                            # only a folder gets here
+    if path_exists(Path(word)):                                            # only a folder gets here
         what = f"{shown} is a folder, not a scenario or trace file"
     else:
         what = f"{shown}: no such file" if looks_like_a_file else f"unknown command or file {shown}"

@@ -290,7 +290,7 @@ def _check_row_end(scenario, access, instr, arr: Array, addr: Lanes, mask, block
 # ---------------------------------------------------------------------------- counting
 
 
-def _count(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int, is_load: bool):
+def count_addresses(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int, is_load: bool):
     """(primary, secondary, active, extra, extra2) per (block, warp): shared (wavefronts, phases,
     active, paired, deepest) (see ``shared_counts``); global (sectors, lines, active, distinct
     addresses, zeros) (see ``global_counts``)."""
@@ -307,7 +307,7 @@ def _count(space: str, size: int, addr: np.ndarray, mask: np.ndarray, nw: int, i
 
 def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool = True,
                 is_load: bool = True):
-    """Per (block, warp) figures for one chunk: five arrays, as ``_count`` returns them."""
+    """Per (block, warp) figures for one chunk: five arrays, as ``count_addresses`` returns them."""
     nb, nt = lv.shape
     m = np.asarray(lv.mask)
     addr = lv.addr
@@ -322,7 +322,7 @@ def count_chunk(space: str, size: int, lv: LaneValues, nw: int, shortcuts: bool 
         rep_addr = b[first] + np.broadcast_to(t, (1, nt))
         rep_mask = np.broadcast_to(m[first] if m.shape[0] == nb and nb > 1 else m, (len(first), nt))
         inv = inverse.reshape(-1)
-        return tuple(x[inv] for x in _count(space, size, rep_addr, rep_mask, nw, is_load))
+        return tuple(x[inv] for x in count_addresses(space, size, rep_addr, rep_mask, nw, is_load))
     full_addr = np.broadcast_to(addr.natural(), (nb, nt))
     full_mask = np.broadcast_to(m, (nb, nt))
-    return _count(space, size, full_addr, full_mask, nw, is_load)
+    return count_addresses(space, size, full_addr, full_mask, nw, is_load)

@@ -22,10 +22,10 @@ from typing import Callable
 
 import numpy as np
 
-from .expr import Name, Node, to_text
 from .gpus import BANK_BYTES, PHASE_8, PHASE_16, SECTOR_BYTES, WARP, GpuDescription
 from .gpus import active as active_gpu, modelled as gpus_modelled
-from .counting import (InstrStats, LaneValues, _count, block_coords, count_chunk, describe_lane,  # noqa: F401
+from .access_figures import AccessFigures
+from .counting import (InstrStats, LaneValues, block_coords, count_chunk, describe_lane,  # noqa: F401
                        evaluate_instruction, make_space, thread_coords)   # one instruction's counting (viz.counting)
 from .i18n import tr
 from .kinds.analyze import kind_figures
@@ -100,8 +100,9 @@ class Analysis:
                 m[sec] += s.sectors
         return m
 
-    def per_access(self) -> list[dict]:
-        """Figures per [[access]] of the file, summed over its loop points and parts."""
+    def per_access(self) -> list[AccessFigures]:
+        """Figures per [[access]] of the file, summed over its loop points and parts (the figures
+        record, ``viz.access_figures``)."""
         sc = self.scenario
         out = []
         by_access: dict[int, list[InstrStats]] = {}
@@ -153,7 +154,7 @@ class Analysis:
                          sector_efficiency=_ratio(d["bytes_requested"], sec * SECTOR_BYTES))
             if rows and rows[0].kind_metrics is not None:   # cp.async, atomic, tma.load
                 d.update(kind_figures(a, rows))
-            out.append(d)
+            out.append(AccessFigures.from_dict(d))
         return out
 
     def per_warp(self, instr: int | None = None) -> np.ndarray:
@@ -288,6 +289,3 @@ class _KindContext:
             self.progress(self.done / self.total_steps, tr("instruction {k} of {n}", k=instr.number + 1,
                                                            n=self.ninstr))
 
-
-def index_text(node: Node) -> str:
-    return node.name if isinstance(node, Name) else to_text(node)

@@ -33,7 +33,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from .argcheck import MAX_DIGITS, check_out_path, shown
+from .argcheck import MAX_DIGITS, RangeTextError, check_out_path, range_parts, shown
 from .errors import WarpvizError
 from .fileio import (SpecialFileError, commit, fsync_file, fsync_folder, inside, os_error_words, real_target,
                      safe_name, temp_beside, umask)
@@ -121,30 +121,28 @@ def parse_range(text: str, what: str, lo: int, hi: int, base: int = 0) -> tuple[
             raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text[:60],
                                  n=MAX_VIDEO_FRAMES))
         return tuple(range(lo, hi + 1))
-    parts = t.split(",")
-    if len(parts) > MAX_RANGES:
-        raise ExportError(tr("{what} {text!r} has {n:,} parts, over the limit of {max}; join them into ranges "
-                             "like 2-5", what=what, text=text[:60], n=len(parts), max=MAX_RANGES))
     out: list[int] = []
-    for part in parts:
-        m = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)\s*)?", part)
-        if not m:
+    try:
+        for a, b, _ in range_parts(t, MAX_RANGES, "-:", spaced=True):
+            a, b = a - base, b - base
+            if a > b:
+                a, b = b, a
+            if a < lo or b > hi:
+                raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text[:60], lo=lo + base,
+                                     hi=hi + base))
+            if len(out) + (b - a + 1) > MAX_VIDEO_FRAMES:       # each is at least one picture: refused before any is made
+                raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text[:60],
+                                     n=MAX_VIDEO_FRAMES))
+            out.extend(range(a, b + 1))
+    except RangeTextError as e:
+        if e.problem == "parts":
+            raise ExportError(tr("{what} {text!r} has {n:,} parts, over the limit of {max}; join them into ranges "
+                                 "like 2-5", what=what, text=text[:60], n=e.count, max=MAX_RANGES)) from None
+        if e.problem == "form":
             raise ExportError(tr("{what} {text!r} is not understood; use a number, a range like 2-5, a list like "
-                                 "1,3,5 or all", what=what, text=text[:60]))
-        if max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:   # before int(): 5,000 digits raise
-            raise ExportError(tr("{what} {text}: out of range; use {lo}..{hi}", what=what, text=shown(text.strip()),
-                                 lo=lo + base, hi=hi + base))
-        a = int(m.group(1)) - base
-        b = int(m.group(2)) - base if m.group(2) else a
-        if a > b:
-            a, b = b, a
-        if a < lo or b > hi:
-            raise ExportError(tr("{what} {text!r} is outside {lo}..{hi}", what=what, text=text[:60], lo=lo + base,
-                                 hi=hi + base))
-        if len(out) + (b - a + 1) > MAX_VIDEO_FRAMES:       # each is at least one picture: refused before any is made
-            raise ExportError(tr("{what} {text!r} selects more than {n:,}; narrow it", what=what, text=text[:60],
-                                 n=MAX_VIDEO_FRAMES))
-        out.extend(range(a, b + 1))
+                                 "1,3,5 or all", what=what, text=text[:60])) from None
+        raise ExportError(tr("{what} {text}: out of range; use {lo}..{hi}", what=what, text=shown(text.strip()),
+                             lo=lo + base, hi=hi + base)) from None
     return tuple(dict.fromkeys(out))
 
 
@@ -437,12 +435,10 @@ def paint_step(p, rect, step: Step, settings: Settings, plan: Plan) -> list:
 
             paint_matrix_map(p, rect, step.layout, th, scale=step.layout_scale)
             return []
-        from .kinds.wgmma import GmmaMap
+        if getattr(step.layout, "view", None):        # a kind's own map (its view: a viz.render module)
+            from .render.painter import paint_kind_map
 
-        if isinstance(step.layout, GmmaMap):          # HOOK(wgmma): a wgmma's core matrices (viz.render.gmma_view)
-            from .render.gmma_view import paint_gmma_map
-
-            paint_gmma_map(p, rect, step.layout, th, scale=step.layout_scale)
+            paint_kind_map(p, rect, step.layout, th, scale=step.layout_scale)
             return []
         from .render.layout_map import paint_layout_map
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping, TypeVar
 
 from .errors import WarpvizError
 from .i18n import sep, tr
@@ -160,6 +160,9 @@ class Call(Node):
         return ("Call", self.func, len(self.args))
 
 
+T = TypeVar("T")
+
+
 def children(node: Node) -> tuple[Node, ...]:
     if isinstance(node, Unary):
         return (node.operand,)
@@ -170,6 +173,24 @@ def children(node: Node) -> tuple[Node, ...]:
     if isinstance(node, Call):
         return node.args
     return ()
+
+
+def fold(node: Node, visit: Callable[[Node, list[T]], T]) -> T:
+    """``visit(n, the values of n's children)`` for every node, children first, and the root's
+    value. Post-order over an explicit stack: a tree of any depth is folded without recursion."""
+    results: list[T] = []
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        kids = children(n)
+        if kids and not ready:
+            stack.append((n, True))
+            stack.extend((k, False) for k in reversed(kids))
+            continue
+        args = results[len(results) - len(kids):]
+        del results[len(results) - len(kids):]
+        results.append(visit(n, args))
+    return results[0]
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -513,34 +534,21 @@ def to_text(node: Node) -> str:
 
 
 def _print(node: Node, rename: Mapping[str, str], cuda: bool) -> str:
-    # Iterative post-order: the tree is bounded, but printing must never recurse.
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    results: list[str] = []
-    while stack:
-        n, done = stack.pop()
-        kids = children(n)
-        if not done and kids:
-            stack.append((n, True))
-            stack.extend((k, False) for k in reversed(kids))
-            continue
+    def text_of(n: Node, args: list[str]) -> str:
         if isinstance(n, Num):
-            results.append(f"{n.value}LL" if cuda else str(n.value))
-            continue
+            return f"{n.value}LL" if cuda else str(n.value)
         if isinstance(n, Name):
-            results.append(rename.get(n.name, n.name))
-            continue
-        args = results[len(results) - len(kids):]
-        del results[len(results) - len(kids):]
+            return rename.get(n.name, n.name)
         if isinstance(n, Unary):
             text = f"({n.op}{args[0]})"
-            results.append(f"((long long){text})" if cuda and n.op == "!" else text)
-        elif isinstance(n, Binary):
+            return f"((long long){text})" if cuda and n.op == "!" else text
+        if isinstance(n, Binary):
             text = f"({args[0]} {n.op} {args[1]})"
             boolean = n.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||")
-            results.append(f"((long long){text})" if cuda and boolean else text)
-        elif isinstance(n, Cond):
-            results.append(f"({args[0]} ? {args[1]} : {args[2]})")
-        elif isinstance(n, Call):
-            prefix = "wv_" if cuda else ""
-            results.append(f"{prefix}{n.func}({', '.join(args)})")
-    return results[0]
+            return f"((long long){text})" if cuda and boolean else text
+        if isinstance(n, Cond):
+            return f"({args[0]} ? {args[1]} : {args[2]})"
+        prefix = "wv_" if cuda else ""                                      # a Call
+        return f"{prefix}{n.func}({', '.join(args)})"
+
+    return fold(node, text_of)       # the tree is bounded, but printing must never recurse

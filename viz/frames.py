@@ -137,20 +137,9 @@ def _compute_caption(d: WarpDetail) -> str:
 
 
 def _request_caption(d: WarpDetail) -> str:
-    if d.op == "tma.load":     # viz.kinds: one copy of the whole box, by thread 0
-        a = d.access
-        box = a.option("box")
-        return tr("Thread 0 issues one TMA copy of the {r} x {c} box ({bytes}) into {name}: the tensor-memory "
-                  "accelerator writes it in the tile's swizzle without the banks' load and store path, so no "
-                  "wavefront is counted; `warpviz layout` draws where each element lands.", r=box[0], c=box[1],
-                  bytes=_count(a.option("bytes"), "byte"), name=a.array)
-    if d.op == "tma.store":    # viz.kinds: one copy of the whole box from the tile, by thread 0
-        a = d.access
-        box = a.option("box")
-        return tr("Thread 0 issues one TMA store of the {r} x {c} box from {name} to {at}: the tensor-memory "
-                  "accelerator reads the tile in its swizzle without the banks' load and store path, so no "
-                  "wavefront is counted; parts of the box past the tensor's edge write nothing.", r=box[0], c=box[1],
-                  name=a.array, at=a.source.text)
+    k = kind_of(d.op)
+    if k is not None and k.request_caption is not None:     # the kind's own (Kind.request_caption: a TMA copy)
+        return k.request_caption(d, _count)
     side = ldgsts_side(d)
     if side == "cg":
         return tr("The warp sends one cp.async.cg (LDGSTS): {lanes} copy {bytes} from global memory into shared "
@@ -397,9 +386,6 @@ class Cursor:
         """Last frame of this instruction (``whole``: of the last instruction)."""
         c = replace(self, instruction=bounds.instructions - 1 if whole else self.instruction, frame=0)
         return replace(c, frame=frame_count(c) - 1)
-
-    def at_start(self) -> bool:
-        return self.instruction == 0 and self.frame == 0
 
     def at_end(self, bounds: Bounds, frame_count: FrameCount) -> bool:
         return self.instruction == bounds.instructions - 1 and self.frame == frame_count(self) - 1

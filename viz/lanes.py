@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from .i18n import tr
-from .expr import Binary, Call, Cond, Name, Node, Num, Unary, children
+from .expr import Binary, Call, Cond, Name, Node, Num, Unary, children, fold
 
 I64 = np.int64
 
@@ -187,20 +187,8 @@ class Evaluator:
     # -- tree walk ---------------------------------------------------------
 
     def _eval(self, node: Node) -> tuple[Lanes, list[Fault]]:
-        """Post-order over an explicit stack: a tree of any depth evaluates without recursion."""
-        results: list[tuple[Lanes, list[Fault]]] = []
-        stack: list[tuple[Node, bool]] = [(node, False)]
-        while stack:
-            n, ready = stack.pop()
-            kids = children(n)
-            if kids and not ready:
-                stack.append((n, True))
-                stack.extend((k, False) for k in reversed(kids))
-                continue
-            args = results[len(results) - len(kids):]
-            del results[len(results) - len(kids):]
-            results.append(self._apply(n, args))
-        return results[0]
+        """Post-order over an explicit stack (``expr.fold``): a tree of any depth evaluates without recursion."""
+        return fold(node, self._apply)
 
     def _apply(self, node: Node, args: list[tuple[Lanes, list[Fault]]]) -> tuple[Lanes, list[Fault]]:
         """One node, its operands already evaluated (``args``, in order)."""
@@ -321,30 +309,20 @@ def lane_form(node: Node, forms: Mapping[str, str]) -> str:
     names have ``forms`` (missing names are constants). Same rules as ``Evaluator``:
     ``+``/``-`` keep the separable form, ``*`` and ``<<`` by a constant too, every other
     operation keeps one part only if all its operands have only that part."""
-    results: list[str] = []
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, ready = stack.pop()
-        kids = children(n)
-        if kids and not ready:
-            stack.append((n, True))
-            stack.extend((k, False) for k in reversed(kids))
-            continue
-        args = results[len(results) - len(kids):]
-        del results[len(results) - len(kids):]
+    def form(n: Node, args: list[str]) -> str:
         if isinstance(n, Num):
-            results.append("C")
-        elif isinstance(n, Name):
-            results.append(forms.get(n.name, "C"))
-        elif isinstance(n, Unary) and n.op == "-":
-            results.append(args[0])
-        elif isinstance(n, Binary) and "F" not in args and (
+            return "C"
+        if isinstance(n, Name):
+            return forms.get(n.name, "C")
+        if isinstance(n, Unary) and n.op == "-":
+            return args[0]
+        if isinstance(n, Binary) and "F" not in args and (
                 n.op in ("+", "-") or (n.op == "*" and "C" in args) or (n.op == "<<" and args[1] == "C")):
             x, y = args
-            results.append(_joined_form(x, y) if n.op in ("+", "-") else y if n.op == "*" and x == "C" else x)
-        else:
-            results.append(_combined_form(args))
-    return results[0]
+            return _joined_form(x, y) if n.op in ("+", "-") else y if n.op == "*" and x == "C" else x
+        return _combined_form(args)
+
+    return fold(node, form)
 
 
 # ---------------------------------------------------------------------------- one exact value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import __version__
+from .access_figures import AccessFigures, given
 from .engine import Analysis
 from .errors import safe_text
 from .i18n import tr
@@ -23,7 +24,7 @@ def to_json(an: Analysis) -> dict:
         "params": dict(sc.params),
         "warnings": warnings(sc),
         "metrics": an.metrics,
-        "accesses": [{**d, "instruction_numbers": numbers[d["index"]]} for d in an.per_access()],
+        "accesses": [{**d.to_dict(), "instruction_numbers": numbers[d.index]} for d in an.per_access()],
     }
 
 
@@ -49,29 +50,31 @@ def numbers_text(nums: list[int]) -> str:
     return tr("instructions {a}-{b}", a=nums[0], b=nums[1])
 
 
-def _n(x) -> str:
+def count_text(x) -> str:
+    """A figure as a reason states it: 1,234, or two decimals when it is not an integer."""
     return f"{x:,}" if isinstance(x, int) else f"{x:,.2f}"
 
 
-def _avg(a: int, b: int) -> str:
+def per_text(a: int, b: int) -> str:
     """a / b as a reason states an average: two decimals."""
     return f"{a / b:,.2f}"
 
 
-def _sizes(d: dict) -> str:
-    return " + ".join(str(b) for b in d["part_bytes"])
+def _sizes(d: AccessFigures) -> str:
+    return " + ".join(str(b) for b in given(d.part_bytes))
 
 
-def access_size_text(d: dict) -> str:
+def access_size_text(d: AccessFigures) -> str:
     """The bytes one lane accesses: `4 B`, or `12 B in 2 instructions: 8 + 4 B` for a whole struct."""
-    parts = d["part_bytes"]
+    d = AccessFigures.of(d)
+    parts = given(d.part_bytes)
     if len(parts) == 1:
         return f"{parts[0]} B"
-    return tr("{bytes} B in {n} instructions: {sizes} B", bytes=d["element_bytes"], n=len(parts), sizes=_sizes(d))
+    return tr("{bytes} B in {n} instructions: {sizes} B", bytes=given(d.element_bytes), n=len(parts), sizes=_sizes(d))
 
 
-def _instructions_why(d: dict) -> str:
-    k, points, parts = d["instructions_per_warp"], d["loop_points"], len(d["part_bytes"])
+def _instructions_why(d: AccessFigures) -> str:
+    k, points, parts = given(d.instructions_per_warp), given(d.loop_points), len(given(d.part_bytes))
     if points == 1 and parts == 1:
         return tr("one per warp, counted only where a lane is active")
     if parts == 1:
@@ -83,14 +86,14 @@ def _instructions_why(d: dict) -> str:
               "where a lane is active", k=k, points=points, parts=parts, sizes=_sizes(d))
 
 
-def _lanes_why(d: dict) -> str:
-    inst, active = d["warp_instructions"], d["active_lanes"]
+def _lanes_why(d: AccessFigures) -> str:
+    inst, active = d.warp_instructions, d.active_lanes
     if active == 32 * inst:
         return tr("all 32 lanes are active in every warp instruction")
-    if d.get("matrix_op"):
+    if d.matrix_op:
         return tr("{lanes} on average per warp instruction: {op} reads the row addresses of the first {n} lanes "
-                  "only (8 per matrix)", lanes=_avg(active, inst), op=d["matrix_op"], n=8 * d["matrices"])
-    if d.get("when"):
+                  "only (8 per matrix)", lanes=_avg(active, inst), op=d.matrix_op, n=8 * given(d.matrices))
+    if d.when:
         return tr("{lanes} on average per warp instruction: the lanes whose `when` holds (inactive lanes "
                   "make no access)", lanes=_avg(active, inst))
     return tr("{lanes} on average per warp instruction: the block size is not a multiple of 32, so its "
@@ -119,30 +122,31 @@ def _phase_rule(g: dict) -> str | None:
               "instructions whose lanes repeat addresses in pairs", paired=f"{paired:,}", n=f"{n:,}")
 
 
-def _phases_why(d: dict) -> str:
-    if d.get("matrix_op"):
-        rules = [tr("16-byte rows of {op}: one phase per 8x8 matrix", op=d["matrix_op"])]
+def _phases_why(d: AccessFigures) -> str:
+    if d.matrix_op:
+        rules = [tr("16-byte rows of {op}: one phase per 8x8 matrix", op=d.matrix_op)]
     else:
-        rules = [r for g in d["phases_by_size"] if (r := _phase_rule(g))]
-    idle = d["idle_phases"]
+        rules = [r for g in given(d.phases_by_size) if (r := _phase_rule(g))]
+    idle = given(d.idle_phases)
     if idle == 1:
         rules.append(tr("1 phase with no active lane costs nothing"))
     elif idle > 1:
         rules.append(tr("{n} phases with no active lane cost nothing", n=f"{idle:,}"))
-    return tr("{ideal} per instruction ({rule})", ideal=_avg(d["phases"], d["warp_instructions"]),
+    return tr("{ideal} per instruction ({rule})", ideal=_avg(given(d.phases), d.warp_instructions),
               rule=tr("; ").join(rules))  # the list separator: "；" in Chinese
 
 
-def shared_rule(d: dict) -> str:
+def shared_rule(d: AccessFigures) -> str:
     """How the access's shared side is served, as its reasons name it: ``"plain"`` (LDS/STS:
     a bank delivers each distinct word once per phase), ``"matrix"`` (LDSM/STSM: one phase
     per 8x8 matrix, the same rule over its rows), ``"ldgsts"`` (cp.async: a bank takes one
     write per lane, lanes on one word are not merged), ``"atom_add"`` (ATOMS.ADD: a bank
     serves its active lanes one per wavefront) or ``"atom_inc"`` (ATOMS.POPC.INC: a bank's
     distinct words, the lanes on one word added up in one go)."""
-    if d.get("matrix_op"):
+    d = AccessFigures.of(d)
+    if d.matrix_op:
         return "matrix"
-    kind = kind_of(d.get("kind"))
+    kind = kind_of(d.kind)
     if kind is not None and kind.shared_rule is not None:   # cp.async, atomic (viz.kinds)
         return kind.shared_rule(d)
     return "plain"
@@ -193,12 +197,12 @@ _CONFLICTS_WHY = {
 }
 
 
-def _wavefronts_why(d: dict) -> str:
-    return tr(_WAVEFRONTS_WHY[shared_rule(d)], per=_avg(d["wavefronts"], d["warp_instructions"]))
+def _wavefronts_why(d: AccessFigures) -> str:
+    return tr(_WAVEFRONTS_WHY[shared_rule(d)], per=_avg(given(d.wavefronts), d.warp_instructions))
 
 
-def _conflicts_why(d: dict) -> str:
-    wf, ph, deepest = d["wavefronts"], d["phases"], d["max_wavefronts_per_phase"]
+def _conflicts_why(d: AccessFigures) -> str:
+    wf, ph, deepest = given(d.wavefronts), given(d.phases), given(d.max_wavefronts_per_phase)
     none, every, worst = _CONFLICTS_WHY[shared_rule(d)]
     if wf == ph:
         return tr(none)
@@ -207,18 +211,18 @@ def _conflicts_why(d: dict) -> str:
     return tr(worst, ways=deepest, avg=_avg(wf, ph))
 
 
-def _bytes_why(d: dict) -> str:
-    inst, br = d["warp_instructions"], d["bytes_requested"]
-    if len(d["part_bytes"]) == 1:
+def _bytes_why(d: AccessFigures) -> str:
+    inst, br = d.warp_instructions, d.bytes_requested
+    if len(given(d.part_bytes)) == 1:
         return tr("{per} B per request: {lanes} active lanes x {size} B", per=_avg(br, inst),
-                  lanes=_avg(d["active_lanes"], inst), size=d["part_bytes"][0])
+                  lanes=_avg(d.active_lanes, inst), size=given(d.part_bytes)[0])
     return tr("{per} B per request: each active lane asks for {bytes} B in {n} instructions "
-              "({sizes} B)", per=_avg(br, inst), bytes=d["element_bytes"], n=len(d["part_bytes"]),
+              "({sizes} B)", per=_avg(br, inst), bytes=given(d.element_bytes), n=len(given(d.part_bytes)),
               sizes=_sizes(d))
 
 
-def _efficiency_why(d: dict) -> str:
-    requested, used, moved = d["bytes_requested"], d["bytes_used"], d["bytes_moved"]
+def _efficiency_why(d: AccessFigures) -> str:
+    requested, used, moved = d.bytes_requested, given(d.bytes_used), given(d.bytes_moved)
     why = tr("every byte moved is used") if used == moved else \
         tr("{pct}% of the moved bytes are not used by the warp", pct=f"{100 * (moved - used) / moved:.1f}")
     if requested > used:
@@ -227,40 +231,42 @@ def _efficiency_why(d: dict) -> str:
     return why
 
 
-def explain_access(d: dict) -> list[tuple[str, str, str]]:
+def explain_access(d: AccessFigures) -> list[tuple[str, str, str]]:
     """(figure, value, one-line why) rows for one access; the why follows the interface language.
 
     Each why states only what holds for this access: every number in it is one of the
     access's figures (checked by tests/test_report_reasons.py), and a rule is named only
-    where it applied (the pair rule of wide loads, idle phases, partial warps)."""
-    kind = kind_of(d.get("kind"))
+    where it applied (the pair rule of wide loads, idle phases, partial warps). ``d``: a
+    figures record (``viz.access_figures``), or an entry of ``analyze --json``'s ``accesses``."""
+    d = AccessFigures.of(d)
+    kind = kind_of(d.kind)
     if kind is not None and kind.reasons is not None:    # viz.kinds: a tma.load, a tile copy by the TMA
         return kind.reasons(d)
-    inst = d["warp_instructions"]
+    inst = d.warp_instructions
     rows = [("warp instructions", _n(inst), _instructions_why(d))]
     if inst == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
-    lanes = d["active_lanes"] / inst
+    lanes = d.active_lanes / inst
     rows.append(("active lanes", tr("{n}/warp", n=f"{lanes:.2f}"), _lanes_why(d)))
-    if d["space"] == "shared":
-        wf, ph = d["wavefronts"], d["phases"]
+    if d.space == "shared":
+        wf, ph = given(d.wavefronts), given(d.phases)
         rows.append(("wavefronts", _n(wf), _wavefronts_why(d)))
         rows.append(("phases", _n(ph), _phases_why(d)))
         rows.append(("bank conflicts", _n(wf - ph), _conflicts_why(d)))
         if kind is not None and kind.extra_reasons is not None:   # cp.async: its global side
             rows.extend(kind.extra_reasons(d))
     else:
-        sec, lines = d["sectors"], d["lines"]
+        sec, lines = given(d.sectors), given(d.lines)
         rows.append(("requests", _n(inst), tr("one per warp instruction with an active lane, whatever the width")))
         rows.append(("sectors", _n(sec),
                      tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
                         per=_avg(sec, inst))))
         rows.append(("lines", _n(lines), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
                                             per=_avg(lines, inst))))
-        rows.append(("bytes requested", _n(d["bytes_requested"]), _bytes_why(d)))
-        rows.append(("bytes moved", _n(d["bytes_moved"]), tr("sectors x 32 B")))
-        eff = d["sector_efficiency"] * 100
+        rows.append(("bytes requested", _n(d.bytes_requested), _bytes_why(d)))
+        rows.append(("bytes moved", _n(given(d.bytes_moved)), tr("sectors x 32 B")))
+        eff = given(d.sector_efficiency) * 100
         rows.append(("sector efficiency", f"{eff:.1f}%", tr("bytes requested / bytes moved: {why}",
                                                            why=_efficiency_why(d))))
     return rows
@@ -279,13 +285,13 @@ def to_table(an: Analysis) -> str:
         out.append(tr("warning: {w}", w=w))
     numbers = instruction_numbers(sc)
     for d in an.per_access():
-        arr = sc.array(d["array"])
-        a = sc.accesses[d["index"]]
+        arr = sc.array(given(d.array))
+        a = sc.accesses[d.index]
         loops = "".join(f"  for {lp.var} = {lp.text}" for lp in a.loops)
         when = f"  when {a.when_text}" if a.when_text else ""
         out.append("")
-        out.append(f"access {d['index']}: {d.get('matrix_op', d['op'])} {a.text}   ({arr.describe()}, {access_size_text(d)}){loops}{when}"
-                   f"   [{numbers_text(numbers[d['index']])}]")
+        out.append(f"access {d.index}: {d.matrix_op or d.op} {a.text}   ({arr.describe()}, {access_size_text(d)}){loops}{when}"
+                   f"   [{numbers_text(numbers[d.index])}]")
         for name, value, why in explain_access(d):
             out.append(f"  {name:<18} {value:>14}   {why}" if name else f"  {'':<18} {'':>14}   {why}")
     out.append("")
@@ -293,3 +299,6 @@ def to_table(an: Analysis) -> str:
     for k, v in an.metrics.items():
         out.append(f"  {k:<58} {v:>14,}")
     return "\n".join(out)
+
+
+_n, _avg = count_text, per_text      # the short names the reasons above use

@@ -322,7 +322,7 @@ extern "C" __global__ void wv_dep(int op, int steps, unsigned seed, u64* out) {
 // `steps` dependent loads and records the cycles (clock64) they took; the other blocks
 // copy n4 float4s from `src` to `dst`, grid-stride, `passes` times, so they overlap. With
 // `steps` 0 the copy runs alone (its bandwidth, timed by CUDA events). The same kernel as
-// tools/gpu/session/loaded_latency_probe.py, which measured the H100's shipped curve.
+// tools/probes/loaded_latency.py, which measured the H100's shipped curve.
 extern "C" __global__ void wv_loaded(const unsigned* __restrict__ chase, unsigned steps, u64* out,
                                      const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n4,
                                      unsigned passes) {

@@ -22,7 +22,7 @@ else
   step 300 python3 -m viz.cli bench --all --out "$OUT/h100.json" --label "$LABEL"
   step 120 python3 -m viz.cli validate --random 100 --seed 11 --json > "$OUT/validate.json"
   python3 -c "import json; v=json.load(open('$OUT/validate.json')); print('random scenarios matching:', sum(r['match'] is True for r in v), 'of', len(v))"
-  step 60 python3 tools/gpu/probe_wide_shared.py --json "$OUT/probes.json"
+  step 60 python3 tools/probes/shared_wide_phases.py --json "$OUT/probes.json"
   step 240 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_device.py
   nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
 fi

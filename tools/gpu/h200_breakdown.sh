@@ -7,7 +7,7 @@
 #    description (assets/gpus/), and the loaded-latency curve calibrate now measures;
 #    the first calibration is then installed where the cost model reads it
 #    (assets/calibration/<slug>.json of this copy of the tree) for the predictions below.
-# 2. tools/gpu/session/loaded_latency_probe.py: the curve as the H100's was measured.
+# 2. tools/probes/loaded_latency.py: the curve as the H100's was measured.
 # 3. The launches: the miss family (stride-2, aos-float3-r, vector-int2 scenarios and the
 #    kernels/ entries read_strided@stride-2, read_aos_r, copy_float2, copy_int2), two
 #    well-predicted neighbours (copy_float, copy_float4 and their scenarios coalesced,
@@ -54,7 +54,7 @@ if [ -s "$W/cal-a.doc.json" ]; then
 fi
 
 # 2. the loaded-latency probe as the H100's curve was measured
-step 60 python3 tools/gpu/session/loaded_latency_probe.py --json "$W/loaded_latency_probe.json" > "$W/loaded_latency_probe.txt" 2>&1
+step 60 python3 tools/probes/loaded_latency.py --json "$W/loaded_latency_probe.json" > "$W/loaded_latency_probe.txt" 2>&1
 cat "$W/loaded_latency_probe.txt"
 
 # 3 and 4: the chosen launches, timed and predicted, then profiled

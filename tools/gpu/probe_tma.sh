@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 30's probe of Hopper's own memory path (TMA, bulk copies, wgmma), run from the repo
+# A probe of Hopper's own memory path (TMA, bulk copies, wgmma), run from the repo
 # root on the device machine (H200, CUDA 13, ncu 2025.3, Python 3.12 with torch and Triton):
 #   bash tools/gpu/probe_tma.sh
 # Needs no PyCUDA and no carried wheels. About 3 to 4 minutes. Everything goes into

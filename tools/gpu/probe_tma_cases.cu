@@ -1,4 +1,4 @@
-// TMA and bulk-copy counting probe for warpviz's issue 30 (tools/gpu/probe_tma.sh builds and
+// TMA and bulk-copy counting probe for warpviz (tools/gpu/probe_tma.sh builds and
 // runs it under Nsight Compute on the H200). Written for warpviz; not from any sample.
 //
 //   probe_tma_cases CASES.json [FIRST LAST]

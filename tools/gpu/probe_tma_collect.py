@@ -1,4 +1,4 @@
-"""Helpers of tools/gpu/probe_tma.sh (issue 30's TMA / wgmma probe); every command runs here too.
+"""Helpers of tools/gpu/probe_tma.sh (the TMA / wgmma probe); every command runs here too.
 
   python3 tools/gpu/probe_tma_collect.py metrics QUERY_ALL.txt QUERY_BASE.txt OUT.txt WANTED.txt
       the metrics to ask Nsight Compute for: the ten warpviz compares (viz.engine.METRIC_NAMES),

@@ -1,6 +1,6 @@
 """Triton kernels for the TMA / wgmma probe (tools/gpu/probe_tma.sh runs this on the H200).
 
-Written for warpviz's issue 30 (not copied from Triton's tutorials; the matmul and the
+Written for warpviz (not copied from Triton's tutorials; the matmul and the
 attention forward have the shapes of Triton's matmul and fused-attention tutorials).
 
   python3 tools/gpu/probe_tma_kernels.py dump OUTDIR [NAME...]

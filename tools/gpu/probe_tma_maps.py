@@ -6,7 +6,7 @@ Encodes tensor maps with the driver (ctypes on libcuda.so.1: cuTensorMapEncodeTi
 cuTensorMapEncodeIm2col), changing one field at a time from a base map, and writes each
 map's 128 bytes as hex beside the inputs that made it (and the driver's result code), so
 that the layout can be decoded without a GPU (viz/kinds/tma_copy.py reads these bytes).
-Needs no PyTorch; needs a driver (cuInit). Written for warpviz's issue 30.
+Needs no PyTorch; needs a driver (cuInit). Written for warpviz.
 """
 
 from __future__ import annotations

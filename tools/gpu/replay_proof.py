@@ -1,4 +1,4 @@
-"""The replay proof on the GPU (issue 33): for each kernel of kernels/replay/, trace the kernel as
+"""The replay proof on the GPU: for each kernel of kernels/replay/, trace the kernel as
 written and the kernel with the layout change applied in its source (a -D of the same file),
 both with ``--validate`` (Nsight Compute); replay the first's trace with that layout and check
 

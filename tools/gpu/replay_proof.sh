@@ -1,4 +1,4 @@
-# The replay proof (issue 33) on the GPU machine, from the repository root:
+# The replay proof on the GPU machine, from the repository root:
 #   bash tools/gpu/replay_proof.sh
 # Traces the kernels of kernels/replay/ as written and with the suggested layout change
 # (each with --validate: Nsight Compute), replays the first with that layout, compares every

@@ -22,19 +22,19 @@ import numpy as np
 
 def old_time_launch(session, spec, sets: int, runs: int = 200) -> dict:
     """The method warpviz used before: per-launch events, WARMUP_MS of warm-up."""
-    cuda = session.cuda
-    fn = session._prepared(spec)
+    drv = session.driver
+    fn = session.prepare(spec)
     bufs = [session.alloc(spec.buffer_bytes) for _ in range(max(1, sets))]
     try:
         for k, b in enumerate(bufs):
             session.fill_random(b, spec.buffer_bytes, seed=k + 1)
 
         def timed(n):
-            starts = [cuda.Event() for _ in range(n)]
-            ends = [cuda.Event() for _ in range(n)]
+            starts = [drv.event() for _ in range(n)]
+            ends = [drv.event() for _ in range(n)]
             for i in range(n):
                 starts[i].record()
-                session._launch(fn, spec, int(bufs[i % len(bufs)]))
+                session.launch(fn, spec, int(bufs[i % len(bufs)]))
                 ends[i].record()
             ends[-1].synchronize()
             return [starts[i].time_till(ends[i]) for i in range(n)]

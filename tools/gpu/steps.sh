@@ -1,5 +1,5 @@
 # Shared by the device-call scripts of tools/gpu (heldout.sh, ncu_breakdown.sh,
-# issue_misses.sh): source it, then `steps_begin NAME` makes $W = $OUT/NAME, sends everything
+# full_size_traces.sh): source it, then `steps_begin NAME` makes $W = $OUT/NAME, sends everything
 # printed to $W/log.txt as well, and packs $W into $OUT/NAME.tgz however the script ends (the
 # machine returns at most 8 files). `step LIMIT CMD ...` runs CMD under `timeout LIMIT`,
 # saying when it started (seconds since steps_begin), its exit status and how long it took,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 30, item 5: the scenario kinds tma.store and TMA boxes past the tensor's edge, checked on
+# The scenario kinds tma.store and TMA boxes past the tensor's edge, checked on
 # the GPU (run from the repo root on the device machine; carry .gpu-wheels for PyCUDA):
 #     bash tools/gpu/tma_scenarios.sh
 # Under 4 minutes: `warpviz validate --json` of the built-ins tma-store-swizzle-128b and

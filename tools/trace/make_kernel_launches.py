@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from viz.gpu.handwritten import manifest  # noqa: E402
-from viz.gpu.plan import _const  # noqa: E402
+from viz.gpu.plan import const_value  # noqa: E402
 from viz.scenario import load  # noqa: E402
 
 OUT = Path("kernels")
@@ -33,7 +33,7 @@ def main() -> None:
                  f"# the kernel `{k.function}` at the launch of the built-in scenario `{k.scenario}`.",
                  "format = 1", f'title = "{k.launch or k.function} ({sc.title})"', f'source = "{k.file}"',
                  f'kernel = "{k.function}"', f"block = {list(sc.launch.block)}", f"grid = {list(sc.launch.grid)}"]
-        shared = _const(k.shared, dict(sc.params), "shared")
+        shared = const_value(k.shared, dict(sc.params), "shared")
         if shared:
             lines.append(f"shared_bytes = {shared}")
         for a in k.args:

@@ -64,11 +64,11 @@ def scenario_rows(sc, an) -> list[tuple[int, list[str], list[tuple[str, str, str
     numbers = instruction_numbers(sc)
     out = []
     for d in an.per_access():
-        a = sc.accesses[d["index"]]
-        arr = sc.array(d["array"])
-        out.append((d["index"], [tr("access {k}", k=d["index"]), op_label(a) if a.matrix is not None else op_name(d["op"]),
+        a = sc.accesses[d.index]
+        arr = sc.array(d.array)
+        out.append((d.index, [tr("access {k}", k=d.index), op_label(a) if a.matrix is not None else op_name(d.op),
                                  f"{a.text}   {sep(' (').strip()}{arr.describe()}{sep(', ')}{access_size_text(d)}"
-                                 f"{sep(')')}   [{numbers_text(numbers[d['index']])}]"],
+                                 f"{sep(')')}   [{numbers_text(numbers[d.index])}]"],
                     explain_access(d)))
     return out
 
@@ -81,11 +81,11 @@ def trace_rows(an) -> list[tuple[int, list[str], list[tuple[str, str, str]]]]:
 
     out = []
     for d in an.per_access():
-        ptx = " ".join(d["ptx"].rstrip(";").split())
-        out.append((d["index"], [tr("instruction {k}", k=d["number"]), d["source"],
+        ptx = " ".join(d.ptx.rstrip(";").split())
+        out.append((d.index, [tr("instruction {k}", k=d.number), d.source,
                                  f"{ptx}   {sep(' (').strip()}"
-                                 + tr("{kind} {space} {bytes} B", kind=kind_name(d["kind"]), space=space_name(d["space"]),
-                                      bytes=d["access_bytes"]) + sep(")")],
+                                 + tr("{kind} {space} {bytes} B", kind=kind_name(d.kind), space=space_name(d.space),
+                                      bytes=d.access_bytes) + sep(")")],
                     explain_trace(d)))
     return out
 

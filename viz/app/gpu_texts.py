@@ -42,7 +42,7 @@ def unique_recording_path(name: str) -> Path:
     return path
 
 
-def _bound(name: str) -> str:
+def bound_name(name: str) -> str:
     """The cost model's limit in words: kept as the model names it in English, translated otherwise."""
     return name if language() == "en" else tr(BOUND_NAMES.get(name, name))
 
@@ -76,7 +76,7 @@ def caveat_lines(e: dict | None, header: dict | None = None, device: str | None 
     """The caveats of an entry's prediction (``viz.gpu.caveats.entry_caveats``: computed from
     its prediction and resources and the open trace's ``header``, never read from the file),
     one line each, translated."""
-    from ..gpu.caveats import entry_caveats
+    from ..gpu.front import entry_caveats
 
     try:
         got = entry_caveats(e or {}, header, device, traced)
@@ -237,14 +237,14 @@ def kernel_line(lines: list[str], function: str) -> int:
     return next((n for n, ln in enumerate(lines, 1) if word.search(ln)), 1)
 
 
-def _dims(d) -> str:
+def dims_text(d) -> str:
     d = list(d)
     while len(d) > 1 and d[-1] == 1:
         d.pop()
     return " × ".join(str(x) for x in d)
 
 
-def _num(v) -> str:
+def num_text(v) -> str:
     return "" if v is None else f"{v:,}"
 
 
@@ -252,7 +252,7 @@ def gpu_reason(why) -> str:
     """Why there is no GPU run (a ``viz.gpu.GpuUnavailable``, or a text) in the language of the
     moment: warpviz's own sentence (the error's ``template``) translated, with a driver's or a
     tool's own words (its ``fields``) kept as they printed them; a text as it is."""
-    from ..gpu import GpuUnavailable
+    from ..gpu.front import GpuUnavailable
 
     if not isinstance(why, GpuUnavailable):
         return why if isinstance(why, str) else str(why)
@@ -286,7 +286,9 @@ def not_results_text(path: str | Path, problem: str) -> str:
     of warpviz's other JSON records (a device probe or counter record: ``what`` / ``about``
     but no ``"format": "warpviz-measurements"``); else the loader's own ``problem``."""
     from ..fileio import ReadRefused, parse_json, read_text_limited
-    from ..gpu.results import FORMAT, MAX_RESULTS_BYTES
+    from ..gpu.front import results_limits
+
+    FORMAT, MAX_RESULTS_BYTES = results_limits()
 
     name = Path(path).name
     try:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import weakref
 from pathlib import Path
 
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from ..i18n import tr
 from ..lessons import Lesson, fill, lessons, neighbour
 from . import settings
 from .lifetime import on_language_change
+from .shortcuts import window_action
 
 NEXT_KEYS = ("Ctrl+Right",)
 PREV_KEYS = ("Ctrl+Left",)
@@ -34,23 +34,14 @@ class LessonKeys:
         self.main = weakref.proxy(main)
         self.lesson: Lesson | None = None
         self.words = ""                 # the words of the step on screen, figures filled in
-        self.a_next = self._action(main, "nextScenario", NEXT_KEYS, lambda: self.step(1))
-        self.a_prev = self._action(main, "prevScenario", PREV_KEYS, lambda: self.step(-1))
+        self.a_next = window_action(main, "nextScenario", NEXT_KEYS, lambda: self.step(1))
+        self.a_prev = window_action(main, "prevScenario", PREV_KEYS, lambda: self.step(-1))
         self.menu = QMenu(main.m_play)
         self.menu.aboutToShow.connect(self._fill)
         main.m_play.addSeparator()
         main.m_play.addAction(self.a_prev)
         main.m_play.addAction(self.a_next)
         main.m_play.addMenu(self.menu)
-
-    @staticmethod
-    def _action(main, name: str, keys, slot) -> QAction:
-        a = QAction(main)
-        a.setObjectName(name)
-        a.setShortcuts([QKeySequence(k) for k in keys])
-        a.triggered.connect(slot)
-        main.addAction(a)       # works with the menu bar hidden (presentation)
-        return a
 
     def lessons(self) -> list[Lesson]:
         found, problems = lessons(user_lessons_dir())

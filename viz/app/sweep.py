@@ -1,8 +1,5 @@
 """Sweeps: pick a param (or an array's pad, swizzle or type, or the block size), give its
 values, and plot a figure of the whole launch against it. Runs off the GUI thread.
-
-``SweepPanel.add_series(label, xs, ys)`` lets the GPU panel put measured times on the
-same plot.
 """
 
 from __future__ import annotations
@@ -21,8 +18,6 @@ from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFormLayout, QHBoxLayout, 
 from ..engine import Analysis, analyze
 from ..i18n import tr
 from ..scenario import ScenarioError, loads
-from ..types import all_type_names
-from .editor import SWIZZLES
 from .state import Session
 from .worker import Runner
 
@@ -253,7 +248,6 @@ class SweepPanel(QWidget):
         self.run.clicked.connect(self.start)
         session.changed.connect(self._scenario_changed)
         self.results: list = []
-        self.extra: list[tuple[str, list, list]] = []
         self._dims: list[Dimension] = []
         self.counts = (0, 0)   # (values swept, values asked for) of the last sweep started
         self.retranslate()
@@ -342,11 +336,6 @@ class SweepPanel(QWidget):
             ys.append(figure_value(r, fig) if isinstance(r, Analysis) else float("nan"))
         return xs, ys
 
-    def add_series(self, label: str, xs: list, ys: list) -> None:
-        """Another line on the plot (e.g. measured times from the GPU panel)."""
-        self.extra.append((label, list(xs), list(ys)))
-        self._replot()
-
     def _replot(self) -> None:
         self.plot.clear()
         self.legend.clear()
@@ -360,9 +349,6 @@ class SweepPanel(QWidget):
         ax.setTicks([list(enumerate(map(str, xs)))] if cat else None)
         self.plot.plot(x_num, np.asarray(ys, float), pen=pg.mkPen("#2563eb", width=2), symbol="o",
                        symbolBrush="#2563eb", name=self.figure.currentText(), connect="finite")
-        for label, exs, eys in self.extra:
-            ex = [xs.index(x) if cat and x in xs else x for x in exs]
-            self.plot.plot(ex, eys, pen=pg.mkPen("#d97706", width=2), symbol="s", name=label)
         self.plot.setLabel("bottom", d.label() if d else "")
         self.plot.setLabel("left", self.figure.currentText())
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QAction, QKeySequence, QUndoCommand
+from PySide6.QtGui import QKeySequence, QUndoCommand
 
 from ..i18n import tr
+from .shortcuts import window_action
 
 COALESCE_S = 1.0
 clock = time.monotonic   # seconds; tests replace it with a clock they control (tests/app_helpers.py)
@@ -99,16 +100,8 @@ def install(main) -> None:
     editor = main.editor
     stack = editor.undo_stack
 
-    def make(name: str, keys, slot) -> QAction:
-        a = QAction(main)
-        a.setObjectName(name)
-        a.setShortcuts([QKeySequence(k) for k in keys])
-        a.triggered.connect(slot)
-        main.addAction(a)   # works with the menu bar hidden (presentation)
-        return a
-
-    a_undo = make("undo", UNDO_KEYS, editor.undo)
-    a_redo = make("redo", REDO_KEYS, editor.redo)
+    a_undo = window_action(main, "undo", UNDO_KEYS, editor.undo)
+    a_redo = window_action(main, "redo", REDO_KEYS, editor.redo)
     a_undo.setEnabled(stack.canUndo())
     a_redo.setEnabled(stack.canRedo())
     stack.canUndoChanged.connect(a_undo.setEnabled)

@@ -4,7 +4,8 @@ record a trace (``trace_pipeline``); the cost model, calibration, prediction; va
 Only this package touches the GPU, and only lazily: ``codegen``, ``costmodel``, ``results``
 and ``ncu`` (parsing) import nothing beyond the standard library and numpy, so the app and
 the tests work on a machine without CUDA. ``runner`` imports PyCUDA inside its functions.
-Nothing here imports Qt.
+Nothing here imports Qt. The app, the command line and ``viz.api`` come in through one module,
+``front`` (probe, run, validate, trace, calibrate); the CUDA driver calls are ``driver``'s.
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ def timed_launches(items: list[tuple[str, Scenario]], limits, hand_kernels: bool
         for name, sw in SWEEPS.items():
             if "scenarios" in sw:
                 continue
-            base = _sweep_base(sw)
+            base = sweep_base(sw)
             replicas = None
             for v in sw["values"]:
                 sc = with_params(base, {sw["param"]: v})
@@ -230,7 +230,7 @@ def _rates(an: Analysis, repeat: int, ms: float, memcpy_gbps: float, device_mode
     m = an.metrics
     t = costmodel.totals(m)
     f = repeat * (blocks_total or an.scenario.launch.blocks) / an.scenario.launch.blocks
-    useful = round(sum(d["bytes_requested"] for d in an.per_access() if d["space"] == "global") * f)
+    useful = round(sum(d.bytes_requested for d in an.per_access() if d.space == "global") * f)
     warp_inst = round(sum(s.warp_instructions for s in an.stats) * f)
     w = costmodel.workload(an, repeat, device_model, getattr(resources, "registers", None),
                            getattr(resources, "shared_bytes", None), blocks_total=blocks_total,
@@ -288,7 +288,7 @@ SWEEPS = {
 }
 
 
-def _sweep_base(spec: dict) -> Scenario:
+def sweep_base(spec: dict) -> Scenario:
     from ..scenario import load
 
     s = spec["scenario"]
@@ -309,7 +309,7 @@ def run_sweep(session, name: str, memcpy_gbps: float, device_model, doc_scenario
         return {"param": "scenario", "points": points}
     from .plan import plan_scale
 
-    base = _sweep_base(spec)
+    base = sweep_base(spec)
     replicas = None
     for v in spec["values"]:
         if cancelled():

@@ -225,7 +225,7 @@ def merge(doc: dict, bdoc: dict | None, repredict: bool = True, device=None) -> 
 
 def _repredict_sweeps(doc: dict, device) -> None:
     from ..scenario import with_params
-    from .bench import SWEEPS, _sweep_base
+    from .bench import SWEEPS, sweep_base
     from .predict import limits_of, predict_scenario
 
     limits = limits_of(doc["device"])
@@ -238,7 +238,7 @@ def _repredict_sweeps(doc: dict, device) -> None:
                 e = (doc.get("scenarios") or {}).get(pt.get("value")) or {}
                 pt["predicted_ms"] = ((e.get("timing") or {}).get("predicted") or {}).get("ms")
                 continue
-            sc = with_params(_sweep_base(spec), {spec["param"]: pt["value"]})
+            sc = with_params(sweep_base(spec), {spec["param"]: pt["value"]})
             replicas = ((pt.get("timing") or {}).get("scale") or {}).get("replicas")
             kname = f"wv_sweep_{name.replace('-', '_')}_{pt['value']}"
             p, res = predict_scenario(sc, device, limits, kname, replicas=replicas)

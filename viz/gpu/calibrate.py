@@ -171,7 +171,7 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     the GPU's state before and after (see ``document``)."""
     from ..toolchain.compile import compile_cubin
 
-    cuda = session.cuda
+    drv = session.driver
     sets = QUICK_SETS if quick else SETS
     info = session.info
     sms = int(info["sm_count"])
@@ -194,10 +194,8 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
                   flush=True)
 
     def fn(name: str, fmt: str, shared: int = 0):
-        f = session.function(cubin, name)
-        f.prepare(fmt)
-        if shared > 48 * 1024:
-            f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        f = drv.kernel(cubin, name).prepare(fmt)
+        f.allow_shared(shared)
         return f
 
     def add(key, values, cycles=None, at_gbps=None):
@@ -226,7 +224,7 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     rd = fn("wv_read", "PQP")
 
     def read(_i, n16=big // 16):
-        rd.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), n16, int(sink))
+        rd.launch((sms * 4, 1, 1), (512, 1, 1), int(buf), n16, int(sink))
 
     # Clocks up and TLBs warm: DRAM reads for WARMUP_MS of GPU time. 180 ms was not enough on
     # a freshly started H100: its first quick run read L2 at 7.48 TB/s and wrote it at 3.63,
@@ -238,9 +236,9 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     clk = fn("wv_clock", "QP")
     mhz = []
     for _ in range(3):
-        clk.prepared_call((1, 1, 1), (1, 1, 1), 20_000_000, int(out))
-        cuda.Context.synchronize()
-        cuda.memcpy_dtoh(host2, out)
+        clk.launch((1, 1, 1), (1, 1, 1), 20_000_000, int(out))
+        drv.synchronize()
+        drv.download(host2, out)
         mhz.append(1e3 * float(host2[0]) / float(host2[1]))
     add("sm_clock_mhz", mhz)
     clock_mhz = figs["sm_clock_mhz"]["value"]
@@ -249,10 +247,10 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     add("dram_read_gbps", [big / (t * 1e-3) / 1e9 for t in per_launch_ms(read)])
     wr = fn("wv_write", "PQ")
     add("dram_write_gbps", [big / (t * 1e-3) / 1e9 for t in per_launch_ms(
-        lambda _i: wr.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), big // 16))])
+        lambda _i: wr.launch((sms * 4, 1, 1), (512, 1, 1), int(buf), big // 16))])
     half = big // 2
     add("dram_copy_gbps", [2 * half / (t * 1e-3) / 1e9 for t in per_launch_ms(
-        lambda _i: cuda.memcpy_dtod_async(int(buf) + half, int(buf), half))])
+        lambda _i: drv.copy_async(int(buf) + half, int(buf), half))])
 
     # -- L2 hits -------------------------------------------------------------------
     # The rate depends on where the buffer's lines sit in L2 (its two partitions), which
@@ -264,7 +262,7 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     l2 = fn("wv_read_l2", "PQiP")
     l2_times = []
     for place in range(L2_PLACEMENTS):
-        l2_times += per_launch_ms(lambda _i, o=place * (24 << 20): l2.prepared_call(
+        l2_times += per_launch_ms(lambda _i, o=place * (24 << 20): l2.launch(
             (sms * 4, 1, 1), (512, 1, 1), int(buf) + o, l2_bytes // 16, passes // (2 if quick else 1), int(sink)))
     add("l2_read_gbps", [l2_bytes * (passes // (2 if quick else 1)) / (t * 1e-3) / 1e9 for t in l2_times])
 
@@ -280,39 +278,39 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     w_bytes, w_passes = 8 << 20, 64
     w_times = []
     for place in range(L2_WRITE_PLACEMENTS):
-        w_times += per_launch_ms(lambda _i, o=place * (24 << 20): wl2.prepared_call(
+        w_times += per_launch_ms(lambda _i, o=place * (24 << 20): wl2.launch(
             (sms * 4, 1, 1), (512, 1, 1), int(buf) + o, w_bytes // 16, w_passes))
     add("l2_write_gbps", [w_bytes * w_passes / (t * 1e-3) / 1e9 for t in w_times])
     threads = sms * 4 * 512
     sc_it = 32 if quick else 64
     scat = fn("wv_l2_scatter", "PIiP")
     add("l2_scatter_gsectors", [threads * sc_it * 4 / (t * 1e-3) / 1e9 for t in per_launch_ms(
-        lambda _i: scat.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 18) - 1, sc_it, int(sink)))])
+        lambda _i: scat.launch((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 18) - 1, sc_it, int(sink)))])
     add("dram_scatter_gbps", [threads * sc_it * 4 * 64 / (t * 1e-3) / 1e9 for t in per_launch_ms(
-        lambda _i: scat.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 25) - 1 if not quick else
+        lambda _i: scat.launch((sms * 4, 1, 1), (512, 1, 1), int(buf), (1 << 25) - 1 if not quick else
                                       (1 << 24) - 1, sc_it, int(sink)))])
     part = fn("wv_l2_partial", "PIi")
     for key, rows in (("l2_partial_gstores", 2048), ("l2_partial_dram_gstores", 65536)):
         add(key, [threads * sc_it / (t * 1e-3) / 1e9 for t in per_launch_ms(
-            lambda _i, r=rows: part.prepared_call((sms * 4, 1, 1), (512, 1, 1), int(buf), r, sc_it))])
+            lambda _i, r=rows: part.launch((sms * 4, 1, 1), (512, 1, 1), int(buf), r, sc_it))])
 
     # -- per-clock loops: one block per SM, cycles per block --------------------------
     def cycles_sets(launch) -> tuple[list[float], list[float]]:
         """(ms per launch, median cycles of the blocks) for each set."""
         launch(0)
-        cuda.Context.synchronize()
+        drv.synchronize()
         ms, cycles = [], []
         for _ in range(sets):
             t, _ = session.batch_times(launch, 1, 1)
-            cuda.memcpy_dtoh(hostc, cyc)
+            drv.download(hostc, cyc)
             ms.append(t[0])
             cycles.append(float(np.median(hostc.astype(np.float64))))
         return ms, cycles
 
     iters = 2048 if quick else 4096
     l1 = fn("wv_read_l1", "PiPP", one_block)
-    ms, cyc_l1 = cycles_sets(lambda _i: l1.prepared_call((sms, 1, 1), (1024, 1, 1), int(buf), iters, int(sink),
-                                                         int(cyc), shared_size=one_block))
+    ms, cyc_l1 = cycles_sets(lambda _i: l1.launch((sms, 1, 1), (1024, 1, 1), int(buf), iters, int(sink),
+                                                         int(cyc), shared=one_block))
     block_bytes = 1024 * 8 * 16 * iters
     add("l1_read_gbps", [sms * block_bytes / (t * 1e-3) / 1e9 for t in ms])
     add("l1_sectors_per_clk_sm", [block_bytes / 32 / c for c in cyc_l1])
@@ -322,24 +320,24 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
              3: ("shared_lds128_wavefronts_per_clk_sm", 2048, 4), 2: ("lsu_inst_per_clk_sm", 8192, None)}
     for mode, (key, it, wf) in modes.items():
         it = it // 2 if quick else it
-        _ms, cy = cycles_sets(lambda _i, m=mode, n=it: sh.prepared_call((sms, 1, 1), (1024, 1, 1), m, n, int(sink),
-                                                                        int(cyc), shared_size=one_block))
+        _ms, cy = cycles_sets(lambda _i, m=mode, n=it: sh.launch((sms, 1, 1), (1024, 1, 1), m, n, int(sink),
+                                                                        int(cyc), shared=one_block))
         inst = 32 * it * 16                              # warp-level loads of one block (32 warps)
         add(key, [inst * (wf or 1) / c for c in cy])
 
     # -- launches and barriers ---------------------------------------------------------
     em = fn("wv_empty", "")
-    times, _ = session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, sets)
+    times, _ = session.batch_times(lambda _i: em.launch((1, 1, 1), (32, 1, 1)), 200, sets)
     add("launch_overhead_us", [1e3 * t for t in times])
     tch = fn("wv_touch", "P")
-    times, _ = session.batch_times(lambda _i: tch.prepared_call((1, 1, 1), (32, 1, 1), int(sink)), 200, sets)
+    times, _ = session.batch_times(lambda _i: tch.launch((1, 1, 1), (32, 1, 1), int(sink)), 200, sets)
     add("launch_touch_us", [1e3 * t for t in times])
     host_us = []
     for _ in range(sets):
-        session.batch_times(lambda _i: em.prepared_call((1, 1, 1), (32, 1, 1)), 200, 1)
-        host_us.append(1e6 * session._enqueue_s)
+        session.batch_times(lambda _i: em.launch((1, 1, 1), (32, 1, 1)), 200, 1)
+        host_us.append(1e6 * session.enqueue_s)
     add("launch_host_us", host_us)
-    grid_times, _ = session.batch_times(lambda _i: em.prepared_call((65536, 1, 1), (256, 1, 1)), 20, sets)
+    grid_times, _ = session.batch_times(lambda _i: em.launch((65536, 1, 1), (256, 1, 1)), 20, sets)
     add("empty_grid_us", [1e3 * t for t in grid_times])
     base_us = figs["launch_overhead_us"]["value"]
     add("block_ns_per_sm", [1e3 * (1e3 * t - base_us) / (65536 / sms) for t in grid_times])
@@ -347,8 +345,8 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     sy = fn("wv_sync", "iPP", one_block)
     n_sync = 20000
     for key, threads in (("syncthreads_ns", 256), ("syncthreads_1024_ns", 1024)):
-        _ms, cy = cycles_sets(lambda _i, th=threads: sy.prepared_call((sms, 1, 1), (th, 1, 1), n_sync, int(sink),
-                                                                      int(cyc), shared_size=one_block))
+        _ms, cy = cycles_sets(lambda _i, th=threads: sy.launch((sms, 1, 1), (th, 1, 1), n_sync, int(sink),
+                                                                      int(cyc), shared=one_block))
         per = [c / n_sync for c in cy]
         add(key, [1e3 * p / clock_mhz for p in per], cycles=float(np.median(per)))
 
@@ -364,15 +362,15 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
             order = rng.permutation(n)
             host = np.zeros(region // 8, np.uint64)
             host[order * (gap // 8)] = (base + np.roll(order, -1) * gap).astype(np.uint64)
-            cuda.memcpy_htod(mem, host)
+            drv.upload(mem, host)
             starts = [base + int(order[(k * steps) % n]) * gap for k in range(sets + 1)]
             if not fresh:    # one full pass first, so the region sits in the cache
-                ch.prepared_call((1, 1, 1), (32, 1, 1), starts[0], 2 * n, cache, int(out))
+                ch.launch((1, 1, 1), (32, 1, 1), starts[0], 2 * n, cache, int(out))
             times, cycles = [], []
             for k in range(1, sets + 1):
                 t, _ = session.batch_times(
-                    lambda _i, s=starts[k]: ch.prepared_call((1, 1, 1), (32, 1, 1), s, steps, cache, int(out)), 1, 1)
-                cuda.memcpy_dtoh(host2, out)
+                    lambda _i, s=starts[k]: ch.launch((1, 1, 1), (32, 1, 1), s, steps, cache, int(out)), 1, 1)
+                drv.download(host2, out)
                 times.append(1e6 * t[0] / steps)
                 cycles.append(float(host2[1]) / steps)
             return times, float(np.median(cycles))
@@ -395,32 +393,33 @@ def measure(session, quick: bool = False, verbose: bool = False) -> dict:
     nxt = np.zeros(n, np.uint32)
     nxt[order] = np.roll(order, -1)
     nbuf = session.alloc(4 * n)
-    cuda.memcpy_htod(nbuf, nxt)
+    drv.upload(nbuf, nxt)
     steps = 50000 if quick else 100000
     ns, cycles = [], []
     for _ in range(sets):
-        t, _ = session.batch_times(lambda _i: cs.prepared_call((1, 1, 1), (32, 1, 1), int(nbuf), n, steps, int(out)),
+        t, _ = session.batch_times(lambda _i: cs.launch((1, 1, 1), (32, 1, 1), int(nbuf), n, steps, int(out)),
                                    1, 1)
-        cuda.memcpy_dtoh(host2, out)
+        drv.download(host2, out)
         ns.append(1e6 * t[0] / steps)
         cycles.append(float(host2[1]) / steps)
     add("shared_latency_ns", ns, cycles=float(np.median(cycles)))
 
     # -- a warp's dependent issue: cycles from an instruction to the next that uses its result
     dep = fn("wv_dep", "iiIP")
-    ctab, ctab_bytes = dep._wv_module.get_global("wv_ctab")
+    ctab_sym = dep.symbol("wv_ctab")
+    ctab, ctab_bytes = ctab_sym.address, ctab_sym.nbytes
     perm = rng.permutation(ctab_bytes // 4)
     nxt_c = np.zeros(ctab_bytes // 4, np.uint32)
     nxt_c[perm] = np.roll(perm, -1)
-    cuda.memcpy_htod(ctab, nxt_c)
+    drv.upload(ctab, nxt_c)
     dep_steps = 500 if quick else 2000
     for op, key in enumerate(DEP_KEYS):
-        dep.prepared_call((1, 1, 1), (32, 1, 1), op, 16, 1, int(out))      # warm: the code in the caches
+        dep.launch((1, 1, 1), (32, 1, 1), op, 16, 1, int(out))      # warm: the code in the caches
         per = []
         for k in range(sets):
-            dep.prepared_call((1, 1, 1), (32, 1, 1), op, dep_steps, k, int(out))
-            cuda.Context.synchronize()
-            cuda.memcpy_dtoh(host2, out)
+            dep.launch((1, 1, 1), (32, 1, 1), op, dep_steps, k, int(out))
+            drv.synchronize()
+            drv.download(host2, out)
             per.append(float(host2[0]) / (dep_steps * 32))
         add(key, per)
     for b in (nbuf, sink, out, cyc):
@@ -435,7 +434,7 @@ def loaded_latency(session, fn, sets: int, quick: bool, add, clock_mhz: float, s
     """The loaded-latency curve (``loaded_latency_ns_K``, one figure per K streaming blocks
     per SM, each with the copy's own DRAM rate ``at_gbps``): ``wv_loaded``'s chase while its
     other blocks copy 2 x 256 MiB (5x the L2) ``passes`` times."""
-    cuda = session.cuda
+    drv = session.driver
     nodes, spacing = 65536, 1024                     # 65536 nodes 4 KiB apart (256 MiB of indices)
     rng = np.random.default_rng(5)
     order = rng.permutation(nodes)
@@ -445,7 +444,7 @@ def loaded_latency(session, fn, sets: int, quick: bool, add, clock_mhz: float, s
     chase, src, dst, out = (session.alloc(words.nbytes), session.alloc(n4 * 16), session.alloc(n4 * 16),
                             session.alloc(16))
     try:
-        cuda.memcpy_htod(chase, words)
+        drv.upload(chase, words)
         del words
         session.fill_random(src, n4 * 16)
         ld = fn("wv_loaded", "PIPPPQI")
@@ -456,10 +455,10 @@ def loaded_latency(session, fn, sets: int, quick: bool, add, clock_mhz: float, s
             passes = 12 if per_sm else 0
 
             def launch(st, g=grid, p=passes):
-                ld.prepared_call(g, (256, 1, 1), int(chase), st, int(out), int(src), int(dst), n4, p)
+                ld.launch(g, (256, 1, 1), int(chase), st, int(out), int(src), int(dst), n4, p)
 
             launch(200)                                  # warm: clocks, TLBs, the chase's code
-            cuda.Context.synchronize()
+            drv.synchronize()
             gbps = 0.0
             if per_sm:
                 t, _ = session.batch_times(lambda _i: launch(0), 1, 3)
@@ -467,8 +466,8 @@ def loaded_latency(session, fn, sets: int, quick: bool, add, clock_mhz: float, s
             ns = []
             for _ in range(max(3, sets // 2)):
                 launch(steps)
-                cuda.Context.synchronize()
-                cuda.memcpy_dtoh(host, out)
+                drv.synchronize()
+                drv.download(host, out)
                 ns.append(1e3 * float(host[0]) / steps / clock_mhz)
             add(f"loaded_latency_ns_{per_sm}", ns, at_gbps=gbps)
     finally:

@@ -104,20 +104,14 @@ def _items(args) -> list:
 
 
 def _require(counters: bool) -> dict:
-    from ..toolchain.compile import require_nvcc
-    from .ncu import find_ncu
-    from .runner import probe
+    from .front import require
 
-    info = probe()
-    require_nvcc()
-    if counters and not find_ncu():
-        raise GpuUnavailable("Nsight Compute (ncu) is not installed or not on the PATH", "ncu")
-    return info
+    return require(counters)
 
 
 def cmd_validate(args) -> int:
     from ..scenario import ScenarioError
-    from .bench import validate
+    from .front import ValidateRequest, validate
     from .randomgen import scenarios as random_scenarios
 
     try:
@@ -138,14 +132,15 @@ def cmd_validate(args) -> int:
         return _fail("nothing to validate: name scenarios, or give --all or --random N")
     try:
         _require(True)
-        results = validate(items)
+        found = validate(ValidateRequest(items))
     except GpuUnavailable as err:
         return _fail(f"cannot validate on this machine: {err.reason}")
+    results = [v.raw for v in found]
     if args.json:
         print(json.dumps(results, indent=1))
     else:
         print(format_validation(results))
-    bad = [r for r in results if r["match"] is not True]
+    bad = [v for v in found if v.match is not True]
     return 1 if bad else 0
 
 
@@ -169,8 +164,8 @@ def add_calibrate_parser(sub) -> None:
 
 
 def cmd_calibrate(args) -> int:
-    from .calibrate import (CHILD, FIGURES, RUN_SPREAD_MAX, combine_runs, default_path, document, dumps,
-                            format_markdown, format_table, read, save, source, unstable)
+    from .calibrate import (FIGURES, RUN_SPREAD_MAX, default_path, document, dumps, format_markdown, format_table,
+                            read, save, source, unstable)
     from ..toolchain.compile import CompileError
 
     tool = "warpviz calibrate" + (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs else "")
@@ -208,20 +203,19 @@ def cmd_calibrate(args) -> int:
     if _refused_out(args.out):
         return _fail(_refused_out(args.out))
     try:
-        from .worker import ProcessSession
+        from .front import CalibrateRequest, calibrate
 
         _require(False)
         runs = args.runs if args.runs is not None else (1 if args.quick else 3)
         if runs < 1:
             print("warpviz: --runs must be at least 1", file=sys.stderr)
             return 2
-        raws = []
-        for i in range(runs):
-            if runs > 1 and not args.json:
-                print(f"calibrate: run {i + 1} of {runs}", file=sys.stderr, flush=True)
-            with ProcessSession(child=CHILD) as session:
-                raws.append(session.calibrate(quick=args.quick, verbose=not args.json))
-        raw = combine_runs(raws)
+
+        def say(text: str) -> None:
+            if not args.json:
+                print(text, file=sys.stderr, flush=True)
+
+        raw = calibrate(CalibrateRequest(quick=args.quick, runs=runs, verbose=not args.json), say)
     except GpuUnavailable as err:
         print(f"warpviz: cannot calibrate on this machine: {err.reason}", file=sys.stderr)
         return 2
@@ -392,9 +386,9 @@ def cmd_bench_traces(args) -> int:
         from ..toolchain.compile import require_nvcc
 
         if not args.dry_run:
-            from .runner import probe
+            from .front import device
 
-            probe()
+            device()
         require_nvcc()
         log(0.0, f"compiling {len(items)} traced kernels")
         builds = build_all(items)

@@ -165,7 +165,7 @@ def plan_groups(sc: Scenario) -> list[_Group]:
 REPEAT_CHECK_LIMIT = 8_000_000   # thread-instructions the exact repeat check evaluates
 
 
-def _may_repeat(a: Access, sc: Scenario) -> bool:
+def may_repeat(a: Access, sc: Scenario) -> bool:
     """Syntactic fallback: a loop variable the index does not use, or a second access with
     the same index, may touch one address twice in one thread."""
     used = set().union(*(names(n) for n in a.indices))
@@ -220,7 +220,7 @@ def repeated_accesses(sc: Scenario, limit: int = REPEAT_CHECK_LIMIT) -> set[int]
 _PTX_SCALAR = {1: "u8", 2: "u16", 4: "b32"}
 
 
-def _carry_pos(a: Access, part_off: int, size: int) -> int:
+def carry_pos(a: Access, part_off: int, size: int) -> int:
     """Byte position of a part in the 16-byte carry: its offset from the access's first
     part (so ``p[i].y`` and ``out[i]`` meet at byte 0), wrapped into 16 bytes."""
     rel = (part_off - a.parts[0][0]) % 16
@@ -229,11 +229,15 @@ def _carry_pos(a: Access, part_off: int, size: int) -> int:
     return rel
 
 
+def _part_operands(space: str, pos: int, volatile: bool) -> tuple[str, str, str, int]:
+    """A load's or store's state space, its ``.volatile`` qualifier, its address constraint and
+    the carry word its part starts in."""
+    return ("shared" if space == "shared" else "global", ".volatile" if volatile else "",
+            '"r"' if space == "shared" else '"l"', pos // 4)
+
+
 def _load_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> list[str]:
-    st = "shared" if space == "shared" else "global"
-    q = ".volatile" if volatile else ""
-    addr = '"r"' if space == "shared" else '"l"'
-    w = pos // 4
+    st, q, addr, w = _part_operands(space, pos, volatile)
     if size in (1, 2):
         b = pos % 4
         return [
@@ -256,10 +260,7 @@ def _load_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> lis
 
 
 def _store_part(space: str, ptr: str, size: int, pos: int, volatile: bool) -> list[str]:
-    st = "shared" if space == "shared" else "global"
-    q = ".volatile" if volatile else ""
-    addr = '"r"' if space == "shared" else '"l"'
-    w = pos // 4
+    st, q, addr, w = _part_operands(space, pos, volatile)
     if size in (1, 2):
         b = pos % 4
         mask = "0xffu" if size == 1 else "0xffffu"
@@ -317,7 +318,7 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, r
     lay_ren.update({"row": "wv_row", "col": "wv_col"})
     body.append(f"const long long wv_e = {_expr(arr.layout, lay_ren)};")
     esize = arr.type.size
-    volatile = arr.space == "shared" or (a.index in repeats if repeats is not None else _may_repeat(a, sc))
+    volatile = arr.space == "shared" or (a.index in repeats if repeats is not None else may_repeat(a, sc))
     if arr.space == "shared":
         body.append(f"const unsigned wv_a = wv_sbase + (unsigned)({arr.base}LL + wv_e * {esize}LL);")
     else:
@@ -328,7 +329,7 @@ def _access_lines(a: Access, arr: Array, rename: dict[str, str], sc: Scenario, r
     else:
         a_parts = a.parts
     for off, size in a_parts:
-        pos = _carry_pos(a, off, size)
+        pos = carry_pos(a, off, size)
         ptr = f"wv_a + {off}u" if arr.space == "shared" else f"wv_a + {off}"
         if off == 0:
             ptr = "wv_a"

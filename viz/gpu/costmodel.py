@@ -89,7 +89,7 @@ LATENCY_KEYS = {"shfl": "shfl_latency_clk", "mufu": "mufu_latency_clk", "s2r": "
 
 # How much longer a dependent load waits while DRAM streams at a given rate: a pointer chase
 # through L2-resident data while a copy streams on the other SMs (H100, device run 2,
-# tools/gpu/session/loaded_latency_probe.py): (copy GB/s, chase ns). At the copy's saturation
+# tools/probes/loaded_latency.py): (copy GB/s, chase ns). At the copy's saturation
 # (2.81 TB/s with 8 streaming blocks per SM) the chase took 1572 ns.
 LOADED_LATENCY_H100 = ((0.0, 146.6), (1719.5, 501.9), (2431.0, 696.6), (2843.3, 1223.0))
 
@@ -274,7 +274,7 @@ class DeviceModel:
                 "sources": dict(self.sources)}
 
 
-H100_CURVE_SOURCE = "measured (H100, tools/gpu/session/loaded_latency_probe.py)"
+H100_CURVE_SOURCE = "measured (H100, tools/probes/loaded_latency.py)"
 
 
 def loaded_latency_curve(calibration, gpu, dram_gbps: float) -> tuple[tuple, str]:
@@ -774,8 +774,9 @@ def workload(an, repeat: int = 1, device: DeviceModel = H100, registers: int | N
     # The copy engines' global side (cp.async's source, a TMA box): its sectors come through
     # L2 from DRAM once each (their reuse is not tracked), unless the timed loop keeps them
     # in L2. cp-async-pipeline: 537 MB from DRAM in 0.17 ms, as a copy. A generated TMA
-    # kernel has one tensor map per launch (the first replica's tensor), so its replicas
-    # all read the same box: DRAM moves it once. Nor does the L2 term count TMA boxes:
+    # kernel's tensor map has a plane per replica, so each replica copies its own box (a
+    # kind whose replicas share one copy says copy_per_replica=False: DRAM moves it once).
+    # Nor does the L2 term count TMA boxes:
     # tma-ldmatrix-128b took 277 MB of them in 0.023 ms, 12 TB/s, above the 8.1 TB/s at which
     # L2 serves the LSU's loads, so the TMA's path is not the one calibrated.
     # Which accesses those are, and how, each kind says (Kind.copy_engine, copy_in_l2, copy_per_replica).

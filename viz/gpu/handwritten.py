@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import assets
 from ..scenario import Scenario, load
-from .plan import _const, scaled_scenario
+from .plan import const_value, scaled_scenario
 from .runner import LaunchSpec
 
 
@@ -107,7 +107,7 @@ def launch_spec(k: HandKernel, sc: Scenario, cubin: bytes) -> LaunchSpec:
             args.append(("i32", int(sc.params[a])))
         else:
             args.append(("i32", int(a, 0)))
-    shared = _const(k.shared, dict(sc.params), f"shared of {k.name}")
+    shared = const_value(k.shared, dict(sc.params), f"shared of {k.name}")
     return LaunchSpec(k.function, cubin, tuple(sc.launch.block), tuple(sc.launch.grid), shared,
                       launch_bytes(k, sc), args, label=k.name)
 

@@ -23,17 +23,28 @@ def main(argv: list[str]) -> int:
 
     spec = json.loads(open(argv[0]).read())
     session = Session()
-    failures = 0
     if spec.get("mode") == "timed":
         return _timed(session, spec, LaunchSpec, KernelFault)
+
+    def run(d: dict) -> None:
+        ls = LaunchSpec.from_json(d)
+        session.run_once(ls, _zeros(ls.buffer_bytes))
+
+    return run_each(session, spec["launches"], run, KernelFault, "warpviz-ncu-driver")
+
+
+def run_each(session, launches: list[dict], run, fault, program: str) -> int:
+    """``run(d)`` for each launch of a spec, a ``fault`` reported on stderr (named by the
+    launch's ``name``) while the others still run; the session closed at the end. Exit status 1
+    when a launch failed."""
+    failures = 0
     try:
-        for d in spec["launches"]:
-            ls = LaunchSpec.from_json(d)
+        for d in launches:
             try:
-                session.run_once(ls, _zeros(ls.buffer_bytes))
-            except KernelFault as err:
+                run(d)
+            except fault as err:
                 failures += 1
-                print(f"warpviz-ncu-driver: {ls.name}: {err}", file=sys.stderr)
+                print(f"{program}: {d.get('name', '?')}: {err}", file=sys.stderr)
     finally:
         session.close()
     return 1 if failures else 0
@@ -48,9 +59,7 @@ def _timed(session, spec: dict, LaunchSpec, KernelFault) -> int:
         session.fill_random(buf, size, seed=1)
         for ls in launches:
             try:
-                fn = session._guard("loading", lambda: session._prepared(ls))
-                session._guard(f"launch of {ls.label or ls.name}",
-                               lambda: (session._launch(fn, ls, int(buf)), session.cuda.Context.synchronize()))
+                session.launch_once(ls, int(buf))
                 print(f"warpviz-ncu-driver: ran {ls.label or ls.name}", file=sys.stderr)
             except KernelFault as err:
                 failures += 1

@@ -71,7 +71,7 @@ class Scale:
                 "launch": {"block": list(self.scenario.launch.block), "grid": list(self.scenario.launch.grid)}}
 
 
-def _const(text, scope: dict[str, int], where: str) -> int:
+def const_value(text, scope: dict[str, int], where: str) -> int:
     from ..lanes import Evaluator, Lanes, Space
 
     if isinstance(text, int) and not isinstance(text, bool):
@@ -116,7 +116,7 @@ def scaled_scenario(sc: Scenario) -> tuple[Scenario, dict, tuple[int, int, int] 
         raw = raw if isinstance(raw, list) else [raw]
         if not 1 <= len(raw) <= 3:
             raise TimingError("[timing] grid must be 1 to 3 numbers or expressions")
-        dims = [_const(x, dict(out.params), f"grid[{k}]") for k, x in enumerate(raw)]
+        dims = [const_value(x, dict(out.params), f"grid[{k}]") for k, x in enumerate(raw)]
         dims += [1] * (3 - len(dims))
         if any(d < 1 for d in dims) or dims[1] > 65535 or dims[2] > 65535:
             raise TimingError(f"[timing] grid {dims} is outside the GPU's limits")

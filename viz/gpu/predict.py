@@ -56,7 +56,7 @@ def generated_resources(unit: Scenario, name: str) -> Resources:
 def hand_resources(k, sc: Scenario) -> Resources:
     from . import GpuUnavailable, handwritten
     from ..toolchain.compile import CompileError, resource_usage
-    from .plan import _const
+    from .plan import const_value
     from ..toolchain.sass import kernel_profile
 
     profile = None
@@ -65,7 +65,7 @@ def hand_resources(k, sc: Scenario) -> Resources:
         profile = kernel_profile(handwritten.file_source(k.file), k.function)
     except (GpuUnavailable, CompileError):
         use = {}
-    dyn = _const(k.shared, dict(sc.params), f"shared of {k.name}")
+    dyn = const_value(k.shared, dict(sc.params), f"shared of {k.name}")
     return Resources(use.get("registers"), dyn + use.get("shared_bytes", 0), profile)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from ..engine import analyze
-from ..kinds.random_text import LEAVES, expr as _expr, wrap as _wrap  # noqa: F401 - shared with the kinds' generators
+from ..kinds.random_text import LEAVES, expr as _expr, global_and_shared, wrap as _wrap  # noqa: F401 - shared with the kinds' generators
 from ..scenario import Scenario, ScenarioError, loads
 
 TYPES = ["char", "short", "int", "float", "double", "float2", "int4", "float4", "float3"]
@@ -37,18 +37,7 @@ block = [{bx}, {by}]
 grid = [{gx}, {gy}]
 [params]
 COLS = {cols}
-[arrays.g]
-space = "global"
-type = "{gtype}"
-shape = [{gsize}]
-offset = {goff}
-[arrays.s]
-space = "shared"
-type = "{stype}"
-shape = [{rows}, {cols}]
-pad = {pad}
-swizzle = "{swz}"
-"""
+{global_and_shared(gtype, gsize, goff, stype, rows, cols, pad, swz)}"""
     for _ in range(r.randint(1, 4)):
         op = r.choice(["load", "store"])
         if r.random() < 0.5:

@@ -87,6 +87,10 @@ def cmd_replay(args) -> int:
     print(f"replay: `{rp.array.name}` ({rp.array.declared}) as {rp.layout.rows} x {rp.layout.cols} of "
           f"{rp.elem_bytes}-byte elements, layout {rp.layout.text}")
     print(f"  shared wavefronts: {before:,} -> {after:,}")
+    for name, v in an.other_metrics.items():       # a kind's own counters the layout changed (wgmma's gmma reads)
+        was = rp.before.other_metrics.get(name, 0)
+        if v != was:
+            print(f"  {name}: {was:,} -> {v:,}")
     ob, oa = rp.occupancy_before, rp.occupancy_after
     print(f"  shared memory per block: {rp.shared_before:,} -> {rp.shared_after:,} bytes; blocks per SM: "
           f"{ob['blocks']} -> {oa['blocks']} (shared memory allows {ob['by_shared']} -> {oa['by_shared']}; "

@@ -104,11 +104,15 @@ def _where(path: tuple) -> str:
 
 def _check_values(doc: Any, source: str) -> None:
     """Every value of the document, walked without recursion: sizes, finite numbers in range,
-    and the type each known key holds (``_NUMBER_KEYS``...). ``ResultsError`` names the field."""
-    todo: list[tuple[tuple, Any]] = [((), doc)]
+    and the type each known key holds (``_NUMBER_KEYS``...). ``ResultsError`` names the field.
+
+    Each value to visit carries whether a key above it names a table of free names
+    (``_FREE``), so that is not worked out again from its path at every value."""
+    todo: list[tuple[tuple, Any, bool]] = [((), doc, False)]
     nodes = 0
+    number_key = _NUMBER_KEYS.fullmatch
     while todo:
-        path, x = todo.pop()
+        path, x, free = todo.pop()
         nodes += 1
         if nodes > MAX_NODES:
             _fail(source, f"more than {MAX_NODES:,} values: not a results file warpviz wrote")
@@ -126,12 +130,13 @@ def _check_values(doc: Any, source: str) -> None:
             if len(x) > MAX_ITEMS:
                 _fail(source, f"{_where(path)}: {len(x):,} entries (at most {MAX_ITEMS:,})")
             items = x.items() if isinstance(x, dict) else enumerate(x)
-            todo.extend((path + (k,), v) for k, v in items)
-        if key is None or len(path) == 2 and path[0] in _NAMED or any(p in _FREE for p in path[:-1]):
+            below = free or (bool(path) and path[-1] in _FREE)      # this value's key, for its children
+            todo.extend((path + (k,), v, below) for k, v in items)
+        if key is None or free or len(path) == 2 and path[0] in _NAMED:
             continue            # a name (scenarios.NAME), or a table of free names (params, model...)
         want = (dict if key in _OBJECT_KEYS else list if key in _LIST_KEYS else
                 bool if key in _FLAG_KEYS else str if key in _TEXT_KEYS else
-                (int, float) if _NUMBER_KEYS.fullmatch(key) else None)
+                (int, float) if number_key(key) else None)
         if want is None or x is None or isinstance(x, want) and not (want is not bool and isinstance(x, bool)):
             continue
         words = {dict: "an object", list: "a list", bool: "true or false", str: "a text"}.get(want, "a number")

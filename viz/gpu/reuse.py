@@ -48,16 +48,6 @@ class InstrReuse:
     l1_waits: int = 0      # L1 hits on a sector still being fetched: they wait like a miss
     l2_waits: int = 0      # L2 hits on a sector still coming from DRAM
 
-    @property
-    def l1_hit_rate(self) -> float:
-        return self.l1_hits / self.sectors if self.sectors else 0.0
-
-    @property
-    def l2_hit_rate(self) -> float:
-        """Of the sectors that miss L1 (stores: all), the part L2 holds."""
-        miss = self.sectors - self.l1_hits
-        return self.l2_hits / miss if miss else 0.0
-
 
 @dataclass
 class Reuse:
@@ -184,11 +174,11 @@ def _writes(sc: Scenario, instrs, serial_loops: bool = False) -> list[int]:
 
 
 def _volatile_accesses(sc: Scenario) -> set[int]:
-    from .codegen import _may_repeat, repeated_accesses
+    from .codegen import may_repeat, repeated_accesses
 
     rep = repeated_accesses(sc)
     if rep is None:
-        rep = {a.index for a in sc.accesses if sc.array(a.array).space == "global" and _may_repeat(a, sc)}
+        rep = {a.index for a in sc.accesses if sc.array(a.array).space == "global" and may_repeat(a, sc)}
     return rep
 
 

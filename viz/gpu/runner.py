@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import WarpvizError
 from . import GpuUnavailable
 from .codegen import GeneratedKernel
+from .driver import Driver, Kernel, KernelFault
 from .plan import NOISY_SPREAD, DeviceLimits, Timing
 
 WARMUP = 3
@@ -58,10 +58,6 @@ extern "C" __global__ void wv_fill(unsigned* p, unsigned long long nwords, unsig
 # A launch argument's kind -> its struct code for PyCUDA's prepared call.
 ARG_FORMATS = {"ptr": "P", "sink": "P", "u64": "Q", "i32": "i", "i64": "q", "tmap": "128s", "u32": "I", "f32": "f",
                "f64": "d", "i8": "b", "i16": "h"}
-
-
-class KernelFault(WarpvizError, RuntimeError):
-    """A launch failed on the GPU (misaligned or out-of-bounds address, too long, ...)."""
 
 
 @dataclass
@@ -100,7 +96,8 @@ class LaunchSpec:
 
 def generated_launch(kernel: GeneratedKernel, cubin: bytes, replicas: int = 1, label: str = "") -> LaunchSpec:
     """The launch of a generated kernel over ``replicas`` copies of its global arrays."""
-    args: list[tuple[str, int]] = [("tmap", t.to_json()) for t in kernel.tensor_maps]
+    args: list[tuple[str, int]] = [("tmap", {**t.to_json(), "replicas": replicas, "replica_bytes": kernel.replica_bytes})
+                                   for t in kernel.tensor_maps]
     args += [("ptr", s) for s in kernel.global_starts]
     args += [("u64", kernel.replica_bytes), ("sink", 0), ("i32", 0), ("i32", 1), ("i32", 1)]
     return LaunchSpec(kernel.name, cubin, kernel.block, kernel.launch_grid(replicas), kernel.shared_bytes,
@@ -202,31 +199,35 @@ def device_info(cuda, dev) -> dict:
 
 
 class Session:
-    """One CUDA context on device 0, used from the thread that created it."""
+    """One CUDA context on device 0, used from the thread that created it. Its driver calls
+    go through ``self.driver`` (``viz.gpu.driver.Driver``): named, typed methods."""
 
     def __init__(self, device: int = 0):
-        self.cuda = _import_driver()
+        cuda = _import_driver()
         probe()
         self.device_index = device
-        self._open()
-        self.info = device_info(self.cuda, self.dev)
+        self._open(cuda)
+        self.info = device_info(cuda, self.dev)
 
-    def _open(self):
-        cuda = self.cuda
+    def _open(self, cuda):
         self.dev = cuda.Device(self.device_index)
         self.ctx = self.dev.make_context()
-        self._functions: dict[tuple[str, str], object] = {}
-        self._fill = None
-        self._spin = None
-        self._enqueue_s = 20e-6     # host time to queue one launch (learnt by batch_times)
-        self.broken = False
-        self._sink = cuda.mem_alloc(256)
+        self.driver = Driver(cuda)
+        self._fill: Kernel | None = None
+        self._spin: Kernel | None = None
+        self.enqueue_s = 20e-6      # host time to queue one launch (learnt by batch_times)
+        self._sink = self.driver.alloc(256)
+
+    @property
+    def broken(self) -> bool:
+        """Whether a fault has left this context unusable (see ``Driver.guard``)."""
+        return self.driver.broken
 
     def close(self):
         if getattr(self, "ctx", None) is None:
             return
         try:
-            self._functions.clear()
+            self.driver.forget_kernels()
             self._sink = None
             self.ctx.pop()
             self.ctx.detach()
@@ -235,31 +236,19 @@ class Session:
         self.ctx = None
 
     def limits(self) -> DeviceLimits:
-        free, _total = self.cuda.mem_get_info()
-        return DeviceLimits(self.info["sm_count"], self.info["l2_bytes"], free)
+        return DeviceLimits(self.info["sm_count"], self.info["l2_bytes"], self.driver.free_bytes())
 
     # -- kernels ----------------------------------------------------------
 
-    def function(self, cubin: bytes, name: str):
-        import hashlib
+    def guard(self, what: str, call):
+        """``call()`` with a CUDA failure turned into KernelFault (``Driver.guard``)."""
+        return self.driver.guard(what, call)
 
-        key = (hashlib.sha256(cubin).hexdigest(), name)
-        fn = self._functions.get(key)
-        if fn is None:
-            module = self.cuda.module_from_buffer(cubin)
-            fn = module.get_function(name)
-            fn._wv_module = module  # keep the module alive as long as the function
-            self._functions[key] = fn
-        return fn
-
-    def _prepared(self, spec: LaunchSpec):
-        fn = self.function(spec.cubin, spec.name)
-        if getattr(fn, "_wv_fmt", None) != spec.arg_format:
-            fn.prepare(spec.arg_format)
-            fn._wv_fmt = spec.arg_format
-        if spec.shared > 48 * 1024:
-            fn.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, spec.shared)
-        return fn
+    def prepare(self, spec: LaunchSpec) -> Kernel:
+        """The kernel of ``spec``, its argument layout fixed and its shared memory allowed."""
+        k = self.driver.kernel(spec.cubin, spec.name).prepare(spec.arg_format)
+        k.allow_shared(spec.shared)
+        return k
 
     def _args(self, spec: LaunchSpec, buffer_ptr: int) -> list:
         out = []
@@ -279,7 +268,8 @@ class Session:
                 out.append(v)
         return out
 
-    def _launch(self, fn, spec: LaunchSpec, buffer_ptr: int):
+    def launch(self, kernel: Kernel, spec: LaunchSpec, buffer_ptr: int) -> None:
+        """Queue one launch of ``spec`` (its ``prepare``d ``kernel``) on the buffer set at ``buffer_ptr``."""
         if any(kind == "tmap" for kind, _ in spec.args):
             # A tma.load's 128-byte tensor map goes through cuLaunchKernel's kernelParams (as
             # the CUDA runtime passes it), not PyCUDA's packed parameter buffer: device run 2
@@ -290,61 +280,55 @@ class Session:
             try:
                 launch_with_kernel_params(spec, self._args(spec, buffer_ptr))
             except RuntimeError as err:
-                raise self.cuda.Error(str(err)) from None
+                raise self.driver.error(str(err)) from None
             return
-        fn.prepared_call(spec.grid, spec.block, *self._args(spec, buffer_ptr), shared_size=spec.shared)
+        kernel.launch(spec.grid, spec.block, *self._args(spec, buffer_ptr), shared=spec.shared)
 
-    def _guard(self, what: str, call):
-        """Run ``call``; turn a CUDA failure into KernelFault. After a fault (an illegal
-        address, say) CUDA refuses all further work in this process, so the session is
-        marked broken; ``ProcessSession`` then starts a fresh process."""
-        if self.broken:
-            raise KernelFault("the GPU context is broken by an earlier fault; start a new session")
-        try:
-            return call()
-        except self.cuda.Error as err:
-            message = f"{what} failed on the GPU: {err}"
-        self.broken = True
-        raise KernelFault(message)
+    def launch_once(self, spec: LaunchSpec, buffer_ptr: int) -> None:
+        """Load, launch once on the buffer at ``buffer_ptr`` and wait; KernelFault on a failure
+        (what Nsight Compute profiles in ``viz.gpu.ncu_driver``)."""
+        kernel = self.guard("loading", lambda: self.prepare(spec))
+
+        def go():
+            self.launch(kernel, spec, buffer_ptr)
+            self.driver.synchronize()
+
+        self.guard(f"launch of {spec.label or spec.name}", go)
 
     # -- memory -----------------------------------------------------------
 
     def alloc(self, nbytes: int):
-        try:
-            return self.cuda.mem_alloc(max(256, -(-nbytes // 256) * 256))
-        except self.cuda.MemoryError as err:
-            raise KernelFault(f"cannot allocate {nbytes / 2**20:.0f} MiB on the GPU: {err}") from None
+        return self.driver.alloc(nbytes)
 
     def fill_random(self, buf, nbytes: int, seed: int = 1):
         if self._fill is None:
             from ..toolchain.compile import compile_cubin
 
-            self._fill = self.function(compile_cubin(FILL_SOURCE), "wv_fill")
+            self._fill = self.driver.kernel(compile_cubin(FILL_SOURCE), "wv_fill")
         words = -(-max(256, nbytes) // 4)
-        self._fill(buf, np.uint64(words), np.uint32(seed), block=(256, 1, 1),
-                   grid=(min(65535, -(-words // 256)), 1, 1))
+        self._fill.call([buf, np.uint64(words), np.uint32(seed)], grid=(min(65535, -(-words // 256)), 1, 1),
+                        block=(256, 1, 1))
 
     # -- runs -------------------------------------------------------------
 
     def run_once(self, spec: LaunchSpec, initial: np.ndarray, cancelled=None) -> np.ndarray:
         """Upload ``initial`` as the global buffer, launch once, return the buffer after."""
-        cuda = self.cuda
+        drv = self.driver
         size = max(spec.buffer_bytes, 256)
         host = np.zeros(-(-size // 256) * 256, np.uint8)
         host[:initial.size] = initial
 
         def go():
-            buf = cuda.mem_alloc(host.size)
-            cuda.memcpy_htod(buf, host)
-            fn = self._prepared(spec)
-            self._launch(fn, spec, int(buf))
-            cuda.Context.synchronize()
+            buf = drv.alloc_exact(host.size)
+            drv.upload(buf, host)
+            self.launch(self.prepare(spec), spec, int(buf))
+            drv.synchronize()
             out = np.empty_like(host)
-            cuda.memcpy_dtoh(out, buf)
+            drv.download(out, buf)
             buf.free()
             return out[:initial.size]
 
-        return self._guard(f"launch of {spec.label or spec.name}", go)
+        return self.guard(f"launch of {spec.label or spec.name}", go)
 
     def trace_record(self, req: dict, progress=None) -> dict:
         """Count and record the instrumented kernel of a trace (``viz.trace.record``);
@@ -359,12 +343,6 @@ class Session:
 
         return run_fault_check(self, req)
 
-    def trace_plain(self, req: dict) -> None:
-        """One launch of a trace's plain kernel (``viz.trace.record``)."""
-        from ..trace.record import run_plain
-
-        return run_plain(self, req)
-
     # -- timing -----------------------------------------------------------
 
     def spin(self, ns: int):
@@ -372,9 +350,8 @@ class Session:
         if self._spin is None:
             from ..toolchain.compile import compile_cubin
 
-            self._spin = self.function(compile_cubin(SPIN_SOURCE), "wv_spin")
-            self._spin.prepare("Q")
-        self._spin.prepared_call((1, 1, 1), (1, 1, 1), int(ns))
+            self._spin = self.driver.kernel(compile_cubin(SPIN_SOURCE), "wv_spin").prepare("Q")
+        self._spin.launch((1, 1, 1), (1, 1, 1), int(ns))
 
     def batch_times(self, launch, per_sample: int, samples: int) -> tuple[list[float], bool]:
         """Milliseconds per launch of ``samples`` samples, each ``per_sample`` launches
@@ -387,7 +364,7 @@ class Session:
         pair of events, as warpviz did first, also measured the host's gap between the start
         event and the launch whenever the GPU had caught up with Python (a 9 us copy
         showed a 109% spread, a 0.04 ms loop 49%)."""
-        cuda = self.cuda
+        drv = self.driver
         out: list[float] = []
         starved = False
         group = max(1, min(samples, QUEUE_LAUNCHES // max(1, per_sample)))
@@ -396,8 +373,8 @@ class Session:
         while done < samples:
             g = min(group, samples - done)
             n = g * per_sample
-            self.spin(int(min(0.25, 5e-4 + 2.0 * n * self._enqueue_s) * 1e9))
-            evs = [cuda.Event() for _ in range(g + 1)]
+            self.spin(int(min(0.25, 5e-4 + 2.0 * n * self.enqueue_s) * 1e9))
+            evs = [drv.event() for _ in range(g + 1)]
             t0 = time.perf_counter()
             evs[0].record()
             for s in range(g):
@@ -408,7 +385,7 @@ class Session:
             host_s = time.perf_counter() - t0
             late = evs[0].query()   # the spin ended before everything was queued
             evs[-1].synchronize()
-            self._enqueue_s = max(1e-6, host_s / n)
+            self.enqueue_s = max(1e-6, host_s / n)
             if late and not retried:
                 retried = True      # once more with the spin sized by the measured queueing time
                 continue
@@ -430,7 +407,7 @@ class Session:
 
         ``initial`` (bytes): every buffer set starts as these bytes (a launch file's own
         fills: a traced launch, ``viz.gpu.tracebench``) instead of random words."""
-        fn = self._guard("loading", lambda: self._prepared(spec))
+        kernel = self.guard("loading", lambda: self.prepare(spec))
         bufs = [self.alloc(spec.buffer_bytes) for _ in range(max(1, sets))]
         what = f"launch of {spec.label or spec.name}"
         try:
@@ -441,12 +418,12 @@ class Session:
                     host = np.zeros(max(256, -(-spec.buffer_bytes // 256) * 256), np.uint8)
                     data = np.asarray(initial, np.uint8).ravel()[:host.size]
                     host[:data.size] = data
-                    self.cuda.memcpy_htod(b, host)
+                    self.driver.upload(b, host)
 
             def launch(i: int):
-                self._launch(fn, spec, int(bufs[i % len(bufs)]))
+                self.launch(kernel, spec, int(bufs[i % len(bufs)]))
 
-            return self._guard(what, lambda: self._scaled_timing(launch, min_runs, cancelled))
+            return self.guard(what, lambda: self._scaled_timing(launch, min_runs, cancelled))
         finally:
             for b in bufs:
                 try:
@@ -469,7 +446,7 @@ class Session:
             sample_ms = per_sample * est
             # what a sample costs in wall time: its GPU time, the host's queueing (while
             # the spin kernel waits) and the spin's floor
-            cost_ms = sample_ms + 1e3 * per_sample * self._enqueue_s + 0.5
+            cost_ms = sample_ms + 1e3 * per_sample * self.enqueue_s + 0.5
             samples = int(min(MAX_RUNS, max(min_runs, TIME_BUDGET_S * 1e3 / cost_ms)))
             times, starved = self.batch_times(launch, per_sample, samples)
             t = Timing(tuple(times), launches_per_sample=per_sample, attempts=attempt, starved=starved)
@@ -484,15 +461,14 @@ class Session:
 
     def time_memcpy(self, nbytes: int = MEMCPY_BYTES, runs: int = MIN_RUNS, cancelled=None) -> Timing:
         """Device-to-device cudaMemcpy of ``nbytes``: the bandwidth ceiling (read + write)."""
-        cuda = self.cuda
         src, dst = self.alloc(nbytes), self.alloc(nbytes)
         try:
             self.fill_random(src, nbytes)
 
             def launch(_i: int):
-                cuda.memcpy_dtod_async(dst, src, nbytes)
+                self.driver.copy_async(dst, src, nbytes)
 
-            return self._guard("cudaMemcpy", lambda: self._scaled_timing(launch, runs, cancelled or (lambda: False)))
+            return self.guard("cudaMemcpy", lambda: self._scaled_timing(launch, runs, cancelled or (lambda: False)))
         finally:
             src.free()
             dst.free()

@@ -20,7 +20,7 @@ def timed_entries(doc: dict):
     ``where`` is ("scenarios" | "kernels", name) or ("sweeps", "name:value")."""
     from ..scenario import load, with_params
     from . import handwritten
-    from .bench import SWEEPS, _sweep_base
+    from .bench import SWEEPS, sweep_base
     from .codegen import kernel_name
     from .codegen import generate
     from .plan import plan_scale
@@ -58,7 +58,7 @@ def timed_entries(doc: dict):
             t = pt.get("timing")
             if not isinstance(t, dict) or "median_ms" not in t:
                 continue
-            sc = with_params(_sweep_base(spec), {spec["param"]: pt["value"]})
+            sc = with_params(sweep_base(spec), {spec["param"]: pt["value"]})
             replicas = (t.get("scale") or {}).get("replicas")
             kname = f"wv_sweep_{name.replace('-', '_')}_{pt['value']}"
             yield (("sweeps", f"{name}:{pt['value']}"), t, *scenario_item(sc, kname, replicas))

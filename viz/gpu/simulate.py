@@ -22,7 +22,7 @@ import numpy as np
 
 from ..engine import evaluate_instruction
 from ..scenario import KIND_OPS, Instruction, Scenario, loop_points
-from .codegen import _carry_pos, plan_groups
+from .codegen import carry_pos, plan_groups
 
 MAX_WORK = 60_000_000  # threads x instructions x bytes beyond which the check is skipped
 
@@ -119,7 +119,7 @@ def predict(sc: Scenario, initial: np.ndarray) -> Prediction:
     for g_index, a, ins in program:
         arr = sc.array(a.array)
         addr, mask = lanes(ins)
-        pos = _carry_pos(a, ins.byte_offset, ins.size)
+        pos = carry_pos(a, ins.byte_offset, ins.size)
         bi, ti = np.nonzero(mask)
         base = addr[bi, ti]
         me = gid[bi, ti]

@@ -29,9 +29,8 @@ def _fail(message: str) -> int:
 
 
 def cmd_trace(args) -> int:
-    from . import GpuUnavailable
     from ..toolchain.compile import CompileError
-    from .runner import KernelFault
+    from .front import GpuUnavailable, KernelFault
     from ..trace.launch import load_launch
 
     if args.out:
@@ -76,9 +75,9 @@ def cmd_trace(args) -> int:
 
 def _trace(launch, blocks, args) -> int:
     from ..trace.analysis import to_json, to_table
-    from .trace_pipeline import record_trace
+    from .front import TraceRequest, record
 
-    rec = record_trace(launch, blocks=blocks, validate=args.validate, out=args.out)
+    rec = record(TraceRequest(launch, out=args.out, validate=args.validate, blocks=blocks))
     out, an, guard = rec.path, rec.analysis, rec.guard
     doc = to_json(an)
     rc = 0

@@ -17,21 +17,15 @@ def main(argv: list[str]) -> int:
 
     from .runner import KernelFault, Session
     from ..trace.record import run_plain
+    from .ncu_driver import run_each
 
     spec = json.loads(open(argv[0]).read())
     session = Session()
-    failures = 0
-    try:
-        for d in spec["launches"]:
-            req = dict(d, kernel=d["name"], cubin=base64.b64decode(d["cubin"]), buffer=np.load(d["buffer"]))
-            try:
-                run_plain(session, req)
-            except KernelFault as err:
-                failures += 1
-                print(f"warpviz-trace-ncu-driver: {d['name']}: {err}", file=sys.stderr)
-    finally:
-        session.close()
-    return 1 if failures else 0
+
+    def run(d: dict) -> None:
+        run_plain(session, dict(d, kernel=d["name"], cubin=base64.b64decode(d["cubin"]), buffer=np.load(d["buffer"])))
+
+    return run_each(session, spec["launches"], run, KernelFault, "warpviz-trace-ncu-driver")
 
 
 if __name__ == "__main__":

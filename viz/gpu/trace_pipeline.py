@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import re
 import sys
 import tempfile
 import threading
@@ -50,30 +49,26 @@ def parse_blocks(text: str, nblocks: int, path) -> list[int]:
     holds at most 65,536 blocks); the ranges are merged before they are expanded, so the
     work is bounded whatever the text repeats. ``TraceError`` (exit 2) names the part."""
     fix = "write e.g. `--blocks 0`, `--blocks 0-15` or `--blocks 0,7,63`"
-    parts = text.split(",")
-    if len(parts) > MAX_BLOCK_RANGES:
-        raise TraceError(path, "--blocks", f"{len(parts):,} blocks or ranges, over warpviz's limit of "
-                         f"{MAX_BLOCK_RANGES}", "join neighbouring blocks into ranges (`--blocks 0-1023`)")
-    spans: list[tuple[int, int]] = []
-    for part in parts:
-        part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not m:
-            raise TraceError(path, "--blocks", f"`{part[:40]}` is not a block index or range", fix)
-        from ..argcheck import MAX_DIGITS, out_of_range
+    from ..argcheck import RangeTextError, out_of_range, range_parts
 
-        if max(len(g.lstrip("0")) for g in m.groups() if g) > MAX_DIGITS:     # 5,000 digits: before int()
-            raise TraceError(path, "--blocks", out_of_range("--blocks", part, 0, nblocks - 1),
-                             "give linear block indices inside the grid")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        if hi < lo or hi >= nblocks:
-            raise TraceError(path, "--blocks", f"`{part}` is outside the grid's blocks 0..{nblocks - 1}",
-                             "give linear block indices inside the grid")
-        if hi >= SELECTABLE_BLOCKS:
-            raise TraceError(path, "--blocks", f"`{part}`: only blocks 0..{SELECTABLE_BLOCKS - 1:,} can be "
-                             "selected one by one", "choose blocks below that, or record every block")
-        spans.append((lo, hi))
+    spans: list[tuple[int, int]] = []
+    try:
+        for lo, hi, part in range_parts(text, MAX_BLOCK_RANGES):
+            if hi < lo or hi >= nblocks:
+                raise TraceError(path, "--blocks", f"`{part}` is outside the grid's blocks 0..{nblocks - 1}",
+                                 "give linear block indices inside the grid")
+            if hi >= SELECTABLE_BLOCKS:
+                raise TraceError(path, "--blocks", f"`{part}`: only blocks 0..{SELECTABLE_BLOCKS - 1:,} can be "
+                                 "selected one by one", "choose blocks below that, or record every block")
+            spans.append((lo, hi))
+    except RangeTextError as e:
+        if e.problem == "parts":
+            raise TraceError(path, "--blocks", f"{e.count:,} blocks or ranges, over warpviz's limit of "
+                             f"{MAX_BLOCK_RANGES}", "join neighbouring blocks into ranges (`--blocks 0-1023`)") from None
+        if e.problem == "form":
+            raise TraceError(path, "--blocks", f"`{e.part[:40]}` is not a block index or range", fix) from None
+        raise TraceError(path, "--blocks", out_of_range("--blocks", e.part, 0, nblocks - 1),
+                         "give linear block indices inside the grid") from None
     out: list[int] = []
     end = -1
     for lo, hi in sorted(spans):
@@ -477,7 +472,7 @@ MAX_LEFT_OUT = 64               # entries of sources_left_out (a module may name
 
 def _not_carried(f: str, here: Path) -> tuple[str | None, Path | None]:
     """Why the file ``f`` (a name from line information) is not carried, or (None, its path)."""
-    from ..trace.launch import _inside
+    from ..trace.launch import inside_folder
 
     if "\0" in f:
         return "its name holds a NUL byte", None
@@ -485,7 +480,7 @@ def _not_carried(f: str, here: Path) -> tuple[str | None, Path | None]:
         p = (here / f).resolve() if not Path(f).is_absolute() else Path(f).resolve()
     except (OSError, RuntimeError, ValueError):
         return "its path cannot be resolved", None
-    if not _inside(p, here):
+    if not inside_folder(p, here):
         return "outside the launch file's folder", None
     rel = p.relative_to(here).parts
     if any(part.startswith(".") for part in rel) or any(part.startswith(".") for part in Path(f).parts

@@ -635,14 +635,14 @@ def coverage(trace) -> Coverage:
 
 def first_blocks(trace, n: int):
     """The trace cut to the records of its first ``n`` blocks (records are ordered by block)."""
-    from ..trace.tracefile import Trace
+    from ..trace.tracefile import PAYLOAD_FLAG, Trace
 
     _b, first = np.unique(trace.block, return_index=True)
     starts = np.sort(first)
     rows = int(starts[n]) if n < len(starts) else trace.records
     cut = {k: getattr(trace, k)[:rows] for k in ("instr", "block", "warp", "active", "pred", "shared", "global_",
                                                  "base", "offset", "flags")}
-    tma = np.flatnonzero(cut["flags"] == 2)      # issue 30 hook: the TMA records' operands
+    tma = np.flatnonzero(cut["flags"] == PAYLOAD_FLAG)      # the payload records' operands
     return Trace(header=trace.header, path=trace.path, payload=trace.payload[:tma.size], **cut)
 
 

@@ -204,9 +204,6 @@ class ProcessSession:
     def trace_check(self, req, cancelled=None, timeout=None):
         return self._call("trace_check", req, cancelled=cancelled, timeout=timeout)
 
-    def trace_plain(self, req, cancelled=None):
-        return self._call("trace_plain", req, cancelled=cancelled)
-
     def time_launch(self, spec, sets: int = 1, min_runs: int = MIN_RUNS, cancelled=None, initial=None):
         if initial is None:
             return self._call("time_launch", spec, sets, min_runs, cancelled=cancelled)

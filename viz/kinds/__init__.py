@@ -37,8 +37,8 @@ REGISTERED = (
     cp_async,
     atomic,
     tma_load,
-    tma_store,     # issue 30: a TMA store of a shared tile to a global box (scenarios)
-    tma_copy,      # issue 30: TMA and bulk copies in traces, and the TMA unit's control instructions
+    tma_store,     # a TMA store of a shared tile to a global box (scenarios)
+    tma_copy,      # TMA and bulk copies in traces, and the TMA unit's control instructions
     wgmma,
     unrecorded,
 )

@@ -1,7 +1,7 @@
 """cp.async (LDGSTS) and TMA 2-D tile copies (UTMALDG): how the H100 counts them.
 
 The rules (docs/memory-model.md, "cp.async, TMA tile copies and shared atomics"),
-measured with tools/gpu/session/kinds_probe.sh (122 cp.async and 59 TMA probes):
+measured with tools/probes/cp_async_tma_atomics.sh (122 cp.async and 59 TMA probes):
 
 * ``cp.async`` is one request per warp in the ten's global-load metrics
   (``l1tex__t_requests/sectors_pipe_lsu_mem_global_op_ld``) and one instruction in
@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..counting import InstrStats, count_chunk, describe_lane, evaluate_instruction
+from ..gpus import BANK_BYTES, BANK_MASK, BANK_ROW_BYTES, BANKS, LINE_SHIFT, SECTOR_SHIFT, WARP, WORD_SHIFT
 from ..i18n import tr
 from ..kernels_numba import njit
 from ..scenario_parts import ScenarioError, line_of
@@ -47,22 +48,22 @@ def ldgsts_shared(addr, mask, size, wavefronts, phases, deepest):
     ``deepest``: the most wavefronts one phase of the warp took."""
     nb, nt = addr.shape
     nw = wavefronts.shape[1]
-    per = 32 if size <= 4 else (16 if size == 8 else 8)
-    words = size // 4 if size >= 4 else 1
-    count = np.zeros(32, np.int64)
+    per = WARP if size <= BANK_BYTES else BANK_ROW_BYTES // size   # 32, 16 or 8 lanes
+    words = size // BANK_BYTES if size >= BANK_BYTES else 1
+    count = np.zeros(BANKS, np.int64)
     for b in range(nb):
         for w in range(nw):
             wf = 0
             ph = 0
             deep = 0
-            for p in range(0, 32, per):
+            for p in range(0, WARP, per):
                 count[:] = 0
                 any_active = False
-                for t in range(w * 32 + p, min(nt, w * 32 + p + per)):
+                for t in range(w * WARP + p, min(nt, w * WARP + p + per)):
                     if mask[b, t]:
                         any_active = True
                         for q in range(words):
-                            count[((addr[b, t] >> 2) + q) & 31] += 1
+                            count[((addr[b, t] >> WORD_SHIFT) + q) & BANK_MASK] += 1
                 if any_active:
                     ph += 1
                     m = count.max()
@@ -80,21 +81,21 @@ def cg_sectors(gaddr, saddr, mask, out):
     later lane writes again are dropped; the rest count distinct (global line, shared sector)."""
     nb, nt = gaddr.shape
     nw = out.shape[1]
-    keys = np.empty(32, np.int64)
+    keys = np.empty(WARP, np.int64)
     for b in range(nb):
         for w in range(nw):
             n = 0
-            for t in range(w * 32, min(nt, w * 32 + 32)):
+            for t in range(w * WARP, min(nt, w * WARP + WARP)):
                 if not mask[b, t]:
                     continue
                 later = False
-                for u in range(t + 1, min(nt, w * 32 + 32)):
+                for u in range(t + 1, min(nt, w * WARP + WARP)):
                     if mask[b, u] and (saddr[b, u] >> 4) == (saddr[b, t] >> 4):
                         later = True
                         break
                 if later:
                     continue
-                k = (gaddr[b, t] >> 7) * 2147483648 + (saddr[b, t] >> 5)
+                k = (gaddr[b, t] >> LINE_SHIFT) * 2147483648 + (saddr[b, t] >> SECTOR_SHIFT)
                 seen = False
                 for i in range(n):
                     if keys[i] == k:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 
+from ..access_figures import AccessFigures
 from .analyze import atomic_active_lanes, count_atomic
-from .build import EXAMPLES, KEYS, _atomic
+from .build import EXAMPLES, KEYS, parse_atomic
 from .plain import plain_accept
 from .registry import Kind, TraceForm
 
@@ -35,8 +36,8 @@ SHARED_ATOM_WAVEFRONTS = ATOM_METRICS[1]
 SHARED_ATOM_CONFLICTS = ATOM_METRICS[2]
 
 
-def _atom_rule(d: dict) -> str:
-    return "atom_add" if (d.get("options") or {}).get("result") == "used" else "atom_inc"
+def _atom_rule(d: AccessFigures) -> str:
+    return "atom_add" if (d.options or {}).get("result") == "used" else "atom_inc"
 
 
 def _atomic_per_lane(access) -> bool:
@@ -56,7 +57,7 @@ def _random_text(r):
 
 
 KIND = Kind(
-    op="atomic", keys=frozenset(KEYS["atomic"]), example=EXAMPLES["atomic"], parse=_atomic,
+    op="atomic", keys=frozenset(KEYS["atomic"]), example=EXAMPLES["atomic"], parse=parse_atomic,
     count=count_atomic,
     metrics=ATOM_METRICS + GLOBAL_ATOM_METRICS, metric_labels={
         "smsp__inst_executed_op_shared_atom.sum": "shared atomic instructions",

@@ -1,8 +1,8 @@
 """Atomics: how the H100 counts ``atomicAdd`` on shared (ATOMS) and global memory (ATOM / RED).
 
 The rules (docs/memory-model.md, "Atomics"), measured on the H100 with
-tools/gpu/session/kinds_probe.sh (one warp, one instruction, 75 address patterns) and
-tools/gpu/probe_atomics.sh:
+tools/probes/cp_async_tma_atomics.sh (one warp, one instruction, 75 address patterns) and
+tools/probes/atomics.sh:
 
 * ``atomicAdd(&h[i], 1)`` on shared memory whose result is unused (``result = "unused"``):
   nvcc emits ``ATOMS.POPC.INC``, and that instruction combines the lanes that hit one
@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..counting import InstrStats, _count, evaluate_instruction
+from ..counting import InstrStats, count_addresses, evaluate_instruction
+from ..gpus import BANK_MASK, SECTOR_SHIFT, WARP, WORD_SHIFT
 from ..kernels_numba import njit
 
 ATOM_INST = "smsp__inst_executed_op_shared_atom.sum"
@@ -53,13 +54,13 @@ def atom_counts(addr, mask, per_lane, wavefronts, phases, active, deepest):
     distinct words (``per_lane`` False) or active lanes (True)."""
     nb, nt = addr.shape
     nw = wavefronts.shape[1]
-    words = np.empty(32, np.int64)
+    words = np.empty(WARP, np.int64)
     for b in range(nb):
         for w in range(nw):
             n = 0
-            for t in range(w * 32, min(nt, w * 32 + 32)):
+            for t in range(w * WARP, min(nt, w * WARP + WARP)):
                 if mask[b, t]:
-                    words[n] = addr[b, t] >> 2
+                    words[n] = addr[b, t] >> WORD_SHIFT
                     n += 1
             active[b, w] = n
             if n == 0:
@@ -68,7 +69,7 @@ def atom_counts(addr, mask, per_lane, wavefronts, phases, active, deepest):
             for i in range(n):
                 c = 0
                 for j in range(n):
-                    if (words[j] & 31) != (words[i] & 31):
+                    if (words[j] & BANK_MASK) != (words[i] & BANK_MASK):
                         continue
                     if per_lane:
                         c += 1
@@ -94,14 +95,14 @@ def atomic_sector_counts(addr, mask, sectors):
     one address are served one after another, each pass a sector access, so a sector counts
     as many times as its most-shared address has lanes (32 lanes on one word: 32 sectors;
     16 words of 2 lanes in 2 sectors: 4). Measured on 117 one-warp probes of RED and ATOM,
-    4 and 8 bytes, every one equal (tools/gpu/probe_atomics.sh)."""
+    4 and 8 bytes, every one equal (tools/probes/atomics.sh)."""
     nb, nt = addr.shape
     nw = sectors.shape[1]
-    a = np.empty(32, np.int64)
+    a = np.empty(WARP, np.int64)
     for b in range(nb):
         for w in range(nw):
             n = 0
-            for t in range(w * 32, min(nt, w * 32 + 32)):
+            for t in range(w * WARP, min(nt, w * WARP + WARP)):
                 if mask[b, t]:
                     a[n] = addr[b, t]
                     n += 1
@@ -109,14 +110,14 @@ def atomic_sector_counts(addr, mask, sectors):
             for i in range(n):
                 first = True                    # the first lane of its sector: count the sector once
                 for j in range(i):
-                    if a[j] >> 5 == a[i] >> 5:
+                    if a[j] >> SECTOR_SHIFT == a[i] >> SECTOR_SHIFT:
                         first = False
                         break
                 if not first:
                     continue
                 best = 0
                 for j in range(i, n):           # the busiest address of this sector
-                    if a[j] >> 5 != a[i] >> 5:
+                    if a[j] >> SECTOR_SHIFT != a[i] >> SECTOR_SHIFT:
                         continue
                     c = 0
                     for q in range(n):
@@ -138,10 +139,10 @@ def count_global_atomic(addr: np.ndarray, mask: np.ndarray, nw: int) -> np.ndarr
 def full_warps(mask: np.ndarray, nt: int) -> int:
     """Warps of ``mask`` (blocks, threads) whose 32 lanes are all active."""
     mask = np.asarray(mask, bool)
-    nw = nt // 32
+    nw = nt // WARP
     if not mask.size or nw == 0:
         return 0
-    return int(mask[:, :nw * 32].reshape(mask.shape[0], nw, 32).all(axis=2).sum())
+    return int(mask[:, :nw * WARP].reshape(mask.shape[0], nw, WARP).all(axis=2).sum())
 
 
 def count_atomic(addr: np.ndarray, mask: np.ndarray, nw: int, per_lane: bool = False):
@@ -160,10 +161,10 @@ def aggregate_mask(mask: np.ndarray, aggregate: str, nt: int) -> np.ndarray:
     if aggregate == "none" or not mask.size:
         return mask
     nb = mask.shape[0]
-    nw = -(-nt // 32)
-    full = np.zeros((nb, nw * 32), bool)
+    nw = -(-nt // WARP)
+    full = np.zeros((nb, nw * WARP), bool)
     full[:, :nt] = mask
-    m = full.reshape(nb, nw, 32)
+    m = full.reshape(nb, nw, WARP)
     out = np.zeros_like(m)
     any_ = m.any(axis=2)
     if aggregate == "highest":
@@ -177,7 +178,7 @@ def aggregate_mask(mask: np.ndarray, aggregate: str, nt: int) -> np.ndarray:
         out[whole, 31] = True
     else:
         raise ValueError(f"unknown aggregation {aggregate!r}")
-    return out.reshape(nb, nw * 32)[:, :nt]
+    return out.reshape(nb, nw * WARP)[:, :nt]
 
 
 def analyze_atomic(scenario, instr, access, ctx):
@@ -209,7 +210,7 @@ def analyze_atomic(scenario, instr, access, ctx):
             st.phases += int(ph.sum())
             st.deepest = max(st.deepest, int(deep.max(initial=0)))
         else:
-            _sec, lines, act, distinct, _ = _count("global", instr.size, addr, mask, ctx.nw, True)
+            _sec, lines, act, distinct, _ = count_addresses("global", instr.size, addr, mask, ctx.nw, True)
             wf = count_global_atomic(addr, mask, ctx.nw)
             st.sectors += int(wf.sum())
             st.lines += int(lines.sum())

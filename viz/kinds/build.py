@@ -41,7 +41,7 @@ def build_kind_access(b, k: int, raw: dict) -> Access:
     return kind.parse(b, k, raw)
 
 
-def _plain(b, k: int, raw: dict, op: str, at_key: str, as_op: str = "load") -> Access:
+def parse_plain(b, k: int, raw: dict, op: str, at_key: str, as_op: str = "load") -> Access:
     """Parse ``raw[at_key]`` (with the table's loops and ``when``) as a plain access; its
     errors name the kind's op and key."""
     plain = {"op": as_op, "at": raw.get(at_key)}
@@ -89,8 +89,8 @@ def _label(k: int, op: str, at: str) -> str:
 # ---------------------------------------------------------------------------- cp.async
 
 
-def _cp_async(b, k: int, raw: dict) -> Access:
-    dst = _plain(b, k, raw, "cp.async", "at", "store")
+def parse_cp_async(b, k: int, raw: dict) -> Access:
+    dst = parse_plain(b, k, raw, "cp.async", "at", "store")
     where = _label(k, "cp.async", dst.text)
     sarr = b.arrays[dst.array]
     if sarr.space != "shared":
@@ -99,7 +99,7 @@ def _cp_async(b, k: int, raw: dict) -> Access:
     if "from" not in raw:
         b.fail(where, tr("cp.async needs the global source: the key from is missing"),
                tr("add from = \"src[...]\" (a global element of the same size)"), key="op")
-    src = _plain(b, k, raw, "cp.async", "from", "load")
+    src = parse_plain(b, k, raw, "cp.async", "from", "load")
     garr = b.arrays[src.array]
     if garr.space != "global":
         b.fail(where, tr("cp.async copies from global memory, but from names the shared array {name}",
@@ -127,8 +127,8 @@ def _cp_async(b, k: int, raw: dict) -> Access:
 # ---------------------------------------------------------------------------- atomic
 
 
-def _atomic(b, k: int, raw: dict) -> Access:
-    acc = _plain(b, k, raw, "atomic", "at", "store")
+def parse_atomic(b, k: int, raw: dict) -> Access:
+    acc = parse_plain(b, k, raw, "atomic", "at", "store")
     where = _label(k, "atomic", acc.text)
     arr = b.arrays[acc.array]
     tname = arr.type.name if acc.field is None else next(f.type.name for f in arr.type.fields if f.name == acc.field)
@@ -185,11 +185,11 @@ def aggregation(space: str, tname: str, result: str, acc) -> str:
 # ---------------------------------------------------------------------------- tma.load
 
 
-def _tma(b, k: int, raw: dict) -> Access:
+def parse_tma(b, k: int, raw: dict) -> Access:
     return _tma_box(b, k, raw, "tma.load")
 
 
-def _tma_store(b, k: int, raw: dict) -> Access:
+def parse_tma_store(b, k: int, raw: dict) -> Access:
     return _tma_box(b, k, raw, "tma.store")
 
 
@@ -228,7 +228,7 @@ def _tma_box(b, k: int, raw: dict, op: str) -> Access:
         b.fail(where, tr("the TMA writes in one of its own swizzles (none, tma:32B, tma:64B, tma:128B), not {swz}",
                          swz=swz), tr("give the tile swizzle = \"tma:128B\" (or tma:64B, tma:32B, none)"),
                key=tile_key)
-    src = _plain(b, k, {k2: v for k2, v in raw.items() if k2 != "when"}, op, tensor_key, "load")
+    src = parse_plain(b, k, {k2: v for k2, v in raw.items() if k2 != "when"}, op, tensor_key, "load")
     garr = b.arrays[src.array]
     if garr.space != "global" or len(garr.shape) != 2 or garr.pad or not garr.swizzle.is_identity:
         if store:

@@ -171,7 +171,13 @@ def atomic_body(a, arr, sc, rename) -> list[str]:
 def tma_lines(a, arr, sc, rename, k: int) -> list[str]:
     """Thread 0 issues the copy; every thread of the block waits for it (mbarrier phase; a
     store: the bulk group). ``k`` counts this op's accesses; the tensor map's index counts
-    every TMA access (``tensor_maps``), loads and stores alike."""
+    every TMA access (``tensor_maps``), loads and stores alike. The map is 3-D: the tensor's
+    columns and rows, then one plane per replica (``wv_rep_bytes`` apart, as every other
+    global access of a replica is). A store writes its replica's plane, so replicas do not
+    write one box over and over (measured 2026-11-29 on the H200: 32,768 replicas storing
+    one 16 KiB tile took 6.5x the model's time, every SM writing the same lines); a load
+    reads plane 0, the first replica's tensor, as it did with a 2-D map (every replica
+    reads the same box from L2: the H100's box probes, ``tma_load.TMA_ROW_NS_BYTES``)."""
     k = [x.index for x in sc.accesses if x.op in TMA_OPS].index(a.index)
     if a.op == "tma.store":
         return tma_store_lines(a, arr, sc, rename, k)
@@ -184,11 +190,11 @@ def tma_lines(a, arr, sc, rename, k: int) -> list[str]:
     out.append('  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");')
     out.append(f'  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(wv_mbar), '
                f'"r"({nbytes}u) : "memory");')
-    out.append('  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes '
-               '[%0], [%1, {%2, %3}], [%4];"')
+    out.append('  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes '
+               '[%0], [%1, {%2, %3, %4}], [%5];"')
     factor = data_type(arr.type.size)[1]
     out.append(f'    :: "r"(wv_sbase + {arr.base}u), "l"((unsigned long long)&wv_tmap{k}), "r"((int)(wv_col * {factor})), '
-               '"r"((int)wv_row), "r"(wv_mbar) : "memory");')
+               '"r"((int)wv_row), "r"(0), "r"(wv_mbar) : "memory");')
     out.append("}")
     out.append('asm volatile("{\\n.reg .pred P1;\\nWV_WAIT:\\n'
                'mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\\n'
@@ -207,10 +213,10 @@ def tma_store_lines(a, arr, sc, rename, k: int) -> list[str]:
     out.append("__syncthreads();")
     out.append("if (wv_tid == 0) {")
     out.extend("  " + ln for ln in _indices(src, rename))
-    out.append('  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"')
+    out.append('  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"')
     factor = data_type(arr.type.size)[1]
     out.append(f'    :: "l"((unsigned long long)&wv_tmap{k}), "r"((int)(wv_col * {factor})), "r"((int)wv_row), '
-               f'"r"(wv_sbase + {arr.base}u) : "memory");')
+               f'"r"((int)wv_rep), "r"(wv_sbase + {arr.base}u) : "memory");')
     out.append('  asm volatile("cp.async.bulk.commit_group;" ::: "memory");')
     out.append('  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");')
     out.append("}")

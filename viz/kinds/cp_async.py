@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 
+from ..access_figures import AccessFigures
 from .analyze import count_cp_async, cp_async_figures
-from .build import EXAMPLES, KEYS, _cp_async
+from .build import EXAMPLES, KEYS, parse_cp_async
 from .registry import Kind, TraceForm
 from .report import extra_rows
 
@@ -24,7 +25,7 @@ LDGSTS_METRICS = (
 )
 
 
-def _ldgsts_rule(d: dict) -> str:
+def _ldgsts_rule(d: AccessFigures) -> str:
     return "ldgsts"
 
 
@@ -45,7 +46,7 @@ def _random_text(r):
 
 
 KIND = Kind(
-    op="cp.async", keys=frozenset(KEYS["cp.async"]), example=EXAMPLES["cp.async"], parse=_cp_async,
+    op="cp.async", keys=frozenset(KEYS["cp.async"]), example=EXAMPLES["cp.async"], parse=parse_cp_async,
     count=count_cp_async, figures=cp_async_figures,
     metrics=LDGSTS_METRICS, metric_labels={
         "smsp__inst_executed_op_ldgsts.sum": "cp.async instructions",
@@ -117,7 +118,7 @@ FORMS = (
               mask_code=zero_fill_code, skip_spaces=("global",),
               latency="",            # asynchronous: waited for at wait_group
               counters={"smsp__inst_executed_op_ldgsts.sum": "cp.async instructions"},
-              sass_kind={"global": "cp.async"}),
+              sass_kind={"global": "cp.async"}, fuses=False),
 )
 KINDS = (KIND,)
 UNRECORDED = ()

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from ..i18n import tr
+from ..gpus import BANK_BYTES, BANK_MASK, WARP, WORD_SHIFT
 from ..scenario_parts import access_text
 
 ROW_BYTES = 16            # one row of 8 b16 elements
@@ -99,7 +100,7 @@ def looks_like_matrix_op(text: object) -> bool:
 
 def matrix_of_lane(lane: int) -> int:
     """The matrix whose row lane ``lane`` addresses (lanes 0-7: 0, 8-15: 1, ...)."""
-    return (lane % 32) // ROWS
+    return (lane % WARP) // ROWS
 
 
 def row_of_lane(lane: int) -> int:
@@ -109,7 +110,7 @@ def row_of_lane(lane: int) -> int:
 def fragment(lane: int, matrix: int, trans: bool) -> tuple[tuple[int, int], tuple[int, int]]:
     """The two (row, column) elements of ``matrix`` that register ``matrix`` of ``lane``
     holds (its low half first)."""
-    r, c = (lane % 32) // 4, 2 * (lane % 4)
+    r, c = (lane % WARP) // 4, 2 * (lane % 4)
     if trans:
         return (c, r), (c + 1, r)
     return (r, c), (r, c + 1)
@@ -126,7 +127,7 @@ def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
     """Per lane: (matrix, register, row, column) of each b16 element it ends with (ldmatrix)
     or gives (stmatrix), in register order, low half first."""
     out = []
-    for lane in range(32):
+    for lane in range(WARP):
         mine = []
         for i in range(op.num):
             for row, col in fragment(lane, i, op.trans):
@@ -141,7 +142,7 @@ def fragment_table(op: MatrixOp) -> list[list[tuple[int, int, int, int]]]:
 # like a quarter-warp phase of a 16-byte LDS/STS; a phase takes as many wavefronts as the
 # most distinct 32-bit words any one bank must deliver. Unlike LDS.128, lanes that repeat
 # addresses in pairs do not merge phases. Measured on the H100: all 365 probes of
-# tools/gpu/session/ldmatrix_probe.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
+# tools/probes/ldmatrix_wavefronts.sh agree (docs/memory-model.md, "ldmatrix and stmatrix").
 PAIR_MERGE = False
 
 
@@ -158,9 +159,9 @@ def warp_wavefronts(op: MatrixOp, rows: list[int]) -> tuple[int, int]:
     for lanes in phases_of(op):
         per_bank: dict[int, set[int]] = {}
         for ln in lanes:
-            w0 = rows[ln] >> 2
-            for q in range(ROW_BYTES // 4):
-                per_bank.setdefault((w0 + q) & 31, set()).add(w0 + q)
+            w0 = rows[ln] >> WORD_SHIFT
+            for q in range(ROW_BYTES // BANK_BYTES):
+                per_bank.setdefault((w0 + q) & BANK_MASK, set()).add(w0 + q)
         wf += max(len(s) for s in per_bank.values())
     return wf, op.num
 
@@ -261,7 +262,7 @@ def matrix_lanes(opcode: str) -> int:
     for n in (1, 2, 4):
         if f".x{n}." in opcode + ".":
             return 8 * n
-    return 32
+    return WARP
 
 
 def _row_width(parts, operands) -> int:
@@ -279,12 +280,12 @@ FORMS = (
               sass={"LDSM": "shared"}, instruction_counter={"shared": "smsp__inst_executed_op_ldsm.sum"},
               counts_global=False, lanes=matrix_lanes, latency="shared", shared_pipe=True,
               counters={"smsp__inst_executed_op_ldsm.sum": "ldmatrix instructions"},
-              sass_kind={"shared": "ldmatrix"}),
+              sass_kind={"shared": "ldmatrix"}, fuses=False),
     # stmatrix is counted only at the SM level on the H100 (no smsp__ counter)
     TraceForm(kind="stmatrix", heads=("stmatrix",), accept=_accept, roles=(("store", "", 0),), width=_row_width,
               sass={"STSM": "shared"}, instruction_counter={"shared": "sm__sass_inst_executed_op_shared_stsm.sum"},
               counts_global=False, lanes=matrix_lanes, shared_pipe=True, sass_kind={"shared": "stmatrix"},
-              counters={"sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions"}),
+              counters={"sm__sass_inst_executed_op_shared_stsm.sum": "stmatrix instructions"}, fuses=False),
 )
 KINDS = ()
 UNRECORDED = ()

@@ -43,6 +43,23 @@ CP_TYPES = {4: "float", 8: "float2", 16: "float4"}
 SWIZZLES = ["none", "xor", "xor:3", "diagonal", "cute:2,0,3", "cute:3,1,3"]
 
 
+def global_and_shared(gtype: str, gsize: int, goff: int, stype: str, rows: int, cols: int, pad: int,
+                      swz: str) -> str:
+    """The arrays of a random scenario: ``g`` in global memory, ``s`` a shared tile."""
+    return f"""[arrays.g]
+space = "global"
+type = "{gtype}"
+shape = [{gsize}]
+offset = {goff}
+[arrays.s]
+space = "shared"
+type = "{stype}"
+shape = [{rows}, {cols}]
+pad = {pad}
+swizzle = "{swz}"
+"""
+
+
 def _when(r: random.Random) -> str:
     if r.random() < 0.35:
         return f'when = "{expr(r, 2)} % {r.randint(2, 5)} != 0"\n'
@@ -70,18 +87,7 @@ title = "random cp.async"
 [launch]
 block = [{bx}]
 grid = [{gx}]
-[arrays.g]
-space = "global"
-type = "{t}"
-shape = [{gsize}]
-offset = {goff}
-[arrays.s]
-space = "shared"
-type = "{t}"
-shape = [{rows}, {cols}]
-pad = {pad}
-swizzle = "{swz}"
-[[access]]
+{global_and_shared(t, gsize, goff, t, rows, cols, pad, swz)}[[access]]
 op = "cp.async"
 at = "{at}"
 from = "{src}"

@@ -52,8 +52,19 @@ it may read ``%wvr4`` (the lane), ``%wvr0`` (active mask), ``%wvr1`` (predicate 
 (``rows``: the record indices of one static instruction, ``trace.addresses(rows)`` their
 slots) returns ``{Nsight Compute name: value}``; names of the ten go into the ten, others
 beside them (``other_metrics``, and ``trace --validate`` asks Nsight Compute for the names in
-``counters``). ``expand`` is declared, not yet called (the pictures and the cost model's
-replay of such records are the kind's to wire).
+``counters``). ``expand`` is declared, not yet called.
+
+Every other thing such a kind does is a hook of its ``TraceForm`` or ``Kind`` (the block of
+fields after ``summary``, and ``phase_caption`` ... ``arch_specific``): how its PTX is read
+(``read``) and recorded (``block``, ``recorder_sass``, ``payload``), how its records count
+(``stats``) and show (``line_sectors``, ``explain``, ``text``, ``drawn``), how the SASS
+reconciliation matches it (``sass_width``, ``sass_match``, ``owns_line``, ``sass_note``,
+``fuses``, ``builds``), its picture (``phase_caption``, ``request_caption``, ``picture_map``,
+``matrix_map``: a map whose ``view`` names its painter module in ``viz.render``), the target it
+compiles for (``arch_specific``) and its replay under another shared layout (``replay``). The
+trace side, the reconciliation, the painter, export, the command line and the toolchain call
+them and name no kind (docs/ARCHITECTURE.md "A new access kind"; tests/test_kinds_toy.py
+registers a kind through this module alone).
 """
 
 from __future__ import annotations
@@ -71,8 +82,9 @@ def _never(access) -> bool:
 class Kind:
     """One scenario access kind (``op`` of a scenario's access table, format 3).
 
-    The callables take warpviz's own objects (an ``Access``, a scenario, a figures dict ``d``
-    of ``Analysis.per_access``); those that need numba import it when called."""
+    The callables take warpviz's own objects (an ``Access``, a scenario, a figures record ``d``
+    of ``Analysis.per_access``, ``viz.access_figures.AccessFigures``: read its attributes);
+    those that need numba import it when called."""
 
     op: str                                    # what a scenario writes: op = "cp.async"
     keys: frozenset[str]                       # the keys its access table may have
@@ -81,7 +93,7 @@ class Kind:
     count: Callable                            # (scenario, instr, access, ctx) -> InstrStats (viz.engine)
     metrics: tuple[str, ...] = ()              # its Nsight Compute counters, beside the ten
     metric_labels: Mapping[str, str] = field(default_factory=dict)   # how the Figures panel names them
-    figures: Callable | None = None            # (access, rows, d): its own per-access figures into d
+    figures: Callable | None = None            # (access, rows, d): its own figures into d (the record's dict)
     shared_rule: Callable | None = None        # (d) -> the shared rule its reasons name (viz.report)
     reasons: Callable | None = None            # (d) -> every (figure, value, why) row, instead of a load's
     extra_reasons: Callable | None = None      # (d) -> rows after a load's shared rows
@@ -103,6 +115,14 @@ class Kind:
     copy_per_replica: bool = True              # copy_engine: False where replicas share one copy (one tensor map per launch)
     engine_seconds: Callable | None = None     # (access, scenario, count) -> seconds its copy engine spends on
                                                # count of its warp instructions (the cost model's TMA term)
+    # --- its picture and toolchain needs (hooks: the generic code calls them and never names the kind)
+    phase_caption: str = ""                    # the frame's caption of one phase (English; Chinese in zh_CN.toml)
+    request_caption: Callable | None = None    # (WarpDetail, count(n, noun) -> text) -> the request frame's caption
+    picture_map: Callable | None = None        # (WarpDetail) -> a map drawn instead of the lanes' addresses, or None;
+                                               # the map's ``view`` names its painter module in viz.render
+    matrix_map: Callable | None = None         # (scenario, instruction, block, warp) -> the map `warpviz matrix` draws
+    arch_specific: tuple[str, ...] = ()        # PTX text that, in generated CUDA, needs the arch-specific target
+                                               # (sm_90a: wgmma.mma_async)
 
 
 @dataclass(frozen=True)
@@ -114,6 +134,26 @@ class Expanded:
     shared: tuple[tuple[int, int], ...] = ()   # (shared offset, bytes)
     global_: tuple[tuple[int, int], ...] = ()  # (global address, bytes)
     counters: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RecordStats:
+    """What a form that counts its records itself (``TraceForm.stats``) says of one static
+    instruction of a trace: the figures the analysis keeps (``executed``, ``warp_instructions``,
+    ``active_lanes``, ``sectors``, ``lines``, ``per_record``: wavefronts + sectors of each of its
+    records, in the order of the rows it was given), its own counters by Nsight Compute name
+    (``own``), the entries it adds to ``analyze --json``'s per-access dict (``figures``) and the
+    kind's own object (``detail``, for its other hooks)."""
+
+    executed: int = 0
+    warp_instructions: int = 0
+    active_lanes: int = 0
+    sectors: int = 0
+    lines: int = 0
+    per_record: object = None
+    own: Mapping[str, int] = field(default_factory=dict)
+    figures: Mapping[str, object] = field(default_factory=dict)
+    detail: object = None
 
 
 @dataclass(frozen=True)
@@ -181,9 +221,46 @@ class TraceForm:
     counters: Mapping[str, str] = field(default_factory=dict)   # its counters outside the ten -> label (English;
                                                                 # the app's table, Chinese in zh_CN.toml)
     # what analyze, its JSON and the Figures panel show of a kind that counts its records itself
-    figures: Callable | None = None            # (instruction dict, its counters) -> entries for its per-access dict
-    reasons: Callable | None = None            # (per-access dict) -> (figure, value, why) rows after the first
-    summary: Callable | None = None            # (per-access dict) -> analyze's line of its figures
+    figures: Callable | None = None            # (instruction dict, its counters) -> entries for its figures record
+    reasons: Callable | None = None            # (figures record) -> (figure, value, why) rows after the first
+    summary: Callable | None = None            # (figures record) -> analyze's line of its figures
+    # --- hooks of kinds that read their own PTX, record their own way and count their records themselves
+    # (TMA and bulk copies, the TMA unit's control instructions, wgmma): the generic code calls these and
+    # never names the kind (docs/ARCHITECTURE.md "A new access kind")
+    read: Callable | None = None               # (opcode, operands) -> (direction, space, width, address text) of
+                                               # its one MemInstr; ValueError: a PTX error naming the line
+    block: Callable | None = None              # (MemInstr, widths, symbols, prologue, address_code, reg_bits,
+                                               # ctl symbol, record bytes) -> its own recording block (PTX lines);
+                                               # ValueError: a PTX error. Its global side is not bounds-checked
+    recorder_sass: Callable | None = None      # (MemInstr) -> {SASS opcode: n} its recording block adds
+    payload: bool = False                      # its records are payload records (flags 2: one per issuing lane,
+                                               # shared mask = that lane, operands in the trace's `payload` row)
+    stats: Callable | None = None              # (trace, instruction dict, rows) -> RecordStats: it counts its
+                                               # records itself (rows: every record of the instruction)
+    line_sectors: Callable | None = None       # (per-access dict) -> sectors it adds to its source line's row
+    explain: Callable | None = None            # (per-access dict) -> its (figure, value, why) rows after the
+                                               # warp-instruction and SASS rows, instead of the lanes' ones
+    text: Callable | None = None               # (per-access dict) -> analyze's lines of it, instead of the generic one
+    drawn: Callable | None = None              # (instruction dict, payload row) -> shared byte addresses of the
+                                               # lanes the picture draws for one payload record (16 bytes each)
+    # the SASS reconciliation (viz.trace.reconcile)
+    sass_width: int = 0                        # bytes "a lane" of its SASS opcodes (0: read off the opcode)
+    sass_match: Callable | None = None         # (its SASS accesses, PTX rows, PTX lines, SASS text) ->
+                                               # ({PTX id: [SASS]}, unmatched): matched by its own rule, not by line
+    owns_line: bool = False                    # every SASS memory instruction of its PTX line is its own
+    sass_note: Callable | None = None          # (its SASS accesses) -> (accesses, note) of a matched instruction, or
+                                               # None for the generic rule
+    fuses: bool = True                         # ptxas may fuse it with neighbours into a wider SASS access
+    builds: tuple = ()                         # (header key, PTX line pattern, note(SASS accesses) -> text): SASS
+                                               # memory instructions of lines it matches come from no memory
+                                               # instruction (a tensor map built on the device): explained under
+                                               # that key of the header's sass_map
+    older_unrecorded: Mapping[str, str] = field(default_factory=dict)   # mnemonic -> why: what traces made
+                                               # before this form recorded it say of its lines
+    matrix_map: Callable | None = None         # (trace, instruction index, block, warp, number) -> the map
+                                               # `warpviz matrix` draws (its ``view``: a viz.render module)
+    replay: Callable | None = None             # (trace, instruction dict, rows, remap) -> replayed figures (the
+                                               # replay of its shared side under another layout, viz.trace.replay)
 
     def space_of(self, parts: list[str]) -> str:
         if self.space:
@@ -280,6 +357,11 @@ def counter_labels() -> dict[str, str]:
     return {m: label for f in _FORMS for m, label in f.counters.items()}
 
 
+def payload_kinds() -> tuple[str, ...]:
+    """The trace kinds whose records are payload records (flags 2)."""
+    return tuple(dict.fromkeys(f.kind for f in _FORMS if f.payload))
+
+
 def sass_classes() -> dict[str, tuple[str, str]]:
     """SASS opcode -> (space, class) of every registered form (``viz.trace.reconcile``)."""
     out: dict[str, tuple[str, str]] = {}
@@ -289,5 +371,6 @@ def sass_classes() -> dict[str, tuple[str, str]]:
     return out
 
 
-__all__ = ["Kind", "TraceForm", "Expanded", "Unrecorded", "register", "register_form", "register_unrecorded",
-           "kind_of", "kinds", "forms", "form_of", "trace_kind", "trace_kinds", "unrecorded_of", "sass_classes", "counter_labels"]
+__all__ = ["Kind", "TraceForm", "RecordStats", "Expanded", "Unrecorded", "register", "register_form", "register_unrecorded",
+           "kind_of", "kinds", "forms", "form_of", "trace_kind", "trace_kinds", "unrecorded_of", "sass_classes", "counter_labels",
+           "payload_kinds"]

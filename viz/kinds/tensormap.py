@@ -42,16 +42,23 @@ def _libcuda():
 
 def encode_args(spec: dict, global_address: int):
     """The arguments of cuTensorMapEncodeTiled for ``spec`` (TensorMapSpec.to_json) at
-    ``global_address``: (data type, dims innermost first, row stride in bytes, box, element
-    strides, swizzle)."""
+    ``global_address``: (data type, dims innermost first, strides in bytes, box, element
+    strides, swizzle). Three dimensions: columns, rows and the launch's replicas
+    (``spec["replicas"]`` planes ``spec["replica_bytes"]`` apart; 1 and the row span when the
+    spec has none), the box one plane deep."""
     from .codegen import data_type
 
     dtype, factor = data_type(spec["esize"])
     row_bytes = spec["cols"] * spec["esize"]
-    dims = (ctypes.c_uint64 * 2)(spec["cols"] * factor, spec["rows"])
-    strides = (ctypes.c_uint64 * 1)(row_bytes)
-    box = (ctypes.c_uint32 * 2)(spec["box_cols"] * factor, spec["box_rows"])
-    estr = (ctypes.c_uint32 * 2)(1, 1)
+    replicas = int(spec.get("replicas", 1))
+    plane = int(spec.get("replica_bytes", 0)) or -(-row_bytes * spec["rows"] // 16) * 16
+    if replicas < 1 or plane % 16:
+        raise TensorMapError(f"the tensor map of {spec['array']}: {replicas} replicas {plane} bytes apart "
+                             "(at least one, a multiple of 16 bytes apart)")
+    dims = (ctypes.c_uint64 * 3)(spec["cols"] * factor, spec["rows"], replicas)
+    strides = (ctypes.c_uint64 * 2)(row_bytes, plane)
+    box = (ctypes.c_uint32 * 3)(spec["box_cols"] * factor, spec["box_rows"], 1)
+    estr = (ctypes.c_uint32 * 3)(1, 1, 1)
     return dtype, dims, strides, box, estr, SWIZZLE[spec["swizzle"]]
 
 
@@ -64,7 +71,7 @@ def encode(spec: dict, global_address: int) -> bytes:
     fn.restype = ctypes.c_int
     out = (ctypes.c_uint8 * 128)()
     dtype, dims, strides, box, estr, swz = encode_args(spec, global_address)
-    rc = fn(ctypes.byref(out), ctypes.c_int(dtype), ctypes.c_uint32(2), ctypes.c_void_p(global_address),
+    rc = fn(ctypes.byref(out), ctypes.c_int(dtype), ctypes.c_uint32(len(dims)), ctypes.c_void_p(global_address),
             dims, strides, box, estr, ctypes.c_int(INTERLEAVE_NONE), ctypes.c_int(swz),
             ctypes.c_int(L2_PROMOTION_NONE), ctypes.c_int(OOB_FILL_NONE))
     if rc != 0:

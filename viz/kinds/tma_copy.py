@@ -982,6 +982,14 @@ def explain_rows(t: dict) -> list[tuple[str, str, str]]:
                      tr("elements of the boxes outside the tensor: a load fills them, a store skips them")))
     if t["not_expanded"]:
         rows.append(("not expanded", n(t["not_expanded"]), "; ".join(t["problems"]) or t["mode"]))
+    rs = t.get("replayed_shared")
+    if rs:
+        rows.append(("chunks moved", n(rs["moved"]),
+                     tr("replayed: 16-byte chunks of the boxes in shared memory the new layout moves, of {n}",
+                        n=n(rs["chunks"]))))
+        rows.append(("chunks not whole", n(rs["not_whole"]),
+                     tr("replayed: chunks the new layout moves off a 16-byte boundary or splits; the TMA writes whole "
+                        "16-byte chunks in its map's swizzle, so the changed kernel cannot copy these with this map")))
     return rows
 
 
@@ -1104,6 +1112,211 @@ def count_control(sass: list[str], active: np.ndarray, pred: np.ndarray, addr: n
     return out
 
 
+# ---------------------------------------------------------------------------- the registry's hooks
+
+def _read(opcode: str, operands: str) -> tuple[str, str, int, str]:
+    """``TraceForm.read``: (direction, space, width, address text) of a TMA / bulk copy or a
+    control instruction. A copy is "load" (global to shared, prefetch) or "store" (shared to
+    global, reductions); its operands are parsed again from its PTX by ``recording_block``."""
+    form = match(opcode)
+    if form is None:
+        ctl = match_control(opcode)
+        if ctl is None:                       # cannot happen: the form accepted the opcode
+            raise OperandError(f"`{opcode}` is no TMA instruction")
+        return ctl[0], ctl[1], 4, control_address(opcode, operands)
+    ops = parse_operands(form, operands)
+    return ("load" if form.direction in ("load", "prefetch") else "store"), "global", 16, \
+        ops.map or ops.global_ or ops.shared
+
+
+def _block(ins, widths, symbols, prologue, address_code, reg_bits, ctl_symbol, record_bytes) -> list[str]:
+    """``TraceForm.block``: a copy's recording block (a payload record per issuing lane)."""
+    return recording_block(ins, widths, symbols, ins.id, prologue, address_code, reg_bits, ctl_symbol, record_bytes)
+
+
+def _form_of_instruction(ins: dict) -> Form:
+    words = [w for w in str(ins.get("ptx", "")).split() if not w.startswith("@")]
+    return match(str(ins.get("opcode", ""))) or match(words[0] if words else "") or \
+        Form(str(ins["kind"]), "load", 0, "unknown", False, False, False, "", "")
+
+
+def _stats(trace, ins: dict, rows: np.ndarray, ten) -> "RecordStats":
+    """``TraceForm.stats`` of a copy: ``count_records`` over its payload records (flags 2)."""
+    from .registry import RecordStats
+
+    rows = rows[trace.flags[rows] == RECORD_FLAG]
+    payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, PAYLOAD_SLOTS), np.uint64)
+    t = count_records(_form_of_instruction(ins), payload, trace.shared[rows])
+    return RecordStats(executed=t.warp_executions, warp_instructions=t.sass_executions, active_lanes=t.issued,
+                       sectors=t.sectors, lines=t.lines, per_record=t.per_record, own=dict(t.counters),
+                       figures={**figures(t), "bytes_requested": t.global_bytes}, detail=t)
+
+
+def _popcount(masks: np.ndarray) -> int:
+    m = np.ascontiguousarray(masks, dtype="<u4")
+    return int(np.unpackbits(m.view(np.uint8)).sum())
+
+
+def _control_stats(trace, ins: dict, rows: np.ndarray, ten) -> "RecordStats":
+    """``TraceForm.stats`` of a control instruction (tensormap.replace, cp_fenceproxy, the TMA
+    fence, the bulk group's commit): counted by the SASS ptxas makes of it (its ``sass``
+    entry); without the SASS nothing is counted and its entry says so."""
+    from .registry import RecordStats
+
+    rows = rows[trace.flags[rows] == 0]
+    info = ins.get("sass") or {}
+    c = count_control(list(info.get("sass") or []), trace.active[rows], trace.pred[rows], trace.addresses(rows))
+    t = TmaStats(Form(KIND_CONTROL, ins["op"], 0, "", False, False, False, "", ""),
+                 warp_executions=int(rows.size), per_record=np.zeros(rows.size, np.int64))
+    t.ten = {k: v for k, v in c.items() if k in ten}
+    t.counters = {k: v for k, v in c.items() if k not in ten}
+    if not info:
+        t.problems.append("the plain kernel's SASS was not read: what ptxas made of it is not counted")
+    return RecordStats(executed=int(rows.size), warp_instructions=int(rows.size),
+                       active_lanes=_popcount(trace.pred[rows]), per_record=t.per_record,
+                       own={**t.ten, **t.counters}, figures={**figures(t), "bytes_requested": t.global_bytes}, detail=t)
+
+
+def shared_spans(form: Form, rec: Record, cache: dict) -> list[tuple[int, int]]:
+    """The shared (offset, bytes) one issued copy writes (a load) or reads (a store), where the
+    map's swizzle puts them; [] where warpviz does not expand it (prefetch, im2col, an unreadable
+    map)."""
+    if rec.lane < 0 or form.direction == "prefetch":
+        return []
+    if form.kind == KIND_BULK:
+        return [(rec.shared, rec.size)] if rec.size > 0 else []
+    tm = _map_of(rec.map_bytes, cache)
+    if isinstance(tm, MapError) or not form.recorded_fully or tm.box_bytes > MAX_BOX_BYTES:
+        return []
+    return list(expand(tm, rec.coords[:tm.rank], rec.shared).shared)
+
+
+REPLAY_BYTES = 1 << 22      # shared bytes re-mapped at a time by a replay (bounded temporaries)
+
+
+def _replay(trace, ins: dict, rows: np.ndarray, remap, ten) -> "RecordStats":
+    """``TraceForm.replay`` of a copy: its figures with its shared bytes re-mapped by the new
+    layout (``viz.trace.replay``). Its global side and its counters do not change. A TMA writes
+    (or reads) shared memory in whole 16-byte chunks, each where its map's swizzle puts it: the
+    replay re-maps every byte of every chunk and counts the chunks (``chunks``), those the
+    layout moves (``moved``) and those it leaves off a 16-byte boundary or splits
+    (``not_whole``: the changed kernel cannot copy those with this tensor map or bulk copy).
+    The entry ``replayed_shared`` is added only where a chunk moved or broke, so the identity
+    layout gives ``analyze``'s figures exactly."""
+    m = _stats(trace, ins, rows, ten)
+    form = _form_of_instruction(ins)
+    rows = rows[trace.flags[rows] == RECORD_FLAG]
+    payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, PAYLOAD_SLOTS), np.uint64)
+    cache: dict = {}
+    starts: list[np.ndarray] = []
+    chunks = moved = broken = 0
+
+    def flush() -> None:
+        nonlocal moved, broken
+        if not starts:
+            return
+        s = np.concatenate(starts)
+        starts.clear()
+        byte = s[:, None] + np.arange(16, dtype=np.int64)
+        new = np.asarray(remap(byte.reshape(-1)), np.int64).reshape(byte.shape)
+        moved += int((new[:, 0] != s).sum())
+        broken += int(((new[:, 0] % 16 != 0) | (np.diff(new, axis=1) != 1).any(axis=1)).sum())
+
+    held = 0
+    for r in range(payload.shape[0]):
+        for a, size in shared_spans(form, decode_record(payload[r]), cache):
+            s = a + 16 * np.arange(-(-int(size) // 16), dtype=np.int64)
+            starts.append(s)
+            chunks += int(s.size)
+            held += int(s.size) * 16
+            if held >= REPLAY_BYTES:
+                flush()
+                held = 0
+    flush()
+    if moved or broken:
+        t = m.figures["tma"]
+        m.figures = {**m.figures, "tma": {**t, "replayed_shared": {"chunks": chunks, "moved": moved,
+                                                                   "not_whole": broken}}}
+    return m
+
+
+def _line_sectors(d) -> int:
+    """``TraceForm.line_sectors``: a copy's counted sectors (d: its figures record)."""
+    return (d.kind_figures("tma") or {}).get("sectors_counted", 0)
+
+
+def _text(d) -> list[str]:
+    """``TraceForm.text``: analyze's lines of one copy (d: its figures record)."""
+    from ..errors import safe_text
+
+    t = d.kind_figures("tma")
+    out = [f"  {t['form']} {t['direction']}: {t['copies']:,} copies by {t['warp_executions']:,} warp "
+           f"executions; global sectors {t['sectors']:,} (lines {t['lines']:,}, {t['global_bytes']:,} "
+           f"bytes in bounds"
+           + (f"; {t['sectors_counted']:,} counted: a load counts its whole box" if
+              t["sectors_counted"] != t["sectors"] else "")
+           + f"); {t['box_bytes']:,} bytes in shared memory"
+           + (f"; {t['out_of_bounds_elements']:,} elements out of bounds" if t["out_of_bounds_elements"]
+              else "")
+           + (f"; {t['not_expanded']:,} copies not expanded: {safe_text('; '.join(t['problems']))}"
+              if t["not_expanded"] else "")]
+    for m in t["maps"][:4]:
+        out.append(f"  tensor map: {safe_text(m)}")
+    rs = t.get("replayed_shared")
+    if rs:
+        out.append(f"  replayed: {rs['moved']:,} of {rs['chunks']:,} 16-byte chunks in shared memory moved, "
+                   f"{rs['not_whole']:,} of them off a 16-byte boundary or split (the TMA cannot write those)")
+    return out
+
+
+def _control_text(d) -> list[str]:
+    """``TraceForm.text``: analyze's line of a control instruction (d: its figures record)."""
+    from ..errors import safe_text
+
+    t = d.kind_figures("tma_control")
+    counts = ", ".join(f"{k.split('__', 1)[-1].removesuffix('.sum')} {v:,}" for k, v in t["counters"].items())
+    return [f"  TMA control: {t['warp_executions']:,} warp executions; what its SASS counts: "
+            f"{counts or 'nothing'}" + (f"; {safe_text('; '.join(t['problems']))}" if t["problems"] else "")]
+
+
+def _drawn(ins: dict, payload_row) -> list[int]:
+    """``TraceForm.drawn``: the copy's first 32 16-byte chunks in shared memory."""
+    return shared_chunks(ins, decode_record(payload_row), 32)
+
+
+def _copy_sass_note(got: list):
+    """``TraceForm.sass_note`` of a copy: one UTMA* / UBLK* (a uniform instruction)."""
+    if not got:
+        return None
+    return got, ("" if len(got) == 1 else (f"{len(got)} copies in the SASS (ptxas duplicated or unrolled the code): "
+                                           "each execution runs one of them"))
+
+
+def _control_sass_note(got: list):
+    """``TraceForm.sass_note`` of a control instruction: the SASS ptxas makes of it ("[branch] "
+    marks an instruction inside a branch around the PTX line, see ``count_control``)."""
+    from dataclasses import replace
+
+    got = [replace(a, text=("[branch] " if a.guarded else "") + a.text) for a in got]
+    return got, ((f"ptxas makes {len(got)} SASS instruction(s) of it: " + ", ".join(f"`{a.text}`" for a in got[:8]))
+                 if got else "no SASS memory or TMA instruction comes from it")
+
+
+def map_building_note(accs: list) -> str:
+    """The note on the SASS memory instructions that build tensor maps on the device: ptxas
+    makes shared loads and stores (a read-modify-write of the map's bit fields), a shared load
+    and a global atomic exchange per lane (the copy to global memory) of them."""
+    ops: dict[str, int] = {}
+    for a in accs:
+        op = a.opcode.split(".")[0]
+        ops[op] = ops.get(op, 0) + 1
+    what = ", ".join(f"{n} {op}" for op, n in sorted(ops.items()))
+    return (f"{len(accs)} SASS memory instruction(s) ({what}) build tensor maps on the device (tensormap.replace "
+            "edits the map's bit fields in shared memory with loads and stores; tensormap.cp_fenceproxy copies it "
+            "to global memory with a shared load and a global atomic exchange per lane): they come from no PTX "
+            "memory instruction")
+
+
 # ---------------------------------------------------------------------------- the registry (viz.kinds.registry)
 
 def _forms():
@@ -1126,7 +1339,10 @@ def _forms():
         return match_control(".".join(parts)) is not None
 
     common = dict(space="global", width=lambda parts, operands: 16, counts_shared=False, counts_global=False,
-                  ten_spaces=(), slots="operands", counters=dict(COUNTER_LABELS))
+                  ten_spaces=(), slots="operands", counters=dict(COUNTER_LABELS),
+                  read=_read, block=_block, recorder_sass=recorder_sass, payload=True, stats=_stats,
+                  line_sectors=_line_sectors, explain=lambda d: explain_rows(d.kind_figures("tma")), text=_text, drawn=_drawn,
+                  sass_note=_copy_sass_note, fuses=False, replay=_replay)
     return (
         TraceForm(KIND_TENSOR, ("cp",), name="TMA copy", accept=tensor,
                   sass={op: "global" for op, (_sp, k) in SASS_OPCODES.items() if k == KIND_TENSOR}, **common),
@@ -1135,7 +1351,9 @@ def _forms():
         TraceForm(KIND_CONTROL, ("tensormap", "fence", "cp"), name="TMA control", accept=control,
                   space="", width=lambda parts, operands: 4, counts_shared=False, counts_global=False, ten_spaces=(),
                   sass={op: "global" for op in ("UTMACCTL", "UTMACMDFLUSH")},
-                  counters={TMA_PIPE: COUNTER_LABELS[TMA_PIPE], TMA_REQUESTS: COUNTER_LABELS[TMA_REQUESTS]}),
+                  counters={TMA_PIPE: COUNTER_LABELS[TMA_PIPE], TMA_REQUESTS: COUNTER_LABELS[TMA_REQUESTS]},
+                  read=_read, stats=_control_stats, text=_control_text, owns_line=True, sass_note=_control_sass_note,
+                  fuses=False, builds=(("tensor_map_sass", "tensor_maps", BUILDS_MAP, map_building_note),)),
     )
 
 

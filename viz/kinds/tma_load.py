@@ -12,7 +12,7 @@ real tensor map, ``viz.kinds.tensormap``), random scenarios from
 from __future__ import annotations
 
 from .analyze import count_tma, tma_figures
-from .build import EXAMPLES, KEYS, _tma
+from .build import EXAMPLES, KEYS, parse_tma
 from .registry import Kind
 from .report import tma_rows
 
@@ -22,7 +22,7 @@ TMA_METRICS = (
 
 
 # How long an SM's TMA takes over one box, by the box's rows and row width: blocks of one
-# box each (swizzle none, 64 threads) timed on the H100 (tools/gpu/session/tma_box_timing.sh,
+# box each (swizzle none, 64 threads) timed on the H100 (tools/probes/tma_box_timing.sh,
 # assets/measurements/h100-tma-2026-11-23.json): a block cost 10.5-10.9 ns per row of 16
 # bytes, 5.1-5.3 per row of 32 bytes and no more than starting a block with 64-byte rows,
 # and boxes of 64 and 128 rows took as long as boxes of 32: time per box = min(rows, 32) x
@@ -52,8 +52,20 @@ def _random_text(r):
     return tma_text(r)
 
 
+def request_caption(d, count) -> str:
+    """``Kind.request_caption``: one copy of the whole box, by thread 0."""
+    from ..i18n import tr
+
+    a = d.access
+    box = a.option("box")
+    return tr("Thread 0 issues one TMA copy of the {r} x {c} box ({bytes}) into {name}: the tensor-memory "
+              "accelerator writes it in the tile's swizzle without the banks' load and store path, so no "
+              "wavefront is counted; `warpviz layout` draws where each element lands.", r=box[0], c=box[1],
+              bytes=count(a.option("bytes"), "byte"), name=a.array)
+
+
 KIND = Kind(
-    op="tma.load", keys=frozenset(KEYS["tma.load"]), example=EXAMPLES["tma.load"], parse=_tma,
+    op="tma.load", keys=frozenset(KEYS["tma.load"]), example=EXAMPLES["tma.load"], parse=parse_tma,
     count=count_tma, figures=tma_figures,
     metrics=TMA_METRICS, metric_labels={
         "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld.sum": "TMA global sectors read",
@@ -62,6 +74,7 @@ KIND = Kind(
     through_banks=False,     # the TMA writes the tile itself, not through the banks' path
     name="TMA copy", sass_opcodes=("UTMALDG",), codegen=_codegen, codegen_whole=True, random_text=_random_text,
     copy_engine=True, copy_in_l2=False, copy_per_replica=False, engine_seconds=box_seconds,
+    request_caption=request_caption,
 )
 FORMS = ()
 KINDS = (KIND,)

@@ -48,9 +48,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 from functools import lru_cache
 
 import numpy as np
+
+from ..access_figures import AccessFigures, given
 
 # ---------------------------------------------------------------------------- counters
 
@@ -154,6 +157,8 @@ ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, 
 K_OF = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32, "b1": 256}
 SASS = "HGMMA"                 # f16/bf16/tf32; QGMMA (fp8), IGMMA (int8), BGMMA (b1): the same reads
 SASS_FORMS = ("HGMMA", "QGMMA", "IGMMA", "BGMMA")
+GMMA_SASS_WIDTH = 4            # bytes "a lane" the reconciliation reads off them, whatever the types (IGMMA.S8 is
+                               # no 1-byte read): the kind counts A's and B's bytes itself
 
 
 @dataclass(frozen=True)
@@ -475,11 +480,32 @@ def descriptors(slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return a, b, tagged
 
 
-def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.ndarray) -> dict:
+def remapped_wavefronts(op: WgmmaOp, desc_a: int | None, desc_b: int, remap) -> int:
+    """Wavefronts of one warpgroup instruction whose shared bytes are re-mapped by ``remap``
+    ((int64 byte addresses) -> int64 new addresses: a replay under another layout,
+    ``viz.trace.replay``). Each core matrix is still one phase; its rows' bytes are read from
+    their new places, and the phase costs the most distinct 4-byte words any one bank must
+    deliver. Where every row stays one aligned 16-byte chunk this is ``phase_wavefronts`` (a
+    chunk's four words sit on the four banks of its group), so the identity gives ``count``'s
+    figures exactly; a layout that splits a row is counted by its words."""
+    cms = operand_matrices(op, desc_a, desc_b)
+    if not cms:
+        return 0
+    rows = np.asarray([cm.rows for cm in cms], np.int64)                      # (phases, 8)
+    byte = rows[:, :, None] + np.arange(CHUNK, dtype=np.int64)                 # (phases, 8, 16)
+    words = (np.asarray(remap(byte.reshape(-1)), np.int64) >> 2).reshape(len(cms), -1)
+    total = 0
+    for ph in words:
+        total += int(np.bincount(np.unique(ph) & 31, minlength=32).max())
+    return total
+
+
+def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.ndarray, remap=None) -> dict:
     """The gmma counters of some records of one static wgmma (one record per warp): the
     tensor-pipe instruction count (one per warp whose predicate held) and, on the record of
     each warpgroup's first warp, the warpgroup's shared reads. Returns the totals by counter
-    name and ``per_record`` (each record's wavefronts), ``phases`` (ideal wavefronts)."""
+    name and ``per_record`` (each record's wavefronts), ``phases`` (ideal wavefronts). ``remap``:
+    the shared bytes re-mapped (a replay, ``remapped_wavefronts``)."""
     n = int(slots.shape[0])
     per = np.zeros(n, np.int64)
     ideal = np.zeros(n, np.int64)
@@ -494,7 +520,10 @@ def count_records(op: WgmmaOp, slots: np.ndarray, warps: np.ndarray, pred: np.nd
         uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
         inv = np.asarray(inv).reshape(-1)
         wf_u = np.zeros(len(uniq), np.int64)
-        if len(uniq) <= CACHED:
+        if remap is not None:
+            for u, (a, b) in enumerate(uniq):
+                wf_u[u] = remapped_wavefronts(op, int(a) if op.a_shared else None, int(b), remap)
+        elif len(uniq) <= CACHED:
             for u, (a, b) in enumerate(uniq):
                 wf_u[u] = count(op, int(a) if op.a_shared else None, int(b)).wavefronts
         else:                        # many distinct descriptors (a hostile file, or a huge kernel): vectorised
@@ -543,33 +572,33 @@ def access_figures(ins: dict, own: dict) -> dict:
     }
 
 
-def table_text(d: dict) -> str:
+def table_text(d: AccessFigures) -> str:
     """``analyze``'s line of a traced wgmma's figures."""
-    w = d.get("wgmma")
+    w = d.kind_figures("wgmma")
     if not isinstance(w, dict):
         return "its PTX is no wgmma.mma_async that warpviz reads: nothing is counted for it"
     return (f"{w['shape']} {w['atype']}, A from {w['a']}, {w['warpgroup_instructions']:,} warpgroup instructions: "
-            f"{d['bytes_requested']:,} shared bytes in {d['wavefronts']:,} wavefronts (ideal {d['phases']:,}, "
-            f"conflicts {d['bank_conflicts']:,}); {w['counters'][INSTRUCTIONS]:,} tensor-pipe warp instructions")
+            f"{d.bytes_requested:,} shared bytes in {d.wavefronts:,} wavefronts (ideal {d.phases:,}, "
+            f"conflicts {d.bank_conflicts:,}); {w['counters'][INSTRUCTIONS]:,} tensor-pipe warp instructions")
 
 
-def explain_rows(d: dict) -> list[tuple[str, str, str]]:
+def explain_rows(d: AccessFigures) -> list[tuple[str, str, str]]:
     """(figure, value, why) rows of a traced wgmma (``analyze``'s reasons, the Figures panel)."""
     from ..i18n import tr
 
-    w = d.get("wgmma")
+    w = d.kind_figures("wgmma")
     if not isinstance(w, dict):         # a trace entry whose PTX does not read as a wgmma (a file that lies)
         return [("", "", tr("its PTX is no wgmma.mma_async that warpviz reads: nothing is counted for it"))]
     groups = max(1, w["warpgroup_instructions"])
     rows = [("warpgroup instructions", f"{w['warpgroup_instructions']:,}",
              tr("the four warps of a warpgroup issue one wgmma together; its shared reads count once")),
-            ("bytes read", f"{d['bytes_requested']:,}",
+            ("bytes read", f"{d.bytes_requested:,}",
              tr("{per} per instruction: A 64 x 32 bytes (when from shared memory) and B N x 32 bytes",
-                per=f"{d['bytes_requested'] / groups:,.0f}")),
-            ("wavefronts", f"{d['wavefronts']:,}",
+                per=f"{d.bytes_requested / groups:,.0f}")),
+            ("wavefronts", f"{d.wavefronts:,}",
              tr("{per} per instruction: each 8 x 16-byte core matrix is one phase, costing the most distinct "
-                "16-byte rows on one group of four banks", per=f"{d['wavefronts'] / groups:g}")),
-            ("bank conflicts", f"{d['bank_conflicts']:,}", tr("wavefronts beyond bytes / 128")),
+                "16-byte rows on one group of four banks", per=f"{d.wavefronts / groups:g}")),
+            ("bank conflicts", f"{d.bank_conflicts:,}", tr("wavefronts beyond bytes / 128")),
             ("tensor-pipe instructions", f"{w['counters'][INSTRUCTIONS]:,}",
              tr("one per warp: 4 per warpgroup instruction"))]
     for dd in w["descriptors"][:2]:
@@ -642,6 +671,7 @@ class GmmaMap:
     as one line across the 8 groups of four banks, every row on the group its 16 bytes fall
     on, with its wavefront; rows that wait for another row of their phase are marked."""
 
+    view: ClassVar[str] = "gmma_view"    # its painter: viz.render.gmma_view (viz.render.painter.paint_kind_map)
     op: WgmmaOp
     title: str                 # the instruction as written (PTX, or the scenario's operands)
     where: str                 # block, warpgroup, instruction
@@ -795,7 +825,7 @@ def parse_scenario(b, k: int, raw: dict):
     from dataclasses import replace
 
     from ..i18n import tr
-    from .build import _plain
+    from .build import parse_plain
 
     dtype = raw.get("dtype", "f16")
     if dtype not in SCENARIO_DTYPES:
@@ -807,13 +837,13 @@ def parse_scenario(b, k: int, raw: dict):
                                  n=b.launch_threads),
                tr("make the block a multiple of 128 threads (block = [128])"), key="op")
     b_text = _element_text(b, k, raw, "b")
-    bacc = _plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "b": b_text}, "wgmma", "b", "load")
+    bacc = parse_plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "b": b_text}, "wgmma", "b", "load")
     where = f"access {k} (wgmma {bacc.text})"
     a_raw = raw.get("a", "registers")
     aacc = None
     if a_raw != "registers":
         a_text = _element_text(b, k, raw, "a")
-        aacc = _plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "a": a_text}, "wgmma", "a", "load")
+        aacc = parse_plain(b, k, {**{x: raw[x] for x in ("for",) if x in raw}, "a": a_text}, "wgmma", "a", "load")
     opts: dict = {"dtype": dtype}
     for name, acc in (("a", aacc), ("b", bacc)):
         major = raw.get(f"{name}_major", "K")
@@ -989,10 +1019,10 @@ def scenario_figures(access, rows, d: dict) -> None:
              ideal_wavefronts_per_instruction=round(ph / groups, 4) if groups else 0.0)
 
 
-def scenario_reasons(d: dict) -> list[tuple[str, str, str]]:
+def scenario_reasons(d: AccessFigures) -> list[tuple[str, str, str]]:
     """The reasons of a scenario's wgmma (the Figures panel, ``analyze``)."""
-    w = d["wgmma"]
-    return explain_rows({**d, "wgmma": {**w, "descriptors": []}})
+    w = given(d.kind_figures("wgmma"))
+    return explain_rows(d.replace(wgmma={**w, "descriptors": []}))
 
 
 def _count_scenario(scenario, instr, access, ctx):
@@ -1077,6 +1107,136 @@ def wgmma_lines(a, arr, sc, rename, k: int) -> list[str]:
     return out
 
 
+# ---------------------------------------------------------------------------- matching its SASS (TraceForm.sass_match)
+
+# nvdisasm -gp output (the SASS reconciliation's reading, viz.trace.reconcile)
+_SASS_PTX_LINE = re.compile(r'^\s*//## File "\.nv_debug_ptx_txt", line (\d+)')
+_SASS_FUNC = re.compile(r"^\s*\.text\.([A-Za-z_$][\w$.]*):\s*$")
+_SASS_INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s+(.*?)\s*;")
+
+_ARRIVE = re.compile(r"^(?:@!?U?P[0-7T]\s+)?WARPGROUP\.ARRIVE\b")
+_GMMA_SHAPE = re.compile(r"^[A-Z]GMMA\.(\d+)x(\d+)x(\d+)")
+_PTX_FENCE = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?wgmma\.fence\b")
+_PTX_COMMIT = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?wgmma\.commit_group\b")
+
+
+def warpgroup_arrives(text: str) -> dict[str, list[tuple[int, int]]]:
+    """{function: [(address, PTX line)]} of the ``WARPGROUP.ARRIVE`` that ptxas makes of each
+    ``wgmma.fence``, from ``nvdisasm -gp`` output."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    func, line = None, 0
+    for raw in text.splitlines():
+        m = _SASS_FUNC.match(raw)
+        if m:
+            func, line = m.group(1), 0
+            continue
+        m = _SASS_PTX_LINE.match(raw)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = _SASS_INSTR.match(raw)
+        if m and func is not None and _ARRIVE.match(m.group(2).strip()):
+            out.setdefault(func, []).append((int(m.group(1), 16), line))
+    return out
+
+
+def _gmma_signature(a) -> tuple:
+    """(m, n, k, A from registers) of an HGMMA / QGMMA / IGMMA / BGMMA."""
+    m = _GMMA_SHAPE.match(a.opcode)
+    body = re.sub(r"^@!?U?P[0-7T]\s+", "", a.text)
+    ops = [o.strip() for o in body.split(None, 1)[1].split(",")] if len(body.split(None, 1)) > 1 else []
+    a_regs = len(ops) > 1 and re.fullmatch(r"R\d+", ops[1]) is not None
+    return (tuple(int(x) for x in m.groups()) if m else None, a_regs)
+
+
+def _ptx_signature(r: dict) -> tuple:
+    op = parse(r.get("opcode", ""), r.get("address", ""))
+    if op is None:
+        return (None, None)
+    return ((64, op.n, op.k), not op.a_shared)
+
+
+def _ptx_wgmma_groups(prow: list[dict], ptx_lines: list[str]) -> list[tuple[int, list[dict]]]:
+    """The PTX's ``wgmma.mma_async`` in their commit groups, each (the line of the
+    ``wgmma.fence`` that opens it or 0, its members in line order). A group ends at a
+    ``wgmma.commit_group``, a ``wgmma.fence`` after members, or a function's start."""
+    at: dict[int, int] = {}          # 1-based line -> group index
+    fences: list[int] = []
+    gid, members = 0, 0
+    fences.append(0)
+    for k, ln in enumerate(ptx_lines, 1):
+        s = ln.strip()
+        if re.search(r"\.(entry|func)\s", s) or _PTX_COMMIT.match(s) or (_PTX_FENCE.match(s) and members):
+            gid, members = gid + 1, 0
+            fences.append(0)
+        if _PTX_FENCE.match(s):
+            fences[gid] = k
+        at[k] = gid
+        if s.startswith("wgmma.mma_async") or re.match(r"^@!?%[\w$]+\s+wgmma\.mma_async", s):
+            members += 1
+    groups: dict[int, list[dict]] = {}
+    for r in sorted((r for r in prow if r["kind"] == "wgmma"), key=lambda r: r["line_no"]):
+        groups.setdefault(at.get(r["line_no"], -1), []).append(r)
+    return [(fences[g] if 0 <= g < len(fences) else 0, rs) for g, rs in sorted(groups.items())]
+
+
+def match_wgmma(gmma: list, prow: list[dict], ptx_lines: list[str],
+                arrives: dict[str, list[tuple[int, int]]]) -> tuple[dict[int, list], list]:
+    """Each HGMMA / QGMMA / IGMMA / BGMMA to its ``wgmma.mma_async``: ({PTX id: [SASS]},
+    unmatched). The line information ptxas gives these instructions is that of the code that
+    built their descriptors (another ``wgmma``'s line, or one of another loop), so they are
+    matched by commit group: the SASS group (a run of them up to the one that carries
+    ``gsb0``, or up to the next ``WARPGROUP.ARRIVE``) goes to the PTX commit group whose
+    ``wgmma.fence`` line its ``WARPGROUP.ARRIVE`` carries, member by member in order, when the
+    shapes and A's source (registers or a descriptor) agree; else to the one PTX group with
+    the same shapes; else it stays unmatched. Several SASS groups of one PTX group (ptxas
+    unrolled or duplicated the code) are copies: each execution runs one of them."""
+    pgroups = _ptx_wgmma_groups(prow, ptx_lines)
+    psigs = [[_ptx_signature(r) for r in rs] for _f, rs in pgroups]
+    # segments: the GMMA after one WARPGROUP.ARRIVE, each in runs that end at a gsb0
+    segments: list[list[list]] = []
+    last: object = None
+    for a in sorted(gmma, key=lambda a: (a.function, a.addr)):
+        if last is None or last.function != a.function or any(last.addr < x < a.addr
+                                                               for x, _ln in arrives.get(a.function, ())):
+            segments.append([[a]])
+        elif re.search(r"\bgsb0\b", last.text):
+            segments[-1].append([a])
+        else:
+            segments[-1][-1].append(a)
+        last = a
+
+    def pick(g: list) -> int | None:
+        before = [ln for x, ln in arrives.get(g[0].function, ()) if x < g[0].addr]
+        fence = before[-1] if before else 0
+        sig = [_gmma_signature(a) for a in g]
+        same = [k for k, ps in enumerate(psigs) if ps == sig]
+        by_fence = [k for k in same if fence and pgroups[k][0] == fence]
+        return by_fence[0] if len(by_fence) == 1 else same[0] if len(same) == 1 else None
+
+    got: dict[int, list] = {}
+    unmatched: list = []
+    for seg in segments:
+        picks = [pick(g) for g in seg]
+        if None in picks and len(seg) > 1:     # a gsb0 inside a commit group: the runs together may be it
+            whole = pick([a for g in seg for a in g])
+            if whole is not None:
+                seg, picks = [[a for g in seg for a in g]], [whole]
+        for g, k in zip(seg, picks):
+            if k is None:
+                unmatched.extend(g)
+                continue
+            for r, a in zip(pgroups[k][1], g):
+                got.setdefault(r["id"], []).append(a)
+    return got, unmatched
+
+
+
+def match_sass(gmma: list, prow: list[dict], ptx_lines: list[str], sass_text: str) -> tuple[dict, list]:
+    """``TraceForm.sass_match``: ``match_wgmma`` with the ``WARPGROUP.ARRIVE`` of ``sass_text``."""
+    return match_wgmma(gmma, prow, ptx_lines, warpgroup_arrives(sass_text))
+
+
 def _make_kind():
     """The scenario kind (``viz.kinds.registry.Kind``), with the fields this registry has."""
     from dataclasses import fields
@@ -1084,7 +1244,9 @@ def _make_kind():
     from .registry import Kind
 
     have = {f.name for f in fields(Kind)}
-    extra = {"name": "wgmma", "writes": False, "codegen": _codegen, "codegen_whole": True}
+    extra = {"name": "wgmma", "writes": False, "codegen": _codegen, "codegen_whole": True,
+             "phase_caption": "a warpgroup's wgmma: one phase per 8 x 16-byte core matrix",
+             "picture_map": detail_gmma_map, "matrix_map": scenario_gmma_map, "arch_specific": ("wgmma.mma_async",)}
     return Kind(op="wgmma", keys=SCENARIO_KEYS, example=EXAMPLE, parse=parse_scenario, count=_count_scenario,
                 metrics=GMMA_METRICS, metric_labels=GMMA_LABELS, figures=scenario_figures, reasons=scenario_reasons,
                 through_banks=False, **{k: v for k, v in extra.items() if k in have})
@@ -1101,6 +1263,16 @@ def _form_record_code(ins) -> list[str]:
 
 def _form_count(trace, ins: dict, rows) -> dict:
     got = count_trace_rows(ins, trace.addresses(rows), trace.warp[rows], trace.pred[rows])
+    return {k: got[k] for k in GMMA_METRICS}
+
+
+def _form_replay(trace, ins: dict, rows, remap, ten) -> dict:
+    """``TraceForm.replay``: the gmma counters of some records with the shared bytes their
+    core matrices read re-mapped (``remapped_wavefronts``)."""
+    op = op_of(ins)
+    if op is None:
+        return {k: 0 for k in GMMA_METRICS}
+    got = count_records(op, trace.addresses(rows), trace.warp[rows], trace.pred[rows], remap=remap)
     return {k: got[k] for k in GMMA_METRICS}
 
 
@@ -1122,7 +1294,10 @@ def _make_forms() -> tuple:
               sass={k: "shared" for k in SASS_FORMS}, sass_class="wgmma", counts_shared=False, counts_global=False,
               ten_spaces=(), slots="operands", record_code=_form_record_code, count=_form_count,
               counters=dict(GMMA_LABELS), detail_op="wgmma", detail_options=lambda ins: (("ptx", str(ins.get("ptx", ""))),),
-              name="wgmma", figures=access_figures, reasons=explain_rows, summary=table_text)
+              name="wgmma", figures=access_figures, reasons=explain_rows, summary=table_text,
+              sass_width=GMMA_SASS_WIDTH, sass_match=match_sass, matrix_map=trace_gmma_map, replay=_form_replay,
+              older_unrecorded={"wgmma.mma_async": "warpgroup MMA (tl.dot): reads its A/B tiles from shared memory "
+                                                   "through descriptors"})
     return (TraceForm(**{k: v for k, v in kw.items() if k in have}),)
 
 

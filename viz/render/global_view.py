@@ -17,7 +17,7 @@ from ..i18n import tr
 from ..warp import LINE, SECTOR, WarpDetail
 from .base import Layout, State, draw_links, mix, pen, prepared
 from .shared_view import around_bands
-from .text import TextItem, _line_h, condensed, fit_px, font, line_h, record_many, static
+from .text import TextItem, line_height, condensed, fit_px, font, line_h, record_many, static
 from .theme import Theme
 
 LINK_GAP, LINK_MIN, LINK_EXTRA = 84.0, 40.0, 150.0
@@ -52,11 +52,11 @@ class _GlobalPrep:
 
 def global_rows(L: Layout, th: Theme, d: WarpDetail) -> tuple[int, int, float]:
     """How the ruler fits the memory area of ``L``: rows of lines, label size, box height."""
-    plan = _plan_rows(L, th, d)
+    plan = plan_line_rows(L, th, d)
     return len(plan[0]), plan[5] or plan[6], plan[8]
 
 
-def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
+def plan_line_rows(L: Layout, th: Theme, d: WarpDetail):
     s = L.s
     mem = L.memory
     mp = L.min_px
@@ -81,7 +81,7 @@ def _plan_rows(L: Layout, th: Theme, d: WarpDetail):
         def label_h_at(p: int) -> float:
             # a short label is digits only: its line is a Latin one, also in Chinese (not the taller CJK line)
             return max(28 * s, (line_h(th.sans, max(p, mp), True) if long_px else
-                                _line_h(cond, max(p, mp), True, False)) + 6 * s)
+                                line_height(cond, max(p, mp), True, False)) + 6 * s)
 
         label_h = label_h_at(px)
         if px and len(rows) * (label_h + max(12 * s, line_h(th.sans, mp))) <= avail or len(rows) == len(lines):
@@ -114,7 +114,7 @@ def _prep_global(L: Layout, th: Theme, d: WarpDetail) -> _GlobalPrep:
     mp = L.min_px
     x0 = L.columns[0] - L.col_w / 2
     cond = condensed(th)
-    rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail = _plan_rows(L, th, d)
+    rows, near, far, gaps, line_w, long_px, short_px, label_h, row_h, avail = plan_line_rows(L, th, d)
     px = long_px or short_px
     grid_h = len(rows) * (row_h + label_h)
     top = mem.top() + LINK_MIN * s + max(0.0, min(avail - grid_h, (LINK_GAP - LINK_MIN + LINK_EXTRA) * s))

@@ -18,7 +18,8 @@ from PySide6.QtGui import QPainter, QPen
 
 from ..i18n import tr
 from ..kinds.wgmma import GmmaMap
-from .layout_map import MIN_PX, MapGeometry, _font, _width, bank_color, begin_map, map_text
+from .layout_map import MIN_PX, MapGeometry, bank_color, begin_map, map_text
+from .layout_map import map_font as _font, text_width as _width   # their short names here
 from .matrix_view import end_matrix_map, wrap_words
 from .theme import Theme
 
@@ -133,4 +134,6 @@ def paint_gmma_map(p: QPainter, rect: QRectF, m: GmmaMap, th: Theme, scale: floa
     return end_matrix_map(p, th, g, rect, written=bool(px))
 
 
-__all__ = ["paint_gmma_map", "natural_size"]
+paint_map = paint_gmma_map        # the name viz.render.painter.paint_kind_map calls (GmmaMap.view = "gmma_view")
+
+__all__ = ["paint_gmma_map", "paint_map", "natural_size"]

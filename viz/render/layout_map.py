@@ -35,7 +35,7 @@ def bank_color(bank: int, th: Theme) -> QColor:
     return c
 
 
-def _font(th: Theme, px: float, bold: bool = False, mono: bool = False) -> QFont:
+def map_font(th: Theme, px: float, bold: bool = False, mono: bool = False) -> QFont:
     register_fonts()
     f = QFont()
     f.setFamilies(list(th.mono if mono else th.sans))
@@ -44,8 +44,11 @@ def _font(th: Theme, px: float, bold: bool = False, mono: bool = False) -> QFont
     return f
 
 
-def _width(font: QFont, text: str) -> float:
+def text_width(font: QFont, text: str) -> float:
     return QFontMetricsF(font).horizontalAdvance(text)
+
+
+_font, _width = map_font, text_width      # their short names in this module
 
 
 @dataclass

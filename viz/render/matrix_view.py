@@ -18,7 +18,8 @@ from PySide6.QtGui import QFontMetricsF, QPainter, QPen
 
 from ..i18n import tr
 from ..kinds.ldmatrix import MatrixMap
-from .layout_map import MIN_PX, MapGeometry, _font, _width, bank_color, begin_map, map_text
+from .layout_map import MIN_PX, MapGeometry, bank_color, begin_map, map_text
+from .layout_map import map_font as _font, text_width as _width   # their short names here
 from .theme import Theme
 
 

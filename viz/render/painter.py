@@ -63,6 +63,7 @@ from PySide6.QtGui import QBrush, QPainter
 from ..argcheck import DROP_ORDER, ROW_NAMES, parse_rows
 from ..frames import Frame, access_op, access_text, frames as frames_of
 from ..i18n import language, tr
+from ..kinds.registry import kind_of
 from ..warp import WarpDetail
 from .base import Layout, PaintOptions, State, alpha, pen
 from .figures import TextBox, figures_row, paint_caption, paint_figures, paint_title
@@ -95,8 +96,9 @@ def _instruction_count(scenario) -> int:
 
 
 def _phase_text(d: WarpDetail) -> str:
-    if getattr(d.access, "op", "") == "wgmma":          # HOOK(wgmma): its phases are its core matrices
-        return tr("a warpgroup's wgmma: one phase per 8 x 16-byte core matrix")
+    k = kind_of(getattr(d.access, "op", None))
+    if k is not None and k.phase_caption:                # a kind that says what its phases are (Kind.phase_caption)
+        return tr(k.phase_caption)
     m = getattr(d.access, "matrix", None)
     if m is not None:
         return tr("{n} matrices of 8 rows x 16 bytes: 1 phase each", n=m.num) if m.num > 1 else \
@@ -351,9 +353,9 @@ def _shown(L: Layout, th: Theme, detail: WarpDetail) -> int:
     if L.memory is None:
         return -10 ** 6
     if detail.space != "shared":
-        from .global_view import _plan_rows
+        from .global_view import plan_line_rows
 
-        rows, *_, label_h, row_h, avail = _plan_rows(L, th, detail)
+        rows, *_, label_h, row_h, avail = plan_line_rows(L, th, detail)
         return round(avail - len(rows) * (label_h + 8 * L.s))
     from .shared_view import plan_shared
 
@@ -526,6 +528,20 @@ def _place_lanes(L: Layout, detail: WarpDetail, th: Theme, x0: float, x1: float,
 # ---------------------------------------------------------------------------- entry point
 
 
+def paint_kind_map(p: QPainter, rect: QRectF, m, th: Theme, scale: float | None = None):
+    """Draw a kind's own map (``Kind.picture_map``, ``Kind.matrix_map``, ``TraceForm.matrix_map``:
+    a wgmma's core matrices on the banks) with the painter its ``view`` names: a module of
+    ``viz.render`` (a kind module imports no Qt, so its painter lives here), or a module's whole
+    dotted name, whose ``paint_map(p, rect, m, th, scale)`` draws it."""
+    import importlib
+
+    view = str(getattr(m, "view", ""))
+    name = view if "." in view else f"{__package__}.{view}"
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise ValueError(f"a kind's map names no painter module: {view!r}")
+    return importlib.import_module(name).paint_map(p, rect, m, th, scale=scale)
+
+
 def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
                 theme: Theme | None = None, options: PaintOptions | None = None) -> Layout:
     """Draw ``frame`` of ``detail`` filling ``rect`` (see the module docstring)."""
@@ -550,15 +566,12 @@ def paint_frame(p: QPainter, rect: QRectF, detail: WarpDetail, frame: Frame,
             _paint_header(p, L, th, detail)
         if L.rows_note is not None:
             _paint_rows_note(p, L, th)
-        if getattr(detail.access, "op", "") == "wgmma":     # HOOK(wgmma): its core matrices on the banks
-            from ..kinds.wgmma import detail_gmma_map
-            from .gmma_view import paint_gmma_map
-
-            m = detail_gmma_map(detail)
-            if m is not None:
-                top = L.header.bottom() + 6 * th.scale if L.header is not None else rect.top()
-                paint_gmma_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th)
-                return L
+        k = kind_of(getattr(detail.access, "op", None))
+        m = k.picture_map(detail) if k is not None and k.picture_map is not None else None
+        if m is not None:       # a kind that draws its own map (Kind.picture_map: wgmma's core matrices on the banks)
+            top = L.header.bottom() + 6 * th.scale if L.header is not None else rect.top()
+            paint_kind_map(p, QRectF(rect.left(), top, rect.width(), rect.bottom() - top), m, th)
+            return L
         if detail.space == "shared":
             paint_shared(p, L, th, detail, st)
         else:
@@ -822,5 +835,5 @@ def paint_title_card(p: QPainter, rect: QRectF, title: str, lines: list[str], th
     return texts
 
 
-__all__ = ["paint_frame", "paint_compare", "paint_title_card", "layout", "Layout", "PaintOptions", "figures_row",
+__all__ = ["paint_frame", "paint_kind_map", "paint_compare", "paint_title_card", "layout", "Layout", "PaintOptions", "figures_row",
            "TextBox", "TextItem", "NullPainter"]

@@ -27,6 +27,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 
 from ..i18n import tr
+from ..gpus import BANKS
 from ..warp import WarpDetail
 from .base import Layout, State, alpha, draw_links, mix, pen, prepared, snap
 from .text import Placed, TextItem, advance, draw_text, drop, font, line_h, place, record_many, wrap
@@ -130,7 +131,7 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
     n = max(1, d.wavefronts)
     busy = sorted({bw.bank for bw in d.bank_words}) or [0]
     x0 = L.columns[0] - L.col_w / 2
-    avail_w = L.col_w * 32
+    avail_w = L.col_w * BANKS
     avail_h = mem.height() - LINK_MIN * s - reserve
     mono, sans = th.mono, th.sans
     word_texts = sorted({str(bw.word) for bw in d.bank_words}, key=len)[-6:] or ["0"]
@@ -146,12 +147,12 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
 
     def shape(mode: str, fold: int):
         if mode == "bank":
-            cols, rows = 32 // fold, n
-            heads = [str(b) for b in range(32 - cols, 32)]
+            cols, rows = BANKS // fold, n
+            heads = [str(b) for b in range(BANKS - cols, BANKS)]
         else:
             cols, rows = math.ceil(n / fold), len(busy)
             heads = [str(k) for k in range(max(1, n - cols + 1), n + 1)]
-        bands = math.ceil(32 / cols) if mode == "bank" else math.ceil(n / cols)
+        bands = math.ceil(BANKS / cols) if mode == "bank" else math.ceil(n / cols)
         return cols, rows, bands, heads
 
     best = None
@@ -242,7 +243,7 @@ def _plan_shared(L: Layout, th: Theme, d: WarpDetail, reserve: float, row_first:
     for g in range(bands):
         btop = top + g * pitch
         if mode == "bank":
-            keys = list(range(g * cols, min(32, (g + 1) * cols)))
+            keys = list(range(g * cols, min(BANKS, (g + 1) * cols)))
         else:
             keys = list(range(g * cols, min(n, (g + 1) * cols)))
         row_keys = window
@@ -571,7 +572,7 @@ def paint_shared(p: QPainter, L: Layout, th: Theme, d: WarpDetail, st: State) ->
 def _not_shown_note(p: QPainter, plan: SharedPlan, d: WarpDetail, th: Theme, first: int, shown) -> None:
     """The visible summary of bands that do not fit: which wavefronts or banks, how many words."""
     cols = len(plan.bands[0].cols)
-    limit = d.wavefronts if plan.mode == "time" else 32
+    limit = d.wavefronts if plan.mode == "time" else BANKS
     parts = []
     keys = plan.row_keys
     for lo, hi in ((0, plan.row_first), (plan.row_first + plan.rows_shown, len(keys))):

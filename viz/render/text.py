@@ -227,11 +227,11 @@ def advance(families: tuple[str, ...], px: int, bold: bool, text: str) -> float:
 def line_h(families: tuple[str, ...], px: int, bold: bool = False) -> float:
     """The height of one line of text at ``px`` (what ``QStaticText.size()`` reports); in
     Chinese, the CJK fallback font's (taller) line."""
-    return _line_h(families, px, bold, language() != "en")
+    return line_height(families, px, bold, language() != "en")
 
 
 @lru_cache(maxsize=1024)
-def _line_h(families: tuple[str, ...], px: int, bold: bool, cjk: bool) -> float:
+def line_height(families: tuple[str, ...], px: int, bold: bool, cjk: bool) -> float:
     return static(families, px, bold, "0波" if cjk else "0").size().height()
 
 
@@ -281,11 +281,6 @@ class Placed:
     @property
     def pt(self) -> QPointF:
         return QPointF(self.x, self.y)
-
-
-def item_at(text: str, px: int, x: float, y: float, w: float, h: float, key: str = "",
-            cell: tuple | None = None) -> TextItem:
-    return tuple.__new__(TextItem, (text, px, (x, y, x + w, y + h), key, cell))
 
 
 def place(fam: tuple[str, ...], px: int, bold: bool, text: str, r: QRectF, align: str = "c",

@@ -53,53 +53,51 @@ class Theme:
         return replace(self, scale=scale)
 
 
-_LIGHT = {
-    "background": "#ffffff", "panel": "#f3f4f6", "text": "#111827", "muted": "#4b5563", "grid": "#9ca3af",
-    "lane": "#dbeafe", "lane_text": "#0f172a", "lane_off": "#e5e7eb", "lane_wait": "#f1f5f9",
-    "served": "#15803d", "now": "#f59e0b", "now_text": "#111827",
-    "word": "#eef2ff", "word_text": "#1e293b", "link": "#64748b", "sector": "#bfdbfe",
-    "byte_used": "#1d4ed8", "good": "#15803d", "bad": "#b91c1c",
-    "caption_bg": "#1f2937", "caption_text": "#ffffff", "title_bg": "#ffffff", "title_text": "#111827",
-    "phase_a": "#e0e7ff", "phase_b": "#fce7f3",
-}
+# Each role's colour in each built-in theme, one row a role. colorblind is Okabe & Ito (2008):
+# black, orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple -
+# distinguishable with every common form of colour blindness.
+_COLOURS = """
+role          light    dark     high-contrast  colorblind
+background    #ffffff  #0f172a  #000000        #ffffff
+panel         #f3f4f6  #1e293b  #000000        #f2f2f2
+text          #111827  #f1f5f9  #ffffff        #000000
+muted         #4b5563  #94a3b8  #ffffff        #444444
+grid          #9ca3af  #475569  #ffffff        #999999
+lane          #dbeafe  #1e3a8a  #000080        #cfe8f7
+lane_text     #0f172a  #f8fafc  #ffffff        #000000
+lane_off      #e5e7eb  #1f2937  #3a3a3a        #e6e6e6
+lane_wait     #f1f5f9  #172033  #000000        #f5f5f5
+served        #15803d  #4ade80  #00ff00        #009e73
+now           #f59e0b  #fbbf24  #ffff00        #e69f00
+now_text      #111827  #0f172a  #000000        #000000
+word          #eef2ff  #27344d  #000000        #eaf4fb
+word_text     #1e293b  #e2e8f0  #ffffff        #000000
+link          #64748b  #94a3b8  #00ffff        #0072b2
+sector        #bfdbfe  #1e40af  #0000ff        #56b4e9
+byte_used     #1d4ed8  #93c5fd  #ffffff        #0072b2
+good          #15803d  #4ade80  #00ff00        #009e73
+bad           #b91c1c  #f87171  #ff4040        #d55e00
+caption_bg    #1f2937  #020617  #ffffff        #000000
+caption_text  #ffffff  #f8fafc  #000000        #ffffff
+title_bg      #ffffff  #0f172a  #000000        #ffffff
+title_text    #111827  #f8fafc  #ffffff        #000000
+phase_a       #e0e7ff  #1e1b4b  #202020        #f0e4a0
+phase_b       #fce7f3  #3b0a2a  #404040        #efd3e6
+"""
 
-_DARK = {
-    "background": "#0f172a", "panel": "#1e293b", "text": "#f1f5f9", "muted": "#94a3b8", "grid": "#475569",
-    "lane": "#1e3a8a", "lane_text": "#f8fafc", "lane_off": "#1f2937", "lane_wait": "#172033",
-    "served": "#4ade80", "now": "#fbbf24", "now_text": "#0f172a",
-    "word": "#27344d", "word_text": "#e2e8f0", "link": "#94a3b8", "sector": "#1e40af",
-    "byte_used": "#93c5fd", "good": "#4ade80", "bad": "#f87171",
-    "caption_bg": "#020617", "caption_text": "#f8fafc", "title_bg": "#0f172a", "title_text": "#f8fafc",
-    "phase_a": "#1e1b4b", "phase_b": "#3b0a2a",
-}
 
-_HIGH_CONTRAST = {
-    "background": "#000000", "panel": "#000000", "text": "#ffffff", "muted": "#ffffff", "grid": "#ffffff",
-    "lane": "#000080", "lane_text": "#ffffff", "lane_off": "#3a3a3a", "lane_wait": "#000000",
-    "served": "#00ff00", "now": "#ffff00", "now_text": "#000000",
-    "word": "#000000", "word_text": "#ffffff", "link": "#00ffff", "sector": "#0000ff",
-    "byte_used": "#ffffff", "good": "#00ff00", "bad": "#ff4040",
-    "caption_bg": "#ffffff", "caption_text": "#000000", "title_bg": "#000000", "title_text": "#ffffff",
-    "phase_a": "#202020", "phase_b": "#404040",
-}
+def _palettes(table: str) -> dict[str, dict[str, str]]:
+    head, *rows = table.strip().split("\n")
+    names = head.split()[1:]
+    return {name: {row.split()[0]: row.split()[1 + k] for row in rows} for k, name in enumerate(names)}
 
-# Okabe & Ito (2008): black, orange, sky blue, bluish green, yellow, blue, vermillion,
-# reddish purple - distinguishable with every common form of colour blindness.
-_OKABE_ITO = {
-    "background": "#ffffff", "panel": "#f2f2f2", "text": "#000000", "muted": "#444444", "grid": "#999999",
-    "lane": "#cfe8f7", "lane_text": "#000000", "lane_off": "#e6e6e6", "lane_wait": "#f5f5f5",
-    "served": "#009e73", "now": "#e69f00", "now_text": "#000000",
-    "word": "#eaf4fb", "word_text": "#000000", "link": "#0072b2", "sector": "#56b4e9",
-    "byte_used": "#0072b2", "good": "#009e73", "bad": "#d55e00",
-    "caption_bg": "#000000", "caption_text": "#ffffff", "title_bg": "#ffffff", "title_text": "#000000",
-    "phase_a": "#f0e4a0", "phase_b": "#efd3e6",
-}
 
+_PALETTES = _palettes(_COLOURS)
 THEMES = {
-    "light": Theme("light", _LIGHT),
-    "dark": Theme("dark", _DARK),
-    "high-contrast": Theme("high-contrast", _HIGH_CONTRAST, stroke=1.6),
-    "colorblind": Theme("colorblind", _OKABE_ITO),
+    "light": Theme("light", _PALETTES["light"]),
+    "dark": Theme("dark", _PALETTES["dark"]),
+    "high-contrast": Theme("high-contrast", _PALETTES["high-contrast"], stroke=1.6),
+    "colorblind": Theme("colorblind", _PALETTES["colorblind"]),
 }
 DEFAULT_THEME = "light"
 

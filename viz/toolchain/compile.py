@@ -143,11 +143,19 @@ def _build(source: str, arch: str, flags: tuple[str, ...], timeout: float, use_c
     return data, usage
 
 
+def _arch_specific(source: str) -> bool:
+    """Does generated CUDA hold PTX a kind needs the arch-specific target for (``Kind.arch_specific``:
+    wgmma needs sm_90's arch-specific features)?"""
+    from ..kinds import kinds
+
+    return any(text in source for k in kinds() for text in k.arch_specific)
+
+
 def compile_cubin(source: str, arch: str = ARCH, flags: tuple[str, ...] = NVCC_FLAGS,
                   use_cache: bool = True, timeout: float = 300) -> bytes:
     """The cubin for ``source``; raises CompileError with nvcc's message, GpuUnavailable without nvcc."""
     require_nvcc()
-    if arch == ARCH and "wgmma.mma_async" in source:   # HOOK(wgmma): wgmma needs sm_90's arch-specific features
+    if arch == ARCH and _arch_specific(source):
         arch = "sm_90a"
     cached = cache_dir() / f"{_key(source, arch, flags)}.cubin"
     if use_cache and cached.exists():

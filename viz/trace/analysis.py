@@ -1,7 +1,7 @@
 """Analysis of a trace with the engine's own counting rules.
 
 The engine counts one instruction over (rows of) 32 lane addresses and masks
-(``viz.engine._count`` -> ``viz.kernels_numba.shared_counts`` / ``global_counts``). A
+(``viz.counting.count_addresses`` -> ``viz.kernels_numba.shared_counts`` / ``global_counts``). A
 scenario's rows are (block, warp) pairs computed from expressions; a trace's rows are the
 recorded warp-level executions, fed to the very same functions with one warp per row.
 Nothing is counted here that the engine does not count.
@@ -36,14 +36,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS, _count
+from ..access_figures import AccessFigures, given
+from ..counting import count_addresses
+from ..engine import GLOBAL_METRICS, METRIC_NAMES, SHARED_METRICS
 from ..errors import safe_text
 from ..kinds.atomic import atomic_rule  # noqa: F401 - the atomic kind's rule, named here before
 from ..kinds.ldmatrix import matrix_lanes  # noqa: F401 - ldmatrix's lanes, named here before
 from ..kinds.registry import TraceForm, forms, trace_kind
 from .schema import unrecorded_ran
 from ..gpus import SECTOR_BYTES, WARP
-from .tracefile import Trace, lane_bits
+from .tracefile import PAYLOAD_FLAG, Trace, lane_bits
 
 # Nsight Compute's names on the H100 (`ncu --query-metrics --chip gh100`; there is no
 # smsp__inst_executed_op_global_atom, and stmatrix is counted only at the SM level), each
@@ -187,7 +189,7 @@ class TraceInstrStats:
     ldgsts_phases: int = 0
     ldgsts_per_record: np.ndarray | None = field(default=None, repr=False)   # each record's, as per_record
     fallback_off: int = 0       # an aggregated shared atomic: whole warps' executions of the per-lane ATOMS, all lanes off
-    tma: object = None          # issue 30: a TMA / bulk copy's figures (viz.kinds.tma_copy.TmaStats)
+    mine: object = None         # a form that counts its records itself (TraceForm.stats): its RecordStats
     per_record: np.ndarray = field(default=None, repr=False)   # wavefronts + sectors of each of its records
     own: dict = field(default_factory=dict)   # counters its kind counts itself (TraceForm.count), by Nsight Compute name
 
@@ -270,9 +272,9 @@ class TraceAnalysis:
                     out[sec] = out.get(sec, 0) + s.sectors
         return out
 
-    def per_access(self, never_executed: bool | None = None) -> list[dict]:
-        """One dict per static instruction of the traced kernel that executed (a warp ran it,
-        or ptxas predicated it and warps ran it with every lane off), in PTX order.
+    def per_access(self, never_executed: bool | None = None) -> list[AccessFigures]:
+        """One figures record (``viz.access_figures``) per static instruction of the traced
+        kernel that executed (a warp ran it, or ptxas predicated it and warps ran it with every lane off), in PTX order.
         ``never_executed`` (default: the analysis's ``never_executed``) also lists the
         kernel's instructions that no recorded warp ran. ``index`` is the static instruction
         id, ``number`` the one numbering (``instruction_numbers``)."""
@@ -299,11 +301,9 @@ class TraceAnalysis:
                 if info.get("first") is not None:
                     d["sass"]["first_number"] = numbers.get(int(info["first"]), 0)
                 d["ptx_width"] = ins.get("ptx_width") or ins["width"]
-            if s.tma is not None:       # issue 30 hook
-                from ..kinds import tma_copy
-
-                d.update(tma_copy.figures(s.tma), bytes_requested=s.tma.global_bytes)
-                out.append(d)
+            if s.mine is not None:      # a form that counts its records itself: its own figures
+                d.update(s.mine.figures)
+                out.append(AccessFigures.from_dict(d))
                 continue
             if s.is_atomic and (ins["space"] == "shared" or s.shared_lanes):
                 d["atomic_rule"] = atomic_rule(ins)
@@ -324,7 +324,7 @@ class TraceAnalysis:
             f = _form(ins)
             if f.figures is not None:          # a kind's own figures (a wgmma's warpgroup instructions, bytes)
                 d.update(f.figures(ins, dict(s.own)))
-            out.append(d)
+            out.append(AccessFigures.from_dict(d))
         return out
 
     def record_values(self) -> np.ndarray:
@@ -334,8 +334,9 @@ class TraceAnalysis:
             rows = _rows_by_instruction(self.trace)
             for k, s in enumerate(self.stats):
                 r = rows[k]
-                if s.tma is not None:   # issue 30 hook: a TMA record's sectors
-                    vals[r] = s.tma.per_record
+                if s.mine is not None:  # a form that counts its records itself: its records' figures
+                    vals[r[self.trace.flags[r] == (PAYLOAD_FLAG if _form(s.instr).payload else 0)]] = \
+                        s.mine.per_record
                     continue
                 vals[r[self.trace.flags[r] == 0]] = s.per_record
             self._values = vals
@@ -362,13 +363,13 @@ class TraceAnalysis:
         """Figures summed per source line, worst (most wavefronts + sectors beyond ideal) first."""
         rows: dict[tuple[str, int], dict] = {}
         for d in self.per_access():
-            key = (d["file"], d["line"])
-            r = rows.setdefault(key, {"source": d["source"], "file": d["file"], "line": d["line"],
+            key = (given(d.file), given(d.line))
+            r = rows.setdefault(key, {"source": given(d.source), "file": given(d.file), "line": given(d.line),
                                       "warp_instructions": 0, "wavefronts": 0, "bank_conflicts": 0, "sectors": 0,
                                       "requests": 0, "bytes_requested": 0})
             for k in ("warp_instructions", "wavefronts", "bank_conflicts", "sectors", "requests", "bytes_requested"):
-                r[k] += d.get(k, 0)
-            r["sectors"] += (d.get("tma") or {}).get("sectors_counted", 0)     # issue 30 hook: a TMA copy's sectors
+                r[k] += getattr(d, k) or 0
+            r["sectors"] += _line_sectors(d)
         return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
@@ -379,24 +380,26 @@ def source_lines(an: "TraceAnalysis") -> list[dict]:
     first (most bank conflicts + sectors, as ``TraceAnalysis.per_line``)."""
     rows: dict[tuple[str, int], dict] = {}
     for d in an.per_access():
-        r = rows.setdefault((d["file"], d["line"]), {
-            "file": d["file"], "line": d["line"], "source": d["source"], "warp_instructions": 0, "wavefronts": 0,
+        r = rows.setdefault((given(d.file), given(d.line)), {
+            "file": given(d.file), "line": given(d.line), "source": given(d.source), "warp_instructions": 0,
+            "wavefronts": 0,
             "bank_conflicts": 0, "requests": 0, "sectors": 0, "global_bytes": 0, "instructions": [], "ptx": []})
         for k in ("warp_instructions", "wavefronts", "bank_conflicts", "requests", "sectors"):
-            r[k] += d.get(k, 0)
-        r["sectors"] += (d.get("tma") or {}).get("sectors_counted", 0)        # issue 30 hook
-        r["global_bytes"] += round(d.get("sector_efficiency", 0.0) * d.get("bytes_moved", 0))
-        r["instructions"].append(d["index"])
-        r["ptx"].append(" ".join(d["ptx"].split()))
+            r[k] += getattr(d, k) or 0
+        r["sectors"] += _line_sectors(d)
+        r["global_bytes"] += round((d.sector_efficiency or 0.0) * (d.bytes_moved or 0))
+        r["instructions"].append(d.index)
+        r["ptx"].append(" ".join(given(d.ptx).split()))
     for r in rows.values():
         r["sector_efficiency"] = _ratio(r["global_bytes"], r["sectors"] * SECTOR_BYTES)
     return sorted(rows.values(), key=lambda r: (-(r["bank_conflicts"] + r["sectors"]), r["line"]))
 
 
-def sass_text(d: dict) -> str:
+def sass_text(d: AccessFigures) -> str:
     """One line on what the plain kernel's SASS does with an instruction of ``per_access``
     (``viz.trace.reconcile``), or "" where it runs as the PTX has it."""
-    info = d.get("sass")
+    d = AccessFigures.of(d)
+    info = d.sass
     if not info:
         return ""
     state = info["state"]
@@ -454,11 +457,9 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
 
             raise Cancelled()
         rows = by_instr[k]
-        if ins["kind"] in ("tma", "bulk"):          # issue 30 hook: viz.kinds.tma_copy counts its records
-            stats.append(_tma_stats(trace, ins, rows))
-            continue
-        if ins["kind"] == "tensormap":              # issue 30 hook: TMA control, counted by its SASS
-            stats.append(_control_stats(trace, ins, rows))
+        f = _form(ins)
+        if f.stats is not None:                     # the form counts its records itself (TraceForm.stats)
+            stats.append(_own_stats(trace, ins, rows, f))
             continue
         skip = rows[trace.flags[rows] != 0]
         rows = rows[trace.flags[rows] == 0]
@@ -491,43 +492,24 @@ def analyze_trace(trace: Trace, progress=None, cancel=None) -> TraceAnalysis:
     return TraceAnalysis(trace, stats)
 
 
-def _tma_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
-    """Issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy.count_records) from its
-    records (flags 2) and their payload rows."""
-    from ..kinds import tma_copy
-
-    rows = rows[trace.flags[rows] == tma_copy.RECORD_FLAG]
-    words = [w for w in str(ins.get("ptx", "")).split() if not w.startswith("@")]
-    form = tma_copy.match(str(ins.get("opcode", ""))) or tma_copy.match(words[0] if words else "") or \
-        tma_copy.Form(str(ins["kind"]), "load", 0, "unknown", False, False, False, "", "")
-    payload = trace.payload[trace.payload_rows(rows)] if rows.size else np.zeros((0, 32), np.uint64)
-    t = tma_copy.count_records(form, payload, trace.shared[rows])
-    st = TraceInstrStats(ins, executed=t.warp_executions, warp_instructions=t.sass_executions,
-                         active_lanes=t.issued, sectors=t.sectors, lines=t.lines, tma=t, own=dict(t.counters))
-    st.per_record = t.per_record
+def _own_stats(trace: Trace, ins: dict, rows: np.ndarray, f: TraceForm) -> TraceInstrStats:
+    """The figures of an instruction whose form counts its records itself (``TraceForm.stats``:
+    a TMA box, a bulk copy, a TMA control instruction by its SASS)."""
+    remap = getattr(trace, "shared_remap", None)
+    if remap is not None and f.replay is not None:      # a replayed trace: its shared side re-mapped
+        m = f.replay(trace, ins, rows, remap, METRIC_NAMES)
+    else:
+        m = f.stats(trace, ins, rows, METRIC_NAMES)
+    st = TraceInstrStats(ins, executed=m.executed, warp_instructions=m.warp_instructions,
+                         active_lanes=m.active_lanes, sectors=m.sectors, lines=m.lines, mine=m, own=dict(m.own))
+    st.per_record = m.per_record
     return st
 
 
-def _control_stats(trace: Trace, ins: dict, rows: np.ndarray) -> TraceInstrStats:
-    """Issue 30 hook: a TMA control instruction (tensormap.replace, cp_fenceproxy, the TMA
-    fence, the bulk group's commit) counted by the SASS ptxas makes of it (its ``sass``
-    entry); without the SASS nothing is counted and its entry says so."""
-    from ..kinds import tma_copy
-
-    rows = rows[trace.flags[rows] == 0]
-    info = ins.get("sass") or {}
-    sass = list(info.get("sass") or [])
-    c = tma_copy.count_control(sass, trace.active[rows], trace.pred[rows], trace.addresses(rows))
-    form = tma_copy.Form(tma_copy.KIND_CONTROL, ins["op"], 0, "", False, False, False, "", "")
-    t = tma_copy.TmaStats(form, warp_executions=int(rows.size), per_record=np.zeros(rows.size, np.int64))
-    t.ten = {k: v for k, v in c.items() if k in METRIC_NAMES}
-    t.counters = {k: v for k, v in c.items() if k not in METRIC_NAMES}
-    if not info:
-        t.problems.append("the plain kernel's SASS was not read: what ptxas made of it is not counted")
-    st = TraceInstrStats(ins, executed=int(rows.size), warp_instructions=int(rows.size),
-                         active_lanes=int(mask_bits(trace.pred[rows]).sum()), tma=t, own={**t.ten, **t.counters})
-    st.per_record = t.per_record
-    return st
+def _line_sectors(d: AccessFigures) -> int:
+    """Sectors a form that counts its records itself adds to its source line's row."""
+    f = trace_kind(d.kind)
+    return f.line_sectors(d) if f is not None and f.line_sectors is not None else 0
 
 
 def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, at: int) -> None:
@@ -540,7 +522,10 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
     f = _form(ins)
     if f.count is not None:
         # the kind counts its records itself (a TMA box, a wgmma's core matrices: TraceForm.count)
-        for name, v in f.count(trace, ins, rows).items():
+        remap = getattr(trace, "shared_remap", None)
+        got = f.replay(trace, ins, rows, remap, METRIC_NAMES) if remap is not None and f.replay is not None \
+            else f.count(trace, ins, rows)
+        for name, v in got.items():
             st.own[name] = st.own.get(name, 0) + int(v)
     if f.lanes is not None:
         # ldmatrix .x1/.x2: only lanes 0..7 / 0..15 give row addresses; the others' are not used
@@ -581,13 +566,13 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
                 st.ldgsts_per_record = np.zeros(st.per_record.size, np.int32)
             st.ldgsts_per_record[at:at + rows.size] += wf[:, 0]
     elif counts_shared and (ins["space"] == "shared" or sh.any()):
-        p, s, a = _count("shared", width, addr, sh, 1, is_load)[:3]
+        p, s, a = count_addresses("shared", width, addr, sh, 1, is_load)[:3]
         st.wavefronts += int(p.sum())
         st.phases += int(s.sum())
         st.shared_lanes += int(a.sum())
         mine += p[:, 0]
     if counts_global and (ins["space"] == "global" or gl.any()):
-        p, s, a = _count("global", width, addr, gl, 1, is_load)[:3]
+        p, s, a = count_addresses("global", width, addr, gl, 1, is_load)[:3]
         if f.count_global is not None:
             # the kind's own sector rule (atomics: lanes on one address go one after another)
             p = f.count_global(addr, gl)
@@ -604,54 +589,54 @@ def _count_rows(trace: Trace, ins: dict, rows: np.ndarray, st: TraceInstrStats, 
 # ---------------------------------------------------------------------------- reports
 
 
-def explain_trace(d: dict) -> list[tuple[str, str, str]]:
+def explain_trace(d: AccessFigures) -> list[tuple[str, str, str]]:
     """(figure, value, one-line why) rows for one static instruction of a trace (a dict of
     ``TraceAnalysis.per_access``): the figures ``warpviz analyze FILE.wvtrace`` prints, each
     with what it counts. Figure names are those of ``viz.report.explain_access``."""
+    d = AccessFigures.of(d)
     from ..i18n import tr
-    from ..report import _avg, _n
+    from ..report import count_text as _n, per_text as _avg   # the short names of viz.report's rows
 
-    inst = d["warp_instructions"]
+    inst = d.warp_instructions
     rows = [("warp instructions", _n(inst),
              tr("recorded warp-level executions: {n}; a warp counts where a lane executed it",
-                n=_n(d["executed"])))]
+                n=_n(d.executed)))]
     rows += sass_rows(d)
-    if d["predicated_off_warps"]:
-        rows.append(("", f"+{d['predicated_off_warps']:,}",
+    if d.predicated_off_warps:
+        rows.append(("", f"+{d.predicated_off_warps:,}",
                      tr("warps with every lane off: ptxas predicated the instruction, so they execute it "
                         "and Nsight Compute counts them")))
-    if d.get("never_true_shared_loads"):
-        rows.append(("", f"+{d['never_true_shared_loads']:,}",
+    if d.never_true_shared_loads:
+        rows.append(("", f"+{d.never_true_shared_loads:,}",
                      tr("never-true shared loads: the `@!PT LDS` that ptxas puts before this LDGSTS in the plain "
                         "SASS; every warp that reaches them executes them and Nsight Compute counts them as shared "
                         "loads (no wavefront)")))
-    if "tma" in d:          # issue 30 hook: a TMA / bulk copy's figures (viz.kinds.tma_copy)
-        from ..kinds.tma_copy import explain_rows
-
-        return rows + explain_rows(d["tma"])
-    if d["executed"] == 0:
+    f = trace_kind(d.kind)
+    if f is not None and f.explain is not None:      # a kind that explains all of its own figures
+        return rows + list(f.explain(d))
+    if given(d.executed) == 0:
         rows.append(("", "", tr("no lane is active: the warp issues nothing")))
         return rows
-    rows.append(("active lanes", tr("{n}/warp", n=f"{d['active_lanes'] / d['executed']:.2f}"),
+    rows.append(("active lanes", tr("{n}/warp", n=f"{d.active_lanes / given(d.executed):.2f}"),
                  tr("lanes whose predicate held, as recorded")))
-    f = trace_kind(d.get("kind"))
+    f = trace_kind(given(d.kind))
     if f is not None and f.reasons is not None:      # a kind that explains itself (wgmma)
         return rows + list(f.reasons(d))
-    if "wavefronts" in d:
-        wf, ph = d["wavefronts"], d["phases"]
-        per = max(1, d["executed"])
-        if d.get("atomic_rule") == "lanes":
+    if d.wavefronts is not None:
+        wf, ph = d.wavefronts, given(d.phases)
+        per = max(1, given(d.executed))
+        if d.atomic_rule == "lanes":
             why = tr("{per} per instruction: the atomic serves every lane in turn, so the busiest bank's active "
                      "lanes", per=_avg(wf, per))
-        elif d.get("atomic_rule") == "words":
+        elif d.atomic_rule == "words":
             why = tr("{per} per instruction: lanes on one address are combined (ATOMS.POPC.INC), so the busiest "
                      "bank's distinct words", per=_avg(wf, per))
-        elif d.get("ldgsts_side") == "cg":
+        elif d.ldgsts_side == "cg":
             rows.append(("wavefronts", "0", tr("cp.async.cg: no counter shows a wavefront of its shared side (the "
                                                "LDGSTS wavefront counter reads 0 on the H100), so none is drawn")))
-            return rows + ([] if d["counted_in_metrics"] else
+            return rows + ([] if d.counted_in_metrics else
                            [("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name"))])
-        elif d.get("ldgsts_side") == "ca":
+        elif d.ldgsts_side == "ca":
             why = tr("{per} per instruction: LDGSTS wavefronts, the shared side of this cp.async.ca (each phase as "
                      "many as its busiest bank has lane-words); Nsight Compute shows them as {metric}, not in the ten",
                      per=_avg(wf, per), metric=LDGSTS_WAVEFRONTS.split(".")[0])
@@ -662,28 +647,29 @@ def explain_trace(d: dict) -> list[tuple[str, str, str]]:
         rows.append(("phases", _n(ph), tr("{per} per instruction: the wavefronts with no bank conflict",
                                           per=_avg(ph, per))))
         rows.append(("bank conflicts", _n(wf - ph), tr("wavefronts beyond the phases")))
-    if "sectors" in d:
-        req = d["requests"]
+    if d.sectors is not None:
+        req = given(d.requests)
         rows.append(("requests", _n(req), tr("one per warp instruction with an active lane, whatever the width")))
         if req:
-            rows.append(("sectors", _n(d["sectors"]),
+            rows.append(("sectors", _n(d.sectors),
                          tr("{per} per request: the distinct 32-byte sectors the active lanes' bytes touch",
-                            per=_avg(d["sectors"], req))))
-            rows.append(("lines", _n(d["lines"]), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
-                                                      per=_avg(d["lines"], req))))
-            rows.append(("bytes moved", _n(d["bytes_moved"]), tr("sectors x 32 B")))
-            rows.append(("sector efficiency", f"{d['sector_efficiency'] * 100:.1f}%",
+                            per=_avg(d.sectors, req))))
+            rows.append(("lines", _n(d.lines), tr("{per} per request: distinct 128-byte lines (4 sectors each)",
+                                                      per=_avg(given(d.lines), req))))
+            rows.append(("bytes moved", _n(d.bytes_moved), tr("sectors x 32 B")))
+            rows.append(("sector efficiency", f"{given(d.sector_efficiency) * 100:.1f}%",
                          tr("bytes the active lanes asked for / bytes moved")))
-    if not d["counted_in_metrics"]:
+    if not d.counted_in_metrics:
         rows.append(("", "", tr("not in the ten metrics: Nsight Compute counts it under its own name")))
     return rows
 
 
-def sass_rows(d: dict) -> list[tuple[str, str, str]]:
+def sass_rows(d: AccessFigures) -> list[tuple[str, str, str]]:
     """The "SASS" row of a traced instruction whose SASS is not its PTX (``viz.trace.reconcile``)."""
+    d = AccessFigures.of(d)
     from ..i18n import tr
 
-    info = d.get("sass")
+    info = d.sass
     if not info or (info["state"] == "same" and info["certain"]):
         return []
     op = " / ".join(dict.fromkeys(next((w for w in t.split() if not w.startswith("@")), "?")
@@ -693,7 +679,7 @@ def sass_rows(d: dict) -> list[tuple[str, str, str]]:
     state = info["state"]
     if state == "fused":
         why = tr("ptxas fused {n} PTX accesses of {w} bytes (PTX lines {lines}) into this one access of {wide} bytes "
-                 "a lane", n=len(info["group"]), w=d.get("ptx_width", d["access_bytes"]), lines=span,
+                 "a lane", n=len(info["group"]), w=d.ptx_width or d.access_bytes, lines=span,
                  wide=info["width"])
     elif state == "member":
         why = tr("fused by ptxas into instruction {k} (PTX lines {lines}): the GPU runs it as part of that access",
@@ -729,7 +715,7 @@ def to_json(an: TraceAnalysis, never_executed: bool = False) -> dict:
         "params": {},
         "metrics": an.metrics,
         "other_metrics": an.other_metrics,
-        "accesses": an.per_access(never_executed),
+        "accesses": [d.to_dict() for d in an.per_access(never_executed)],
         "trace": {"kernel": h.get("kernel"), "gpu": h.get("gpu", {}).get("name"), "records": an.trace.records,
                   "recorded_blocks": h.get("recorded_blocks"), "complete": h.get("complete", False),
                   "lane_accesses": an.trace.lane_accesses(), "nvcc": h.get("nvcc"), "driver": h.get("driver"),
@@ -808,7 +794,7 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                    + "; " + "; ".join(safe_text(n) for n in (smap.get("notes") or ["see each instruction"])[:12]))
     rows = an.per_access(never_executed)
     shown = len(rows)
-    ran = sum(1 for d in rows if d["executed"] or d["warp_instructions"])
+    ran = sum(1 for d in rows if d.executed or d.warp_instructions)
     out.append(f"instructions: {ran} of the kernel's {len(numbers)} memory instructions executed"
                + ("" if never_executed or ran == len(numbers) else " (--all lists the others too)"))
     for u in _unrecorded(h):        # shared reads no record holds (tl.dot's wgmma): said, not silently missing
@@ -816,50 +802,35 @@ def to_table(an: TraceAnalysis, never_executed: bool = False) -> str:
                    "those shared reads are in no figure here")
     for d in rows:
         out.append("")
-        out.append(f"instruction {d['number']}: {safe_text(d['source'])}  {safe_text(' '.join(d['ptx'].split()))}")
-        if "tma_control" in d:  # issue 30 hook: building a tensor map, the TMA fence, the bulk group
-            t = d["tma_control"]
-            counts = ", ".join(f"{k.split('__', 1)[-1].removesuffix('.sum')} {v:,}" for k, v in t["counters"].items())
-            out.append(f"  TMA control: {t['warp_executions']:,} warp executions; what its SASS counts: "
-                       f"{counts or 'nothing'}" + (f"; {safe_text('; '.join(t['problems']))}" if t["problems"] else ""))
+        out.append(f"instruction {given(d.number)}: {safe_text(d.source)}  {safe_text(' '.join(given(d.ptx).split()))}")
+        f = trace_kind(d.kind)
+        if f is not None and f.text is not None:    # a kind's own lines (TraceForm.text)
+            out += list(f.text(d))
             continue
-        if "tma" in d:          # issue 30 hook: a TMA / bulk copy
-            t = d["tma"]
-            out.append(f"  {t['form']} {t['direction']}: {t['copies']:,} copies by {t['warp_executions']:,} warp "
-                       f"executions; global sectors {t['sectors']:,} (lines {t['lines']:,}, {t['global_bytes']:,} "
-                       f"bytes in bounds"
-                       + (f"; {t['sectors_counted']:,} counted: a load counts its whole box" if
-                          t["sectors_counted"] != t["sectors"] else "")
-                       + f"); {t['box_bytes']:,} bytes in shared memory"
-                       + (f"; {t['out_of_bounds_elements']:,} elements out of bounds" if t["out_of_bounds_elements"]
-                          else "")
-                       + (f"; {t['not_expanded']:,} copies not expanded: {safe_text('; '.join(t['problems']))}"
-                          if t["not_expanded"] else ""))
-            for m in t["maps"][:4]:
-                out.append(f"  tensor map: {safe_text(m)}")
-            continue
-        parts = [f"{d['kind']} {d['space']} {d['access_bytes']} B", f"executed {d['executed']:,}",
-                 f"active lanes {d['active_lanes']:,}"]
-        if d["predicated_off_warps"]:
-            parts.append(f"+{d['predicated_off_warps']:,} warps with every lane off (ptxas predicated it: counted)")
-        if d["never_true_shared_loads"]:
-            parts.append(f"+{d['never_true_shared_loads']:,} never-true shared loads (@!PT LDS before the LDGSTS: "
+        parts = [f"{d.kind} {d.space} {d.access_bytes} B", f"executed {given(d.executed):,}",
+                 f"active lanes {d.active_lanes:,}"]
+        if d.predicated_off_warps:
+            parts.append(f"+{d.predicated_off_warps:,} warps with every lane off (ptxas predicated it: counted)")
+        if d.never_true_shared_loads:
+            parts.append(f"+{d.never_true_shared_loads:,} never-true shared loads (@!PT LDS before the LDGSTS: "
                          "counted as shared loads)")
-        f = trace_kind(d.get("kind"))
+        f = trace_kind(given(d.kind))
         if f is not None and f.summary is not None:   # a kind's own line of figures (wgmma)
             parts.append(f.summary(d))
-        elif d.get("ldgsts_side") == "cg":
+        elif d.ldgsts_side == "cg":
             parts.append("no shared wavefronts (cp.async.cg: no counter shows its shared side; the LDGSTS wavefront "
                          "counter reads 0)")
-        elif d.get("ldgsts_side") == "ca":
-            parts.append(f"LDGSTS wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts "
-                         f"{d['bank_conflicts']:,}; {LDGSTS_WAVEFRONTS})")
-        elif "wavefronts" in d:
-            parts.append(f"wavefronts {d['wavefronts']:,} (ideal {d['phases']:,}, conflicts {d['bank_conflicts']:,})")
-        if "sectors" in d:
-            parts.append(f"requests {d['requests']:,}, sectors {d['sectors']:,} "
-                         f"({d['sectors_per_request']:.2f}/request, efficiency {d['sector_efficiency'] * 100:.1f}%)")
-        if not d["counted_in_metrics"]:
+        elif d.ldgsts_side == "ca":
+            parts.append(f"LDGSTS wavefronts {d.wavefronts:,} (ideal {given(d.phases):,}, conflicts "
+                         f"{given(d.bank_conflicts):,}; {LDGSTS_WAVEFRONTS})")
+        elif d.wavefronts is not None:
+            parts.append(f"wavefronts {d.wavefronts:,} (ideal {given(d.phases):,}, "
+                         f"conflicts {given(d.bank_conflicts):,})")
+        if d.sectors is not None:
+            parts.append(f"requests {given(d.requests):,}, sectors {given(d.sectors):,} "
+                         f"({given(d.sectors_per_request):.2f}/request, "
+                         f"efficiency {given(d.sector_efficiency) * 100:.1f}%)")
+        if not d.counted_in_metrics:
             parts.append("not in the ten metrics")
         out.append("  " + "; ".join(parts))
         why = sass_text(d)
@@ -892,7 +863,7 @@ def line_table(an: TraceAnalysis) -> list[str]:
     h = an.trace.header
     by_line: dict[tuple[str, int], list[int]] = {}
     for d in an.per_access():
-        by_line.setdefault((d["file"], d["line"]), []).append(d["number"])
+        by_line.setdefault((given(d.file), given(d.line)), []).append(given(d.number))
     rows = an.per_line()
     head = ("source", "instructions", "warp instr", "wavefronts", "conflicts", "requests", "sectors")
     cells = []

@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..kinds.registry import trace_kind
 from ..toolchain import GpuUnavailable
 from ..toolchain.compile import ARCH, find_tool, nvcc_version, require_nvcc, sass_memory_instructions
 from . import TraceError
@@ -310,13 +311,12 @@ def sass_guard(b: Build) -> dict | None:
     if a is None or c is None:
         return None
     pred = sass_predicated(a, b.instrs)
-    from ..kinds.tma_copy import recorder_sass        # issue 30 hook: the TMA blocks' own stores and map loads
-
-    tma: dict[str, int] = {}
+    own: dict[str, int] = {}        # what kinds' own recording blocks add (TraceForm.recorder_sass)
     for ins in b.instrs:
-        for op, n in recorder_sass(ins).items():
-            tma[op] = tma.get(op, 0) + n
-    return {"problems": compare_sass(a, c, len(b.instrs) + len(b.events), b.regions, tma),
+        f = trace_kind(ins.kind) if ins.space != "none" else None
+        for op, n in (f.recorder_sass(ins) if f is not None and f.recorder_sass is not None else {}).items():
+            own[op] = own.get(op, 0) + n
+    return {"problems": compare_sass(a, c, len(b.instrs) + len(b.events), b.regions, own),
             "note": predication_note(a, b.instrs),
             "sass": a, "predicated": None if pred is None else {str(k): v for k, v in pred.items()}}
 

@@ -32,7 +32,7 @@ from ..warp import WarpDetail, lanes_detail
 from . import TraceError
 from .analysis import instruction_numbers, ldgsts_side, mask_bits, matrix_op as traced_matrix
 from .schema import blocks_text, source_line
-from .tracefile import Trace, load
+from .tracefile import PAYLOAD_FLAG, Trace, load
 
 
 @dataclass(frozen=True)
@@ -124,8 +124,8 @@ class TraceSource:
         self.blocks, self.warps = lw.blocks, lw.warps_per_block
         counted = np.array([ins.get("sass_predicated") is True for ins in trace.instructions], bool)
         keep = (trace.flags == 0) | counted[trace.instr] if trace.records else np.zeros(0, bool)
-        if trace.records:       # issue 30 hook: a TMA / bulk copy issued by a lane is drawn (tma_rows)
-            keep |= (trace.flags == 2) & (trace.shared != 0)
+        if trace.records:       # a payload record (a TMA / bulk copy) issued by a lane is drawn
+            keep |= (trace.flags == PAYLOAD_FLAG) & (trace.shared != 0)
         self.rows = np.flatnonzero(keep)            # in file order: block, warp, then the warp's own order
         key = trace.block[self.rows].astype(np.int64) * self.warps + trace.warp[self.rows].astype(np.int64)
         self._key = key
@@ -203,8 +203,8 @@ class TraceSource:
         tpb = sc.launch.threads_per_block
         nl = max(0, min(32, tpb - warp * 32))
         addr = t.addresses(slice(row, row + 1))[0, :nl]
-        if int(t.flags[row]) == 2:          # issue 30 hook: the copy's first 32 16-byte chunks in shared memory
-            return self._tma_detail(row, k, n, sid, ins, access, arr, block, warp, nl)
+        if int(t.flags[row]) == PAYLOAD_FLAG:   # its form says which lanes to draw (TraceForm.drawn)
+            return self._payload_detail(row, k, n, sid, ins, access, arr, block, warp, nl)
         skip = bool(t.flags[row])
         pred = mask_bits(t.pred[row:row + 1])[0, :nl] & (not skip)
         if access.matrix is not None:       # .x1/.x2: only lanes 0-7 / 0-15 give a row (as counted)
@@ -239,15 +239,15 @@ class TraceSource:
         return d
 
 
-    def _tma_detail(self, row, k, n, sid, ins, access, arr, block, warp, nl) -> WarpDetail:
-        """Issue 30 hook: an issued TMA or bulk copy (viz.kinds.tma_copy) drawn as its first 32
-        16-byte chunks in shared memory, where the map's swizzle puts them (a 128-byte row is a
-        phase of 8 chunks on the 32 banks); the whole box's figures are in ``analyze``."""
-        from ..kinds import tma_copy
-
+    def _payload_detail(self, row, k, n, sid, ins, access, arr, block, warp, nl) -> WarpDetail:
+        """A payload record drawn as the 16-byte chunks in shared memory its form names
+        (``TraceForm.drawn``: an issued TMA or bulk copy's first 32 chunks, where the map's
+        swizzle puts them; a 128-byte row is a phase of 8 chunks on the 32 banks); the whole
+        copy's figures are in ``analyze``."""
         t, sc = self.trace, self.scenario
-        rec = tma_copy.decode_record(t.payload[t.payload_rows([row])[0]])
-        chunks = tma_copy.shared_chunks(ins, rec, 32)
+        form = trace_kind(ins.get("kind"))
+        chunks = list(form.drawn(ins, t.payload[t.payload_rows([row])[0]])) if form is not None and \
+            form.drawn is not None else []
         addr = np.zeros(nl, np.int64)
         mask = np.zeros(nl, bool)
         for i, a in enumerate(chunks[:nl]):
@@ -259,16 +259,6 @@ class TraceSource:
         instr = Instruction(k, sid, (), 0, 0, 16)
         return lanes_detail(sc, instr, access, arr, block, block_xyz, warp, addr, mask, threads, space="shared",
                             instruction_count=n)
-
-
-@dataclass(frozen=True)
-class _Fc:
-    """A frame count for a Cursor on a trace (instruction clamped to the warp's stream)."""
-
-    timeline: "TraceTimeline"
-
-    def __call__(self, c: Cursor) -> int:
-        return self.timeline.frame_count(c)
 
 
 class TraceTimeline:

@@ -290,7 +290,7 @@ def _controls(text: str, allow: str = "") -> bool:
     return any((ord(c) < 32 or ord(c) == 127) and c not in allow for c in text)
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def inside_folder(path: Path, folder: Path) -> bool:
     return path == folder or path.is_relative_to(folder)
 
 
@@ -315,7 +315,7 @@ def _folder_path(path, key: str, value: str, here: Path, kind: str) -> Path:
     except (OSError, RuntimeError, ValueError) as err:
         raise TraceError(path, key, f"the {kind} {_r(value)} cannot be resolved ({err})",
                          "give a path relative to the launch file's folder") from None
-    if not _inside(resolved, here):
+    if not inside_folder(resolved, here):
         raise TraceError(path, key, f"the {kind} {_r(value)} leads outside the launch file's folder ({_r(str(resolved), 200)})",
                          "keep the source and its include folders in the launch file's folder or below it "
                          "(move the launch file up)")

@@ -55,11 +55,6 @@ class KernelName:
     params: tuple[str, ...] | None = None
 
     @property
-    def is_plain(self) -> bool:
-        """A bare C identifier: an ``extern "C"`` name, a mangled name or an unqualified C++ name."""
-        return self.targs is None and self.params is None and "::" not in self.qualified
-
-    @property
     def template_id(self) -> str:
         """``NAME<ARGS>`` as C++ text (``NAME`` without template arguments when none were given)."""
         return self.qualified + (f"<{self.targs}>" if self.targs is not None else "")

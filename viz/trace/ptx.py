@@ -168,7 +168,6 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
         parts = [p.strip() for p in code.split(";")]
         if code.count(";") < 2 and not code.strip().startswith("{") or \
                 not any(classify(_INSTR_WORD.match(p).group(1)) or unrecorded(_INSTR_WORD.match(p).group(1))
-                        or _is_tma(_INSTR_WORD.match(p).group(1))
                         for p in parts if _INSTR_WORD.match(p)):
             out.append(raw)
             continue
@@ -190,12 +189,6 @@ def _one_statement_a_line(lines: list[str]) -> list[str]:
                 out.append(indent + rest[i:j].strip() + ";")
                 i = j + 1
     return out
-
-
-def _is_tma(opcode: str) -> bool:
-    from ..kinds import tma_copy        # issue 30 hook
-
-    return tma_copy.match(opcode) is not None or tma_copy.match_control(opcode) is not None
 
 
 _INSTR_WORD = re.compile(r"^[{}\s]*(?:@!?%?[\w$]+\s+)?([a-z][\w.:]*)")
@@ -243,10 +236,6 @@ def parse(text: str) -> Parsed:
             events.append(MemInstr(EVENT_BASE + len(events), i + 1, s, func, opcode, "event", "none", "none", 0,
                                    pred, "0", 0, srcfile, srcline))
             continue
-        tma = _tma_instr(len(instrs), i, s, func, opcode, m, files.get(loc[0], ""), loc[1])  # issue 30: TMA hook
-        if tma is not None:
-            instrs.append(tma)
-            continue
         got = form_of(opcode)
         if got is None:
             why = unrecorded(opcode)
@@ -262,6 +251,16 @@ def parse(text: str) -> Parsed:
         form, space = got
         kind = form.kind
         operands = m.group("operands")
+        if form.read is not None:
+            # a kind that reads its own operands (one MemInstr: TraceForm.read)
+            try:
+                op, sp, width, address = form.read(opcode, operands)
+            except ValueError as err:
+                raise PtxError(f"PTX line {i + 1}: {err} in `{s}`") from None
+            pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
+            instrs.append(MemInstr(len(instrs), i + 1, s, func, opcode, kind, op, sp, width, pred, address, 0,
+                                   files.get(loc[0], ""), loc[1]))
+            continue
         addrs = _ADDR.findall(operands)
         if form.slots == "operands":
             # a kind whose records carry operands (its TraceForm.record_code reads them): the
@@ -286,31 +285,6 @@ def parse(text: str) -> Parsed:
         if f.post_parse is not None:
             instrs = f.post_parse(lines, instrs, starts)
     return Parsed(lines, instrs, files, skipped, find_regions(lines, instrs), events)
-
-
-def _tma_instr(k: int, i: int, s: str, func: str, opcode: str, m, srcfile: str, srcline: int) -> MemInstr | None:
-    """Issue 30 hook (TMA and bulk copies, viz.kinds.tma_copy): the MemInstr of a
-    ``cp.async.bulk.tensor`` / ``cp.async.bulk`` / ``cp.reduce.async.bulk...`` line, or None.
-    ``op`` is load (global to shared, prefetch) or store (shared to global, reductions); the
-    operands are parsed again from ``ptx`` by the recording block."""
-    from ..kinds import tma_copy
-
-    form = tma_copy.match(opcode)
-    if form is None:
-        ctl = tma_copy.match_control(opcode)
-        if ctl is None:
-            return None
-        pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
-        return MemInstr(k, i + 1, s, func, opcode, tma_copy.KIND_CONTROL, ctl[0], ctl[1], 4, pred,
-                        tma_copy.control_address(opcode, m.group("operands")), 0, srcfile, srcline)
-    try:
-        ops = tma_copy.parse_operands(form, m.group("operands"))
-    except tma_copy.OperandError as err:
-        raise PtxError(f"PTX line {i + 1}: {err} in `{s}`") from None
-    pred = ("!" if m.group("neg") else "") + m.group("pred") if m.group("guard") else ""
-    op = "load" if form.direction in ("load", "prefetch") else "store"
-    return MemInstr(k, i + 1, s, func, opcode, form.kind, op, "global", 16, pred, ops.map or ops.global_ or ops.shared,
-                    0, srcfile, srcline)
 
 
 def find_regions(lines: list[str], instrs: list[MemInstr]) -> list[SkipRegion]:
@@ -582,19 +556,17 @@ def skip_block(region: SkipRegion) -> list[str]:
     return c
 
 
-_TMA_KINDS = ("tma", "bulk")          # issue 30 hook: viz.kinds.tma_copy.KINDS
-
-
-def _tma_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) -> list[str] | None:
-    """Issue 30 hook: the recording block of a TMA / bulk copy (viz.kinds.tma_copy), or None."""
-    if ins.kind not in _TMA_KINDS:
+def _own_block(ins: MemInstr, widths: dict[str, int], symbols: set[str]) -> list[str] | None:
+    """The recording block of a kind that records its own way (``TraceForm.block``), or None."""
+    form = trace_kind(ins.kind) if ins.space != "none" else None
+    if form is None or form.block is None:
         return None
-    from ..kinds import tma_copy
-
     try:
-        return tma_copy.recording_block(ins, widths, symbols, ins.id, _prologue, _address_code,
-                                        lambda r: _reg_bits(r, widths), CTL_SYMBOL, RECORD_BYTES)
-    except tma_copy.OperandError as err:
+        return list(form.block(ins, widths, symbols, _prologue, _address_code, lambda r: _reg_bits(r, widths),
+                               CTL_SYMBOL, RECORD_BYTES))
+    except PtxError:
+        raise
+    except ValueError as err:
         raise PtxError(f"PTX line {ins.line_no}: {err} in `{ins.ptx}`") from None
 
 
@@ -686,9 +658,10 @@ def instrument_full(text: str, check: bool = False) -> tuple[str, list[MemInstr]
         if n in by_line:
             indent = raw[:len(raw) - len(raw.lstrip())] or "\t"
             for ins in by_line[n]:
-                block = _tma_block(ins, widths, symbols) or recording_block(ins, widths, symbols)
+                own = _own_block(ins, widths, symbols)
+                block = own or recording_block(ins, widths, symbols)
                 # cp.async: its global source (operand 1) is checked; the copy is issued by the block
-                if check and not checked and ins.space in ("global", "generic") and ins.kind not in _TMA_KINDS:
+                if check and not checked and ins.space in ("global", "generic") and own is None:
                     block = block[:-1] + check_block(ins) + ["}"]
                     checked = True
                 out += [indent + x for x in block]
@@ -729,13 +702,13 @@ def sass_opcode_counts(lines: list[str]) -> dict[str, int]:
 
 
 def compare_sass(original: list[str], instrumented: list[str], sites: int,
-                 regions: list[SkipRegion] = (), tma_sites: dict[str, int] | None = None) -> list[str]:
+                 regions: list[SkipRegion] = (), own_sites: dict[str, int] | None = None) -> list[str]:
     """Problems: memory opcodes whose count the instrumentation changed. The recorder adds,
     per instrumented site, one ATOMG and three STG (a lane's address, two header halves),
     and per skip region one ATOMG and two STG per shared instruction in it."""
     a, b = sass_opcode_counts(original), sass_opcode_counts(instrumented)
     extra = {"ATOMG": sites + len(regions), "STG": 3 * sites + 2 * sum(len(r.ids) for r in regions)}
-    for op, n in (tma_sites or {}).items():     # issue 30 hook: the TMA blocks' own (viz.kinds.tma_copy.recorder_sass)
+    for op, n in (own_sites or {}).items():     # what kinds' own recording blocks add (TraceForm.recorder_sass)
         extra[op] = extra.get(op, 0) + n
     problems = []
     for op in sorted(set(a) | set(b)):
@@ -784,7 +757,7 @@ def sass_ldgsts(original: list[str], instrs: list[MemInstr]) -> dict[int, tuple[
             continue
         here = _sass_address(ln)
         if _never_true(ln) and len(toks) > 1 and toks[1].split(".")[0] == "LDS":
-            # issue 30 item 7: a run is the never-true loads right before the LDGSTS, one
+            # a run is the never-true loads right before the LDGSTS, one
             # instruction (16 bytes) apart; one elsewhere (ptxas puts one before the MEMBAR of a
             # fence.proxy.async after cp.async groups) is not the next LDGSTS's
             run = run + 1 if (run and last is not None and here is not None and here - last == 16) else 1

@@ -39,8 +39,9 @@ carries the PTX line it was assembled from (the ``.nv_debug_line_sass`` section 
   address before, the last element by an LDS of its own or inside the next copy's
   LDS.128) is one: how many accesses a pass runs depends on which copies run.
 
-A ``wgmma.mma_async`` is matched with its HGMMA / QGMMA / IGMMA / BGMMA by commit group, not
-by line (``match_wgmma``: ptxas gives those the line of their descriptor arithmetic).
+A form may match its SASS by a rule of its own (``TraceForm.sass_match``): a ``wgmma.mma_async``
+is matched with its HGMMA / QGMMA / IGMMA / BGMMA by commit group, not by line
+(``viz.kinds.wgmma.match_sass``: ptxas gives those the line of their descriptor arithmetic).
 
 An instruction uncertain only in how its executions map onto the SASS (a width, a group;
 not an access ptxas moved, nor a loop that waits on memory) that never ran in a recording
@@ -61,11 +62,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kinds.registry import sass_classes, trace_kind
+from ..kinds.registry import forms, sass_classes, trace_kind
+from .tracefile import PAYLOAD_FLAG
 
 # SASS opcode (without modifiers) -> (space, class) of the PTX instructions it can come from:
 # each kind's TraceForm names its SASS opcodes (viz.kinds.registry).
 SASS_CLASS = sass_classes()
+# class -> its form's own rule (TraceForm.sass_match, sass_width)
+_SASS_MATCH = {f.sass_class or f.kind: f.sass_match for f in forms() if f.sass_match is not None}
+_SASS_WIDTH = {f.sass_class or f.kind: f.sass_width for f in forms() if f.sass_width}
+
+
+def _form(r: dict):
+    """The form of a PTX row (its trace kind's first form; a plain load's when it has none)."""
+    return trace_kind(r.get("kind")) or trace_kind("load")
 STATES = ("same", "fused", "member", "split", "removed", "aggregated", "uncertain")
 TOOL = "nvdisasm -gp"
 
@@ -165,9 +175,6 @@ def sass_width(opcode: str) -> int:
     return 4
 
 
-GMMA_WIDTH = 4      # the width the wgmma trace form records (viz.kinds.wgmma)
-
-
 def _address(operands: str) -> str:
     body = re.sub(r"desc\[[^\]]*\]", "", operands)
     m = re.search(r"\[([^\]]*)\]", body)
@@ -227,7 +234,7 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
         else:
             body_op = body
         if pred in ("!PT", "!UPT"):
-            # issue 30 item 7: ptxas's never-true loads (`@!PT LDS RZ, [RZ]`) are no access, but
+            # ptxas's never-true loads (`@!PT LDS RZ, [RZ]`) are no access, but
             # Nsight Compute counts each execution as a shared load: kept, of class "never-true",
             # for the TMA control lines that own them (a fence.proxy.async after cp.async groups)
             if body_op.split(None, 1)[0].split(".")[0] == "LDS":
@@ -243,12 +250,12 @@ def parse_sass_lines(text: str) -> dict[str, list[SassAccess]]:
             continue
         space, cls = SASS_CLASS[base]
         addr = _address(parts[1] if len(parts) > 1 else "")
-        # HGMMA / QGMMA / IGMMA / BGMMA: 4 bytes "a lane" whatever the types (IGMMA.….S8 is no 1-byte read;
-        # the kind counts A's and B's bytes itself), the width its trace form records
-        width = GMMA_WIDTH if cls == "wgmma" else sass_width(opcode)
+        # a form that says its SASS's width (wgmma's HGMMA / QGMMA / IGMMA / BGMMA: 4 bytes "a lane" whatever
+        # the types; the kind counts A's and B's bytes itself), else the opcode's
+        width = _SASS_WIDTH.get(cls) or sass_width(opcode)
         out[func].append(SassAccess(func, int(m.group(1), 16), body, opcode, pred, line, space, cls,
                                     width, _uniform(addr)))
-    # issue 30: an access that a warp whose guard predicate holds on every lane never reaches
+    # an access that a warp whose guard predicate holds on every lane never reaches
     # (ptxas branches around a predicated PTX line's code) runs only in warps with a lane on
     for name, accs in out.items():
         if code.get(name):
@@ -354,26 +361,17 @@ def _with_depths(accs: list[SassAccess], ins: list, cfg) -> list[SassAccess]:
 # ---------------------------------------------------------------------------- the PTX side
 
 
-def _map_building_lines(ptx_lines: list[str]) -> set[int]:
-    """PTX lines (1-based) of the instructions that build a tensor map on the device: ptxas
-    makes shared loads and stores (a read-modify-write of the map's bit fields), a shared
-    load and a global atomic exchange per lane (the copy to global memory) of them."""
-    from ..kinds.tma_copy import BUILDS_MAP
-
-    return {k + 1 for k, ln in enumerate(ptx_lines) if BUILDS_MAP.match(ln.strip())}
-
-
-def map_building_note(accs: list) -> str:
-    """The note on the SASS memory instructions that build tensor maps on the device."""
-    ops: dict[str, int] = {}
-    for a in accs:
-        op = a.opcode.split(".")[0]
-        ops[op] = ops.get(op, 0) + 1
-    what = ", ".join(f"{n} {op}" for op, n in sorted(ops.items()))
-    return (f"{len(accs)} SASS memory instruction(s) ({what}) build tensor maps on the device (tensormap.replace "
-            "edits the map's bit fields in shared memory with loads and stores; tensormap.cp_fenceproxy copies it "
-            "to global memory with a shared load and a global atomic exchange per lane): they come from no PTX "
-            "memory instruction")
+def _building_lines(ptx_lines: list[str]) -> dict[int, tuple]:
+    """PTX lines (1-based) whose SASS memory instructions come from no PTX memory instruction,
+    each with the ``TraceForm.builds`` entry that says so (a tensor map built on the device:
+    ptxas makes shared loads and stores and a global atomic exchange of ``tensormap.replace``)."""
+    out: dict[int, tuple] = {}
+    for f in forms():
+        for b in f.builds:
+            for k, ln in enumerate(ptx_lines):
+                if b[2].match(ln.strip()):
+                    out.setdefault(k + 1, b)
+    return out
 
 
 def ptx_class(ins) -> tuple[str, str]:
@@ -542,9 +540,8 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
     # PTX lines are unique in the module, and ptxas may assemble a .func into its caller's
     # code: the SASS of every function is matched against every PTX memory instruction
     accs = [a for f in sass.values() for a in f]
-    built: list[SassAccess] = []
-    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes, built,
-                                    warpgroup_arrives(sass_text)))
+    built: dict[tuple, list[SassAccess]] = {}
+    info.update(_reconcile_function("the kernel", rows, accs, depths, ptx_lines, notes, built, sass_text))
     waits = ptx_wait_loops(ptx)
     for r in rows:
         if r["line_no"] in waits:
@@ -556,37 +553,37 @@ def reconcile(ptx: str, instrs: list, sass_text: str | None) -> dict:
             info[r["id"]] = replace(v, certain=False, runs_only=False, note=f"{v.note}; {note}" if v.note else note)
     certain = all(v.certain for v in info.values()) and not notes
     out = {"tool": TOOL, "certain": certain, "notes": notes, "instructions": info}
-    if built:           # issue 30 hook: explained, not unmatched
-        out["tensor_map_sass"] = {"note": map_building_note(built),
-                                  "sass": [f"{a.text} (PTX line {a.ptx_line})" for a in built]}
+    for b, accs_b in built.items():     # SASS that a kind explains (TraceForm.builds): not unmatched
+        out[b[0]] = {"note": b[3](accs_b), "header": b[1],
+                     "sass": [f"{a.text} (PTX line {a.ptx_line})" for a in accs_b]}
     return out
 
 
 def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], depths: dict[int, int],
-                        ptx_lines: list[str], notes: list[str], built_out: list | None = None,
-                        arrives: dict[str, list[tuple[int, int]]] | None = None) -> dict[int, SassInfo]:
+                        ptx_lines: list[str], notes: list[str], built_out: dict | None = None,
+                        sass_text: str = "") -> dict[int, SassInfo]:
     by_line: dict[int, list[dict]] = {}
     for r in prow:
         by_line.setdefault(r["line_no"], []).append(r)
     attributed: dict[int, list[SassAccess]] = {}     # PTX id -> its SASS accesses
     stray: list[SassAccess] = []
     loop_parts: dict[int, list[SassAccess]] = {}     # an atomic's compare-and-swap loop: its LDS
-    builds = _map_building_lines(ptx_lines)          # issue 30 hook: tensor maps built on the device
-    built: list[SassAccess] = []
-    gmma: list[SassAccess] = []                      # HGMMA & co: matched by their commit groups, not their lines
+    builds = _building_lines(ptx_lines)              # lines whose SASS a kind explains (TraceForm.builds)
+    built: dict[tuple, list[SassAccess]] = {}
+    own: dict[str, list[SassAccess]] = {}            # classes a form matches by its own rule (TraceForm.sass_match)
     for a in accs:
-        if a.cls == "wgmma":
-            gmma.append(a)
+        if a.cls in _SASS_MATCH:
+            own.setdefault(a.cls, []).append(a)
             continue
-        ctl = [r for r in by_line.get(a.ptx_line, []) if r["kind"] == "tensormap"]
-        if ctl:             # issue 30 hook: every SASS instruction of a TMA control line is its own
+        ctl = [r for r in by_line.get(a.ptx_line, []) if _form(r).owns_line]
+        if ctl:             # every SASS instruction of its line is its own (a TMA control instruction)
             attributed.setdefault(ctl[0]["id"], []).append(a)
             continue
         if a.cls == "never-true":       # counted with its cp.async (ptx.sass_ldgsts) or by a control line
             continue
         cands = [r for r in by_line.get(a.ptx_line, []) if _compatible(ptx_class(r), a)]
         if not cands and a.ptx_line in builds:
-            built.append(a)
+            built.setdefault(builds[a.ptx_line], []).append(a)
             continue
         if not cands:
             atom = [r for r in by_line.get(a.ptx_line, []) if ptx_class(r)[1] == "atomic"]
@@ -597,10 +594,10 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
             continue
         for r in cands:                 # cp.async: both operands of the line
             attributed.setdefault(r["id"], []).append(a)
-    if gmma:
-        got_gmma, unmatched = match_wgmma(gmma, prow, ptx_lines, arrives or {})
-        for rid, lst in got_gmma.items():
-            attributed.setdefault(rid, []).extend(lst)
+    for cls, lst in own.items():     # matched by the form's own rule (wgmma: by commit group)
+        got_own, unmatched = _SASS_MATCH[cls](lst, prow, ptx_lines, sass_text or "")
+        for rid, got in got_own.items():
+            attributed.setdefault(rid, []).extend(got)
         stray.extend(unmatched)
     out: dict[int, SassInfo] = {}
     members: set[int] = set()
@@ -608,8 +605,7 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
     # fused groups first: they claim PTX instructions that have no SASS of their own
     for r in prow:
         got = attributed.get(r["id"], [])
-        if not got or len({a.width for a in got}) != 1 or r["kind"] in ("ldmatrix", "stmatrix", "cp.async", "tma",
-                                                                        "bulk", "tensormap"):
+        if not got or len({a.width for a in got}) != 1 or not _form(r).fuses:
             continue
         a = got[0]
         if a.width <= r["width"] or a.width % r["width"]:
@@ -654,134 +650,14 @@ def _reconcile_function(func: str, prow: list[dict], accs: list[SassAccess], dep
                 "no SASS instruction comes from this PTX line: ptxas removed it, or made it part of a wider access "
                 "that warpviz could not pin down (see the uncertain instructions of this kernel)"))
     if built_out is not None:
-        built_out.extend(built)
+        for b, lst in built.items():
+            built_out.setdefault(b, []).extend(lst)
     if stray:
         texts = ", ".join(f"`{a.text}` (PTX line {a.ptx_line or '?'})" for a in stray[:6])
         more = f" and {len(stray) - 6} more" if len(stray) > 6 else ""
         notes.append(f"{func}: {len(stray)} SASS memory instruction(s) come from no PTX memory instruction of their "
                      f"kind: {texts}{more}")
     return out
-
-
-# ---------------------------------------------------------------------------- wgmma
-
-_ARRIVE = re.compile(r"^(?:@!?U?P[0-7T]\s+)?WARPGROUP\.ARRIVE\b")
-_GMMA_SHAPE = re.compile(r"^[A-Z]GMMA\.(\d+)x(\d+)x(\d+)")
-_PTX_FENCE = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?wgmma\.fence\b")
-_PTX_COMMIT = re.compile(r"^\s*(?:@!?%[\w$]+\s+)?wgmma\.commit_group\b")
-
-
-def warpgroup_arrives(text: str) -> dict[str, list[tuple[int, int]]]:
-    """{function: [(address, PTX line)]} of the ``WARPGROUP.ARRIVE`` that ptxas makes of each
-    ``wgmma.fence``, from ``nvdisasm -gp`` output."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    func, line = None, 0
-    for raw in text.splitlines():
-        m = _FUNC.match(raw)
-        if m:
-            func, line = m.group(1), 0
-            continue
-        m = _PTX_LINE.match(raw)
-        if m:
-            line = int(m.group(1))
-            continue
-        m = _INSTR.match(raw)
-        if m and func is not None and _ARRIVE.match(m.group(2).strip()):
-            out.setdefault(func, []).append((int(m.group(1), 16), line))
-    return out
-
-
-def _gmma_signature(a: SassAccess) -> tuple:
-    """(m, n, k, A from registers) of an HGMMA / QGMMA / IGMMA / BGMMA."""
-    m = _GMMA_SHAPE.match(a.opcode)
-    body = re.sub(r"^@!?U?P[0-7T]\s+", "", a.text)
-    ops = [o.strip() for o in body.split(None, 1)[1].split(",")] if len(body.split(None, 1)) > 1 else []
-    a_regs = len(ops) > 1 and re.fullmatch(r"R\d+", ops[1]) is not None
-    return (tuple(int(x) for x in m.groups()) if m else None, a_regs)
-
-
-def _ptx_signature(r: dict) -> tuple:
-    from ..kinds.wgmma import parse as parse_wgmma
-
-    op = parse_wgmma(r.get("opcode", ""), r.get("address", ""))
-    if op is None:
-        return (None, None)
-    return ((64, op.n, op.k), not op.a_shared)
-
-
-def _ptx_wgmma_groups(prow: list[dict], ptx_lines: list[str]) -> list[tuple[int, list[dict]]]:
-    """The PTX's ``wgmma.mma_async`` in their commit groups, each (the line of the
-    ``wgmma.fence`` that opens it or 0, its members in line order). A group ends at a
-    ``wgmma.commit_group``, a ``wgmma.fence`` after members, or a function's start."""
-    at: dict[int, int] = {}          # 1-based line -> group index
-    fences: list[int] = []
-    gid, members = 0, 0
-    fences.append(0)
-    for k, ln in enumerate(ptx_lines, 1):
-        s = ln.strip()
-        if re.search(r"\.(entry|func)\s", s) or _PTX_COMMIT.match(s) or (_PTX_FENCE.match(s) and members):
-            gid, members = gid + 1, 0
-            fences.append(0)
-        if _PTX_FENCE.match(s):
-            fences[gid] = k
-        at[k] = gid
-        if s.startswith("wgmma.mma_async") or re.match(r"^@!?%[\w$]+\s+wgmma\.mma_async", s):
-            members += 1
-    groups: dict[int, list[dict]] = {}
-    for r in sorted((r for r in prow if r["kind"] == "wgmma"), key=lambda r: r["line_no"]):
-        groups.setdefault(at.get(r["line_no"], -1), []).append(r)
-    return [(fences[g] if 0 <= g < len(fences) else 0, rs) for g, rs in sorted(groups.items())]
-
-
-def match_wgmma(gmma: list[SassAccess], prow: list[dict], ptx_lines: list[str],
-                arrives: dict[str, list[tuple[int, int]]]) -> tuple[dict[int, list[SassAccess]], list[SassAccess]]:
-    """Each HGMMA / QGMMA / IGMMA / BGMMA to its ``wgmma.mma_async``: ({PTX id: [SASS]},
-    unmatched). The line information ptxas gives these instructions is that of the code that
-    built their descriptors (another ``wgmma``'s line, or one of another loop), so they are
-    matched by commit group: the SASS group (a run of them up to the one that carries
-    ``gsb0``, or up to the next ``WARPGROUP.ARRIVE``) goes to the PTX commit group whose
-    ``wgmma.fence`` line its ``WARPGROUP.ARRIVE`` carries, member by member in order, when the
-    shapes and A's source (registers or a descriptor) agree; else to the one PTX group with
-    the same shapes; else it stays unmatched. Several SASS groups of one PTX group (ptxas
-    unrolled or duplicated the code) are copies: each execution runs one of them."""
-    pgroups = _ptx_wgmma_groups(prow, ptx_lines)
-    psigs = [[_ptx_signature(r) for r in rs] for _f, rs in pgroups]
-    # segments: the GMMA after one WARPGROUP.ARRIVE, each in runs that end at a gsb0
-    segments: list[list[list[SassAccess]]] = []
-    last: SassAccess | None = None
-    for a in sorted(gmma, key=lambda a: (a.function, a.addr)):
-        if last is None or last.function != a.function or any(last.addr < x < a.addr
-                                                               for x, _ln in arrives.get(a.function, ())):
-            segments.append([[a]])
-        elif re.search(r"\bgsb0\b", last.text):
-            segments[-1].append([a])
-        else:
-            segments[-1][-1].append(a)
-        last = a
-
-    def pick(g: list[SassAccess]) -> int | None:
-        before = [ln for x, ln in arrives.get(g[0].function, ()) if x < g[0].addr]
-        fence = before[-1] if before else 0
-        sig = [_gmma_signature(a) for a in g]
-        same = [k for k, ps in enumerate(psigs) if ps == sig]
-        by_fence = [k for k in same if fence and pgroups[k][0] == fence]
-        return by_fence[0] if len(by_fence) == 1 else same[0] if len(same) == 1 else None
-
-    got: dict[int, list[SassAccess]] = {}
-    unmatched: list[SassAccess] = []
-    for seg in segments:
-        picks = [pick(g) for g in seg]
-        if None in picks and len(seg) > 1:     # a gsb0 inside a commit group: the runs together may be it
-            whole = pick([a for g in seg for a in g])
-            if whole is not None:
-                seg, picks = [[a for g in seg for a in g]], [whole]
-        for g, k in zip(seg, picks):
-            if k is None:
-                unmatched.extend(g)
-                continue
-            for r, a in zip(pgroups[k][1], g):
-                got.setdefault(r["id"], []).append(a)
-    return got, unmatched
 
 
 def _reunrolled_note(r: dict, got: list[SassAccess], attributed: dict, prow: list[dict], depths: dict[int, int],
@@ -900,16 +776,11 @@ def _fusion_group(r: dict, a: SassAccess, prow: list[dict], attributed: dict, ta
 def _single(r: dict, got: list[SassAccess], depths: dict[int, int], stray: list, notes: list,
             extra: list[SassAccess] = ()) -> SassInfo:
     w = r["width"]
-    if r["kind"] == "tensormap":        # issue 30 hook: the SASS ptxas makes of a TMA control instruction
-        # "[branch] " marks an instruction inside a branch around the PTX line (viz.kinds.tma_copy.count_control)
-        got = [replace(a, text=("[branch] " if a.guarded else "") + a.text) for a in got]
-        return _info(r, "same", True, got, width=w, note=(
-            f"ptxas makes {len(got)} SASS instruction(s) of it: " + ", ".join(f"`{a.text}`" for a in got[:8]))
-            if got else "no SASS memory or TMA instruction comes from it")
-    if r["kind"] in ("tma", "bulk") and got:      # issue 30 hook: one UTMA* / UBLK* (a uniform instruction)
-        note = "" if len(got) == 1 else (f"{len(got)} copies in the SASS (ptxas duplicated or unrolled the code): "
-                                         "each execution runs one of them")
-        return _info(r, "same", True, got, width=w, note=note)
+    f = _form(r)
+    said = f.sass_note(got) if f.sass_note is not None else None
+    if said is not None:                # the form's own reading of its SASS (a TMA copy, a TMA control instruction)
+        got, note = said
+        return _info(r, "same", True, list(got), width=w, note=note)
     if not got:
         compatible_stray = [a for a in stray if _compatible(ptx_class(r), a)]
         if compatible_stray:
@@ -1059,8 +930,9 @@ def apply(trace, mapping: dict):
                           "notes": list(mapping.get("notes", [])), "uncertain": uncertain,
                           "fused": sorted(k for k, v in infos.items() if v.state == "fused"),
                           "removed": sorted(k for k, v in infos.items() if v.state == "removed")}
-    if mapping.get("tensor_map_sass"):      # issue 30 hook: SASS that builds tensor maps, explained
-        header["sass_map"]["tensor_maps"] = mapping["tensor_map_sass"]["note"]
+    for v in mapping.values():              # SASS a kind explains (TraceForm.builds), under its header key
+        if isinstance(v, dict) and "header" in v and "note" in v:
+            header["sass_map"][v["header"]] = v["note"]
     idx = np.repeat(np.flatnonzero(keep), repeat[keep])
     part = np.zeros(idx.size, np.int64)
     if idx.size:
@@ -1069,7 +941,7 @@ def apply(trace, mapping: dict):
     base = trace.base[idx].astype(np.int64)
     has = trace.active[idx] != 0
     base = np.where(has, base + part * step[idx], base).astype(np.uint64)
-    tma = idx[trace.flags[idx] == 2]            # issue 30 hook: the TMA records' payload rows follow them
+    tma = idx[trace.flags[idx] == PAYLOAD_FLAG]     # the payload records' rows follow them
     payload = trace.payload[trace.payload_rows(tma)] if tma.size else None
     return Trace(header, trace.instr[idx].copy(), trace.block[idx].copy(), trace.warp[idx].copy(),
                  trace.active[idx].copy(), pred[idx].copy(), trace.shared[idx].copy(), trace.global_[idx].copy(),

@@ -90,71 +90,73 @@ def _kernel_args(req: dict, base: int) -> list:
     return out
 
 
-def _function(session, req: dict):
-    fn = session.function(req["cubin"], req["kernel"])
-    if req["shared"] > 48 * 1024:
-        fn.set_attribute(session.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, req["shared"])
-    return fn
+def _kernel(driver, req: dict):
+    k = driver.kernel(req["cubin"], req["kernel"])
+    k.allow_shared(req["shared"])
+    return k
+
+
+def _launch(kernel, req: dict, base: int) -> None:
+    kernel.call(_kernel_args(req, base), grid=tuple(req["grid"]), block=tuple(req["block"]), shared=req["shared"])
 
 
 def run_plain(session, req: dict) -> None:
-    """One launch of the plain kernel (what Nsight Compute profiles)."""
-    cuda = session.cuda
+    """One launch of the plain kernel (what Nsight Compute profiles).
+
+    ``session`` is a ``viz.gpu.runner.Session`` (or a stand-in with its ``driver`` and
+    ``guard``): the driver calls are ``viz.gpu.driver.Driver``'s named methods."""
+    drv = session.driver
 
     def go():
-        buf = cuda.mem_alloc(req["buffer"].size)
-        cuda.memcpy_htod(buf, req["buffer"])
-        fn = _function(session, req)
-        fn(*_kernel_args(req, int(buf)), block=tuple(req["block"]), grid=tuple(req["grid"]),
-           shared=req["shared"])
-        cuda.Context.synchronize()
+        buf = drv.alloc_exact(req["buffer"].size)
+        drv.upload(buf, req["buffer"])
+        _launch(_kernel(drv, req), req, int(buf))
+        drv.synchronize()
         buf.free()
 
-    session._guard(f"launch of {req['kernel']}", go)
+    session.guard(f"launch of {req['kernel']}", go)
 
 
 def run_recording(session, req: dict, progress=None) -> dict:
     """Count, then record (``progress("record")`` in between, when given). Returns {"header": (n, 8) uint32, "addr": (n, 32) uint64,
     "executed": total warp-level executions in the selected blocks, "capacity": slots}."""
-    cuda = session.cuda
+    drv = session.driver
 
     def go():
-        fn = _function(session, req)
-        module = fn._wv_module
-        ctl, _ = module.get_global(CTL_SYMBOL)
-        bitmap_ptr, _ = module.get_global(BITMAP_SYMBOL)
+        kernel = _kernel(drv, req)
+        ctl = kernel.symbol(CTL_SYMBOL).address
+        bitmap_ptr = kernel.symbol(BITMAP_SYMBOL).address
         bitmap = np.zeros(BITMAP_WORDS, np.uint32)
         selected = req["blocks"]
         if selected is not None:
             sel = np.asarray(selected, np.int64)
             sel = sel[sel < BITMAP_WORDS * 32]
             np.bitwise_or.at(bitmap, sel >> 5, (np.uint32(1) << (sel & 31).astype(np.uint32)))
-        cuda.memcpy_htod(bitmap_ptr, bitmap)
-        counter = cuda.mem_alloc(256)
-        buf = cuda.mem_alloc(req["buffer"].size)
+        drv.upload(bitmap_ptr, bitmap)
+        counter = drv.alloc_exact(256)
+        buf = drv.alloc_exact(req["buffer"].size)
 
         def launch(records_ptr: int, cap: int) -> int:
-            cuda.memcpy_htod(buf, req["buffer"])
-            cuda.memcpy_htod(counter, np.zeros(64, np.uint32))
+            drv.upload(buf, req["buffer"])
+            drv.upload(counter, np.zeros(64, np.uint32))
             c = np.zeros(4, np.uint64)
             c[0], c[1] = records_ptr, int(counter)
             c[2] = np.uint64(cap) | (np.uint64(1 if selected is not None else 0) << np.uint64(32))
-            cuda.memcpy_htod(ctl, c)
-            fn(*_kernel_args(req, int(buf)), block=tuple(req["block"]), grid=tuple(req["grid"]),
-               shared=req["shared"])
-            cuda.Context.synchronize()
+            drv.upload(ctl, c)
+            _launch(kernel, req, int(buf))
+            drv.synchronize()
             n = np.zeros(64, np.uint32)
-            cuda.memcpy_dtoh(n, counter)
+            drv.download(n, counter)
             return int(n[0])
 
         executed = launch(0, 0)
         if progress is not None:
             progress("record")
         cap = min(executed, int(req["max_records"]))
-        records = cuda.mem_alloc(max(1, cap) * RECORD_BYTES)
+        records = drv.alloc_exact(max(1, cap) * RECORD_BYTES)
         again = launch(int(records), cap)
         host = np.empty(max(1, cap) * RECORD_BYTES, np.uint8)
-        cuda.memcpy_dtoh(host, records)
+        drv.download(host, records)
         records.free()
         buf.free()
         counter.free()
@@ -163,7 +165,7 @@ def run_recording(session, req: dict, progress=None) -> dict:
         addr = np.ascontiguousarray(rec[:, HEADER_WORDS * 4:]).view(np.uint64).reshape(cap, 32)
         return {"header": header, "addr": addr, "executed": executed, "executed_again": again, "capacity": cap}
 
-    return session._guard(f"instrumented launch of {req['kernel']}", go)
+    return session.guard(f"instrumented launch of {req['kernel']}", go)
 
 
 def run_fault_check(session, req: dict) -> dict | None:
@@ -171,26 +173,24 @@ def run_fault_check(session, req: dict) -> dict | None:
     outside the launch's buffers, or misaligned, are switched off and the first such warp
     is written down. Returns {"instr", "block", "warp", "lanes" (mask), "addr" (32), "base",
     "size"} or None when no such lane was found."""
-    cuda = session.cuda
+    drv = session.driver
 
     def go():
-        fn = _function(session, req)
-        module = fn._wv_module
-        ctl, _ = module.get_global(CTL_SYMBOL)
-        bitmap_ptr, _ = module.get_global(BITMAP_SYMBOL)
-        cuda.memcpy_htod(bitmap_ptr, np.zeros(BITMAP_WORDS, np.uint32))
-        counter = cuda.mem_alloc(512)
-        cuda.memcpy_htod(counter, np.zeros(128, np.uint32))
-        buf = cuda.mem_alloc(req["buffer"].size)
-        cuda.memcpy_htod(buf, req["buffer"])
+        kernel = _kernel(drv, req)
+        ctl = kernel.symbol(CTL_SYMBOL).address
+        drv.upload(kernel.symbol(BITMAP_SYMBOL).address, np.zeros(BITMAP_WORDS, np.uint32))
+        counter = drv.alloc_exact(512)
+        drv.upload(counter, np.zeros(128, np.uint32))
+        buf = drv.alloc_exact(req["buffer"].size)
+        drv.upload(buf, req["buffer"])
         c = np.zeros(6, np.uint64)
         c[1] = int(counter)
         c[3], c[4] = int(buf), int(buf) + req["buffer"].size
-        cuda.memcpy_htod(ctl, c)
-        fn(*_kernel_args(req, int(buf)), block=tuple(req["block"]), grid=tuple(req["grid"]), shared=req["shared"])
-        cuda.Context.synchronize()
+        drv.upload(ctl, c)
+        _launch(kernel, req, int(buf))
+        drv.synchronize()
         out = np.zeros(128, np.uint32)
-        cuda.memcpy_dtoh(out, counter)
+        drv.download(out, counter)
         base = int(buf)
         buf.free()
         counter.free()
@@ -200,7 +200,7 @@ def run_fault_check(session, req: dict) -> dict | None:
         return {"instr": int(out[4]), "block": int(out[5]), "warp": int(out[6]), "lanes": int(out[7]),
                 "addr": addr, "base": base, "size": int(req["buffer"].size)}
 
-    return session._guard(f"fault-finding launch of {req['kernel']}", go)
+    return session.guard(f"fault-finding launch of {req['kernel']}", go)
 
 
 __all__ = ["request", "run_recording", "run_plain", "run_fault_check", "host_buffer", "fill_values", "MAX_RECORDS"]

@@ -1,4 +1,4 @@
-"""Replay a trace with one shared array laid out differently (issue 33; no GPU, no Qt).
+"""Replay a trace with one shared array laid out differently (no GPU, no Qt).
 
 A trace holds every lane's shared address of every warp-level execution. Re-mapping the
 addresses that fall in one ``__shared__`` array and counting again with the same engine
@@ -53,9 +53,13 @@ be split and are counted at the first element's new place.
 **Kinds.** Every kind whose records hold lane addresses is replayed the same way (plain
 loads and stores, vectors, ldmatrix / stmatrix rows, cp.async's shared side, shared and
 generic atomics, generic accesses' shared lanes). A kind whose records hold operands
-(``TraceForm.slots == "operands"``: TMA boxes, wgmma descriptors) is refused unless a
-function in ``OPERAND_REPLAY`` (kind -> fn(trace, instruction, rows, remap) -> new slots)
-re-maps its records.
+(``TraceForm.slots == "operands"``: TMA boxes, wgmma descriptors) is counted by its form's
+``replay`` hook, which counts its records with the shared bytes they name re-mapped (the
+replayed trace carries the re-mapping: ``Trace.shared_remap``): a wgmma's core-matrix rows
+are read from their new places (its gmma wavefronts and conflicts change with the layout), a
+TMA box's 16-byte chunks are written to theirs (its global figures do not change; a chunk the
+layout moves off a 16-byte boundary or splits is one the TMA cannot write, and its figures
+say how many). A kind whose records hold operands and that has no ``replay`` is refused.
 
 **Other arrays.** If the array grows, static arrays declared after it move as ptxas would
 place them (declaration order, each aligned), and dynamic memory moves to the new end of the
@@ -98,8 +102,8 @@ TYPE_BYTES = {"char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uin
 VECTOR_ALIGN = {"float2": 8, "int2": 8, "uint2": 8, "float4": 16, "int4": 16, "uint4": 16, "double2": 16}
 FIX_RANGE = "give the array by its byte range in the shared window: --range START:END"
 
-# kind -> fn(trace, instruction dict, rows, remap: (addresses int64 array) -> int64 array) -> new operand slots.
-# A TMA / wgmma kind registers here when its records can be re-mapped (their descriptors rewritten).
+# kind -> anything: kinds whose records hold operands that replay lets through without a TraceForm.replay hook
+# (none ships: TMA and wgmma count their records re-mapped through their forms' replay hooks)
 OPERAND_REPLAY: dict[str, Callable] = {}
 
 
@@ -641,11 +645,12 @@ def replay(trace: Trace, array: str | None = None, shape: tuple[int, int] | None
         from ..kinds.registry import trace_kind
 
         f = trace_kind(ins.get("kind"))
-        if f is not None and f.slots == "operands" and np.any(trace.instr == k) and ins["kind"] not in OPERAND_REPLAY:
+        if f is not None and f.slots == "operands" and f.replay is None and np.any(trace.instr == k) \
+                and ins["kind"] not in OPERAND_REPLAY:
             raise ReplayError(src, f"instruction {k}", f"records of `{ins['kind']}` hold operands (descriptors, "
                               "coordinates), not the lanes' shared addresses, and replay cannot re-map them yet",
-                              "replay a trace without them, or register the kind in "
-                              "viz.trace.replay.OPERAND_REPLAY")
+                              "replay a trace without them, or give the kind's form a replay hook "
+                              "(viz.kinds.registry.TraceForm.replay)")
     old_bytes = rows * cols * eb
     new_elems_bytes = lay.elements * eb
     growth = new_elems_bytes - old_bytes
@@ -668,6 +673,9 @@ def replay(trace: Trace, array: str | None = None, shape: tuple[int, int] | None
         return out
 
     new_trace, remapped, split, splits = _remapped_trace(trace, remap, arr, lay, eb, rows, cols)
+    # records that name shared memory by their operands (a TMA box, a wgmma's descriptors) are counted with their
+    # shared bytes re-mapped (TraceForm.replay)
+    new_trace.shared_remap = remap
     h = new_trace.header
     h["launch"] = dict(h["launch"])
     dyn = int(trace.header["launch"].get("shared_bytes") or 0)
@@ -884,7 +892,7 @@ def _remapped_trace(trace: Trace, remap, arr: SharedArray, lay: Layout, eb: int,
         off = offset.astype(trace.offset.dtype if trace.offset.dtype == np.int64 else np.int32)
     header = dict(trace.header)
     t = Trace(header, trace.instr, trace.block, trace.warp, trace.active, trace.pred, trace.shared,
-              trace.global_, base.astype(np.uint64), off, trace.flags, None)
+              trace.global_, base.astype(np.uint64), off, trace.flags, None, trace.payload)
     return t, remapped, sum(s["lanes"] for s in splits), splits
 
 

@@ -21,7 +21,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..kinds.registry import trace_kinds
+from ..kinds.registry import forms, trace_kinds
 
 SHORT = 4096                    # characters of a name, a version, a PTX line, a file name
 TEXT = 32 << 20                 # characters of a text (the launch file, a CUDA source): the header's own cap
@@ -53,23 +53,13 @@ class SchemaError(ValueError):
 _MISSING = object()
 
 
+_KIND_NAMES = ((type(None), "null"), (bool, "true/false"), (int, "a whole number"), (float, "a number"),
+               (str, "a string"), (list, "a list"), (dict, "a table"))     # bool before int: a bool is an int
+
+
 def _kind(v: Any) -> str:
     """The JSON type of a parsed value, as a message names it."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true/false"
-    if isinstance(v, int):
-        return "a whole number"
-    if isinstance(v, float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "a table"
-    return type(v).__name__
+    return next((name for t, name in _KIND_NAMES if isinstance(v, t)), type(v).__name__)
 
 
 def _shown(v: Any) -> str:
@@ -413,7 +403,8 @@ HEADER = Record(fields={
         "uncertain": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "fused": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
         "removed": _opt(ListOf(Int(0, MAX_INSTRUCTIONS - 1), MAX_INSTRUCTIONS), []),
-        "tensor_maps": _opt(Text(TEXT), ""),    # issue 30: SASS that builds tensor maps on the device
+        # SASS a kind explains (TraceForm.builds: "tensor_maps", SASS that builds tensor maps on the device)
+        **{b[1]: _opt(Text(TEXT), "") for f in forms() for b in f.builds},
     })),
     "ncu": _opt(COUNTERS),
     "ncu_other": _opt(COUNTERS),

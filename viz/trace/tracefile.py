@@ -51,6 +51,7 @@ from ..engine import Cancelled
 from ..fileio import atomic_target, format_bytes as _size
 from . import TraceError
 from . import schema
+from ..kinds import registry
 
 MAGIC = "warpviz-trace"
 VERSION = 1
@@ -72,8 +73,9 @@ DTYPES = {"instr": (("u", 4),), "block": (("u", 4),), "warp": (("u", 4),), "acti
           "pred": (("u", 4),), "shared": (("u", 4),), "global": (("u", 4),), "base": (("u", 8),),
           "offset": (("i", 4), ("i", 8)), "flags": (("u", 1),), "payload": (("u", 8),)}
 ROW_VALUES = {"offset": 32, "payload": 32}
-PAYLOAD = "payload"     # issue 30 hook: the TMA records' operands (its own row count; viz.kinds.tma_copy)
-TMA_FLAG = 2
+PAYLOAD = "payload"     # the payload records' operands (its own row count; TraceForm.payload: TMA and bulk copies)
+PAYLOAD_FLAG = 2        # a payload record's flags
+TMA_FLAG = PAYLOAD_FLAG  # the name it had when TMA copies were the only payload records
 CHECK_ROWS = 1 << 16                # rows whose values are checked at a time (bounded temporaries)
 READ_BYTES = 16 << 20               # bytes read from a member at a time
 FIX = ("record the trace again with `warpviz trace LAUNCH.toml` (or `Record trace` in the app), or get an "
@@ -95,6 +97,9 @@ class Trace:
     flags: np.ndarray = field(default=None)
     path: Path | None = field(default=None)
     payload: np.ndarray = field(default=None)     # (flags-2 records, 32) uint64
+    # a replayed trace (viz.trace.replay): the shared addresses its operand records name (a TMA box, a wgmma's
+    # core matrices) are counted re-mapped by this ((int64 array) -> int64 array; TraceForm.replay); not saved
+    shared_remap: Callable | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.flags is None:
@@ -104,7 +109,7 @@ class Trace:
 
     def payload_rows(self, rows) -> np.ndarray:
         """The payload row of each of ``rows`` (records of flags 2): its rank among them."""
-        rank = np.cumsum(self.flags == TMA_FLAG) - 1
+        rank = np.cumsum(self.flags == PAYLOAD_FLAG) - 1
         return rank[np.asarray(rows, np.int64)]
 
     @property
@@ -169,7 +174,7 @@ def from_records(header: dict, rec_header: np.ndarray, addr: np.ndarray) -> Trac
         off = off.astype(np.int64)
     else:
         off = off.astype(np.int32)
-    payload = np.ascontiguousarray(addr[flags == TMA_FLAG].astype(np.uint64)).reshape(-1, 32)
+    payload = np.ascontiguousarray(addr[flags == PAYLOAD_FLAG].astype(np.uint64)).reshape(-1, 32)
     return Trace(header, h[:, 0].copy(), h[:, 1].copy(), h[:, 2].copy(), active.copy(), h[:, 4].copy(),
                  h[:, 5].copy(), h[:, 6].copy(), base.astype(np.uint64), off, flags, payload=payload)
 
@@ -552,18 +557,19 @@ def check(trace: Trace, path: str | Path | None = None) -> Trace:
     return trace
 
 
-def _check_tma_rows(trace: Trace, lo: int, hi: int, tma_kind: np.ndarray) -> tuple[str, str] | None:
-    """Issue 30 hook: the TMA records (flags 2) of rows lo..hi are of TMA / bulk instructions
-    and those instructions have no other records; a TMA record's `shared` mask is its issuing
-    lane (one lane whose predicate held, or none) and its `global` mask is empty."""
+def _check_payload_rows(trace: Trace, lo: int, hi: int, tma_kind: np.ndarray) -> tuple[str, str] | None:
+    """The payload records (flags 2) of rows lo..hi are of instructions whose form has payload
+    records (``TraceForm.payload``: TMA and bulk copies) and those instructions have no other
+    records; a payload record's `shared` mask is its issuing lane (one lane whose predicate
+    held, or none) and its `global` mask is empty."""
     flags = trace.flags[lo:hi]
     is_tma = tma_kind[trace.instr[lo:hi]]
-    wrong = (flags == TMA_FLAG) != is_tma
+    wrong = (flags == PAYLOAD_FLAG) != is_tma
     if bool(wrong.any()):
         r = lo + int(np.flatnonzero(wrong)[0])
         return (f"record {r:,} has flags {int(trace.flags[r])} but its instruction is a "
                 f"{trace.instructions[int(trace.instr[r])]['kind']}; TMA and bulk copies have flags 2, no other", "flags")
-    t = flags == TMA_FLAG
+    t = flags == PAYLOAD_FLAG
     sh, pred, gl = trace.shared[lo:hi], trace.pred[lo:hi], trace.global_[lo:hi]
     bad = t & (((sh & (sh - np.uint32(1))) != 0) | ((sh & ~pred) != 0) | (gl != 0))
     if bool(bad.any()):
@@ -601,8 +607,9 @@ def check_arrays(trace: Trace, path, progress: Callable[[float], None] | None = 
     from . import lanecheck     # numba: only where arrays are checked (not for a header alone)
 
     width = np.asarray([ins["width"] for ins in trace.instructions] or [1], np.int64)
-    tma_kind = np.asarray([ins["kind"] in ("tma", "bulk") for ins in trace.instructions] or [False], bool)
-    m = int((trace.flags == TMA_FLAG).sum())
+    payload_kinds = set(registry.payload_kinds())
+    tma_kind = np.asarray([ins["kind"] in payload_kinds for ins in trace.instructions] or [False], bool)
+    m = int((trace.flags == PAYLOAD_FLAG).sum())
     if trace.payload.ndim != 2 or trace.payload.shape[0] != m or trace.payload.shape[1] != 32:
         raise bad(f"{m:,} records are TMA records (flags 2) but the array `payload` has shape "
                   f"{trace.payload.shape}, expected ({m}, 32)", PAYLOAD)
@@ -629,10 +636,10 @@ def check_arrays(trace: Trace, path, progress: Callable[[float], None] | None = 
             raise bad(f"record {r:,} is of warp {int(trace.warp[r])}, but a block of {tpb} threads has {nw} warps",
                       "warp")
         flags = trace.flags[lo:hi]
-        if int(flags.max()) > TMA_FLAG:
-            r = first(flags > TMA_FLAG, lo)
+        if int(flags.max()) > PAYLOAD_FLAG:
+            r = first(flags > PAYLOAD_FLAG, lo)
             raise bad(f"record {r:,} has flags {int(trace.flags[r])}; flags are 0, 1 or 2", "flags")
-        problem = _check_tma_rows(trace, lo, hi, tma_kind)       # issue 30 hook
+        problem = _check_payload_rows(trace, lo, hi, tma_kind)
         if problem:
             raise bad(*problem)
         key = block.astype(np.int64) * nw + warp.astype(np.int64)

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 
-# what reads shared memory without a recorded lane address, and how a reader knows it
-UNRECORDED = {
-    "wgmma.mma_async": "warpgroup MMA (tl.dot): reads its A/B tiles from shared memory through descriptors",
-}
+from ..kinds.registry import forms
+
+# what reads shared memory without a recorded lane address in traces made before a kind recorded it, and how a
+# reader knows it (TraceForm.older_unrecorded: wgmma.mma_async)
+UNRECORDED = {op: why for f in forms() for op, why in f.older_unrecorded.items()}
+_RECORDS = {f.kind for f in forms() if f.older_unrecorded}
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
 MAX_PTX_LINES = 400_000          # a carried PTX is bounded by the trace's header limits; this bounds the scan
@@ -26,9 +28,9 @@ def unrecorded(header: dict) -> list[dict]:
     source order: ``{"file", "line", "mnemonic", "count", "why"}``. Empty when the trace
     carries no PTX or the PTX has none."""
     found: dict[tuple[str, int, str], int] = {}
-    # PTX lines this trace did record (a wgmma since viz.kinds.wgmma: kind "wgmma" in its table)
+    # PTX lines this trace did record (a newer trace: its instruction table has them, of the kind that records them)
     recorded = {ins.get("line_no") for ins in header.get("instructions") or [] if isinstance(ins, dict)
-                and ins.get("kind") == "wgmma"}
+                and ins.get("kind") in _RECORDS}
     for name, text in (header.get("sources") or {}).items():
         if not str(name).endswith(".ptx"):
             continue
