@@ -258,3 +258,19 @@ def test_a_png_sequence_into_the_users_folder_keeps_their_files(qtbot, window, t
     assert (pics / "frame_00002.png").read_bytes() == b"drawn over by hand"
     assert leftovers(pics) == [".git", ".notes", ".warpviz-frames.json"] and not leftovers(tmp_path)   # no .warpviz-part-*
     assert w.isVisible() and d.isVisible()
+
+
+def test_the_format_list_and_its_options_come_from_the_one_table(qtbot, window):
+    """The dialog lists viz/export_formats.py's formats in its order, with their labels, and
+    enables only the options a format reads (fps: video; a title card: animated)."""
+    from viz.export_formats import FORMATS
+
+    d = open_dialog(qtbot, window)
+    assert [d.format.itemData(i) for i in range(d.format.count())] == [f.name for f in FORMATS]
+    assert [d.format.itemText(i) for i in range(d.format.count())] == [f.label() for f in FORMATS]
+    type_into(qtbot, d.path, str(d.folder / "talk.mp4"))
+    for f in FORMATS:
+        pick(d.format, f.name)
+        assert d.fps.isEnabled() == f.video == ("fps" in f.options), f.name
+        assert d.title_card.isEnabled() == ("title_card" in f.options), f.name
+        assert d.path.text().endswith("talk" + f.extension), (f.name, d.path.text())

@@ -83,3 +83,28 @@ def test_after_first_paint_runs_once_after_the_widget_paints_or_at_the_fallback(
     ran = []
     after_first_paint(hidden, lambda: ran.append(1), fallback_ms=50)
     qtbot.waitUntil(lambda: ran == [1], timeout=120000)               # the fallback
+
+
+def test_the_gpu_panel_is_built_when_its_tab_is_first_shown(qtbot, user_dirs):  # noqa: F811
+    """At a first start the GPU tab lies behind the heat map's: its panel (measurements,
+    caveats, the GPU probe) is not built with the window; clicking its tab builds it once."""
+    from PySide6.QtWidgets import QTabBar
+
+    from viz.app.main import make_app, open_window
+
+    make_app()
+    w = open_window("transpose-tile")
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: w._launch is not None and "gpu" in w.docks, timeout=120000)
+    dock = w.docks["gpu"]
+    assert w._gpu is None and dock.visibleRegion().isEmpty()         # a tab behind another, not built
+    bar = next(b for b in w.findChildren(QTabBar) if "GPU" in [b.tabText(i) for i in range(b.count())])
+    bar.setCurrentIndex([bar.tabText(i) for i in range(bar.count())].index("GPU"))    # what a click does
+    qtbot.waitUntil(lambda: w._gpu is not None, timeout=120000)
+    panel = w._gpu
+    assert panel and dock.widget().isAncestorOf(panel)
+    qtbot.waitUntil(panel.isVisible, timeout=120000)                   # shown by its layout a moment later
+    assert w.gpu_panel is panel                                        # built once
+    w.docks["launch"].raise_()
+    bar.setCurrentIndex([bar.tabText(i) for i in range(bar.count())].index("GPU"))
+    assert w.gpu_panel is panel

@@ -320,7 +320,7 @@ def test_a_large_trace_opens_off_the_gui_thread_and_the_open_can_be_cancelled(qt
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QProgressDialog, QPushButton
 
-    from viz.app import window as window_module
+    from viz.app import window_files as window_module
     from viz.engine import Cancelled
     from viz.trace import detail
 

@@ -119,7 +119,7 @@ def test_two_windows_keeping_copies_at_once_never_overwrite_each_other(qtbot, us
     scenario at the same moment: both pick transpose-tile-edited.toml as the free name.
     The second must not replace the first's copy: it takes the next name."""
     from app_helpers import make_window
-    from viz.app import window as window_mod
+    from viz.app import window_files as window_mod
 
     a = make_window(qtbot, "transpose-tile")
     b = make_window(qtbot, "transpose-tile")

@@ -46,6 +46,7 @@ import numpy as np
 
 from . import export as _export
 from .access_figures import AccessFigures
+from .export_formats import STILLS as _STILLS, extensions_text as _extensions     # png, svg: the stills
 from .argcheck import (MAX_BLOCK_INDEX, MAX_INDEX, MAX_INSTRUCTION, MAX_SCALE, MAX_WARP_INDEX, MIN_SCALE,
                        shown_value, span)
 from .errors import WarpvizError
@@ -330,7 +331,7 @@ class Picture:
                   "layout_map())")
         _instance("Picture", "settings", settings, _export.Settings, "a viz.export.Settings")
         _str("Picture", "label", label)
-        _choice("Picture", "prefer", prefer, ("png", "svg"))
+        _choice("Picture", "prefer", prefer, _STILLS)
         self._plan, self._settings, self.label = plan, settings, label
         self.prefer = prefer
         self._cache: dict[str, bytes] = {}
@@ -343,8 +344,8 @@ class Picture:
         """Write the picture (.png or .svg; atomically, as every export)."""
         path = _path("save", path)
         kind = _output_kind(path)
-        if kind not in ("png", "svg"):
-            raise _export.ExportError(f"{path}: a picture is saved as .png or .svg")
+        if kind not in _STILLS:
+            raise _export.ExportError(f"{path}: a picture is saved as {_extensions(_STILLS, 'or')}")
         _export.check_settings(self._settings, kind)     # the theme's name (loads Qt: drawing does anyway)
         return _written(path, lambda: _export.write_plan(self._plan, path, self._settings).path)
 
@@ -408,7 +409,7 @@ class Layout(Picture):
                  scale: float = 1.0, prefer: str | None = None):
         _instance("Layout", "m", m, LayoutMap, "a viz.layout_text.LayoutMap (use api.layout_map)")
         size, theme, scale = _size("Layout", size, none=True), _theme("Layout", theme), _scale("Layout", scale)
-        prefer = _choice("Layout", "prefer", prefer, ("png", "svg"), none=True)
+        prefer = _choice("Layout", "prefer", prefer, _STILLS, none=True)
         plan, settings = _export.layout_map_plan(m, size, theme, scale)
         # SVG (sharp at any zoom) for small maps; PNG where an SVG of every cell's text gets heavy.
         super().__init__(plan, settings, m.text, prefer or ("svg" if m.rows * m.cols <= 256 else "png"))
@@ -439,7 +440,7 @@ class Matrix(Picture):
 
         _instance("Matrix", "m", m, MatrixMap, "a viz.kinds.ldmatrix.MatrixMap (use Scenario.matrix_map)")
         size, theme, scale = _size("Matrix", size, none=True), _theme("Matrix", theme), _scale("Matrix", scale)
-        prefer = _choice("Matrix", "prefer", prefer, ("png", "svg"))
+        prefer = _choice("Matrix", "prefer", prefer, _STILLS)
         plan, settings = _export.matrix_map_plan(m, size, theme, scale)
         super().__init__(plan, settings, f"{m.op.text} {m.title}", prefer)
         self.map = m
@@ -465,7 +466,7 @@ def layout_map(text: str, shape: tuple[int, ...] | None = None, type: str = "hal
         shape = tuple(_int("layout_map", "shape's extent", n, 1, MAX_EXTENT) for n in shape)
     _str("layout_map", "type", type)
     size, theme = _size("layout_map", size, none=True), _theme("layout_map", theme)
-    prefer = _choice("layout_map", "prefer", prefer, ("png", "svg"), none=True)
+    prefer = _choice("layout_map", "prefer", prefer, _STILLS, none=True)
     return Layout(_layout_map(text, shape, type), size=size, theme=theme, prefer=prefer)
 
 
@@ -680,7 +681,7 @@ class Scenario:
         instruction = _spec("frame", "instruction", instruction)
         frame = _spec("frame", "frame", frame)
         block, warp = self._warp("frame", block, warp)
-        prefer = _choice("frame", "prefer", prefer, ("png", "svg"))
+        prefer = _choice("frame", "prefer", prefer, _STILLS)
         settings = self._settings("frame", size, theme, scale, captions)
         sel = _export.selection(self.model, str(instruction), str(block), str(warp), frame, names=_NAMES)
         plan = _export.make_plan(self.model, settings, sel, still=True)
@@ -736,7 +737,7 @@ class Scenario:
             instruction = _int("matrix_map", "instruction", instruction, 1, MAX_INSTRUCTION)
         block, warp = self._warp("matrix_map", block, warp)
         size, theme = _size("matrix_map", size, none=True), _theme("matrix_map", theme)
-        prefer = _choice("matrix_map", "prefer", prefer, ("png", "svg"))
+        prefer = _choice("matrix_map", "prefer", prefer, _STILLS)
         if instruction is None:
             pick = next((i for i in instrs if self.model.accesses[i.access].matrix is not None), None)
         else:
@@ -979,7 +980,7 @@ class Trace:
         frame = _spec("picture", "frame", frame)
         b = self._block("picture", block)
         warp = _int("picture", "warp", warp, 0, max(self.source.warps - 1, 0))
-        prefer = _choice("picture", "prefer", prefer, ("png", "svg"))
+        prefer = _choice("picture", "prefer", prefer, _STILLS)
         settings = self._settings("picture", size, theme, scale, captions)
         sel = _export.trace_selection(self.source, str(i), str(b), str(warp), str(frame), names=_NAMES)
         plan = _export.make_plan(self.source, settings, sel, still=True)

@@ -43,9 +43,9 @@ from .layout_text import LayoutMap
 from .scenario import Scenario
 from .warp import WarpDetail, warp_detail
 
-STILL = {".png": "png", ".svg": "svg"}
-ANIMATED = {".gif": "gif", ".mp4": "mp4", ".webm": "webm"}
-FORMATS = {**STILL, **ANIMATED}
+from . import export_formats
+from .export_formats import BY_EXTENSION as FORMATS, SEQUENCE, STILLS, VIDEOS     # the one table of formats
+
 SIZES = {"720p": (1280, 720), "1080p": (1920, 1080), "1440p": (2560, 1440), "4k": (3840, 2160),
          "2160p": (3840, 2160)}
 MIN_SIDE, MAX_W, MAX_H = 64, 7680, 4320
@@ -500,18 +500,19 @@ def _cancelled(cancel) -> bool:
 
 
 def output_kind(out: Path, png_sequence: bool = False) -> str:
-    """``png``, ``svg``, ``gif``, ``mp4``, ``webm`` or ``png-sequence`` (a folder)."""
+    """The format ``out`` asks for (``viz.export_formats``): by its extension, or ``png-sequence``
+    for a folder."""
     try:
         check_out_path(out, "")     # a 300-character name: refused before the file system is asked
     except ValueError as err:
         raise ExportError(str(err)) from None
     text = str(out)
     if png_sequence or text.endswith(("/", os.sep)) or out.is_dir() or not out.suffix:
-        return "png-sequence"
+        return SEQUENCE
     kind = FORMATS.get(out.suffix.lower())
     if kind is None:
-        raise ExportError(tr("{out}: unknown extension {suffix!r}; use .gif, .mp4, .webm, .png, .svg, or a folder "
-                             "(ending in /) for a PNG sequence", out=out, suffix=out.suffix))
+        raise ExportError(tr("{out}: unknown extension {suffix!r}; use {extensions}, or a folder (ending in /) for a "
+                             "PNG sequence", out=out, suffix=out.suffix, extensions=export_formats.extensions_text()))
     return kind
 
 
@@ -543,7 +544,7 @@ def _check_target(out: Path, kind: str) -> Path:
     """The folder the temporary file goes in (the target's own), after checking we may write:
     never over a FIFO, a device or another special file (``viz.fileio.real_target``), never
     into a sequence's folder that holds ``frame_*.png`` files warpviz cannot prove it wrote."""
-    if kind == "png-sequence":
+    if kind == SEQUENCE:
         target = _sequence_target(out)
         if target.exists() and not target.is_dir():
             raise ExportError(tr("{out} is a file; a PNG sequence needs a folder", out=out))
@@ -596,7 +597,7 @@ def check_settings(settings: Settings, kind: str) -> None:
     """The checks that need no file: an even size for a video, fps, hold, theme and scale
     (ExportError with the message the CLI prints; the export dialog shows it as you type)."""
     w, h = settings.size
-    if kind in ("mp4", "webm") and (w % 2 or h % 2):
+    if kind in VIDEOS and (w % 2 or h % 2):
         raise ExportError(tr("{kind} needs an even width and height (yuv420p); use {w}x{h}", kind=kind.upper(),
                              w=w + w % 2, h=h + h % 2))
     if not 1 <= settings.fps <= 240:
@@ -621,9 +622,9 @@ def export(sc: Scenario, out: str | os.PathLike, settings: Settings = Settings()
     kind = output_kind(out, png_sequence)
     check_settings(settings, kind)
     _check_target(out, kind)
-    if kind in ("mp4", "webm"):
+    if kind in VIDEOS:
         ffmpeg_exe()
-    plan = make_plan(sc, settings, sel, compare, labels, still=kind in ("png", "svg"))
+    plan = make_plan(sc, settings, sel, compare, labels, still=kind in STILLS)
     return write_plan(plan, out, settings, png_sequence, progress, cancel)
 
 
@@ -634,11 +635,10 @@ def write_plan(plan: Plan, out: str | os.PathLike, settings: Settings, png_seque
     out = Path(out)
     kind = output_kind(out, png_sequence)
     parent = _check_target(out, kind)
-    if kind in ("mp4", "webm"):
+    if kind in VIDEOS:
         ffmpeg_exe()
     ensure_qt()
-    writer = {"png": _write_png, "svg": _write_svg, "gif": _write_gif, "mp4": _write_video,
-              "webm": _write_video, "png-sequence": _write_sequence}[kind]
+    writer = globals()[export_formats.get(kind).writer]       # the table names each format's writer below
     try:
         return writer(out, parent, kind, plan, settings, progress, cancel)
     except (ExportError, ExportCancelled):
@@ -678,8 +678,8 @@ def export_matrix_map(m, out: str | os.PathLike, size: tuple[int, int] | None = 
     """Draw an ldmatrix / stmatrix instruction's map to ``out`` (.png or .svg)."""
     out = Path(out)
     kind = output_kind(out)
-    if kind not in ("png", "svg"):
-        raise ExportError(f"{out}: a matrix map is a picture: give a .png or .svg file")
+    if kind not in STILLS:
+        raise ExportError(f"{out}: a matrix map is a picture: give a {export_formats.extensions_text(STILLS, 'or')} file")
     plan, settings = matrix_map_plan(m, size, theme, scale)
     check_settings(settings, kind)
     return write_plan(plan, out, settings)
@@ -691,8 +691,8 @@ def export_layout_map(m: LayoutMap, out: str | os.PathLike, size: tuple[int, int
     same writers as every export."""
     out = Path(out)
     kind = output_kind(out)
-    if kind not in ("png", "svg"):
-        raise ExportError(f"{out}: a layout map is a picture: give a .png or .svg file")
+    if kind not in STILLS:
+        raise ExportError(f"{out}: a layout map is a picture: give a {export_formats.extensions_text(STILLS, 'or')} file")
     plan, settings = layout_map_plan(m, size, theme, scale)
     check_settings(settings, kind)
     return write_plan(plan, out, settings)
@@ -1220,7 +1220,7 @@ def _png_complete(path: Path) -> bool:
 
 __all__ = ["export", "write_plan", "default_file_name", "path_in", "Settings", "Selection", "Result", "ExportError",
            "ExportCancelled",
-           "make_plan", "Plan", "selection", "check_settings", "STILL", "ANIMATED",
+           "make_plan", "Plan", "selection", "check_settings", "STILLS", "VIDEOS", "SEQUENCE",
            "Step", "parse_size", "parse_range", "parse_frames", "output_kind", "render_image", "paint_step",
            "ensure_qt", "FORMATS", "SIZES"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import export_formats
 from .argcheck import MAX_SCALE, MIN_SCALE, bounded_float
 
 HELP_FRAMES = ("frames of each instruction: numbers and ranges (1-based), first, last, or kinds "
@@ -17,12 +18,16 @@ HELP_FRAMES = ("frames of each instruction: numbers and ranges (1-based), first,
                "(a .png/.svg: last, the summary)")
 
 
+def _formats_text() -> str:
+    """``.mp4: MP4 video (H.264); ...``: each file format of ``viz.export_formats`` and what it is."""
+    return "; ".join(f"{f.extension}: {f.label()}" for f in export_formats.FORMATS if not f.is_folder)
+
+
 def add_parser(sub) -> None:
     ex = sub.add_parser(
-        "export", help="render the animation or one frame to .mp4 .gif .webm .png .svg or a PNG folder",
+        "export", help=f"render the animation or one frame to {export_formats.extensions_text()} or a PNG folder",
         description="Render frames with the app's painter, without a screen. The format follows the "
-                    "extension of --out: .mp4 (H.264), .webm (VP9), .gif, .png or .svg (one frame), "
-                    "or a folder (ending in /) for a PNG sequence.")
+                    f"extension of --out: {_formats_text()}, or a folder (ending in /) for a PNG sequence.")
     ex.add_argument("scenario", metavar="FILE_OR_NAME", help="a scenario (file or built-in) or a recorded trace "
                     "(.wvtrace: --instruction then picks steps of each warp's own stream, the header's \"step k of n\")")
     ex.add_argument("--out", "-o", required=True, metavar="PATH", help="the file (or folder/) to write")
@@ -156,10 +161,12 @@ def cmd_export(args) -> int:
         return 130
     if not args.quiet:
         w, h = res.size
-        what = {"png": "1 frame", "svg": "1 frame"}.get(res.format)
-        if what is None:
+        fmt = export_formats.get(res.format)
+        if fmt.still:
+            what = "1 frame"
+        else:
             what = f"{res.pictures} pictures" + (f", {res.video_frames} video frames at {args.fps:g} fps"
-                                                 if res.format in ("mp4", "webm") else "")
+                                                 if fmt.video else "")
             what += f", {res.seconds:.1f} s"
         print(f"wrote {res.path} ({res.format}, {w}x{h}, {what})")
     return 0

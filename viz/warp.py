@@ -121,7 +121,11 @@ def load_phase_lanes(size: int, addr: np.ndarray, mask: np.ndarray) -> tuple[tup
     The same compiled rule as the whole-launch engine (``wide_load_phases``): an 8-byte
     load whose lane pairs each ask for one address is one 32-lane phase; a 16-byte load's
     half-warp whose lane quads each ask for at most two addresses is one 16-lane phase.
+    A load of at most a bank's width is one phase whatever its addresses (the compiled rule's
+    first case): answered here without numba, so the first picture needs no compiled code.
     """
+    if size <= BANK_BYTES:
+        return phase_lanes(size)
     n = len(addr)
     a = np.zeros((1, WARP), np.int64)
     m = np.zeros((1, WARP), np.bool_)

@@ -9,7 +9,6 @@ the ``dist-info`` folders for this), measurements from ``assets/measurements/*.j
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import json
 import os
 import platform
@@ -17,6 +16,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QIcon
@@ -26,6 +26,9 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QLabel, QPlainTextEdit
 from .. import __version__, assets
 from ..i18n import tr
 from .lifetime import on_language_change
+
+if TYPE_CHECKING:     # importlib.metadata costs a tenth of a second at start: imported when the box opens
+    import importlib.metadata as md
 
 LICENSE_FILE = re.compile(r"(LICEN[CS]E|COPYING|NOTICE)", re.I)
 OSI_PREFIX = "License :: OSI Approved :: "
@@ -74,6 +77,8 @@ def components(root: str = "warpviz", extras: tuple[str, ...] = ("gpu",)) -> lis
     """warpviz and every installed distribution it runs on (its requirements, recursively,
     plus those of ``extras`` that are installed), then Python itself; sorted by name."""
     seen: dict[str, Component] = {}
+
+    import importlib.metadata as md
 
     def walk(name: str, with_extras: tuple[str, ...] = ()) -> None:
         key = re.sub(r"[-_.]+", "-", name).lower()

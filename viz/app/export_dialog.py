@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QDialog, QDou
 from ..export import (ExportCancelled, ExportError, Plan, Result, Selection, Settings, check_settings,
                       default_file_name, export, make_plan, output_kind, parse_size, path_in, render_image,
                       selection, trace_selection)
+from ..export_formats import BY_NAME as FORMATS, NAMES as KINDS, SEQUENCE, STILLS, labels as format_labels
 from ..i18n import tr
 from ..render.theme import THEME_LABELS, THEMES
 from ..scenario import Scenario, ScenarioError
@@ -33,18 +34,9 @@ from . import settings as app_settings
 from .lifetime import on_language_change
 from .worker import free_retired, retire
 
-KINDS = ("mp4", "webm", "gif", "png", "svg", "png-sequence")
-STILLS = ("png", "svg")
-EXTENSIONS = {"mp4": ".mp4", "webm": ".webm", "gif": ".gif", "png": ".png", "svg": ".svg", "png-sequence": "/"}
 SIZE_PRESETS = ("720p", "1080p", "4k", "custom")
 PREVIEW_DELAY_MS = 60      # options typed in a row make one preview
 PREVIEW_WARPS = 1          # the preview plans the first selected warp only (a plan of many warps takes seconds)
-
-
-def format_labels() -> dict[str, str]:
-    return {"mp4": tr("MP4 video (H.264)"), "webm": tr("WebM video (VP9)"), "gif": tr("GIF animation"),
-            "png": tr("PNG image (one frame)"), "svg": tr("SVG image (one frame, vector)"),
-            "png-sequence": tr("PNG sequence (a folder)")}
 
 
 def size_labels() -> dict[str, str]:
@@ -70,7 +62,7 @@ class Request:
 
     def run(self, progress=None, cancel=None) -> Result:
         return export(self.scenario, self.out, self.settings, self.selection, compare=self.compare,
-                      labels=self.labels, png_sequence=self.kind == "png-sequence", progress=progress,
+                      labels=self.labels, png_sequence=self.kind == SEQUENCE, progress=progress,
                       cancel=cancel)
 
 
@@ -411,7 +403,7 @@ class ExportDialog(QDialog):
         get = app_settings.get          # each checked: a wrong or out-of-range value is the default
         folder = Path(get("export/folder", "", str) or Path.home())
         self.folder = folder if _is_folder(folder) else Path.home()
-        self._set_combo(self.format, get("export/format", "mp4", str, choices=KINDS))
+        self._set_combo(self.format, get("export/format", KINDS[0], str, choices=KINDS))
         self._set_combo(self.size, get("export/size", "1080p", str, choices=SIZE_PRESETS))
         try:
             w, h = parse_size(get("export/custom", "1600x900", str))
@@ -477,7 +469,7 @@ class ExportDialog(QDialog):
             try:
                 path = path_in(self.folder, self.default_name())
             except ExportError:
-                path = self.folder / default_file_name(["warpviz", s.cursor.instruction + 1], EXTENSIONS[self.kind()])
+                path = self.folder / default_file_name(["warpviz", s.cursor.instruction + 1], FORMATS[self.kind()].extension)
             self.path.setText(str(path))
         finally:
             self._syncing = False
@@ -496,7 +488,7 @@ class ExportDialog(QDialog):
             right = self.main.compare.right
             parts += ["vs", right.name or (right.path.stem if right.path else "other")]
         parts.append(s.cursor.instruction + 1)
-        return default_file_name(parts, EXTENSIONS[self.kind()])
+        return default_file_name(parts, FORMATS[self.kind()].extension)
 
     # ------------------------------------------------------------------ options
 
@@ -509,11 +501,13 @@ class ExportDialog(QDialog):
             text = self.path.text().strip()
             if text:
                 p = Path(text.rstrip("/"))
-                stem = p.with_suffix("") if p.suffix.lower() in (".mp4", ".webm", ".gif", ".png", ".svg") else p
-                self.path.setText(str(stem) + EXTENSIONS[self.kind()])
-        self.title_card.setEnabled(self.kind() not in STILLS)
+                known = {f.extension for f in FORMATS.values() if not f.is_folder}
+                stem = p.with_suffix("") if p.suffix.lower() in known else p
+                self.path.setText(str(stem) + FORMATS[self.kind()].extension)
+        options = FORMATS[self.kind()].options          # what this format reads (viz/export_formats.py)
+        self.title_card.setEnabled("title_card" in options)
         for w in (self.fps, self.l_fps):
-            w.setEnabled(self.kind() in ("mp4", "webm"))
+            w.setEnabled("fps" in options)
         self.schedule_preview()
 
     def _path_edited(self, text: str) -> None:
@@ -522,7 +516,7 @@ class ExportDialog(QDialog):
             kind = output_kind(Path(text.strip())) if text.strip() else None
         except ExportError:
             kind = None
-        if kind is not None and kind != self.kind() and (kind != "png-sequence" or text.strip().endswith("/")):
+        if kind is not None and kind != self.kind() and (kind != SEQUENCE or text.strip().endswith("/")):
             self._syncing = True
             try:
                 self._set_combo(self.format, kind)
@@ -543,13 +537,14 @@ class ExportDialog(QDialog):
     def choose_path(self) -> None:
         kind = self.kind()
         label = format_labels()[kind]
-        filt = f"{label} (*{EXTENSIONS[kind]})" if kind != "png-sequence" else ""
+        ext = FORMATS[kind].extension
+        filt = f"{label} (*{ext})" if not FORMATS[kind].is_folder else ""
         path, _ = QFileDialog.getSaveFileName(self, tr("Export to"), self.path.text(), filt)
         if path:
-            if kind == "png-sequence":
+            if FORMATS[kind].is_folder:
                 path = path.rstrip("/") + "/"
-            elif not path.lower().endswith(EXTENSIONS[kind]):
-                path += EXTENSIONS[kind]
+            elif not path.lower().endswith(ext):
+                path += ext
             self.path.setText(path)
             self._path_edited(path)
 

@@ -97,7 +97,16 @@ def open_window(scenario: str | None = None):
         raise
     from .firstpaint import after_first_paint
 
-    after_first_paint(win.view, Runner.release)        # the first frame, then the first analysis
+    def after_paint() -> None:
+        # The plot panels first, then the first analysis: importing pyqtgraph on this thread
+        # while a worker imports numba failed one start in a few (both import colorama, and
+        # two threads importing it at once gave KeyError: 'colorama' inside importlib).
+        try:
+            win._build_plots()
+        finally:
+            Runner.release()
+
+    after_first_paint(win.view, after_paint)        # the first frame, then the plots, then the first analysis
     return win
 
 

@@ -114,7 +114,7 @@ class NotesPanel(QWidget):
 def install(main) -> None:
     """The Notes dock (right, tabbed with the figures) and View → Notes in presentation mode."""
     panel = NotesPanel(main.session)
-    dock = main._dock("notes", panel, Qt.DockWidgetArea.RightDockWidgetArea)
+    dock = main.add_dock("notes", panel, Qt.DockWidgetArea.RightDockWidgetArea)
     main.tabifyDockWidget(main.docks["figures"], dock)
     main.docks["figures"].raise_()
     main.notes = panel
