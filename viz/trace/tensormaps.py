@@ -356,6 +356,74 @@ def parse_buffer_name(path, where: str, v) -> str:
     return _name(path, where, v, "the buffer's name")
 
 
+@dataclass
+class TensorMapArg:
+    """A ``CUtensorMap`` kernel argument made in Python (``viz.api.trace_ptx``; Triton's host
+    ``TensorDescriptor``s, ``viz.trace.pyargs.triton_params``): the tensor (an array: its
+    contents become a [[buffer]]) and cuTensorMapEncodeTiled's other arguments, innermost
+    dimension first, strides in bytes (the launch folder's [[tensormap]])."""
+    tensor: object
+    dtype: str
+    dims: tuple
+    strides: tuple
+    box: tuple
+    element_strides: tuple | None = None
+    interleave: str = "none"
+    swizzle: str = "none"
+    l2_promotion: str = "none"
+    oob_fill: str = "none"
+
+    def table(self, name: str, tensor: str) -> dict:
+        """The [[tensormap]] table (checked when the launch file is read)."""
+        return {"name": name, "tensor": tensor, "offset": 0, "dtype": self.dtype, "dims": [int(x) for x in self.dims],
+                "strides": [int(x) for x in self.strides], "box": [int(x) for x in self.box],
+                "element_strides": [int(x) for x in (self.element_strides or [1] * len(self.dims))],
+                "interleave": self.interleave, "swizzle": self.swizzle, "l2_promotion": self.l2_promotion,
+                "oob_fill": self.oob_fill}
+
+
+# Triton's device-side element type numbering -> CUtensorMapDataType (triton's driver.py,
+# TMA_DTYPE_DEVICE_TO_HOST: equal except 8, 9, 10)
+_TRITON_DTYPE = {**{i: i for i in range(16)}, 8: 10, 9: 8, 10: 9}
+_DTYPE_NAME = {v[0]: k for k, v in DTYPES.items()}
+_SWIZZLE_NAME = {v: k for k, v in SWIZZLE.items()}
+
+
+def triton_host_descriptor(desc, meta: dict) -> list:
+    """What Triton's launcher passes for a host ``TensorDescriptor`` argument whose kernel
+    uses a CUtensorMap (``tensordesc_meta`` entry ``meta``; triton's
+    ``make_tensordesc_arg``/``fill_tma_descriptor_tiled``, Triton 3.5 and 3.6): the map
+    (dims and box innermost first, byte strides, element strides 1, no interleave, the
+    kernel's swizzle, L2 promotion 128B, NaN fill for ``padding="nan"``), then the shape
+    and the strides as they are."""
+    shape = [int(x) for x in desc.shape]
+    strides = [int(x) for x in desc.strides]
+    if strides[-1] != 1:
+        raise ValueError("the descriptor's last dimension must be contiguous (stride 1)")
+    if meta.get("is_im2col"):
+        raise ValueError("an im2col tensor descriptor is not traced by warpviz yet")
+    expanded = list(shape)
+    if meta.get("fp4_padded"):
+        expanded[-1] *= 2
+    etype = int(meta["elem_type"])
+    if getattr(desc, "round_f32_to_tf32", False):
+        dt = DTYPES["tfloat32"][0]
+    else:
+        dt = _TRITON_DTYPE.get(etype, -1)
+    if dt not in _DTYPE_NAME:
+        raise ValueError(f"Triton's element type {etype} is not one warpviz encodes")
+    esize = int(meta["elem_size"])
+    swz = _SWIZZLE_NAME.get(int(meta["swizzle"]))
+    if swz is None:
+        raise ValueError(f"Triton's swizzle mode {meta['swizzle']} is not one warpviz encodes")
+    block = [int(x) for x in meta["block_size"]]
+    rank = len(block)
+    tm = TensorMapArg(desc.base, _DTYPE_NAME[dt], tuple(reversed(expanded)),
+                      tuple(esize * s for s in reversed(strides[:-1])), tuple(reversed(block)), (1,) * rank,
+                      "none", swz, "128B", "nan" if getattr(desc, "padding", "zero") == "nan" else "none")
+    return [tm, *shape, *strides]
+
+
 # ---------------------------------------------------------------------------- the GPU side
 
 
@@ -453,6 +521,6 @@ def param_buffer(args: list[dict], offsets: list[int], named: dict[str, int], ma
     return bytes(buf)
 
 
-__all__ = ["TensorMapSpec", "ParamSpec", "Field", "parse_tensormap", "parse_param", "parse_buffer_name",
+__all__ = ["TensorMapArg", "triton_host_descriptor", "TensorMapSpec", "ParamSpec", "Field", "parse_tensormap", "parse_param", "parse_buffer_name",
            "encode", "encode_args", "param_layout", "param_buffer", "has_params", "DTYPES", "SWIZZLE",
            "INTERLEAVE", "L2_PROMOTION", "OOB_FILL", "TYPES"]
