@@ -14,6 +14,8 @@
 #     the arguments of every cuTensorMapEncodeTiled call;
 #  3. tools/gpu/capture_to_launch.py writes a format 2 launch file of it (.real/cutlass/*.launch.toml);
 #  4. warpviz trace LAUNCH --validate (Nsight Compute on the plain kernel, TMA and gmma rows too).
+# Before them, kernels/format2/tma_struct_param.launch.toml (a host-encoded map inside a struct
+# passed by value, our own small kernel) is traced with --validate.
 # About 3 to 4 minutes. Writes $OUT/cutlass_gemm.tgz.
 set -u
 OUT=${OUT:-/tmp/wv-out}
@@ -35,6 +37,10 @@ source tools/gpu/device_setup.sh
 wait
 cat "$D/build_program.txt" "$D/build_ptx.txt" | tail -20
 echo "built in $(( $(date +%s) - T0 )) s"
+# 0. the smallest case of the mechanism: a map inside a struct passed by value (our own kernel)
+step 60 python3 -m viz.cli trace kernels/format2/tma_struct_param.launch.toml --validate \
+  --out "$D/tma_struct_param.wvtrace" > "$D/trace_tma_struct_param.txt" 2>&1
+tail -45 "$D/trace_tma_struct_param.txt"
 # 2.-4. NT (the tutorial's default) first, then TN while time is left
 for v in "nt N T" "tn T N"; do
   set -- $v; name=$1; ta=$2; tb=$3

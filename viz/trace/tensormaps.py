@@ -256,12 +256,16 @@ def parse_param(path, n: int, a: dict, buffers: dict[str, int], maps: dict[str, 
     where = f"arg {n}"
     t = a["type"]
     if t == "tensormap":
-        _unknown(path, where, a, {"type", "map"}, "a tensormap [[arg]]")
+        _unknown(path, where, a, {"type", "map", "align"}, "a tensormap [[arg]]")
         ref = _name(path, f"{where}.map", a.get("map"), "the [[tensormap]]")
         if ref not in maps:
             raise _err(path, f"{where}.map", f"there is no [[tensormap]] named `{ref}`",
                        "add a [[tensormap]] table with that name")
-        return ParamSpec("tensormap", TENSORMAP_BYTES, TENSORMAP_ALIGN, b"", (Field(0, "tensormap", ref),))
+        align = a.get("align", TENSORMAP_ALIGN)
+        if isinstance(align, bool) or align not in (64, 128):
+            raise _err(path, f"{where}.align", f"`align = {_r(align)}`: a CUtensorMap parameter is aligned to 64 "
+                       "bytes (Triton) or 128 (CUDA 13's cuda.h)", "write `align = 64` or `align = 128`")
+        return ParamSpec("tensormap", TENSORMAP_BYTES, align, b"", (Field(0, "tensormap", ref),))
     if t == "pointer":
         _unknown(path, where, a, {"type", "buffer", "offset"}, "a pointer [[arg]]")
         f = _pointer(path, where, 0, a.get("buffer"), a.get("offset", 0), buffers)
