@@ -318,7 +318,7 @@ def _tensordesc(value, metas: list, seen: list, where: str) -> list:
     """A host ``TensorDescriptor`` argument, expanded as Triton's launcher expands it."""
     k = seen[0]
     seen[0] += 1
-    for attr in ("base", "shape", "strides"):
+    for attr in ("base", "shape", "strides", "block_shape"):
         if not hasattr(value, attr):
             raise ArgumentError(f"{where}: Triton's signature says a tensor descriptor, the argument is "
                                 f"{type(value).__name__} (pass a triton.tools.tensor_descriptor.TensorDescriptor)")
