@@ -99,7 +99,7 @@ def convert(cap: dict, ptx: str, capture_rel: str, source: str, includes: list[s
                 used_allocs.add(hit[0])
                 fields.append(f"[[arg.field]]\noffset = {at}\npointer = {_q(f'buf{hit[0]}')}\nbuffer_offset = {hit[1]}")
         align = p.align or p.bytes
-        args_out.append("\n".join([f"[[arg]]", 'type = "struct"', f"bytes = {p.bytes}", f"align = {align}",
+        args_out.append("\n".join(["[[arg]]", 'type = "struct"', f"bytes = {p.bytes}", f"align = {align}",
                                    f"hex = {_q(raw.hex())}"] + fields))
     bufs = []
     for k, a in enumerate(allocs):
