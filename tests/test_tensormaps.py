@@ -308,3 +308,28 @@ def test_a_captured_launch_becomes_a_launch_file_with_maps_and_pointers(tmp_path
     assert (s1.kind, s1.fields[0].ref) == ("pointer", "buf0")
     assert (s2.kind, s2.size, s2.align, s2.raw) == ("struct", 8, 4, struct.pack("<ii", 3, 4))
     assert "cluster [2, 1, 1]" in L.notes
+
+
+# ---------------------------------------------------------------------------- on the GPU
+
+
+@pytest.mark.gpu
+def test_gpu_a_map_inside_a_struct_is_encoded_recorded_and_equals_nsight_compute(tmp_path):
+    """kernels/format2/tma_struct_param: the map encoded on the GPU machine for warpviz's own
+    buffer, the TMA copy recorded through the struct parameter's address, every counter equal
+    to Nsight Compute's (tools/gpu/cutlass_gemm.sh runs the same launch file first)."""
+    import shutil
+
+    from helpers import have_pycuda
+
+    if shutil.which("nvcc") is None or not have_pycuda():
+        pytest.skip("needs PyCUDA, a GPU and nvcc")
+    import warpviz
+
+    t = warpviz.trace_launch(ROOT / "kernels" / "format2" / "tma_struct_param.launch.toml", validate=True,
+                             out=tmp_path / "t.wvtrace")
+    v = t.validation
+    bad = [r for r in v["rows"] + v["other"] if not r["match"]]
+    assert not bad, bad
+    tma = [a for a in t.analysis().accesses if a["kind"] == "tma"]
+    assert len(tma) == 1 and tma[0]["executed"] == 8          # 8 blocks; warp 0's lane 0 issues (the others branch around)
