@@ -32,7 +32,7 @@ FLAGS="-arch=sm_90a --expt-relaxed-constexpr -std=c++17 -O3 -I$C/include -I$C/to
 ( nvcc $FLAGS -cudart shared -o /tmp/wgmma_tma_sm90 "$C/$SRC" > "$D/build_program.txt" 2>&1; echo "program rc=$?" >> "$D/build_program.txt" ) &
 ( nvcc $FLAGS -lineinfo -ptx -o /tmp/wgmma_tma_sm90.ptx "$C/$SRC" > "$D/build_ptx.txt" 2>&1; echo "ptx rc=$?" >> "$D/build_ptx.txt" ) &
 g++ -shared -fPIC -O2 -I"$CUDA_ROOT/include" tools/gpu/launch_capture.cpp -o /tmp/liblaunch_capture.so \
-  -L"$CUDA_ROOT/lib64" -lcudart -ldl > "$D/build_capture.txt" 2>&1; echo "capture library rc=$?"
+  -ldl > "$D/build_capture.txt" 2>&1; echo "capture library rc=$?"; cat "$D/build_capture.txt"
 source tools/gpu/device_setup.sh
 wait
 cat "$D/build_program.txt" "$D/build_ptx.txt" | tail -20
@@ -45,8 +45,8 @@ tail -45 "$D/trace_tma_struct_param.txt"
 for v in "nt N T" "tn T N"; do
   set -- $v; name=$1; ta=$2; tb=$3
   cap="$C/capture_$name"; rm -rf "$cap"; mkdir -p "$cap"
-  WV_CAPTURE_DIR="$cap" WV_CAPTURE_MATCH=gemm_device LD_PRELOAD=/tmp/liblaunch_capture.so \
-    step 60 /tmp/wgmma_tma_sm90 512 256 1024 $ta $tb
+  step 60 env WV_CAPTURE_DIR="$cap" WV_CAPTURE_MATCH=gemm_device LD_PRELOAD=/tmp/liblaunch_capture.so \
+    /tmp/wgmma_tma_sm90 512 256 1024 $ta $tb
   cp "$cap/launch.json" "$D/capture_$name.json" 2>/dev/null
   L="$C/cutlass_wgmma_tma_$name.launch.toml"
   step 30 python3 tools/gpu/capture_to_launch.py "$cap" /tmp/wgmma_tma_sm90.ptx "$L" --source "$SRC" \

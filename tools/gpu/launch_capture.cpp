@@ -16,8 +16,8 @@
 // directly or, as CUTLASS does by default, through cudaGetDriverEntryPointByVersion (also
 // interposed: it hands out this library's cuTensorMapEncodeTiled).
 //
-// Build: g++ -shared -fPIC -O2 -I$CUDA/include launch_capture.cpp -o liblaunch_capture.so \
-//          -L$CUDA/lib64 -lcudart -ldl
+// Build: g++ -shared -fPIC -O2 -I$CUDA/include launch_capture.cpp -o liblaunch_capture.so -ldl
+// (it links neither the runtime nor the driver: it finds the program's own with dlsym)
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -85,12 +85,15 @@ void capture(const void* func, dim3 grid, dim3 block, size_t shared, dim3 cluste
   const char* match = getenv("WV_CAPTURE_MATCH");
   const char* dir = getenv("WV_CAPTURE_DIR");
   if (done || !dir) return;
+  static auto func_name = real<cudaError_t (*)(const char**, const void*)>("cudaFuncGetName");
+  static auto func_by_symbol = real<cudaError_t (*)(cudaFunction_t*, const void*)>("cudaGetFuncBySymbol");
+  static auto sync = real<cudaError_t (*)()>("cudaDeviceSynchronize");
   const char* name = nullptr;
-  if (cudaFuncGetName(&name, func) != cudaSuccess || !name) return;
+  if (func_name(&name, func) != cudaSuccess || !name) return;
   if (match && !strstr(name, match)) return;
   done = true;
   cudaFunction_t f;
-  if (cudaGetFuncBySymbol(&f, func) != cudaSuccess) {
+  if (func_by_symbol(&f, func) != cudaSuccess) {
     fprintf(stderr, "launch_capture: cudaGetFuncBySymbol failed\n");
     return;
   }
@@ -111,7 +114,7 @@ void capture(const void* func, dim3 grid, dim3 block, size_t shared, dim3 cluste
   }
   js += "\n  ],\n  \"allocations\": [";
   int k = 0;
-  cudaDeviceSynchronize();
+  sync();
   auto memcpy_ = real<cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind)>("cudaMemcpy");
   for (auto& a : allocs) {
     std::vector<unsigned char> host(a.second);
