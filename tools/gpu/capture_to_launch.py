@@ -98,7 +98,7 @@ def convert(cap: dict, ptx: str, capture_rel: str, source: str, includes: list[s
             if hit is not None:
                 used_allocs.add(hit[0])
                 fields.append(f"[[arg.field]]\noffset = {at}\npointer = {_q(f'buf{hit[0]}')}\nbuffer_offset = {hit[1]}")
-        align = p.align or p.bytes
+        align = (p.align or p.bytes) if p.array else p.bytes     # a scalar parameter: its own size
         args_out.append("\n".join(["[[arg]]", 'type = "struct"', f"bytes = {p.bytes}", f"align = {align}",
                                    f"hex = {_q(raw.hex())}"] + fields))
     bufs = []

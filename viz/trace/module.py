@@ -261,7 +261,7 @@ def params(ptx: str, entry: str) -> list[Param] | None:
         while k < len(toks):
             t = toks[k]
             if t == ".align":
-                if k + 1 < len(toks) and toks[k + 1].isdigit():
+                if k + 1 < len(toks) and toks[k + 1].isdigit() and not pointer:   # after .ptr: the pointee's
                     align = int(toks[k + 1])
                 k += 2
                 continue
