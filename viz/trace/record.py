@@ -87,11 +87,10 @@ def request(launch: Launch, cubin: bytes, blocks: list[int] | None = None,
 
 
 def _kernel_args(req: dict, base: int) -> list:
-    from .tensormaps import has_params, param_buffer
+    from .tensormaps import has_params, param_values
 
-    if has_params(req["args"]):     # tensor maps, pointers into named buffers, structs: one packed buffer
-        raw = param_buffer(req["args"], req["offsets"], req.get("named", {}), req.get("tensormaps", {}), base)
-        return [np.frombuffer(raw, np.uint8).copy()]
+    if has_params(req["args"]):     # tensor maps, pointers into named buffers, structs: each parameter's bytes
+        return param_values(req["args"], req["offsets"], req.get("named", {}), req.get("tensormaps", {}), base)
     out = []
     for a, off in zip(req["args"], req["offsets"]):
         if a["type"].endswith("*"):
@@ -102,7 +101,16 @@ def _kernel_args(req: dict, base: int) -> list:
 
 
 def _function(session, req: dict):
-    fn = session.function(req["cubin"], req["kernel"])
+    from .tensormaps import DriverFunction, has_params
+
+    if has_params(req["args"]):     # launched with kernelParams through the driver (viz.trace.tensormaps)
+        cache = session.__dict__.setdefault("_wv_driver_functions", {})
+        key = (hash(req["cubin"]), req["kernel"])
+        fn = cache.get(key)
+        if fn is None:
+            fn = cache[key] = DriverFunction(req["cubin"], req["kernel"], session.cuda.Error)
+    else:
+        fn = session.function(req["cubin"], req["kernel"])
     if req["shared"] > 48 * 1024:
         fn.set_attribute(session.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, req["shared"])
     return fn

@@ -525,6 +525,73 @@ def param_buffer(args: list[dict], offsets: list[int], named: dict[str, int], ma
     return bytes(buf)
 
 
-__all__ = ["TensorMapArg", "triton_host_descriptor", "TensorMapSpec", "ParamSpec", "Field", "parse_tensormap", "parse_param", "parse_buffer_name",
+def param_values(args: list[dict], offsets: list[int], named: dict[str, int], maps: dict[str, dict],
+                 base: int, encoder=encode) -> list[bytes]:
+    """Each parameter's own bytes (``param_buffer`` cut at ``param_layout``), for
+    ``cuLaunchKernel``'s ``kernelParams``: the driver puts each where the kernel expects it."""
+    raw = param_buffer(args, offsets, named, maps, base, encoder)
+    return [raw[at:at + size] for at, size, _al in param_layout(args)]
+
+
+class DriverFunction:
+    """A kernel launched through the driver's ``cuLaunchKernel`` with ``kernelParams`` (one
+    pointer per parameter, as the CUDA runtime launches), for launches with tensor-map,
+    pointer or struct [[arg]]s; its module is loaded with ``cuModuleLoadData`` into the current
+    context (the GPU process's PyCUDA context). It offers what ``viz.trace.record`` uses of a
+    PyCUDA function: calling it, ``set_attribute`` and ``_wv_module.get_global`` (device
+    addresses as ints, which PyCUDA's copies take). ``error``: the exception class to raise
+    (PyCUDA's, so the runner's guard turns a failure into a KernelFault)."""
+
+    def __init__(self, cubin: bytes, name: str, error=RuntimeError):
+        import ctypes
+
+        from ..kinds.tensormap import _libcuda
+
+        self._ct = ctypes
+        self._lib = _libcuda()
+        self._error = error
+        self._name = name
+        self._mod = ctypes.c_void_p()
+        self._check(self._lib.cuModuleLoadData(ctypes.byref(self._mod), ctypes.c_char_p(cubin)), "cuModuleLoadData")
+        self._fn = ctypes.c_void_p()
+        self._check(self._lib.cuModuleGetFunction(ctypes.byref(self._fn), self._mod, name.encode()),
+                    "cuModuleGetFunction")
+        self._wv_module = self
+
+    def _check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            text = self._ct.c_char_p()
+            self._lib.cuGetErrorString(rc, self._ct.byref(text))
+            why = text.value.decode(errors="replace") if text.value else f"CUresult {rc}"
+            try:
+                err = self._error(f"{what} failed: {why}")
+            except Exception:  # noqa: BLE001 - an exception class that takes no message
+                err = RuntimeError(f"{what} failed: {why}")
+            raise err
+
+    def get_global(self, symbol: str) -> tuple[int, int]:
+        ptr, size = self._ct.c_uint64(), self._ct.c_size_t()
+        self._check(self._lib.cuModuleGetGlobal_v2(self._ct.byref(ptr), self._ct.byref(size), self._mod,
+                                                   symbol.encode()), "cuModuleGetGlobal")
+        return int(ptr.value), int(size.value)
+
+    def set_attribute(self, attribute, value: int) -> None:
+        self._check(self._lib.cuFuncSetAttribute(self._fn, self._ct.c_int(int(attribute)), self._ct.c_int(int(value))),
+                    "cuFuncSetAttribute")
+
+    def __call__(self, *params: bytes, block=(1, 1, 1), grid=(1, 1, 1), shared: int = 0) -> None:
+        ct = self._ct
+        bufs = [(ct.c_uint64 * max(1, -(-len(p) // 8)))() for p in params]     # 8-byte aligned copies
+        for b, p in zip(bufs, params):
+            ct.memmove(b, p, len(p))
+        ptrs = (ct.c_void_p * max(1, len(bufs)))(*[ct.cast(b, ct.c_void_p) for b in bufs])
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        bl = tuple(block) + (1,) * (3 - len(block))
+        self._check(self._lib.cuLaunchKernel(self._fn, *(ct.c_uint(int(x)) for x in g), *(ct.c_uint(int(x)) for x in bl),
+                                             ct.c_uint(int(shared)), ct.c_void_p(0), ptrs, ct.c_void_p(0)),
+                    f"cuLaunchKernel of {self._name[:80]}")
+
+
+__all__ = ["param_values", "DriverFunction", "TensorMapArg", "triton_host_descriptor", "TensorMapSpec", "ParamSpec", "Field", "parse_tensormap", "parse_param", "parse_buffer_name",
            "encode", "encode_args", "param_layout", "param_buffer", "has_params", "DTYPES", "SWIZZLE",
            "INTERLEAVE", "L2_PROMOTION", "OOB_FILL", "TYPES"]
