@@ -16,7 +16,7 @@
 #  4. warpviz trace LAUNCH --validate (Nsight Compute on the plain kernel, TMA and gmma rows too).
 # First, while CUTLASS builds, kernels/format2/tma_struct_param.launch.toml (a host-encoded map
 # inside a struct passed by value, our own small kernel) is traced with --validate (35 s at most).
-# About 2 minutes (the CUTLASS trace is cut at 110 s from the start; only NT is traced). Writes
+# About 2 minutes (the CUTLASS trace is cut at 100 s from the start; only NT is traced). Writes
 # $OUT/cutlass_gemm.tgz.
 set -u
 OUT=${OUT:-/tmp/wv-out}
@@ -55,12 +55,12 @@ for v in "nt N T"; do
     --include include --include tools/util/include --arch-specific --relaxed-constexpr \
     --title "CUTLASS CuTe tutorial wgmma_tma_sm90 ($name), m=512 n=256 k=1024" || continue
   cp "$L" "$D/"
-  left=$(( 110 - ($(date +%s) - T0) ))
+  left=$(( 100 - ($(date +%s) - T0) ))
   [ "$left" -lt 20 ] && left=20
   step "$left" python3 -m viz.cli trace "$L" --validate --out "$D/cutlass_wgmma_tma_$name.wvtrace" \
     > "$D/trace_$name.txt" 2>&1
   tail -60 "$D/trace_$name.txt"
-  [ -f "$D/cutlass_wgmma_tma_$name.wvtrace" ] && python3 -m viz.cli analyze "$D/cutlass_wgmma_tma_$name.wvtrace" \
+  [ -f "$D/cutlass_wgmma_tma_$name.wvtrace" ] && timeout 8 python3 -m viz.cli analyze "$D/cutlass_wgmma_tma_$name.wvtrace" \
     --json > "$D/analyze_$name.json" 2>&1
 done
 echo "cutlass_gemm: $(( $(date +%s) - T0 )) s"
