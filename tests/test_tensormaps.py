@@ -333,3 +333,69 @@ def test_gpu_a_map_inside_a_struct_is_encoded_recorded_and_equals_nsight_compute
     assert not bad, bad
     tma = [a for a in t.analysis().accesses if a["kind"] == "tma"]
     assert len(tma) == 1 and tma[0]["executed"] == 8          # 8 blocks; warp 0's lane 0 issues (the others branch around)
+
+
+class _FakeDriver:
+    """libcuda's few entry points DriverFunction calls, recording what it is given."""
+
+    def __init__(self, launch_rc=0):
+        self.launch_rc, self.launches = launch_rc, []
+
+    def cuModuleLoadData(self, ref, data):
+        ref._obj.value = 1234
+        return 0
+
+    def cuModuleGetFunction(self, ref, mod, name):
+        ref._obj.value, self.name = 5678, name
+        return 0
+
+    def cuModuleGetGlobal_v2(self, pref, sref, mod, sym):
+        pref._obj.value, sref._obj.value = 0xDEAD00, 64
+        return 0
+
+    def cuFuncSetAttribute(self, fn, attr, value):
+        self.attribute = (attr.value, value.value)
+        return 0
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        import ctypes
+
+        self.launches.append(([x.value for x in (gx, gy, gz, bx, by, bz, shared)],
+                              [ctypes.string_at(params[k], n) for k, n in enumerate(self.sizes)]))
+        return self.launch_rc
+
+    def cuGetErrorString(self, rc, ref):
+        ref._obj.value = b"too many resources requested for launch"
+        return 0
+
+
+def test_a_launch_with_struct_args_passes_each_parameters_bytes_to_cuLaunchKernel(monkeypatch):
+    """record._kernel_args gives each parameter's bytes; DriverFunction hands the driver one
+    pointer per parameter (kernelParams) and the launch's grid, block and shared memory."""
+    from viz.kinds import tensormap as kt
+    from viz.trace import record
+
+    L = load_launch(ROOT / "kernels" / "format2" / "tma_struct_param.launch.toml")
+    req = {"args": [a.as_dict() for a in L.args], "offsets": L.buffer_offsets(), "named": L.named_offsets(),
+           "tensormaps": {m.name: m.as_dict() for m in L.tensormaps}}
+    monkeypatch.setattr(tm, "encode", lambda spec, address: struct.pack("<Q", address) * 16)
+    params = record._kernel_args(req, 0x7000000)
+    assert [len(p) for p in params] == [256]
+    assert params[0][:8] == struct.pack("<Q", 0x7000000) and params[0][128:136] == struct.pack("<Q", 0x7000000 + 32768)
+    assert struct.unpack("<ii", params[0][136:144]) == (64, 128)
+    fake = _FakeDriver()
+    fake.sizes = [256]
+    monkeypatch.setattr(kt, "_libcuda", lambda: fake)
+    fn = tm.DriverFunction(b"cubin", "tma_struct_param")
+    assert fake.name == b"tma_struct_param" and fn._wv_module.get_global("x") == (0xDEAD00, 64)
+    fn.set_attribute(8, 60000)
+    assert fake.attribute == (8, 60000)
+    fn(*params, block=(128,), grid=(4, 2), shared=60000)
+    assert fake.launches == [([4, 2, 1, 128, 1, 1, 60000], params)]
+    fake.launch_rc = 701
+
+    class Refused(Exception):
+        pass
+
+    with pytest.raises(Refused, match="cuLaunchKernel of tma_struct_param failed: too many resources"):
+        tm.DriverFunction(b"cubin", "tma_struct_param", Refused)(*params, block=(128,), grid=(1,))

@@ -489,11 +489,12 @@ def param_layout(args: list[dict]) -> list[tuple[int, int, int]]:
 
 
 def param_buffer(args: list[dict], offsets: list[int], named: dict[str, int], maps: dict[str, dict],
-                 base: int, encoder=encode) -> bytes:
+                 base: int, encoder=None) -> bytes:
     """The kernel's parameters as one buffer (``param_layout``): buffers at ``base`` +
     their offset (NULL for -1), scalars, and tensor-map / pointer / struct [[arg]]s with
     their maps encoded (``encoder``) for the named buffers' addresses (``named``: name ->
     offset in the allocation)."""
+    encoder = encoder or encode
     layout = param_layout(args)
     total = (layout[-1][0] + layout[-1][1]) if layout else 0
     buf = bytearray(total)
@@ -526,7 +527,7 @@ def param_buffer(args: list[dict], offsets: list[int], named: dict[str, int], ma
 
 
 def param_values(args: list[dict], offsets: list[int], named: dict[str, int], maps: dict[str, dict],
-                 base: int, encoder=encode) -> list[bytes]:
+                 base: int, encoder=None) -> list[bytes]:
     """Each parameter's own bytes (``param_buffer`` cut at ``param_layout``), for
     ``cuLaunchKernel``'s ``kernelParams``: the driver puts each where the kernel expects it."""
     raw = param_buffer(args, offsets, named, maps, base, encoder)
