@@ -316,10 +316,10 @@ def test_what_triton_launches_builds(tmp_path):
 
 @pytest.mark.parametrize("md, sig, words", [
     ({"num_ctas": 2}, None, "thread-block clusters"),
-    ({"tensordesc_meta": [{"x": 1}]}, None, "tensor descriptors"),
+    ({"tensordesc_meta": [{"x": 1}]}, {"x_ptr": "tensordesc<fp32[4]>"}, "TensorDescriptor"),   # not one
     ({}, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "fp16",
           "BLOCK_SIZE": "constexpr"}, "16-bit floating-point"),
-    ({}, {"x_ptr": "nvTmaDesc"}, "tensor descriptors"),
+    ({}, {"x_ptr": "nvTmaDesc"}, "raw nvTmaDesc"),       # host TensorDescriptors are traced: tests/test_tensormaps.py
 ])
 def test_what_warpviz_cannot_trace_from_triton_yet(md, sig, words):
     bound = {"x_ptr": None, "y_ptr": None, "output_ptr": None, "n_elements": 1, "BLOCK_SIZE": 4}

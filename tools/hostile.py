@@ -1063,9 +1063,55 @@ def make(out: Path) -> list:
     _tma_scenarios(out / "tma_scenarios", cases)
     _gpus(out / "gpus", cases)
     _kindhooks(out / "kindhooks", cases)
+    _tensor_maps(out / "tensormaps", markers, cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
     return cases
+
+
+def _tensor_maps(d: Path, markers: Path, cases: list) -> None:
+    """Host-built tensor maps, named buffers and structures passed by value in launch files
+    (area cutlass, viz/trace/tensormaps.py): maps that reach past their buffer (the TMA would
+    read outside warpviz's allocation), bad strides, boxes, swizzles and enums, overlapping or
+    misaligned struct fields, pointers past their buffer, names that try a shell, huge
+    structures and field lists. Each must exit 2 with one paragraph (``trace`` checks the
+    file before nvcc or the GPU; ``bench-dry`` and ``app`` read it too)."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "k.cu").write_text(KERNEL)
+    head = 'format = 2\nsource = "k.cu"\nkernel = "k"\nblock = [32]\ngrid = [1]\n'
+    buf = '[[buffer]]\nname = "A"\ntype = "half*"\ncount = 65536\nfill = "random"\n'
+    tmap = ('[[tensormap]]\nname = "mA"\ntensor = "A"\ndtype = "float16"\ndims = [256, 256]\nstrides = [512]\n'
+            'box = [64, 128]\nswizzle = "128B"\n')
+    st = ('[[arg]]\ntype = "struct"\nbytes = 256\nalign = 128\n[[arg.field]]\noffset = 0\nmap = "mA"\n'
+          '[[arg.field]]\noffset = 128\npointer = "A"\n')
+
+    def add(name: str, text: str) -> None:
+        p = d / f"{name}.launch.toml"
+        p.write_text(text)
+        for c in (("trace",), ("bench-dry",), ("app",)):
+            cases.append((p, c))
+
+    m = str(markers / "tensormap-name")
+    add("map-past-buffer", head + buf + tmap.replace("[256, 256]", "[256, 4294967296]") + st)
+    add("map-stride-huge", head + buf + tmap.replace("[512]", "[1099511627776]") + st)
+    add("map-stride-odd", head + buf + tmap.replace("[512]", "[520]") + st)
+    add("map-box-zero", head + buf + tmap.replace("[64, 128]", "[0, 128]") + st)
+    add("map-rank-9", head + buf + tmap.replace("[256, 256]", "[1, 1, 1, 1, 1, 1, 1, 1, 1]") + st)
+    add("map-dtype-shell", head + buf + tmap.replace('"float16"', json.dumps(f"$(touch {m})")) + st)
+    add("map-name-shell", head + buf + tmap.replace('name = "mA"', f'name = "$(touch {m})"') + st)
+    add("map-swizzle-enum", head + buf + tmap.replace('"128B"', '"7"') + st)
+    add("map-offset-negative", head + buf + tmap + "offset = -16\n" + st)
+    add("map-dims-text", head + buf + tmap.replace("[256, 256]", '["256", "256"]') + st)
+    add("map-missing-buffer", head + tmap + st)
+    add("struct-overlap", head + buf + tmap + st + '[[arg.field]]\noffset = 130\ntype = "short"\nvalue = 1\n')
+    add("struct-field-past-end", head + buf + tmap + st.replace("bytes = 256", "bytes = 130"))
+    add("struct-huge", head + buf + tmap + st.replace("bytes = 256", "bytes = 4294967296"))
+    add("struct-hex-bomb", head + buf + tmap + st.replace("align = 128", 'align = 128\nhex = "' + "ff" * 40000 + '"'))
+    add("struct-many-fields", head + buf + tmap + '[[arg]]\ntype = "struct"\nbytes = 32764\nalign = 4\n'
+        + "".join(f'[[arg.field]]\noffset = {4 * k}\ntype = "int"\nvalue = {k}\n' for k in range(1100)))
+    add("pointer-past-buffer", head + buf + '[[arg]]\ntype = "pointer"\nbuffer = "A"\noffset = 999999999999\n')
+    add("buffer-file-traversal", head + buf.replace('fill = "random"', 'fill = "file:../../../../etc/passwd"') + tmap + st)
+    add("buffers-too-many", head + "".join(buf.replace('"A"', f'"B{k}"') for k in range(300)) + st)
 
 
 def _tma_scenarios(d: Path, cases: list) -> None:

@@ -1292,15 +1292,11 @@ def triton_launch(compiled, bound: dict, grid3, jit_fn=None):
                                                                               or (1, 1, 1))):
         raise TraceFailed(f"{name}: Triton launches it with thread-block clusters (num_ctas > 1), which warpviz does "
                           "not trace yet: use num_ctas=1", "launch")
-    if getattr(md, "tensordesc_meta", None):
-        raise TraceFailed(f"{name}: the kernel takes host-side tensor descriptors (TensorDescriptor arguments, "
-                          "passed as CUtensorMap parameters), which warpviz does not trace yet; tensor descriptors "
-                          "made in the kernel (tl.make_tensor_descriptor) are traced", "launch")
     src = getattr(compiled, "src", None)
     if src is None or not isinstance(getattr(src, "signature", None), dict):
         raise TraceFailed(f"{name}: this Triton's compiled kernel does not say its signature (compiled.src), so "
                           "warpviz cannot tell which arguments it takes", "triton")
-    values = triton_params(dict(src.signature), bound)
+    values = triton_params(dict(src.signature), bound, tensordesc_meta=getattr(md, "tensordesc_meta", None))
     blocks = int(grid3[0]) * int(grid3[1]) * int(grid3[2])
     for attr in ("global_scratch_size", "profile_scratch_size"):
         size = int(getattr(md, attr, 0) or 0)

@@ -94,15 +94,23 @@ class Driver:
 
     # -- code -------------------------------------------------------------
 
-    def kernel(self, cubin: bytes, name: str) -> Kernel:
-        """Function ``name`` of ``cubin``, loaded once per cubin and name."""
+    def kernel(self, cubin: bytes, name: str, loader: Any = None) -> Kernel:
+        """Function ``name`` of ``cubin``, loaded once per cubin, name and loader. ``loader``:
+        ``loader(cubin, name, error)`` gives a function of one's own (called with the launch's
+        arguments, ``set_attribute``, ``get_global``) in place of PyCUDA's: a launch with
+        tensor-map or struct parameters goes through ``cuLaunchKernel``'s ``kernelParams``
+        (``viz.trace.tensormaps.DriverFunction``)."""
         import hashlib
 
-        key = (hashlib.sha256(cubin).hexdigest(), name)
+        key = (hashlib.sha256(cubin).hexdigest(), name, loader is not None)
         k = self._kernels.get(key)
         if k is None:
-            module = self.cuda.module_from_buffer(cubin)
-            k = Kernel(self, module.get_function(name), module, name)
+            if loader is not None:
+                fn = loader(cubin, name, self.cuda.Error)
+                k = Kernel(self, fn, fn, name)
+            else:
+                module = self.cuda.module_from_buffer(cubin)
+                k = Kernel(self, module.get_function(name), module, name)
             self._kernels[key] = k
         return k
 

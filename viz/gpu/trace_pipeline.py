@@ -92,7 +92,8 @@ def plain_launch(launch, cubin: bytes, buffer: Path, name: str | None = None) ->
     return {"name": name or launch.function, "cubin": base64.b64encode(cubin).decode(),
             "buffer": str(buffer), "block": list(launch.block), "grid": list(launch.grid),
             "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
-            "offsets": launch.buffer_offsets()}
+            "offsets": launch.buffer_offsets(), "named": launch.named_offsets(),
+            "tensormaps": {m.name: m.as_dict() for m in launch.tensormaps}}
 
 
 def validate_counters(launch, build, blocks, metrics=None, cancelled=None) -> dict[str, int]:

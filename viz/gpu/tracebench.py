@@ -162,7 +162,13 @@ def launch_spec(launch, cubin: bytes, label: str = "", entry: str | None = None)
     from .runner import LaunchSpec
 
     args = []
-    for a, off in zip(launch.args, launch.buffer_offsets()):
+    for n, (a, off) in enumerate(zip(launch.args, launch.buffer_offsets()), 1):
+        if a.spec is not None:              # a tensor map, pointer or struct [[arg]] (viz.trace.tensormaps)
+            from ..trace import TraceError
+
+            raise TraceError(launch.path, f"arg {n}.type", f"`bench --traces` does not time launches that take a "
+                             f"{a.type} [[arg]] yet (their parameters are packed and their tensor maps encoded only "
+                             "by `warpviz trace`)", "trace it with `warpviz trace` (which records and validates it)")
         if a.is_buffer and not a.is_null:
             args.append(("ptr", off))
         elif a.is_buffer:
@@ -393,8 +399,8 @@ def bench_traces(items: list[TracedLaunch], session=None, label: str | None = No
                 continue
             entry["resources"] = b.resources
             sets = buffer_sets(L.buffer_bytes, DeviceLimits(limits.sm_count, limits.l2_bytes, limits.free_bytes))
-            spec = launch_spec(L, b.cubin, t.name, b.resources.get("entry"))
             try:
+                spec = launch_spec(L, b.cubin, t.name, b.resources.get("entry"))
                 check_fits(L, limits.free_bytes, f"the GPU ({dev.get('name', 'GPU 0')})")
                 initial = np.asarray(host_buffer(L))        # checked against this machine's memory first
                 timing = session.time_launch(spec, sets, cancelled=cancelled, initial=initial)
@@ -489,8 +495,8 @@ def dry_run(items: list[TracedLaunch], progress: Progress = _noop, builds: dict 
             entry["error"] = f"does not compile: {b}"
             continue
         entry["resources"] = b.resources
-        spec = launch_spec(t.launch, b.cubin, t.name, b.resources.get("entry"))
         try:        # nothing is allocated: the buffers are checked against the GPU the run predicts for
+            spec = launch_spec(t.launch, b.cubin, t.name, b.resources.get("entry"))
             check_fits(t.launch, free, f"the {model.name} (the GPU a dry run predicts for)")
         except TraceError as err:
             entry["error"] = str(err)

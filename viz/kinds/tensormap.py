@@ -26,7 +26,7 @@ class TensorMapError(WarpvizError, RuntimeError):
     pass
 
 
-def _libcuda():
+def libcuda():
     global _lib
     if _lib is None:
         for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
@@ -66,7 +66,7 @@ def encode(spec: dict, global_address: int) -> bytes:
     """The 128-byte CUtensorMap of ``spec`` for the tensor at ``global_address``."""
     if global_address % 16:
         raise TensorMapError(f"the tensor {spec['array']} starts at {global_address:#x}, not a multiple of 16 bytes")
-    lib = _libcuda()
+    lib = libcuda()
     fn = lib.cuTensorMapEncodeTiled
     fn.restype = ctypes.c_int
     out = (ctypes.c_uint8 * 128)()
@@ -96,7 +96,7 @@ def launch_with_kernel_params(spec, args: list) -> None:
     into the current context (PyCUDA's) once per cubin and name."""
     import hashlib
 
-    lib = _libcuda()
+    lib = libcuda()
     key = (hashlib.sha256(spec.cubin).hexdigest(), spec.name)
     fn = _modules.get(key)
     if fn is None:

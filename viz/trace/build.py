@@ -92,6 +92,8 @@ def nvcc_command(launch: Launch, arch: str, nvcc: str, tmp: Path, source: Path |
     ``source``: the file to compile instead of the launch file's (warpviz's instantiation
     file, which includes it)."""
     cmd = [nvcc, "-ptx", f"-arch={arch}", *NVCC_FLAGS]
+    if launch.relaxed_constexpr:            # a fixed flag the launch file switches on: no text of its own
+        cmd.append("--expt-relaxed-constexpr")
     if launch.defines:
         header = tmp / "defines.h"
         header.write_text(defines_header(launch), encoding="utf-8")
@@ -210,6 +212,8 @@ def kernel_ptx(launch: Launch, arch: str = ARCH) -> KernelPtx:
         except module.PtxModuleError as err:
             raise TraceError(launch.path, "ptx", err.problem, err.fix) from None
     else:
+        if launch.arch_specific and not arch.endswith("a"):
+            arch += "a"                     # sm_90a: wgmma and setmaxnreg (CUTLASS 3's Hopper kernels)
         text = compile_ptx(launch, arch)
     full, entry, instantiated = resolve(launch, text, arch)
     ptx = module.prune(full, entry.mangled)

@@ -39,7 +39,7 @@ from . import TraceError
 FORMAT = 2                       # the newest launch-file format this warpviz reads
 FORMATS = (1, 2)
 KEYS = {"format", "title", "notes", "source", "ptx", "kernel", "block", "grid", "shared_bytes", "defines",
-        "include_dirs", "arg", "compare"}
+        "include_dirs", "arg", "compare", "buffer", "tensormap", "arch_specific", "relaxed_constexpr"}
 BUFFER_TYPES = {"char*": 1, "short*": 2, "half*": 2, "int*": 4, "unsigned*": 4, "float*": 4, "double*": 8,
                 "long long*": 8, "int2*": 8, "int4*": 16, "float2*": 8, "float4*": 16, "double2*": 16, "void*": 1}
 SCALAR_TYPES = {"char": 1, "short": 2, "int": 4, "unsigned": 4, "long long": 8, "unsigned long long": 8,
@@ -58,6 +58,7 @@ MAX_DEFINES = 256
 MAX_DEFINE_CHARS = 4096          # one define's value
 MAX_INCLUDE_DIRS = 64
 MAX_NAME_CHARS = 1024            # a kernel or define name
+MAX_MANGLED_CHARS = 16384        # format 2: a kernel named by its mangled name (CUTLASS's run past 1,024)
 MAX_ARGS = 4096                  # [[arg]] tables (CUDA's parameter space is 32 KiB: at most 4096 pointers)
 # Inside the double quotes nvcc puts around a path for ``sh``, these still mean something (`$`,
 # the backquote, `\`, `"`), or nvcc rewrites them (`'`). Control characters (newlines, NUL...)
@@ -74,6 +75,8 @@ class Arg:
     value: float | int = 0  # scalars
     path: Path | None = field(default=None, compare=False)        # a file: / npy: fill's file, resolved and checked
     data: object = field(default=None, compare=False, repr=False)  # the buffer's bytes (numpy uint8), from Python
+    name: str = ""          # format 2: a buffer's name, for tensor maps and pointers that refer to it
+    spec: object = None     # type tensormap / pointer / struct: its ``viz.trace.tensormaps.ParamSpec``
 
     @property
     def is_buffer(self) -> bool:
@@ -86,6 +89,8 @@ class Arg:
 
     @property
     def element_bytes(self) -> int:
+        if self.spec is not None:
+            return self.spec.size
         return BUFFER_TYPES[self.type] if self.is_buffer else SCALAR_TYPES[self.type]
 
     @property
@@ -93,8 +98,13 @@ class Arg:
         return self.count * self.element_bytes if self.is_buffer else self.element_bytes
 
     def as_dict(self) -> dict:
+        if self.spec is not None:
+            return {"type": self.type, **self.spec.as_dict()}
         if self.is_buffer:
-            return {"type": self.type, "count": self.count, "fill": self.fill}
+            d = {"type": self.type, "count": self.count, "fill": self.fill}
+            if self.name:
+                d["name"] = self.name
+            return d
         return {"type": self.type, "value": self.value}
 
 
@@ -119,6 +129,10 @@ class Launch:
     format: int = 1
     extra_sources: dict = field(default_factory=dict, compare=False)  # {file name: text} shown beside the
     #                          source (a Triton kernel's Python file, given by ``viz.api``)
+    buffers: tuple[Arg, ...] = ()   # [[buffer]]: named buffers no parameter is (viz.trace.tensormaps)
+    tensormaps: tuple = ()          # [[tensormap]]: ``viz.trace.tensormaps.TensorMapSpec``s
+    arch_specific: bool = False     # compile for the GPU's architecture-specific target (sm_90a)
+    relaxed_constexpr: bool = False  # nvcc --expt-relaxed-constexpr (CUTLASS needs it)
 
     @property
     def name(self) -> str:
@@ -155,10 +169,24 @@ class Launch:
     @property
     def buffer_bytes(self) -> int:
         at = 0
-        for a in self.args:
+        for a in self.args + self.buffers:
             if a.is_buffer and not a.is_null:
                 at += -(-max(a.nbytes, 1) // 256) * 256
         return max(at, 256)
+
+    def named_offsets(self) -> dict[str, int]:
+        """{name: byte offset in the allocation} of the named buffers: buffer [[arg]]s with a
+        ``name``, then the [[buffer]] tables, placed after the [[arg]] buffers (256-byte aligned)."""
+        out, at = {}, 0
+        for a, off in zip(self.args, self.buffer_offsets()):
+            if off >= 0:
+                at = off + -(-max(a.nbytes, 1) // 256) * 256
+                if a.name:
+                    out[a.name] = off
+        for b in self.buffers:
+            out[b.name] = at
+            at += -(-max(b.nbytes, 1) // 256) * 256
+        return out
 
     @property
     def function(self) -> str:
@@ -374,7 +402,7 @@ def parse_launch(text: str, path: Path) -> Launch:
                              f"add `{key} = ...` (see docs/trace-format.md)")
     kernel = d["kernel"]
     if fmt < 2 or C_IDENTIFIER.fullmatch(kernel.strip()):
-        if len(kernel) > MAX_NAME_CHARS or not C_IDENTIFIER.fullmatch(kernel):
+        if len(kernel) > (MAX_NAME_CHARS if fmt < 2 else MAX_MANGLED_CHARS) or not C_IDENTIFIER.fullmatch(kernel):
             if fmt < 2 and len(kernel) <= MAX_NAME_CHARS and _c_plus_plus_name(kernel):
                 needs_2("kernel", f"the C++ kernel name `{kernel}`")
             raise TraceError(path, "kernel", f"`kernel = {_r(kernel)}` is not a C identifier",
@@ -450,16 +478,89 @@ def parse_launch(text: str, path: Path) -> Launch:
     if len(raw_args) > MAX_ARGS:
         raise TraceError(path, "arg", f"{len(raw_args):,} [[arg]] tables, over the limit of {MAX_ARGS:,} (CUDA's "
                          "parameter space holds at most 32 KiB)", "give one [[arg]] per kernel parameter")
-    args = []
-    for n, a in enumerate(raw_args, 1):
-        args.append(_arg(path, n, a, fmt, here))
-    total = sum(a.nbytes for a in args if a.is_buffer)
+    args, buffers, maps = _args_and_maps(path, d, raw_args, fmt, here, needs_2)
+    total = sum(a.nbytes for a in args + buffers if a.is_buffer)
     if total > MAX_BUFFER_BYTES:
         raise TraceError(path, "arg", f"the buffers need {total / 2**30:.1f} GiB, over warpviz's limit of "
                          f"{MAX_BUFFER_BYTES >> 30} GiB", "use smaller `count`s (a small launch traces quickly)")
+    flags = {}
+    for key in ("arch_specific", "relaxed_constexpr"):
+        if key in d:
+            needs_2(key, f"`{key}`")
+            if not isinstance(d[key], bool):
+                raise TraceError(path, key, f"`{key}` must be true or false", f"write `{key} = true`")
+            if is_ptx:
+                raise TraceError(path, key, f"`{key}` is for compiling a CUDA source; a `ptx` module is already "
+                                 "compiled", f"remove `{key}`")
+            flags[key] = d[key]
     return Launch(path, text, d.get("title", path.name), d.get("notes", ""), source, kernel, block, grid,
                   shared, defines, tuple(include_dirs), tuple(args), d.get("compare", ""), source_text, is_ptx,
-                  format=fmt)
+                  format=fmt, buffers=tuple(buffers), tensormaps=tuple(maps), **flags)
+
+
+def _args_and_maps(path, d: dict, raw_args: list, fmt: int, here: Path, needs_2):
+    """The [[arg]] tables, the [[buffer]] tables and the [[tensormap]] tables
+    (``viz.trace.tensormaps``): buffers first, then the maps that describe them, then the
+    tensor-map, pointer and struct [[arg]]s that refer to both."""
+    from . import tensormaps as tm
+
+    args: list = [None] * len(raw_args)
+    named: dict[str, int] = {}
+    buffers = []
+    raw_buffers = d.get("buffer", [])
+    if "buffer" in d:
+        needs_2("buffer", "[[buffer]]")
+    if not isinstance(raw_buffers, list) or len(raw_buffers) > tm.MAX_BUFFERS:
+        raise TraceError(path, "buffer", f"`buffer` must be at most {tm.MAX_BUFFERS} [[buffer]] tables",
+                         'write `[[buffer]]` with `name`, `type`, `count`, `fill`')
+    for n, b in enumerate(raw_buffers, 1):
+        where = f"buffer {n}"
+        if not isinstance(b, dict):
+            raise TraceError(path, where, "each [[buffer]] must be a table", "write `[[buffer]]` then its keys")
+        name = tm.parse_buffer_name(path, f"{where}.name", b.get("name"))
+        t = b.get("type")
+        if not isinstance(t, str) or not t.strip().endswith("*"):
+            raise TraceError(path, f"{where}.type", f"[[buffer]] {name} needs a buffer type such as `half*`",
+                             "use one of " + ", ".join(BUFFER_TYPES))
+        if b.get("count") == 0:
+            raise TraceError(path, f"{where}.count", f"[[buffer]] {name} needs `count` > 0", "give its elements")
+        a = _arg(path, n, {k: v for k, v in b.items() if k != "name"}, fmt, here, where)
+        if name in named:
+            raise TraceError(path, f"{where}.name", f"two buffers are named `{name}`", "give each its own name")
+        named[name] = a.nbytes
+        buffers.append(Arg(a.type, a.count, a.fill, a.value, a.path, name=name))
+    for n, a in enumerate(raw_args, 1):
+        if isinstance(a, dict) and a.get("type") in tm.TYPES:
+            needs_2(f"arg {n}.type", f"`type = \"{a['type']}\"`")
+            continue
+        arg = _arg(path, n, a, fmt, here)
+        if isinstance(a, dict) and "name" in a:
+            if fmt < 2 or not arg.is_buffer or arg.is_null:
+                raise TraceError(path, f"arg {n}.name", "only a buffer [[arg]] (format 2, `count` > 0) has a `name`",
+                                 "remove `name`")
+            name = tm.parse_buffer_name(path, f"arg {n}.name", a["name"])
+            if name in named:
+                raise TraceError(path, f"arg {n}.name", f"two buffers are named `{name}`", "give each its own name")
+            named[name] = arg.nbytes
+            arg = Arg(arg.type, arg.count, arg.fill, arg.value, arg.path, name=name)
+        args[n - 1] = arg
+    raw_maps = d.get("tensormap", [])
+    if "tensormap" in d:
+        needs_2("tensormap", "[[tensormap]]")
+    if not isinstance(raw_maps, list) or len(raw_maps) > tm.MAX_TENSORMAPS:
+        raise TraceError(path, "tensormap", f"`tensormap` must be at most {tm.MAX_TENSORMAPS} [[tensormap]] tables",
+                         "write one [[tensormap]] table per map")
+    maps = {}
+    for n, t in enumerate(raw_maps, 1):
+        spec = tm.parse_tensormap(path, n, t, named)
+        if spec.name in maps:
+            raise TraceError(path, f"tensormap {n}.name", f"two tensor maps are named `{spec.name}`",
+                             "give each its own name")
+        maps[spec.name] = spec
+    for n, a in enumerate(raw_args, 1):
+        if args[n - 1] is None:
+            args[n - 1] = Arg(a["type"], spec=tm.parse_param(path, n, a, named, maps))
+    return args, buffers, list(maps.values())
 
 
 def _c_plus_plus_name(text: str) -> bool:
@@ -539,11 +640,11 @@ def _defines(path, defines) -> dict[str, str]:
     return out
 
 
-def _arg(path, n: int, a, fmt: int = 1, here: Path | None = None) -> Arg:
-    where = f"arg {n}"
+def _arg(path, n: int, a, fmt: int = 1, here: Path | None = None, where: str = "") -> Arg:
+    where = where or f"arg {n}"
     if not isinstance(a, dict):
         raise TraceError(path, where, "each [[arg]] must be a table", 'write `[[arg]]` followed by `type = "..."`')
-    unknown = sorted(set(a) - {"type", "count", "fill", "value"})
+    unknown = sorted(set(a) - {"type", "count", "fill", "value"} - ({"name"} if fmt >= 2 else set()))
     if unknown:
         raise TraceError(path, f"{where}.{_k(unknown[0])}", f"unknown key `{_k(unknown[0])}` in [[arg]] {n}",
                          "an [[arg]] has `type` and either `count` (+ `fill`) or `value`")
@@ -859,6 +960,9 @@ def check_params(launch: Launch, ptx: str, entry: str | None = None, label: str 
         raise TraceError(launch.path, "arg", f"`{shown}` takes {len(ps)} parameter(s) but the file gives "
                          f"{len(launch.args)} [[arg]] table(s){extra}", "give one [[arg]] per parameter, in order")
     for n, (p, a) in enumerate(zip(ps, launch.args), 1):
+        if a.spec is not None:
+            _check_spec_param(launch, n, p, a, shown)
+            continue
         if p.array:
             raise TraceError(launch.path, f"arg {n}.type", f"parameter {n} of `{shown}` is a {p.bytes}-byte structure "
                              "passed by value: warpviz passes pointers and scalars only",
@@ -875,6 +979,19 @@ def check_params(launch: Launch, ptx: str, entry: str | None = None, label: str 
                              f"({p.bytes} bytes){kind} in the compiled kernel, but [[arg]] {n} is `{a.type}`",
                              "give the parameter's C type (pointers: a buffer type such as float*, or void* with "
                              "count = 0 for NULL)")
+
+
+def _check_spec_param(launch: Launch, n: int, p, a: Arg, shown: str) -> None:
+    """A tensor-map, pointer or struct [[arg]] against the compiled parameter: its size and
+    alignment (``.param .align A .b8 p[N]``)."""
+    s = a.spec
+    align = getattr(p, "align", 0) or p.bytes
+    if p.bytes != s.size or (p.array and align != s.align) or (s.kind == "pointer" and p.array):
+        what = f"a {p.bytes}-byte structure aligned to {align}" if p.array else f"`.{p.type}` ({p.bytes} bytes)"
+        raise TraceError(launch.path, f"arg {n}.type", f"parameter {n} of `{shown}` is {what} in the compiled kernel, "
+                         f"but [[arg]] {n} is a {a.type} of {s.size} bytes aligned to {s.align}",
+                         "describe the parameter as the compiler lays it out (`bytes` and `align` of a struct [[arg]]; "
+                         "a tensormap is 128 bytes aligned to 64)")
 
 
 def shipped_launch_file(trace_path: str | Path) -> Path | None:

@@ -227,6 +227,7 @@ class Param:
     bytes: int           # its size (an array such as `.b8 x[16]`: the whole array)
     pointer: bool        # `.ptr` was written (Triton marks its pointers so)
     array: bool          # `.b8 x[N]`: a structure passed by value
+    align: int = 0       # `.align N` where written (0: the type's own)
 
 
 def params(ptx: str, entry: str) -> list[Param] | None:
@@ -255,10 +256,13 @@ def params(ptx: str, entry: str) -> list[Param] | None:
         ptype, pointer = "", False
         name = ""
         count = 1
+        align = 0
         k = 1
         while k < len(toks):
             t = toks[k]
             if t == ".align":
+                if k + 1 < len(toks) and toks[k + 1].isdigit() and not pointer:   # after .ptr: the pointee's
+                    align = int(toks[k + 1])
                 k += 2
                 continue
             if t == ".ptr":
@@ -274,7 +278,7 @@ def params(ptx: str, entry: str) -> list[Param] | None:
                     count = int(m.group(2)) if m.group(2) else 1
             k += 1
         size = _SIZES.get(ptype, 0) * count
-        out.append(Param(name, ptype, size, pointer, count > 1 or "[" in part))
+        out.append(Param(name, ptype, size, pointer, count > 1 or "[" in part, align))
     return out
 
 

@@ -221,10 +221,21 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
     params = entry_params(ptx, kernel)
     files: dict = {f"{name}.ptx": ptx}
     tables = []
+    buffers, maps = [], []
+    from .tensormaps import TensorMapArg
+
     for k, x in enumerate(args, 1):
         p = params[k - 1] if params is not None and k <= len(params) else None
         if x is None:
             tables.append({"type": "void*", "count": 0})
+        elif isinstance(x, TensorMapArg):           # a CUtensorMap: its tensor as a [[buffer]], the map's table
+            h = host_array(x.tensor, k)
+            if h.count == 0:
+                raise ArgumentError(f"argument {k}: the tensor map's tensor is empty")
+            files[f"arg{k}.npy"] = _npy_writer(h.data)
+            buffers.append({"name": f"tensor{k}", "type": h.type, "count": h.count, "fill": f"npy:arg{k}.npy"})
+            maps.append(x.table(f"map{k}", f"tensor{k}"))
+            tables.append({"type": "tensormap", "map": f"map{k}"})
         elif is_array(x):
             h = host_array(x, k)
             if h.count == 0:
@@ -240,6 +251,8 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
             tables.append({"type": t, "value": v})
     doc = {"format": 2, "title": title or kernel, "ptx": f"{name}.ptx", "kernel": kernel, "block": block,
            "grid": grid, "shared_bytes": int(shared_bytes), "arg": tables}
+    if buffers:
+        doc["buffer"], doc["tensormap"] = buffers, maps
     if notes:
         doc["notes"] = notes
     path = folder / f"{name}.launch.toml"
@@ -257,12 +270,18 @@ def write_launch_folder(folder: Path, ptx: str, kernel: str, grid, block, args, 
 TRITON_SCALARS = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
 
 
-def triton_params(signature: dict, bound: dict, n_scratch: int = 2) -> list:
+def triton_params(signature: dict, bound: dict, n_scratch: int = 2, tensordesc_meta=None) -> list:
     """The kernel's parameter values in the order Triton's launcher passes them: every
-    argument whose signature type is not ``constexpr`` (tuples flattened), then the scratch
-    pointers (filled in by the caller). ``signature``: {name: type} from the compiled
-    kernel's source; ``bound``: {name: value}."""
+    argument whose signature type is not ``constexpr`` (tuples flattened; a host
+    ``TensorDescriptor`` expanded as Triton expands it: ``viz.trace.tensormaps.
+    triton_host_descriptor``, or base pointer, shape, strides, padding flag, shape and
+    strides where the kernel does not use a CUtensorMap), then the scratch pointers (filled
+    in by the caller). ``signature``: {name: type} from the compiled kernel's source;
+    ``bound``: {name: value}; ``tensordesc_meta``: the compiled kernel's metadata, one entry
+    per descriptor argument."""
     out: list = []
+    metas = list(tensordesc_meta or [])
+    seen = [0]
 
     def flat(ty, value, where: str):
         if isinstance(ty, tuple):
@@ -274,8 +293,11 @@ def triton_params(signature: dict, bound: dict, n_scratch: int = 2) -> list:
             return
         if ty == "constexpr":
             return
-        if ty == "nvTmaDesc" or str(ty).startswith("tensordesc"):
-            raise ArgumentError(f"{where}: tensor descriptors (TMA) are not traced by warpviz yet")
+        if ty == "nvTmaDesc":
+            raise ArgumentError(f"{where}: a raw nvTmaDesc argument is not traced by warpviz; pass a TensorDescriptor")
+        if str(ty).startswith("tensordesc"):
+            out.extend(_tensordesc(value, metas, seen, where))
+            return
         if str(ty).startswith("*"):
             out.append(value)
             return
@@ -290,6 +312,31 @@ def triton_params(signature: dict, bound: dict, n_scratch: int = 2) -> list:
             raise ArgumentError(f"the kernel's argument `{name}` was not given")
         flat(ty, bound[name], f"argument `{name}`")
     return out
+
+
+def _tensordesc(value, metas: list, seen: list, where: str) -> list:
+    """A host ``TensorDescriptor`` argument, expanded as Triton's launcher expands it."""
+    k = seen[0]
+    seen[0] += 1
+    for attr in ("base", "shape", "strides", "block_shape"):
+        if not hasattr(value, attr):
+            raise ArgumentError(f"{where}: Triton's signature says a tensor descriptor, the argument is "
+                                f"{type(value).__name__} (pass a triton.tools.tensor_descriptor.TensorDescriptor)")
+    if not is_array(value.base):
+        raise ArgumentError(f"{where}: the tensor descriptor's base is not an array")
+    meta = metas[k] if k < len(metas) else None
+    if meta is None:        # lowered to a pointer: base, shape, strides, padding == "nan", shape, strides
+        shape, strides = [int(x) for x in value.shape], [int(x) for x in value.strides]
+        flags = [int(getattr(value, "padding", "zero") == "nan")]
+        if hasattr(value, "round_f32_to_tf32"):            # Triton 3.6 passes it too
+            flags.append(int(bool(value.round_f32_to_tf32)))
+        return [value.base, *shape, *strides, *flags, *shape, *strides]
+    from .tensormaps import triton_host_descriptor
+
+    try:
+        return triton_host_descriptor(value, meta)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ArgumentError(f"{where}: {err}") from None
 
 
 __all__ = ["ArgumentError", "HostArray", "host_array", "is_array", "scalar_type", "entry_params",

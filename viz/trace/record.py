@@ -68,6 +68,11 @@ def host_buffer(launch: Launch) -> np.ndarray:
         if a.is_buffer and not a.is_null:
             b = fill_values(a, k)
             buf[off:off + b.size] = b
+    named = launch.named_offsets()
+    for k, a in enumerate(launch.buffers):            # [[buffer]]: seeded after the [[arg]]s
+        off = named[a.name]
+        b = fill_values(a, len(launch.args) + k)
+        buf[off:off + b.size] = b
     return buf
 
 
@@ -77,10 +82,15 @@ def request(launch: Launch, cubin: bytes, blocks: list[int] | None = None,
     return {"kernel": launch.function, "cubin": cubin, "block": launch.block, "grid": launch.grid,
             "shared": launch.shared_bytes, "args": [a.as_dict() for a in launch.args],
             "offsets": launch.buffer_offsets(), "buffer": host_buffer(launch), "blocks": blocks,
-            "max_records": max_records}
+            "max_records": max_records, "named": launch.named_offsets(),
+            "tensormaps": {m.name: m.as_dict() for m in launch.tensormaps}}
 
 
 def _kernel_args(req: dict, base: int) -> list:
+    from .tensormaps import has_params, param_values
+
+    if has_params(req["args"]):     # tensor maps, pointers into named buffers, structs: each parameter's bytes
+        return param_values(req["args"], req["offsets"], req.get("named", {}), req.get("tensormaps", {}), base)
     out = []
     for a, off in zip(req["args"], req["offsets"]):
         if a["type"].endswith("*"):
@@ -91,7 +101,11 @@ def _kernel_args(req: dict, base: int) -> list:
 
 
 def _kernel(driver, req: dict):
-    k = driver.kernel(req["cubin"], req["kernel"])
+    from .tensormaps import DriverFunction, has_params
+
+    # a launch with tensor-map, pointer or struct parameters goes through cuLaunchKernel's
+    # kernelParams (viz.trace.tensormaps.DriverFunction), the others through PyCUDA
+    k = driver.kernel(req["cubin"], req["kernel"], loader=DriverFunction if has_params(req["args"]) else None)
     k.allow_shared(req["shared"])
     return k
 
