@@ -17,6 +17,11 @@ os.environ.setdefault("XDG_CONFIG_HOME", str(_tmp / "config"))
 os.environ.setdefault("XDG_DATA_HOME", str(_tmp / "data"))
 sys.path.insert(0, str(Path(__file__).parent))
 
+# Tests that draw (pictures, exports, the API's frames) need an application object before any
+# QFont or QPainter, and it must be pytest-qt's QApplication (a bare QGuiApplication made first
+# would break the app tests that run later in the same process): such a test module says
+# ``pytestmark = pytest.mark.usefixtures("qapp")`` instead of a fixture of its own.
+
 # The app tests' ``window`` fixture (tests/app_helpers.py) needs ``undo_clock``: defined here
 # once, every test module that imports ``window`` finds it.
 from app_helpers import undo_clock  # noqa: E402,F401 - fixture

@@ -26,10 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    """pytest-qt's QApplication first (a bare QGuiApplication would break the app's tests)."""
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def test_importing_and_analysing_loads_no_qt():

@@ -18,11 +18,7 @@ from viz import api
 from viz.errors import WarpvizError
 from viz.export import ExportError
 
-@pytest.fixture(autouse=True, scope="module")
-def _app(qapp):
-    """pytest-qt's QApplication before any picture is drawn (a bare QGuiApplication would break the
-    app's tests that run after these in the same process)."""
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 SC = api.scenario("transpose-tile")

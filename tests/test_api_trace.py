@@ -35,9 +35,7 @@ SHIPPED = ROOT / "assets" / "traces" / "transpose_tile_unpadded.wvtrace"
 nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="needs nvcc and ptxas")
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def test_import_warpviz_is_the_api_and_loads_nothing_heavy():

@@ -23,9 +23,7 @@ SMALL = Settings(size=(320, 180), fps=10, hold=0.2)
 COLUMN_READ = Selection(instructions=(8,), frames="1-4")     # compute, request, 2 wavefronts
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -32,9 +32,7 @@ TWO = Selection(instructions=(8,), frames="1-2")
 FRAMES4 = [f"frame_{k:05d}.png" for k in range(1, 5)]
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,7 @@ from viz.layout_text import layout_map
 from viz.scenario import load, loads
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    """pytest-qt's QApplication first (a bare QGuiApplication would break the app's tests)."""
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def per_instruction(sc, access):

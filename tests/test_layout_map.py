@@ -15,10 +15,7 @@ from viz.render import theme
 from viz.render.layout_map import bank_color, natural_size, paint_layout_map
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    """pytest-qt's QApplication first (a bare QGuiApplication would break the app's tests)."""
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def paint(m, size, th="light", scale=None):

@@ -30,9 +30,7 @@ CASES = [((1100, 650), 1.0, None), ((1280, 720), 1.0, None), ((1920, 1080), 1.0,
 IDS = [f"{w}x{h}{'-presenting' if sc > 1 else ''}" for (w, h), sc, _ in CASES]
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def least_allowed(size, scale, min_px) -> float:

@@ -22,10 +22,7 @@ from viz.warp import warp_detail  # noqa: E402
 W, H = 480, 270
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    """Fonts need an application object; pytest-qt's serves the app tests as well."""
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def render(d, f, size=(W, H), th="light", options=None) -> np.ndarray:

@@ -27,9 +27,7 @@ def _tool():
     return mod
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def _missing(path: Path, chars) -> list[str]:

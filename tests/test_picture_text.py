@@ -41,9 +41,7 @@ HARDEST = {"transpose-tile", "float4-tile", "double-tile", "char-stride-128", "s
 EXTRA = [((1280, 720), 1.0), ((1920, 1080), 1.0)]
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 class Checker:

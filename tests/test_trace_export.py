@@ -24,9 +24,7 @@ TRACES = ROOT / "assets" / "traces"
 PAD = TRACES / "transpose_pad.wvtrace"
 
 
-@pytest.fixture(autouse=True)
-def _app(qapp):
-    return qapp
+pytestmark = pytest.mark.usefixtures("qapp")    # pytest-qt's QApplication first (tests/conftest.py)
 
 
 def _svg_text(path: Path) -> str:
