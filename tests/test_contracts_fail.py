@@ -3,7 +3,7 @@ contracts") fails when the diagram is broken: on a copy of ``viz/`` in ``tmp_pat
 deliberate violation added, ``lint-imports`` reports exactly the contracts named here as BROKEN,
 names the import that breaks them and exits with 1; on the unchanged copy every contract is kept.
 
-The violations are those issue 34 found passing the first contracts: the pictures importing the GPU
+The violations are those a review found passing the first contracts: the pictures importing the GPU
 branch, two modules of ``viz.gpu``'s bottom layer importing each other, an upward import inside
 ``app/``, ``trace/``, ``render/``, ``kinds/``, ``toolchain/``, a new model module importing PySide6,
 plus PyCUDA outside the runner, a command line imported from below and a cycle between packages.

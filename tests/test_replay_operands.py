@@ -1,4 +1,4 @@
-"""Replay of records that name shared memory by their operands (issue 33): a wgmma's core
+"""Replay of records that name shared memory by their operands: a wgmma's core
 matrices and a TMA box, through their forms' ``replay`` hook (``viz.kinds.registry.TraceForm``).
 
 Exact counts on hand-built records (worked out by hand in each test's comments), and on the

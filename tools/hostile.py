@@ -1011,7 +1011,7 @@ def _tma_traces(d: Path, cases: list) -> None:
     add("tma-flags-on-a-load", **{"flags.npy": npy(f3), "payload.npy": npy(garbage[:m])})
 
 
-def _kindhooks(d: Path, cases: list) -> None:
+def _operand_replay(d: Path, cases: list) -> None:
     """Replay of records that name shared memory by their operands (TMA boxes, wgmma
     descriptors: ``TraceForm.replay``) on hostile traces: every hostile TMA and wgmma trace of
     ``_tma_traces`` and ``_wgmma`` replayed with a layout over the shared window, and the shipped
@@ -1062,7 +1062,7 @@ def make(out: Path) -> list:
     _replay(out / "replay", cases)
     _tma_scenarios(out / "tma_scenarios", cases)
     _gpus(out / "gpus", cases)
-    _kindhooks(out / "kindhooks", cases)
+    _operand_replay(out / "operand_replay", cases)
     _tensor_maps(out / "tensormaps", markers, cases)
     (out / "cases.json").write_text(json.dumps([[str(p.relative_to(out)), list(c)] for p, c in cases], indent=0))
     print(f"{len(cases)} cases in {out}")
@@ -1071,7 +1071,7 @@ def make(out: Path) -> list:
 
 def _tensor_maps(d: Path, markers: Path, cases: list) -> None:
     """Host-built tensor maps, named buffers and structures passed by value in launch files
-    (area cutlass, viz/trace/tensormaps.py): maps that reach past their buffer (the TMA would
+    (viz/trace/tensormaps.py): maps that reach past their buffer (the TMA would
     read outside warpviz's allocation), bad strides, boxes, swizzles and enums, overlapping or
     misaligned struct fields, pointers past their buffer, names that try a shell, huge
     structures and field lists. Each must exit 2 with one paragraph (``trace`` checks the
