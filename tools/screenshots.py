@@ -306,6 +306,9 @@ def lecture() -> None:
     win.docks["gpu"].raise_()
     gpu.tabs.setCurrentWidget(gpu.chart_box)
     gpu.sweep_choice.setCurrentIndex(gpu.sweep_choice.findData("transpose-pad"))
+    # the panel and its plot are built when first shown and the shipped measurements are read on
+    # a thread: let the layout settle (150 ms under load caught the key over the ratio line)
+    settle(app, win, 2000)
     shoot(app, win, out / f"{tag}-gpu-panel.png")
     gpu.load_measurements(assets.measurements_dir() / "h100-traces.json")
     shoot(app, win, out / f"{tag}-gpu-panel-traces-file.png")
